@@ -1,0 +1,51 @@
+// Package lowbit holds NEURON-Fabric's low-bit gradient payload formats and
+// the kernels that encode, aggregate and decode them (paper Sec. 2-3).
+//
+// # Semantics
+//
+// For W workers, worker k and gradient element i:
+//
+//	b[k,i] = 1{g[k,i] > 0}          zero and negative values (and -0) encode as 0
+//	c[i]   = PopCount(b[0,i] ... b[W-1,i])   in [0, W]
+//	a[i]   = 2 c[i] - W             the signed vote margin, in [-W, W]
+//	u[i]   = sgn(a[i])              G-Binary; sgn(0) = 0, which happens on a tie when W is even
+//	t[i]   = m[i] u[i]              G-Ternary, with a zero gate m[i] in {0, 1}
+//
+// NaN and ±Inf never become a sign: encoders return a *NonFiniteError naming
+// the first offending index, and the caller keeps that bucket on FP32.
+//
+// # Gates
+//
+// The paper's evaluated gate is positional (GatePattern): with period p = 3,
+// flattened element i is zeroed when i mod 3 == 2 ("two keep, the third
+// returns zero"). Two gates go beyond the paper and are named as extensions
+// wherever they appear: GateWorker, where each worker writes a gate bit per
+// element beside its sign (worker k votes only where its gate bit is 1, so
+// a[i] = P[i] - N[i] over the gated-on workers), and GateMargin, which zeroes
+// elements whose vote margin is small: |a[i]| < T.
+//
+// # Layouts
+//
+// A cache line is 64 bytes. The paper's element-major packet (ElementMajor)
+// carries the signs of up to 8 workers for 64 elements per line:
+//
+//	byte:  0         1         2               63
+//	      [w7 .. w0][w7 .. w0][w7 .. w0] ... [w7 .. w0]     bit k of byte i = b[k, i]
+//	elem:  0         1         2               63
+//
+// Bits at or above W are ignored. The worker-major layout (WorkerMajor) has
+// each worker write its own bit-plane, 512 elements per line, LSB first:
+//
+//	worker k, line L:  byte j bit q  =  b[k, 512 L + 8 j + q]
+//
+// so any W from 1 to MaxWorkers workers can write without a gather, which is
+// what a real multi-writer buffer needs. With GateWorker each worker writes
+// a second plane (or packet) of gate bits in the same layout.
+//
+// # Kernels
+//
+// Every fast kernel has a plain per-element reference twin in ref.go,
+// written independently from the floating-point definitions above; the
+// tests compare the two on random inputs of every length, W and alignment.
+// No kernel allocates.
+package lowbit

@@ -1,0 +1,273 @@
+package lowbit
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// LineBytes is the size of a CXL cache line: 64 bytes (512 bits).
+const LineBytes = 64
+
+// PacketElements is how many elements one element-major packet line holds.
+const PacketElements = LineBytes
+
+// PlaneElements is how many elements one worker-major bit-plane line holds.
+const PlaneElements = LineBytes * 8
+
+// MaxPacketWorkers is the most workers an element-major packet can carry.
+const MaxPacketWorkers = 8
+
+// MaxWorkers is the most workers the worker-major layout supports.
+const MaxWorkers = 1024
+
+// Format is a gradient payload format.
+type Format uint8
+
+const (
+	// FP32 is the full-precision path: 32 bits per element, reduced by the
+	// software collective.
+	FP32 Format = iota
+	// Binary is G-Binary: one sign bit per element and worker; the
+	// aggregate is the majority sign.
+	Binary
+	// Ternary is G-Ternary: the G-Binary aggregate times a zero gate.
+	Ternary
+)
+
+var formatNames = [...]string{FP32: "fp32", Binary: "g-binary", Ternary: "g-ternary"}
+
+func (f Format) String() string {
+	if int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return fmt.Sprintf("Format(%d)", uint8(f))
+}
+
+// ParseFormat accepts fp32, g-binary (or binary) and g-ternary (or ternary).
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "fp32", "float32":
+		return FP32, nil
+	case "g-binary", "gbinary", "binary", "bin":
+		return Binary, nil
+	case "g-ternary", "gternary", "ternary", "ter":
+		return Ternary, nil
+	}
+	return 0, fmt.Errorf("unknown format %q (want fp32, g-binary or g-ternary)", s)
+}
+
+// Layout is how worker payloads are arranged in cache lines.
+type Layout uint8
+
+const (
+	// ElementMajor is the paper's packet: byte i holds the signs of up to 8
+	// workers for element i (bit k = worker k), 64 elements per line.
+	ElementMajor Layout = iota
+	// WorkerMajor gives each worker its own bit-plane lines, 512 elements
+	// per line, for 1 to MaxWorkers workers.
+	WorkerMajor
+)
+
+func (l Layout) String() string {
+	switch l {
+	case ElementMajor:
+		return "element-major"
+	case WorkerMajor:
+		return "worker-major"
+	}
+	return fmt.Sprintf("Layout(%d)", uint8(l))
+}
+
+// ParseLayout accepts element-major (or packet) and worker-major (or planes).
+func ParseLayout(s string) (Layout, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "element-major", "element", "packet":
+		return ElementMajor, nil
+	case "worker-major", "worker", "planes", "plane":
+		return WorkerMajor, nil
+	}
+	return 0, fmt.Errorf("unknown layout %q (want element-major or worker-major)", s)
+}
+
+// ElementsPerLine is how many elements one payload line of the layout holds.
+func (l Layout) ElementsPerLine() int {
+	if l == WorkerMajor {
+		return PlaneElements
+	}
+	return PacketElements
+}
+
+// GateKind selects the G-Ternary zero gate.
+type GateKind uint8
+
+const (
+	// GatePattern is the paper's fixed positional gate: element i is zeroed
+	// when i mod Period == Period-1 (Period 3 is the paper's 2-of-3).
+	GatePattern GateKind = iota
+	// GateWorker is an extension beyond the paper: every worker writes a
+	// gate bit per element, and only gated-on workers vote.
+	GateWorker
+	// GateMargin is an extension beyond the paper: elements whose vote
+	// margin |a| is below Threshold are zeroed.
+	GateMargin
+)
+
+// Gate is a G-Ternary zero gate. The zero value is the paper's 2-of-3 pattern.
+type Gate struct {
+	Kind GateKind
+	// Period of GatePattern; 0 means 3 (the paper's). Must be 2 to 64.
+	Period int
+	// Threshold of GateMargin: |a| < Threshold returns zero. 1 to 2*MaxWorkers.
+	Threshold int
+}
+
+// PaperGate is the evaluated gate of the paper: the fixed 2-of-3 pattern.
+var PaperGate = Gate{Kind: GatePattern, Period: 3}
+
+// period returns the effective pattern period.
+func (g Gate) period() int {
+	if g.Period == 0 {
+		return 3
+	}
+	return g.Period
+}
+
+func (g Gate) String() string {
+	switch g.Kind {
+	case GatePattern:
+		return fmt.Sprintf("pattern:%d", g.period())
+	case GateWorker:
+		return "worker"
+	case GateMargin:
+		return fmt.Sprintf("margin:%d", g.Threshold)
+	}
+	return fmt.Sprintf("Gate(%d)", uint8(g.Kind))
+}
+
+// Extension reports whether the gate goes beyond the paper's evaluation.
+func (g Gate) Extension() bool {
+	return !(g.Kind == GatePattern && g.period() == 3)
+}
+
+// Validate checks the gate's parameters.
+func (g Gate) Validate() error {
+	switch g.Kind {
+	case GatePattern:
+		if p := g.period(); p < 2 || p > 64 {
+			return fmt.Errorf("gate pattern period %d out of range [2, 64]", p)
+		}
+	case GateWorker:
+	case GateMargin:
+		if g.Threshold < 1 || g.Threshold > 2*MaxWorkers {
+			return fmt.Errorf("gate margin threshold %d out of range [1, %d]", g.Threshold, 2*MaxWorkers)
+		}
+	default:
+		return fmt.Errorf("unknown gate kind %d", g.Kind)
+	}
+	return nil
+}
+
+// ParseGate accepts "pattern" (the paper's 2-of-3), "pattern:P", "worker"
+// and "margin:T".
+func ParseGate(s string) (Gate, error) {
+	name, arg, hasArg := strings.Cut(strings.ToLower(strings.TrimSpace(s)), ":")
+	num := func() (int, error) {
+		if !hasArg {
+			return 0, fmt.Errorf("gate %q needs a number after ':'", s)
+		}
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return 0, fmt.Errorf("gate %q: %v", s, err)
+		}
+		return n, nil
+	}
+	var g Gate
+	switch name {
+	case "pattern", "paper", "2of3":
+		g = PaperGate
+		if hasArg {
+			p, err := num()
+			if err != nil {
+				return Gate{}, err
+			}
+			g.Period = p
+		}
+	case "worker":
+		if hasArg {
+			return Gate{}, fmt.Errorf("gate %q takes no argument", s)
+		}
+		g = Gate{Kind: GateWorker}
+	case "margin":
+		t, err := num()
+		if err != nil {
+			return Gate{}, err
+		}
+		g = Gate{Kind: GateMargin, Threshold: t}
+	default:
+		return Gate{}, fmt.Errorf("unknown gate %q (want pattern, pattern:P, worker or margin:T)", s)
+	}
+	if err := g.Validate(); err != nil {
+		return Gate{}, fmt.Errorf("gate %q: %w", s, err)
+	}
+	return g, nil
+}
+
+// Spec describes one low-bit aggregation: how many workers, how their
+// payloads are laid out, the format and, for G-Ternary, the gate.
+type Spec struct {
+	Workers int
+	Layout  Layout
+	Format  Format
+	Gate    Gate
+}
+
+// Validate checks that the spec is one the kernels support.
+func (s Spec) Validate() error {
+	if s.Format != Binary && s.Format != Ternary {
+		return fmt.Errorf("format %v has no low-bit aggregate", s.Format)
+	}
+	switch s.Layout {
+	case ElementMajor:
+		if s.Workers < 1 || s.Workers > MaxPacketWorkers {
+			return fmt.Errorf("element-major packets carry 1 to %d workers, not %d", MaxPacketWorkers, s.Workers)
+		}
+	case WorkerMajor:
+		if s.Workers < 1 || s.Workers > MaxWorkers {
+			return fmt.Errorf("worker-major planes carry 1 to %d workers, not %d", MaxWorkers, s.Workers)
+		}
+	default:
+		return fmt.Errorf("unknown layout %d", s.Layout)
+	}
+	if s.Format == Ternary {
+		if err := s.Gate.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GateBits reports whether workers write gate bits beside their signs.
+func (s Spec) GateBits() bool { return s.Format == Ternary && s.Gate.Kind == GateWorker }
+
+// NonFiniteError reports a NaN or infinite gradient, which never becomes a
+// sign: the bucket that holds it stays on FP32.
+type NonFiniteError struct {
+	Index int
+	Value float32
+}
+
+func (e *NonFiniteError) Error() string {
+	return fmt.Sprintf("element %d is %v, not a finite number", e.Index, e.Value)
+}
+
+// CheckFinite returns a *NonFiniteError for the first NaN or Inf in g.
+func CheckFinite(g []float32) error {
+	for i, v := range g {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return &NonFiniteError{Index: i, Value: v}
+		}
+	}
+	return nil
+}

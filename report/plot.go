@@ -1,0 +1,146 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is one named line of (X, Y) points.
+type Series struct {
+	Name string
+	X, Y []float64
+	// Dashed draws the line dashed (useful for thresholds and references).
+	Dashed bool
+}
+
+// LinePlot describes a line chart.
+type LinePlot struct {
+	Title, XLabel, YLabel string
+	Series                []Series
+	// LogX and LogY select logarithmic axes; all values must then be > 0.
+	LogX, LogY bool
+	// HLines are horizontal reference lines, e.g. a 2% gate or 500 ps.
+	HLines []HLine
+	// Width and Height in centimetres; zero means 16 x 10.
+	Width, Height float64
+}
+
+// HLine is a labelled horizontal reference line.
+type HLine struct {
+	Y     float64
+	Label string
+}
+
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff},
+	color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xff, 0x7f, 0x0e, 0xff},
+	color.RGBA{0x94, 0x67, 0xbd, 0xff},
+	color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff},
+	color.RGBA{0x7f, 0x7f, 0x7f, 0xff},
+}
+
+// Color returns the i-th colour of the report palette.
+func Color(i int) color.Color { return palette[i%len(palette)] }
+
+// SVG renders the plot as SVG bytes.
+func (lp LinePlot) SVG() ([]byte, error) {
+	p := plot.New()
+	p.Title.Text = lp.Title
+	p.X.Label.Text = lp.XLabel
+	p.Y.Label.Text = lp.YLabel
+	p.Legend.Top = true
+	if lp.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if lp.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for i, s := range lp.Series {
+		if len(s.X) != len(s.Y) {
+			return nil, fmt.Errorf("plot %q: series %q has %d x and %d y values", lp.Title, s.Name, len(s.X), len(s.Y))
+		}
+		pts := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			x, y := s.X[j], s.Y[j]
+			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+				return nil, fmt.Errorf("plot %q: series %q point %d is not finite", lp.Title, s.Name, j)
+			}
+			if (lp.LogX && x <= 0) || (lp.LogY && y <= 0) {
+				return nil, fmt.Errorf("plot %q: series %q point %d is not positive on a log axis", lp.Title, s.Name, j)
+			}
+			pts[j] = plotter.XY{X: x, Y: y}
+			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+		}
+		c := Color(i)
+		line.Color = c
+		line.Width = vg.Points(1.5)
+		if s.Dashed {
+			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		points.Color = c
+		points.Shape = draw.CircleGlyph{}
+		points.Radius = vg.Points(2)
+		p.Add(line, points)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, line, points)
+		}
+	}
+	for _, h := range lp.HLines {
+		if math.IsInf(xmin, 0) {
+			break
+		}
+		ref, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: h.Y}, {X: xmax, Y: h.Y}})
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+		}
+		ref.Color = color.Gray{Y: 0x55}
+		ref.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(ref)
+		if h.Label != "" {
+			p.Legend.Add(h.Label, ref)
+		}
+	}
+	w, hgt := lp.Width, lp.Height
+	if w == 0 {
+		w = 16
+	}
+	if hgt == 0 {
+		hgt = 10
+	}
+	wt, err := p.WriterTo(vg.Length(w)*vg.Centimeter, vg.Length(hgt)*vg.Centimeter, "svg")
+	if err != nil {
+		return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Figure renders lp and wraps it as a Figure with the given file stem.
+func (lp LinePlot) Figure(name string) (Figure, error) {
+	svg, err := lp.SVG()
+	if err != nil {
+		return Figure{}, err
+	}
+	return Figure{Name: name, Title: lp.Title, SVG: svg}, nil
+}

@@ -1,0 +1,270 @@
+// Package report formats results that other packages computed: tables with a
+// "paper" column beside the measured one, Markdown and plain-text renderings,
+// JSON, and SVG line plots. It computes no experiment figures of its own.
+//
+// Files are written atomically (a temporary file in the same directory, then a
+// rename), so an interrupted run never leaves a half-written output file.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// Table is one result table. Columns whose name starts with "paper" hold the
+// paper's own figures, which the software never computes; every other cell is
+// computed by the software.
+type Table struct {
+	// Name is the file stem used when the table is written on its own.
+	Name string `json:"name"`
+	// Title is a one-line caption, e.g. "Table 4 analogue: G-Binary exposure".
+	Title   string     `json:"title"`
+	Columns []string   `json:"columns"`
+	Rows    [][]string `json:"rows"`
+	// Notes are printed under the table: assumptions and differences.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// AddRow appends a row; cells are formatted with fmt.Sprint.
+func (t *Table) AddRow(cells ...any) {
+	row := make([]string, len(cells))
+	for i, c := range cells {
+		switch v := c.(type) {
+		case string:
+			row[i] = v
+		case float64:
+			row[i] = FormatFloat(v)
+		case float32:
+			row[i] = FormatFloat(float64(v))
+		default:
+			row[i] = fmt.Sprint(v)
+		}
+	}
+	t.Rows = append(t.Rows, row)
+}
+
+// FormatFloat prints v with up to four significant decimals, trimming zeros.
+func FormatFloat(v float64) string {
+	s := fmt.Sprintf("%.4f", v)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// Markdown renders t as a GitHub-flavoured Markdown table with its title as a
+// heading and notes as a list.
+func (t Table) Markdown() string {
+	var b strings.Builder
+	if t.Title != "" {
+		fmt.Fprintf(&b, "### %s\n\n", t.Title)
+	}
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	b.WriteString("|")
+	for _, c := range t.Columns {
+		fmt.Fprintf(&b, " %s |", esc(c))
+	}
+	b.WriteString("\n|")
+	for range t.Columns {
+		b.WriteString(" --- |")
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		b.WriteString("|")
+		for i := range t.Columns {
+			cell := ""
+			if i < len(r) {
+				cell = r[i]
+			}
+			fmt.Fprintf(&b, " %s |", esc(cell))
+		}
+		b.WriteString("\n")
+	}
+	if len(t.Notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range t.Notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+// Text renders t as aligned plain text for a terminal.
+func (t Table) Text() string {
+	var b strings.Builder
+	if t.Title != "" {
+		fmt.Fprintf(&b, "%s\n", t.Title)
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.Columns, "\t"))
+	for _, r := range t.Rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	for _, n := range t.Notes {
+		fmt.Fprintf(&b, "  * %s\n", n)
+	}
+	return b.String()
+}
+
+// Figure is a rendered plot.
+type Figure struct {
+	// Name is the file stem, e.g. "fig3a-bandwidth".
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// SVG holds the rendered image; it is not part of the JSON output.
+	SVG []byte `json:"-"`
+}
+
+// Result is what one evidence block or experiment returns: tables, figures,
+// and its measured data in a JSON-serialisable form.
+type Result struct {
+	Block   string   `json:"block"`
+	Title   string   `json:"title"`
+	Summary []string `json:"summary,omitempty"`
+	Tables  []Table  `json:"tables"`
+	Figures []Figure `json:"figures,omitempty"`
+	// Data holds the raw measured values behind the tables.
+	Data any `json:"data,omitempty"`
+	// Passed and Failed count checks for blocks that run checks.
+	Passed int `json:"passed,omitempty"`
+	Failed int `json:"failed,omitempty"`
+}
+
+// Markdown renders the whole result; figure links point at files named
+// after Figure.Name in the same directory.
+func (r *Result) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", r.Title)
+	for _, s := range r.Summary {
+		fmt.Fprintf(&b, "%s\n\n", s)
+	}
+	for _, t := range r.Tables {
+		b.WriteString(t.Markdown())
+		b.WriteString("\n")
+	}
+	for _, f := range r.Figures {
+		fmt.Fprintf(&b, "![%s](%s.svg)\n\n", f.Title, f.Name)
+	}
+	return b.String()
+}
+
+// Text renders the result for a terminal.
+func (r *Result) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "== %s ==\n", r.Title)
+	for _, s := range r.Summary {
+		fmt.Fprintf(&b, "%s\n", s)
+	}
+	for _, t := range r.Tables {
+		b.WriteString("\n")
+		b.WriteString(t.Text())
+	}
+	return b.String()
+}
+
+// WriteJSON writes r as indented JSON to w.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteFiles writes r into dir as NAME.json, NAME.md and one SVG per figure,
+// each atomically. It returns the paths written.
+func (r *Result) WriteFiles(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory %s: %w", dir, err)
+	}
+	var paths []string
+	var js strings.Builder
+	if err := r.WriteJSON(&js); err != nil {
+		return nil, fmt.Errorf("encode %s results: %w", r.Block, err)
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{r.Block + ".json", []byte(js.String())},
+		{r.Block + ".md", []byte(r.Markdown())},
+	}
+	for _, f := range r.Figures {
+		files = append(files, struct {
+			name string
+			data []byte
+		}{f.Name + ".svg", f.SVG})
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := WriteFileAtomic(p, f.data); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so readers see either the old file or the whole new
+// one, never a prefix.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}
+
+// WriteAtomic calls fn to produce a file's content into a temporary file next
+// to path and renames it into place only if fn succeeds. Use it for large
+// outputs produced by streaming.
+func WriteAtomic(path string, fn func(w io.Writer) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	werr := fn(f)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}
