@@ -1,0 +1,379 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+)
+
+// Model is a network architecture with its parameter values and merged
+// BatchNorm running statistics. Compute happens in Replicas.
+type Model struct {
+	Name    string
+	InShape []int // shape of one input sample, e.g. (3, 32, 32) or (784)
+	Classes int
+	Params  []*Param  // in a fixed construction order
+	Buffers []*Buffer // running statistics, in construction order
+	build   func(b *builder) Layer
+}
+
+func newModel(name string, in []int, classes int, rng *rand.Rand, build func(b *builder) Layer) *Model {
+	m := &Model{Name: name, InShape: append([]int(nil), in...), Classes: classes, build: build}
+	build(&builder{m: m, create: true, rng: rng, ws: &workspace{}})
+	return m
+}
+
+// NumParams returns the total number of parameter elements.
+func (m *Model) NumParams() int {
+	n := 0
+	for _, p := range m.Params {
+		n += p.Len()
+	}
+	return n
+}
+
+// GroupParams returns the number of parameter elements in group g.
+func (m *Model) GroupParams(g Group) int {
+	n := 0
+	for _, p := range m.Params {
+		if p.Group == g {
+			n += p.Len()
+		}
+	}
+	return n
+}
+
+// ParamIndex returns the index in Params of the named parameter, or -1.
+func (m *Model) ParamIndex(name string) int {
+	for i, p := range m.Params {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// NewGrads returns zeroed slices shaped like the parameters, e.g. to hold
+// an aggregated gradient.
+func (m *Model) NewGrads() [][]float32 {
+	g := make([][]float32, len(m.Params))
+	for i, p := range m.Params {
+		g[i] = make([]float32, p.Len())
+	}
+	return g
+}
+
+// Replica is one virtual worker: a network instance bound to the model's
+// parameter values with its own activations, gradients and running
+// statistics. A Replica is not safe for concurrent use; distinct replicas
+// are.
+type Replica struct {
+	Model *Model
+	// Grads[i] is this worker's gradient of Model.Params[i], accumulated by
+	// Backward since the last ZeroGrad.
+	Grads   [][]float32
+	buffers [][]float32
+	net     Layer
+	ws      *workspace
+	dlogits Tensor
+	view    Tensor
+}
+
+// NewReplica returns a new replica whose running statistics are copies of
+// the model's.
+func (m *Model) NewReplica() *Replica {
+	r := &Replica{Model: m, ws: &workspace{}}
+	b := &builder{m: m, rep: r, ws: r.ws}
+	r.net = m.build(b)
+	if b.np != len(m.Params) || b.nb != len(m.Buffers) {
+		panic("nn: replica did not bind every parameter")
+	}
+	return r
+}
+
+// NewReplicas returns w replicas of the model.
+func (m *Model) NewReplicas(w int) []*Replica {
+	rs := make([]*Replica, w)
+	for i := range rs {
+		rs[i] = m.NewReplica()
+	}
+	return rs
+}
+
+// Forward runs the network on x (N, InShape...) and returns the logits
+// (N, Classes), owned by the replica. train selects batch statistics and
+// running-statistic updates in BatchNorm.
+func (r *Replica) Forward(x *Tensor, train bool) *Tensor {
+	if numel(x.Shape[1:]) != numel(r.Model.InShape) {
+		panic(fmt.Sprintf("nn: %s expects samples of shape %v, got %v", r.Model.Name, r.Model.InShape, x))
+	}
+	return r.net.Forward(x, train)
+}
+
+// Backward propagates dlogits (N, Classes) for the last Forward and adds
+// the parameter gradients into Grads.
+func (r *Replica) Backward(dlogits *Tensor) { r.net.Backward(dlogits) }
+
+// ZeroGrad sets every gradient to zero.
+func (r *Replica) ZeroGrad() {
+	for _, g := range r.Grads {
+		zero(g)
+	}
+}
+
+// TrainStep zeroes the gradients, runs Forward in training mode and
+// Backward of the mean softmax cross-entropy, and returns the mean loss and
+// the number of correct predictions. Afterwards Grads holds the gradient of
+// the mean loss over x.
+func (r *Replica) TrainStep(x *Tensor, labels []int) (loss float64, correct int) {
+	r.ZeroGrad()
+	logits := r.Forward(x, true)
+	loss, correct = SoftmaxCrossEntropy(logits, labels, &r.dlogits)
+	r.Backward(&r.dlogits)
+	return loss, correct
+}
+
+// Eval runs Forward in inference mode and returns the mean loss and the
+// number of correct predictions.
+func (r *Replica) Eval(x *Tensor, labels []int) (loss float64, correct int) {
+	return SoftmaxCrossEntropy(r.Forward(x, false), labels, nil)
+}
+
+// LoadBuffers copies the model's running statistics into the replica.
+func (r *Replica) LoadBuffers() {
+	for i, b := range r.Model.Buffers {
+		copy(r.buffers[i], b.Value)
+	}
+}
+
+// ShardResult is what one replica reports for its shard.
+type ShardResult struct {
+	N       int     // samples in the shard
+	Loss    float64 // mean loss over the shard (0 if N == 0)
+	Correct int
+}
+
+// Shard returns the row range [lo, hi) of shard k when n rows are split
+// into w contiguous shards: lo = k*n/w. Sizes differ by at most one.
+func Shard(n, w, k int) (lo, hi int) { return k * n / w, (k + 1) * n / w }
+
+// TrainShards splits the batch x (N, ...) with labels into len(reps)
+// contiguous shards (see Shard), runs TrainStep of shard k on reps[k], all
+// replicas in parallel goroutines, and writes each shard's result to
+// res[k]. It then merges the running statistics with SyncBuffers. A replica
+// whose shard is empty gets zero gradients.
+func TrainShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult) {
+	runShards(reps, x, labels, res, true)
+	SyncBuffers(reps)
+}
+
+// EvalShards is TrainShards in inference mode: no gradients, no change to
+// running statistics.
+func EvalShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult) {
+	runShards(reps, x, labels, res, false)
+}
+
+func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, train bool) {
+	n, d := x.rows()
+	if len(labels) != n || len(res) < len(reps) {
+		panic("nn: runShards: labels or results do not match the batch")
+	}
+	var wg sync.WaitGroup
+	for k, r := range reps {
+		lo, hi := Shard(n, len(reps), k)
+		if hi == lo {
+			r.ZeroGrad()
+			res[k] = ShardResult{}
+			continue
+		}
+		r.view.resize(x.Shape...)
+		r.view.Shape[0] = hi - lo
+		r.view.Data = x.Data[lo*d : hi*d]
+		wg.Go(func() {
+			var l float64
+			var c int
+			if train {
+				l, c = r.TrainStep(&r.view, labels[lo:hi])
+			} else {
+				l, c = r.Eval(&r.view, labels[lo:hi])
+			}
+			res[k] = ShardResult{N: hi - lo, Loss: l, Correct: c}
+		})
+	}
+	wg.Wait()
+	for _, r := range reps {
+		r.view.Data = nil // do not keep the caller's batch alive
+	}
+}
+
+// SyncBuffers sets each model running statistic to the mean of the
+// replicas' values, summed in float64 in replica order 0..W-1, and copies
+// the result back into every replica.
+func SyncBuffers(reps []*Replica) {
+	if len(reps) == 0 {
+		return
+	}
+	m := reps[0].Model
+	inv := 1 / float64(len(reps))
+	for i, b := range m.Buffers {
+		for j := range b.Value {
+			var s float64
+			for _, r := range reps {
+				s += float64(r.buffers[i][j])
+			}
+			b.Value[j] = float32(s * inv)
+		}
+		for _, r := range reps {
+			copy(r.buffers[i], b.Value)
+		}
+	}
+}
+
+// MeanGrads writes the mean over replicas of their gradients into dst
+// (shaped like the parameters, see Model.NewGrads), summing in float32 in
+// replica order 0..W-1 and multiplying by 1/W. This is the FP32 data-
+// parallel aggregate.
+func MeanGrads(dst [][]float32, reps []*Replica) {
+	inv := 1 / float32(len(reps))
+	for i := range dst {
+		d := dst[i]
+		copy(d, reps[0].Grads[i])
+		for _, r := range reps[1:] {
+			for j, v := range r.Grads[i] {
+				d[j] += v
+			}
+		}
+		for j := range d {
+			d[j] *= inv
+		}
+	}
+}
+
+// NewMLP returns a multilayer perceptron on inputs of in features:
+// Dense layers "fc1".."fcL" with ReLU between them; the last one (the
+// classifier) is in group Head.
+func NewMLP(rng *rand.Rand, in int, hidden []int, classes int) *Model {
+	name := "mlp"
+	for _, h := range hidden {
+		name += fmt.Sprintf("-%d", h)
+	}
+	return newModel(name, []int{in}, classes, rng, func(b *builder) Layer {
+		var s Sequential
+		prev := in
+		for i, h := range hidden {
+			s = append(s, newDense(b, fmt.Sprintf("fc%d", i+1), prev, h), &ReLU{})
+			prev = h
+		}
+		b.group = Head
+		return append(s, newDense(b, fmt.Sprintf("fc%d", len(hidden)+1), prev, classes))
+	})
+}
+
+// NewSmallCNN returns a small convolutional network for c×h×w images:
+//
+//	conv1 3×3 c→16 pad 1, ReLU, MaxPool 2
+//	conv2 3×3 16→32 pad 1, ReLU, MaxPool 2
+//	fc1 32·(h/4)·(w/4)→128, ReLU, fc2 128→classes (Head)
+//
+// Convolutions have biases and no BatchNorm. The PyTorch twin is
+// bench/peers/torch_cnn_epoch.py.
+func NewSmallCNN(rng *rand.Rand, c, h, w, classes int) *Model {
+	return newModel("smallcnn", []int{c, h, w}, classes, rng, func(b *builder) Layer {
+		c1 := newConv(b, "conv1", c, 16, 3, 1, 1, true)
+		c1.NoInputGrad = true
+		s := Sequential{
+			c1, &ReLU{}, &MaxPool2d{K: 2, S: 2},
+			newConv(b, "conv2", 16, 32, 3, 1, 1, true), &ReLU{}, &MaxPool2d{K: 2, S: 2},
+			newDense(b, "fc1", 32*(h/2/2)*(w/2/2), 128), &ReLU{},
+		}
+		b.group = Head
+		return append(s, newDense(b, "fc2", 128, classes))
+	})
+}
+
+// ResNetConfig describes a CIFAR-style ResNet of BasicBlocks.
+type ResNetConfig struct {
+	// Blocks per stage; stage s has Width·2^s channels and stride 2 except
+	// stage 0. ResNet-18 is {2, 2, 2, 2}.
+	Blocks     []int
+	Width      int // channels of the stem and stage 0; 64 for ResNet-18
+	InChannels int // 3 for CIFAR
+	H, W       int // input size, 32×32 for CIFAR
+	Classes    int
+}
+
+// ResNet18Config returns the paper's workload: CIFAR ResNet-18 for 3×32×32
+// images (11,173,962 parameters for 10 classes, 11,220,132 for 100).
+func ResNet18Config(classes int) ResNetConfig {
+	return ResNetConfig{Blocks: []int{2, 2, 2, 2}, Width: 64, InChannels: 3, H: 32, W: 32, Classes: classes}
+}
+
+// Validate reports the first invalid field.
+func (c ResNetConfig) Validate() error {
+	switch {
+	case len(c.Blocks) == 0 || len(c.Blocks) > 4:
+		return fmt.Errorf("resnet: Blocks has %d stages, want 1..4", len(c.Blocks))
+	case c.Width < 1:
+		return fmt.Errorf("resnet: Width %d < 1", c.Width)
+	case c.InChannels < 1 || c.H < 1 || c.W < 1:
+		return fmt.Errorf("resnet: input %dx%dx%d is empty", c.InChannels, c.H, c.W)
+	case c.Classes < 2:
+		return fmt.Errorf("resnet: Classes %d < 2", c.Classes)
+	}
+	for i, n := range c.Blocks {
+		if n < 1 {
+			return fmt.Errorf("resnet: Blocks[%d] = %d < 1", i, n)
+		}
+	}
+	return nil
+}
+
+// NewResNet returns a CIFAR-style ResNet: a 3×3 stride-1 stem convolution
+// "conv1" (no bias) with BatchNorm "bn1" and ReLU and no max-pool, stages
+// "layer1".."layer4" of BasicBlocks, global average pooling, and the
+// classifier "fc" (group Head). Every convolution is bias-free; BatchNorm
+// layers carry weight (γ) and bias (β).
+func NewResNet(rng *rand.Rand, cfg ResNetConfig) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	depth := 2
+	for _, n := range cfg.Blocks {
+		depth += 2 * n
+	}
+	name := fmt.Sprintf("resnet%d", depth)
+	if cfg.Width != 64 {
+		name += fmt.Sprintf("-w%d", cfg.Width)
+	}
+	cfg.Blocks = append([]int(nil), cfg.Blocks...)
+	return newModel(name, []int{cfg.InChannels, cfg.H, cfg.W}, cfg.Classes, rng, func(b *builder) Layer {
+		stem := newConv(b, "conv1", cfg.InChannels, cfg.Width, 3, 1, 1, false)
+		stem.NoInputGrad = true
+		s := Sequential{stem, newBatchNorm(b, "bn1", cfg.Width), &ReLU{}}
+		in := cfg.Width
+		for st, nb := range cfg.Blocks {
+			out := cfg.Width << st
+			for i := 0; i < nb; i++ {
+				stride := 1
+				if i == 0 && st > 0 {
+					stride = 2
+				}
+				s = append(s, newBasicBlock(b, fmt.Sprintf("layer%d.%d", st+1, i), in, out, stride))
+				in = out
+			}
+		}
+		s = append(s, &GlobalAvgPool{})
+		b.group = Head
+		return append(s, newDense(b, "fc", in, cfg.Classes))
+	}), nil
+}
+
+// ResNet18 returns NewResNet(rng, ResNet18Config(classes)); it panics if
+// classes < 2.
+func ResNet18(rng *rand.Rand, classes int) *Model {
+	m, err := NewResNet(rng, ResNet18Config(classes))
+	if err != nil {
+		panic(err)
+	}
+	return m
+}

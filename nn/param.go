@@ -1,0 +1,150 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Group is the layer group a parameter belongs to. The training package
+// may aggregate the groups with different rules (paper Sec. 7.3: low-bit
+// backbone, FP32 head).
+type Group int
+
+const (
+	// Backbone is every parameter except the final classifier.
+	Backbone Group = iota
+	// Head is the final classifier (its weight and bias).
+	Head
+)
+
+// String returns "backbone" or "head".
+func (g Group) String() string {
+	switch g {
+	case Backbone:
+		return "backbone"
+	case Head:
+		return "head"
+	}
+	return fmt.Sprintf("Group(%d)", int(g))
+}
+
+// Param is one named parameter tensor. Value is shared by every replica of
+// the model; gradients live in the replicas.
+type Param struct {
+	Name  string // e.g. "layer2.0.conv1.weight"
+	Group Group  // Backbone or Head
+	Shape []int  // e.g. (F, C, KH, KW)
+	Value []float32
+}
+
+// Len returns the number of elements of the parameter.
+func (p *Param) Len() int { return len(p.Value) }
+
+// Buffer is a named non-trainable state tensor, such as a BatchNorm running
+// mean. The model holds the merged value; replicas hold copies.
+type Buffer struct {
+	Name  string
+	Value []float32
+}
+
+// builder creates the layers of one network instance. The first instance
+// of a model (create == true) allocates and initialises the parameters;
+// later instances (replicas) bind to them in the same order.
+type builder struct {
+	m      *Model
+	create bool
+	rng    *rand.Rand
+	group  Group
+	rep    *Replica // nil while creating
+	np, nb int      // next parameter and buffer index when binding
+	ws     *workspace
+}
+
+// param returns the value and gradient slices of the named parameter.
+// init fills the value when the parameter is created.
+func (b *builder) param(name string, shape []int, init func(w []float32)) (w, g []float32) {
+	if b.create {
+		p := &Param{Name: name, Group: b.group, Shape: append([]int(nil), shape...), Value: make([]float32, numel(shape))}
+		init(p.Value)
+		b.m.Params = append(b.m.Params, p)
+		return p.Value, make([]float32, len(p.Value))
+	}
+	p := b.m.Params[b.np]
+	if p.Name != name || !sameShape(p.Shape, shape) {
+		panic(fmt.Sprintf("nn: replica binds %s %v to parameter %s %v", name, shape, p.Name, p.Shape))
+	}
+	b.np++
+	g = make([]float32, len(p.Value))
+	b.rep.Grads = append(b.rep.Grads, g)
+	return p.Value, g
+}
+
+// buffer returns the replica's copy of the named buffer, initialised to v.
+func (b *builder) buffer(name string, n int, v float32) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = v
+	}
+	if b.create {
+		b.m.Buffers = append(b.m.Buffers, &Buffer{Name: name, Value: append([]float32(nil), s...)})
+		return s
+	}
+	bf := b.m.Buffers[b.nb]
+	if bf.Name != name || len(bf.Value) != n {
+		panic(fmt.Sprintf("nn: replica binds buffer %s to %s", name, bf.Name))
+	}
+	b.nb++
+	copy(s, bf.Value)
+	b.rep.buffers = append(b.rep.buffers, s)
+	return s
+}
+
+// kaimingNormal fills w with N(0, 2/fan) samples (He et al., the ReLU gain),
+// the initialisation torchvision uses for ResNet convolutions (fan = fan_out).
+func (b *builder) kaimingNormal(fan int) func(w []float32) {
+	return func(w []float32) {
+		std := math.Sqrt(2 / float64(fan))
+		for i := range w {
+			w[i] = float32(b.rng.NormFloat64() * std)
+		}
+	}
+}
+
+// uniform fills w with U(-bound, bound) samples, PyTorch's default for
+// Linear and Conv layers with bound = 1/sqrt(fan_in).
+func (b *builder) uniform(bound float64) func(w []float32) {
+	return func(w []float32) {
+		for i := range w {
+			w[i] = float32((2*b.rng.Float64() - 1) * bound)
+		}
+	}
+}
+
+func constant(v float32) func(w []float32) {
+	return func(w []float32) {
+		for i := range w {
+			w[i] = v
+		}
+	}
+}
+
+// workspace is scratch memory shared by the layers of one replica, which run
+// one at a time: the im2col matrix and its gradient.
+type workspace struct {
+	col, dcol []float32
+}
+
+func (ws *workspace) colBuf(n int) []float32 {
+	if cap(ws.col) < n {
+		ws.col = make([]float32, n)
+	}
+	return ws.col[:n]
+}
+
+func (ws *workspace) dcolBuf(n int) []float32 {
+	if cap(ws.dcol) < n {
+		ws.dcol = make([]float32, n)
+	}
+	return ws.dcol[:n]
+}
