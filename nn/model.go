@@ -15,6 +15,7 @@ type Model struct {
 	Params  []*Param  // in a fixed construction order
 	Buffers []*Buffer // running statistics, in construction order
 	build   func(b *builder) Layer
+	bufGen  int // bumped when Buffers are replaced from outside (Restore)
 }
 
 func newModel(name string, in []int, classes int, rng *rand.Rand, build func(b *builder) Layer) *Model {
@@ -73,6 +74,7 @@ type Replica struct {
 	// Backward since the last ZeroGrad.
 	Grads   [][]float32
 	buffers [][]float32
+	bufGen  int
 	net     Layer
 	ws      *workspace
 	dlogits Tensor
@@ -82,7 +84,7 @@ type Replica struct {
 // NewReplica returns a new replica whose running statistics are copies of
 // the model's.
 func (m *Model) NewReplica() *Replica {
-	r := &Replica{Model: m, ws: &workspace{}}
+	r := &Replica{Model: m, ws: &workspace{}, bufGen: m.bufGen}
 	b := &builder{m: m, rep: r, ws: r.ws}
 	r.net = m.build(b)
 	if b.np != len(m.Params) || b.nb != len(m.Buffers) {
@@ -106,6 +108,9 @@ func (m *Model) NewReplicas(w int) []*Replica {
 func (r *Replica) Forward(x *Tensor, train bool) *Tensor {
 	if numel(x.Shape[1:]) != numel(r.Model.InShape) {
 		panic(fmt.Sprintf("nn: %s expects samples of shape %v, got %v", r.Model.Name, r.Model.InShape, x))
+	}
+	if r.bufGen != r.Model.bufGen {
+		r.LoadBuffers()
 	}
 	return r.net.Forward(x, train)
 }
@@ -144,6 +149,7 @@ func (r *Replica) LoadBuffers() {
 	for i, b := range r.Model.Buffers {
 		copy(r.buffers[i], b.Value)
 	}
+	r.bufGen = r.Model.bufGen
 }
 
 // ShardResult is what one replica reports for its shard.
