@@ -1,0 +1,411 @@
+package cxl
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+// MaxCapacity is the largest device the model accepts: 2^52 bytes.
+const MaxCapacity = 1 << 52
+
+// Config configures a controller.
+type Config struct {
+	// Capacity is the device's size in bytes: a positive multiple of 64,
+	// at most MaxCapacity. Memory is sparse, so only lines written cost
+	// host memory.
+	Capacity uint64
+}
+
+// Validate returns an error naming the bad field.
+func (c Config) Validate() error {
+	if c.Capacity == 0 || c.Capacity%LineBytes != 0 || c.Capacity > MaxCapacity {
+		return fmt.Errorf("cxl config: capacity %d is not a positive multiple of 64 up to %d", c.Capacity, uint64(MaxCapacity))
+	}
+	return nil
+}
+
+// Core is the deterministic functional model of the controller: no
+// goroutines, clocks or I/O, and not safe for concurrent use (Controller
+// wraps it for that).
+//
+// A transaction is accepted (Accept) and later completed (Complete), in
+// order. Acceptance validates the request, gives it the next sequence
+// number and latches its region's mode; completion touches memory and
+// builds the response. So a mode change between the two does not affect
+// a transaction already accepted: mode changes take effect at a
+// transaction boundary. Reads see every write accepted before them and
+// none after.
+type Core struct {
+	capacity uint64
+	// mem holds the stored lines by line index (addr / 64). Invariant: an
+	// absent line reads as 64 zero bytes. Only a completed MemWr changes
+	// mem; reads never do.
+	mem     map[uint64]Line
+	regions []regionState
+	last    int // index of the region that matched last (a lookup cache)
+	seq     uint64
+	queue   []pending // accepted, not completed; queue[0] completes next
+	qhead   int
+	stats   Stats
+	changes []ModeChange
+
+	// fault, set only by tests, corrupts a completed response: the
+	// fault-injection hook the functional tester must catch.
+	fault func(p *pending, r *Resp, mem map[uint64]Line)
+
+	// scratch for the aggregate transform
+	signs, gates [][]byte
+	sbuf, gbuf   []byte
+	votes        [LineBytes]int8
+	pos, nz      Line
+}
+
+type regionState struct {
+	Region
+	mapped bool
+}
+
+// pending is an accepted transaction.
+type pending struct {
+	req    Req
+	data   Line
+	seq    uint64
+	mode   Mode
+	region RegionID
+	reg    Region // the region table row at acceptance
+	tgt    target
+	err    *Error
+}
+
+// NewCore returns an empty controller with no regions.
+func NewCore(cfg Config) (*Core, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Core{capacity: cfg.Capacity, mem: make(map[uint64]Line), last: -1}, nil
+}
+
+// Capacity returns the device size in bytes.
+func (c *Core) Capacity() uint64 { return c.capacity }
+
+// Map adds a region to the table and returns its id. The region must be
+// valid, inside the device, and must not overlap a mapped region's
+// footprint. Stored bytes are not touched.
+func (c *Core) Map(r Region) (RegionID, error) {
+	if err := r.Validate(); err != nil {
+		return NoRegion, err
+	}
+	if r.End() > c.capacity {
+		return NoRegion, fmt.Errorf("region %q: footprint [%#x, %#x) beyond capacity %#x", r.Name, r.Base, r.End(), c.capacity)
+	}
+	for i, o := range c.regions {
+		if o.mapped && r.Base < o.End() && o.Base < r.End() {
+			return NoRegion, fmt.Errorf("region %q: footprint [%#x, %#x) overlaps region %d %q [%#x, %#x)", r.Name, r.Base, r.End(), i, o.Name, o.Base, o.End())
+		}
+	}
+	c.regions = append(c.regions, regionState{Region: r, mapped: true})
+	return RegionID(len(c.regions) - 1), nil
+}
+
+// Unmap removes a region from the table; its addresses become plain
+// memory and its stored bytes stay. Transactions already accepted
+// complete as accepted.
+func (c *Core) Unmap(id RegionID) error {
+	if _, err := c.region(id); err != nil {
+		return err
+	}
+	c.regions[id].mapped = false
+	c.last = -1
+	return nil
+}
+
+func (c *Core) region(id RegionID) (*regionState, error) {
+	if id < 0 || int(id) >= len(c.regions) || !c.regions[id].mapped {
+		return nil, fmt.Errorf("cxl: region %d is not mapped", id)
+	}
+	return &c.regions[id], nil
+}
+
+// Region returns the region's table row, with its current mode.
+func (c *Core) Region(id RegionID) (Region, error) {
+	r, err := c.region(id)
+	if err != nil {
+		return Region{}, err
+	}
+	return r.Region, nil
+}
+
+// Regions returns the mapped regions' ids in table order.
+func (c *Core) Regions() []RegionID {
+	var ids []RegionID
+	for i, r := range c.regions {
+		if r.mapped {
+			ids = append(ids, RegionID(i))
+		}
+	}
+	return ids
+}
+
+// SetMode writes a region's mode latch: the control path. It takes effect
+// for transactions accepted from now on (Seq > the current Seq); ones
+// already accepted complete under their latched mode. A real change is
+// counted and recorded with the caller's timestamp ts; writing the mode
+// the latch already holds is a no-op.
+func (c *Core) SetMode(id RegionID, m Mode, ts int64) error {
+	r, err := c.region(id)
+	if err != nil {
+		return err
+	}
+	if !m.Valid() {
+		return fmt.Errorf("cxl: region %d: %v is not a mode", id, m)
+	}
+	if r.Mode == m {
+		return nil
+	}
+	c.changes = append(c.changes, ModeChange{Region: id, From: r.Mode, To: m, AfterSeq: c.seq, Time: ts})
+	c.stats.ModeChanges++
+	r.Mode = m
+	return nil
+}
+
+// Mode returns the region's current mode latch.
+func (c *Core) Mode(id RegionID) (Mode, error) {
+	r, err := c.region(id)
+	if err != nil {
+		return 0, err
+	}
+	return r.Mode, nil
+}
+
+// ModeChanges returns a copy of the mode-change log, oldest first.
+func (c *Core) ModeChanges() []ModeChange { return append([]ModeChange(nil), c.changes...) }
+
+// Stats returns a copy of the counters.
+func (c *Core) Stats() Stats { return c.stats }
+
+// Seq returns the sequence number of the last accepted transaction.
+func (c *Core) Seq() uint64 { return c.seq }
+
+// Pending returns the number of accepted, not yet completed transactions.
+func (c *Core) Pending() int { return len(c.queue) - c.qhead }
+
+// Peek returns the stored bytes of the line at addr without a
+// transaction: no counters move, no transform applies. It is the
+// debugger's (and the tester's) view of storage.
+func (c *Core) Peek(addr uint64) (Line, error) {
+	if addr%LineBytes != 0 {
+		return Line{}, fmt.Errorf("cxl: peek %#x: %w", addr, ErrUnaligned)
+	}
+	if addr >= c.capacity {
+		return Line{}, fmt.Errorf("cxl: peek %#x: %w", addr, ErrOutOfRange)
+	}
+	return c.mem[addr/LineBytes], nil
+}
+
+// StoredLines returns the addresses of every line ever written, sorted.
+func (c *Core) StoredLines() []uint64 {
+	out := make([]uint64, 0, len(c.mem))
+	for k := range c.mem {
+		out = append(out, k*LineBytes)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// find returns the mapped region whose footprint holds addr.
+func (c *Core) find(addr uint64) RegionID {
+	if c.last >= 0 {
+		r := &c.regions[c.last]
+		if r.mapped && addr >= r.Base && addr < r.End() {
+			return RegionID(c.last)
+		}
+	}
+	for i := range c.regions {
+		r := &c.regions[i]
+		if r.mapped && addr >= r.Base && addr < r.End() {
+			c.last = i
+			return RegionID(i)
+		}
+	}
+	return NoRegion
+}
+
+// Accept validates req, gives it the next sequence number and queues it
+// for completion; the caller must later call Complete. Every request is
+// accepted, valid or not: an invalid one returns an *Error (which its
+// response will carry too) and will change nothing. Accept copies
+// req.Data.
+func (c *Core) Accept(req Req) (uint64, error) {
+	c.seq++
+	p := pending{req: req, seq: c.seq, mode: Identity, region: NoRegion}
+	p.req.Data = nil
+	fail := func(kind error, format string, args ...any) {
+		p.err = &Error{Op: req.Op, Tag: req.Tag, Seq: p.seq, Addr: req.Addr, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case req.Op != MemRd && req.Op != MemWr:
+		fail(ErrBadOpcode, "opcode %d", uint8(req.Op))
+	case req.Op == MemWr && len(req.Data) != LineBytes:
+		fail(ErrBadLength, "MemWr carries %d bytes, want %d", len(req.Data), LineBytes)
+	case req.Op == MemRd && len(req.Data) != 0:
+		fail(ErrBadLength, "MemRd carries %d bytes, want none", len(req.Data))
+	case req.Addr%LineBytes != 0:
+		fail(ErrUnaligned, "offset %d into a line", req.Addr%LineBytes)
+	case req.Addr >= c.capacity:
+		fail(ErrOutOfRange, "capacity %#x", c.capacity)
+	}
+	if p.err == nil {
+		if id := c.find(req.Addr); id != NoRegion {
+			r := c.regions[id].Region
+			p.region, p.reg, p.mode = id, r, r.Mode
+			p.tgt = r.locate(req.Addr)
+			if r.Layout == lowbit.WorkerMajor && p.tgt.view {
+				if req.Op == MemWr {
+					fail(ErrReadOnlyView, "region %d %q view line %d", id, r.Name, p.tgt.line)
+				} else if !p.mode.LowBit() {
+					fail(ErrUnmappedView, "region %d %q is in mode %v", id, r.Name, p.mode)
+				}
+			}
+		}
+		if req.Op == MemWr {
+			copy(p.data[:], req.Data)
+		}
+	}
+	switch {
+	case c.qhead > 0 && c.qhead == len(c.queue):
+		c.queue, c.qhead = c.queue[:0], 0
+	case c.qhead >= 64 && 2*c.qhead >= len(c.queue):
+		n := copy(c.queue, c.queue[c.qhead:])
+		c.queue, c.qhead = c.queue[:n], 0
+	}
+	c.queue = append(c.queue, p)
+	c.stats.Transactions = c.seq
+	if p.err != nil {
+		return p.seq, p.err
+	}
+	return p.seq, nil
+}
+
+// Complete completes the oldest accepted transaction and returns its
+// response; ok is false when nothing is in flight.
+func (c *Core) Complete() (resp Resp, ok bool) {
+	if c.qhead == len(c.queue) {
+		return Resp{}, false
+	}
+	p := &c.queue[c.qhead]
+	c.qhead++
+	c.complete(p, &resp)
+	if c.fault != nil {
+		c.fault(p, &resp, c.mem)
+	}
+	return resp, true
+}
+
+// Do accepts req and completes it. It is for callers that keep nothing in
+// flight; with transactions pending it returns an error and accepts
+// nothing. The returned error is resp.Err.
+func (c *Core) Do(req Req) (Resp, error) {
+	if n := c.Pending(); n > 0 {
+		return Resp{}, fmt.Errorf("cxl: Do with %d transactions in flight", n)
+	}
+	c.Accept(req) //nolint:errcheck // the response carries the error
+	resp, _ := c.Complete()
+	return resp, resp.Err
+}
+
+func (c *Core) complete(p *pending, r *Resp) {
+	c.stats.Completed++
+	r.Tag, r.Seq, r.Addr, r.Mode, r.Region = p.req.Tag, p.seq, p.req.Addr, p.mode, p.region
+	r.Kind = DRS
+	if p.req.Op != MemRd {
+		r.Kind = NDR
+	}
+	if p.err != nil {
+		r.Err = p.err
+		c.stats.Errors[errIndex(p.err)]++
+		return
+	}
+	ms := &c.stats.Modes[p.mode]
+	key := p.req.Addr / LineBytes
+	if p.req.Op == MemWr {
+		c.mem[key] = p.data
+		ms.WriteLines++
+		ms.WriteBytes += LineBytes
+		return
+	}
+	ms.ReadLines++
+	ms.ReadBytes += LineBytes
+	if p.region == NoRegion || !p.mode.LowBit() || !p.tgt.view {
+		r.Data = c.mem[key]
+		ms.MediaLinesRead++
+		return
+	}
+	ms.MediaLinesRead += uint64(c.aggregate(&p.reg, p.mode, p.tgt, &r.Data))
+	ms.TransformedLines++
+	r.Transformed = true
+}
+
+// aggregate computes the response line of an aggregate view read and
+// returns how many stored lines it read.
+func (c *Core) aggregate(r *Region, m Mode, t target, out *Line) int {
+	spec := r.Spec(m)
+	gated := spec.GateBits()
+	if r.Layout == lowbit.ElementMajor {
+		signs := c.mem[(r.SignAddr(0, t.line))/LineBytes]
+		base := r.Element0 + t.line*lowbit.PacketElements
+		if m == GBinary {
+			lowbit.CountPacket(out[:], signs[:], r.Workers)
+			return 1
+		}
+		var gates Line
+		n := 1
+		if gated {
+			gates = c.mem[r.GateAddr(0, t.line)/LineBytes]
+			n = 2
+		}
+		if err := lowbit.VotePacket(c.votes[:], signs[:], gates[:], spec, base); err != nil {
+			panic("cxl: region validated but VotePacket failed: " + err.Error())
+		}
+		for i, v := range c.votes {
+			out[i] = byte(v)
+		}
+		return n
+	}
+	w := r.Workers
+	c.signs = c.gatherPlanes(c.signs, &c.sbuf, w, func(k int) uint64 { return r.SignAddr(k, t.line) })
+	n := w
+	var gates [][]byte
+	if gated {
+		c.gates = c.gatherPlanes(c.gates, &c.gbuf, w, func(k int) uint64 { return r.GateAddr(k, t.line) })
+		gates = c.gates
+		n += w
+	}
+	base := r.Element0 + t.line*lowbit.PlaneElements
+	if err := lowbit.VotePlanes(c.pos[:], c.nz[:], c.signs, gates, lowbit.PlaneElements, spec, base); err != nil {
+		panic("cxl: region validated but VotePlanes failed: " + err.Error())
+	}
+	if t.part == 0 {
+		*out = c.pos
+	} else {
+		*out = c.nz
+	}
+	return n
+}
+
+// gatherPlanes copies w stored lines into buf and returns slices of them.
+func (c *Core) gatherPlanes(planes [][]byte, buf *[]byte, w int, addr func(k int) uint64) [][]byte {
+	if cap(*buf) < w*LineBytes {
+		*buf = make([]byte, w*LineBytes)
+	}
+	b := (*buf)[:w*LineBytes]
+	planes = planes[:0]
+	for k := range w {
+		l := c.mem[addr(k)/LineBytes]
+		p := b[k*LineBytes : (k+1)*LineBytes : (k+1)*LineBytes]
+		copy(p, l[:])
+		planes = append(planes, p)
+	}
+	return planes
+}

@@ -1,0 +1,87 @@
+// Package cxl is a functional model of the NEURON-Fabric CXL.mem memory
+// controller (paper Sec. 3): 64-byte lines of sparse device memory, a
+// region table with a mode latch per region written only by the control
+// path, CXL.mem-style requests and responses, and the non-destructive
+// read-side transform that returns identity bytes, the FP32 bypass payload
+// or a G-Binary / G-Ternary aggregate. Verify is the transformation-aware
+// functional tester of Sec. 6.
+//
+// # Shape
+//
+// Core is deterministic and single-threaded, in the style of etcd raft's
+// RawNode: no goroutines, clocks or I/O. Requests go in through Accept;
+// responses come out of Complete, in acceptance order. Controller is a
+// mutex around a Core for concurrent writers and a control goroutine.
+//
+// # Transactions
+//
+// A request is an M2S Req (MemRd, no data) or an M2S RwD (MemWr, exactly
+// 64 bytes), with a 16-bit tag. A MemRd is answered by an S2M DRS carrying
+// one line, a MemWr by an S2M NDR completion. The transaction's sequence
+// number (1, 2, ...) is the model's logical time.
+//
+//	Accept(req)   validate; seq++; latch the region's mode      (no memory access)
+//	Complete()    oldest accepted: apply the write or build the read response
+//
+// A mode change (SetMode) between the two therefore does not affect a
+// transaction already accepted: it takes effect at a transaction boundary
+// and is logged with the last accepted seq and a caller timestamp.
+//
+// Invalid requests (unaligned or out-of-range address, wrong data length,
+// unknown opcode, a read of an aggregate view that is not mapped in the
+// current mode, a write into a view) are still accepted and answered: the
+// response carries an *Error wrapping one of ErrUnaligned, ErrOutOfRange,
+// ErrBadLength, ErrBadOpcode, ErrUnmappedView or ErrReadOnlyView, a DRS
+// carries zero data, and nothing is stored. Nothing panics on a request.
+//
+// # Address map of a region
+//
+// Outside every region the device is plain memory: reads return stored
+// bytes (never-written lines read as zeros) and count as Identity. A
+// region's data window [Base, Base+Size) is split into equal slabs of
+// S = Size/Slabs() bytes; slab line l holds aggregate line l:
+//
+//	element-major (the paper's packet; W <= 8)
+//	  slab 0  sign packets: byte i bit k = b[k, 64l+i]       aggregate view, in place
+//	  slab 1  gate packets (lowbit.GateWorker only)
+//
+//	worker-major (bit-planes; W <= lowbit.MaxWorkers)
+//	  slab k        worker k's sign plane: byte j bit q = b[k, 512l+8j+q]
+//	  slab W+k      worker k's gate plane (lowbit.GateWorker only)
+//	  view window [Base+Size, Base+Size+2S), read-only, after the data window:
+//	    line 2l     pos plane of aggregate line l
+//	    line 2l+1   nz plane of aggregate line l
+//
+// Element e of aggregate line l has flattened index Element0 + 64l + i
+// (element-major) or Element0 + 512l + 8j + q (worker-major); the
+// positional gate uses it.
+//
+// # Read responses
+//
+// The response to a MemRd depends on the mode latched at acceptance:
+//
+//	Identity, FP32Bypass   the stored 64 bytes exactly, anywhere
+//	                       (a worker-major view read is ErrUnmappedView)
+//	G-Binary, element-major   byte i = c[i] = PopCount of the low W bits
+//	                          of sign byte i, in [0, W]: the count the
+//	                          paper's functional test checks; u = sgn(2c-W)
+//	G-Ternary, element-major  byte i = int8(m[i] u[i]) in two's complement:
+//	                          0x01 (+1), 0x00 (0) or 0xFF (-1)
+//	G-Binary/G-Ternary, worker-major   two lines per 512 elements, the
+//	                          lowbit.VotePlanes result planes: view line 2l
+//	                          = pos, 2l+1 = nz; element +1 when pos and nz,
+//	                          -1 when nz only, 0 when neither. G-Binary's
+//	                          nz is 0 only on a tie (W even).
+//
+// So the response width is one line per 64 elements element-major (8 bits
+// per element) and two lines per 512 elements worker-major (2 bits per
+// element). In low-bit modes, reads of data-window lines that are not an
+// aggregate view (worker-major sign and gate slabs, element-major gate
+// slab) return stored bytes untransformed.
+//
+// # Invariants
+//
+// Reads never change stored bytes; only a completed MemWr does. Identity
+// and FP32 bypass return exactly the stored bytes. The tests check both
+// after every step, against an independent reference model.
+package cxl
