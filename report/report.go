@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,8 +49,12 @@ func (t *Table) AddRow(cells ...any) {
 	t.Rows = append(t.Rows, row)
 }
 
-// FormatFloat prints v with up to four significant decimals, trimming zeros.
+// FormatFloat prints v with up to four decimals, rounding half away from
+// zero (as the paper's tables do: 1/32 prints as 0.0313), trimming zeros.
 func FormatFloat(v float64) string {
+	if r := math.Round(v * 1e4); !math.IsInf(r, 0) && math.Abs(v) < 1e12 {
+		v = r / 1e4
+	}
 	s := fmt.Sprintf("%.4f", v)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(s, "0")

@@ -10,6 +10,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -57,22 +58,24 @@ and writes its tables and figures under out/.`,
 var subcommands []func() *cobra.Command
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run executes the command line and returns the exit status: 0 on success,
 // 2 on a usage error, 1 on any other failure.
-func run(args []string) int {
+func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "nfabric: %v\n", err)
+	fmt.Fprintf(stderr, "nfabric: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
-		fmt.Fprintln(os.Stderr, "Run 'nfabric --help' for usage.")
+		fmt.Fprintln(stderr, "Run 'nfabric --help' for usage.")
 		return 2
 	}
 	return 1

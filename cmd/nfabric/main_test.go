@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// nfabric runs the command line in-process and returns its exit status,
+// stdout and stderr.
+func nfabric(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"version"}, 0},
+		{[]string{"--help"}, 0},
+		{[]string{"no-such-command"}, 2},
+		{[]string{"version", "--no-such-flag"}, 2},
+		{[]string{"reproduce", "--only", "no-such-block"}, 2},
+		{[]string{"reproduce", "--quick", "--full"}, 2},
+		{[]string{"payload", "aggregate", "-o", "x", "/no/such/file"}, 1},
+		{[]string{"payload", "aggregate", "--mode", "bogus", "-o", "x", "y"}, 2},
+	}
+	for _, c := range cases {
+		code, _, stderr := nfabric(t, c.args...)
+		if code != c.code {
+			t.Errorf("nfabric %s: exit %d, want %d (stderr %q)", strings.Join(c.args, " "), code, c.code, stderr)
+		}
+		if code != 0 && !strings.HasPrefix(stderr, "nfabric: ") {
+			t.Errorf("nfabric %s: stderr %q lacks the nfabric: prefix", strings.Join(c.args, " "), stderr)
+		}
+	}
+}
+
+// TestPayloadCountsByHand: aggregating a file of random 8-worker packets
+// gives, byte for byte, the counts of a by-hand popcount.
+func TestPayloadCountsByHand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "packets.bin")
+	data := make([]byte, 10_007)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	os.WriteFile(in, data, 0o644)
+	out := filepath.Join(dir, "counts.bin")
+	if code, _, stderr := nfabric(t, "payload", "aggregate", "--raw", "--workers", "8", "--mode", "counts", "-o", out, in); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, _ := os.ReadFile(out)
+	if len(got) != len(data) {
+		t.Fatalf("%d counts for %d packets", len(got), len(data))
+	}
+	for i, b := range data {
+		if int(got[i]) != bits.OnesCount8(b) {
+			t.Fatalf("packet %d = %08b: count %d", i, b, got[i])
+		}
+	}
+}
+
+// TestPayloadPipeline runs random -> encode -> aggregate for both layouts
+// and checks that the two layouts agree on every mode.
+func TestPayloadPipeline(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.f32")
+	if code, _, e := nfabric(t, "payload", "random", "--workers", "8", "--elements", "3000", "-o", g); code != 0 {
+		t.Fatal(e)
+	}
+	results := map[string]string{}
+	for _, layout := range []string{"element-major", "worker-major"} {
+		p := filepath.Join(dir, layout+".nfp")
+		if code, _, e := nfabric(t, "payload", "encode", "--workers", "8", "--layout", layout, "-o", p, g); code != 0 {
+			t.Fatal(e)
+		}
+		for _, mode := range []string{"counts", "binary", "ternary"} {
+			o := filepath.Join(dir, layout+mode+".csv")
+			if code, _, e := nfabric(t, "payload", "aggregate", "--mode", mode, "--out-format", "csv", "-o", o, p); code != 0 {
+				t.Fatal(e)
+			}
+			b, _ := os.ReadFile(o)
+			if prev, ok := results[mode]; ok && prev != string(b) {
+				t.Errorf("%s: layouts disagree", mode)
+			}
+			results[mode] = string(b)
+		}
+	}
+}
+
+func TestBadInputWritesNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.nfp")
+	os.WriteFile(bad, []byte("NFPL this is not a payload"), 0o644)
+	out := filepath.Join(dir, "out.bin")
+	code, _, stderr := nfabric(t, "payload", "aggregate", "-o", out, bad)
+	if code != 1 || !strings.Contains(stderr, bad) {
+		t.Errorf("exit %d, stderr %q: want 1 and the file named", code, stderr)
+	}
+	nan := filepath.Join(dir, "nan.f32")
+	os.WriteFile(nan, []byte{0, 0, 0x80, 0x3f, 0, 0, 0xc0, 0x7f}, 0o644) // 1.0, NaN
+	code, _, stderr = nfabric(t, "payload", "encode", "--workers", "1", "-o", out, nan)
+	if code != 1 || !strings.Contains(stderr, "element 1") || !strings.Contains(stderr, nan) {
+		t.Errorf("NaN input: exit %d, stderr %q", code, stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("directory holds %d entries after failures; want the 2 inputs only", len(ents))
+	}
+}
+
+func TestReproduceWritesReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quick evidence blocks")
+	}
+	dir := t.TempDir()
+	code, _, stderr := nfabric(t, "reproduce", "--only", "payload", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"REPORT.md", "payload.md", "payload.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

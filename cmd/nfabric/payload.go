@@ -1,0 +1,419 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/payload"
+	"github.com/neuronfabric/nfabric/report"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newPayloadCmd) }
+
+func newPayloadCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "payload",
+		Short: "encode FP32 gradients into packed low-bit payload files and aggregate them",
+		Long: `payload works on files: 'encode' packs raw little-endian float32 gradients of W
+workers into a payload file (the layout the runtime writes into the CXL buffer),
+'aggregate' reduces a payload file to counts, G-Binary signs or G-Ternary values,
+'inspect' prints a payload file's header, and 'random' writes random gradients
+to try the others on. The payload file format is documented in package payload.`,
+		Example: `  nfabric payload random --workers 8 --elements 4096 -o g.f32
+  nfabric payload encode --workers 8 --layout element-major -o g.nfp g.f32
+  nfabric payload aggregate --mode counts --out-format csv -o counts.csv g.nfp
+  nfabric payload aggregate --raw --workers 8 --mode counts -o counts.bin packets.bin`,
+	}
+	cmd.AddCommand(newPayloadRandomCmd(), newPayloadEncodeCmd(), newPayloadAggregateCmd(), newPayloadInspectCmd())
+	return cmd
+}
+
+func newPayloadRandomCmd() *cobra.Command {
+	var (
+		workers  int
+		elements int
+		seed     uint64
+		out      string
+	)
+	cmd := &cobra.Command{
+		Use:   "random -o FILE",
+		Short: "write W workers of random N(0,1) float32 gradients, worker after worker",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if workers < 1 || workers > lowbit.MaxWorkers {
+				return usagef("--workers %d out of range [1, %d]", workers, lowbit.MaxWorkers)
+			}
+			if elements < 0 || elements > 1<<28 {
+				return usagef("--elements %d out of range [0, %d]", elements, 1<<28)
+			}
+			if out == "" {
+				return usagef("-o FILE is required")
+			}
+			r := rand.New(rand.NewPCG(seed, 0x6e666162))
+			return writeOutput(cmd, out, func(w io.Writer) error {
+				bw := bufio.NewWriter(w)
+				var b [4]byte
+				for range workers * elements {
+					binary.LittleEndian.PutUint32(b[:], math.Float32bits(float32(r.NormFloat64())))
+					bw.Write(b[:])
+				}
+				return bw.Flush()
+			})
+		},
+	}
+	cmd.Flags().IntVar(&workers, "workers", 8, "number of workers W")
+	cmd.Flags().IntVar(&elements, "elements", 4096, "elements per worker")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "random seed")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for stdout)")
+	return cmd
+}
+
+// specFlags are the flags that describe a lowbit.Spec.
+type specFlags struct {
+	workers int
+	layout  string
+	format  string
+	gate    string
+}
+
+func (sf *specFlags) add(cmd *cobra.Command, formatDefault string) {
+	cmd.Flags().IntVar(&sf.workers, "workers", 0, "number of workers W (default: from the input)")
+	cmd.Flags().StringVar(&sf.layout, "layout", "element-major", "payload layout: element-major (the paper's packet, W <= 8) or worker-major")
+	cmd.Flags().StringVar(&sf.format, "format", formatDefault, "payload format: g-binary or g-ternary")
+	cmd.Flags().StringVar(&sf.gate, "gate", "pattern", "G-Ternary gate: pattern (the paper's 2-of-3), pattern:P, worker or margin:T (the last two are extensions)")
+}
+
+func (sf *specFlags) spec(workers int) (lowbit.Spec, error) {
+	var s lowbit.Spec
+	var err error
+	if s.Layout, err = lowbit.ParseLayout(sf.layout); err != nil {
+		return s, usagef("--layout: %v", err)
+	}
+	if s.Format, err = lowbit.ParseFormat(sf.format); err != nil {
+		return s, usagef("--format: %v", err)
+	}
+	if s.Format == lowbit.FP32 {
+		return s, usagef("--format: fp32 has no packed payload")
+	}
+	if s.Format == lowbit.Ternary {
+		if s.Gate, err = lowbit.ParseGate(sf.gate); err != nil {
+			return s, usagef("--gate: %v", err)
+		}
+	}
+	s.Workers = workers
+	if err := s.Validate(); err != nil {
+		return s, usagef("%v", err)
+	}
+	return s, nil
+}
+
+func newPayloadEncodeCmd() *cobra.Command {
+	var (
+		sf   specFlags
+		tau  float64
+		base int64
+		out  string
+	)
+	cmd := &cobra.Command{
+		Use:   "encode -o OUT.nfp IN.f32 [IN2.f32 ...]",
+		Short: "pack raw little-endian float32 gradients into a payload file",
+		Long: `encode reads raw little-endian float32 gradients: either one file holding W
+workers one after the other (give --workers), or one file per worker. It packs
+them as G-Binary signs b = 1{g > 0} (plus gate bits |g| > --tau for the worker
+gate) in the chosen layout. A NaN or Inf is an error naming the file, worker
+and element, and no output is written.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("-o FILE is required")
+			}
+			g, err := readGradients(args, sf.workers)
+			if err != nil {
+				return err
+			}
+			spec, err := sf.spec(len(g))
+			if err != nil {
+				return err
+			}
+			if math.IsNaN(tau) || math.IsInf(tau, 0) || tau < 0 {
+				return usagef("--tau %v must be finite and non-negative", tau)
+			}
+			if base < 0 {
+				return usagef("--base %d must be non-negative", base)
+			}
+			f, err := payload.Encode(payload.Header{Spec: spec, Base: base}, g, float32(tau))
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", args[0], err)
+			}
+			if err := writeOutput(cmd, out, func(w io.Writer) error { _, err := f.WriteTo(w); return err }); err != nil {
+				return err
+			}
+			if out != "-" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d workers x %d elements, %v %v, %d bytes (%d payload lines)\n",
+					out, spec.Workers, f.Elements, spec.Layout, spec.Format, f.FileBytes(), (f.FileBytes()-payload.HeaderBytes)/lowbit.LineBytes)
+			}
+			return nil
+		},
+	}
+	sf.add(cmd, "g-binary")
+	cmd.Flags().Float64Var(&tau, "tau", 0, "gate threshold for --gate worker: a worker votes on an element when |g| > tau")
+	cmd.Flags().Int64Var(&base, "base", 0, "flattened index of element 0 (the pattern gate depends on it)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output payload file (- for stdout)")
+	return cmd
+}
+
+// readGradients reads W workers of float32 gradients from one file (split
+// into workers equal parts) or from one file per worker.
+func readGradients(paths []string, workers int) ([][]float32, error) {
+	if len(paths) > 1 && workers != 0 && workers != len(paths) {
+		return nil, usagef("--workers %d but %d input files (one file per worker)", workers, len(paths))
+	}
+	if len(paths) == 1 && workers == 0 {
+		return nil, usagef("--workers is required with a single input file")
+	}
+	var all [][]float32
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read gradients: %w", err)
+		}
+		if len(data)%4 != 0 {
+			return nil, fmt.Errorf("read gradients %s: %d bytes is not a whole number of float32 values", p, len(data))
+		}
+		v := make([]float32, len(data)/4)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+		if len(paths) == 1 {
+			if len(v)%workers != 0 {
+				return nil, fmt.Errorf("read gradients %s: %d values do not split into %d equal workers", p, len(v), workers)
+			}
+			n := len(v) / workers
+			for k := range workers {
+				all = append(all, v[k*n:(k+1)*n])
+			}
+		} else {
+			if len(all) > 0 && len(v) != len(all[0]) {
+				return nil, fmt.Errorf("read gradients %s: %d values, %s has %d", p, len(v), paths[0], len(all[0]))
+			}
+			all = append(all, v)
+		}
+	}
+	for k, g := range all {
+		if err := lowbit.CheckFinite(g); err != nil {
+			src := paths[0]
+			if len(paths) > 1 {
+				src = paths[k]
+			}
+			return nil, fmt.Errorf("read gradients %s: worker %d: %w", src, k, err)
+		}
+	}
+	return all, nil
+}
+
+func newPayloadAggregateCmd() *cobra.Command {
+	var (
+		sf      specFlags
+		raw     bool
+		mode    string
+		outFmt  string
+		out     string
+		rawBase int64
+	)
+	cmd := &cobra.Command{
+		Use:   "aggregate -o OUT IN",
+		Short: "reduce a payload file to counts, G-Binary signs or G-Ternary values",
+		Long: `aggregate reads a payload file (or, with --raw, a headerless file of the paper's
+8-worker element-major packets) and writes, per element:
+  --mode counts    the sign count c (uint8 for W <= 255, else uint16 little-endian)
+  --mode binary    the G-Binary update u = sgn(2c - W) as int8 (-1, 0, +1)
+  --mode ternary   the G-Ternary value m*u as int8 under --gate
+as raw bytes (--out-format raw) or as CSV lines "element,value".`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("-o FILE is required")
+			}
+			if outFmt != "raw" && outFmt != "csv" {
+				return usagef("--out-format %q: want raw or csv", outFmt)
+			}
+			if mode != "counts" && mode != "binary" && mode != "ternary" {
+				return usagef("--mode %q: want counts, binary or ternary", mode)
+			}
+			f, err := readPayload(args[0], raw, sf.workers, rawBase)
+			if err != nil {
+				return err
+			}
+			if sf.workers != 0 && sf.workers != f.Spec.Workers {
+				return usagef("--workers %d, but %s holds %d workers", sf.workers, args[0], f.Spec.Workers)
+			}
+			if cmd.Flags().Changed("layout") {
+				l, err := lowbit.ParseLayout(sf.layout)
+				if err != nil {
+					return usagef("--layout: %v", err)
+				}
+				if l != f.Spec.Layout {
+					return usagef("--layout %v, but %s is %v", l, args[0], f.Spec.Layout)
+				}
+			}
+			var values []int64
+			width := 1
+			switch mode {
+			case "counts":
+				for _, c := range f.Counts() {
+					values = append(values, int64(c))
+				}
+				if f.Spec.Workers > 255 {
+					width = 2
+				}
+			default:
+				s := lowbit.Spec{Workers: f.Spec.Workers, Layout: f.Spec.Layout, Format: lowbit.Binary}
+				if mode == "ternary" {
+					s.Format = lowbit.Ternary
+					gateFlag := sf.gate
+					if !cmd.Flags().Changed("gate") && f.Spec.Format == lowbit.Ternary {
+						gateFlag = f.Spec.Gate.String()
+					}
+					if s.Gate, err = lowbit.ParseGate(gateFlag); err != nil {
+						return usagef("--gate: %v", err)
+					}
+				}
+				u, err := f.Vote(s)
+				if err != nil {
+					return fmt.Errorf("aggregate %s: %w", args[0], err)
+				}
+				for _, v := range u {
+					values = append(values, int64(v))
+				}
+			}
+			return writeOutput(cmd, out, func(w io.Writer) error {
+				bw := bufio.NewWriter(w)
+				if outFmt == "csv" {
+					fmt.Fprintf(bw, "element,%s\n", map[string]string{"counts": "count", "binary": "u", "ternary": "t"}[mode])
+					for i, v := range values {
+						bw.WriteString(strconv.FormatInt(f.Base+int64(i), 10))
+						bw.WriteByte(',')
+						bw.WriteString(strconv.FormatInt(v, 10))
+						bw.WriteByte('\n')
+					}
+				} else {
+					for _, v := range values {
+						if width == 2 {
+							bw.Write(binary.LittleEndian.AppendUint16(nil, uint16(v)))
+						} else {
+							bw.WriteByte(byte(v))
+						}
+					}
+				}
+				return bw.Flush()
+			})
+		},
+	}
+	sf.add(cmd, "g-binary")
+	cmd.Flags().BoolVar(&raw, "raw", false, "the input is headerless element-major packets (one byte per element); needs --workers")
+	cmd.Flags().Int64Var(&rawBase, "base", 0, "with --raw: flattened index of element 0")
+	cmd.Flags().StringVar(&mode, "mode", "counts", "what to return: counts, binary or ternary")
+	cmd.Flags().StringVar(&outFmt, "out-format", "raw", "output format: raw or csv")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for stdout)")
+	return cmd
+}
+
+// readPayload reads a payload file, or with raw a headerless packet file.
+func readPayload(path string, raw bool, workers int, base int64) (*payload.File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read payload: %w", err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read payload %s: %w", path, err)
+	}
+	if !raw {
+		f, err := payload.Read(bufio.NewReader(fh), st.Size())
+		if err != nil {
+			return nil, fmt.Errorf("read payload %s: %w", path, err)
+		}
+		return f, nil
+	}
+	if workers < 1 || workers > lowbit.MaxPacketWorkers {
+		return nil, usagef("--raw needs --workers between 1 and %d", lowbit.MaxPacketWorkers)
+	}
+	if base < 0 {
+		return nil, usagef("--base %d must be non-negative", base)
+	}
+	data, err := io.ReadAll(fh)
+	if err != nil {
+		return nil, fmt.Errorf("read payload %s: %w", path, err)
+	}
+	if int64(len(data)) > payload.MaxElements {
+		return nil, fmt.Errorf("read payload %s: %d bytes is more than %d elements", path, len(data), int64(payload.MaxElements))
+	}
+	mask := byte(0xff << workers)
+	if workers == 8 {
+		mask = 0
+	}
+	for i, b := range data {
+		if b&mask != 0 {
+			return nil, fmt.Errorf("read payload %s: byte %d (%08b) sets bits for workers beyond W=%d", path, i, b, workers)
+		}
+	}
+	h := payload.Header{Spec: lowbit.Spec{Workers: workers, Layout: lowbit.ElementMajor, Format: lowbit.Binary}, Elements: int64(len(data)), Base: base}
+	f := &payload.File{Header: h, Signs: make([]byte, h.SectionBytes())}
+	copy(f.Signs, data)
+	return f, nil
+}
+
+func newPayloadInspectCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect FILE",
+		Short: "print a payload file's header and traffic",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := readPayload(args[0], false, 0, 0)
+			if err != nil {
+				return err
+			}
+			t := report.Table{Name: "payload", Title: "payload " + args[0], Columns: []string{"field", "value"}}
+			t.AddRow("layout", f.Spec.Layout.String())
+			t.AddRow("format", f.Spec.Format.String())
+			if f.Spec.Format == lowbit.Ternary {
+				t.AddRow("gate", f.Spec.Gate.String())
+			}
+			t.AddRow("workers", f.Spec.Workers)
+			t.AddRow("elements", f.Elements)
+			t.AddRow("base", f.Base)
+			t.AddRow("file bytes", f.FileBytes())
+			for _, a := range []lowbit.Accounting{lowbit.PaperAccounting, lowbit.PlaneAccounting} {
+				tr := lowbit.Account([]lowbit.Group{{Name: "all", Elements: f.Elements, Format: f.Spec.Format, Gate: f.Spec.Gate}}, a)
+				t.AddRow("traffic vs FP32 ("+a.String()+" accounting)", tr.Ratio)
+			}
+			res := &report.Result{Block: "payload", Title: "payload file", Tables: []report.Table{t}}
+			if asJSON {
+				return res.WriteJSON(cmd.OutOrStdout())
+			}
+			fmt.Fprint(cmd.OutOrStdout(), t.Text())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// writeOutput writes a command's output file atomically, or to stdout for
+// "-".
+func writeOutput(cmd *cobra.Command, path string, fn func(w io.Writer) error) error {
+	if path == "-" {
+		return fn(cmd.OutOrStdout())
+	}
+	return report.WriteAtomic(path, fn)
+}

@@ -1,0 +1,424 @@
+// Package payload is the file format for packed low-bit gradient payloads:
+// what `nfabric payload encode` writes and `nfabric payload aggregate`
+// reads. A file is one 64-byte header line followed by payload lines, laid
+// out exactly as the runtime would write them into the CXL-resident
+// gradient buffer (see package lowbit for the layouts).
+//
+// # Format (version 1, all integers little-endian)
+//
+//	offset size field
+//	0      4    magic "NFPL"
+//	4      2    version (1)
+//	6      1    layout: 0 element-major packet, 1 worker-major planes
+//	7      1    format: 1 G-Binary, 2 G-Ternary
+//	8      1    gate kind: 0 pattern, 1 worker (gate bits follow), 2 margin
+//	9      1    reserved, 0
+//	10     2    workers W (1-8 element-major, 1-1024 worker-major)
+//	12     4    gate parameter: pattern period or margin threshold, else 0
+//	16     8    elements n
+//	24     8    base: flattened index of element 0 (the pattern gate uses it)
+//	32     4    CRC-32 (IEEE) of bytes 0-31
+//	36     28   reserved, 0
+//	64     ...  sign data, then gate data when the gate kind is worker
+//
+// Element-major sign data is n bytes (byte i, bit k = worker k's sign of
+// element i) padded with zeros to a whole line. Worker-major sign data is
+// W planes, worker 0 first, each ceil(n/8) bytes padded to a whole line.
+// Gate data has the same shape as sign data. Padding must be zero and the
+// file must end exactly after the data: anything else is rejected.
+package payload
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+// Magic starts every payload file.
+const Magic = "NFPL"
+
+// Version is the format version this package writes and reads.
+const Version = 1
+
+// HeaderBytes is the size of the header: one cache line.
+const HeaderBytes = lowbit.LineBytes
+
+// MaxElements bounds n so that sizes stay well inside int64 and a corrupt
+// header cannot ask for an absurd allocation.
+const MaxElements = 1 << 36
+
+// Header describes a payload file.
+type Header struct {
+	Spec     lowbit.Spec
+	Elements int64
+	Base     int64
+}
+
+// Validate checks the header's fields.
+func (h Header) Validate() error {
+	if err := h.Spec.Validate(); err != nil {
+		return err
+	}
+	if h.Elements < 0 || h.Elements > MaxElements {
+		return fmt.Errorf("element count %d out of range [0, %d]", h.Elements, int64(MaxElements))
+	}
+	if h.Base < 0 || h.Base > 1<<62 {
+		return fmt.Errorf("base index %d out of range", h.Base)
+	}
+	return nil
+}
+
+func padLine(n int64) int64 {
+	return (n + lowbit.LineBytes - 1) / lowbit.LineBytes * lowbit.LineBytes
+}
+
+// PlaneStride is the bytes between worker planes in the worker-major
+// layout: one plane padded to whole lines.
+func (h Header) PlaneStride() int64 { return padLine((h.Elements + 7) / 8) }
+
+// SectionBytes is the size of the sign data (and of the gate data, when
+// present).
+func (h Header) SectionBytes() int64 {
+	if h.Spec.Layout == lowbit.WorkerMajor {
+		return int64(h.Spec.Workers) * h.PlaneStride()
+	}
+	return padLine(h.Elements)
+}
+
+// FileBytes is the exact size of a file with this header.
+func (h Header) FileBytes() int64 {
+	n := HeaderBytes + h.SectionBytes()
+	if h.Spec.GateBits() {
+		n += h.SectionBytes()
+	}
+	return n
+}
+
+// MarshalBinary encodes the header line.
+func (h Header) MarshalBinary() ([]byte, error) {
+	if err := h.Validate(); err != nil {
+		return nil, err
+	}
+	b := make([]byte, HeaderBytes)
+	copy(b, Magic)
+	binary.LittleEndian.PutUint16(b[4:], Version)
+	b[6] = byte(h.Spec.Layout)
+	b[7] = byte(h.Spec.Format)
+	var param uint32
+	if h.Spec.Format == lowbit.Ternary {
+		b[8] = byte(h.Spec.Gate.Kind)
+		switch h.Spec.Gate.Kind {
+		case lowbit.GatePattern:
+			param = uint32(h.Spec.Gate.Period)
+			if param == 0 {
+				param = 3
+			}
+		case lowbit.GateMargin:
+			param = uint32(h.Spec.Gate.Threshold)
+		}
+	}
+	binary.LittleEndian.PutUint16(b[10:], uint16(h.Spec.Workers))
+	binary.LittleEndian.PutUint32(b[12:], param)
+	binary.LittleEndian.PutUint64(b[16:], uint64(h.Elements))
+	binary.LittleEndian.PutUint64(b[24:], uint64(h.Base))
+	binary.LittleEndian.PutUint32(b[32:], crc32.ChecksumIEEE(b[:32]))
+	return b, nil
+}
+
+// UnmarshalBinary decodes and validates a header line.
+func (h *Header) UnmarshalBinary(b []byte) error {
+	if len(b) < HeaderBytes {
+		return fmt.Errorf("header is %d bytes, want %d", len(b), HeaderBytes)
+	}
+	if string(b[:4]) != Magic {
+		return fmt.Errorf("bad magic %q, want %q (not a payload file?)", b[:4], Magic)
+	}
+	if v := binary.LittleEndian.Uint16(b[4:]); v != Version {
+		return fmt.Errorf("unsupported version %d, want %d", v, Version)
+	}
+	if got, want := binary.LittleEndian.Uint32(b[32:]), crc32.ChecksumIEEE(b[:32]); got != want {
+		return fmt.Errorf("header checksum %08x, computed %08x (corrupt header)", got, want)
+	}
+	if b[9] != 0 || !bytes.Equal(b[36:HeaderBytes], make([]byte, HeaderBytes-36)) {
+		return errors.New("reserved header bytes are not zero")
+	}
+	var s lowbit.Spec
+	s.Layout = lowbit.Layout(b[6])
+	s.Format = lowbit.Format(b[7])
+	s.Workers = int(binary.LittleEndian.Uint16(b[10:]))
+	param := binary.LittleEndian.Uint32(b[12:])
+	kind := lowbit.GateKind(b[8])
+	if s.Format == lowbit.Ternary {
+		s.Gate.Kind = kind
+		if param > 1<<16 {
+			return fmt.Errorf("gate parameter %d out of range", param)
+		}
+		switch kind {
+		case lowbit.GatePattern:
+			s.Gate.Period = int(param)
+		case lowbit.GateMargin:
+			s.Gate.Threshold = int(param)
+		default:
+			if param != 0 {
+				return fmt.Errorf("gate %v takes no parameter, header has %d", kind, param)
+			}
+		}
+	} else if kind != 0 || param != 0 {
+		return fmt.Errorf("format %v has no gate, header has kind %d parameter %d", s.Format, kind, param)
+	}
+	n := binary.LittleEndian.Uint64(b[16:])
+	base := binary.LittleEndian.Uint64(b[24:])
+	if n > MaxElements {
+		return fmt.Errorf("element count %d out of range [0, %d]", n, int64(MaxElements))
+	}
+	if base > 1<<62 {
+		return fmt.Errorf("base index %d out of range", base)
+	}
+	hh := Header{Spec: s, Elements: int64(n), Base: int64(base)}
+	if err := hh.Validate(); err != nil {
+		return err
+	}
+	*h = hh
+	return nil
+}
+
+// File is a payload held in memory.
+type File struct {
+	Header
+	// Signs is the sign data, SectionBytes long.
+	Signs []byte
+	// Gates is the gate data for the worker gate, else nil.
+	Gates []byte
+}
+
+// Plane returns worker k's sign plane (worker-major files only).
+func (f *File) Plane(k int) []byte {
+	s := f.PlaneStride()
+	return f.Signs[int64(k)*s : int64(k)*s+(f.Elements+7)/8]
+}
+
+// GatePlane returns worker k's gate plane (worker-major, worker gate).
+func (f *File) GatePlane(k int) []byte {
+	s := f.PlaneStride()
+	return f.Gates[int64(k)*s : int64(k)*s+(f.Elements+7)/8]
+}
+
+// Encode packs W workers' FP32 gradients (g[k] is worker k's, all the same
+// length) into a payload under h.Spec. For the worker gate, tau is the
+// magnitude threshold each worker's gate bits use (|g| > tau). h.Elements
+// is set from g. A NaN or Inf is an error naming the worker and element.
+func Encode(h Header, g [][]float32, tau float32) (*File, error) {
+	if len(g) != h.Spec.Workers {
+		return nil, fmt.Errorf("%d workers of gradients for a %d-worker spec", len(g), h.Spec.Workers)
+	}
+	if len(g) == 0 {
+		return nil, errors.New("no workers")
+	}
+	n := len(g[0])
+	for k := range g {
+		if len(g[k]) != n {
+			return nil, fmt.Errorf("worker %d has %d elements, worker 0 has %d", k, len(g[k]), n)
+		}
+	}
+	h.Elements = int64(n)
+	if err := h.Validate(); err != nil {
+		return nil, err
+	}
+	f := &File{Header: h, Signs: make([]byte, h.SectionBytes())}
+	if h.Spec.GateBits() {
+		f.Gates = make([]byte, h.SectionBytes())
+	}
+	switch h.Spec.Layout {
+	case lowbit.ElementMajor:
+		if err := lowbit.PackPacket(f.Signs, g); err != nil {
+			return nil, err
+		}
+		if f.Gates != nil {
+			if err := lowbit.PackPacketGates(f.Gates, g, tau); err != nil {
+				return nil, err
+			}
+		}
+	case lowbit.WorkerMajor:
+		for k := range g {
+			if err := lowbit.EncodeSigns(f.Plane(k), g[k]); err != nil {
+				return nil, fmt.Errorf("worker %d: %w", k, err)
+			}
+			if f.Gates != nil {
+				if err := lowbit.EncodeGates(f.GatePlane(k), g[k], tau); err != nil {
+					return nil, fmt.Errorf("worker %d: %w", k, err)
+				}
+			}
+		}
+	}
+	return f, nil
+}
+
+// WriteTo writes the file.
+func (f *File) WriteTo(w io.Writer) (int64, error) {
+	hb, err := f.Header.MarshalBinary()
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, part := range [][]byte{hb, f.Signs, f.Gates} {
+		n, err := w.Write(part)
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// Read reads and validates a whole payload file of the given size (as
+// reported by Stat; it must match the header exactly).
+func Read(r io.Reader, size int64) (*File, error) {
+	hb := make([]byte, HeaderBytes)
+	if _, err := io.ReadFull(r, hb); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("file is %d bytes, shorter than the %d-byte header", size, HeaderBytes)
+		}
+		return nil, err
+	}
+	var h Header
+	if err := h.UnmarshalBinary(hb); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	if want := h.FileBytes(); size != want {
+		return nil, fmt.Errorf("file is %d bytes, header describes %d (%d workers, %d elements, %v)", size, want, h.Spec.Workers, h.Elements, h.Spec.Layout)
+	}
+	f := &File{Header: h, Signs: make([]byte, h.SectionBytes())}
+	if _, err := io.ReadFull(r, f.Signs); err != nil {
+		return nil, fmt.Errorf("sign data: %w", err)
+	}
+	if h.Spec.GateBits() {
+		f.Gates = make([]byte, h.SectionBytes())
+		if _, err := io.ReadFull(r, f.Gates); err != nil {
+			return nil, fmt.Errorf("gate data: %w", err)
+		}
+	}
+	if err := f.checkPadding(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkPadding rejects non-zero bits outside the payload: past element n,
+// and in packet bits at or above W. A writer that sets them is broken, and
+// silently ignoring them would hide it.
+func (f *File) checkPadding() error {
+	check := func(what string, data []byte) error {
+		switch f.Spec.Layout {
+		case lowbit.ElementMajor:
+			mask := byte(0xff << f.Spec.Workers)
+			if f.Spec.Workers == 8 {
+				mask = 0
+			}
+			for i := int64(0); i < f.Elements; i++ {
+				if data[i]&mask != 0 {
+					return fmt.Errorf("%s byte %d sets bits for workers beyond W=%d", what, i, f.Spec.Workers)
+				}
+			}
+			for i := f.Elements; i < int64(len(data)); i++ {
+				if data[i] != 0 {
+					return fmt.Errorf("%s padding byte %d is not zero", what, i)
+				}
+			}
+		case lowbit.WorkerMajor:
+			stride := f.PlaneStride()
+			nb := (f.Elements + 7) / 8
+			for k := int64(0); k < int64(f.Spec.Workers); k++ {
+				p := data[k*stride : (k+1)*stride]
+				if r := f.Elements % 8; r != 0 && p[nb-1]>>r != 0 {
+					return fmt.Errorf("%s plane %d sets bits past element %d", what, k, f.Elements)
+				}
+				for i := nb; i < stride; i++ {
+					if p[i] != 0 {
+						return fmt.Errorf("%s plane %d padding byte %d is not zero", what, k, i)
+					}
+				}
+			}
+		}
+		return nil
+	}
+	if err := check("sign", f.Signs); err != nil {
+		return err
+	}
+	if f.Gates != nil {
+		return check("gate", f.Gates)
+	}
+	return nil
+}
+
+// Counts returns the sign count c of every element (for the worker gate,
+// the count of gated-on positive votes is not what this returns: it counts
+// sign bits only, as the controller's count view does).
+func (f *File) Counts() []uint16 {
+	n := int(f.Elements)
+	out := make([]uint16, n)
+	switch f.Spec.Layout {
+	case lowbit.ElementMajor:
+		c := make([]byte, n)
+		lowbit.CountPacket(c, f.Signs[:n], f.Spec.Workers)
+		for i, v := range c {
+			out[i] = uint16(v)
+		}
+	case lowbit.WorkerMajor:
+		planes := make([][]byte, f.Spec.Workers)
+		for k := range planes {
+			planes[k] = f.Plane(k)
+		}
+		lowbit.CountPlanes(out, planes, n)
+	}
+	return out
+}
+
+// Vote returns the aggregate u (G-Binary) or m*u (G-Ternary) of every
+// element under spec s, which must match the file's layout and workers;
+// its format and gate may differ from the header's (a G-Binary payload can
+// be read as G-Ternary under a positional or margin gate), but the worker
+// gate needs gate bits in the file.
+func (f *File) Vote(s lowbit.Spec) ([]int8, error) {
+	if s.Layout != f.Spec.Layout || s.Workers != f.Spec.Workers {
+		return nil, fmt.Errorf("spec %v with %d workers does not match the file's %v with %d", s.Layout, s.Workers, f.Spec.Layout, f.Spec.Workers)
+	}
+	if s.GateBits() && f.Gates == nil {
+		return nil, errors.New("the worker gate needs gate bits, and this file has none (encode it with --gate worker)")
+	}
+	n := int(f.Elements)
+	out := make([]int8, n)
+	switch s.Layout {
+	case lowbit.ElementMajor:
+		var gates []byte
+		if s.GateBits() {
+			gates = f.Gates[:n]
+		}
+		if err := lowbit.VotePacket(out, f.Signs[:n], gates, s, int(f.Base)); err != nil {
+			return nil, err
+		}
+	case lowbit.WorkerMajor:
+		signs := make([][]byte, s.Workers)
+		var gates [][]byte
+		for k := range signs {
+			signs[k] = f.Plane(k)
+		}
+		if s.GateBits() {
+			gates = make([][]byte, s.Workers)
+			for k := range gates {
+				gates[k] = f.GatePlane(k)
+			}
+		}
+		nb := (n + 7) / 8
+		pos, nz := make([]byte, nb), make([]byte, nb)
+		if err := lowbit.VotePlanes(pos, nz, signs, gates, n, s, int(f.Base)); err != nil {
+			return nil, err
+		}
+		lowbit.UnpackPlanes(out, pos, nz, n)
+	}
+	return out, nil
+}

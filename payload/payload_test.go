@@ -1,0 +1,195 @@
+package payload
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+func grads(r *rand.Rand, w, n int) [][]float32 {
+	g := make([][]float32, w)
+	for k := range g {
+		g[k] = make([]float32, n)
+		for i := range g[k] {
+			g[k][i] = float32(r.NormFloat64())
+		}
+	}
+	return g
+}
+
+func roundTrip(t *testing.T, f *File) *File {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if int64(buf.Len()) != f.FileBytes() {
+		t.Fatalf("wrote %d bytes, FileBytes says %d", buf.Len(), f.FileBytes())
+	}
+	got, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestEncodeReadVote(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	gates := []lowbit.Gate{lowbit.PaperGate, {Kind: lowbit.GateWorker}, {Kind: lowbit.GateMargin, Threshold: 2}}
+	for _, layout := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
+		for _, w := range []int{1, 3, 8, 13, 64} {
+			if layout == lowbit.ElementMajor && w > 8 {
+				continue
+			}
+			for _, gate := range gates {
+				n := 1 + r.IntN(700)
+				spec := lowbit.Spec{Workers: w, Layout: layout, Format: lowbit.Ternary, Gate: gate}
+				g := grads(r, w, n)
+				base := int64(r.IntN(100))
+				f, err := Encode(Header{Spec: spec, Base: base}, g, 0.5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := roundTrip(t, f)
+				if got.Header != f.Header {
+					t.Fatalf("header %+v read back as %+v", f.Header, got.Header)
+				}
+				u, err := got.Vote(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := lowbit.RefAggregate(g, spec, 0.5, int(base))
+				for i := range want {
+					if u[i] != want[i] {
+						t.Fatalf("%v w=%d %v elem %d: %d, want %d", layout, w, gate, i, u[i], want[i])
+					}
+				}
+				c := got.Counts()
+				for i, wc := range lowbit.RefCount(g) {
+					if int(c[i]) != wc {
+						t.Fatalf("%v w=%d count %d: %d, want %d", layout, w, i, c[i], wc)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCountsByHand is the issue's check: counts of random 8-worker packets
+// equal a by-hand popcount of each byte.
+func TestCountsByHand(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	n := 4096 + 17
+	f := &File{Header: Header{Spec: lowbit.Spec{Workers: 8, Layout: lowbit.ElementMajor, Format: lowbit.Binary}, Elements: int64(n)}}
+	f.Signs = make([]byte, f.SectionBytes())
+	for i := range n {
+		f.Signs[i] = byte(r.Uint32())
+	}
+	got := roundTrip(t, f).Counts()
+	for i := range n {
+		if int(got[i]) != bits.OnesCount8(f.Signs[i]) {
+			t.Fatalf("byte %d %08b: count %d", i, f.Signs[i], got[i])
+		}
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	spec := lowbit.Spec{Workers: 4, Layout: lowbit.WorkerMajor, Format: lowbit.Binary}
+	f, err := Encode(Header{Spec: spec}, grads(rand.New(rand.NewPCG(3, 3)), 4, 100), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	f.WriteTo(&buf)
+	good := buf.Bytes()
+	mutate := func(fn func(b []byte) []byte) []byte {
+		return fn(append([]byte(nil), good...))
+	}
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "shorter than"},
+		{"truncated header", good[:40], "shorter than"},
+		{"truncated data", good[:len(good)-1], "header describes"},
+		{"extra data", append(append([]byte(nil), good...), 0), "header describes"},
+		{"bad magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b }), "bad magic"},
+		{"bad crc", mutate(func(b []byte) []byte { b[16]++; return b }), "checksum"},
+		{"padding bit", mutate(func(b []byte) []byte { b[HeaderBytes+12] |= 0x80; return b }), "past element"},
+		{"padding byte", mutate(func(b []byte) []byte { b[HeaderBytes+20] = 1; return b }), "padding"},
+	}
+	for _, c := range cases {
+		_, err := Read(bytes.NewReader(c.data), int64(len(c.data)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestEncodeRejectsNonFinite(t *testing.T) {
+	g := [][]float32{{1, 2}, {3, float32(math.NaN())}}
+	for _, l := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
+		_, err := Encode(Header{Spec: lowbit.Spec{Workers: 2, Layout: l, Format: lowbit.Binary}}, g, 0)
+		if err == nil || !strings.Contains(err.Error(), "worker 1") || !strings.Contains(err.Error(), "element 1") {
+			t.Errorf("%v: error %v, want one naming worker 1 element 1", l, err)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, spec := range []lowbit.Spec{
+		{Workers: 8, Layout: lowbit.ElementMajor, Format: lowbit.Binary},
+		{Workers: 3, Layout: lowbit.WorkerMajor, Format: lowbit.Ternary, Gate: lowbit.Gate{Kind: lowbit.GateWorker}},
+		{Workers: 5, Layout: lowbit.ElementMajor, Format: lowbit.Ternary, Gate: lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 3}},
+	} {
+		p, err := Encode(Header{Spec: spec, Base: 7}, grads(r, spec.Workers, 70), 0.3)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var buf bytes.Buffer
+		p.WriteTo(&buf)
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Read(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		// A file that reads must write back to the same bytes and
+		// aggregate without error under its own spec.
+		var buf bytes.Buffer
+		if _, err := p.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), data) {
+			t.Fatal("read/write is not the identity")
+		}
+		p.Counts()
+		if p.Spec.Format != lowbit.FP32 {
+			if _, err := p.Vote(p.Spec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+func ExampleEncode() {
+	g := [][]float32{
+		{0.5, -1, 2, 0},
+		{0.1, -2, -3, 0},
+		{0.2, 4, 1, 0},
+	}
+	spec := lowbit.Spec{Workers: 3, Layout: lowbit.ElementMajor, Format: lowbit.Binary}
+	f, _ := Encode(Header{Spec: spec}, g, 0)
+	u, _ := f.Vote(spec)
+	fmt.Println(f.Signs[:4], f.Counts(), u)
+	// Output: [7 4 5 0] [3 1 2 0] [1 -1 1 -1]
+}
