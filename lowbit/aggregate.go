@@ -67,7 +67,7 @@ func CountPacket(dst, src []byte, w int) {
 	if w < 1 || w > MaxPacketWorkers || len(dst) < len(src) {
 		panic("lowbit: CountPacket: bad arguments")
 	}
-	countPacket(dst, src, w)
+	kernels.countPacket(dst, src, w)
 }
 
 func countPacketGeneric(dst, src []byte, w int) {
@@ -101,7 +101,7 @@ func VotePacket(dst []int8, signs, gates []byte, s Spec, base int) error {
 		votePacketWorkerGate(dst, signs, gates, s.Workers)
 		return nil
 	}
-	votePacket(dst, signs, s, base)
+	kernels.votePacket(dst, signs, s, base)
 	return nil
 }
 
@@ -200,6 +200,10 @@ func CountPlanes(dst []uint16, planes [][]byte, n int) {
 	if len(dst) < n {
 		panic("lowbit: CountPlanes: dst too short")
 	}
+	kernels.countPlanes(dst[:n], planes, n)
+}
+
+func countPlanesGeneric(dst []uint16, planes [][]byte, n int) {
 	clear(dst[:n])
 	for _, p := range planes {
 		p = p[:PlaneBytes(n)]
@@ -248,7 +252,7 @@ func VotePlanes(pos, nz []byte, signs, gates [][]byte, n int, s Spec, base int) 
 	if len(pos) < nb || len(nz) < nb {
 		return fmt.Errorf("vote: result planes hold %d and %d bytes, want %d", len(pos), len(nz), nb)
 	}
-	votePlanes(pos[:nb], nz[:nb], signs, gates, n, s, base)
+	kernels.votePlanes(pos[:nb], nz[:nb], signs, gates, n, s, base)
 	return nil
 }
 
@@ -340,7 +344,23 @@ func votePlanesGeneric(pos, nz []byte, signs, gates [][]byte, n int, s Spec, bas
 		o = base % p
 	}
 	var c, cn bitCounter
-	for j := 0; j < nb; j += 8 {
+	j0 := 0
+	if w == 8 && !margin && !workerGate {
+		// Whole words through the carry-save tree, a chunk at a time so
+		// the positional gate finds the results still in L1.
+		j0 = nb &^ 7
+		for j := 0; j < j0; j += planesChunk {
+			e := min(j+planesChunk, j0)
+			vote8Words(pos[j:e], nz[j:e], signs, j)
+			if pattern {
+				applyPatternPlanes(pos[j:e], nz[j:e], p, (base+8*j)%p)
+			}
+		}
+		if pattern {
+			o = (base + 8*j0) % p
+		}
+	}
+	for j := j0; j < nb; j += 8 {
 		var up, un uint64 // lanes with update +1 and -1
 		switch {
 		case workerGate:
@@ -407,6 +427,52 @@ func vote8(planes [][]byte, j, nb int) (up, un uint64) {
 	up = b3 | b2&(b1|b0) // count > 4
 	un = ^(b3 | b2)      // count < 4
 	return up, un
+}
+
+// planesChunk is how many result bytes the W=8 plane kernels write before
+// the positional gate is applied to them, while they are still in L1.
+const planesChunk = 4096
+
+// vote8Words is vote8 over whole words: pos and nz hold a multiple of 8
+// bytes, and word i reads the planes at byte off+i.
+func vote8Words(pos, nz []byte, planes [][]byte, off int) {
+	n := len(pos)
+	nz = nz[:n]
+	p0, p1, p2, p3 := planes[0][off:off+n], planes[1][off:off+n], planes[2][off:off+n], planes[3][off:off+n]
+	p4, p5, p6, p7 := planes[4][off:off+n], planes[5][off:off+n], planes[6][off:off+n], planes[7][off:off+n]
+	for j := 0; j+8 <= n; j += 8 {
+		x0, x1, x2, x3 := le64(p0[j:]), le64(p1[j:]), le64(p2[j:]), le64(p3[j:])
+		x4, x5, x6, x7 := le64(p4[j:]), le64(p5[j:]), le64(p6[j:]), le64(p7[j:])
+		s1, c1 := fullAdd(x0, x1, x2)
+		s2, c2 := fullAdd(x3, x4, x5)
+		s3, c3 := fullAdd(s1, s2, x6)
+		b0, h := s3^x7, s3&x7
+		t, c4 := fullAdd(c1, c2, c3)
+		b1, h2 := t^h, t&h
+		b23 := c4 | h2 // b3 | b2
+		up := c4&h2 | b23&(b1|b0)
+		binary.LittleEndian.PutUint64(pos[j:], up)
+		binary.LittleEndian.PutUint64(nz[j:], up|^b23)
+	}
+}
+
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// applyPatternPlanes clears the bits of result planes pos and nz (a
+// multiple of 8 bytes) that the period-p positional gate zeroes; bit 0 of
+// pos[0] is at pattern offset o.
+func applyPatternPlanes(pos, nz []byte, p, o int) {
+	nz = nz[:len(pos)]
+	step := 64 % p
+	masks := &patternBitMask[p]
+	for j := 0; j+8 <= len(pos); j += 8 {
+		m := masks[o]
+		binary.LittleEndian.PutUint64(pos[j:], le64(pos[j:])&m)
+		binary.LittleEndian.PutUint64(nz[j:], le64(nz[j:])&m)
+		if o += step; o >= p {
+			o -= p
+		}
+	}
 }
 
 func fullAdd(a, b, c uint64) (sum, carry uint64) {

@@ -22,7 +22,7 @@ func EncodeSigns(dst []byte, g []float32) error {
 	if len(dst) < PlaneBytes(len(g)) {
 		panic("lowbit: EncodeSigns: dst too short")
 	}
-	if !encodeSigns(dst, g) {
+	if !kernels.encodeSigns(dst, g) {
 		return CheckFinite(g)
 	}
 	return nil
@@ -67,20 +67,40 @@ func EncodeGates(dst []byte, g []float32, tau float32) error {
 	if !(tau >= 0) || math.IsInf(float64(tau), 0) {
 		return fmt.Errorf("gate threshold %v must be finite and non-negative", tau)
 	}
-	for i := range PlaneBytes(len(g)) {
-		var b byte
-		for k := 0; k < 8 && 8*i+k < len(g); k++ {
-			v := g[8*i+k]
-			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
-				return &NonFiniteError{Index: 8*i + k, Value: v}
-			}
-			if v > tau || v < -tau {
-				b |= 1 << k
-			}
-		}
-		dst[i] = b
+	// |g| > tau on the IEEE bits: both sides are non-negative, where the
+	// integer order of the bits is the float order; -0 becomes +0.
+	if !kernels.encodeGates(dst, g, math.Float32bits(tau)&^(1<<31)) {
+		return CheckFinite(g)
 	}
 	return nil
+}
+
+// encodeGatesGeneric is the portable kernel behind EncodeGates: bit j is
+// 1{g[j]&0x7fffffff > tau} on the IEEE bits, i.e. the top bit of
+// tau - |x|. It reports false if g holds a NaN or Inf.
+func encodeGatesGeneric(dst []byte, g []float32, tau uint32) bool {
+	var bad uint32
+	n8 := len(g) &^ 7
+	for i := 0; i < n8; i += 8 {
+		v := g[i : i+8 : i+8]
+		var b uint32
+		for k := 0; k < 8; k++ {
+			x := math.Float32bits(v[k]) &^ (1 << 31)
+			bad |= x + 0x00800000
+			b |= ((tau - x) >> 31) << k
+		}
+		dst[i>>3] = byte(b)
+	}
+	if n8 < len(g) {
+		var b uint32
+		for k, v := range g[n8:] {
+			x := math.Float32bits(v) &^ (1 << 31)
+			bad |= x + 0x00800000
+			b |= ((tau - x) >> 31) << k
+		}
+		dst[n8>>3] = byte(b)
+	}
+	return bad>>31 == 0
 }
 
 // PackPacket writes the paper's element-major packets for len(g) <= 8
