@@ -1,0 +1,199 @@
+package workload
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// MiB is 2^20 bytes.
+const MiB = 1 << 20
+
+// PaperBucketBytes is the paper's bucket cap: 32 MiB of FP32 gradients.
+const PaperBucketBytes = 32 * MiB
+
+// BucketMode selects how the gradient stream is cut into buckets.
+type BucketMode uint8
+
+const (
+	// SplitTensors cuts the reverse-order gradient stream into fixed-size
+	// chunks; a tensor may span chunks.
+	SplitTensors BucketMode = iota
+	// WholeTensors is PyTorch DDP's rule: whole tensors in reverse order; a
+	// bucket closes once its size reaches the cap.
+	WholeTensors
+)
+
+func (m BucketMode) String() string {
+	switch m {
+	case SplitTensors:
+		return "split"
+	case WholeTensors:
+		return "whole"
+	}
+	return fmt.Sprintf("BucketMode(%d)", uint8(m))
+}
+
+// ParseBucketMode accepts "split" and "whole" (or "ddp").
+func ParseBucketMode(s string) (BucketMode, error) {
+	switch s {
+	case "split", "chunk", "fixed":
+		return SplitTensors, nil
+	case "whole", "ddp", "tensor":
+		return WholeTensors, nil
+	}
+	return 0, fmt.Errorf("unknown bucket mode %q (want split or whole)", s)
+}
+
+// BucketOptions configures Bucketize.
+type BucketOptions struct {
+	// CapBytes is the bucket cap in gradient bytes; 0 means PaperBucketBytes.
+	CapBytes int64
+	// FirstCapBytes caps the first bucket (DDP uses 1 MiB); 0 means CapBytes.
+	FirstCapBytes int64
+	// BytesPerElement is the gradient element size; 0 means 4 (FP32).
+	BytesPerElement int
+	Mode            BucketMode
+}
+
+// Bucket is one gradient bucket handed to the collective.
+type Bucket struct {
+	Index    int   `json:"index"`
+	Elements int64 `json:"elements"`
+	// Bytes is the bucket's gradient size (Elements * BytesPerElement).
+	Bytes int64 `json:"bytes"`
+	// ReadyPS is when the bucket's last gradient is produced, from the
+	// start of backward.
+	ReadyPS int64 `json:"ready_ps"`
+	// First and Last name the first and last tensors it holds (backward
+	// order); empty for traces read from files.
+	First string `json:"first,omitempty"`
+	Last  string `json:"last,omitempty"`
+}
+
+// Trace is the bucket trace of one worker's step.
+type Trace struct {
+	Model string `json:"model"`
+	// ForwardPS and BackwardPS are the step's compute; zero when unknown.
+	ForwardPS  int64 `json:"forward_ps"`
+	BackwardPS int64 `json:"backward_ps"`
+	// BytesPerElement is the gradient element size (4 for FP32).
+	BytesPerElement int      `json:"bytes_per_element"`
+	Buckets         []Bucket `json:"buckets"`
+
+	total int64 // running byte total while decoding
+}
+
+// Elements returns the total gradient elements of the trace.
+func (t *Trace) Elements() int64 {
+	var n int64
+	for _, b := range t.Buckets {
+		n += b.Elements
+	}
+	return n
+}
+
+// Bytes returns the total gradient bytes of the trace.
+func (t *Trace) Bytes() int64 {
+	var n int64
+	for _, b := range t.Buckets {
+		n += b.Bytes
+	}
+	return n
+}
+
+// mulDiv returns a*b/c rounded down, for 0 <= a, b and a*b/c < 2^63.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(q)
+}
+
+// Bucketize cuts the timeline's gradient stream into buckets. Gradients are
+// produced uniformly over each layer's backward interval, so an element at
+// offset x of a span of E elements lasting D is produced at start + D*x/E
+// (rounded down); a bucket is ready when its last element is produced.
+func Bucketize(tl *Timeline, o BucketOptions) (*Trace, error) {
+	if o.CapBytes == 0 {
+		o.CapBytes = PaperBucketBytes
+	}
+	if o.FirstCapBytes == 0 {
+		o.FirstCapBytes = o.CapBytes
+	}
+	if o.BytesPerElement == 0 {
+		o.BytesPerElement = 4
+	}
+	bpe := int64(o.BytesPerElement)
+	if bpe < 1 || bpe > 64 {
+		return nil, fmt.Errorf("bucketize %s: bytes per element %d outside 1..64", tl.Model, bpe)
+	}
+	if o.CapBytes < bpe || o.FirstCapBytes < bpe {
+		return nil, fmt.Errorf("bucketize %s: bucket cap %d (first %d) is smaller than one element (%d bytes)", tl.Model, o.CapBytes, o.FirstCapBytes, bpe)
+	}
+	if o.Mode != SplitTensors && o.Mode != WholeTensors {
+		return nil, fmt.Errorf("bucketize %s: unknown bucket mode %v", tl.Model, o.Mode)
+	}
+	tr := &Trace{Model: tl.Model, ForwardPS: tl.ForwardPS, BackwardPS: tl.BackwardPS, BytesPerElement: o.BytesPerElement}
+	capOf := func(i int) int64 {
+		if i == 0 {
+			return o.FirstCapBytes / bpe
+		}
+		return o.CapBytes / bpe
+	}
+	var (
+		cur      Bucket // the open bucket
+		curOpen  bool
+		lastTime int64
+	)
+	emit := func(ready int64, last string) {
+		cur.Index = len(tr.Buckets)
+		cur.Bytes = cur.Elements * bpe
+		cur.ReadyPS = ready
+		cur.Last = last
+		tr.Buckets = append(tr.Buckets, cur)
+		cur, curOpen = Bucket{}, false
+	}
+	for _, sp := range tl.Spans {
+		if sp.Elements == 0 {
+			continue
+		}
+		dur := sp.EndPS - sp.StartPS
+		at := func(x int64) int64 { return sp.StartPS + mulDiv(dur, x, sp.Elements) }
+		var off int64 // element offset within the span
+		for _, t := range sp.Tensors {
+			e := t.Elements()
+			switch o.Mode {
+			case WholeTensors:
+				if !curOpen {
+					cur, curOpen = Bucket{First: t.Name}, true
+				}
+				cur.Elements += e
+				off += e
+				if cur.Elements >= capOf(len(tr.Buckets)) {
+					emit(at(off), t.Name)
+				}
+			case SplitTensors:
+				rem := e
+				for rem > 0 {
+					if !curOpen {
+						cur, curOpen = Bucket{First: t.Name}, true
+					}
+					take := min(rem, capOf(len(tr.Buckets))-cur.Elements)
+					cur.Elements += take
+					off += take
+					rem -= take
+					if cur.Elements == capOf(len(tr.Buckets)) {
+						emit(at(off), t.Name)
+					}
+				}
+			}
+			if curOpen {
+				cur.Last = t.Name
+			}
+		}
+		lastTime = sp.EndPS
+	}
+	if curOpen && cur.Elements > 0 {
+		emit(lastTime, cur.Last)
+	}
+	return tr, nil
+}

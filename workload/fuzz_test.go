@@ -1,0 +1,127 @@
+package workload
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// FuzzParseTraceJSON checks the decoder never panics, and that whatever it
+// accepts survives a write/read round trip unchanged.
+func FuzzParseTraceJSON(f *testing.F) {
+	f.Add([]byte(`{"model":"m","forward_us":1,"backward_us":9,"buckets":[{"bytes":33554432,"ready_us":1.5},{"bytes":8,"ready_us":9,"elements":2}]}`))
+	f.Add([]byte(`{"buckets":[{"bytes":4,"ready_us":0}]}`))
+	f.Add([]byte(`{"bytes_per_element":2,"buckets":[{"bytes":6,"ready_us":1e3}]}`))
+	f.Add([]byte(`{"buckets":[{"bytes":4,"ready_us":-1}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := ParseTraceJSON(data, "f.json")
+		if err != nil {
+			if !strings.Contains(err.Error(), "f.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		checkTrace(t, tr)
+		var b bytes.Buffer
+		if err := tr.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseTraceJSON(b.Bytes(), "again.json")
+		if err != nil {
+			t.Fatalf("re-read: %v\n%s", err, b.Bytes())
+		}
+		sameTrace(t, tr, again)
+	})
+}
+
+// FuzzParseTraceCSV is FuzzParseTraceJSON for the CSV form.
+func FuzzParseTraceCSV(f *testing.F) {
+	f.Add("bytes,ready_us\n33554432,1.5\n8,9\n")
+	f.Add("# c\nready_us, bytes ,elements\n1,4,1\n")
+	f.Add("bytes,ready_us\n4,\"1\"\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		tr, err := ParseTraceCSV(strings.NewReader(text), "f.csv")
+		if err != nil {
+			if !strings.Contains(err.Error(), "f.csv") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		checkTrace(t, tr)
+		var b bytes.Buffer
+		if err := tr.WriteCSV(&b); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseTraceCSV(&b, "again.csv")
+		if err != nil {
+			t.Fatalf("re-read: %v", err)
+		}
+		sameTrace(t, tr, again)
+	})
+}
+
+// FuzzParseProfileYAML checks the profile decoder never panics and that an
+// accepted profile validates and sums consistently.
+func FuzzParseProfileYAML(f *testing.F) {
+	f.Add([]byte(goodYAML))
+	f.Add([]byte("name: x\nlayers: [{name: a, tensors: [{name: w, shape: [2, 3]}], fwd_flops: 0}]\n"))
+	f.Add([]byte("name: x\nseq_len: 128\nlayers: [{name: a, group: head, tensors: [{name: w, shape: []}]}]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParseProfileYAML(data, "f.yaml")
+		if err != nil {
+			if !strings.Contains(err.Error(), "f.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("accepted profile does not validate: %v", err)
+		}
+		var sum int64
+		for _, v := range p.GroupParams() {
+			sum += v
+		}
+		if sum != p.Params() || sum <= 0 {
+			t.Fatalf("group sum %d, params %d", sum, p.Params())
+		}
+	})
+}
+
+func checkTrace(t *testing.T, tr *Trace) {
+	t.Helper()
+	if len(tr.Buckets) == 0 {
+		t.Fatal("accepted an empty trace")
+	}
+	prev := int64(0)
+	for i, b := range tr.Buckets {
+		if b.Bytes <= 0 || b.Elements*int64(tr.BytesPerElement) != b.Bytes || b.ReadyPS < prev || b.Index != i {
+			t.Fatalf("bucket %d invalid: %+v", i, b)
+		}
+		prev = b.ReadyPS
+	}
+	if tr.BackwardPS < prev {
+		t.Fatalf("backward %d before last ready %d", tr.BackwardPS, prev)
+	}
+}
+
+func sameTrace(t *testing.T, a, b *Trace) {
+	t.Helper()
+	if len(a.Buckets) != len(b.Buckets) {
+		t.Fatalf("%d vs %d buckets", len(a.Buckets), len(b.Buckets))
+	}
+	for i := range a.Buckets {
+		x, y := a.Buckets[i], b.Buckets[i]
+		// Picoseconds above 2^53 may move by a rounding step through the
+		// microsecond float.
+		if x.Bytes != y.Bytes || x.Elements != y.Elements || diff(x.ReadyPS, y.ReadyPS) > x.ReadyPS>>50+1 {
+			t.Fatalf("bucket %d: %+v vs %+v", i, x, y)
+		}
+	}
+}
+
+func diff(a, b int64) int64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
