@@ -1,0 +1,508 @@
+package cxl
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+const testCap = 1 << 30
+
+func mustCore(t testing.TB) *Core {
+	t.Helper()
+	c, err := NewCore(Config{Capacity: testCap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustMap(t testing.TB, c *Core, r Region) RegionID {
+	t.Helper()
+	id, err := c.Map(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func randLine(r *rand.Rand) []byte {
+	b := make([]byte, LineBytes)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// checkStored verifies the non-destructive invariant: every stored line
+// equals what the reference model stored, and no other line exists.
+func checkStored(t *testing.T, c *Core, m *refModel) {
+	t.Helper()
+	got := c.StoredLines()
+	if len(got) != len(m.mem) {
+		t.Fatalf("core stores %d lines, reference %d", len(got), len(m.mem))
+	}
+	for _, a := range got {
+		l, err := c.Peek(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, ok := m.mem[a]; !ok || l != want {
+			t.Fatalf("stored line %#x = %x, reference %x (present %v)", a, l, want, ok)
+		}
+	}
+}
+
+func TestModeStringParse(t *testing.T) {
+	for _, m := range Modes() {
+		got, err := ParseMode(m.String())
+		if err != nil || got != m {
+			t.Errorf("ParseMode(%q) = %v, %v; want %v", m.String(), got, err, m)
+		}
+	}
+	if _, err := ParseMode("fp16"); err == nil {
+		t.Error(`ParseMode("fp16") succeeded`)
+	}
+	if s := Mode(9).String(); s != "Mode(9)" {
+		t.Errorf("Mode(9).String() = %q", s)
+	}
+}
+
+func TestConfigAndRegionValidate(t *testing.T) {
+	if _, err := NewCore(Config{Capacity: 100}); err == nil {
+		t.Error("capacity 100 accepted")
+	}
+	c := mustCore(t)
+	good := Region{Name: "g", Base: 0, Size: 8 * 64, Workers: 8, Layout: lowbit.WorkerMajor}
+	bad := []struct {
+		name string
+		r    Region
+	}{
+		{"unaligned base", Region{Base: 3, Size: 64, Workers: 1}},
+		{"zero size", Region{Base: 0, Size: 0, Workers: 1}},
+		{"size not whole slabs", Region{Base: 0, Size: 3 * 64, Workers: 2, Layout: lowbit.WorkerMajor}},
+		{"9 workers element-major", Region{Base: 0, Size: 64, Workers: 9}},
+		{"0 workers", Region{Base: 0, Size: 64, Workers: 0, Layout: lowbit.WorkerMajor}},
+		{"bad gate", Region{Base: 0, Size: 64, Workers: 1, Gate: lowbit.Gate{Kind: lowbit.GateMargin}}},
+		{"bad mode", Region{Base: 0, Size: 64, Workers: 1, Mode: 7}},
+		{"beyond capacity", Region{Base: testCap - 64, Size: 128, Workers: 1}},
+		{"negative element0", Region{Base: 0, Size: 64, Workers: 1, Element0: -1}},
+	}
+	for _, tt := range bad {
+		if _, err := c.Map(tt.r); err == nil {
+			t.Errorf("%s: Map succeeded", tt.name)
+		}
+	}
+	mustMap(t, c, good)
+	// The view window of good is [512, 640): a region there overlaps.
+	if _, err := c.Map(Region{Base: 576, Size: 64, Workers: 1}); err == nil {
+		t.Error("region overlapping a view window was mapped")
+	}
+	mustMap(t, c, Region{Base: good.End(), Size: 64, Workers: 1})
+}
+
+func TestBadRequestsGetErrorResponses(t *testing.T) {
+	c := mustCore(t)
+	wm := mustMap(t, c, Region{Name: "wm", Base: 4096, Size: 4 * 64, Workers: 4, Layout: lowbit.WorkerMajor})
+	r, _ := c.Region(wm)
+	good := make([]byte, 64)
+	for i := range good {
+		good[i] = 0x5a
+	}
+	cases := []struct {
+		name string
+		req  Req
+		want error
+		kind RespKind
+	}{
+		{"unaligned read", Read(1, 65), ErrUnaligned, DRS},
+		{"unaligned write", Write(2, 4097, good), ErrUnaligned, NDR},
+		{"read beyond capacity", Read(3, testCap), ErrOutOfRange, DRS},
+		{"write far beyond", Write(4, 1<<62, good), ErrOutOfRange, NDR},
+		{"short write", Write(5, 0, good[:63]), ErrBadLength, NDR},
+		{"long write", Write(6, 0, append(good, 0)), ErrBadLength, NDR},
+		{"nil write", Write(7, 0, nil), ErrBadLength, NDR},
+		{"read with data", Req{Op: MemRd, Tag: 8, Data: good}, ErrBadLength, DRS},
+		{"bad opcode", Req{Op: 0, Tag: 9}, ErrBadOpcode, NDR},
+		{"view read in identity", Read(10, r.ViewAddr(0, 0)), ErrUnmappedView, DRS},
+		{"view write", Write(11, r.ViewAddr(0, 1), good), ErrReadOnlyView, NDR},
+	}
+	seq := uint64(0)
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			before := c.StoredLines()
+			resp, err := c.Do(tt.req)
+			seq++
+			if !errors.Is(err, tt.want) || !sameErrKind(resp.Err, tt.want) {
+				t.Fatalf("Do(%v) error %v, resp.Err %v; want %v", tt.req.Op, err, resp.Err, tt.want)
+			}
+			if resp.Kind != tt.kind || resp.Tag != tt.req.Tag || resp.Seq != seq || resp.Data != (Line{}) || resp.OK() {
+				t.Fatalf("response %+v: want kind %v tag %d seq %d, zero data, not OK", resp, tt.kind, tt.req.Tag, seq)
+			}
+			if after := c.StoredLines(); len(after) != len(before) {
+				t.Fatalf("a failed request stored a line")
+			}
+		})
+	}
+	st := c.Stats()
+	if st.TotalErrors() != uint64(len(cases)) {
+		t.Errorf("stats count %d errors, want %d", st.TotalErrors(), len(cases))
+	}
+	for i, k := range ErrKinds {
+		if st.Errors[i] == 0 {
+			t.Errorf("no %q error counted", k)
+		}
+	}
+}
+
+// TestModeLatchAtAcceptance: a read accepted before a mode change
+// completes under the mode it was accepted with (paper Sec. 3: the
+// control path writes the latch between transactions).
+func TestModeLatchAtAcceptance(t *testing.T) {
+	c := mustCore(t)
+	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: GBinary})
+	packet := make([]byte, 64)
+	for i := range packet {
+		packet[i] = byte(i * 37)
+	}
+	if _, err := c.Do(Write(1, 0, packet)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Accept(Read(2, 0)); err != nil { // latched G-Binary
+		t.Fatal(err)
+	}
+	if err := c.SetMode(id, Identity, 777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Accept(Read(3, 0)); err != nil { // latched identity
+		t.Fatal(err)
+	}
+	if err := c.SetMode(id, GTernary, 778); err != nil {
+		t.Fatal(err)
+	}
+	r1, _ := c.Complete()
+	r2, _ := c.Complete()
+	if _, ok := c.Complete(); ok {
+		t.Fatal("a third response")
+	}
+	counts := lowbit.RefCountPacket(packet, 8)
+	for i := range 64 {
+		if int(r1.Data[i]) != counts[i] {
+			t.Fatalf("read accepted in g-binary: byte %d = %d, want count %d", i, r1.Data[i], counts[i])
+		}
+	}
+	if r1.Mode != GBinary || !r1.Transformed {
+		t.Errorf("first read completed in %v (transformed %v), want g-binary", r1.Mode, r1.Transformed)
+	}
+	if r2.Mode != Identity || r2.Transformed || !bytes.Equal(r2.Data[:], packet) {
+		t.Errorf("read accepted in identity: mode %v transformed %v data %x", r2.Mode, r2.Transformed, r2.Data)
+	}
+	ch := c.ModeChanges()
+	want := []ModeChange{{Region: id, From: GBinary, To: Identity, AfterSeq: 2, Time: 777}, {Region: id, From: Identity, To: GTernary, AfterSeq: 3, Time: 778}}
+	if fmt.Sprint(ch) != fmt.Sprint(want) {
+		t.Errorf("mode changes %v, want %v", ch, want)
+	}
+	if err := c.SetMode(id, GTernary, 779); err != nil || c.Stats().ModeChanges != 2 {
+		t.Errorf("writing the same mode counted as a change (%v, %d)", err, c.Stats().ModeChanges)
+	}
+	// Do refuses to run with transactions in flight.
+	c.Accept(Read(4, 0))
+	if _, err := c.Do(Read(5, 0)); err == nil {
+		t.Error("Do with a transaction in flight succeeded")
+	}
+}
+
+// TestReadsSeeEarlierWritesOnly: completion is in acceptance order, so a
+// read accepted before a write returns the old bytes.
+func TestReadsSeeEarlierWritesOnly(t *testing.T) {
+	c := mustCore(t)
+	a, b := bytes.Repeat([]byte{1}, 64), bytes.Repeat([]byte{2}, 64)
+	c.Accept(Write(1, 640, a))
+	c.Accept(Read(2, 640))
+	c.Accept(Write(3, 640, b))
+	c.Accept(Read(4, 640))
+	var got []Resp
+	for {
+		r, ok := c.Complete()
+		if !ok {
+			break
+		}
+		got = append(got, r)
+	}
+	if len(got) != 4 || got[0].Kind != NDR || !bytes.Equal(got[1].Data[:], a) || !bytes.Equal(got[3].Data[:], b) {
+		t.Fatalf("responses %+v", got)
+	}
+}
+
+// TestPaperExample is the worked example of paper Sec. 2: with eight
+// workers, six positive and two negative give +1; a G-Ternary gate zero
+// at that element returns 0.
+func TestPaperExample(t *testing.T) {
+	c := mustCore(t)
+	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: GBinary})
+	p := make([]byte, 64)
+	p[1] = 0b0011_1111 // element 1: six of eight positive
+	p[2] = 0b0011_1111 // element 2: the same, but 2 mod 3 == 2 is gated off
+	p[3] = 0b0000_1111 // element 3: a 4-4 tie
+	c.Do(Write(1, 0, p))
+	r, _ := c.Do(Read(2, 0))
+	if r.Data[1] != 6 || r.Data[3] != 4 {
+		t.Fatalf("g-binary counts %d, %d; want 6, 4", r.Data[1], r.Data[3])
+	}
+	c.SetMode(id, GTernary, 0)
+	r, _ = c.Do(Read(3, 0))
+	if int8(r.Data[1]) != 1 || r.Data[2] != 0 || r.Data[3] != 0 || int8(r.Data[0]) != -1 {
+		t.Fatalf("g-ternary %d %d %d %d; want -1 1 0 0", int8(r.Data[0]), int8(r.Data[1]), int8(r.Data[2]), int8(r.Data[3]))
+	}
+}
+
+// sweepRegions returns regions covering both layouts, W at the edges and
+// every gate kind.
+func sweepRegions(r *rand.Rand) []Region {
+	gates := []lowbit.Gate{lowbit.PaperGate, {Kind: lowbit.GatePattern, Period: 2}, {Kind: lowbit.GatePattern, Period: 64},
+		{Kind: lowbit.GateWorker}, {Kind: lowbit.GateMargin, Threshold: 1}, {Kind: lowbit.GateMargin, Threshold: 3}}
+	var out []Region
+	base := uint64(0)
+	for _, l := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
+		ws := []int{1, 2, 3, 7, 8}
+		if l == lowbit.WorkerMajor {
+			ws = []int{1, 2, 8, 9, 33, 64}
+		}
+		for _, w := range ws {
+			for _, g := range gates {
+				reg := Region{Name: fmt.Sprintf("%v/W%d/%v", l, w, g), Base: base, Workers: w, Layout: l, Gate: g, Element0: r.IntN(100)}
+				lines := 1 + r.IntN(3)
+				reg.Size = uint64(reg.Slabs()*lines) * 64
+				out = append(out, reg)
+				base = reg.End() + 64*uint64(r.IntN(2))
+			}
+		}
+	}
+	return out
+}
+
+// TestAgainstReferenceModel drives every region shape through random
+// writes, reads of every address and mode changes, comparing with the
+// reference model and checking stored bytes after every step.
+func TestAgainstReferenceModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := mustCore(t)
+	m := newRefModel(testCap)
+	regs := sweepRegions(rng)
+	for _, r := range regs {
+		id := mustMap(t, c, r)
+		if rid := m.mapRegion(r); rid != int(id) {
+			t.Fatalf("ids diverge")
+		}
+	}
+	end := regs[len(regs)-1].End() + 128
+	tag := uint16(0)
+	step := func(req Req) {
+		t.Helper()
+		tag++
+		req.Tag = tag
+		got, err := c.Do(req)
+		m.accept(req)
+		want, wantErr := m.complete()
+		if !sameErrKind(err, wantErr) || !sameErrKind(got.Err, wantErr) {
+			t.Fatalf("%v %#x: error %v, want %v", req.Op, req.Addr, err, wantErr)
+		}
+		got.Err = nil
+		if got != want {
+			t.Fatalf("%v %#x:\n got %+v\nwant %+v", req.Op, req.Addr, got, want)
+		}
+	}
+	// Write every data line, then read every address in every mode.
+	for a := uint64(0); a < end; a += 64 {
+		step(Write(0, a, randLine(rng)))
+	}
+	checkStored(t, c, m)
+	for _, mode := range Modes() {
+		for id := range regs {
+			c.SetMode(RegionID(id), mode, 0)
+			m.setMode(id, mode)
+		}
+		for a := uint64(0); a < end; a += 64 {
+			step(Read(0, a))
+		}
+		checkStored(t, c, m)
+	}
+	// Random traffic with random mode changes between transactions.
+	for range 20000 {
+		a := uint64(rng.IntN(int(end/64))) * 64
+		switch rng.IntN(10) {
+		case 0:
+			id := rng.IntN(len(regs))
+			mode := Mode(rng.IntN(NumModes))
+			c.SetMode(RegionID(id), mode, 0)
+			m.setMode(id, mode)
+		case 1, 2:
+			step(Write(0, a, randLine(rng)))
+		default:
+			step(Read(0, a))
+		}
+	}
+	checkStored(t, c, m)
+}
+
+// TestControllerConcurrent has one writer goroutine per worker and a
+// control goroutine flipping the mode, then checks the aggregate. Run
+// with -race.
+func TestControllerConcurrent(t *testing.T) {
+	const w, lines = 16, 32
+	ctl, err := New(Config{Capacity: testCap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := Region{Base: 1 << 20, Size: w * lines * 64, Workers: w, Layout: lowbit.WorkerMajor}
+	id, err := ctl.Map(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planes := make([][]byte, w) // worker k's whole slab
+	for k := range planes {
+		planes[k] = randLine(rand.New(rand.NewPCG(uint64(k), 9)))
+		for range lines - 1 {
+			planes[k] = append(planes[k], randLine(rand.New(rand.NewPCG(uint64(k), uint64(len(planes[k])))))...)
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range lines {
+				if _, err := ctl.WriteLine(uint16(k), reg.SignAddr(k, l), planes[k][l*64:(l+1)*64]); err != nil {
+					t.Error(err)
+				}
+				// Readers race with writers: raw slab reads are never transformed.
+				if r, err := ctl.ReadLine(uint16(k), reg.SignAddr(k, l)); err != nil || r.Transformed {
+					t.Error(err, r.Transformed)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 200 {
+			if err := ctl.SetMode(id, Modes()[i%NumModes], int64(i)); err != nil {
+				t.Error(err)
+			}
+			ctl.Stats()
+		}
+	}()
+	wg.Wait()
+	if err := ctl.SetMode(id, GBinary, 1000); err != nil {
+		t.Fatal(err)
+	}
+	spec := reg.Spec(GBinary)
+	for l := range lines {
+		signs := make([][]byte, w)
+		for k := range w {
+			signs[k] = planes[k][l*64 : (l+1)*64]
+		}
+		want := lowbit.RefAggregatePlanes(signs, nil, 512, spec, l*512)
+		pos, _ := ctl.ReadLine(0, reg.ViewAddr(l, 0))
+		nz, _ := ctl.ReadLine(0, reg.ViewAddr(l, 1))
+		got := make([]int8, 512)
+		lowbit.UnpackPlanes(got, pos.Data[:], nz.Data[:], 512)
+		if !slicesEqual(got, want) {
+			t.Fatalf("line %d: aggregate differs from the reference", l)
+		}
+	}
+	st := ctl.Stats()
+	if st.Modes[Identity].WriteLines+st.Modes[FP32Bypass].WriteLines+st.Modes[GBinary].WriteLines+st.Modes[GTernary].WriteLines != w*lines {
+		t.Errorf("write lines %+v, want %d in total", st.Modes, w*lines)
+	}
+	if st.Modes[GBinary].TransformedLines != 2*lines || st.Modes[GBinary].MediaLinesRead < 2*w*lines {
+		t.Errorf("g-binary stats %+v", st.Modes[GBinary])
+	}
+}
+
+func slicesEqual[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestStatsPerMode(t *testing.T) {
+	c := mustCore(t)
+	id := mustMap(t, c, Region{Base: 0, Size: 128, Workers: 8, Gate: lowbit.Gate{Kind: lowbit.GateWorker}})
+	c.Do(Write(0, 0, make([]byte, 64)))  // sign packet, identity
+	c.Do(Write(0, 64, make([]byte, 64))) // gate packet
+	c.Do(Read(0, 0))
+	c.SetMode(id, GTernary, 5)
+	c.Do(Read(0, 0))  // transformed, reads sign and gate lines
+	c.Do(Read(0, 64)) // gate slab: stored bytes
+	c.Do(Read(0, 3))  // error
+	st := c.Stats()
+	want := [NumModes]ModeStats{
+		Identity: {ReadLines: 1, WriteLines: 2, ReadBytes: 64, WriteBytes: 128, MediaLinesRead: 1},
+		GTernary: {ReadLines: 2, TransformedLines: 1, ReadBytes: 128, MediaLinesRead: 3},
+	}
+	if st.Modes != want || st.Transactions != 6 || st.Completed != 6 || st.TotalErrors() != 1 || st.ModeChanges != 1 {
+		t.Errorf("stats %+v\nwant modes %+v", st, want)
+	}
+}
+
+func TestUnmapKeepsBytes(t *testing.T) {
+	c := mustCore(t)
+	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: GBinary})
+	p := bytes.Repeat([]byte{0xff}, 64)
+	c.Do(Write(0, 0, p))
+	c.Accept(Read(1, 0))
+	if err := c.Unmap(id); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := c.Complete() // accepted while mapped: still g-binary
+	if r.Data[0] != 8 {
+		t.Errorf("read accepted before unmap returned %d, want count 8", r.Data[0])
+	}
+	r, _ = c.Do(Read(2, 0))
+	if !bytes.Equal(r.Data[:], p) || r.Region != NoRegion {
+		t.Errorf("plain read after unmap: %+v", r)
+	}
+	if err := c.SetMode(id, Identity, 0); err == nil {
+		t.Error("SetMode on an unmapped region succeeded")
+	}
+}
+
+func TestQueueCompaction(t *testing.T) {
+	c := mustCore(t)
+	// Keep one transaction in flight for a long time: the queue must not grow without bound.
+	c.Accept(Read(0, 0))
+	for i := range 10000 {
+		c.Accept(Read(uint16(i), 64))
+		if _, ok := c.Complete(); !ok {
+			t.Fatal("nothing to complete")
+		}
+	}
+	if c.Pending() != 1 || cap(c.queue) > 1024 {
+		t.Errorf("pending %d, queue capacity %d", c.Pending(), cap(c.queue))
+	}
+}
+
+func TestPeek(t *testing.T) {
+	c := mustCore(t)
+	if _, err := c.Peek(1); !errors.Is(err, ErrUnaligned) {
+		t.Error(err)
+	}
+	if _, err := c.Peek(testCap); !errors.Is(err, ErrOutOfRange) {
+		t.Error(err)
+	}
+	if l, err := c.Peek(64); err != nil || l != (Line{}) {
+		t.Error(l, err)
+	}
+}
