@@ -1,0 +1,83 @@
+package nn_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/nn"
+)
+
+// BenchmarkCNNEpochMNIST trains the small CNN for one epoch of MNIST
+// (60,000 images, batch 128 split over W = 8 replicas, a separate backward
+// per shard, mean gradient, SGD with momentum). The PyTorch twin is
+// bench/peers/torch_cnn_epoch.py.
+//
+//	go test -run '^$' -bench CNNEpochMNIST -benchtime 1x ./nn
+func BenchmarkCNNEpochMNIST(b *testing.B) {
+	s := loadMNIST(b)
+	m := nn.NewSmallCNN(rand.New(rand.NewPCG(1, 0)), 1, 28, 28, 10)
+	reps := m.NewReplicas(8)
+	opt := nn.NewSGD(m, 0.05, 0.9, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		trainEpoch(m, reps, opt, s.Train, 128, 1)
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(sec, "s/epoch")
+	b.ReportMetric(float64(s.Train.Len())/sec, "images/s")
+	b.StopTimer()
+	b.Logf("test accuracy after %d epoch(s): %.4f", b.N, accuracy(m, reps, s.Test))
+}
+
+// BenchmarkResNet18Step runs one forward and backward pass of CIFAR
+// ResNet-18 (10 classes) on a batch of 128 random 3×32×32 images. W = 1
+// is one replica with the whole batch; W = 8 splits it over 8 replicas
+// (the paper's virtual workers). The PyTorch twin is
+// bench/peers/torch_resnet18_step.py.
+//
+//	go test -run '^$' -bench ResNet18Step -benchtime 2x ./nn
+func BenchmarkResNet18Step(b *testing.B) {
+	for _, w := range []int{1, 8} {
+		b.Run(map[int]string{1: "W=1", 8: "W=8"}[w], func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 0))
+			m := nn.ResNet18(rng, 10)
+			reps := m.NewReplicas(w)
+			const batch = 128
+			x := nn.NewTensor(batch, 3, 32, 32)
+			for i := range x.Data {
+				x.Data[i] = float32(rng.NormFloat64())
+			}
+			y := make([]int, batch)
+			for i := range y {
+				y[i] = rng.IntN(10)
+			}
+			res := make([]nn.ShardResult, w)
+			nn.TrainShards(reps, x, y, res) // warm-up allocates the buffers
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				nn.TrainShards(reps, x, y, res)
+			}
+			ips := float64(batch*b.N) / b.Elapsed().Seconds()
+			b.ReportMetric(ips, "images/s")
+			b.ReportMetric(50000/ips/60, "min/epoch")
+		})
+	}
+}
+
+// BenchmarkMLPStep is a fast smoke benchmark of the replica path.
+func BenchmarkMLPStep(b *testing.B) {
+	_ = data.Names
+	rng := rand.New(rand.NewPCG(1, 0))
+	m := nn.NewMLP(rng, 784, []int{256}, 10)
+	reps := m.NewReplicas(8)
+	x := nn.NewTensor(128, 784)
+	y := make([]int, 128)
+	res := make([]nn.ShardResult, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		nn.TrainShards(reps, x, y, res)
+	}
+	b.ReportMetric(float64(128*b.N)/b.Elapsed().Seconds(), "images/s")
+}
