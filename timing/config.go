@@ -1,0 +1,289 @@
+package timing
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the timing model's configuration. Every default comes from the
+// paper (section named on the field) or is an assumption marked as such;
+// DefaultConfig returns them. YAML field names are the snake_case tags.
+type Config struct {
+	Streams    StreamsConfig    `yaml:"streams" json:"streams"`
+	LLC        LLCConfig        `yaml:"llc" json:"llc"`
+	Link       LinkConfig       `yaml:"link" json:"link"`
+	Memory     MemoryConfig     `yaml:"memory" json:"memory"`
+	Controller ControllerConfig `yaml:"controller" json:"controller"`
+}
+
+// StreamsConfig describes the W request streams (one per virtual worker).
+type StreamsConfig struct {
+	// Count is W. Paper Sec. 4: eight virtual workers.
+	Count int `yaml:"count" json:"count"`
+	// Outstanding is each stream's limit on requests in flight.
+	// Assumption: 16 (the paper gives no MSHR count); it keeps the default
+	// 8-stream load below the healthy link's capacity.
+	Outstanding int `yaml:"outstanding" json:"outstanding"`
+	// IssueIntervalNS is the minimum time between two issues of one
+	// stream. Assumption: 0 (back-to-back).
+	IssueIntervalNS float64 `yaml:"issue_interval_ns" json:"issue_interval_ns"`
+	// FootprintMiB is each stream's active gradient-buffer footprint.
+	// Paper Sec. 4: 2 MiB per GPU (16 MiB across eight workers).
+	FootprintMiB float64 `yaml:"footprint_mib" json:"footprint_mib"`
+	// Passes is how many times each stream sweeps its footprint.
+	// Assumption: 2, so that reuse, and hence the LLC, matters at all.
+	Passes int `yaml:"passes" json:"passes"`
+	// Pattern is "read" (default: the aggregate reads) or "write-read".
+	Pattern string `yaml:"pattern" json:"pattern"`
+}
+
+// LLCConfig describes the shared last-level cache.
+type LLCConfig struct {
+	// SizeMiB: paper Sec. 4, 8 MiB.
+	SizeMiB float64 `yaml:"size_mib" json:"size_mib"`
+	// Ways: assumption, 16.
+	Ways int `yaml:"ways" json:"ways"`
+	// HitLatencyNS is the lookup time paid by hits and misses alike.
+	// Assumption: 10 ns (the paper gives none).
+	HitLatencyNS float64 `yaml:"hit_latency_ns" json:"hit_latency_ns"`
+}
+
+// LinkConfig describes each stack's CXL link.
+type LinkConfig struct {
+	// BandwidthGiBps: paper Sec. 4, 128 GiB/s per direction.
+	BandwidthGiBps float64 `yaml:"bandwidth_gibps" json:"bandwidth_gibps"`
+	// Share is the fraction of the bandwidth left to gradient lines: 1 is
+	// healthy; below 1 models background traffic holding the rest
+	// (congestion). Default 1.
+	Share float64 `yaml:"share" json:"share"`
+}
+
+// MemoryConfig describes the CXL-attached memory.
+type MemoryConfig struct {
+	// LatencyNS: paper Sec. 4, 200 ns fixed access latency.
+	LatencyNS float64 `yaml:"latency_ns" json:"latency_ns"`
+}
+
+// ControllerConfig describes the controller stacks and their datapath.
+type ControllerConfig struct {
+	// Stacks is N, the number of controller stacks; paper Sec. 5.3 sweeps
+	// 1, 2, 4, 8. Default 1 (one shared controller).
+	Stacks int `yaml:"stacks" json:"stacks"`
+	// InterleaveBytes is the address-interleaving granule across stacks.
+	// Assumption: 64 (one line).
+	InterleaveBytes int `yaml:"interleave_bytes" json:"interleave_bytes"`
+	// Stages: paper Sec. 3, five controller cycles.
+	Stages int `yaml:"stages" json:"stages"`
+	// ClockGHz: paper Sec. 3/10, 2 GHz.
+	ClockGHz float64 `yaml:"clock_ghz" json:"clock_ghz"`
+	// InitiationCycles is how often a new line may enter the datapath:
+	// paper Sec. 3, 512 bits wide = one 64-byte line per cycle.
+	InitiationCycles int `yaml:"initiation_cycles" json:"initiation_cycles"`
+}
+
+// DefaultConfig returns the paper's default configuration (Sec. 4) with
+// the assumptions documented on each field.
+func DefaultConfig() Config {
+	return Config{
+		Streams: StreamsConfig{Count: 8, Outstanding: 16, FootprintMiB: 2, Passes: 2, Pattern: "read"},
+		LLC:     LLCConfig{SizeMiB: 8, Ways: 16, HitLatencyNS: 10},
+		Link:    LinkConfig{BandwidthGiBps: 128, Share: 1},
+		Memory:  MemoryConfig{LatencyNS: 200},
+		Controller: ControllerConfig{Stacks: 1, InterleaveBytes: 64, Stages: 5, ClockGHz: 2,
+			InitiationCycles: 1},
+	}
+}
+
+// MaxLinesPerRun bounds the lines one run may simulate (W x footprint x
+// passes x 2 for write-read), so that a configuration cannot ask for an
+// unbounded run.
+const MaxLinesPerRun = 1 << 30
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func checkRange(field string, v, lo, hi float64) error {
+	if !finite(v) || v < lo || v > hi {
+		return fmt.Errorf("%s: must be in [%g, %g], got %g", field, lo, hi, v)
+	}
+	return nil
+}
+
+func checkInt(field string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%s: must be in [%d, %d], got %d", field, lo, hi, v)
+	}
+	return nil
+}
+
+// Validate returns an error naming the first invalid field (YAML path,
+// e.g. "streams.count").
+func (c Config) Validate() error {
+	s := c.Streams
+	if err := checkInt("streams.count", s.Count, 1, 4096); err != nil {
+		return err
+	}
+	if err := checkInt("streams.outstanding", s.Outstanding, 1, 1<<16); err != nil {
+		return err
+	}
+	if err := checkRange("streams.issue_interval_ns", s.IssueIntervalNS, 0, 1e6); err != nil {
+		return err
+	}
+	if err := checkRange("streams.footprint_mib", s.FootprintMiB, 0, 1<<16); err != nil {
+		return err
+	}
+	if b := s.FootprintMiB * (1 << 20); b != math.Trunc(b) || int64(b)%LineBytes != 0 {
+		return fmt.Errorf("streams.footprint_mib: %g MiB is not a whole number of 64-byte lines", s.FootprintMiB)
+	}
+	if err := checkInt("streams.passes", s.Passes, 1, 1<<20); err != nil {
+		return err
+	}
+	p, err := ParsePattern(s.Pattern)
+	if err != nil {
+		return fmt.Errorf("streams.pattern: %w", err)
+	}
+	lines := float64(s.Count) * s.FootprintMiB * (1 << 20) / LineBytes * float64(s.Passes)
+	if p == PatternWriteRead {
+		lines *= 2
+	}
+	if lines > MaxLinesPerRun {
+		return fmt.Errorf("streams: count x footprint x passes = %.0f lines per run, above the limit %d", lines, MaxLinesPerRun)
+	}
+	l := c.LLC
+	if err := checkInt("llc.ways", l.Ways, 1, 1024); err != nil {
+		return err
+	}
+	if err := checkRange("llc.size_mib", l.SizeMiB, 1.0/(1<<20), 1<<12); err != nil {
+		return err
+	}
+	if b := l.SizeMiB * (1 << 20); b != math.Trunc(b) || int64(b)%(int64(l.Ways)*LineBytes) != 0 {
+		return fmt.Errorf("llc.size_mib: %g MiB is not a whole number of sets of %d ways x 64 B", l.SizeMiB, l.Ways)
+	}
+	if err := checkRange("llc.hit_latency_ns", l.HitLatencyNS, 0, 1e6); err != nil {
+		return err
+	}
+	if err := checkRange("link.bandwidth_gibps", c.Link.BandwidthGiBps, 1e-3, 1e6); err != nil {
+		return err
+	}
+	if !finite(c.Link.Share) || c.Link.Share <= 0 || c.Link.Share > 1 {
+		return fmt.Errorf("link.share: must be in (0, 1], got %g", c.Link.Share)
+	}
+	if err := checkRange("memory.latency_ns", c.Memory.LatencyNS, 0, 1e6); err != nil {
+		return err
+	}
+	k := c.Controller
+	if err := checkInt("controller.stacks", k.Stacks, 1, 1024); err != nil {
+		return err
+	}
+	if k.InterleaveBytes < LineBytes || k.InterleaveBytes > 1<<30 || k.InterleaveBytes%LineBytes != 0 {
+		return fmt.Errorf("controller.interleave_bytes: must be a multiple of 64 in [64, 2^30], got %d", k.InterleaveBytes)
+	}
+	if err := checkInt("controller.stages", k.Stages, 0, 1<<16); err != nil {
+		return err
+	}
+	if err := checkRange("controller.clock_ghz", k.ClockGHz, 1e-3, 1000); err != nil {
+		return err
+	}
+	if err := checkInt("controller.initiation_cycles", k.InitiationCycles, 0, 1<<16); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Cycle returns the controller clock period, rounded to a picosecond
+// (exact for 2 GHz: 500 ps).
+func (c Config) Cycle() Time {
+	t := Time(math.Round(1000 / c.Controller.ClockGHz))
+	if t < 1 {
+		t = 1
+	}
+	return t
+}
+
+// PipelineLatency returns Stages x Cycle, the datapath's own time per line.
+func (c Config) PipelineLatency() Time { return Time(c.Controller.Stages) * c.Cycle() }
+
+// LinkBytesPerSec returns the effective per-stack gate bandwidth:
+// bandwidth x share, in bytes per second (at least 1).
+func (c Config) LinkBytesPerSec() int64 {
+	b := int64(math.Round(c.Link.BandwidthGiBps * c.Link.Share * (1 << 30)))
+	if b < 1 {
+		b = 1
+	}
+	return b
+}
+
+// GateInterval returns the exact per-line gate interval in picoseconds as
+// a float (465.66 ps at 128 GiB/s).
+func (c Config) GateInterval() float64 {
+	return float64(LineBytes) * float64(Second) / float64(c.LinkBytesPerSec())
+}
+
+// FootprintLines returns each stream's footprint in lines.
+func (c Config) FootprintLines() int64 { return int64(c.Streams.FootprintMiB*(1<<20)) / LineBytes }
+
+// Setup is a whole timing configuration file: the model and the
+// experiment parameters.
+type Setup struct {
+	Model       Config      `yaml:"model" json:"model"`
+	Experiments Experiments `yaml:"experiments" json:"experiments"`
+}
+
+// DefaultSetup returns DefaultConfig and DefaultExperiments.
+func DefaultSetup() Setup { return Setup{Model: DefaultConfig(), Experiments: DefaultExperiments()} }
+
+// Validate checks the model and the experiments.
+func (s Setup) Validate() error {
+	if err := s.Model.Validate(); err != nil {
+		return fmt.Errorf("model.%w", err)
+	}
+	if err := s.Experiments.Validate(); err != nil {
+		return fmt.Errorf("experiments.%w", err)
+	}
+	return nil
+}
+
+// DecodeSetup reads a YAML Setup. Fields the document leaves out keep
+// their defaults; unknown fields, a second document and invalid values are
+// errors naming the field. An empty document gives DefaultSetup.
+func DecodeSetup(r io.Reader) (Setup, error) {
+	s := DefaultSetup()
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return DefaultSetup(), nil
+		}
+		return Setup{}, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err == nil {
+			return Setup{}, errors.New("more than one YAML document")
+		}
+		return Setup{}, err
+	}
+	if err := s.Validate(); err != nil {
+		return Setup{}, err
+	}
+	return s, nil
+}
+
+// EncodeSetup writes s as YAML that DecodeSetup reads back unchanged.
+func EncodeSetup(w io.Writer, s Setup) error {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}

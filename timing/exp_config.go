@@ -1,0 +1,106 @@
+package timing
+
+import "fmt"
+
+// Experiments holds the parameters of the Table 4 and Fig. 3 drivers.
+type Experiments struct {
+	// CongestedShare is link.share in the congested rows: the fraction of
+	// the link left to gradient lines while background traffic holds the
+	// rest. Default 0.25 (32 GiB/s of 128): the smallest round share at
+	// which the default offered load (8 streams x 16 lines per ~210 ns,
+	// about 36 GiB/s) exceeds one stack's gate, which is what "congested"
+	// means here.
+	CongestedShare float64 `yaml:"congested_share" json:"congested_share"`
+	// StreamCounts are the W values of the "1-8 request streams" rows.
+	StreamCounts []int `yaml:"stream_counts" json:"stream_counts"`
+	// StackCounts are the N values of the scale-out rows (paper: 1,2,4,8).
+	StackCounts []int `yaml:"stack_counts" json:"stack_counts"`
+	// BandwidthsGiBps and Depths span Fig. 3(a) (paper depths 5, 10, 20).
+	BandwidthsGiBps []float64 `yaml:"bandwidths_gibps" json:"bandwidths_gibps"`
+	Depths          []int     `yaml:"depths" json:"depths"`
+	// LatenciesNS span Fig. 3(b).
+	LatenciesNS []float64 `yaml:"latencies_ns" json:"latencies_ns"`
+	// FootprintRatios span Fig. 3(c): total active footprint / LLC size.
+	FootprintRatios []float64 `yaml:"footprint_ratios" json:"footprint_ratios"`
+	// DelaysMS span Fig. 3(d): how late the mode-latch update lands.
+	DelaysMS []float64 `yaml:"delays_ms" json:"delays_ms"`
+	// StepMS is the training-step time that Fig. 3(d)'s cost is relative
+	// to. Assumption: 1000 ms (the paper states none); the cost scales as
+	// 1/StepMS and the table reports the break-even step as well.
+	StepMS float64 `yaml:"step_ms" json:"step_ms"`
+	// GatePct is the exposed-cost gate (paper Sec. 5.3: 2%).
+	GatePct float64 `yaml:"gate_pct" json:"gate_pct"`
+}
+
+// DefaultExperiments returns the full sweeps.
+func DefaultExperiments() Experiments {
+	return Experiments{
+		CongestedShare:  0.25,
+		StreamCounts:    []int{1, 2, 3, 4, 5, 6, 7, 8},
+		StackCounts:     []int{1, 2, 4, 8},
+		BandwidthsGiBps: []float64{8, 16, 32, 64, 128, 256, 512},
+		Depths:          []int{5, 10, 20},
+		LatenciesNS:     []float64{50, 100, 200, 400, 800},
+		FootprintRatios: []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 4},
+		DelaysMS:        []float64{0, 0.1, 1, 2, 5, 10},
+		StepMS:          1000,
+		GatePct:         2,
+	}
+}
+
+// QuickExperiments returns shorter sweeps with the same end points.
+func QuickExperiments() Experiments {
+	e := DefaultExperiments()
+	e.BandwidthsGiBps = []float64{16, 32, 64, 128, 512}
+	e.LatenciesNS = []float64{50, 200, 800}
+	e.FootprintRatios = []float64{0.5, 1, 2, 4}
+	e.DelaysMS = []float64{0, 1, 10}
+	return e
+}
+
+func checkList[T int | float64](field string, vs []T, lo, hi T) error {
+	if len(vs) == 0 || len(vs) > 64 {
+		return fmt.Errorf("%s: want 1 to 64 values, got %d", field, len(vs))
+	}
+	for i, v := range vs {
+		if !finite(float64(v)) || v < lo || v > hi {
+			return fmt.Errorf("%s[%d]: must be in [%v, %v], got %v", field, i, lo, hi, v)
+		}
+	}
+	return nil
+}
+
+// Validate returns an error naming the first invalid field.
+func (e Experiments) Validate() error {
+	if !finite(e.CongestedShare) || e.CongestedShare <= 0 || e.CongestedShare > 1 {
+		return fmt.Errorf("congested_share: must be in (0, 1], got %g", e.CongestedShare)
+	}
+	if err := checkList("stream_counts", e.StreamCounts, 1, 4096); err != nil {
+		return err
+	}
+	if err := checkList("stack_counts", e.StackCounts, 1, 1024); err != nil {
+		return err
+	}
+	if err := checkList("bandwidths_gibps", e.BandwidthsGiBps, 1e-3, 1e6); err != nil {
+		return err
+	}
+	if err := checkList("depths", e.Depths, 0, 1<<16); err != nil {
+		return err
+	}
+	if err := checkList("latencies_ns", e.LatenciesNS, 0, 1e6); err != nil {
+		return err
+	}
+	if err := checkList("footprint_ratios", e.FootprintRatios, 1.0/64, 64); err != nil {
+		return err
+	}
+	if err := checkList("delays_ms", e.DelaysMS, 0, 1000); err != nil {
+		return err
+	}
+	if !finite(e.StepMS) || e.StepMS <= 0 || e.StepMS > 1e7 {
+		return fmt.Errorf("step_ms: must be in (0, 1e7], got %g", e.StepMS)
+	}
+	if !finite(e.GatePct) || e.GatePct <= 0 || e.GatePct > 100 {
+		return fmt.Errorf("gate_pct: must be in (0, 100], got %g", e.GatePct)
+	}
+	return nil
+}

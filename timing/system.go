@@ -1,0 +1,279 @@
+package timing
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Window selects which reads take the low-bit datapath: a read issued at
+// time t does when From <= t < Until. The identity run uses the empty
+// window; the low-bit run uses All.
+type Window struct{ From, Until Time }
+
+// All is the window covering the whole run; None is empty.
+var (
+	All  = Window{0, Never}
+	None = Window{}
+)
+
+func (w Window) has(t Time) bool { return t >= w.From && t < w.Until }
+
+// System is one host (W streams sharing an LLC) attached to N controller
+// stacks by address interleaving. Build it with NewSystem, call Run once.
+type System struct {
+	cfg        Config
+	eng        *Engine
+	llc        *LLC
+	stacks     []*Stack
+	streams    []*Stream
+	interleave uint64
+	lowBit     Window
+	hitLat     Time
+	writes     int64
+	lowReads   int64
+}
+
+// Workload produces fresh per-stream sources for one run of a
+// configuration. Sweep and Replay are the two provided; a nil Workload
+// means Sweep.
+type Workload interface {
+	Sources(cfg Config) ([]Source, error)
+}
+
+// Sweep is the synthetic workload of Table 4: stream s sweeps its own
+// contiguous footprint region (cfg.Streams) Passes times with Pattern.
+type Sweep struct{}
+
+// Sources implements Workload.
+func (Sweep) Sources(cfg Config) ([]Source, error) {
+	p, err := ParsePattern(cfg.Streams.Pattern)
+	if err != nil {
+		return nil, fmt.Errorf("streams.pattern: %w", err)
+	}
+	n := cfg.FootprintLines()
+	out := make([]Source, cfg.Streams.Count)
+	for s := range out {
+		out[s] = newSweep(uint64(s)*uint64(n)*LineBytes, n, int64(cfg.Streams.Passes), p)
+	}
+	return out, nil
+}
+
+// Replay streams gradient buckets through the model (the API for
+// bucketized trace replay): bucket b's Lines become ready at Ready and are
+// dealt round-robin to the W streams (line j to stream j mod W), each
+// stream reading from a ring over its own footprint region, so the LLC sees
+// the same per-worker buffer reuse as Sweep. Buckets must be in
+// nondecreasing Ready order with Lines >= 0.
+type Replay struct {
+	Buckets []Bucket
+}
+
+// Sources implements Workload.
+func (r Replay) Sources(cfg Config) ([]Source, error) {
+	if !sort.SliceIsSorted(r.Buckets, func(i, j int) bool { return r.Buckets[i].Ready < r.Buckets[j].Ready }) {
+		return nil, fmt.Errorf("replay: buckets are not in nondecreasing ready-time order")
+	}
+	var total int64
+	for i, b := range r.Buckets {
+		if b.Lines < 0 || b.Ready < 0 {
+			return nil, fmt.Errorf("replay: bucket %d has %d lines ready at %v", i, b.Lines, b.Ready)
+		}
+		total += b.Lines
+		if total > MaxLinesPerRun || total < 0 {
+			return nil, fmt.Errorf("replay: more than %d lines", MaxLinesPerRun)
+		}
+	}
+	ring := cfg.FootprintLines()
+	if ring == 0 {
+		return nil, fmt.Errorf("replay: streams.footprint_mib must be > 0")
+	}
+	w := int64(cfg.Streams.Count)
+	out := make([]Source, w)
+	for s := range out {
+		out[s] = &bucketSource{buckets: r.Buckets, s: int64(s), w: w, base: uint64(s) * uint64(ring) * LineBytes, ring: ring}
+	}
+	return out, nil
+}
+
+// NewSystem builds the model for cfg with one stream per source; reads
+// issued inside lowBit take the aggregation pipeline.
+func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(sources) == 0 {
+		return nil, fmt.Errorf("timing: no request streams")
+	}
+	eng := NewEngine()
+	sys := &System{cfg: cfg, eng: eng, lowBit: lowBit, interleave: uint64(cfg.Controller.InterleaveBytes)}
+	sys.llc = MakeLLCBuilder().
+		WithSize(int64(cfg.LLC.SizeMiB * (1 << 20))).
+		WithWays(cfg.LLC.Ways).
+		WithLatency(fromNS(cfg.LLC.HitLatencyNS)).
+		Build("Host[0].LLC")
+	sys.hitLat = sys.llc.Latency()
+	sb := MakeStackBuilder().
+		WithMemLatency(fromNS(cfg.Memory.LatencyNS)).
+		WithPipeline(MakePipelineBuilder().
+			WithStages(cfg.Controller.Stages).
+			WithCycle(cfg.Cycle()).
+			WithInitiationCycles(cfg.Controller.InitiationCycles)).
+		WithLink(MakeLinkBuilder().WithBandwidth(cfg.LinkBytesPerSec()))
+	for i := 0; i < cfg.Controller.Stacks; i++ {
+		sys.stacks = append(sys.stacks, sb.Build(fmt.Sprintf("Device[%d].Ctrl", i)))
+	}
+	iv := fromNS(cfg.Streams.IssueIntervalNS)
+	for i, src := range sources {
+		sys.streams = append(sys.streams, &Stream{
+			name: mustName(fmt.Sprintf("Host[0].Stream[%d]", i)), sys: sys, src: src,
+			limit: cfg.Streams.Outstanding, interval: iv,
+		})
+	}
+	return sys, nil
+}
+
+// Engine returns the system's engine (to attach hooks before Run).
+func (sys *System) Engine() *Engine { return sys.eng }
+
+// access performs the LLC lookup for r issued at now and, on a read miss,
+// the controller access; it returns when r completes at its stream.
+func (sys *System) access(now Time, r Request) Time {
+	hit := sys.llc.Access(r.Addr, r.Write)
+	t := now + sys.hitLat
+	if r.Write {
+		sys.writes++
+		return t
+	}
+	if hit {
+		return t
+	}
+	st := sys.stacks[(r.Addr/sys.interleave)%uint64(len(sys.stacks))]
+	low := sys.lowBit.has(now)
+	if low {
+		sys.lowReads++
+	}
+	return st.Accept(t, low)
+}
+
+// Result summarises one run.
+type Result struct {
+	// RunTime is when the last request of any stream completed.
+	RunTime Time `json:"run_time_ps"`
+	// Lines is every request; Reads and Writes split them.
+	Lines  int64 `json:"lines"`
+	Reads  int64 `json:"reads"`
+	Writes int64 `json:"writes"`
+	// Hits and Misses are LLC lookups; Writebacks are dirty evictions
+	// (counted, not timed).
+	Hits       int64 `json:"llc_hits"`
+	Misses     int64 `json:"llc_misses"`
+	Writebacks int64 `json:"writebacks"`
+	// ControllerReads reached a controller stack; LowBitReads of them went
+	// through the aggregation pipeline.
+	ControllerReads int64 `json:"controller_reads"`
+	LowBitReads     int64 `json:"lowbit_reads"`
+	// PipeWait and LinkWait sum queueing in front of the pipelines and
+	// gates over all stacks.
+	PipeWait Time `json:"pipe_wait_ps"`
+	LinkWait Time `json:"link_wait_ps"`
+	// LinkUtil is the busiest gate's busy time over RunTime.
+	LinkUtil float64 `json:"link_util"`
+	// Events is the number of engine events run.
+	Events int64 `json:"events"`
+}
+
+// Run simulates until every stream is done and returns the result. Call it
+// once.
+func (sys *System) Run() Result {
+	for _, st := range sys.streams {
+		sys.eng.Schedule(0, st, evIssue)
+	}
+	sys.eng.Run()
+	var r Result
+	for _, st := range sys.streams {
+		r.Lines += st.Completed
+		if st.Finish > r.RunTime {
+			r.RunTime = st.Finish
+		}
+	}
+	r.Writes = sys.writes
+	r.Reads = r.Lines - r.Writes
+	r.Hits, r.Misses, r.Writebacks = sys.llc.Hits, sys.llc.Misses, sys.llc.Writebacks
+	r.LowBitReads = sys.lowReads
+	var busy Time
+	for _, s := range sys.stacks {
+		r.ControllerReads += s.Reads
+		r.PipeWait += s.Pipe.Wait
+		r.LinkWait += s.Link.Wait
+		busy = max(busy, s.Link.Busy)
+	}
+	if r.RunTime > 0 {
+		r.LinkUtil = float64(busy) / float64(r.RunTime)
+	}
+	r.Events = sys.eng.Events
+	return r
+}
+
+// Simulate builds and runs one system: cfg with workload w (nil: Sweep)
+// and the given low-bit window.
+func Simulate(cfg Config, w Workload, lowBit Window) (Result, error) {
+	if w == nil {
+		w = Sweep{}
+	}
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	src, err := w.Sources(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	sys, err := NewSystem(cfg, src, lowBit)
+	if err != nil {
+		return Result{}, err
+	}
+	return sys.Run(), nil
+}
+
+// Pair is an identity run and a low-bit run of the same configuration and
+// workload. The two differ only by the aggregation pipeline, so their
+// run-time difference is the exposed datapath cost:
+//
+//	Exposed  = LowBit.RunTime - Identity.RunTime   (T_exposed = max(0, T_agg - T_overlap), summed)
+//	Overhead = 100 * Exposed / Identity.RunTime    (percent)
+type Pair struct {
+	Identity    Result  `json:"identity"`
+	LowBit      Result  `json:"lowbit"`
+	Exposed     Time    `json:"exposed_ps"`
+	OverheadPct float64 `json:"overhead_pct"`
+	// PipelineLatency is the datapath's own time per line (stages x cycle).
+	PipelineLatency Time `json:"pipeline_latency_ps"`
+}
+
+// Hidden reports whether the datapath is fully hidden in steady state: at
+// most one pipeline latency (the fill of the first line) is exposed over
+// the whole run.
+func (p Pair) Hidden() bool { return p.Exposed <= p.PipelineLatency }
+
+// RunPair runs cfg with workload w (nil: Sweep) twice, identity and
+// low-bit, and compares them.
+func RunPair(cfg Config, w Workload) (Pair, error) {
+	return RunWindowPair(cfg, w, All)
+}
+
+// RunWindowPair is RunPair with the low-bit run restricted to reads issued
+// in lowBit (a mode latch that is on only during the window).
+func RunWindowPair(cfg Config, w Workload, lowBit Window) (Pair, error) {
+	id, err := Simulate(cfg, w, None)
+	if err != nil {
+		return Pair{}, err
+	}
+	lb, err := Simulate(cfg, w, lowBit)
+	if err != nil {
+		return Pair{}, err
+	}
+	p := Pair{Identity: id, LowBit: lb, Exposed: lb.RunTime - id.RunTime, PipelineLatency: cfg.PipelineLatency()}
+	if id.RunTime > 0 {
+		p.OverheadPct = 100 * float64(p.Exposed) / float64(id.RunTime)
+	}
+	return p, nil
+}
