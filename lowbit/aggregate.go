@@ -203,15 +203,51 @@ func CountPlanes(dst []uint16, planes [][]byte, n int) {
 	kernels.countPlanes(dst[:n], planes, n)
 }
 
+// spread16[b] spreads the bits of b into 16-bit lanes: bit q of b is lane
+// q mod 4 of word q / 4, so adding spreads counts 8 elements at once.
+var spread16 [256][2]uint64
+
+func init() {
+	for b := range 256 {
+		for q := range 8 {
+			spread16[b][q/4] |= uint64(b>>q&1) << (16 * (q % 4))
+		}
+	}
+}
+
+// countBlock is how many plane bytes countPlanesGeneric sums over all
+// workers before it writes them out, so the counters stay in L1.
+const countBlock = 256
+
 func countPlanesGeneric(dst []uint16, planes [][]byte, n int) {
-	clear(dst[:n])
-	for _, p := range planes {
-		p = p[:PlaneBytes(n)]
-		for j, b := range p {
-			if b == 0 {
-				continue
+	dst = dst[:n]
+	full := n / 8
+	var acc [countBlock][2]uint64 // 16-bit lanes: counts <= MaxWorkers fit
+	for j0 := 0; j0 < full; j0 += countBlock {
+		j1 := min(j0+countBlock, full)
+		a := acc[:j1-j0]
+		clear(a)
+		for _, p := range planes {
+			p = p[j0:j1]
+			a := a[:len(p)]
+			for j, b := range p {
+				sp := &spread16[b]
+				a[j][0] += sp[0]
+				a[j][1] += sp[1]
 			}
-			d := dst[8*j : min(8*j+8, n)]
+		}
+		for j := range a {
+			d := dst[8*(j0+j) : 8*(j0+j)+8]
+			lo, hi := a[j][0], a[j][1]
+			d[0], d[1], d[2], d[3] = uint16(lo), uint16(lo>>16), uint16(lo>>32), uint16(lo>>48)
+			d[4], d[5], d[6], d[7] = uint16(hi), uint16(hi>>16), uint16(hi>>32), uint16(hi>>48)
+		}
+	}
+	if r := n - 8*full; r > 0 {
+		d := dst[8*full:]
+		clear(d)
+		for _, p := range planes {
+			b := p[full]
 			for q := range d {
 				d[q] += uint16(b >> q & 1)
 			}
