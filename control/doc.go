@@ -1,0 +1,37 @@
+// Package control is NEURON-Fabric's control plane (paper Sec. 3 and 8):
+// the Predictor, which forecasts collective pressure from trace-derived
+// timing; the Commander, which proposes low-bit relief from network
+// telemetry; the Supervisor, which guards training health with a loss
+// CUSUM (Page, 1954) and returns groups to FP32 for cooldown and
+// calibration; and the admission ladder, which maps warm-up diagnostics to
+// the lowest-traffic mode that passes.
+//
+// # Shape
+//
+// Plane is a deterministic core in the style of etcd raft: every input is an
+// Event fed to Step (a step boundary, a loss, diagnostics, a telemetry
+// sample), and the only output is a list of Actions, each a mode to write
+// into one layer group's mode latch. There are no goroutines, clocks or I/O
+// inside; Apply, at the edge, writes actions into a controller through the
+// ModeWriter interface, which can do nothing but set modes.
+//
+// # A group's cycle
+//
+//	warmup --(WarmupSteps)--> admit: LowBitDefault -> admitted(LowBitMode)
+//	                                  FP32Default  -> ladder(diagnostics) -> admitted(mode) | rejected
+//	admitted --(loss CUSUM alarm)--> cooldown --(CooldownSteps)--> calibrating
+//	calibrating --(CalibrationSteps)--> admit again (same rule)
+//	rejected --(new diagnostics)--> admit again
+//
+// Every run starts on FP32. An admitted group runs its low-bit mode when the
+// Commander grants relief (always, when the Commander is disabled);
+// otherwise, and in every other phase, it runs FP32 bypass.
+//
+// # Bad input
+//
+// NaN or negative losses, cosines outside [-1, 1], steps that do not
+// increase, unknown groups and bad telemetry (NaN, non-positive capacity,
+// time going backwards) are errors that change no state, except that bad
+// telemetry makes the Commander fall back to FP32 until a good sample
+// arrives, and a sample older than CommanderConfig.StaleNS does the same.
+package control

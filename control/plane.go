@@ -1,0 +1,437 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/neuronfabric/nfabric/cxl"
+)
+
+// Default is what a group runs once warm-up is over and nothing argues
+// against it: the two policies of the paper's Fig. 6 pilot.
+type Default uint8
+
+const (
+	// FP32Default keeps a group on FP32 until the admission ladder, fed
+	// with warm-up diagnostics, admits a low-bit mode (admission).
+	FP32Default Default = iota
+	// LowBitDefault runs the configured low-bit mode after warm-up and
+	// relies on the Supervisor to fall back to FP32 (recovery).
+	LowBitDefault
+)
+
+func (d Default) String() string {
+	if d == LowBitDefault {
+		return "lowbit-default"
+	}
+	return "fp32-default"
+}
+
+// Config is the control plane's configuration. Steps are training steps;
+// times are nanoseconds of the caller's clock.
+type Config struct {
+	// Groups are the layer groups the plane controls, e.g. backbone, head.
+	Groups []string
+	// Default selects admission (FP32Default) or recovery (LowBitDefault).
+	Default Default
+	// LowBitMode is the mode LowBitDefault runs (G-Binary in the paper).
+	LowBitMode cxl.Mode
+	// WarmupSteps run on FP32 before any admission: every run starts on
+	// FP32 (paper Sec. 3, "Admission and recovery").
+	WarmupSteps int64
+	// Ladder maps diagnostics to a mode.
+	Ladder Ladder
+	// LossK and LossH are the CUSUM slack and threshold on the relative
+	// loss excess; LossAlpha is the weight of the exponential loss average
+	// the excess is measured against.
+	LossK, LossH, LossAlpha float64
+	// CooldownSteps stay on FP32 after a recovery alarm; CalibrationSteps
+	// follow, still on FP32, before re-admission is considered.
+	CooldownSteps, CalibrationSteps int64
+	// Commander gates low-bit relief on network telemetry.
+	Commander CommanderConfig
+}
+
+// DefaultConfig returns the configuration the pilots start from; each value
+// is documented on its field and the calibration notes of Ladder.
+func DefaultConfig(groups ...string) Config {
+	return Config{
+		Groups:           groups,
+		Default:          FP32Default,
+		LowBitMode:       cxl.GBinary,
+		WarmupSteps:      100,
+		Ladder:           DefaultLadder(),
+		LossK:            0.02,
+		LossH:            0.5,
+		LossAlpha:        0.02,
+		CooldownSteps:    100,
+		CalibrationSteps: 20,
+		Commander:        CommanderConfig{Enabled: false, RelievePressure: 0.7, ReleasePressure: 0.4, StaleNS: 0},
+	}
+}
+
+// Validate checks every field and names the bad one.
+func (c Config) Validate() error {
+	if len(c.Groups) == 0 {
+		return errors.New("control: config: no groups")
+	}
+	seen := map[string]bool{}
+	for _, g := range c.Groups {
+		if g == "" || strings.ContainsAny(g, " \t\n,=") {
+			return fmt.Errorf("control: config: bad group name %q", g)
+		}
+		if seen[g] {
+			return fmt.Errorf("control: config: duplicate group %q", g)
+		}
+		seen[g] = true
+	}
+	if c.Default != FP32Default && c.Default != LowBitDefault {
+		return fmt.Errorf("control: config: unknown default %d", c.Default)
+	}
+	if !c.LowBitMode.LowBit() {
+		return fmt.Errorf("control: config: low-bit mode %v is not a low-bit mode", c.LowBitMode)
+	}
+	if c.WarmupSteps < 0 || c.CooldownSteps < 0 || c.CalibrationSteps < 0 {
+		return errors.New("control: config: negative warm-up, cooldown or calibration steps")
+	}
+	for name, v := range map[string]float64{"loss_k": c.LossK, "loss_h": c.LossH} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("control: config: %s = %v must be finite and non-negative", name, v)
+		}
+	}
+	if !(c.LossAlpha > 0 && c.LossAlpha <= 1) {
+		return fmt.Errorf("control: config: loss_alpha = %v must be in (0, 1]", c.LossAlpha)
+	}
+	if err := c.Ladder.Validate(); err != nil {
+		return fmt.Errorf("control: config: %w", err)
+	}
+	return c.Commander.Validate()
+}
+
+// EventType is the kind of an Event.
+type EventType uint8
+
+const (
+	// EvStep starts training step Step at time TimeNS; the plane answers
+	// with the modes this step's gradient buckets use.
+	EvStep EventType = iota + 1
+	// EvLoss reports the training loss of step Step.
+	EvLoss
+	// EvDiag reports warm-up or calibration diagnostics of one group: the
+	// cosine alignment of the G-Binary and G-Ternary aggregates with the
+	// FP32 aggregate at step Step.
+	EvDiag
+	// EvTelemetry delivers a network telemetry sample.
+	EvTelemetry
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EvStep:
+		return "step"
+	case EvLoss:
+		return "loss"
+	case EvDiag:
+		return "diag"
+	case EvTelemetry:
+		return "telemetry"
+	}
+	return fmt.Sprintf("EventType(%d)", uint8(t))
+}
+
+// Event is the one input of the control plane, as raft's Message is.
+type Event struct {
+	Type   EventType
+	Step   int64
+	TimeNS int64
+	// Loss is the training loss (EvLoss).
+	Loss float64
+	// Group, CosBinary and CosTernary are the diagnostics (EvDiag).
+	Group                 string
+	CosBinary, CosTernary float64
+	// Telemetry is the sample (EvTelemetry).
+	Telemetry Telemetry
+}
+
+// Action asks the edge to write a mode into a group's mode latch. It is
+// the plane's only output: the control plane never reads or writes
+// gradient payloads.
+type Action struct {
+	Step   int64
+	Group  string
+	Mode   cxl.Mode
+	Reason string
+}
+
+func (a Action) String() string {
+	return fmt.Sprintf("step %d: %s -> %v (%s)", a.Step, a.Group, a.Mode, a.Reason)
+}
+
+// Phase is a group's place in the admission and recovery cycle.
+type Phase uint8
+
+const (
+	Warmup      Phase = iota // FP32 before any admission
+	Admitted                 // a low-bit mode is admitted
+	Rejected                 // the ladder found no low-bit mode safe; FP32
+	Cooldown                 // FP32 after a recovery alarm
+	Calibrating              // FP32, collecting diagnostics before re-admission
+)
+
+var phaseNames = [...]string{"warmup", "admitted", "rejected", "cooldown", "calibrating"}
+
+func (p Phase) String() string {
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("Phase(%d)", uint8(p))
+}
+
+type diag struct {
+	step     int64
+	bin, ter float64
+	ok       bool
+}
+
+type groupState struct {
+	name     string
+	phase    Phase
+	since    int64    // step the phase began
+	admitted cxl.Mode // the ladder's (or the default's) low-bit choice
+	latched  cxl.Mode // the mode last written to the latch
+	diag     diag
+	steps    [cxl.NumModes]int64 // steps run in each mode
+}
+
+// Plane is the control plane: Predictor forecasts come in as
+// configuration, the Commander reads network telemetry, the Supervisor
+// reads training health, and the admission ladder maps diagnostics to
+// modes. It is deterministic and single-threaded: no goroutines, clocks or
+// I/O; callers feed Events to Step and apply the returned Actions.
+type Plane struct {
+	cfg    Config
+	groups []*groupState
+	byName map[string]*groupState
+	step   int64 // last EvStep, -1 before the first
+	cusum  CUSUM
+	ewma   float64
+	nloss  int
+	alarms int
+	cmd    commander
+	log    []Action
+}
+
+// New returns a plane with every group on FP32 in warm-up.
+func New(cfg Config) (*Plane, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Plane{cfg: cfg, byName: map[string]*groupState{}, step: -1}
+	p.cusum = CUSUM{K: cfg.LossK, H: cfg.LossH}
+	p.cmd = commander{cfg: cfg.Commander, lastTime: math.MinInt64}
+	for _, g := range cfg.Groups {
+		gs := &groupState{name: g, phase: Warmup, latched: cxl.FP32Bypass}
+		p.groups = append(p.groups, gs)
+		p.byName[g] = gs
+	}
+	return p, nil
+}
+
+// Step feeds one event to the plane and returns the mode writes it asks
+// for. A bad event (a NaN, a step or time that goes backwards, an unknown
+// group) returns an error and changes nothing, except that bad telemetry
+// makes the Commander distrust telemetry, so low-bit relief falls back to
+// FP32 until a good sample arrives.
+func (p *Plane) Step(ev Event) ([]Action, error) {
+	switch ev.Type {
+	case EvStep:
+		if ev.Step <= p.step {
+			return nil, fmt.Errorf("control: step %d after step %d", ev.Step, p.step)
+		}
+		p.step = ev.Step
+		return p.decide(ev.TimeNS), nil
+	case EvLoss:
+		return nil, p.observeLoss(ev)
+	case EvDiag:
+		g, ok := p.byName[ev.Group]
+		if !ok {
+			return nil, fmt.Errorf("control: diagnostics for unknown group %q", ev.Group)
+		}
+		if !finite(ev.CosBinary) || !finite(ev.CosTernary) || math.Abs(ev.CosBinary) > 1+1e-9 || math.Abs(ev.CosTernary) > 1+1e-9 {
+			return nil, fmt.Errorf("control: diagnostics for %s at step %d: cosines %v, %v are not in [-1, 1]", ev.Group, ev.Step, ev.CosBinary, ev.CosTernary)
+		}
+		g.diag = diag{step: ev.Step, bin: ev.CosBinary, ter: ev.CosTernary, ok: true}
+		return nil, nil
+	case EvTelemetry:
+		return nil, p.cmd.observe(ev.Telemetry)
+	}
+	return nil, fmt.Errorf("control: unknown event type %d", ev.Type)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// observeLoss runs the Supervisor's CUSUM on the relative loss excess.
+func (p *Plane) observeLoss(ev Event) error {
+	if !finite(ev.Loss) || ev.Loss < 0 {
+		return fmt.Errorf("control: loss %v at step %d is not a finite non-negative number", ev.Loss, ev.Step)
+	}
+	if p.nloss == 0 {
+		p.ewma = ev.Loss
+	}
+	p.nloss++
+	x := 0.0
+	if p.ewma > 0 {
+		x = ev.Loss/p.ewma - 1
+	}
+	alarm, err := p.cusum.Observe(x)
+	if err != nil {
+		return err
+	}
+	p.ewma = (1-p.cfg.LossAlpha)*p.ewma + p.cfg.LossAlpha*ev.Loss
+	if !alarm {
+		return nil
+	}
+	p.cusum.Reset()
+	lowbit := false
+	for _, g := range p.groups {
+		if g.phase == Admitted {
+			lowbit = true
+			g.phase, g.since = Cooldown, p.step+1 // takes effect at the next step
+		}
+	}
+	if lowbit {
+		p.alarms++
+	}
+	return nil
+}
+
+// decide runs the per-group state machine for the step that starts now and
+// returns the latch writes.
+func (p *Plane) decide(now int64) []Action {
+	var acts []Action
+	relief, why := p.cmd.relief(now)
+	for _, g := range p.groups {
+		reason := p.advance(g)
+		want := cxl.FP32Bypass
+		if g.phase == Admitted {
+			if relief {
+				want = g.admitted
+				reason = joinReason(reason, why)
+			} else {
+				reason = joinReason(reason, why)
+			}
+		}
+		if want != g.latched {
+			a := Action{Step: p.step, Group: g.name, Mode: want, Reason: reason}
+			acts = append(acts, a)
+			p.log = append(p.log, a)
+			g.latched = want
+		}
+		g.steps[g.latched]++
+	}
+	return acts
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// advance moves g through its phases at the current step and returns why,
+// if anything changed.
+func (p *Plane) advance(g *groupState) string {
+	s := p.step
+	switch g.phase {
+	case Warmup:
+		if s < p.cfg.WarmupSteps {
+			return ""
+		}
+		return p.admit(g, "warm-up over")
+	case Cooldown:
+		if s-g.since >= p.cfg.CooldownSteps {
+			g.phase, g.since = Calibrating, s
+			return "recovery alarm: cooldown over, calibrating"
+		}
+		if s == g.since {
+			return "recovery alarm: loss CUSUM exceeded threshold, cooldown on FP32"
+		}
+	case Calibrating:
+		if s-g.since >= p.cfg.CalibrationSteps {
+			return p.admit(g, "calibration over")
+		}
+	case Rejected:
+		if g.diag.ok && g.diag.step > g.since {
+			return p.admit(g, "new diagnostics")
+		}
+	}
+	return ""
+}
+
+// admit applies the admission rule: the default low-bit mode for
+// LowBitDefault, the ladder on the latest diagnostics for FP32Default.
+func (p *Plane) admit(g *groupState, why string) string {
+	if p.cfg.Default == LowBitDefault {
+		g.phase, g.since, g.admitted = Admitted, p.step, p.cfg.LowBitMode
+		return why + ": " + p.cfg.LowBitMode.String() + " by default"
+	}
+	if !g.diag.ok {
+		g.phase, g.since = Rejected, p.step
+		return why + ": no diagnostics yet, stay on FP32"
+	}
+	m, rung := p.cfg.Ladder.Admit(g.diag.bin, g.diag.ter)
+	g.since = p.step
+	if m.LowBit() {
+		g.phase, g.admitted = Admitted, m
+	} else {
+		g.phase = Rejected
+	}
+	return why + ": " + rung
+}
+
+// Mode returns the mode last written for group g.
+func (p *Plane) Mode(group string) (cxl.Mode, bool) {
+	g, ok := p.byName[group]
+	if !ok {
+		return 0, false
+	}
+	return g.latched, true
+}
+
+// GroupStatus is a snapshot of one group.
+type GroupStatus struct {
+	Group string
+	Phase Phase
+	Mode  cxl.Mode
+	// Steps counts the steps run in each mode, indexed by cxl.Mode.
+	Steps [cxl.NumModes]int64
+}
+
+// Status returns every group's state, in configuration order.
+func (p *Plane) Status() []GroupStatus {
+	out := make([]GroupStatus, len(p.groups))
+	for i, g := range p.groups {
+		out[i] = GroupStatus{Group: g.name, Phase: g.phase, Mode: g.latched, Steps: g.steps}
+	}
+	return out
+}
+
+// Alarms returns how many recovery alarms returned low-bit groups to FP32.
+func (p *Plane) Alarms() int { return p.alarms }
+
+// Log returns every action taken so far.
+func (p *Plane) Log() []Action { return append([]Action(nil), p.log...) }
+
+// Groups returns the configured group names, sorted.
+func (p *Plane) Groups() []string {
+	out := append([]string(nil), p.cfg.Groups...)
+	sort.Strings(out)
+	return out
+}

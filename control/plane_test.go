@@ -1,0 +1,380 @@
+package control
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/cxl"
+)
+
+// TestScripts runs the scenario scripts in testdata, in the manner of
+// raft's interaction tests: each line is an event or an expectation.
+//
+//	config key=value ...           groups= default=fp32|lowbit warmup= cooldown= calibration= k= h= alpha=
+//	                               commander=on relieve= release= stale= binary_min= ternary_min=
+//	step N [TIME]                  EvStep
+//	loss N VALUE                   EvLoss
+//	diag N GROUP COSBIN COSTER     EvDiag
+//	telemetry TIME DEMAND CAP RATE EvTelemetry
+//	expect GROUP MODE              the group's latched mode
+//	expect-phase GROUP PHASE
+//	expect-alarms N
+//	expect-error EVENT...          the event must be rejected
+//
+// After every step the plane's invariants are checked: between steps a
+// recovery alarm has changed a phase but not yet the latch, which changes
+// at the next step boundary.
+func TestScripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txt")
+	if len(files) == 0 {
+		t.Fatal("no scripts")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f) })
+	}
+}
+
+func runScript(t *testing.T, path string) {
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var p *Plane
+	sc := bufio.NewScanner(fh)
+	for ln := 1; sc.Scan(); ln++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		f := strings.Fields(text)
+		where := fmt.Sprintf("%s:%d: %s", path, ln, text)
+		switch f[0] {
+		case "config":
+			cfg, err := scriptConfig(f[1:])
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			if p, err = New(cfg); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+		case "expect":
+			m, ok := p.Mode(f[1])
+			if !ok || m.String() != f[2] {
+				t.Errorf("%s: mode is %v", where, m)
+			}
+		case "expect-phase":
+			for _, s := range p.Status() {
+				if s.Group == f[1] && s.Phase.String() != f[2] {
+					t.Errorf("%s: phase is %v", where, s.Phase)
+				}
+			}
+		case "expect-alarms":
+			if n, _ := strconv.Atoi(f[1]); p.Alarms() != n {
+				t.Errorf("%s: %d alarms", where, p.Alarms())
+			}
+		case "expect-error":
+			ev, err := scriptEvent(f[1:])
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			before := fmt.Sprint(p.Status())
+			if _, err := p.Step(ev); err == nil {
+				t.Errorf("%s: accepted", where)
+			}
+			if ev.Type != EvTelemetry && fmt.Sprint(p.Status()) != before {
+				t.Errorf("%s: a rejected event changed the plane", where)
+			}
+		default:
+			ev, err := scriptEvent(f)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			if _, err := p.Step(ev); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+		}
+		if p != nil && f[0] == "step" {
+			checkInvariants(t, where, p)
+		}
+	}
+}
+
+// checkInvariants: a group runs low-bit only while admitted, every phase
+// but admitted runs FP32 bypass, and warm-up never ends early.
+func checkInvariants(t *testing.T, where string, p *Plane) {
+	t.Helper()
+	for _, s := range p.Status() {
+		if s.Mode != cxl.FP32Bypass && s.Phase != Admitted {
+			t.Errorf("%s: %s runs %v in phase %v", where, s.Group, s.Mode, s.Phase)
+		}
+		if s.Mode != cxl.FP32Bypass && !s.Mode.LowBit() {
+			t.Errorf("%s: %s runs %v", where, s.Group, s.Mode)
+		}
+		if p.step < p.cfg.WarmupSteps && s.Phase != Warmup {
+			t.Errorf("%s: %s left warm-up at step %d", where, s.Group, p.step)
+		}
+	}
+}
+
+func scriptConfig(kv []string) (Config, error) {
+	cfg := DefaultConfig()
+	for _, f := range kv {
+		k, v, _ := strings.Cut(f, "=")
+		num, _ := strconv.ParseFloat(v, 64)
+		switch k {
+		case "groups":
+			cfg.Groups = strings.Split(v, ",")
+		case "default":
+			if v == "lowbit" {
+				cfg.Default = LowBitDefault
+			}
+		case "warmup":
+			cfg.WarmupSteps = int64(num)
+		case "cooldown":
+			cfg.CooldownSteps = int64(num)
+		case "calibration":
+			cfg.CalibrationSteps = int64(num)
+		case "k":
+			cfg.LossK = num
+		case "h":
+			cfg.LossH = num
+		case "alpha":
+			cfg.LossAlpha = num
+		case "commander":
+			cfg.Commander.Enabled = v == "on"
+		case "relieve":
+			cfg.Commander.RelievePressure = num
+		case "release":
+			cfg.Commander.ReleasePressure = num
+		case "stale":
+			cfg.Commander.StaleNS = int64(num)
+		case "binary_min":
+			cfg.Ladder.BinaryMin = num
+		case "ternary_min":
+			cfg.Ladder.TernaryMin = num
+		default:
+			return cfg, fmt.Errorf("unknown config key %q", k)
+		}
+	}
+	return cfg, nil
+}
+
+func scriptEvent(f []string) (Event, error) {
+	num := func(i int) float64 {
+		if i >= len(f) {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(f[i], 64)
+		return v
+	}
+	switch f[0] {
+	case "step":
+		return Event{Type: EvStep, Step: int64(num(1)), TimeNS: int64(num(2))}, nil
+	case "loss":
+		return Event{Type: EvLoss, Step: int64(num(1)), Loss: num(2)}, nil
+	case "diag":
+		return Event{Type: EvDiag, Step: int64(num(1)), Group: f[2], CosBinary: num(3), CosTernary: num(4)}, nil
+	case "telemetry":
+		return Event{Type: EvTelemetry, Telemetry: Telemetry{TimeNS: int64(num(1)), DemandGBps: num(2), CapacityGBps: num(3), LineReads: num(4)}}, nil
+	}
+	return Event{}, fmt.Errorf("unknown event %q", f[0])
+}
+
+// TestCUSUMHandComputed checks S_t = max(0, S_{t-1} + x_t - K) against a
+// sequence worked by hand with K = 0.5, H = 2.
+func TestCUSUMHandComputed(t *testing.T) {
+	c := CUSUM{K: 0.5, H: 2}
+	xs := []float64{0, 1, 1.5, 2, -1, -3, 4}
+	wantS := []float64{0, 0.5, 1.5, 3, 1.5, 0, 3.5}
+	wantAlarm := []bool{false, false, false, true, false, false, true}
+	for i, x := range xs {
+		alarm, err := c.Observe(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.S() != wantS[i] || alarm != wantAlarm[i] {
+			t.Errorf("step %d: x=%v: S=%v alarm=%v; want S=%v alarm=%v", i, x, c.S(), alarm, wantS[i], wantAlarm[i])
+		}
+	}
+	if _, err := c.Observe(math.NaN()); err == nil || c.S() != 3.5 {
+		t.Errorf("NaN: err=%v S=%v", err, c.S())
+	}
+}
+
+// TestApplyOnlyWritesModes drives a real controller holding payload lines:
+// the plane's actions change mode latches and nothing else.
+func TestApplyOnlyWritesModes(t *testing.T) {
+	ctrl, err := cxl.New(cxl.Config{Capacity: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]cxl.RegionID{}
+	for i, g := range []string{"backbone", "head"} {
+		id, err := ctrl.Map(cxl.Region{Name: g, Base: uint64(i) * 4096, Size: 4096, Mode: cxl.FP32Bypass, Workers: 8, Layout: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[g] = id
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	for addr := uint64(0); addr < 8192; addr += 64 {
+		line := make([]byte, 64)
+		for i := range line {
+			line[i] = byte(r.Uint32())
+		}
+		if _, err := ctrl.WriteLine(0, addr, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snapshot := func() []byte {
+		var b bytes.Buffer
+		for addr := uint64(0); addr < 8192; addr += 64 {
+			l, _ := ctrl.Peek(addr)
+			b.Write(l[:])
+		}
+		return b.Bytes()
+	}
+	before, statsBefore := snapshot(), ctrl.Stats()
+	cfg := DefaultConfig("backbone", "head")
+	cfg.WarmupSteps = 2
+	p, _ := New(cfg)
+	p.Step(Event{Type: EvDiag, Group: "backbone", CosBinary: 0.9, CosTernary: 0.8})
+	p.Step(Event{Type: EvDiag, Group: "head", CosBinary: 0.6, CosTernary: 0.6})
+	var all []Action
+	for s := int64(0); s < 5; s++ {
+		acts, err := p.Step(Event{Type: EvStep, Step: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Apply(ctrl, ids, acts); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, acts...)
+	}
+	if len(all) != 2 {
+		t.Fatalf("actions %v; want backbone and head admitted", all)
+	}
+	if m, _ := ctrl.Mode(ids["backbone"]); m != cxl.GBinary {
+		t.Errorf("backbone latch %v", m)
+	}
+	if m, _ := ctrl.Mode(ids["head"]); m != cxl.GTernary {
+		t.Errorf("head latch %v", m)
+	}
+	if !bytes.Equal(before, snapshot()) {
+		t.Error("stored payload bytes changed")
+	}
+	sb, sa := statsBefore, ctrl.Stats()
+	if fmt.Sprint(sb.Modes) != fmt.Sprint(sa.Modes) {
+		t.Errorf("control traffic reached the datapath: stats %+v -> %+v", sb, sa)
+	}
+	if got := len(ctrl.ModeChanges()); got != 2 {
+		t.Errorf("%d mode changes logged; want 2", got)
+	}
+	if err := Apply(ctrl, ids, []Action{{Group: "nohead", Mode: cxl.GBinary}}); err == nil {
+		t.Error("an action for an unknown group was applied")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := []func(*Config){
+		func(c *Config) { c.Groups = nil },
+		func(c *Config) { c.Groups = []string{"a", "a"} },
+		func(c *Config) { c.Groups = []string{"a b"} },
+		func(c *Config) { c.LowBitMode = cxl.FP32Bypass },
+		func(c *Config) { c.WarmupSteps = -1 },
+		func(c *Config) { c.LossH = math.NaN() },
+		func(c *Config) { c.LossAlpha = 0 },
+		func(c *Config) { c.Ladder.BinaryMin = 2 },
+		func(c *Config) { c.Commander.ReleasePressure = 0.9 },
+	}
+	for i, mut := range bad {
+		c := DefaultConfig("a")
+		mut(&c)
+		if _, err := New(c); err == nil {
+			t.Errorf("case %d: %+v accepted", i, c)
+		}
+	}
+}
+
+func TestTelemetryRoundTripAndErrors(t *testing.T) {
+	ts, err := CongestedScenario().Generate(1e9, 1e6, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteTelemetry(&buf, ts); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTelemetry(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(back) != fmt.Sprint(ts) {
+		t.Error("telemetry does not round-trip")
+	}
+	again, _ := CongestedScenario().Generate(1e9, 1e6, 7)
+	if fmt.Sprint(again) != fmt.Sprint(ts) {
+		t.Error("generator is not deterministic")
+	}
+	var over int
+	for _, s := range ts {
+		if s.Pressure() > 1 {
+			over++
+		}
+	}
+	if over == 0 {
+		t.Error("the congested scenario never oversubscribes the link")
+	}
+	for _, bad := range []string{
+		"", "time,demand\n", TelemetryHeader + "\n1,2,3\n", TelemetryHeader + "\nx,1,1,1\n",
+		TelemetryHeader + "\n5,1,1,1\n4,1,1,1\n", TelemetryHeader + "\n1,NaN,1,1\n", TelemetryHeader + "\n1,1,0,1\n",
+	} {
+		if _, err := ReadTelemetry(strings.NewReader(bad)); err == nil {
+			t.Errorf("ReadTelemetry(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzReadTelemetry(f *testing.F) {
+	f.Add(TelemetryHeader + "\n0,1,2,3\n10,4.5,6,7e9\n")
+	f.Add("# c\n" + TelemetryHeader + "\n\n1,1,1,1\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := ReadTelemetry(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		WriteTelemetry(&buf, ts)
+		back, err := ReadTelemetry(&buf)
+		if err != nil || fmt.Sprint(back) != fmt.Sprint(ts) {
+			t.Fatalf("round trip: %v", err)
+		}
+		p, _ := New(DefaultConfig("g"))
+		for _, s := range ts {
+			if _, err := p.Step(Event{Type: EvTelemetry, Telemetry: s}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+func TestCosine(t *testing.T) {
+	a := []float32{1, 2, 3}
+	b := []float32{-2, 0.5, 4}
+	want := (1*-2 + 2*0.5 + 3*4) / (math.Sqrt(14) * math.Sqrt(4+0.25+16))
+	if got := Cosine(a, b); math.Abs(got-want) > 1e-12 {
+		t.Errorf("Cosine = %v; want %v", got, want)
+	}
+	if Cosine(a, []float32{0, 0, 0}) != 0 {
+		t.Error("cosine with a zero vector is not 0")
+	}
+}
