@@ -53,7 +53,7 @@ type Core struct {
 
 	// fault, set only by tests, corrupts a completed response: the
 	// fault-injection hook the functional tester must catch.
-	fault func(p *pending, r *Resp, mem map[uint64]Line)
+	fault func(c *Core, p *pending, r *Resp)
 
 	// scratch for the aggregate transform
 	signs, gates [][]byte
@@ -298,7 +298,7 @@ func (c *Core) Complete() (resp Resp, ok bool) {
 	c.qhead++
 	c.complete(p, &resp)
 	if c.fault != nil {
-		c.fault(p, &resp, c.mem)
+		c.fault(c, p, &resp)
 	}
 	return resp, true
 }

@@ -1,0 +1,750 @@
+package cxl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+// VerifyConfig configures the functional tester.
+type VerifyConfig struct {
+	// Lines is the number of 64-byte packet lines of the Sec. 6 test
+	// (default 65536).
+	Lines int
+	// Workers is W of the Sec. 6 test, 1 to 8 (default 8, the paper's).
+	Workers int
+	// Sweeps is the number of random cases beyond the paper (default 64):
+	// W in 1..64, both layouts, every gate kind, random mode switches
+	// between transactions.
+	Sweeps int
+	// Seed fixes every random choice: same seed, same result.
+	Seed uint64
+	// Logf reports progress; nil discards it.
+	Logf func(format string, args ...any)
+
+	// fault, set only by tests, corrupts every controller the tester
+	// builds (fault injection the tester must catch).
+	fault func(c *Core, p *pending, r *Resp)
+}
+
+// Validate returns an error naming the bad field.
+func (c VerifyConfig) Validate() error {
+	switch {
+	case c.Lines < 1 || c.Lines > 1<<26:
+		return fmt.Errorf("verify: lines %d out of range [1, %d]", c.Lines, 1<<26)
+	case c.Workers < 1 || c.Workers > lowbit.MaxPacketWorkers:
+		return fmt.Errorf("verify: workers %d out of range [1, %d] (the paper's packet carries up to 8)", c.Workers, lowbit.MaxPacketWorkers)
+	case c.Sweeps < 0 || c.Sweeps > 1<<20:
+		return fmt.Errorf("verify: sweeps %d out of range [0, %d]", c.Sweeps, 1<<20)
+	}
+	return nil
+}
+
+func (c VerifyConfig) withDefaults() VerifyConfig {
+	if c.Lines == 0 {
+		c.Lines = 1 << 16
+	}
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.Sweeps == 0 {
+		c.Sweeps = 64
+	}
+	return c
+}
+
+func (c VerifyConfig) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+	}
+}
+
+// Check is one named check of the tester.
+type Check struct {
+	Group  string `json:"group"` // "sec6", "naive", "latch", "errors", "sweep"
+	Name   string `json:"name"`
+	Mode   string `json:"mode,omitempty"`
+	Oracle string `json:"oracle"`
+	// Lines is the number of response lines compared.
+	Lines int `json:"lines"`
+	// Mismatches counts lines that differ from the oracle (for the naive
+	// oracle: lines it flags).
+	Mismatches int  `json:"mismatches"`
+	Passed     bool `json:"passed"`
+	// Detail describes the first failure, or the expectation met.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ModeRow is one row of the Sec. 6 table: a mode read back over the whole
+// address range, judged by its mode-specific oracle and by the naive
+// read-equals-write oracle.
+type ModeRow struct {
+	Mode   string `json:"mode"`
+	Oracle string `json:"oracle"`
+	Lines  int    `json:"lines"`
+	// Mismatches against the mode-specific oracle.
+	Mismatches int `json:"mismatches"`
+	// NaiveFlagged is the number of lines the read-equals-write oracle
+	// flags as failures.
+	NaiveFlagged int  `json:"naive_flagged"`
+	Match        bool `json:"match"`
+}
+
+// VerifyResult is what the tester found.
+type VerifyResult struct {
+	Config  VerifyConfig `json:"-"`
+	Lines   int          `json:"lines"`
+	Workers int          `json:"workers"`
+	Seed    uint64       `json:"seed"`
+	Rows    []ModeRow    `json:"rows"`
+	Checks  []Check      `json:"checks"`
+	Passed  int          `json:"passed"`
+	Failed  int          `json:"failed"`
+	// Stats are the Sec. 6 controller's counters after all reads.
+	Stats Stats `json:"stats"`
+	// SweepLines is the number of response lines compared in the sweeps.
+	SweepLines int `json:"sweep_lines"`
+}
+
+func (r *VerifyResult) add(c Check) {
+	if c.Passed {
+		r.Passed++
+	} else {
+		r.Failed++
+	}
+	r.Checks = append(r.Checks, c)
+}
+
+// oracleName names each mode's expected payload.
+func oracleName(m Mode, l lowbit.Layout) string {
+	switch m {
+	case Identity, FP32Bypass:
+		return "byte-for-byte read-back"
+	case GBinary:
+		if l == lowbit.ElementMajor {
+			return "sign count c_i (lowbit.RefCountPacket)"
+		}
+		return "sgn(2c-W) planes (lowbit.RefAggregatePlanes)"
+	}
+	if l == lowbit.ElementMajor {
+		return "m_i*u_i (lowbit.RefAggregatePacket)"
+	}
+	return "m_i*u_i planes (lowbit.RefAggregatePlanes)"
+}
+
+// expectPacket returns the oracle's response to reading packet line l of
+// an element-major region in mode m: the stored bytes, the count c_i, or
+// m_i*u_i as int8.
+func expectPacket(r *Region, m Mode, l int, signs, gates []byte) (out Line) {
+	switch m {
+	case Identity, FP32Bypass:
+		copy(out[:], signs)
+	case GBinary:
+		for i, c := range lowbit.RefCountPacket(signs, r.Workers) {
+			out[i] = byte(c)
+		}
+	case GTernary:
+		for i, v := range lowbit.RefAggregatePacket(signs, gates, r.Spec(m), r.Element0+l*lowbit.PacketElements) {
+			out[i] = byte(v)
+		}
+	}
+	return out
+}
+
+// expectPlanes returns the oracle's pos and nz planes of aggregate line l
+// of a worker-major region.
+func expectPlanes(r *Region, m Mode, l int, signs, gates [][]byte) (pos, nz Line) {
+	u := lowbit.RefAggregatePlanes(signs, gates, lowbit.PlaneElements, r.Spec(m), r.Element0+l*lowbit.PlaneElements)
+	for i, v := range u {
+		if v != 0 {
+			nz[i/8] |= 1 << (i % 8)
+		}
+		if v > 0 {
+			pos[i/8] |= 1 << (i % 8)
+		}
+	}
+	return pos, nz
+}
+
+func (cfg VerifyConfig) newController(capacity uint64) *Controller {
+	ctl, err := New(Config{Capacity: capacity})
+	if err != nil {
+		panic("cxl: verify: " + err.Error()) // capacities are computed, never user input
+	}
+	ctl.core.fault = cfg.fault
+	return ctl
+}
+
+// Verify runs the transformation-aware functional tester: the paper's
+// Sec. 6 packet test with mode-specific oracles and the naive
+// read-equals-write oracle beside them, then checks beyond the paper
+// (mode latching, error responses, random sweeps). Checks that fail are
+// counted in the result; the error is for a bad config or ctx ending.
+func Verify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	res := &VerifyResult{Config: cfg, Lines: cfg.Lines, Workers: cfg.Workers, Seed: cfg.Seed}
+	if err := verifyPaper(ctx, cfg, res); err != nil {
+		return nil, err
+	}
+	verifyLatch(cfg, res)
+	verifyErrors(cfg, res)
+	if err := verifySweeps(ctx, cfg, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// paperGradLines is how many leading lines of the Sec. 6 test are packed
+// from FP32 gradients (and also checked against the FP32 definitions);
+// the rest are random sign packets.
+const paperGradLines = 4096
+
+// verifyPaper is Sec. 6: W virtual workers write sign packets over a
+// fixed address range, read back under every mode.
+func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error {
+	n, w := cfg.Lines, cfg.Workers
+	reg := Region{Name: "sec6", Base: 0, Size: uint64(n) * LineBytes, Workers: w, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate}
+	ctl := cfg.newController(reg.End())
+	id, err := ctl.Map(reg)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5ec6))
+	written := make([]byte, n*LineBytes)
+	ng := min(n, paperGradLines)
+	grads := make([][]float32, w)
+	for k := range grads {
+		grads[k] = make([]float32, ng*lowbit.PacketElements)
+		for i := range grads[k] {
+			grads[k][i] = randGrad(rng)
+		}
+	}
+	if err := lowbit.PackPacket(written[:ng*LineBytes], grads); err != nil {
+		return fmt.Errorf("verify: pack sign packets: %w", err)
+	}
+	mask := byte(1<<w - 1)
+	for i := ng * LineBytes; i < len(written); i += 8 {
+		v := rng.Uint64()
+		for q := range 8 {
+			written[i+q] = byte(v>>(8*q)) & mask
+		}
+	}
+	cfg.logf("sec6: writing %d sign packets of %d workers", n, w)
+	if err := batchWrite(ctx, ctl, reg.Base, written); err != nil {
+		return err
+	}
+
+	// End to end on the leading lines: the responses must equal the
+	// Sec. 2 definitions applied to the FP32 gradients themselves.
+	e2e := Check{Group: "sec6", Name: "FP32 gradients -> packets -> controller", Oracle: "lowbit.RefCount / RefAggregate on the FP32 gradients", Passed: true}
+	counts := lowbit.RefCount(grads)
+	for _, m := range []Mode{GBinary, GTernary} {
+		if err := ctl.SetMode(id, m, 0); err != nil {
+			return err
+		}
+		want := lowbit.RefAggregate(grads, reg.Spec(m), 0, reg.Element0)
+		for l := range ng {
+			resp, err := ctl.ReadLine(uint16(l), reg.ViewAddr(l, 0))
+			e2e.Lines++
+			for i := range lowbit.PacketElements {
+				e := l*lowbit.PacketElements + i
+				ok := err == nil
+				if m == GBinary {
+					ok = ok && int(resp.Data[i]) == counts[e]
+				} else {
+					ok = ok && int8(resp.Data[i]) == want[e]
+				}
+				if !ok {
+					e2e.Mismatches++
+					if e2e.Passed {
+						e2e.Passed = false
+						e2e.Detail = fmt.Sprintf("%v element %d: response %d (err %v), definition says count %d / value %d", m, e, resp.Data[i], err, counts[e], want[e])
+					}
+					break
+				}
+			}
+		}
+	}
+	if e2e.Passed {
+		e2e.Detail = fmt.Sprintf("%d lines, %d elements per mode", ng, ng*lowbit.PacketElements)
+	}
+
+	for ts, m := range Modes() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := ctl.SetMode(id, m, int64(ts)); err != nil {
+			return err
+		}
+		cfg.logf("sec6: reading %d lines under %v", n, m)
+		row, chk, naive, err := readBackPaper(ctx, ctl, &reg, m, written)
+		if err != nil {
+			return err
+		}
+		res.Rows = append(res.Rows, row)
+		res.add(chk)
+		res.add(naive)
+	}
+	res.add(e2e)
+	res.add(storedUnchanged("sec6", ctl, reg.Base, written))
+	res.Stats = ctl.Stats()
+	return nil
+}
+
+// randGrad returns a gradient value with a share of exact zeros, -0 and
+// tiny values, the inputs whose sign encoding is most often wrong.
+func randGrad(r *rand.Rand) float32 {
+	switch r.IntN(8) {
+	case 0:
+		return 0
+	case 1:
+		return float32(math.Copysign(0, -1))
+	case 2:
+		return math.SmallestNonzeroFloat32 * float32(r.IntN(3)-1)
+	}
+	return float32(r.NormFloat64())
+}
+
+const batchLines = 2048
+
+// batchWrite writes data (whole lines) from addr on, in batches.
+func batchWrite(ctx context.Context, ctl *Controller, addr uint64, data []byte) error {
+	reqs := make([]Req, 0, batchLines)
+	resps := make([]Resp, batchLines)
+	for off := 0; off < len(data); off += batchLines * LineBytes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		reqs = reqs[:0]
+		for o := off; o < min(len(data), off+batchLines*LineBytes); o += LineBytes {
+			reqs = append(reqs, Write(uint16(o/LineBytes), addr+uint64(o), data[o:o+LineBytes]))
+		}
+		if failed := ctl.DoBatch(reqs, resps); failed > 0 {
+			for _, r := range resps[:len(reqs)] {
+				if r.Err != nil {
+					return fmt.Errorf("verify: write: %w", r.Err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// readBackPaper reads every line of reg under mode m and judges the
+// responses with the mode-specific oracle and with the naive one.
+func readBackPaper(ctx context.Context, ctl *Controller, reg *Region, m Mode, written []byte) (ModeRow, Check, Check, error) {
+	n := reg.PayloadLines()
+	row := ModeRow{Mode: m.String(), Oracle: oracleName(m, reg.Layout), Lines: n}
+	chk := Check{Group: "sec6", Name: "packet read-back", Mode: m.String(), Oracle: row.Oracle, Lines: n, Passed: true}
+	naive := Check{Group: "naive", Name: "read-equals-write oracle", Mode: m.String(), Oracle: "read == last write", Lines: n}
+	reqs := make([]Req, 0, batchLines)
+	resps := make([]Resp, batchLines)
+	for l0 := 0; l0 < n; l0 += batchLines {
+		if err := ctx.Err(); err != nil {
+			return row, chk, naive, err
+		}
+		reqs = reqs[:0]
+		for l := l0; l < min(n, l0+batchLines); l++ {
+			reqs = append(reqs, Read(uint16(l), reg.ViewAddr(l, 0)))
+		}
+		ctl.DoBatch(reqs, resps)
+		for j, resp := range resps[:len(reqs)] {
+			l := l0 + j
+			stored := written[l*LineBytes : (l+1)*LineBytes]
+			want := expectPacket(reg, m, l, stored, nil)
+			ok := resp.Err == nil && resp.Mode == m && resp.Transformed == m.LowBit() && resp.Data == want
+			if !ok {
+				chk.Mismatches++
+				if chk.Passed {
+					chk.Passed = false
+					chk.Detail = fmt.Sprintf("line %d (%#x): got mode %v transformed %v err %v data %x, want %x", l, resp.Addr, resp.Mode, resp.Transformed, resp.Err, resp.Data, want)
+				}
+			}
+			if !bytes.Equal(resp.Data[:], stored) {
+				naive.Mismatches++
+			}
+		}
+	}
+	row.Mismatches = chk.Mismatches
+	row.NaiveFlagged = naive.Mismatches
+	row.Match = chk.Passed
+	// The naive oracle is right for identity and wrong for the
+	// transformed modes; the check passes when it behaves so.
+	if m.LowBit() {
+		naive.Passed = naive.Mismatches > 0
+		naive.Detail = fmt.Sprintf("flags %d of %d correct lines: the wrong oracle for a transformed mode", naive.Mismatches, n)
+	} else {
+		naive.Passed = naive.Mismatches == 0
+		naive.Detail = fmt.Sprintf("flags %d of %d lines: correct for an untransformed mode", naive.Mismatches, n)
+	}
+	return row, chk, naive, nil
+}
+
+// storedUnchanged checks, without transactions, that every line from base
+// still holds what was written.
+func storedUnchanged(group string, ctl *Controller, base uint64, written []byte) Check {
+	c := Check{Group: group, Name: "stored bytes unchanged after all reads", Oracle: "storage == written", Lines: len(written) / LineBytes, Passed: true}
+	for o := 0; o < len(written); o += LineBytes {
+		l, err := ctl.Peek(base + uint64(o))
+		if err != nil || !bytes.Equal(l[:], written[o:o+LineBytes]) {
+			c.Mismatches++
+			if c.Passed {
+				c.Passed = false
+				c.Detail = fmt.Sprintf("line %#x holds %x, written %x (%v)", base+uint64(o), l, written[o:o+LineBytes], err)
+			}
+		}
+	}
+	return c
+}
+
+// verifyLatch checks, on the deterministic core, that a read accepted
+// before a mode change completes under the mode it was accepted with, for
+// every ordered pair of distinct modes, and that the change is logged.
+func verifyLatch(cfg VerifyConfig, res *VerifyResult) {
+	chk := Check{Group: "latch", Name: "mode change takes effect at a transaction boundary", Oracle: "mode latched at acceptance", Passed: true}
+	fail := func(format string, args ...any) {
+		chk.Mismatches++
+		if chk.Passed {
+			chk.Passed = false
+			chk.Detail = fmt.Sprintf(format, args...)
+		}
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x1a7c))
+	for _, lay := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
+		reg := Region{Name: "latch", Workers: 5, Layout: lay, Gate: lowbit.PaperGate}
+		reg.Size = uint64(reg.Slabs()) * LineBytes
+		c, _ := NewCore(Config{Capacity: reg.End()})
+		c.fault = cfg.fault
+		id, err := c.Map(reg)
+		if err != nil {
+			fail("map: %v", err)
+			continue
+		}
+		signs := make([][]byte, reg.Workers)
+		for k := range signs {
+			signs[k] = make([]byte, LineBytes)
+			for i := range signs[k] {
+				signs[k][i] = byte(rng.Uint32())
+			}
+			if _, err := c.Do(Write(0, reg.SignAddr(k, 0), signs[k])); err != nil {
+				fail("write: %v", err)
+			}
+			if lay == lowbit.ElementMajor {
+				break
+			}
+		}
+		expect := func(m Mode) Line {
+			if lay == lowbit.ElementMajor {
+				return expectPacket(&reg, m, 0, signs[0], nil)
+			}
+			if !m.LowBit() {
+				return Line{}
+			}
+			pos, _ := expectPlanes(&reg, m, 0, signs, nil)
+			return pos
+		}
+		for _, from := range Modes() {
+			for _, to := range Modes() {
+				if from == to {
+					continue
+				}
+				c.SetMode(id, from, 0)
+				changes := len(c.ModeChanges())
+				_, errA := c.Accept(Read(1, reg.ViewAddr(0, 0)))
+				seqA := c.Seq()
+				if err := c.SetMode(id, to, int64(seqA)); err != nil {
+					fail("set mode: %v", err)
+				}
+				_, errB := c.Accept(Read(2, reg.ViewAddr(0, 0)))
+				ra, _ := c.Complete()
+				rb, _ := c.Complete()
+				chk.Lines += 2
+				for _, x := range []struct {
+					r   Resp
+					err error
+					m   Mode
+				}{{ra, errA, from}, {rb, errB, to}} {
+					wantErr := lay == lowbit.WorkerMajor && !x.m.LowBit()
+					switch {
+					case x.r.Mode != x.m:
+						fail("%v %v->%v: read %d completed under %v, want %v", lay, from, to, x.r.Tag, x.r.Mode, x.m)
+					case wantErr != (x.r.Err != nil) || wantErr != (x.err != nil):
+						fail("%v %v->%v: read %d error %v", lay, from, to, x.r.Tag, x.r.Err)
+					case x.r.Data != expect(x.m):
+						fail("%v %v->%v: read %d data %x, want the %v oracle %x", lay, from, to, x.r.Tag, x.r.Data, x.m, expect(x.m))
+					}
+				}
+				ch := c.ModeChanges()
+				if len(ch) != changes+1 || ch[len(ch)-1] != (ModeChange{Region: id, From: from, To: to, AfterSeq: seqA, Time: int64(seqA)}) {
+					fail("%v %v->%v: mode-change log %v", lay, from, to, ch[changes:])
+				}
+			}
+		}
+	}
+	if chk.Passed {
+		chk.Detail = "12 ordered mode pairs x 2 layouts: reads accepted before the change complete under the old mode"
+	}
+	res.add(chk)
+}
+
+// verifyErrors checks that each kind of bad request gets an error
+// response and a Go error of its kind, and stores nothing.
+func verifyErrors(cfg VerifyConfig, res *VerifyResult) {
+	chk := Check{Group: "errors", Name: "bad requests get error responses", Oracle: "error kind per request", Passed: true}
+	reg := Region{Name: "err", Base: 0, Size: 2 * LineBytes, Workers: 2, Layout: lowbit.WorkerMajor}
+	c, _ := NewCore(Config{Capacity: reg.End() + LineBytes})
+	c.fault = cfg.fault
+	c.Map(reg)
+	line := make([]byte, LineBytes)
+	cases := []struct {
+		req  Req
+		want error
+	}{
+		{Read(1, 1), ErrUnaligned},
+		{Write(2, 63, line), ErrUnaligned},
+		{Read(3, reg.End()+LineBytes), ErrOutOfRange},
+		{Write(4, 1<<60, line), ErrOutOfRange},
+		{Write(5, 0, line[:32]), ErrBadLength},
+		{Req{Op: MemRd, Tag: 6, Data: line}, ErrBadLength},
+		{Req{Op: 9, Tag: 7}, ErrBadOpcode},
+		{Read(8, reg.ViewAddr(0, 1)), ErrUnmappedView},
+		{Write(9, reg.ViewAddr(0, 0), line), ErrReadOnlyView},
+	}
+	for _, tc := range cases {
+		resp, err := c.Do(tc.req)
+		chk.Lines++
+		var e *Error
+		ok := err != nil && resp.Err != nil && errIs(err, tc.want) && errAs(resp.Err, &e) && resp.Tag == tc.req.Tag && resp.Data == Line{} && len(c.mem) == 0
+		if !ok {
+			chk.Mismatches++
+			if chk.Passed {
+				chk.Passed = false
+				chk.Detail = fmt.Sprintf("%v tag %d addr %#x: got %v (stored lines %d), want %v", tc.req.Op, tc.req.Tag, tc.req.Addr, err, len(c.mem), tc.want)
+			}
+		}
+	}
+	if chk.Passed {
+		chk.Detail = fmt.Sprintf("%d bad requests, one per error kind and channel; nothing stored", len(cases))
+	}
+	res.add(chk)
+}
+
+// sweepCase is one random configuration beyond the paper.
+type sweepCase struct {
+	reg   Region
+	lines int
+}
+
+func randomSweepCase(rng *rand.Rand) sweepCase {
+	lay := lowbit.Layout(rng.IntN(2))
+	reg := Region{Layout: lay, Element0: rng.IntN(4096)}
+	if lay == lowbit.ElementMajor {
+		reg.Workers = 1 + rng.IntN(lowbit.MaxPacketWorkers)
+	} else {
+		reg.Workers = 1 + rng.IntN(64)
+	}
+	switch rng.IntN(4) {
+	case 0:
+		reg.Gate = lowbit.PaperGate
+	case 1:
+		reg.Gate = lowbit.Gate{Kind: lowbit.GatePattern, Period: 2 + rng.IntN(63)}
+	case 2:
+		reg.Gate = lowbit.Gate{Kind: lowbit.GateWorker}
+	case 3:
+		reg.Gate = lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 1 + rng.IntN(2*reg.Workers)}
+	}
+	lines := 1 + rng.IntN(16)
+	reg.Base = LineBytes * uint64(rng.IntN(64))
+	reg.Size = uint64(reg.Slabs()*lines) * LineBytes
+	reg.Name = fmt.Sprintf("W=%d %v gate %v", reg.Workers, lay, reg.Gate)
+	return sweepCase{reg: reg, lines: lines}
+}
+
+// verifySweeps runs random cases: one writer goroutine per worker (and
+// per gate plane) while a control goroutine flips the mode, then reads of
+// every view and raw line in random order with random mode switches
+// between transactions, each judged by the oracle of the mode the
+// response says it completed under, which must be the mode set.
+func verifySweeps(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error {
+	cfg.logf("sweep: %d random cases", cfg.Sweeps)
+	for i := range cfg.Sweeps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed0000+uint64(i)))
+		sc := randomSweepCase(rng)
+		chk, lines := runSweep(cfg, rng, sc)
+		chk.Name = fmt.Sprintf("case %d: %s, %d lines", i, sc.reg.Name, sc.lines)
+		res.SweepLines += lines
+		res.add(chk)
+	}
+	return nil
+}
+
+func runSweep(cfg VerifyConfig, rng *rand.Rand, sc sweepCase) (Check, int) {
+	reg := sc.reg
+	chk := Check{Group: "sweep", Oracle: "mode-specific oracle of the response's mode; storage == written", Passed: true}
+	fail := func(format string, args ...any) {
+		chk.Mismatches++
+		if chk.Passed {
+			chk.Passed = false
+			chk.Detail = fmt.Sprintf(format, args...)
+		}
+	}
+	ctl := cfg.newController(reg.End() + 4*LineBytes)
+	id, err := ctl.Map(reg)
+	if err != nil {
+		fail("map: %v", err)
+		return chk, 0
+	}
+	// Payload: one slab per writer; random bytes, including bits at or
+	// above W in element-major packets (they must be ignored).
+	slabs := reg.Slabs()
+	data := make([][]byte, slabs)
+	for s := range data {
+		data[s] = make([]byte, sc.lines*LineBytes)
+		for j := range data[s] {
+			data[s][j] = byte(rng.Uint32())
+		}
+	}
+	slabAddr := func(s, l int) uint64 { return reg.Base + uint64(s)*reg.SlabBytes() + uint64(l)*LineBytes }
+	var wg sync.WaitGroup
+	errs := make([]error, slabs)
+	for s := range slabs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range sc.lines {
+				if _, err := ctl.WriteLine(uint16(s), slabAddr(s, l), data[s][l*LineBytes:(l+1)*LineBytes]); err != nil && errs[s] == nil {
+					errs[s] = err
+				}
+			}
+		}()
+	}
+	flips := rng.IntN(16)
+	wg.Add(1)
+	go func() { // the control goroutine
+		defer wg.Done()
+		for j := range flips {
+			ctl.SetMode(id, Mode(j%NumModes), int64(j))
+		}
+	}()
+	wg.Wait()
+	for s, err := range errs {
+		if err != nil {
+			fail("writer %d: %v", s, err)
+		}
+	}
+	// Oracle inputs: per aggregate line, the sign and gate lines.
+	w := reg.Workers
+	signsOf := func(l int) [][]byte {
+		n := 1
+		if reg.Layout == lowbit.WorkerMajor {
+			n = w
+		}
+		p := make([][]byte, n)
+		for k := range p {
+			p[k] = data[k][l*LineBytes : (l+1)*LineBytes]
+		}
+		return p
+	}
+	gatesOf := func(l int) [][]byte {
+		if reg.Gate.Kind != lowbit.GateWorker {
+			return nil
+		}
+		n := slabs / 2
+		p := make([][]byte, n)
+		for k := range p {
+			p[k] = data[n+k][l*LineBytes : (l+1)*LineBytes]
+		}
+		return p
+	}
+	// Every readable address: raw slab lines and view lines.
+	type probe struct {
+		addr       uint64
+		slab, line int // slab -1: a worker-major view line
+		part       int
+	}
+	var probes []probe
+	for s := range slabs {
+		for l := range sc.lines {
+			probes = append(probes, probe{slabAddr(s, l), s, l, 0})
+		}
+	}
+	if reg.Layout == lowbit.WorkerMajor {
+		for l := range sc.lines {
+			for part := range 2 {
+				probes = append(probes, probe{reg.ViewAddr(l, part), -1, l, part})
+			}
+		}
+	}
+	mode := Mode(rng.IntN(NumModes))
+	ctl.SetMode(id, mode, 0)
+	reads := 3 * len(probes)
+	for j := range reads {
+		if rng.IntN(4) == 0 { // a mode switch between transactions
+			mode = Mode(rng.IntN(NumModes))
+			ctl.SetMode(id, mode, int64(j))
+		}
+		p := probes[rng.IntN(len(probes))]
+		resp, err := ctl.ReadLine(uint16(j), p.addr)
+		chk.Lines++
+		if resp.Mode != mode {
+			fail("read %#x completed under %v, the latch holds %v", p.addr, resp.Mode, mode)
+			continue
+		}
+		var want Line
+		transformed := false
+		wantErr := false
+		switch {
+		case p.slab < 0 && !mode.LowBit():
+			wantErr = true
+		case p.slab < 0:
+			pos, nz := expectPlanes(&reg, mode, p.line, signsOf(p.line), gatesOf(p.line))
+			want, transformed = pos, true
+			if p.part == 1 {
+				want = nz
+			}
+		case reg.Layout == lowbit.ElementMajor && p.slab == 0:
+			var gates []byte
+			if g := gatesOf(p.line); g != nil {
+				gates = g[0]
+			}
+			want, transformed = expectPacket(&reg, mode, p.line, signsOf(p.line)[0], gates), mode.LowBit()
+		default:
+			copy(want[:], data[p.slab][p.line*LineBytes:])
+		}
+		if wantErr {
+			if !errIs(err, ErrUnmappedView) {
+				fail("view read %#x in %v: error %v, want %v", p.addr, mode, err, ErrUnmappedView)
+			}
+			continue
+		}
+		if err != nil || resp.Data != want || resp.Transformed != transformed {
+			fail("read %#x in %v: err %v transformed %v data %x, want %x", p.addr, mode, err, resp.Transformed, resp.Data, want)
+		}
+	}
+	for s := range slabs {
+		for l := range sc.lines {
+			got, err := ctl.Peek(slabAddr(s, l))
+			if err != nil || !bytes.Equal(got[:], data[s][l*LineBytes:(l+1)*LineBytes]) {
+				fail("stored line %#x changed: %x, written %x", slabAddr(s, l), got, data[s][l*LineBytes:(l+1)*LineBytes])
+			}
+		}
+	}
+	if n := len(ctl.StoredLines()); n != slabs*sc.lines {
+		fail("%d lines stored, %d written", n, slabs*sc.lines)
+	}
+	if chk.Passed {
+		chk.Detail = fmt.Sprintf("%d reads, %d mode changes, storage intact", reads, ctl.Stats().ModeChanges)
+	}
+	return chk, chk.Lines
+}

@@ -1,0 +1,139 @@
+package cxl
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+func TestVerifyPasses(t *testing.T) {
+	res, err := Verify(context.Background(), VerifyConfig{Lines: 5000, Sweeps: 40, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Checks {
+		if !c.Passed {
+			t.Errorf("%s %s %s: %s", c.Group, c.Name, c.Mode, c.Detail)
+		}
+	}
+	if res.Failed != 0 || res.Passed != len(res.Checks) || len(res.Rows) != NumModes {
+		t.Fatalf("%d passed, %d failed, %d rows", res.Passed, res.Failed, len(res.Rows))
+	}
+	// The paper's point: the naive oracle flags the transformed modes and
+	// passes the untransformed ones.
+	for _, r := range res.Rows {
+		m, _ := ParseMode(r.Mode)
+		if m.LowBit() != (r.NaiveFlagged > 0) || !r.Match {
+			t.Errorf("row %+v", r)
+		}
+	}
+	st := res.Stats
+	if st.Modes[GBinary].TransformedLines < 5000 || st.Modes[Identity].WriteLines != 5000 || st.Modes[FP32Bypass].ReadLines != 5000 {
+		t.Errorf("stats %+v", st.Modes)
+	}
+}
+
+func TestVerifyDeterministic(t *testing.T) {
+	run := func() string {
+		res, err := Verify(context.Background(), VerifyConfig{Lines: 300, Sweeps: 10, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%+v", *res)
+	}
+	if a, b := run(), run(); a != b {
+		t.Errorf("same seed, different results:\n%s\n%s", a, b)
+	}
+}
+
+func TestVerifyConfigErrors(t *testing.T) {
+	for _, c := range []VerifyConfig{{Lines: -1}, {Workers: 9}, {Workers: -2}, {Sweeps: -1}} {
+		if _, err := Verify(context.Background(), c); err == nil {
+			t.Errorf("Verify(%+v) succeeded", c)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Verify(ctx, VerifyConfig{Lines: 10}); err == nil {
+		t.Error("Verify with a cancelled context succeeded")
+	}
+}
+
+// TestVerifyCatchesFaults injects deliberate controller faults; each must
+// make the tester fail, in the group named.
+func TestVerifyCatchesFaults(t *testing.T) {
+	faults := []struct {
+		name  string
+		group string
+		fault func(c *Core, p *pending, r *Resp)
+	}{
+		{"flip one bit of one G-Ternary response", "sec6", func(c *Core, p *pending, r *Resp) {
+			if p.mode == GTernary && p.seq%997 == 5 {
+				r.Data[p.seq%64] ^= 1 << (p.seq % 7)
+			}
+		}},
+		{"G-Binary returns stored bytes", "sec6", func(c *Core, p *pending, r *Resp) {
+			if p.mode == GBinary && r.Transformed {
+				r.Data = c.mem[p.req.Addr/LineBytes]
+			}
+		}},
+		{"identity corrupts one byte", "sec6", func(c *Core, p *pending, r *Resp) {
+			if p.mode == Identity && p.req.Op == MemRd && p.seq == 30000 {
+				r.Data[3]++
+			}
+		}},
+		{"a read modifies storage", "sec6", func(c *Core, p *pending, r *Resp) {
+			if p.req.Op == MemRd && p.seq%50000 == 7 {
+				l := c.mem[p.req.Addr/LineBytes]
+				l[0] ^= 0x80
+				c.mem[p.req.Addr/LineBytes] = l
+			}
+		}},
+		{"mode latched at completion, not acceptance", "latch", func(c *Core, p *pending, r *Resp) {
+			if p.region < 0 || p.err != nil {
+				return
+			}
+			if cur := c.regions[p.region].Mode; cur != p.mode && p.req.Op == MemRd {
+				q := *p
+				q.mode = cur
+				if q.reg.Layout.String() == "worker-major" && q.tgt.view && !cur.LowBit() {
+					q.err = &Error{Kind: ErrUnmappedView}
+				}
+				*r = Resp{}
+				c.complete(&q, r)
+			}
+		}},
+		{"unaligned read not rejected", "errors", func(c *Core, p *pending, r *Resp) {
+			if p.err != nil && p.err.Kind == ErrUnaligned {
+				r.Err = nil
+			}
+		}},
+		{"worker-major plane aggregate off by one worker", "sweep", func(c *Core, p *pending, r *Resp) {
+			if r.Transformed && p.reg.Layout.String() == "worker-major" && p.reg.Workers > 2 && p.tgt.part == 0 {
+				r.Data[0] ^= 1
+			}
+		}},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			cfg := VerifyConfig{Lines: 20000, Sweeps: 24, Seed: 3, fault: f.fault}
+			res, err := Verify(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Failed == 0 {
+				t.Fatalf("fault not caught: %d checks passed", res.Passed)
+			}
+			caught := false
+			for _, c := range res.Checks {
+				if !c.Passed && c.Group == f.group {
+					caught = true
+					t.Logf("caught by %s/%s %s: %s", c.Group, c.Name, c.Mode, c.Detail)
+				}
+			}
+			if !caught {
+				t.Errorf("fault not caught by a %s check", f.group)
+			}
+		})
+	}
+}
