@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/neuronfabric/nfabric/collective"
+	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/reproduce"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newCollectiveCmd) }
+
+func newCollectiveCmd() *cobra.Command {
+	var (
+		o        reproduce.CollectiveOptions
+		links    string
+		exposure float64
+		models   string
+		out      string
+		asJSON   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "collective [--model NAME|FILE.yaml]",
+		Short: "model one All-Reduce on FP32 and NEURON-Fabric paths (Fig. 7) and the GPT-scale check",
+		Long: `collective models the time of one All-Reduce of a model's gradients: FP32
+software collectives (ring, double binary tree, halving-doubling, hierarchical)
+in the alpha-beta form with NCCL's algbw/busbw, the FP32 CXL pooling path, and
+NEURON-Fabric's G-Binary and G-Ternary controller paths (each worker writes its
+packed payload into the CXL buffer and reads the aggregate back, plus the
+exposed datapath fraction that the timing model measures). It then multiplies
+the All-Reduce windows of BERT-large, GPT-2 XL and GPT-3 by that exposure in
+controller cycles (paper Sec. 5.1).
+
+Links are presets (` + strings.Join(collective.PresetNames(), ", ") + `) or come from a YAML
+file given with --links:
+
+  links:
+    - name: roce
+      bandwidth: 100Gb/s
+      latency: 3us
+
+--model takes a built-in profile or a YAML profile file (see 'go doc
+github.com/neuronfabric/nfabric/workload ParseProfileYAML').`,
+		Example: `  nfabric collective --model gpt2-xl
+  nfabric collective --model gpt3 --net ib-ndr --workers 64 --per-node 8
+  nfabric collective --model my-model.yaml --links links.yaml --net roce
+  nfabric collective --exposure 1.67 --window ring --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Workers < 1 {
+				return usagef("--workers %d must be >= 1", o.Workers)
+			}
+			if o.PerNode < 1 {
+				return usagef("--per-node %d must be >= 1", o.PerNode)
+			}
+			if o.Elements < 0 {
+				return usagef("--elements %d must be >= 0", o.Elements)
+			}
+			if cmd.Flags().Changed("exposure") {
+				if math.IsNaN(exposure) || exposure < 0 || exposure > 100 {
+					return usagef("--exposure %v must be a percentage in [0, 100]", exposure)
+				}
+				o.Exposure = exposure / 100
+			} else {
+				o.Exposure = -1
+			}
+			if links != "" {
+				data, err := os.ReadFile(links)
+				if err != nil {
+					return fmt.Errorf("read links: %w", err)
+				}
+				ls, err := collective.ParseLinksYAML(data, links)
+				if err != nil {
+					return err
+				}
+				o.Links = ls
+			}
+			if models != "" {
+				o.Models = strings.Split(models, ",")
+			}
+			cfg := reproduce.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
+			if o.Exposure < 0 {
+				e, err := reproduce.MeasureExposure()
+				if err != nil {
+					return err
+				}
+				o.Exposure, o.ExposureNote = e, "measured by the timing model at the full-LLC-miss anchor"
+			}
+			f7, err := reproduce.Fig7(cmd.Context(), cfg, o)
+			if err != nil {
+				return err
+			}
+			gs, err := reproduce.GPTScale(cmd.Context(), cfg, o)
+			if err != nil {
+				return err
+			}
+			res := &report.Result{Block: "collective", Title: f7.Title, Tables: append(f7.Tables, gs.Tables...), Figures: f7.Figures,
+				Data: map[string]any{"fig7": f7.Data, "gpt_scale": gs.Data}}
+			if out != "" {
+				files, err := res.WriteFiles(out)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", strings.Join(files, ", "))
+			}
+			if asJSON {
+				return res.WriteJSON(cmd.OutOrStdout())
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), res.Text())
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Model, "model", "gpt2-xl", "model profile: built-in name or YAML file")
+	f.IntVar(&o.Workers, "workers", 8, "number of data-parallel workers")
+	f.StringVar(&o.Net, "net", "ib", "link of the FP32 software collectives")
+	f.StringVar(&o.Intra, "intra", "nvlink", "intra-node link of the hierarchical collective")
+	f.IntVar(&o.PerNode, "per-node", 4, "workers per node for the hierarchical collective")
+	f.StringVar(&o.CXL, "cxl", "cxl", "CXL controller link")
+	f.BoolVar(&o.Shared, "shared", false, "workers share one controller port instead of one port each")
+	f.Float64Var(&exposure, "exposure", 0, "exposed datapath in percent (default: measured by the timing model)")
+	f.Int64Var(&o.Elements, "elements", 0, "override the gradient elements (0: the model's parameters)")
+	f.StringVar(&o.Window, "window", "cxl", "GPT-scale window: cxl (FP32 write+read via the controller) or ring, tree, halving-doubling, hierarchical over --net")
+	f.StringVar(&models, "models", "", "comma-separated models of the GPT-scale check (default bert-large,gpt2-xl,gpt3)")
+	f.StringVar(&links, "links", "", "YAML file of extra links")
+	f.StringVar(&out, "out", "", "also write JSON, Markdown and SVG into this directory")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
