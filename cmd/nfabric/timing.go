@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/reproduce"
+	"github.com/neuronfabric/nfabric/timing"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newTimingCmd) }
+
+func newTimingCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "timing",
+		Short: "run the cycle-level timing model of the CXL path (Table 4, Fig. 3)",
+		Long: `timing runs the discrete-event model of the path gradient cache lines take:
+W request streams, a shared tags-only LRU LLC, N controller stacks each with a
+fixed-latency memory, the k-stage low-bit aggregation pipeline and a CXL link
+bandwidth gate. Every experiment runs each configuration twice, identity and
+low-bit, which differ only by the pipeline: the run-time difference is the
+exposed datapath cost.
+
+The model defaults are the paper's (Sec. 4) plus documented assumptions; see
+'go doc github.com/neuronfabric/nfabric/timing' and 'nfabric timing config'.
+--config reads a YAML file (model: and experiments: sections, unknown fields
+rejected); flags override the file.`,
+	}
+	cmd.AddCommand(newTimingTable4Cmd(), newTimingEnvelopeCmd(), newTimingConfigCmd())
+	return cmd
+}
+
+// timingFlags are the flags shared by the timing subcommands.
+type timingFlags struct {
+	config string
+	json   bool
+	quick  bool
+	out    string
+
+	streams, outstanding, passes, ways, stacks, interleave, stages, initiation int
+	footprint, llcMiB, llcLat, bw, share, lat, clock, issue                    float64
+	pattern                                                                    string
+	congested, stepMS                                                          float64
+}
+
+func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
+	f := cmd.Flags()
+	f.StringVar(&tf.config, "config", "", "YAML configuration file (see 'nfabric timing config')")
+	f.BoolVar(&tf.json, "json", false, "print the result as JSON")
+	f.BoolVar(&tf.quick, "quick", false, "use the shorter sweeps of 'reproduce' (same end points)")
+	if withOut {
+		f.StringVar(&tf.out, "out", "", "also write JSON, Markdown and SVG figures into this directory")
+	}
+	d := timing.DefaultSetup()
+	m := d.Model
+	f.IntVar(&tf.streams, "streams", m.Streams.Count, "request streams W (virtual workers)")
+	f.IntVar(&tf.outstanding, "outstanding", m.Streams.Outstanding, "outstanding requests per stream")
+	f.Float64Var(&tf.issue, "issue-interval-ns", m.Streams.IssueIntervalNS, "minimum ns between two issues of a stream")
+	f.Float64Var(&tf.footprint, "footprint-mib", m.Streams.FootprintMiB, "active footprint per stream (MiB)")
+	f.IntVar(&tf.passes, "passes", m.Streams.Passes, "sweeps over each stream's footprint")
+	f.StringVar(&tf.pattern, "pattern", m.Streams.Pattern, "issue pattern: read or write-read")
+	f.Float64Var(&tf.llcMiB, "llc-mib", m.LLC.SizeMiB, "LLC size (MiB)")
+	f.IntVar(&tf.ways, "llc-ways", m.LLC.Ways, "LLC associativity")
+	f.Float64Var(&tf.llcLat, "llc-latency-ns", m.LLC.HitLatencyNS, "LLC lookup latency (ns)")
+	f.Float64Var(&tf.bw, "bandwidth-gibps", m.Link.BandwidthGiBps, "CXL link bandwidth per stack (GiB/s)")
+	f.Float64Var(&tf.share, "share", m.Link.Share, "fraction of the link left to gradient lines (1 = healthy)")
+	f.Float64Var(&tf.lat, "latency-ns", m.Memory.LatencyNS, "fixed memory-access latency (ns)")
+	f.IntVar(&tf.stacks, "stacks", m.Controller.Stacks, "controller stacks N")
+	f.IntVar(&tf.interleave, "interleave-bytes", m.Controller.InterleaveBytes, "address-interleaving granule across stacks (bytes)")
+	f.IntVar(&tf.stages, "stages", m.Controller.Stages, "aggregation pipeline stages")
+	f.Float64Var(&tf.clock, "clock-ghz", m.Controller.ClockGHz, "controller clock (GHz)")
+	f.IntVar(&tf.initiation, "initiation-cycles", m.Controller.InitiationCycles, "cycles between two lines entering the pipeline")
+	f.Float64Var(&tf.congested, "congested-share", d.Experiments.CongestedShare, "link share in the congested rows")
+	f.Float64Var(&tf.stepMS, "step-ms", d.Experiments.StepMS, "training-step time for Fig. 3(d) (ms)")
+}
+
+// setup reads --config (if any), applies --quick and every flag the user
+// set, and validates the result.
+func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
+	s := timing.DefaultSetup()
+	if tf.config != "" {
+		f, err := os.Open(tf.config)
+		if err != nil {
+			return s, fmt.Errorf("read config %s: %w", tf.config, err)
+		}
+		s, err = timing.DecodeSetup(f)
+		f.Close()
+		if err != nil {
+			return s, fmt.Errorf("read config %s: %w", tf.config, err)
+		}
+	}
+	if tf.quick {
+		q := timing.QuickExperiments()
+		s.Experiments.BandwidthsGiBps, s.Experiments.LatenciesNS = q.BandwidthsGiBps, q.LatenciesNS
+		s.Experiments.FootprintRatios, s.Experiments.DelaysMS = q.FootprintRatios, q.DelaysMS
+	}
+	fl := cmd.Flags()
+	set := func(name string, apply func()) {
+		if fl.Changed(name) {
+			apply()
+		}
+	}
+	m := &s.Model
+	set("streams", func() { m.Streams.Count = tf.streams })
+	set("outstanding", func() { m.Streams.Outstanding = tf.outstanding })
+	set("issue-interval-ns", func() { m.Streams.IssueIntervalNS = tf.issue })
+	set("footprint-mib", func() { m.Streams.FootprintMiB = tf.footprint })
+	set("passes", func() { m.Streams.Passes = tf.passes })
+	set("pattern", func() { m.Streams.Pattern = tf.pattern })
+	set("llc-mib", func() { m.LLC.SizeMiB = tf.llcMiB })
+	set("llc-ways", func() { m.LLC.Ways = tf.ways })
+	set("llc-latency-ns", func() { m.LLC.HitLatencyNS = tf.llcLat })
+	set("bandwidth-gibps", func() { m.Link.BandwidthGiBps = tf.bw })
+	set("share", func() { m.Link.Share = tf.share })
+	set("latency-ns", func() { m.Memory.LatencyNS = tf.lat })
+	set("stacks", func() { m.Controller.Stacks = tf.stacks })
+	set("interleave-bytes", func() { m.Controller.InterleaveBytes = tf.interleave })
+	set("stages", func() { m.Controller.Stages = tf.stages })
+	set("clock-ghz", func() { m.Controller.ClockGHz = tf.clock })
+	set("initiation-cycles", func() { m.Controller.InitiationCycles = tf.initiation })
+	set("congested-share", func() { s.Experiments.CongestedShare = tf.congested })
+	set("step-ms", func() { s.Experiments.StepMS = tf.stepMS })
+	if err := s.Validate(); err != nil {
+		if tf.config != "" {
+			return s, usagef("configuration (%s and flags): %v", tf.config, err)
+		}
+		return s, usagef("configuration: %v", err)
+	}
+	return s, nil
+}
+
+func (tf *timingFlags) print(cmd *cobra.Command, res *report.Result) error {
+	if tf.out != "" {
+		if res.Block == "" {
+			res.Block = "timing"
+		}
+		paths, err := res.WriteFiles(tf.out)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", p)
+		}
+	}
+	if tf.json {
+		return res.WriteJSON(cmd.OutOrStdout())
+	}
+	_, err := fmt.Fprint(cmd.OutOrStdout(), res.Text())
+	return err
+}
+
+func newTimingTable4Cmd() *cobra.Command {
+	var tf timingFlags
+	cmd := &cobra.Command{
+		Use:   "table4",
+		Short: "Table 4: exposed G-Binary datapath cost, ours beside the paper's",
+		Example: `  nfabric timing table4
+  nfabric timing table4 --json
+  nfabric timing table4 --outstanding 64 --congested-share 0.5
+  nfabric timing table4 --config timing.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := tf.setup(cmd)
+			if err != nil {
+				return err
+			}
+			res, err := reproduce.TimingTable4(ctxOf(cmd), s)
+			if err != nil {
+				return fmt.Errorf("timing table4: %w", err)
+			}
+			res.Block = "timing-table4"
+			return tf.print(cmd, res)
+		},
+	}
+	tf.add(cmd, true)
+	return cmd
+}
+
+func newTimingEnvelopeCmd() *cobra.Command {
+	var tf timingFlags
+	cmd := &cobra.Command{
+		Use:   "envelope",
+		Short: "Fig. 3: operating envelope (bandwidth x depth, latency, footprint, late mode update)",
+		Example: `  nfabric timing envelope --out out/timing
+  nfabric timing envelope --quick --json
+  nfabric timing envelope --stacks 2 --step-ms 250`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := tf.setup(cmd)
+			if err != nil {
+				return err
+			}
+			res, err := reproduce.TimingEnvelope(ctxOf(cmd), s)
+			if err != nil {
+				return fmt.Errorf("timing envelope: %w", err)
+			}
+			res.Block = "timing-envelope"
+			return tf.print(cmd, res)
+		},
+	}
+	tf.add(cmd, true)
+	return cmd
+}
+
+func newTimingConfigCmd() *cobra.Command {
+	var tf timingFlags
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "print the effective configuration as YAML (a starting point for --config)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := tf.setup(cmd)
+			if err != nil {
+				return err
+			}
+			return timing.EncodeSetup(cmd.OutOrStdout(), s)
+		},
+	}
+	tf.add(cmd, false)
+	return cmd
+}
+
+func ctxOf(cmd *cobra.Command) context.Context {
+	if c := cmd.Context(); c != nil {
+		return c
+	}
+	return context.Background()
+}
