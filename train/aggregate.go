@@ -1,0 +1,215 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
+)
+
+// Aggregator turns the W workers' per-parameter FP32 gradients into the
+// update direction of every parameter under a Policy. It owns the
+// controller model (for G-Binary and G-Ternary) and the error-feedback
+// residuals.
+type Aggregator struct {
+	model  *nn.Model
+	policy Policy
+	w      int
+	ctrl   *ctrlPath
+	mean   [][]float32   // FP32 mean of the raw gradients
+	ef     [][][]float32 // ef[k][i]: worker k's residual of parameter i (EF groups only)
+	in     [][][]float32 // in[k][i]: worker k's payload source (g, or g + e with EF)
+	pin    [][]float32   // per-worker view for software majority
+}
+
+// NewAggregator returns an aggregator for w workers of m under p. layout
+// is the payload layout of the controller regions (lowbit.WorkerMajor:
+// each worker writes its own bit-plane lines; lowbit.ElementMajor: the
+// paper's packet, gathered by the runtime, w <= 8).
+func NewAggregator(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*Aggregator, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if w < 1 || w > lowbit.MaxWorkers {
+		return nil, fmt.Errorf("workers %d out of range [1, %d]", w, lowbit.MaxWorkers)
+	}
+	if layout != lowbit.ElementMajor && layout != lowbit.WorkerMajor {
+		return nil, fmt.Errorf("unknown layout %v", layout)
+	}
+	a := &Aggregator{model: m, policy: p, w: w, mean: m.NewGrads(), pin: make([][]float32, w)}
+	ctrl, err := newCtrlPath(m, p, w, layout)
+	if err != nil {
+		return nil, err
+	}
+	a.ctrl = ctrl
+	a.in = make([][][]float32, w)
+	for k := range a.in {
+		a.in[k] = make([][]float32, len(m.Params))
+	}
+	if p[0].EF || p[1].EF {
+		a.ef = make([][][]float32, w)
+		for k := range a.ef {
+			a.ef[k] = make([][]float32, len(m.Params))
+			for i, prm := range m.Params {
+				if p[prm.Group].EF {
+					a.ef[k][i] = make([]float32, prm.Len())
+					a.in[k][i] = make([]float32, prm.Len())
+				}
+			}
+		}
+	}
+	return a, nil
+}
+
+// Mean returns the FP32 mean gradient computed by the last Aggregate.
+func (a *Aggregator) Mean() [][]float32 { return a.mean }
+
+// Aggregate writes the update direction of every parameter into dst
+// (shaped like the parameters): the FP32 mean, or a vector in {-1, 0, +1}
+// for sign rules. grads[k][i] is worker k's gradient of parameter i.
+// A NaN or Inf in a gradient that a sign rule would encode is an error
+// naming the worker and parameter.
+func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
+	if len(grads) != a.w {
+		return fmt.Errorf("aggregate: %d workers' gradients, want %d", len(grads), a.w)
+	}
+	meanGrads(a.mean, grads)
+	if err := a.prepare(grads); err != nil {
+		return err
+	}
+	if a.ctrl != nil {
+		if err := a.ctrl.aggregate(a.in, dst); err != nil {
+			return err
+		}
+	}
+	for i, prm := range a.model.Params {
+		switch s := a.policy[prm.Group]; s.Rule {
+		case FP32:
+			copy(dst[i], a.mean[i])
+		case SignOfMean:
+			for j, v := range a.mean[i] {
+				dst[i][j] = signf(v)
+			}
+		case MajoritySign:
+			for k := range a.pin {
+				a.pin[k] = a.in[k][i]
+			}
+			majority(dst[i], a.pin)
+		}
+	}
+	return nil
+}
+
+// meanGrads is nn.MeanGrads on raw slices: the float32 sum in worker
+// order 0..W-1 times 1/W.
+func meanGrads(dst [][]float32, grads [][][]float32) {
+	inv := 1 / float32(len(grads))
+	for i := range dst {
+		d := dst[i]
+		copy(d, grads[0][i])
+		for k := 1; k < len(grads); k++ {
+			for j, v := range grads[k][i] {
+				d[j] += v
+			}
+		}
+		for j := range d {
+			d[j] *= inv
+		}
+	}
+}
+
+// prepare fills a.in: the raw gradients, or for error-feedback groups
+// p = g + e, updating each worker's residual e ← p − s·(2b − 1) with
+// s = mean |p| over the tensor and b = 1{p > 0}. Workers run in parallel.
+// Sign rules' inputs are checked for NaN and Inf.
+func (a *Aggregator) prepare(grads [][][]float32) error {
+	errs := make([]error, a.w)
+	var wg sync.WaitGroup
+	for k := 0; k < a.w; k++ {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			for i, prm := range a.model.Params {
+				s := a.policy[prm.Group]
+				g := grads[k][i]
+				if !s.Rule.Sign() {
+					a.in[k][i] = g
+					continue
+				}
+				if err := lowbit.CheckFinite(g); err != nil {
+					errs[k] = fmt.Errorf("worker %d parameter %s: %w", k, prm.Name, err)
+					return
+				}
+				if !s.EF {
+					a.in[k][i] = g
+					continue
+				}
+				p, e := a.in[k][i], a.ef[k][i]
+				var sum float64
+				for j, v := range g {
+					p[j] = v + e[j]
+					sum += math.Abs(float64(p[j]))
+				}
+				sc := float32(sum / float64(max(len(p), 1)))
+				for j, v := range p {
+					if v > 0 {
+						e[j] = v - sc
+					} else {
+						e[j] = v + sc
+					}
+				}
+				if err := lowbit.CheckFinite(p); err != nil {
+					errs[k] = fmt.Errorf("worker %d parameter %s (with error feedback): %w", k, prm.Name, err)
+					return
+				}
+			}
+		}(k)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// majority is MajoritySignSGD in software: dst[j] = sgn(#{k: g[k][j] > 0}
+// − #{k: g[k][j] <= 0}), 0 on a tie.
+func majority(dst []float32, g [][]float32) {
+	w := len(g)
+	for j := range dst {
+		pos := 0
+		for k := 0; k < w; k++ {
+			if g[k][j] > 0 {
+				pos++
+			}
+		}
+		dst[j] = float32(sgn(2*pos - w))
+	}
+}
+
+func signf(v float32) float32 {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return 0
+}
+
+// Residuals returns the error-feedback residuals, ef[k][i] (nil entries
+// for groups without error feedback; nil without any).
+func (a *Aggregator) Residuals() [][][]float32 { return a.ef }
+
+// ControllerTransactions returns how many controller transactions the
+// aggregator has issued.
+func (a *Aggregator) ControllerTransactions() int {
+	if a.ctrl == nil {
+		return 0
+	}
+	return a.ctrl.reqs
+}

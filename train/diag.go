@@ -1,0 +1,101 @@
+package train
+
+import (
+	"math"
+
+	"github.com/neuronfabric/nfabric/nn"
+)
+
+// Cosines are cosine alignments for the whole model and each layer group.
+type Cosines struct {
+	Global   float64 `json:"global"`
+	Backbone float64 `json:"backbone"`
+	Head     float64 `json:"head"`
+}
+
+// Diag is the low-bit/FP32 cosine diagnostic of one epoch (paper Table 5):
+// at each measured step, the cosine between the G-Binary (and G-Ternary,
+// with the paper's 2-of-3 gate) aggregate of the workers' raw gradients and
+// their FP32 mean, per group and globally; averaged over the measured steps.
+// It is measured on the gradients of whatever policy the run trains with.
+type Diag struct {
+	Epoch   int     `json:"epoch"`
+	Steps   int     `json:"steps"`
+	Binary  Cosines `json:"binary"`
+	Ternary Cosines `json:"ternary"`
+}
+
+// cosAcc accumulates dot products and squared norms per group.
+type cosAcc struct{ dot, nu, nm [2]float64 }
+
+func (c *cosAcc) add(g nn.Group, u, m []float32) {
+	var dot, nu, nm float64
+	for j, x := range u {
+		y := float64(m[j])
+		dot += float64(x) * y
+		nu += float64(x) * float64(x)
+		nm += y * y
+	}
+	c.dot[g] += dot
+	c.nu[g] += nu
+	c.nm[g] += nm
+}
+
+func cosine(dot, nu, nm float64) float64 {
+	if nu == 0 || nm == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(nu*nm)
+}
+
+func (c *cosAcc) cosines() Cosines {
+	return Cosines{
+		Global:   cosine(c.dot[0]+c.dot[1], c.nu[0]+c.nu[1], c.nm[0]+c.nm[1]),
+		Backbone: cosine(c.dot[0], c.nu[0], c.nm[0]),
+		Head:     cosine(c.dot[1], c.nu[1], c.nm[1]),
+	}
+}
+
+// StepCosines returns the cosines of one step: the G-Binary and G-Ternary
+// (2-of-3 positional gate over the model's flattened parameter index)
+// aggregates of grads[k][i] against their FP32 mean. It uses software
+// majority votes (which tests show equal the controller's).
+func StepCosines(m *nn.Model, grads [][][]float32) (bin, ter Cosines) {
+	mean := m.NewGrads()
+	meanGrads(mean, grads)
+	var d diagScratch
+	return d.step(m, grads, mean)
+}
+
+type diagScratch struct {
+	u   []float32
+	pin [][]float32
+}
+
+func (d *diagScratch) step(m *nn.Model, grads [][][]float32, mean [][]float32) (bin, ter Cosines) {
+	var cb, ct cosAcc
+	if len(d.pin) != len(grads) {
+		d.pin = make([][]float32, len(grads))
+	}
+	flat := 0
+	for i, prm := range m.Params {
+		n := prm.Len()
+		if cap(d.u) < n {
+			d.u = make([]float32, n)
+		}
+		u := d.u[:n]
+		for k := range grads {
+			d.pin[k] = grads[k][i]
+		}
+		majority(u, d.pin)
+		cb.add(prm.Group, u, mean[i])
+		for j := range u {
+			if (flat+j)%3 == 2 {
+				u[j] = 0
+			}
+		}
+		ct.add(prm.Group, u, mean[i])
+		flat += n
+	}
+	return cb.cosines(), ct.cosines()
+}

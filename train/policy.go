@@ -1,0 +1,335 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
+)
+
+// Rule is an aggregation rule: how the W workers' gradients of one layer
+// group become the update direction the optimizer applies.
+type Rule uint8
+
+const (
+	// FP32 is the data-parallel mean: (1/W) Σ_k g_k, summed in float32 in
+	// worker order (nn.MeanGrads).
+	FP32 Rule = iota
+	// GBinary is the paper's G-Binary, computed by the cxl controller
+	// model: workers write sign payloads, the update u = sgn(2c - W) comes
+	// from the controller's aggregate read.
+	GBinary
+	// GTernary is the paper's G-Ternary through the controller: u times
+	// the region's zero gate (the paper's 2-of-3 pattern unless a gate
+	// extension is chosen).
+	GTernary
+	// MajoritySign is MajoritySignSGD, the software baseline that is
+	// communication-comparable to G-Binary: u = sgn(#{g_k > 0} - #{g_k <= 0}),
+	// counted in Go from the FP32 gradients with no packing and no
+	// controller. It is the same math as GBinary.
+	MajoritySign
+	// SignOfMean is sgn((1/W) Σ_k g_k): a stronger optimizer reference that
+	// is not communication-comparable (the FP32 reduction already ran).
+	// sgn(0) = 0.
+	SignOfMean
+	numRules
+)
+
+var ruleNames = [numRules]string{"fp32", "g-binary", "g-ternary", "majority-sign", "sign-of-mean"}
+
+func (r Rule) String() string {
+	if r < numRules {
+		return ruleNames[r]
+	}
+	return fmt.Sprintf("Rule(%d)", uint8(r))
+}
+
+// Sign reports whether r applies a {-1, 0, +1} update (every rule but FP32),
+// and so trains with the sign learning rate by default.
+func (r Rule) Sign() bool { return r != FP32 && r < numRules }
+
+// ViaController reports whether r's aggregate is read from the cxl
+// controller model.
+func (r Rule) ViaController() bool { return r == GBinary || r == GTernary }
+
+// Rules lists the rules in declaration order.
+func Rules() []Rule { return []Rule{FP32, GBinary, GTernary, MajoritySign, SignOfMean} }
+
+// ParseRule accepts fp32, g-binary (gbinary, binary), g-ternary (gternary,
+// ternary), majority-sign (majority, majoritysignsgd, majoritysign) and
+// sign-of-mean (signofmean), in any case.
+func ParseRule(s string) (Rule, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "fp32", "mean":
+		return FP32, nil
+	case "g-binary", "gbinary", "binary":
+		return GBinary, nil
+	case "g-ternary", "gternary", "ternary":
+		return GTernary, nil
+	case "majority-sign", "majority", "majoritysign", "majoritysignsgd":
+		return MajoritySign, nil
+	case "sign-of-mean", "signofmean":
+		return SignOfMean, nil
+	}
+	return 0, fmt.Errorf("unknown rule %q (want fp32, g-binary, g-ternary, majority-sign or sign-of-mean)", s)
+}
+
+// RuleSpec is the aggregation of one layer group: a rule, its extensions
+// and its learning rate.
+type RuleSpec struct {
+	Rule Rule
+	// Gate is G-Ternary's zero gate; the zero value is the paper's 2-of-3
+	// pattern. lowbit.GateWorker and lowbit.GateMargin are extensions.
+	Gate lowbit.Gate
+	// GateTau is the relative threshold of the worker gate (extension):
+	// worker k sets the gate bit of element j of a parameter tensor when
+	// |p_kj| > GateTau · mean_j |p_kj|. 0 means 1.
+	GateTau float32
+	// EF enables error feedback (extension beyond the paper, EF-SignSGD
+	// style): worker k keeps a residual e_k per element, sends the sign of
+	// p_k = g_k + e_k, and keeps e_k ← p_k − s_k·(2b_k − 1) with
+	// s_k = mean |p_k| over the parameter tensor and b_k = 1{p_k > 0}.
+	// Only for G-Binary, G-Ternary and MajoritySign.
+	EF bool
+	// LR is the group's learning rate; 0 takes the config's default for
+	// the rule (Config.LR for FP32, Config.SignLR for sign rules).
+	LR float32
+}
+
+// Extension reports whether the spec uses anything beyond the paper.
+func (s RuleSpec) Extension() bool {
+	return s.EF || (s.Rule == GTernary && s.Gate.Extension())
+}
+
+// Format is the payload format the spec sends, for traffic accounting:
+// MajoritySign sends signs (1 bit); SignOfMean reduces FP32 first.
+func (s RuleSpec) Format() lowbit.Format {
+	switch s.Rule {
+	case GBinary, MajoritySign:
+		return lowbit.Binary
+	case GTernary:
+		return lowbit.Ternary
+	}
+	return lowbit.FP32
+}
+
+// Validate checks the spec.
+func (s RuleSpec) Validate() error {
+	if s.Rule >= numRules {
+		return fmt.Errorf("unknown rule %d", s.Rule)
+	}
+	if s.Rule != GTernary && s.Gate != (lowbit.Gate{}) {
+		return fmt.Errorf("%v: a gate applies to g-ternary only", s.Rule)
+	}
+	if s.Rule == GTernary {
+		if err := s.Gate.Validate(); err != nil {
+			return fmt.Errorf("g-ternary gate: %w", err)
+		}
+	}
+	if s.GateTau != 0 && (s.Rule != GTernary || s.Gate.Kind != lowbit.GateWorker) {
+		return fmt.Errorf("%v: a gate threshold applies to the worker gate only", s.Rule)
+	}
+	if !finite32(s.GateTau) || s.GateTau < 0 {
+		return fmt.Errorf("worker gate threshold %v must be finite and >= 0", s.GateTau)
+	}
+	if s.EF && s.Rule != GBinary && s.Rule != GTernary && s.Rule != MajoritySign {
+		return fmt.Errorf("%v: error feedback applies to g-binary, g-ternary and majority-sign only", s.Rule)
+	}
+	if !finite32(s.LR) || s.LR < 0 {
+		return fmt.Errorf("learning rate %v must be finite and >= 0", s.LR)
+	}
+	return nil
+}
+
+func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// String formats the spec in the syntax ParseRuleSpec reads:
+// rule[+ef][/gate][@lr].
+func (s RuleSpec) String() string {
+	var b strings.Builder
+	b.WriteString(s.Rule.String())
+	if s.EF {
+		b.WriteString("+ef")
+	}
+	if s.Rule == GTernary && s.Gate != (lowbit.Gate{}) {
+		b.WriteString("/")
+		if s.Gate.Kind == lowbit.GateWorker {
+			b.WriteString("worker")
+			if s.GateTau != 0 {
+				b.WriteString(":" + strconv.FormatFloat(float64(s.GateTau), 'g', -1, 32))
+			}
+		} else {
+			b.WriteString(s.Gate.String())
+		}
+	}
+	if s.LR != 0 {
+		b.WriteString("@" + strconv.FormatFloat(float64(s.LR), 'g', -1, 32))
+	}
+	return b.String()
+}
+
+// ParseRuleSpec reads rule[+ef][/gate][@lr], e.g. "g-binary",
+// "g-ternary/margin:2", "g-ternary/worker:0.5", "majority-sign+ef@0.001",
+// "fp32@0.05". The gate is one lowbit.ParseGate accepts, or "worker:TAU"
+// for the worker gate with a relative threshold.
+func ParseRuleSpec(s string) (RuleSpec, error) {
+	var spec RuleSpec
+	rest := strings.TrimSpace(s)
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		lr, err := strconv.ParseFloat(strings.TrimSpace(rest[i+1:]), 32)
+		if err != nil || lr <= 0 || math.IsInf(lr, 0) || math.IsNaN(lr) {
+			return spec, fmt.Errorf("rule %q: learning rate %q is not a positive number", s, rest[i+1:])
+		}
+		spec.LR = float32(lr)
+		rest = rest[:i]
+	}
+	gate := ""
+	hasGate := false
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		gate, hasGate = strings.TrimSpace(rest[i+1:]), true
+		rest = rest[:i]
+	}
+	rest = strings.TrimSpace(rest)
+	if strings.HasSuffix(strings.ToLower(rest), "+ef") {
+		spec.EF = true
+		rest = rest[:len(rest)-3]
+	}
+	r, err := ParseRule(rest)
+	if err != nil {
+		return spec, fmt.Errorf("rule %q: %w", s, err)
+	}
+	spec.Rule = r
+	if hasGate {
+		if r != GTernary {
+			return spec, fmt.Errorf("rule %q: a gate applies to g-ternary only", s)
+		}
+		lg := strings.ToLower(gate)
+		if lg == "worker" || strings.HasPrefix(lg, "worker:") {
+			spec.Gate = lowbit.Gate{Kind: lowbit.GateWorker}
+			if t, ok := strings.CutPrefix(lg, "worker:"); ok {
+				tau, err := strconv.ParseFloat(t, 32)
+				if err != nil || tau <= 0 || math.IsInf(tau, 0) || math.IsNaN(tau) {
+					return spec, fmt.Errorf("rule %q: worker gate threshold %q is not a positive number", s, t)
+				}
+				spec.GateTau = float32(tau)
+			}
+		} else {
+			g, err := lowbit.ParseGate(gate)
+			if err != nil {
+				return spec, fmt.Errorf("rule %q: %w", s, err)
+			}
+			spec.Gate = g
+		}
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, fmt.Errorf("rule %q: %w", s, err)
+	}
+	return spec, nil
+}
+
+// Policy maps each layer group to its aggregation (paper Sec. 7.3): Policy[nn.Backbone]
+// and Policy[nn.Head].
+type Policy [2]RuleSpec
+
+// Uniform returns the policy that applies s to every group.
+func Uniform(s RuleSpec) Policy { return Policy{s, s} }
+
+// Split returns the policy with backbone rule b and head rule h.
+func Split(b, h RuleSpec) Policy { return Policy{b, h} }
+
+// Validate checks both groups.
+func (p Policy) Validate() error {
+	for g, s := range p {
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("%v: %w", nn.Group(g), err)
+		}
+	}
+	return nil
+}
+
+// Extension reports whether any group uses an extension beyond the paper.
+func (p Policy) Extension() bool { return p[0].Extension() || p[1].Extension() }
+
+// Cxl reports whether any group goes through the controller model.
+func (p Policy) Cxl() bool { return p[0].Rule.ViaController() || p[1].Rule.ViaController() }
+
+// String formats the policy as ParsePolicy reads it: one spec when both
+// groups agree, else "backbone=...,head=...".
+func (p Policy) String() string {
+	if p[0] == p[1] {
+		return p[0].String()
+	}
+	return "backbone=" + p[0].String() + ",head=" + p[1].String()
+}
+
+// Label is a human name in the style of the paper's Table 6, e.g.
+// "G-Binary backbone + FP32 head".
+func (p Policy) Label() string {
+	name := func(s RuleSpec) string {
+		n := map[Rule]string{FP32: "FP32", GBinary: "G-Binary", GTernary: "G-Ternary", MajoritySign: "MajoritySignSGD", SignOfMean: "SignOfMean"}[s.Rule]
+		if s.EF {
+			n += "+EF"
+		}
+		if s.Rule == GTernary && s.Gate != (lowbit.Gate{}) && s.Gate != lowbit.PaperGate {
+			n += " (" + s.Gate.String() + ")"
+		}
+		return n
+	}
+	if p[0].Rule == p[1].Rule && p[0].EF == p[1].EF && p[0].Gate == p[1].Gate {
+		return name(p[0]) + " all"
+	}
+	return name(p[0]) + " backbone + " + name(p[1]) + " head"
+}
+
+// ParsePolicy reads a policy: either one rule spec for every group
+// ("g-binary", "g-ternary/margin:2@0.001") or comma-separated
+// group=spec entries naming each group once, e.g.
+// "backbone=g-ternary,head=fp32". A group left out of a group list is an
+// error, so a typo never silently trains on FP32.
+func ParsePolicy(s string) (Policy, error) {
+	var p Policy
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return p, fmt.Errorf("empty policy")
+	}
+	if !strings.Contains(s, "=") {
+		spec, err := ParseRuleSpec(s)
+		if err != nil {
+			return p, fmt.Errorf("policy %q: %w", s, err)
+		}
+		return Uniform(spec), nil
+	}
+	var seen [2]bool
+	for _, part := range strings.Split(s, ",") {
+		name, val, ok := strings.Cut(part, "=")
+		if !ok {
+			return p, fmt.Errorf("policy %q: entry %q is not group=rule", s, part)
+		}
+		var g nn.Group
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "backbone":
+			g = nn.Backbone
+		case "head":
+			g = nn.Head
+		default:
+			return p, fmt.Errorf("policy %q: unknown group %q (want backbone or head)", s, strings.TrimSpace(name))
+		}
+		if seen[g] {
+			return p, fmt.Errorf("policy %q: group %v given twice", s, g)
+		}
+		spec, err := ParseRuleSpec(val)
+		if err != nil {
+			return p, fmt.Errorf("policy %q: %v: %w", s, g, err)
+		}
+		p[g], seen[g] = spec, true
+	}
+	for g, ok := range seen {
+		if !ok {
+			return p, fmt.Errorf("policy %q: no rule for group %v", s, nn.Group(g))
+		}
+	}
+	return p, nil
+}

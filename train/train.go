@@ -1,0 +1,470 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
+)
+
+// Config is one training run.
+type Config struct {
+	// Model is "mlp", "cnn" (nn.NewSmallCNN), "resnet18" (the paper's
+	// ResNet-18, CIFAR style, sized to the data) or "resnet-mini" (one
+	// BasicBlock per stage, width 8: a CPU-sized ResNet).
+	Model string
+	// Hidden are the MLP's hidden widths; nil means {256}.
+	Hidden []int
+	// Workers is W, the number of virtual workers each batch is split
+	// over; 0 means 8.
+	Workers int
+	// Batch is the global batch size (split into W shards); 0 means 128.
+	Batch int
+	// Epochs to train (a resumed run continues up to Epochs).
+	Epochs int
+	// LR is the default learning rate of FP32 groups and SignLR that of
+	// sign-rule groups (G-Binary, G-Ternary, MajoritySign, SignOfMean);
+	// a RuleSpec's own LR overrides them.
+	LR, SignLR float32
+	// Momentum and WeightDecay of SGD, the same for every rule: the
+	// aggregate d (FP32 mean or u in {-1,0,+1}) enters as
+	// v ← Momentum·v + d + WeightDecay·w,  w ← w − lr_group·v.
+	Momentum, WeightDecay float32
+	Policy                Policy
+	// Layout of the controller regions (G-Binary and G-Ternary groups).
+	Layout lowbit.Layout
+	// Aug is the training augmentation (CIFAR: Pad 4, Flip).
+	Aug data.Augment
+	// Seed seeds the model initialisation (stream 0) and each epoch's
+	// shuffle and augmentation (stream 1000+epoch).
+	Seed uint64
+	// DiagEpochs are the epochs (1-based) at which the cosine
+	// diagnostics are measured, over at most DiagSteps steps (0: all).
+	DiagEpochs []int
+	DiagSteps  int
+	// Checkpoint, if not empty, is written atomically after every epoch;
+	// with Resume a run starts from it when it exists.
+	Checkpoint string
+	Resume     bool
+	// Logf reports progress every LogEvery steps (0: once per epoch).
+	Logf     func(format string, args ...any)
+	LogEvery int
+}
+
+func (c *Config) defaults() {
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.Batch == 0 {
+		c.Batch = 128
+	}
+	if c.Model == "mlp" && c.Hidden == nil {
+		c.Hidden = []int{256}
+	}
+}
+
+// Validate checks the configuration, naming the bad field.
+func (c Config) Validate() error {
+	c.defaults()
+	switch {
+	case c.Model != "mlp" && c.Model != "cnn" && c.Model != "resnet18" && c.Model != "resnet-mini":
+		return fmt.Errorf("model %q: want mlp, cnn, resnet18 or resnet-mini", c.Model)
+	case c.Workers < 1 || c.Workers > lowbit.MaxWorkers:
+		return fmt.Errorf("workers %d out of range [1, %d]", c.Workers, lowbit.MaxWorkers)
+	case c.Batch < c.Workers:
+		return fmt.Errorf("batch %d smaller than workers %d", c.Batch, c.Workers)
+	case c.Epochs < 1:
+		return fmt.Errorf("epochs %d < 1", c.Epochs)
+	case !finite32(c.LR) || c.LR <= 0:
+		return fmt.Errorf("learning rate %v must be positive", c.LR)
+	case !finite32(c.SignLR) || c.SignLR <= 0:
+		return fmt.Errorf("sign learning rate %v must be positive", c.SignLR)
+	case !finite32(c.Momentum) || c.Momentum < 0 || c.Momentum >= 1:
+		return fmt.Errorf("momentum %v out of range [0, 1)", c.Momentum)
+	case !finite32(c.WeightDecay) || c.WeightDecay < 0:
+		return fmt.Errorf("weight decay %v must be >= 0", c.WeightDecay)
+	case c.DiagSteps < 0:
+		return fmt.Errorf("diagnostic steps %d < 0", c.DiagSteps)
+	case c.LogEvery < 0:
+		return fmt.Errorf("log interval %d < 0", c.LogEvery)
+	case c.Aug.Pad < 0:
+		return fmt.Errorf("augmentation padding %d < 0", c.Aug.Pad)
+	}
+	for _, h := range c.Hidden {
+		if h < 1 {
+			return fmt.Errorf("hidden width %d < 1", h)
+		}
+	}
+	for _, e := range c.DiagEpochs {
+		if e < 1 {
+			return fmt.Errorf("diagnostic epoch %d < 1", e)
+		}
+	}
+	if c.Layout == lowbit.ElementMajor && c.Workers > lowbit.MaxPacketWorkers && c.Policy.Cxl() {
+		return fmt.Errorf("element-major layout carries at most %d workers, not %d", lowbit.MaxPacketWorkers, c.Workers)
+	}
+	if c.Resume && c.Checkpoint == "" {
+		return errors.New("resume needs a checkpoint path")
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	return nil
+}
+
+// GroupLR returns the learning rate of group g.
+func (c Config) GroupLR(g nn.Group) float32 {
+	s := c.Policy[g]
+	switch {
+	case s.LR != 0:
+		return s.LR
+	case s.Rule.Sign():
+		return c.SignLR
+	}
+	return c.LR
+}
+
+// NewModel builds cfg.Model for images shaped like d, initialised from
+// rand.New(rand.NewPCG(seed, 0)).
+func NewModel(cfg Config, d *data.Dataset, seed uint64) (*nn.Model, error) {
+	cfg.defaults()
+	rng := rand.New(rand.NewPCG(seed, 0))
+	switch cfg.Model {
+	case "mlp":
+		return nn.NewMLP(rng, d.ImageSize(), cfg.Hidden, d.Classes), nil
+	case "cnn":
+		if d.H%4 != 0 || d.W%4 != 0 {
+			return nil, fmt.Errorf("cnn needs image sides divisible by 4, not %dx%d", d.H, d.W)
+		}
+		return nn.NewSmallCNN(rng, d.C, d.H, d.W, d.Classes), nil
+	case "resnet18":
+		rc := nn.ResNet18Config(d.Classes)
+		rc.InChannels, rc.H, rc.W = d.C, d.H, d.W
+		return nn.NewResNet(rng, rc)
+	case "resnet-mini":
+		return nn.NewResNet(rng, nn.ResNetConfig{Blocks: []int{1, 1, 1, 1}, Width: 8, InChannels: d.C, H: d.H, W: d.W, Classes: d.Classes})
+	}
+	return nil, fmt.Errorf("unknown model %q", cfg.Model)
+}
+
+// StepStat is one optimizer step.
+type StepStat struct {
+	Epoch int     `json:"epoch"`
+	Loss  float64 `json:"loss"` // mean training loss of the batch
+	Acc   float64 `json:"acc"`  // training accuracy of the batch
+}
+
+// EpochStat is one epoch.
+type EpochStat struct {
+	Epoch     int     `json:"epoch"`
+	TrainLoss float64 `json:"train_loss"` // mean of the epoch's batch losses
+	TrainAcc  float64 `json:"train_acc"`
+	ValAcc    float64 `json:"val_acc"` // top-1 accuracy on the test split
+	ValLoss   float64 `json:"val_loss"`
+}
+
+// History is everything a run records that a resumed run must reproduce
+// bit for bit.
+type History struct {
+	Steps  []StepStat  `json:"steps"`
+	Epochs []EpochStat `json:"epochs"`
+	Diags  []Diag      `json:"diags,omitempty"`
+}
+
+// Timing is wall-clock time spent per phase (not deterministic; never part
+// of a checkpoint).
+type Timing struct {
+	Steps int `json:"steps"`
+	// Compute is forward and backward of all replicas; Aggregate the
+	// aggregation (FP32 mean, encoding, controller transactions, decoding);
+	// Optimizer the SGD update; Eval the validation passes.
+	Compute, Aggregate, Optimizer, Eval, Diag time.Duration
+	// ControllerTransactions counts cxl transactions issued.
+	ControllerTransactions int `json:"controller_transactions"`
+}
+
+// Result is a finished run.
+type Result struct {
+	Policy  string  `json:"policy"`
+	Label   string  `json:"label"`
+	Model   string  `json:"model"`
+	Params  int     `json:"params"`
+	Head    int     `json:"head_params"`
+	Traffic Traffic `json:"traffic"`
+	History
+	// Final is the last epoch's validation accuracy.
+	Final  float64 `json:"final_acc"`
+	Timing Timing  `json:"timing"`
+	// ResumedFrom is the epoch the run resumed after (0: fresh).
+	ResumedFrom int `json:"resumed_from,omitempty"`
+}
+
+// Run trains cfg.Model on sets.Train and validates on sets.Test after every
+// epoch. It stops early with ctx's error (after writing nothing partial).
+func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("train config: %w", err)
+	}
+	cfg.defaults()
+	if sets == nil || sets.Train == nil || sets.Test == nil || sets.Train.Len() < cfg.Batch {
+		return nil, fmt.Errorf("train: training split smaller than one batch of %d", cfg.Batch)
+	}
+	tr, te := sets.Train, sets.Test
+	if te.ImageSize() != tr.ImageSize() || te.Classes != tr.Classes {
+		return nil, fmt.Errorf("train: test split %s does not match training split %s", te.Name, tr.Name)
+	}
+	m, err := NewModel(cfg, tr, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	w := cfg.Workers
+	reps := m.NewReplicas(w)
+	opt := nn.NewSGD(m, cfg.LR, cfg.Momentum, cfg.WeightDecay)
+	agg, err := NewAggregator(m, cfg.Policy, w, cfg.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	res := &Result{
+		Policy: cfg.Policy.String(), Label: cfg.Policy.Label(), Model: m.Name,
+		Params: m.NumParams(), Head: m.GroupParams(nn.Head),
+		Traffic: PolicyTraffic(m, cfg.Policy),
+	}
+	start := 1
+	if cfg.Resume {
+		ep, hist, err := loadCheckpoint(cfg, m, opt, agg)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		default:
+			start, res.History, res.ResumedFrom = ep+1, hist, ep
+			cfg.logf("resumed %s after epoch %d", cfg.Checkpoint, ep)
+		}
+	}
+	lrs := [2]float32{cfg.GroupLR(nn.Backbone), cfg.GroupLR(nn.Head)}
+	dst := m.NewGrads()
+	grads := make([][][]float32, w)
+	for k := range grads {
+		grads[k] = reps[k].Grads
+	}
+	shard := make([]nn.ShardResult, w)
+	sz := tr.ImageSize()
+	x := make([]float32, cfg.Batch*sz)
+	y := make([]int, cfg.Batch)
+	var ds diagScratch
+	for epoch := start; epoch <= cfg.Epochs; epoch++ {
+		b, err := data.NewBatcher(tr, cfg.Batch, rand.New(rand.NewPCG(cfg.Seed, 1000+uint64(epoch))), true, cfg.Aug)
+		if err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		b.DropLast = true
+		nb := b.Batches()
+		diag := slices.Contains(cfg.DiagEpochs, epoch)
+		var dg Diag
+		var lossSum, accSum float64
+		steps := 0
+		for n := b.Next(x, y); n > 0; n = b.Next(x, y) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			xb := &nn.Tensor{Shape: append([]int{n}, m.InShape...), Data: x[:n*sz]}
+			nn.TrainShards(reps, xb, y[:n], shard)
+			var loss float64
+			correct := 0
+			for _, s := range shard {
+				loss += s.Loss * float64(s.N)
+				correct += s.Correct
+			}
+			loss /= float64(n)
+			if math.IsNaN(loss) || math.IsInf(loss, 0) {
+				return nil, fmt.Errorf("train: epoch %d step %d: loss is %v (diverged; lower the learning rate)", epoch, len(res.Steps)+1, loss)
+			}
+			t1 := time.Now()
+			if err := agg.Aggregate(grads, dst); err != nil {
+				return nil, fmt.Errorf("train: epoch %d step %d: %w", epoch, len(res.Steps)+1, err)
+			}
+			t2 := time.Now()
+			for i, prm := range m.Params {
+				opt.StepParam(i, dst[i], lrs[prm.Group])
+			}
+			t3 := time.Now()
+			if diag && (cfg.DiagSteps == 0 || dg.Steps < cfg.DiagSteps) {
+				bc, tc := ds.step(m, grads, agg.Mean())
+				dg.Steps++
+				addCos(&dg.Binary, bc)
+				addCos(&dg.Ternary, tc)
+			}
+			res.Timing.Diag += time.Since(t3)
+			res.Timing.Compute += t1.Sub(t0)
+			res.Timing.Aggregate += t2.Sub(t1)
+			res.Timing.Optimizer += t3.Sub(t2)
+			res.Timing.Steps++
+			steps++
+			acc := float64(correct) / float64(n)
+			res.Steps = append(res.Steps, StepStat{Epoch: epoch, Loss: loss, Acc: acc})
+			lossSum += loss
+			accSum += acc
+			if cfg.LogEvery > 0 && steps%cfg.LogEvery == 0 {
+				cfg.logf("%s epoch %d/%d step %d/%d loss %.4f", res.Label, epoch, cfg.Epochs, steps, nb, loss)
+			}
+		}
+		if diag && dg.Steps > 0 {
+			dg.Epoch = epoch
+			scaleCos(&dg.Binary, 1/float64(dg.Steps))
+			scaleCos(&dg.Ternary, 1/float64(dg.Steps))
+			res.Diags = append(res.Diags, dg)
+		}
+		t4 := time.Now()
+		vl, va, err := Evaluate(reps, te, 8*64)
+		if err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		res.Timing.Eval += time.Since(t4)
+		es := EpochStat{Epoch: epoch, ValAcc: va, ValLoss: vl}
+		if steps > 0 {
+			es.TrainLoss, es.TrainAcc = lossSum/float64(steps), accSum/float64(steps)
+		}
+		res.Epochs = append(res.Epochs, es)
+		cfg.logf("%s epoch %d/%d: train loss %.4f acc %.4f, val acc %.4f", res.Label, epoch, cfg.Epochs, es.TrainLoss, es.TrainAcc, va)
+		if cfg.Checkpoint != "" {
+			if err := saveCheckpoint(cfg, m, opt, agg, epoch, res.History); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res.Timing.ControllerTransactions = agg.ControllerTransactions()
+	if n := len(res.Epochs); n > 0 {
+		res.Final = res.Epochs[n-1].ValAcc
+	}
+	return res, nil
+}
+
+func addCos(dst *Cosines, c Cosines) {
+	dst.Global += c.Global
+	dst.Backbone += c.Backbone
+	dst.Head += c.Head
+}
+
+func scaleCos(c *Cosines, s float64) {
+	c.Global *= s
+	c.Backbone *= s
+	c.Head *= s
+}
+
+func (c Config) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+	}
+}
+
+// Evaluate returns the mean loss and top-1 accuracy of the replicas' model
+// on d, in batches of batch images split over the replicas (inference
+// mode: running statistics, no gradients).
+func Evaluate(reps []*nn.Replica, d *data.Dataset, batch int) (loss, acc float64, err error) {
+	b, err := data.NewBatcher(d, batch, nil, false, data.Augment{})
+	if err != nil {
+		return 0, 0, err
+	}
+	m := reps[0].Model
+	sz := d.ImageSize()
+	x := make([]float32, batch*sz)
+	y := make([]int, batch)
+	res := make([]nn.ShardResult, len(reps))
+	correct := 0
+	for n := b.Next(x, y); n > 0; n = b.Next(x, y) {
+		nn.EvalShards(reps, &nn.Tensor{Shape: append([]int{n}, m.InShape...), Data: x[:n*sz]}, y[:n], res)
+		for _, r := range res {
+			correct += r.Correct
+			loss += r.Loss * float64(r.N)
+		}
+	}
+	if d.Len() == 0 {
+		return 0, 0, fmt.Errorf("evaluate: %s is empty", d.Name)
+	}
+	return loss / float64(d.Len()), float64(correct) / float64(d.Len()), nil
+}
+
+// fingerprint is the part of the config a checkpoint must match to resume.
+func fingerprint(c Config) string {
+	c.defaults()
+	return fmt.Sprintf("model=%s hidden=%v workers=%d batch=%d lr=%g signlr=%g mom=%g wd=%g policy=%s layout=%v aug=%+v seed=%d diag=%v/%d",
+		c.Model, c.Hidden, c.Workers, c.Batch, c.LR, c.SignLR, c.Momentum, c.WeightDecay, c.Policy, c.Layout, c.Aug, c.Seed, c.DiagEpochs, c.DiagSteps)
+}
+
+const efPrefix = "train.ef."
+
+func saveCheckpoint(cfg Config, m *nn.Model, opt *nn.SGD, agg *Aggregator, epoch int, h History) error {
+	hj, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+	}
+	ck := m.Checkpoint(opt, map[string]string{
+		"model":        m.Name,
+		"train.epoch":  strconv.Itoa(epoch),
+		"train.config": fingerprint(cfg),
+		"train.hist":   string(hj),
+	})
+	for k, per := range agg.Residuals() {
+		for i, e := range per {
+			if e != nil {
+				ck.Tensors = append(ck.Tensors, nn.NamedTensor{
+					Name: fmt.Sprintf("%s%d.%s", efPrefix, k, m.Params[i].Name), Shape: []int{len(e)}, Data: e,
+				})
+			}
+		}
+	}
+	if err := nn.SaveCheckpoint(cfg.Checkpoint, ck); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+	}
+	return nil
+}
+
+func loadCheckpoint(cfg Config, m *nn.Model, opt *nn.SGD, agg *Aggregator) (int, History, error) {
+	var h History
+	if _, err := os.Stat(cfg.Checkpoint); err != nil {
+		return 0, h, err
+	}
+	ck, err := nn.LoadCheckpoint(cfg.Checkpoint)
+	if err != nil {
+		return 0, h, fmt.Errorf("resume: %w", err)
+	}
+	if got, want := ck.Meta["train.config"], fingerprint(cfg); got != want {
+		return 0, h, fmt.Errorf("resume %s: checkpoint was written by a different configuration:\n  checkpoint: %s\n  this run:   %s", cfg.Checkpoint, got, want)
+	}
+	ep, err := strconv.Atoi(ck.Meta["train.epoch"])
+	if err != nil || ep < 1 {
+		return 0, h, fmt.Errorf("resume %s: bad epoch %q", cfg.Checkpoint, ck.Meta["train.epoch"])
+	}
+	if err := json.Unmarshal([]byte(ck.Meta["train.hist"]), &h); err != nil {
+		return 0, h, fmt.Errorf("resume %s: history: %w", cfg.Checkpoint, err)
+	}
+	if err := m.Restore(ck, opt); err != nil {
+		return 0, h, fmt.Errorf("resume %s: %w", cfg.Checkpoint, err)
+	}
+	for k, per := range agg.Residuals() {
+		for i, e := range per {
+			if e == nil {
+				continue
+			}
+			name := fmt.Sprintf("%s%d.%s", efPrefix, k, m.Params[i].Name)
+			t := ck.Tensor(name)
+			if t == nil || len(t.Data) != len(e) {
+				return 0, h, fmt.Errorf("resume %s: missing or misshapen %s", cfg.Checkpoint, name)
+			}
+			copy(e, t.Data)
+		}
+	}
+	return ep, h, nil
+}
