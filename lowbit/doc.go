@@ -48,4 +48,14 @@
 // written independently from the floating-point definitions above; the
 // tests compare the two on random inputs of every length, W and alignment.
 // No kernel allocates.
+//
+// # Implementations
+//
+// On amd64 CPUs with AVX2 (golang.org/x/sys/cpu.X86.HasAVX2, checked at
+// run time) EncodeSigns, EncodeGates, CountPacket, VotePacket and the W = 8
+// VotePlanes run assembly generated with avo by the asmgen module (`go
+// generate` rewrites kernels_amd64.s from it); everywhere else, and under
+// the noasm build tag, they run portable Go. Implementation names the set
+// in use. Both give identical results: the tests check every set against
+// the reference loops.
 package lowbit
