@@ -55,9 +55,24 @@ type Core struct {
 	// fault-injection hook the functional tester must catch.
 	fault func(c *Core, p *pending, r *Resp)
 
+	// gen counts completed writes; it versions the aggregate cache.
+	gen uint64
+	// The last worker-major aggregate (both result planes), so that
+	// reading its pos and nz lines costs one vote. Valid while gen,
+	// region, line and mode match.
+	agg struct {
+		valid  bool
+		gen    uint64
+		region RegionID
+		line   int
+		mode   Mode
+	}
+
 	// scratch for the aggregate transform
 	signs, gates [][]byte
 	sbuf, gbuf   []byte
+	sline, gline Line
+	res          Line
 	votes        [LineBytes]int8
 	pos, nz      Line
 }
@@ -298,7 +313,9 @@ func (c *Core) Complete() (resp Resp, ok bool) {
 	c.qhead++
 	c.complete(p, &resp)
 	if c.fault != nil {
-		c.fault(c, p, &resp)
+		r := resp // a separate variable, so resp itself stays on the stack
+		c.fault(c, p, &r)
+		resp = r
 	}
 	return resp, true
 }
@@ -331,6 +348,7 @@ func (c *Core) complete(p *pending, r *Resp) {
 	key := p.req.Addr / LineBytes
 	if p.req.Op == MemWr {
 		c.mem[key] = p.data
+		c.gen++
 		ms.WriteLines++
 		ms.WriteBytes += LineBytes
 		return
@@ -342,30 +360,34 @@ func (c *Core) complete(p *pending, r *Resp) {
 		ms.MediaLinesRead++
 		return
 	}
-	ms.MediaLinesRead += uint64(c.aggregate(&p.reg, p.mode, p.tgt, &r.Data))
+	ms.MediaLinesRead += uint64(c.aggregate(p.region, &p.reg, p.mode, p.tgt))
+	r.Data = c.res
 	ms.TransformedLines++
 	r.Transformed = true
 }
 
 // aggregate computes the response line of an aggregate view read and
-// returns how many stored lines it read.
-func (c *Core) aggregate(r *Region, m Mode, t target, out *Line) int {
+// returns how many stored lines it read (the media traffic the hardware
+// would fetch, whether or not the model's cache served it).
+// The response is left in c.res.
+func (c *Core) aggregate(id RegionID, r *Region, m Mode, t target) int {
+	out := &c.res
 	spec := r.Spec(m)
 	gated := spec.GateBits()
 	if r.Layout == lowbit.ElementMajor {
-		signs := c.mem[(r.SignAddr(0, t.line))/LineBytes]
+		c.sline = c.mem[(r.SignAddr(0, t.line))/LineBytes]
 		base := r.Element0 + t.line*lowbit.PacketElements
 		if m == GBinary {
-			lowbit.CountPacket(out[:], signs[:], r.Workers)
+			lowbit.CountPacket(out[:], c.sline[:], r.Workers)
 			return 1
 		}
-		var gates Line
 		n := 1
+		c.gline = Line{}
 		if gated {
-			gates = c.mem[r.GateAddr(0, t.line)/LineBytes]
+			c.gline = c.mem[r.GateAddr(0, t.line)/LineBytes]
 			n = 2
 		}
-		if err := lowbit.VotePacket(c.votes[:], signs[:], gates[:], spec, base); err != nil {
+		if err := lowbit.VotePacket(c.votes[:], c.sline[:], c.gline[:], spec, base); err != nil {
 			panic("cxl: region validated but VotePacket failed: " + err.Error())
 		}
 		for i, v := range c.votes {
@@ -374,24 +396,36 @@ func (c *Core) aggregate(r *Region, m Mode, t target, out *Line) int {
 		return n
 	}
 	w := r.Workers
-	c.signs = c.gatherPlanes(c.signs, &c.sbuf, w, func(k int) uint64 { return r.SignAddr(k, t.line) })
 	n := w
+	if gated {
+		n += w
+	}
+	a := &c.agg
+	if a.valid && a.gen == c.gen && a.region == id && a.line == t.line && a.mode == m {
+		c.planeOut(t.part, out)
+		return n
+	}
+	c.signs = c.gatherPlanes(c.signs, &c.sbuf, w, func(k int) uint64 { return r.SignAddr(k, t.line) })
 	var gates [][]byte
 	if gated {
 		c.gates = c.gatherPlanes(c.gates, &c.gbuf, w, func(k int) uint64 { return r.GateAddr(k, t.line) })
 		gates = c.gates
-		n += w
 	}
 	base := r.Element0 + t.line*lowbit.PlaneElements
 	if err := lowbit.VotePlanes(c.pos[:], c.nz[:], c.signs, gates, lowbit.PlaneElements, spec, base); err != nil {
 		panic("cxl: region validated but VotePlanes failed: " + err.Error())
 	}
-	if t.part == 0 {
+	a.valid, a.gen, a.region, a.line, a.mode = true, c.gen, id, t.line, m
+	c.planeOut(t.part, out)
+	return n
+}
+
+func (c *Core) planeOut(part int, out *Line) {
+	if part == 0 {
 		*out = c.pos
 	} else {
 		*out = c.nz
 	}
-	return n
 }
 
 // gatherPlanes copies w stored lines into buf and returns slices of them.

@@ -506,3 +506,20 @@ func TestPeek(t *testing.T) {
 		t.Error(l, err)
 	}
 }
+
+// TestReadPathDoesNotAllocate pins the zero-allocation read path.
+func TestReadPathDoesNotAllocate(t *testing.T) {
+	c := mustCore(t)
+	em := Region{Base: 0, Size: 128, Workers: 8, Gate: lowbit.Gate{Kind: lowbit.GateWorker}}
+	wm := Region{Base: 4096, Size: 8 * 64, Workers: 8, Layout: lowbit.WorkerMajor}
+	ide, idw := mustMap(t, c, em), mustMap(t, c, wm)
+	for _, m := range Modes() {
+		c.SetMode(ide, m, 0)
+		c.SetMode(idw, m, 0)
+		for _, a := range []uint64{0, 64, wm.SignAddr(3, 0), wm.ViewAddr(0, 0), wm.ViewAddr(0, 1), 1 << 20} {
+			if n := testing.AllocsPerRun(100, func() { c.Do(Read(1, a)) }); n != 0 {
+				t.Errorf("%v read of %#x: %v allocations", m, a, n)
+			}
+		}
+	}
+}
