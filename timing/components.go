@@ -121,8 +121,9 @@ func (c *LLC) Access(addr uint64, write bool) bool {
 // Link is the CXL link modelled as a bandwidth gate (paper Sec. 3): a FIFO
 // server that spaces cache-line transfers by LineBytes/bandwidth. At
 // 128 GiB/s the interval is 2^-31 s = 465.661... ps; the gate keeps the
-// fractional picoseconds as an exact remainder, so n back-to-back lines take
-// exactly floor(n * 64 B / bandwidth) picoseconds and the long-run
+// fractional picoseconds as an exact remainder, so a train of n
+// back-to-back lines that starts at an idle gate at t ends at exactly
+// t + round(n * 64 B / bandwidth) (half rounds up), and the long-run
 // throughput equals the bandwidth with no rounding drift.
 type Link struct {
 	name      string
@@ -171,7 +172,9 @@ func (l *Link) Interval() Time { return Time(l.q) }
 // response path).
 func (l *Link) Accept(arrive Time) Time {
 	if arrive > l.free {
-		l.free, l.rem = arrive, 0 // idle gate: a new back-to-back train starts
+		// Idle gate: a new back-to-back train starts. Starting the fraction
+		// at one half rounds every train end to the nearest picosecond.
+		l.free, l.rem = arrive, l.den/2
 	} else {
 		l.Wait += l.free - arrive
 	}
@@ -226,7 +229,8 @@ func (b PipelineBuilder) WithStages(k int) PipelineBuilder { b.stages = k; retur
 // WithCycle returns a copy with the given clock period.
 func (b PipelineBuilder) WithCycle(c Time) PipelineBuilder { b.cycle = c; return b }
 
-// WithInitiationCycles returns a copy accepting a new line every n cycles.
+// WithInitiationCycles returns a copy accepting a new line every n cycles
+// (capped at the number of stages).
 func (b PipelineBuilder) WithInitiationCycles(n int) PipelineBuilder { b.initCycles = n; return b }
 
 // Build returns an empty pipeline.
@@ -234,7 +238,10 @@ func (b PipelineBuilder) Build(name string) *Pipeline {
 	if b.stages < 0 || b.initCycles < 0 || b.cycle <= 0 {
 		panic(fmt.Sprintf("timing: pipeline %s: stages %d, initiation %d, cycle %v", name, b.stages, b.initCycles, b.cycle))
 	}
-	return &Pipeline{name: mustName(name), latency: Time(b.stages) * b.cycle, interval: Time(b.initCycles) * b.cycle}
+	// A line never blocks the entry for longer than it takes to cross the
+	// whole pipeline, so the initiation interval is capped at the depth
+	// (0 stages is a plain wire).
+	return &Pipeline{name: mustName(name), latency: Time(b.stages) * b.cycle, interval: Time(min(b.initCycles, b.stages)) * b.cycle}
 }
 
 // Name returns the component's hierarchical name.

@@ -82,7 +82,8 @@ type ControllerConfig struct {
 	// ClockGHz: paper Sec. 3/10, 2 GHz.
 	ClockGHz float64 `yaml:"clock_ghz" json:"clock_ghz"`
 	// InitiationCycles is how often a new line may enter the datapath:
-	// paper Sec. 3, 512 bits wide = one 64-byte line per cycle.
+	// paper Sec. 3, 512 bits wide = one 64-byte line per cycle. Capped at
+	// Stages (a line never blocks the entry longer than the whole pipeline).
 	InitiationCycles int `yaml:"initiation_cycles" json:"initiation_cycles"`
 }
 

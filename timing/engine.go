@@ -120,3 +120,9 @@ func (e *Engine) Run() Time {
 	}
 	return e.now
 }
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(now Time, arg int64)
+
+// Handle calls f(now, arg).
+func (f HandlerFunc) Handle(now Time, arg int64) { f(now, arg) }

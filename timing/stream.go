@@ -144,9 +144,11 @@ type Stream struct {
 	exhausted   bool
 	wakeup      bool
 	// Completed counts finished requests; Finish is when the last one
-	// finished.
-	Completed int64
-	Finish    Time
+	// finished. ControllerReads counts this stream's reads that reached a
+	// controller stack.
+	Completed       int64
+	ControllerReads int64
+	Finish          Time
 }
 
 const (
@@ -198,6 +200,6 @@ func (st *Stream) tryIssue(now Time) {
 		st.hasPending = false
 		st.issued, st.lastIssue = true, now
 		st.outstanding++
-		st.sys.eng.Schedule(st.sys.access(now, st.pending), st, evComplete)
+		st.sys.eng.Schedule(st.sys.access(st, now, st.pending), st, evComplete)
 	}
 }

@@ -135,9 +135,18 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 // Engine returns the system's engine (to attach hooks before Run).
 func (sys *System) Engine() *Engine { return sys.eng }
 
+// Streams returns the request streams in index order.
+func (sys *System) Streams() []*Stream { return sys.streams }
+
+// Stacks returns the controller stacks in index order.
+func (sys *System) Stacks() []*Stack { return sys.stacks }
+
+// LLC returns the shared cache.
+func (sys *System) LLC() *LLC { return sys.llc }
+
 // access performs the LLC lookup for r issued at now and, on a read miss,
 // the controller access; it returns when r completes at its stream.
-func (sys *System) access(now Time, r Request) Time {
+func (sys *System) access(from *Stream, now Time, r Request) Time {
 	hit := sys.llc.Access(r.Addr, r.Write)
 	t := now + sys.hitLat
 	if r.Write {
@@ -147,6 +156,7 @@ func (sys *System) access(now Time, r Request) Time {
 	if hit {
 		return t
 	}
+	from.ControllerReads++
 	st := sys.stacks[(r.Addr/sys.interleave)%uint64(len(sys.stacks))]
 	low := sys.lowBit.has(now)
 	if low {
