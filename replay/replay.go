@@ -8,26 +8,28 @@
 // # Fast-forward
 //
 // A full GPT-3 step is about 11 billion cache lines, far beyond event-by-
-// event simulation. Once a bucket's lines stream through the controller the
-// system is in a steady state: each extra line costs the same time. The
-// fast-forward therefore simulates, with the timing package's event model,
-// only a few calibration runs per configuration and mode, each starting
-// from an idle system:
+// event simulation. The fast-forward exploits two facts of the model: the
+// W request streams are closed loops that serve their own lines in order,
+// and once they are busy the system repeats itself every round of
+// P = W x outstanding lines. Let T(C) be the time to serve C lines, all
+// ready at 0, on an idle system. The calibrator simulates T(C) with the
+// timing package's event model for C <= DirectLines, and extends it beyond
+// in closed form: T(C) = T(C0) + (C - C0) b, with C0 congruent to C modulo
+// P just below DirectLines and b the steady-state cost per line measured
+// between DirectLines - SlopeLines and DirectLines.
 //
-//	T1(L)  one bucket of L lines ready at 0                (exact service of an idle start)
-//	Tn(L)  n buckets of L lines, all ready at 0            (buckets queued behind each other)
+// Buckets are then served in busy periods. A bucket that arrives on an
+// idle system starts a period at its ready time s; within a period the
+// streams see one continuous sequence of lines, so the period's k-th
+// bucket completes at
 //
-// for every distinct bucket size L of the trace, with n >= 2 the smallest
-// count giving at least SlopeLines queued lines after the first bucket, and
-// derives the per-line steady-state cost b(L) = (Tn(L) - T1(L)) / ((n-1) L). It then serves the buckets
-// in order with the max-plus recurrence
+//	finish = max(s + T(W * max_s n_s), ready + T(L))
 //
-//	finish[i] = max(ready[i] + T1(L[i]), finish[i-1] + b(L[i]) L[i])
-//
-// — a bucket either starts on an idle system (first term, exact up to the
-// cache and gate state the calibration run started from) or queues behind
-// its predecessor with the pipeline already full (second term). Validate
-// compares the fast-forward with full event simulation of the same trace.
+// where n_s counts the lines dealt to stream s so far in the period (bucket
+// lines go round-robin to the streams) and the second term covers a bucket
+// that arrives after the streams ran dry, which shifts the period's
+// effective start. Validate compares the fast-forward with full event
+// simulation of the same trace.
 package replay
 
 import (
@@ -97,21 +99,21 @@ type Run struct {
 	Exact bool `json:"exact"`
 }
 
-// SlopeLines is the least number of queued lines a slope calibration run
-// serves after its first bucket (the run repeats small buckets to reach it).
-const SlopeLines = 1 << 16
+// DirectLines is the largest busy-period size the calibrator simulates
+// directly; SlopeLines is the span of the steady-state slope measurement.
+const (
+	DirectLines = 1 << 17
+	SlopeLines  = 1 << 16
+)
 
-// calibration holds T1 and the steady-state slope for one bucket size.
-type calibration struct {
-	t1    timing.Time
-	slope float64 // ps per line
-}
-
-// Calibrator caches the calibration runs of one configuration and mode.
+// Calibrator caches the calibration runs of one configuration and mode:
+// T(C), the time to serve C lines ready at 0 on an idle system.
 type Calibrator struct {
 	cfg    timing.Config
 	mode   Mode
-	cache  map[int64]calibration
+	period int64 // W x outstanding lines: one round of the closed loops
+	memo   map[int64]timing.Time
+	slope  float64 // ps per line in steady state; 0 until measured
 	Events int64
 }
 
@@ -120,43 +122,65 @@ func NewCalibrator(cfg timing.Config, m Mode) (*Calibrator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Calibrator{cfg: cfg, mode: m, cache: map[int64]calibration{}}, nil
+	p := int64(cfg.Streams.Count) * int64(cfg.Streams.Outstanding)
+	return &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[int64]timing.Time{}}, nil
 }
 
-func (c *Calibrator) get(L int64) (calibration, error) {
-	if cal, ok := c.cache[L]; ok {
-		return cal, nil
+// direct simulates C lines ready at 0 (memoised).
+func (c *Calibrator) direct(C int64) (timing.Time, error) {
+	if t, ok := c.memo[C]; ok {
+		return t, nil
 	}
-	r1, err := timing.Simulate(c.cfg, timing.Replay{Buckets: []timing.Bucket{{Ready: 0, Lines: L}}}, c.mode.window())
+	r, err := timing.Simulate(c.cfg, timing.Replay{Buckets: []timing.Bucket{{Ready: 0, Lines: C}}}, c.mode.window())
 	if err != nil {
-		return calibration{}, fmt.Errorf("calibrate %d lines: %w", L, err)
+		return 0, fmt.Errorf("calibrate %d lines: %w", C, err)
 	}
-	// The slope needs enough queued lines to leave the start-up transient
-	// behind: at least SlopeLines beyond the first bucket.
-	n := max(int64(2), 1+(SlopeLines+L-1)/L)
-	queue := make([]timing.Bucket, n)
-	for i := range queue {
-		queue[i] = timing.Bucket{Ready: 0, Lines: L}
-	}
-	r2, err := timing.Simulate(c.cfg, timing.Replay{Buckets: queue}, c.mode.window())
-	if err != nil {
-		return calibration{}, fmt.Errorf("calibrate %d lines: %w", L, err)
-	}
-	c.Events += r1.Events + r2.Events
-	cal := calibration{t1: r1.RunTime, slope: float64(r2.RunTime-r1.RunTime) / float64((n-1)*L)}
-	c.cache[L] = cal
-	return cal, nil
+	c.Events += r.Events
+	c.memo[C] = r.RunTime
+	return r.RunTime, nil
 }
 
-// FastForward serves buckets with the calibrated max-plus recurrence (see
-// the package doc). Buckets must be in nondecreasing ready order.
+// T returns the time to serve C lines, all ready at 0, on an idle system:
+// simulated for C <= DirectLines; beyond, T(C0) + (C - C0) b with C0 the
+// size in (DirectLines - P, DirectLines] congruent to C modulo the loop
+// period P = W x outstanding (the completion pattern repeats every round),
+// and b the steady-state cost per line measured over SlopeLines.
+func (c *Calibrator) T(C int64) (timing.Time, error) {
+	if C <= DirectLines {
+		return c.direct(C)
+	}
+	if c.slope == 0 {
+		hi, err := c.direct(DirectLines)
+		if err != nil {
+			return 0, err
+		}
+		lo, err := c.direct(DirectLines - SlopeLines)
+		if err != nil {
+			return 0, err
+		}
+		c.slope = float64(hi-lo) / SlopeLines
+	}
+	k := (C - DirectLines + c.period - 1) / c.period
+	C0 := C - k*c.period
+	t0, err := c.direct(C0)
+	if err != nil {
+		return 0, err
+	}
+	return t0 + timing.Time(math.Round(c.slope*float64(C-C0))), nil
+}
+
+// FastForward serves buckets with the calibrated recurrence (see the
+// package doc). Buckets must be in nondecreasing ready order.
 func FastForward(c *Calibrator, buckets []timing.Bucket, backward timing.Time) (Run, error) {
 	if !sort.SliceIsSorted(buckets, func(i, j int) bool { return buckets[i].Ready < buckets[j].Ready }) {
 		return Run{}, fmt.Errorf("replay: buckets are not in nondecreasing ready order")
 	}
+	w := int64(c.cfg.Streams.Count)
+	perStream := make([]int64, w)
+	var maxStream int64
 	r := Run{Mode: c.mode.String(), Finish: make([]timing.Time, len(buckets))}
-	var prev timing.Time
-	var busyStart timing.Time = -1
+	var prev, start timing.Time // completion so far; effective start of the busy period
+	busyStart := timing.Time(-1)
 	closeBusy := func(end timing.Time) {
 		if busyStart < 0 {
 			return
@@ -175,16 +199,36 @@ func FastForward(c *Calibrator, buckets []timing.Bucket, backward timing.Time) (
 			r.Finish[i] = max(prev, b.Ready)
 			continue
 		}
-		cal, err := c.get(b.Lines)
+		if busyStart < 0 || b.Ready >= prev {
+			// The system is idle: a new busy period starts.
+			closeBusy(prev)
+			busyStart, start = b.Ready, b.Ready
+			clear(perStream)
+			maxStream = 0
+		}
+		q, rem := b.Lines/w, b.Lines%w
+		for s := range perStream {
+			perStream[s] += q
+			if int64(s) < rem {
+				perStream[s]++
+			}
+			maxStream = max(maxStream, perStream[s])
+		}
+		tq, err := c.T(w * maxStream)
 		if err != nil {
 			return Run{}, err
 		}
-		idle := b.Ready + cal.t1
-		queued := prev + timing.Time(math.Round(cal.slope*float64(b.Lines)))
-		f := max(idle, queued)
-		if busyStart < 0 || b.Ready >= prev {
-			closeBusy(prev)
-			busyStart = b.Ready
+		ti, err := c.T(b.Lines)
+		if err != nil {
+			return Run{}, err
+		}
+		queued, idle := start+tq, b.Ready+ti
+		f := queued
+		if idle > queued {
+			// The bucket arrived after the streams ran dry: the period
+			// continues from its arrival.
+			f = idle
+			start += idle - queued
 		}
 		r.Finish[i] = f
 		prev = max(prev, f)

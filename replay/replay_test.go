@@ -1,0 +1,165 @@
+package replay
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/workload"
+)
+
+func configs() map[string]timing.Config {
+	h := timing.DefaultConfig()
+	c := h
+	c.Link.Share = timing.DefaultExperiments().CongestedShare
+	return map[string]timing.Config{"healthy": h, "congested": c}
+}
+
+// randomTrace draws buckets of lo..hi lines whose ready gaps range from
+// back-to-back to well past one bucket's service time, so the trace mixes
+// idle starts, partial overlaps and queues.
+func randomTrace(seed uint64, n int, lo, hi int64) []timing.Bucket {
+	r := rand.New(rand.NewPCG(seed, 7))
+	var t timing.Time
+	out := make([]timing.Bucket, n)
+	for i := range out {
+		l := lo + r.Int64N(hi-lo+1)
+		// Service is about 1.6 ns per line healthy; gaps of 0-3 services.
+		t += timing.Time(r.Float64() * 3 * 1650 * float64(l))
+		out[i] = timing.Bucket{Ready: t, Lines: l}
+	}
+	return out
+}
+
+// The fast-forward must agree with full event simulation within 0.1% of
+// run time on traces small enough to simulate.
+func TestFastForwardAgainstEvents(t *testing.T) {
+	traces := map[string][]timing.Bucket{
+		"one bucket":    {{Ready: 1000, Lines: 4096}},
+		"all at once":   {{Lines: 4096}, {Lines: 4096}, {Lines: 4096}, {Lines: 1000}},
+		"spaced":        {{Lines: 2048}, {Ready: 20 * timing.Microsecond, Lines: 2048}, {Ready: 40 * timing.Microsecond, Lines: 2048}},
+		"random mixed":  randomTrace(1, 60, 512, 4096),
+		"random uneven": randomTrace(2, 40, 600, 8000),
+		"empty buckets": {{Lines: 0}, {Lines: 2048}, {Ready: 5, Lines: 0}, {Ready: 9, Lines: 3000}},
+	}
+	for cname, cfg := range configs() {
+		for tname, bs := range traces {
+			for _, m := range []Mode{Identity, LowBit} {
+				ch, err := Validate(cfg, bs, 0, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(ch.RelErrPct) > 0.1 {
+					t.Errorf("%s/%s/%v: fast-forward %v, events %v (%.4f%%)", cname, tname, m, ch.Fast, ch.Exact, ch.RelErrPct)
+				} else {
+					t.Logf("%s/%s/%v: %.5f%%", cname, tname, m, ch.RelErrPct)
+				}
+			}
+		}
+	}
+}
+
+// A single bucket and a queue of equal buckets are exact by construction.
+func TestFastForwardExactCases(t *testing.T) {
+	cfg := timing.DefaultConfig()
+	for _, bs := range [][]timing.Bucket{
+		{{Ready: 777, Lines: 5000}},
+		{{Lines: 3000}, {Lines: 5000}},
+	} {
+		c, _ := NewCalibrator(cfg, LowBit)
+		ff, err := FastForward(c, bs, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, _ := Exact(cfg, bs, LowBit)
+		if ff.RunTime != ex.RunTime {
+			t.Errorf("%v: fast-forward %v; events %v", bs, ff.RunTime, ex.RunTime)
+		}
+	}
+}
+
+// Busy time: spaced buckets are each busy for T1; the backward cut splits
+// the busy time of the bucket it falls in.
+func TestBusy(t *testing.T) {
+	cfg := timing.DefaultConfig()
+	c, _ := NewCalibrator(cfg, Identity)
+	t1, _ := Exact(cfg, []timing.Bucket{{Lines: 2000}}, Identity)
+	bs := []timing.Bucket{{Lines: 2000}, {Ready: timing.Millisecond, Lines: 2000}}
+	back := timing.Millisecond + t1.RunTime/2
+	r, err := FastForward(c, bs, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Busy != 2*t1.RunTime || r.BusyInBackward != t1.RunTime+t1.RunTime/2 {
+		t.Errorf("busy %v in backward %v; want %v and %v", r.Busy, r.BusyInBackward, 2*t1.RunTime, t1.RunTime+t1.RunTime/2)
+	}
+	if r.Finish[1] != timing.Millisecond+t1.RunTime || r.Lines != 4000 {
+		t.Errorf("finish %v lines %d", r.Finish, r.Lines)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	c, _ := NewCalibrator(timing.DefaultConfig(), Identity)
+	if _, err := FastForward(c, []timing.Bucket{{Ready: 5, Lines: 1}, {Ready: 4, Lines: 1}}, 0); err == nil {
+		t.Error("out-of-order buckets accepted")
+	}
+	if _, err := FastForward(c, []timing.Bucket{{Ready: 5, Lines: -1}}, 0); err == nil {
+		t.Error("negative lines accepted")
+	}
+	bad := timing.DefaultConfig()
+	bad.Streams.Count = 0
+	if _, err := NewCalibrator(bad, Identity); err == nil {
+		t.Error("invalid config accepted")
+	}
+}
+
+func TestScaleAndLines(t *testing.T) {
+	got := Scale([]timing.Bucket{{Ready: 1000, Lines: 10}, {Ready: 2001, Lines: 1}, {Ready: 3000, Lines: 0}}, 4)
+	want := []timing.Bucket{{Ready: 250, Lines: 2}, {Ready: 500, Lines: 1}, {Ready: 750, Lines: 0}}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Scale[%d] = %+v; want %+v", i, got[i], want[i])
+		}
+	}
+	for _, c := range []struct{ b, l int64 }{{1, 1}, {64, 1}, {65, 2}, {workload.PaperBucketBytes, 524288}} {
+		if Lines(c.b) != c.l {
+			t.Errorf("Lines(%d) = %d; want %d", c.b, Lines(c.b), c.l)
+		}
+	}
+}
+
+func gpt3Buckets(b *testing.B) ([]timing.Bucket, timing.Time) {
+	p, _ := workload.Builtin("gpt3", 0)
+	tl, err := p.Timeline(workload.Schedule{Accel: workload.A100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := workload.Bucketize(tl, workload.BucketOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return Buckets(tr), timing.Time(tl.BackwardPS)
+}
+
+// BenchmarkReplayGPT3 is the full GPT-3 replay of Fig. 2: 20,815 buckets,
+// 10.9 billion lines, healthy and congested, identity and G-Binary, each
+// with fresh calibration (the budget is 60 s).
+func BenchmarkReplayGPT3(b *testing.B) {
+	bs, back := gpt3Buckets(b)
+	var lines int64
+	for _, x := range bs {
+		lines += x.Lines
+	}
+	for b.Loop() {
+		for _, cfg := range configs() {
+			for _, m := range []Mode{Identity, LowBit} {
+				c, _ := NewCalibrator(cfg, m)
+				if _, err := FastForward(c, bs, back); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(4*lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}

@@ -1,0 +1,64 @@
+package reproduce
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/workload"
+)
+
+// A user trace of two buckets far apart: each is served from an idle
+// controller, so the replay ends at the second bucket's ready time plus
+// one single-bucket service, which the test computes with timing directly.
+func TestFig2UserTrace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.csv")
+	os.WriteFile(path, []byte("bytes,ready_us\n262144,0\n131072,1000\n"), 0o644)
+	res, err := Fig2(context.Background(), Config{}, ReplayOptions{Traces: []string{path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := res.Data.(map[string]any)["rows"].([]ReplayRow)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	single, err := timing.Simulate(timing.DefaultConfig(), timing.Replay{Buckets: []timing.Bucket{{Lines: 2048}}}, timing.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (1000*timing.Microsecond + single.RunTime)
+	if got := rows[0].IdentityMS; math.Abs(got-float64(want)/1e9) > 1e-12 {
+		t.Errorf("identity run %v ms; want %v", got, float64(want)/1e9)
+	}
+	if rows[0].Condition != "healthy" || rows[1].Condition != "congested" || !rows[1].Hidden {
+		t.Errorf("rows %+v", rows)
+	}
+	if len(res.Figures) != 2 {
+		t.Errorf("%d figures", len(res.Figures))
+	}
+}
+
+// Validation on a small model passes and is counted.
+func TestFig2Validate(t *testing.T) {
+	res, err := Fig2(context.Background(), Config{}, ReplayOptions{Models: []string{"resnet18-cifar10"}, Validate: true, ValidateScale: 16,
+		Buckets: workload.BucketOptions{CapBytes: 4 * workload.MiB}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 0 || res.Passed != 4 {
+		t.Errorf("validation passed %d failed %d", res.Passed, res.Failed)
+	}
+}
+
+func TestFig2Errors(t *testing.T) {
+	if _, err := Fig2(context.Background(), Config{}, ReplayOptions{Models: []string{"gpt3"}, Exact: true}); err == nil {
+		t.Error("exact GPT-3 accepted")
+	}
+	if _, err := Fig2(context.Background(), Config{}, ReplayOptions{Traces: []string{"/no/such.csv"}}); err == nil {
+		t.Error("missing trace accepted")
+	}
+}
