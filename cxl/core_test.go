@@ -517,6 +517,9 @@ func TestReadPathDoesNotAllocate(t *testing.T) {
 		c.SetMode(ide, m, 0)
 		c.SetMode(idw, m, 0)
 		for _, a := range []uint64{0, 64, wm.SignAddr(3, 0), wm.ViewAddr(0, 0), wm.ViewAddr(0, 1), 1 << 20} {
+			if !m.LowBit() && a >= wm.Base+wm.Size && a < wm.End() {
+				continue // an error response, which may allocate its *Error
+			}
 			if n := testing.AllocsPerRun(100, func() { c.Do(Read(1, a)) }); n != 0 {
 				t.Errorf("%v read of %#x: %v allocations", m, a, n)
 			}
