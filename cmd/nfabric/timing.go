@@ -28,6 +28,15 @@ The model defaults are the paper's (Sec. 4) plus documented assumptions; see
 'go doc github.com/neuronfabric/nfabric/timing' and 'nfabric timing config'.
 --config reads a YAML file (model: and experiments: sections, unknown fields
 rejected); flags override the file.`,
+		// Without a subcommand print help; an unknown one is a usage error
+		// (cobra would otherwise print help and exit 0).
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown timing subcommand %q (see 'nfabric timing --help')", args[0])
+			}
+			return cmd.Help()
+		},
 	}
 	cmd.AddCommand(newTimingTable4Cmd(), newTimingEnvelopeCmd(), newTimingConfigCmd())
 	return cmd
