@@ -227,11 +227,11 @@ func randomConfig(r *rand.Rand) Config {
 	c := DefaultConfig()
 	c.Streams.Count = 1 + r.IntN(8)
 	c.Streams.Outstanding = 1 + r.IntN(64)
-	c.Streams.FootprintMiB = float64(1+r.IntN(64)) / 64
+	c.Streams.FootprintMiB = float64(1+r.IntN(16)) / 64
 	c.Streams.Passes = 1 + r.IntN(3)
 	c.Streams.IssueIntervalNS = []float64{0, 0, 0.25, 1, 3}[r.IntN(5)]
 	c.Streams.Pattern = []string{"read", "write-read"}[r.IntN(2)]
-	c.LLC.SizeMiB = []float64{0.25, 0.5, 1}[r.IntN(3)]
+	c.LLC.SizeMiB = []float64{1.0 / 16, 0.125, 0.25}[r.IntN(3)]
 	c.LLC.Ways = []int{1, 4, 16}[r.IntN(3)]
 	c.Link.BandwidthGiBps = []float64{4, 16, 64, 128, 512}[r.IntN(5)]
 	c.Link.Share = []float64{1, 0.5, 0.25}[r.IntN(3)]
