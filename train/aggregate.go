@@ -177,17 +177,26 @@ func (a *Aggregator) prepare(grads [][][]float32) error {
 }
 
 // majority is MajoritySignSGD in software: dst[j] = sgn(#{k: g[k][j] > 0}
-// − #{k: g[k][j] <= 0}), 0 on a tie.
+// − #{k: g[k][j] <= 0}), 0 on a tie. It counts in blocks of 512 elements,
+// worker after worker, so each worker's gradient is read contiguously.
 func majority(dst []float32, g [][]float32) {
 	w := len(g)
-	for j := range dst {
-		pos := 0
+	var cnt [512]int32
+	for lo := 0; lo < len(dst); lo += len(cnt) {
+		hi := min(lo+len(cnt), len(dst))
+		c := cnt[:hi-lo]
+		clear(c)
 		for k := 0; k < w; k++ {
-			if g[k][j] > 0 {
-				pos++
+			gk := g[k][lo:hi]
+			for j, v := range gk {
+				if v > 0 {
+					c[j]++
+				}
 			}
 		}
-		dst[j] = float32(sgn(2*pos - w))
+		for j, n := range c {
+			dst[lo+j] = float32(sgn(2*int(n) - w))
+		}
 	}
 }
 

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/reproduce"
+	"github.com/neuronfabric/nfabric/train"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+func init() { subcommands = append(subcommands, newTrainCmd) }
+
+func newTrainCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "virtual-worker training with low-bit aggregation (Sec. 7)",
+		Long: `train runs data-parallel training with W virtual workers (each batch split into
+W shards) and an aggregation rule per layer group: fp32 (mean), g-binary and
+g-ternary (through the cxl controller model), majority-sign (MajoritySignSGD,
+software) and sign-of-mean. Extensions beyond the paper: +ef (error feedback)
+and the g-ternary gates /worker[:TAU] and /margin:T.
+
+A policy is one rule for every group ("g-binary") or one per group
+("backbone=g-ternary,head=fp32"); a rule may carry its own learning rate
+("fp32@0.01").
+
+  run        one run of one policy, with checkpoint/resume
+  validated  the Fig. 4 analogue (five rules, several seeds)
+  boundary   the Table 6 / Fig. 5 / Table 5 analogue (seven policies, the
+             learning-rate ablation and cosine diagnostics)
+
+Data sets: mnist, fashion-mnist, mnist-pairs100 (the 100-class stand-in), and
+cifar10 / cifar100 from their binary files with --data-dir.`,
+		Example: `  nfabric train run --data mnist --model mlp --policy g-binary --epochs 3
+  nfabric train run --data mnist-pairs100 --policy backbone=g-ternary,head=fp32 --checkpoint run.ckpt --resume
+  nfabric train validated --seeds 3
+  nfabric train boundary --full --out out/
+  nfabric train boundary --data cifar100 --data-dir ~/cifar-100-binary --model resnet18 --augment --epochs 30`,
+	}
+	cmd.AddCommand(newTrainRunCmd(), newTrainStudyCmd("validated"), newTrainStudyCmd("boundary"))
+	return cmd
+}
+
+// optFlags holds the raw flag values of reproduce.TrainOptions.
+type optFlags struct {
+	data, dataDir, model, hidden, layout string
+	trainN, testN, perClass              int
+	epochs, batch, workers, seeds        int
+	lr, signLR, momentum, wd             float32
+	seed                                 uint64
+	augment                              bool
+	diagEpoch, diagSteps                 int
+}
+
+func (f *optFlags) add(fs *pflag.FlagSet, o reproduce.TrainOptions) {
+	fs.StringVar(&f.data, "data", o.Data, "data set: mnist, fashion-mnist, mnist-pairs100, cifar10, cifar100")
+	fs.StringVar(&f.dataDir, "data-dir", "", "directory of the data set's files (default: its standard location)")
+	fs.IntVar(&f.trainN, "train-n", o.TrainN, "keep the first N training images (0: all)")
+	fs.IntVar(&f.testN, "test-n", o.TestN, "keep the first N test images (0: all)")
+	fs.IntVar(&f.perClass, "per-class", o.PerClass, "keep at most N training images per class (0: no limit)")
+	fs.StringVar(&f.model, "model", o.Model, "model: mlp, cnn, resnet18 or resnet-mini")
+	fs.StringVar(&f.hidden, "hidden", joinInts(o.Hidden), "MLP hidden widths, comma-separated")
+	fs.IntVar(&f.epochs, "epochs", o.Epochs, "epochs")
+	fs.IntVar(&f.batch, "batch", o.Batch, "global batch size (split over the workers)")
+	fs.IntVar(&f.workers, "workers", o.Workers, "virtual workers W")
+	fs.IntVar(&f.seeds, "seeds", o.Seeds, "seeds per policy")
+	fs.Uint64Var(&f.seed, "seed", o.Seed, "first seed")
+	fs.Float32Var(&f.lr, "lr", o.LR, "learning rate of FP32 groups")
+	fs.Float32Var(&f.signLR, "sign-lr", o.SignLR, "learning rate of sign-rule groups")
+	fs.Float32Var(&f.momentum, "momentum", o.Momentum, "SGD momentum (applied to the aggregate)")
+	fs.Float32Var(&f.wd, "wd", o.WeightDecay, "weight decay")
+	fs.StringVar(&f.layout, "layout", o.Layout.String(), "controller payload layout: worker-major or element-major (the paper's packet)")
+	fs.BoolVar(&f.augment, "augment", o.Augment, "CIFAR-style augmentation (4-pixel random crop, horizontal flip)")
+	fs.IntVar(&f.diagEpoch, "diag-epoch", o.DiagEpoch, "epoch of the cosine diagnostics (0: the last)")
+	fs.IntVar(&f.diagSteps, "diag-steps", o.DiagSteps, "steps measured in the diagnostic epoch (0: all)")
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// apply overwrites o with the flags the user set.
+func (f *optFlags) apply(fs *pflag.FlagSet, o *reproduce.TrainOptions) error {
+	set := func(name string) bool { return fs.Changed(name) }
+	if set("data") {
+		o.Data = f.data
+	}
+	o.DataDir = f.dataDir
+	if set("train-n") {
+		o.TrainN = f.trainN
+	}
+	if set("test-n") {
+		o.TestN = f.testN
+	}
+	if set("per-class") {
+		o.PerClass = f.perClass
+	}
+	if set("model") {
+		o.Model = f.model
+	}
+	if set("hidden") {
+		o.Hidden = nil
+		for _, p := range strings.Split(f.hidden, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || v < 1 {
+				return usagef("--hidden %q: want positive comma-separated widths", f.hidden)
+			}
+			o.Hidden = append(o.Hidden, v)
+		}
+	}
+	for _, kv := range []struct {
+		name string
+		dst  *int
+		val  int
+	}{{"epochs", &o.Epochs, f.epochs}, {"batch", &o.Batch, f.batch}, {"workers", &o.Workers, f.workers}, {"seeds", &o.Seeds, f.seeds},
+		{"diag-epoch", &o.DiagEpoch, f.diagEpoch}, {"diag-steps", &o.DiagSteps, f.diagSteps}} {
+		if set(kv.name) {
+			*kv.dst = kv.val
+		}
+	}
+	if set("seed") {
+		o.Seed = f.seed
+	}
+	for _, kv := range []struct {
+		name string
+		dst  *float32
+		val  float32
+	}{{"lr", &o.LR, f.lr}, {"sign-lr", &o.SignLR, f.signLR}, {"momentum", &o.Momentum, f.momentum}, {"wd", &o.WeightDecay, f.wd}} {
+		if set(kv.name) {
+			*kv.dst = kv.val
+		}
+	}
+	if set("layout") {
+		l, err := lowbit.ParseLayout(f.layout)
+		if err != nil {
+			return usagef("--layout: %v", err)
+		}
+		o.Layout = l
+	}
+	if set("augment") {
+		o.Augment = f.augment
+	} else if strings.HasPrefix(o.Data, "cifar") {
+		o.Augment = true
+	}
+	if o.Seeds < 1 || o.Seeds > 100 {
+		return usagef("--seeds %d out of range [1, 100]", o.Seeds)
+	}
+	if o.TrainN < 0 || o.TestN < 0 || o.PerClass < 0 {
+		return usagef("--train-n, --test-n and --per-class must be >= 0")
+	}
+	if o.DiagEpoch < 0 || o.DiagEpoch > o.Epochs {
+		return usagef("--diag-epoch %d out of range [0, %d]", o.DiagEpoch, o.Epochs)
+	}
+	// Everything else is checked by train.Config.Validate; report it as
+	// a usage error before loading any data.
+	if err := o.Config(train.Uniform(train.RuleSpec{}), o.Seed).Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+func printResult(cmd *cobra.Command, res *report.Result, asJSON bool, out string) error {
+	if out != "" {
+		files, err := res.WriteFiles(out)
+		if err != nil {
+			return fmt.Errorf("write results to %s: %w", out, err)
+		}
+		for _, f := range files {
+			fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
+		}
+	}
+	if asJSON {
+		return res.WriteJSON(cmd.OutOrStdout())
+	}
+	_, err := fmt.Fprint(cmd.OutOrStdout(), res.Text())
+	return err
+}
+
+func stderrLogf(cmd *cobra.Command, quiet bool) func(string, ...any) {
+	if quiet {
+		return nil
+	}
+	w := cmd.ErrOrStderr()
+	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+}
+
+func newTrainRunCmd() *cobra.Command {
+	var (
+		of         optFlags
+		policy     string
+		checkpoint string
+		resume     bool
+		logEvery   int
+		asJSON     bool
+		quiet      bool
+		out        string
+	)
+	def := reproduce.BoundaryOptions(false, 1)
+	def.Data, def.Seeds = "mnist", 1
+	cmd := &cobra.Command{
+		Use:   "run --policy POLICY [flags]",
+		Short: "train one policy for one seed; checkpoint after every epoch, resume with --resume",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := def
+			if err := of.apply(cmd.Flags(), &o); err != nil {
+				return err
+			}
+			p, err := train.ParsePolicy(policy)
+			if err != nil {
+				return usagef("--policy: %v", err)
+			}
+			if logEvery < 0 {
+				return usagef("--log-every %d < 0", logEvery)
+			}
+			if resume && checkpoint == "" {
+				return usagef("--resume needs --checkpoint FILE")
+			}
+			o.Logf = stderrLogf(cmd, quiet)
+			cfg := o.Config(p, o.Seed)
+			cfg.Checkpoint, cfg.Resume, cfg.LogEvery = checkpoint, resume, logEvery
+			if err := cfg.Validate(); err != nil {
+				return usagef("%v", err)
+			}
+			sets, name, err := o.LoadSets()
+			if err != nil {
+				return err
+			}
+			r, err := train.Run(cmd.Context(), cfg, sets)
+			if err != nil {
+				return err
+			}
+			return printResult(cmd, runReport(r, name, o), asJSON, out)
+		},
+	}
+	of.add(cmd.Flags(), def)
+	cmd.Flags().StringVar(&policy, "policy", "fp32", "aggregation policy, e.g. g-binary or backbone=g-ternary,head=fp32")
+	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "checkpoint file written after every epoch")
+	cmd.Flags().BoolVar(&resume, "resume", false, "resume from --checkpoint when it exists")
+	cmd.Flags().IntVar(&logEvery, "log-every", 0, "progress line every N steps (0: per epoch)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().StringVar(&out, "out", "", "also write the result's tables (and JSON) into this directory")
+	return cmd
+}
+
+// runReport formats one run.
+func runReport(r *train.Result, dataName string, o reproduce.TrainOptions) *report.Result {
+	res := &report.Result{Block: "train-run", Title: fmt.Sprintf("%s on %s (%s, seed %d)", r.Label, dataName, r.Model, o.Seed), Data: r}
+	ep := report.Table{Name: "epochs", Title: "Per-epoch accuracy", Columns: []string{"epoch", "train loss", "train acc. (%)", "val. loss", "val. acc. (%)"}}
+	for _, e := range r.Epochs {
+		ep.AddRow(e.Epoch, e.TrainLoss, 100*e.TrainAcc, e.ValLoss, 100*e.ValAcc)
+	}
+	if r.ResumedFrom > 0 {
+		ep.Notes = append(ep.Notes, fmt.Sprintf("Resumed after epoch %d.", r.ResumedFrom))
+	}
+	tr := report.Table{Name: "traffic", Title: "Gradient payload per worker and step", Columns: []string{"group", "elements", "format", "paper bits", "stored bits", "FP32 bits"}}
+	for i, g := range r.Traffic.Paper.Groups {
+		tr.AddRow(g.Name, g.Elements, g.Format, g.Bits, r.Traffic.Stored.Groups[i].Bits, g.FP32Bits)
+	}
+	tr.AddRow("total", r.Params, "ratio "+train.FormatRatio(r.Traffic.Paper.Ratio), r.Traffic.Paper.Bits, r.Traffic.Stored.Bits, r.Traffic.Paper.FP32Bits)
+	res.Tables = append(res.Tables, ep, tr)
+	if len(r.Diags) > 0 {
+		dt := report.Table{Name: "cosine", Title: "Low-bit/FP32 cosine alignment", Columns: []string{"epoch", "steps", "aggregate", "global", "backbone", "head"}}
+		for _, d := range r.Diags {
+			dt.AddRow(d.Epoch, d.Steps, "G-Binary", d.Binary.Global, d.Binary.Backbone, d.Binary.Head)
+			dt.AddRow(d.Epoch, d.Steps, "G-Ternary (2-of-3)", d.Ternary.Global, d.Ternary.Backbone, d.Ternary.Head)
+		}
+		res.Tables = append(res.Tables, dt)
+	}
+	t := r.Timing
+	if t.Steps > 0 {
+		ms := func(d float64) float64 { return d / 1e6 / float64(t.Steps) }
+		res.Summary = append(res.Summary, fmt.Sprintf("final validation accuracy %.2f%%; per step: compute %.1f ms, aggregation %.1f ms, optimizer %.1f ms; %d controller transactions per step",
+			100*r.Final, ms(float64(t.Compute)), ms(float64(t.Aggregate)), ms(float64(t.Optimizer)), t.ControllerTransactions/t.Steps))
+	} else {
+		res.Summary = append(res.Summary, fmt.Sprintf("final validation accuracy %.2f%% (nothing left to train)", 100*r.Final))
+	}
+	return res
+}
+
+func newTrainStudyCmd(which string) *cobra.Command {
+	var (
+		of     optFlags
+		full   bool
+		asJSON bool
+		quiet  bool
+		out    string
+	)
+	defaults := reproduce.ValidatedOptions
+	short := "Fig. 4 analogue: FP32, G-Binary, G-Ternary, MajoritySignSGD and SignOfMean over several seeds"
+	run := reproduce.Validated
+	if which == "boundary" {
+		defaults = reproduce.BoundaryOptions
+		short = "Table 6 / Fig. 5 / Table 5 analogue: layer-aware admission on the 100-class stand-in (or CIFAR-100)"
+		run = reproduce.Boundary
+	}
+	cmd := &cobra.Command{
+		Use:   which + " [flags]",
+		Short: short,
+		Long: short + `.
+
+Defaults are the reproduce block's quick configuration; --full starts from the
+full one (about an hour). Any flag given overrides either.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := defaults(full, 1)
+			if err := of.apply(cmd.Flags(), &o); err != nil {
+				return err
+			}
+			o.Logf = stderrLogf(cmd, quiet)
+			res, err := run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			return printResult(cmd, res, asJSON, out)
+		},
+	}
+	of.add(cmd.Flags(), defaults(false, 1))
+	cmd.Flags().BoolVar(&full, "full", false, "start from the full configuration")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().StringVar(&out, "out", "", "also write tables, figures and JSON into this directory")
+	return cmd
+}

@@ -1,0 +1,47 @@
+package train
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
+)
+
+// BenchmarkAggregate measures one step's aggregation of 8 workers'
+// gradients per rule: for G-Binary/G-Ternary this is encode + controller
+// writes + aggregate reads + decode.
+func BenchmarkAggregate(b *testing.B) {
+	models := []struct {
+		name string
+		m    *nn.Model
+	}{
+		{"mlp784-256-10", nn.NewMLP(rand.New(rand.NewPCG(1, 0)), 784, []int{256}, 10)},
+		{"cnn28x56-100", nn.NewSmallCNN(rand.New(rand.NewPCG(1, 0)), 1, 28, 56, 100)},
+	}
+	for _, mm := range models {
+		grads := randGrads(mm.m, 8, 1)
+		for _, pol := range []string{"fp32", "majority-sign", "g-binary", "g-ternary", "g-binary+ef"} {
+			for _, layout := range []lowbit.Layout{lowbit.WorkerMajor, lowbit.ElementMajor} {
+				if layout == lowbit.ElementMajor && pol != "g-binary" {
+					continue
+				}
+				b.Run(mm.name+"/"+pol+"/"+layout.String(), func(b *testing.B) {
+					p, _ := ParsePolicy(pol)
+					a, err := NewAggregator(mm.m, p, 8, layout)
+					if err != nil {
+						b.Fatal(err)
+					}
+					dst := mm.m.NewGrads()
+					b.ReportAllocs()
+					for b.Loop() {
+						if err := a.Aggregate(grads, dst); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(mm.m.NumParams())*float64(b.N)/b.Elapsed().Seconds()/1e6, "Melem/s")
+				})
+			}
+		}
+	}
+}
