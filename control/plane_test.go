@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/workload"
 )
 
 // TestScripts runs the scenario scripts in testdata, in the manner of
@@ -376,5 +378,45 @@ func TestCosine(t *testing.T) {
 	}
 	if Cosine(a, []float32{0, 0, 0}) != 0 {
 		t.Error("cosine with a zero vector is not 0")
+	}
+}
+
+func TestPredictorResNet18(t *testing.T) {
+	prof := workload.ResNet18CIFAR(10)
+	cxlLink, _ := collective.LookupLink("cxl", nil)
+	ib := collective.Link{Name: "test", Bandwidth: 25e9, Latency: 5e-6}
+	in := PredictorInput{
+		Profile:  prof,
+		Schedule: workload.Schedule{Accel: workload.A100, Batch: 16},
+		FP32:     collective.AllReduce{Alg: collective.Ring, N: 8, Link: ib},
+		CXL:      collective.CXLPath{Link: cxlLink, Workers: 8},
+	}
+	f, err := Predict(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const params = 11_173_962
+	if f.GradientBytes != 4*params {
+		t.Errorf("gradient bytes %d; want %d", f.GradientBytes, 4*params)
+	}
+	if f.ShardBytesPerGPU != 4*params/8.0 {
+		t.Errorf("shard %v", f.ShardBytesPerGPU)
+	}
+	// Ring All-Reduce: 2(n-1) steps of S/n bytes plus 2(n-1) latencies.
+	want := 2*7*(4*params/8.0)/25e9 + 2*7*5e-6
+	if math.Abs(f.AllReduceS-want)/want > 1e-9 {
+		t.Errorf("All-Reduce %v s; want %v", f.AllReduceS, want)
+	}
+	if f.CacheLineReads != 8*((4*params+63)/64) || f.LowBitCacheLineReads["g-binary"] != 8*((params+63)/64) {
+		t.Errorf("line reads %d / %v", f.CacheLineReads, f.LowBitCacheLineReads)
+	}
+	if !(f.LowBitS["g-binary"] < f.LowBitS["g-ternary"]) || !(f.ForwardS > 0 && f.BackwardS > f.ForwardS) {
+		t.Errorf("forecast %+v", f)
+	}
+	if !(f.PeakCXLBytesPerS > 0) || f.Pressure != f.PeakCXLBytesPerS/cxlLink.Bandwidth {
+		t.Errorf("peak %v pressure %v", f.PeakCXLBytesPerS, f.Pressure)
+	}
+	if _, err := Predict(PredictorInput{}); err == nil {
+		t.Error("no profile accepted")
 	}
 }
