@@ -27,7 +27,8 @@ type Stats struct {
 	Transactions uint64 `json:"transactions"`
 	// Completed is the number of responses produced.
 	Completed uint64 `json:"completed"`
-	// Modes is indexed by Mode.
+	// Modes is indexed by Mode: identity, fp32-bypass, g-binary,
+	// g-ternary (an array in that order in JSON).
 	Modes [NumModes]ModeStats `json:"modes"`
 	// Errors counts failed transactions by kind, indexed like ErrKinds.
 	Errors [numErrKinds]uint64 `json:"errors"`

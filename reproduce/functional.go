@@ -3,7 +3,6 @@ package reproduce
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/report"
@@ -134,5 +133,5 @@ func passFail(ok bool) string {
 
 // FunctionalClosing is the tester's closing line: "N passed, N failed".
 func FunctionalClosing(res *report.Result) string {
-	return strings.TrimSpace(fmt.Sprintf("%d passed, %d failed", res.Passed, res.Failed))
+	return fmt.Sprintf("%d passed, %d failed", res.Passed, res.Failed)
 }
