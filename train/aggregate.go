@@ -89,6 +89,9 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 		case FP32:
 			copy(dst[i], a.mean[i])
 		case SignOfMean:
+			if err := lowbit.CheckFinite(a.mean[i]); err != nil {
+				return fmt.Errorf("parameter %s: mean gradient: %w", prm.Name, err)
+			}
 			for j, v := range a.mean[i] {
 				dst[i][j] = signf(v)
 			}
@@ -125,6 +128,20 @@ func meanGrads(dst [][]float32, grads [][][]float32) {
 // s = mean |p| over the tensor and b = 1{p > 0}. Workers run in parallel.
 // Sign rules' inputs are checked for NaN and Inf.
 func (a *Aggregator) prepare(grads [][][]float32) error {
+	work := false
+	for i, prm := range a.model.Params {
+		s := a.policy[prm.Group]
+		if !s.EF {
+			for k := range grads {
+				a.in[k][i] = grads[k][i]
+			}
+		}
+		work = work || s.EF || s.Rule == MajoritySign
+	}
+	if !work {
+		// Controller rules check for NaN and Inf when they encode.
+		return nil
+	}
 	errs := make([]error, a.w)
 	var wg sync.WaitGroup
 	for k := 0; k < a.w; k++ {
@@ -134,16 +151,13 @@ func (a *Aggregator) prepare(grads [][][]float32) error {
 			for i, prm := range a.model.Params {
 				s := a.policy[prm.Group]
 				g := grads[k][i]
-				if !s.Rule.Sign() {
-					a.in[k][i] = g
-					continue
-				}
-				if err := lowbit.CheckFinite(g); err != nil {
-					errs[k] = fmt.Errorf("worker %d parameter %s: %w", k, prm.Name, err)
-					return
+				if s.Rule == MajoritySign && !s.EF {
+					if err := lowbit.CheckFinite(g); err != nil {
+						errs[k] = fmt.Errorf("worker %d parameter %s: %w", k, prm.Name, err)
+						return
+					}
 				}
 				if !s.EF {
-					a.in[k][i] = g
 					continue
 				}
 				p, e := a.in[k][i], a.ef[k][i]
