@@ -226,3 +226,21 @@ func TestRunningStatsMerge(t *testing.T) {
 		}
 	}
 }
+
+func TestTrainStepDoesNotAllocate(t *testing.T) {
+	// Matrices of fewer than 4 blocks of 64×64 keep gonum's Sgemm on its
+	// serial path (its parallel path starts goroutines); once the replica's
+	// buffers exist, a step allocates nothing.
+	m := NewSmallCNN(rand.New(rand.NewPCG(1, 1)), 1, 4, 4, 10)
+	r := m.NewReplica()
+	x, y := fakeBatch(0, 2)
+	x = &Tensor{Shape: []int{2, 1, 4, 4}, Data: x.Data[:32]}
+	r.TrainStep(x, y)
+	if n := testing.AllocsPerRun(10, func() { r.TrainStep(x, y) }); n != 0 {
+		t.Errorf("TrainStep allocates %v times per step; want 0", n)
+	}
+	opt := NewSGD(m, 0.1, 0.9, 1e-4)
+	if n := testing.AllocsPerRun(10, func() { opt.Step(r.Grads) }); n != 0 {
+		t.Errorf("SGD.Step allocates %v times; want 0", n)
+	}
+}
