@@ -16,12 +16,19 @@ type Config struct {
 	// at most MaxCapacity. Memory is sparse, so only lines written cost
 	// host memory.
 	Capacity uint64
+	// LinesHint is how many distinct lines the caller expects to write;
+	// the line store is sized for them up front. 0 means no hint. It
+	// changes speed, never behaviour.
+	LinesHint int
 }
 
 // Validate returns an error naming the bad field.
 func (c Config) Validate() error {
 	if c.Capacity == 0 || c.Capacity%LineBytes != 0 || c.Capacity > MaxCapacity {
 		return fmt.Errorf("cxl config: capacity %d is not a positive multiple of 64 up to %d", c.Capacity, uint64(MaxCapacity))
+	}
+	if c.LinesHint < 0 || c.LinesHint > 1<<28 {
+		return fmt.Errorf("cxl config: lines hint %d out of range [0, %d]", c.LinesHint, 1<<28)
 	}
 	return nil
 }
@@ -99,7 +106,7 @@ func NewCore(cfg Config) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Core{capacity: cfg.Capacity, mem: make(map[uint64]Line), last: -1}, nil
+	return &Core{capacity: cfg.Capacity, mem: make(map[uint64]Line, cfg.LinesHint), last: -1}, nil
 }
 
 // Capacity returns the device size in bytes.

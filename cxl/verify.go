@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -172,7 +173,7 @@ func expectPlanes(r *Region, m Mode, l int, signs, gates [][]byte) (pos, nz Line
 }
 
 func (cfg VerifyConfig) newController(capacity uint64) *Controller {
-	ctl, err := New(Config{Capacity: capacity})
+	ctl, err := New(Config{Capacity: capacity, LinesHint: int(capacity / LineBytes)})
 	if err != nil {
 		panic("cxl: verify: " + err.Error()) // capacities are computed, never user input
 	}
@@ -345,34 +346,64 @@ func readBackPaper(ctx context.Context, ctl *Controller, reg *Region, m Mode, wr
 	row := ModeRow{Mode: m.String(), Oracle: oracleName(m, reg.Layout), Lines: n}
 	chk := Check{Group: "sec6", Name: "packet read-back", Mode: m.String(), Oracle: row.Oracle, Lines: n, Passed: true}
 	naive := Check{Group: "naive", Name: "read-equals-write oracle", Mode: m.String(), Oracle: "read == last write", Lines: n}
-	reqs := make([]Req, 0, batchLines)
-	resps := make([]Resp, batchLines)
-	for l0 := 0; l0 < n; l0 += batchLines {
-		if err := ctx.Err(); err != nil {
-			return row, chk, naive, err
-		}
-		reqs = reqs[:0]
-		for l := l0; l < min(n, l0+batchLines); l++ {
-			reqs = append(reqs, Read(uint16(l), reg.ViewAddr(l, 0)))
-		}
-		ctl.DoBatch(reqs, resps)
-		for j, resp := range resps[:len(reqs)] {
-			l := l0 + j
-			stored := written[l*LineBytes : (l+1)*LineBytes]
-			want := expectPacket(reg, m, l, stored, nil)
-			ok := resp.Err == nil && resp.Mode == m && resp.Transformed == m.LowBit() && resp.Data == want
-			if !ok {
-				chk.Mismatches++
-				if chk.Passed {
-					chk.Passed = false
-					chk.Detail = fmt.Sprintf("line %d (%#x): got mode %v transformed %v err %v data %x, want %x", l, resp.Addr, resp.Mode, resp.Transformed, resp.Err, resp.Data, want)
+	// Readers split the lines into interleaved batches; the counts and the
+	// first (lowest) failing line do not depend on how many there are.
+	type part struct {
+		mismatches, flagged int
+		first               int // lowest failing line, or n
+		detail              string
+	}
+	nr := max(1, min(4, runtime.GOMAXPROCS(0)))
+	parts := make([]part, nr)
+	var wg sync.WaitGroup
+	for g := range nr {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pt := &parts[g]
+			pt.first = n
+			reqs := make([]Req, 0, batchLines)
+			resps := make([]Resp, batchLines)
+			for l0 := g * batchLines; l0 < n; l0 += nr * batchLines {
+				if ctx.Err() != nil {
+					return
+				}
+				reqs = reqs[:0]
+				for l := l0; l < min(n, l0+batchLines); l++ {
+					reqs = append(reqs, Read(uint16(l), reg.ViewAddr(l, 0)))
+				}
+				ctl.DoBatch(reqs, resps)
+				for j, resp := range resps[:len(reqs)] {
+					l := l0 + j
+					stored := written[l*LineBytes : (l+1)*LineBytes]
+					want := expectPacket(reg, m, l, stored, nil)
+					if resp.Err != nil || resp.Mode != m || resp.Transformed != m.LowBit() || resp.Data != want {
+						pt.mismatches++
+						if l < pt.first {
+							pt.first = l
+							pt.detail = fmt.Sprintf("line %d (%#x): got mode %v transformed %v err %v data %x, want %x", l, resp.Addr, resp.Mode, resp.Transformed, resp.Err, resp.Data, want)
+						}
+					}
+					if !bytes.Equal(resp.Data[:], stored) {
+						pt.flagged++
+					}
 				}
 			}
-			if !bytes.Equal(resp.Data[:], stored) {
-				naive.Mismatches++
-			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return row, chk, naive, err
+	}
+	first := n
+	for _, pt := range parts {
+		chk.Mismatches += pt.mismatches
+		naive.Mismatches += pt.flagged
+		if pt.first < first {
+			first, chk.Detail = pt.first, pt.detail
 		}
 	}
+	chk.Passed = chk.Mismatches == 0
 	row.Mismatches = chk.Mismatches
 	row.NaiveFlagged = naive.Mismatches
 	row.Match = chk.Passed
