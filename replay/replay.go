@@ -91,6 +91,8 @@ type Run struct {
 	// service; BusyInBackward is the part of it before backward ended.
 	Busy           timing.Time `json:"busy_ps"`
 	BusyInBackward timing.Time `json:"busy_in_backward_ps"`
+	// Periods counts busy periods (idle-to-busy starts); fast-forward only.
+	Periods int `json:"periods"`
 	// Lines is the total lines served.
 	Lines int64 `json:"lines"`
 	// Events counts simulated events (calibration runs for fast-forward).
@@ -203,6 +205,7 @@ func FastForward(c *Calibrator, buckets []timing.Bucket, backward timing.Time) (
 			// The system is idle: a new busy period starts.
 			closeBusy(prev)
 			busyStart, start = b.Ready, b.Ready
+			r.Periods++
 			clear(perStream)
 			maxStream = 0
 		}
