@@ -356,7 +356,7 @@ func runVerilator(ctx context.Context, c Config, work, vfile string, in []byte) 
 	}
 	args := []string{"--cc", "--exe", "--build", "-O1", "-Wno-fatal", "--x-assign", "fast", "--x-initial", "fast",
 		"--prefix", "Vdut", "--top-module", c.ModuleName(), "-Mdir", "obj", "-o", "simv",
-		"-CFLAGS", "-O1", "-MAKEFLAGS", "-j2", vfile, "harness.cpp"}
+		"-CFLAGS", "-O0", "-MAKEFLAGS", "-j2", vfile, "harness.cpp"}
 	if _, err := run(ctx, work, nil, Verilator, args...); err != nil {
 		return nil, fmt.Errorf("verilator build of %s: %w", c.ModuleName(), err)
 	}
