@@ -16,8 +16,10 @@ type ModeStats struct {
 	ReadBytes  uint64 `json:"read_bytes"`
 	WriteBytes uint64 `json:"write_bytes"`
 	// MediaLinesRead counts lines fetched from storage to serve the
-	// reads: 1 per untransformed read; per aggregate line, 1 (2 with gate
-	// bits) element-major and W (2W) worker-major.
+	// reads: 1 per untransformed read; per aggregate response line, 1 (2
+	// with gate bits) element-major and W (2W) worker-major. Both lines of
+	// a worker-major aggregate count their fetches, as in a controller
+	// without a result buffer; the model itself votes once for the pair.
 	MediaLinesRead uint64 `json:"media_lines_read"`
 }
 

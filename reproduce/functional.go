@@ -24,8 +24,8 @@ type FunctionalParams struct {
 
 // Quick and full configurations of the block.
 var (
-	functionalQuick = FunctionalParams{Lines: 1 << 16, Workers: 8, Sweeps: 48}
-	functionalFull  = FunctionalParams{Lines: 1 << 20, Workers: 8, Sweeps: 512}
+	functionalQuick = FunctionalParams{Lines: 1 << 18, Workers: 8, Sweeps: 64}
+	functionalFull  = FunctionalParams{Lines: 1 << 21, Workers: 8, Sweeps: 1024}
 )
 
 func runFunctionalBlock(ctx context.Context, cfg Config) (*report.Result, error) {
