@@ -396,11 +396,14 @@ func Evaluate(reps []*nn.Replica, d *data.Dataset, batch int) (loss, acc float64
 	return loss / float64(d.Len()), float64(correct) / float64(d.Len()), nil
 }
 
-// fingerprint is the part of the config a checkpoint must match to resume.
+// fingerprint is the part of the config a checkpoint must match to resume:
+// everything that shapes the trajectory. Epochs (a resumed run may train
+// longer) and the diagnostic settings (they only read gradients) are not
+// part of it.
 func fingerprint(c Config) string {
 	c.defaults()
-	return fmt.Sprintf("model=%s hidden=%v workers=%d batch=%d lr=%g signlr=%g mom=%g wd=%g policy=%s layout=%v aug=%+v seed=%d diag=%v/%d",
-		c.Model, c.Hidden, c.Workers, c.Batch, c.LR, c.SignLR, c.Momentum, c.WeightDecay, c.Policy, c.Layout, c.Aug, c.Seed, c.DiagEpochs, c.DiagSteps)
+	return fmt.Sprintf("model=%s hidden=%v workers=%d batch=%d lr=%g signlr=%g mom=%g wd=%g policy=%s layout=%v aug=%+v seed=%d",
+		c.Model, c.Hidden, c.Workers, c.Batch, c.LR, c.SignLR, c.Momentum, c.WeightDecay, c.Policy, c.Layout, c.Aug, c.Seed)
 }
 
 const efPrefix = "train.ef."
