@@ -131,14 +131,15 @@ func TimingTable4(ctx context.Context, s timing.Setup) (*report.Result, error) {
 		Name:  "table4-runs",
 		Title: "Table 4 runs: every identity/low-bit pair",
 		Columns: []string{"row", "W", "N stacks", "link share", "MiB/stream", "identity µs", "low-bit µs",
-			"exposed ns", "overhead %", "LLC hit %", "gate util %"},
+			"exposed ns", "overhead %", "LLC hit %", "gate util %", "queue wait ns/read (id/low-bit)"},
 	}
 	for _, r := range rows {
 		id := r.Pair.Identity
 		det.AddRow(r.Group, r.Streams, r.Stacks, r.Share, r.FootprintMiB,
 			fmt.Sprintf("%.3f", id.RunTime.NS()/1000), fmt.Sprintf("%.3f", r.Pair.LowBit.RunTime.NS()/1000),
 			fmt.Sprintf("%.1f", r.Pair.Exposed.NS()), exposure(r.Pair),
-			pct(100*float64(id.Hits)/float64(max(1, id.Hits+id.Misses))), pct(100*id.LinkUtil))
+			pct(100*float64(id.Hits)/float64(max(1, id.Hits+id.Misses))), pct(100*id.LinkUtil),
+			fmt.Sprintf("%.2f/%.2f", meanWait(id), meanWait(r.Pair.LowBit)))
 	}
 	var full timing.Row
 	for _, r := range rows {
@@ -339,4 +340,10 @@ func satBandwidth(m timing.Config) float64 {
 	}
 	g := (m.LLC.HitLatencyNS + m.Memory.LatencyNS) * 1e-9 / (inflight - 1)
 	return timing.LineBytes / g / (1 << 30)
+}
+
+// meanWait is the mean queueing time per controller read in front of the
+// pipeline and the gate, in ns.
+func meanWait(r timing.Result) float64 {
+	return (r.PipeWait + r.LinkWait).NS() / float64(max(1, r.ControllerReads))
 }
