@@ -128,6 +128,7 @@ func TimingTable4(ctx context.Context, s timing.Setup) (*report.Result, error) {
 		fmt.Sprintf("Rows whose total footprint (W x %g MiB) fits the %g MiB LLC hit on every pass after the first, which dilutes the exposure; larger ones, like the full-LLC-miss anchor, miss on every access: the most exposed case, as in the paper.", m.Streams.FootprintMiB, m.LLC.SizeMiB),
 	}
 	det := report.Table{
+		Notes: []string{"queue wait = mean time a controller read spends queued in front of the pipeline and the gate. Where the low-bit wait is shorter than the identity wait, the difference (up to T_agg) is T_overlap: datapath time absorbed by queueing that was there anyway."},
 		Name:  "table4-runs",
 		Title: "Table 4 runs: every identity/low-bit pair",
 		Columns: []string{"row", "W", "N stacks", "link share", "MiB/stream", "identity µs", "low-bit µs",
