@@ -1,0 +1,504 @@
+package reproduce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/neuronfabric/nfabric/hw"
+	"github.com/neuronfabric/nfabric/report"
+)
+
+func init() {
+	Register(Block{Name: "hardware", Title: "Hardware plausibility (Sec. 10, Table 7, Fig. 8)", Order: 60, Run: runHardwareBlock})
+}
+
+// Paper figures (Sec. 10, Table 7); they only feed "paper" columns.
+const (
+	paperGE        = 24716
+	paperAreaMM2   = 0.004943
+	paperEnergyPJ  = 6.179
+	paperSlackPS   = 155
+	paperCells512  = 4358
+	paperRegs512   = 1803
+	paperFmax512   = 184.88 // ECP5, nextpnr/Trellis
+	paperFmax1024  = 155.74 // ECP5
+	paperCells64   = 606
+	paperCells1024 = 8646
+)
+
+var paperCells = map[int]float64{64: paperCells64, 512: paperCells512, 1024: paperCells1024}
+var paperFmax = map[int]float64{512: paperFmax512, 1024: paperFmax1024}
+
+// HardwareOptions selects the experiments of the hardware block.
+type HardwareOptions struct {
+	// Widths are synthesized (and routed, with PnR) at DefaultStages.
+	Widths []int
+	// Stages are the pipeline depths swept at SweepWidth (Fig. 8 timing).
+	Stages     []int
+	SweepWidth int
+	// ECP5 also runs synth_ecp5 on every width.
+	ECP5 bool
+	// Cosim runs co-simulation of every width with Sims and Vectors
+	// vectors per run.
+	Cosim   bool
+	Sims    []hw.Simulator
+	Vectors int
+	// PnR places and routes every width on an iCE40 HX8K (slow).
+	PnR bool
+	// Dir keeps build products ("" = temporary directories).
+	Dir  string
+	Seed uint64
+	Tech hw.Technology
+	Logf func(format string, args ...any)
+}
+
+// QuickHardware is the quick configuration of the block: co-simulation
+// of every width in Icarus, generic synthesis of 64 and 512 bits, a
+// two-point pipeline sweep; no ECP5 mapping and no place and route.
+func QuickHardware(seed uint64) HardwareOptions {
+	return HardwareOptions{
+		Widths: []int{64, 512}, Stages: []int{3, 5}, SweepWidth: 512,
+		Cosim: true, Sims: []hw.Simulator{hw.SimIcarus}, Vectors: 400,
+		Seed: seed, Tech: hw.NanGate45,
+	}
+}
+
+// FullHardware is the full configuration: every width, ECP5 mapping,
+// pipeline depths 1 to 5, both simulators and iCE40 place and route.
+func FullHardware(seed uint64) HardwareOptions {
+	return HardwareOptions{
+		Widths: hw.Widths, Stages: []int{1, 2, 3, 4, 5}, SweepWidth: 512, ECP5: true,
+		Cosim: true, Sims: hw.Simulators, Vectors: 2000, PnR: true,
+		Seed: seed, Tech: hw.NanGate45,
+	}
+}
+
+func runHardwareBlock(ctx context.Context, cfg Config) (*report.Result, error) {
+	o := QuickHardware(cfg.Seed)
+	if cfg.Full {
+		o = FullHardware(cfg.Seed)
+	}
+	o.Logf = cfg.Logf
+	return HardwareReport(ctx, o)
+}
+
+// HardwareData is the measured data behind the block's tables.
+type HardwareData struct {
+	Tools    []string          `json:"tools"`
+	Cosim    []hw.CosimResult  `json:"cosim,omitempty"`
+	Synth    []hw.SynthResult  `json:"synth,omitempty"`
+	Estimate []hw.Estimate     `json:"estimate,omitempty"`
+	PnR      []hw.PnrResult    `json:"pnr,omitempty"`
+	Tech     hw.Technology     `json:"technology"`
+	Skipped  []string          `json:"skipped,omitempty"`
+	Options  map[string]string `json:"options"`
+}
+
+func (o HardwareOptions) logf(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+	}
+}
+
+// missing reports err as a skip when it is a missing tool.
+func missing(err error, skipped *[]string) bool {
+	var m *hw.MissingToolError
+	if errors.As(err, &m) {
+		msg := "skipped: " + m.Error()
+		for _, s := range *skipped {
+			if s == msg {
+				return true
+			}
+		}
+		*skipped = append(*skipped, msg)
+		return true
+	}
+	return false
+}
+
+// HardwareCosim co-simulates every width in o.Widths with every simulator
+// in o.Sims and returns the results; a missing simulator is skipped.
+func HardwareCosim(ctx context.Context, o HardwareOptions, skipped *[]string) ([]hw.CosimResult, error) {
+	var out []hw.CosimResult
+	for _, sim := range o.Sims {
+		for _, w := range o.Widths {
+			c := hw.Config{Width: w}
+			o.logf("co-simulating %s with %s (%d vectors)", c.ModuleName(), sim, o.Vectors)
+			r, err := hw.Cosim(ctx, c, sim, hw.Vectors(c, o.Vectors, o.Seed), o.Dir)
+			if err != nil {
+				if missing(err, skipped) {
+					break
+				}
+				return out, err
+			}
+			o.logf("%v", r)
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// HardwareReport runs the selected experiments and returns the Table 7
+// and Fig. 8 analogues beside the paper's figures.
+func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, error) {
+	if o.Tech.FO4ps == 0 {
+		o.Tech = hw.NanGate45
+	}
+	if o.SweepWidth == 0 {
+		o.SweepWidth = 512
+	}
+	if o.Vectors == 0 {
+		o.Vectors = 1000
+	}
+	d := HardwareData{Tools: hw.Versions(ctx), Tech: o.Tech, Options: map[string]string{
+		"widths": fmt.Sprint(o.Widths), "stages": fmt.Sprint(o.Stages), "sweep_width": fmt.Sprint(o.SweepWidth),
+		"ecp5": fmt.Sprint(o.ECP5), "pnr": fmt.Sprint(o.PnR), "vectors": fmt.Sprint(o.Vectors), "seed": fmt.Sprint(o.Seed),
+	}}
+	res := &report.Result{Block: "hardware", Title: "Hardware plausibility (Sec. 10, Table 7, Fig. 8)"}
+	res.Summary = append(res.Summary, "Tool versions: "+strings.Join(d.Tools, "; ")+".")
+
+	if o.Cosim {
+		cos, err := HardwareCosim(ctx, HardwareOptions{Widths: hw.Widths, Sims: o.Sims, Vectors: o.Vectors, Seed: o.Seed, Dir: o.Dir, Logf: o.Logf}, &d.Skipped)
+		if err != nil {
+			return nil, err
+		}
+		d.Cosim = cos
+		res.Tables = append(res.Tables, CosimTable(cos))
+		for _, r := range cos {
+			if r.Passed() {
+				res.Passed++
+			} else {
+				res.Failed++
+			}
+		}
+	}
+
+	// Synthesis: every width at the default depth, and the depth sweep.
+	synth := map[[2]int]hw.SynthResult{}
+	doSynth := func(c hw.Config, ecp5 bool) error {
+		c = c.Normalized()
+		key := [2]int{c.Width, c.Stages}
+		if _, ok := synth[key]; ok {
+			return nil
+		}
+		o.logf("synthesizing %s", c.ModuleName())
+		r, err := hw.Synth(ctx, c, hw.SynthOptions{ECP5: ecp5, Dir: o.Dir})
+		if err != nil {
+			return err
+		}
+		synth[key] = r
+		d.Synth = append(d.Synth, r)
+		e, err := o.Tech.Estimate(r)
+		if err != nil {
+			return fmt.Errorf("cost model for %s: %w", c.ModuleName(), err)
+		}
+		d.Estimate = append(d.Estimate, e)
+		return nil
+	}
+	haveSynth := true
+	for _, w := range o.Widths {
+		if err := doSynth(hw.Config{Width: w}, o.ECP5); err != nil {
+			if missing(err, &d.Skipped) {
+				haveSynth = false
+				break
+			}
+			return nil, err
+		}
+	}
+	if haveSynth {
+		for _, k := range o.Stages {
+			if err := doSynth(hw.Config{Width: o.SweepWidth, Stages: k}, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	pnr := map[int]hw.PnrResult{}
+	if o.PnR && haveSynth {
+		for _, w := range o.Widths {
+			o.logf("placing and routing %d bits on iCE40 %s", w, strings.ToUpper(hw.PnrDevice))
+			r, err := hw.Pnr(ctx, hw.Config{Width: w}, hw.PnrOptions{Dir: o.Dir, Seed: 1})
+			if err != nil {
+				if missing(err, &d.Skipped) {
+					break
+				}
+				return nil, err
+			}
+			pnr[w] = r
+			d.PnR = append(d.PnR, r)
+		}
+	}
+	est := map[[2]int]hw.Estimate{}
+	for _, e := range d.Estimate {
+		est[[2]int{e.Width, e.Stages}] = e
+	}
+	if haveSynth {
+		t7, err := table7(o, synth, est, pnr)
+		if err != nil {
+			return nil, err
+		}
+		res.Tables = append(res.Tables, t7, widthTable(o, synth, est, pnr), stageTable(o, synth, est), modelTable(o.Tech))
+		figs, err := hardwareFigures(o, synth, est, pnr)
+		if err != nil {
+			return nil, err
+		}
+		res.Figures = figs
+	}
+	for _, s := range d.Skipped {
+		res.Summary = append(res.Summary, s)
+	}
+	res.Data = d
+	return res, nil
+}
+
+// CosimTable lists co-simulation runs with a closing pass/fail count.
+func CosimTable(rs []hw.CosimResult) report.Table {
+	t := report.Table{Name: "hardware-cosim", Title: "Co-simulation of the generated RTL against the lowbit oracles",
+		Columns: []string{"simulator", "width", "stages", "vectors", "responses checked", "mismatches", "status"}}
+	pass, fail := 0, 0
+	for _, r := range rs {
+		st := "pass"
+		if r.Passed() {
+			pass++
+		} else {
+			st = "FAIL"
+			fail++
+		}
+		t.AddRow(string(r.Simulator), r.Width, r.Stages, r.Vectors, r.Checked, r.Mismatches, st)
+	}
+	t.Notes = append(t.Notes,
+		"Identity and FP32 bypass must return the line; G-Binary byte i must equal lowbit.RefCountPacket, G-Ternary byte i the int8 of lowbit.RefAggregatePacket with the 2-of-3 gate; invalid cycles and the latency are checked too.",
+		fmt.Sprintf("%d passed, %d failed", pass, fail))
+	return t
+}
+
+func synth512(o HardwareOptions, synth map[[2]int]hw.SynthResult) (hw.SynthResult, bool) {
+	r, ok := synth[[2]int{512, hw.DefaultStages}]
+	return r, ok
+}
+
+func table7(o HardwareOptions, synth map[[2]int]hw.SynthResult, est map[[2]int]hw.Estimate, pnr map[int]hw.PnrResult) (report.Table, error) {
+	t := report.Table{Name: "table7", Title: "Table 7 analogue: the 512-bit, five-stage datapath",
+		Columns: []string{"metric", "measured", "paper"}}
+	r, ok := synth512(o, synth)
+	if !ok {
+		t.Notes = append(t.Notes, "512 bits at five stages was not among the synthesized widths.")
+		return t, nil
+	}
+	e := est[[2]int{512, hw.DefaultStages}]
+	t.AddRow("gate-equivalent estimate (NAND2 = 1)", fmt.Sprintf("%.0f", e.GE), fmt.Sprint(paperGE))
+	t.AddRow("estimated area (mm², "+o.Tech.Name+")", fmt.Sprintf("%.6f", e.AreaMM2), fmt.Sprintf("%.6f", paperAreaMM2))
+	t.AddRow("estimated dynamic energy (pJ/line)", fmt.Sprintf("%.3f", e.EnergyPJ), fmt.Sprintf("%.3f", paperEnergyPJ))
+	t.AddRow("estimated 2 GHz slack (ps)", fmt.Sprintf("%.0f", e.SlackPS), fmt.Sprint(paperSlackPS))
+	t.AddRow("Yosys generic cells", r.Generic.Cells, fmt.Sprint(paperCells512))
+	t.AddRow("Yosys registers", r.Generic.Registers(), fmt.Sprint(paperRegs512))
+	route := "not run (nfabric hw pnr, or reproduce --full)"
+	if p, ok := pnr[512]; ok {
+		route = pnrCell(p)
+	}
+	t.AddRow("FPGA routed target 100 MHz", route, "ECP5: met (184.88 MHz)")
+	t.Notes = append(t.Notes,
+		fmt.Sprintf("Slowest stage: %d cells / %.1f FO4 of logic + %.0f FO4 sequencing = %.0f ps at FO4 = %.0f ps; the stage fits 500 ps when FO4 <= %.1f ps.",
+			r.Path.Depth, r.Path.DelayFO4, o.Tech.SeqFO4, e.StagePS, o.Tech.FO4ps, e.MaxFO4ps),
+		"Slowest path: "+strings.Join(r.Path.Cells, " -> ")+" (the 8-input popcount of the count stage).",
+		fmt.Sprintf("Paper area/GE = %.3f µm² and energy/GE = %.3f fJ imply a smaller node than our %.3f µm²/GE (%s); the GE count, not the area, is the node-independent comparison.",
+			paperAreaMM2*1e6/paperGE, paperEnergyPJ*1e3/paperGE, o.Tech.UM2PerGE, o.Tech.Name),
+		"Our five-stage RTL carries the full line through every stage for the identity/FP32 bypass, so it registers more bits than the paper's design."+regsMatch(synth),
+		"iCE40 HX8K stands in for the paper's ECP5 (nextpnr-ecp5 is not packaged in Debian); iCE40 LUT4 fabric is slower and smaller, so Fmax and fit are not comparable one to one.")
+	return t, nil
+}
+
+// regsMatch names the synthesized 512-bit depths whose register count
+// equals the paper's, if any.
+func regsMatch(synth map[[2]int]hw.SynthResult) string {
+	var ks []string
+	for k := 1; k <= hw.MaxStages; k++ {
+		if r, ok := synth[[2]int{512, k}]; ok && r.Generic.Registers() == paperRegs512 {
+			c := hw.Config{Width: 512, Stages: k}
+			var st []string
+			for _, ops := range c.StageOps() {
+				st = append(st, ops[len(ops)-1].String())
+			}
+			ks = append(ks, fmt.Sprintf("k = %d (registers after %s)", k, strings.Join(st, ", ")))
+		}
+	}
+	if len(ks) == 0 {
+		return ""
+	}
+	return " Our " + strings.Join(ks, " and ") + " has exactly the paper's register count, which suggests the paper's RTL registers the line at three points."
+}
+
+func pnrCell(p hw.PnrResult) string {
+	if !p.Fits {
+		return "does not fit: " + p.Reason
+	}
+	v := "met"
+	if !p.Pass {
+		v = "missed"
+	}
+	return fmt.Sprintf("iCE40 %s: %s (%.2f MHz)", strings.ToUpper(hw.PnrDevice), v, p.FmaxMHz)
+}
+
+func paperOr(m map[int]float64, w int, format string) string {
+	if v, ok := m[w]; ok {
+		return fmt.Sprintf(format, v)
+	}
+	return "-"
+}
+
+func widthTable(o HardwareOptions, synth map[[2]int]hw.SynthResult, est map[[2]int]hw.Estimate, pnr map[int]hw.PnrResult) report.Table {
+	t := report.Table{Name: "fig8-width", Title: "Fig. 8 analogue: width sweep at five stages",
+		Columns: []string{"width", "cells", "paper cells", "registers", "logic cells", "GE", "area mm²", "pJ/line", "ECP5 LUT4", "ECP5 FF", "iCE40 LCs", "iCE40 Fmax MHz", "paper ECP5 Fmax MHz"}}
+	for _, w := range o.Widths {
+		r, ok := synth[[2]int{w, hw.DefaultStages}]
+		if !ok {
+			continue
+		}
+		e := est[[2]int{w, hw.DefaultStages}]
+		lut, ff := "-", "-"
+		if r.ECP5 != nil {
+			lut, ff = fmt.Sprint(r.ECP5.Count("LUT4")), fmt.Sprint(r.ECP5.Registers())
+		}
+		lcs, fmax := "-", "-"
+		if p, ok := pnr[w]; ok {
+			lcs = fmt.Sprintf("%d/%d", p.LCs, p.LCsTotal)
+			if p.Fits {
+				fmax = fmt.Sprintf("%.2f", p.FmaxMHz)
+			} else {
+				fmax = "does not fit"
+			}
+		}
+		t.AddRow(w, r.Generic.Cells, paperOr(paperCells, w, "%.0f"), r.Generic.Registers(), r.Generic.Logic(),
+			fmt.Sprintf("%.0f", e.GE), fmt.Sprintf("%.6f", e.AreaMM2), fmt.Sprintf("%.3f", e.EnergyPJ), lut, ff, lcs, fmax, paperOr(paperFmax, w, "%.2f"))
+	}
+	t.Notes = append(t.Notes,
+		"Yosys `synth -top` (ABC, generic gate library) per width; registers are the $_DFF_*/$_SDFF_* cells; logic cells the rest.",
+		fmt.Sprintf("iCE40 route: %s-%s through a serial shift-in/shift-out wrapper (adds about 3 x width flip-flops), nextpnr-ice40 --freq %.0f, seed 1.", strings.ToUpper(hw.PnrDevice), hw.PnrPackage, hw.PnrTargetMHz))
+	return t
+}
+
+func stageTable(o HardwareOptions, synth map[[2]int]hw.SynthResult, est map[[2]int]hw.Estimate) report.Table {
+	t := report.Table{Name: "fig8-stages", Title: fmt.Sprintf("Fig. 8 analogue: pipeline configurations at %d bits against 500 ps (2 GHz)", o.SweepWidth),
+		Columns: []string{"stages", "register placement", "registers", "paper registers", "cells", "path cells", "stage FO4", "stage ps", "slack ps", "2 GHz", "max FO4 ps for 2 GHz"}}
+	for _, k := range o.Stages {
+		c := hw.Config{Width: o.SweepWidth, Stages: k}
+		r, ok := synth[[2]int{o.SweepWidth, k}]
+		if !ok {
+			continue
+		}
+		e := est[[2]int{o.SweepWidth, k}]
+		var st []string
+		for _, ops := range c.StageOps() {
+			var n []string
+			for _, op := range ops {
+				n = append(n, op.String())
+			}
+			st = append(st, strings.Join(n, "+"))
+		}
+		pr := "-"
+		if o.SweepWidth == 512 && k == hw.DefaultStages {
+			pr = fmt.Sprint(paperRegs512)
+		}
+		pass := "pass"
+		if !e.Passes2GHz() {
+			pass = "miss"
+		}
+		t.AddRow(k, strings.Join(st, " | "), r.Generic.Registers(), pr, r.Generic.Cells, r.Path.Depth,
+			fmt.Sprintf("%.1f", e.StageFO4), fmt.Sprintf("%.0f", e.StagePS), fmt.Sprintf("%.0f", e.SlackPS), pass, fmt.Sprintf("%.1f", e.MaxFO4ps))
+	}
+	t.Notes = append(t.Notes,
+		"Stage delay = longest combinational path of the generic netlist under the logical-effort delay table (hw.DelayFO4) + flip-flop sequencing overhead; a configuration passes when it fits 500 ps.",
+		"The count stage (an 8-input popcount, five XOR levels) is the slowest stage of every configuration with a register after it; deeper pipelines only add registers until the popcount itself is split.")
+	return t
+}
+
+func modelTable(tech hw.Technology) report.Table {
+	t := report.Table{Name: "hardware-model", Title: "Cost model constants and their sources",
+		Columns: []string{"cell", "GE", "delay FO4", "source"}}
+	for _, typ := range sortedKeys(hw.CellGE) {
+		ref := hw.CellGE[typ]
+		dl := "register"
+		if v, ok := hw.DelayFO4[typ]; ok {
+			dl = fmt.Sprintf("%.2f", v)
+		}
+		t.AddRow(typ, fmt.Sprintf("%.3f", ref.GE), dl, ref.Source)
+	}
+	t.Notes = append(t.Notes, tech.Sources...)
+	t.Notes = append(t.Notes, "Delays: logical effort (Sutherland, Sproull and Harris), electrical effort 4, FO4 = 5 tau; see hw.DelayFO4.")
+	return t
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func hardwareFigures(o HardwareOptions, synth map[[2]int]hw.SynthResult, est map[[2]int]hw.Estimate, pnr map[int]hw.PnrResult) ([]report.Figure, error) {
+	var figs []report.Figure
+	var wx, cells, regs, px, py []float64
+	for _, w := range o.Widths {
+		if r, ok := synth[[2]int{w, hw.DefaultStages}]; ok {
+			wx = append(wx, float64(w))
+			cells = append(cells, float64(r.Generic.Cells))
+			regs = append(regs, float64(r.Generic.Registers()))
+		}
+		if v, ok := paperCells[w]; ok {
+			px = append(px, float64(w))
+			py = append(py, v)
+		}
+	}
+	if len(wx) > 0 {
+		f, err := report.LinePlot{Title: "Fig. 8a analogue: generic cells against line width", XLabel: "line width (bits)", YLabel: "cells", LogX: true, LogY: true,
+			Series: []report.Series{{Name: "cells (ours)", X: wx, Y: cells}, {Name: "registers (ours)", X: wx, Y: regs}, {Name: "cells (paper)", X: px, Y: py, Dashed: true}}}.Figure("fig8-cells")
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	var fx, fy, pfx, pfy []float64
+	for _, w := range o.Widths {
+		if p, ok := pnr[w]; ok && p.Fits {
+			fx = append(fx, float64(w))
+			fy = append(fy, p.FmaxMHz)
+		}
+		if v, ok := paperFmax[w]; ok {
+			pfx = append(pfx, float64(w))
+			pfy = append(pfy, v)
+		}
+	}
+	if len(fx) > 0 {
+		f, err := report.LinePlot{Title: "Fig. 8b analogue: routed Fmax against line width", XLabel: "line width (bits)", YLabel: "Fmax (MHz)", LogX: true,
+			Series: []report.Series{{Name: "iCE40 HX8K (ours)", X: fx, Y: fy}, {Name: "ECP5 (paper)", X: pfx, Y: pfy, Dashed: true}},
+			HLines: []report.HLine{{Y: hw.PnrTargetMHz, Label: "100 MHz target"}}}.Figure("fig8-fmax")
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	var kx, ky []float64
+	for _, k := range o.Stages {
+		if e, ok := est[[2]int{o.SweepWidth, k}]; ok {
+			kx = append(kx, float64(k))
+			ky = append(ky, e.StagePS)
+		}
+	}
+	if len(kx) > 0 {
+		f, err := report.LinePlot{Title: fmt.Sprintf("Fig. 8c analogue: slowest stage at %d bits (%s)", o.SweepWidth, o.Tech.Name), XLabel: "pipeline stages", YLabel: "stage delay (ps)",
+			Series: []report.Series{{Name: "slowest stage (ours)", X: kx, Y: ky}},
+			HLines: []report.HLine{{Y: hw.ClockPeriodPS, Label: "500 ps (2 GHz)"}}}.Figure("fig8-stages")
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
