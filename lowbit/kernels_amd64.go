@@ -67,11 +67,14 @@ func packetLUTs(w int, res func(c int) byte) (l [48]byte) {
 	return l
 }
 
-var countLUTs [MaxPacketWorkers + 1][48]byte
+// countLUTs[w] gives the count c; voteLUTs[w] gives sgn(2c - w), the
+// G-Binary vote (and the G-Ternary one before the positional gate).
+var countLUTs, voteLUTs [MaxPacketWorkers + 1][48]byte
 
 func init() {
 	for w := 1; w <= MaxPacketWorkers; w++ {
 		countLUTs[w] = packetLUTs(w, func(c int) byte { return byte(c) })
+		voteLUTs[w] = packetLUTs(w, func(c int) byte { return sgnByte(2*c - w) })
 	}
 }
 
@@ -121,14 +124,17 @@ func votePacketAsm(dst []int8, src []byte, s Spec, base int) {
 	}
 	w := s.Workers
 	ternary := s.Format == Ternary
-	margin := ternary && s.Gate.Kind == GateMargin
-	luts := packetLUTs(w, func(c int) byte {
-		a := 2*c - w
-		if margin && max(a, -a) < s.Gate.Threshold {
+	luts := &voteLUTs[w]
+	if ternary && s.Gate.Kind == GateMargin {
+		t := s.Gate.Threshold
+		m := packetLUTs(w, func(c int) byte {
+			if a := 2*c - w; max(a, -a) >= t {
+				return sgnByte(a)
+			}
 			return 0
-		}
-		return sgnByte(a)
-	})
+		})
+		luts = &m
+	}
 	out := int8sAsBytes(dst)
 	if ternary && s.Gate.Kind == GatePattern {
 		p := s.Gate.period()
@@ -136,10 +142,10 @@ func votePacketAsm(dst []int8, src []byte, s Spec, base int) {
 		o := base % p
 		for i := 0; i < n; i += chunk {
 			e := min(i+chunk, n)
-			packetLUTMaskAVX2(out[i:e], src[i:e], &luts, stream[o:o+e-i])
+			packetLUTMaskAVX2(out[i:e], src[i:e], luts, stream[o:o+e-i])
 		}
 	} else {
-		packetLUTAVX2(out[:n], src[:n], &luts)
+		packetLUTAVX2(out[:n], src[:n], luts)
 	}
 	votePacketGeneric(dst[n:], src[n:], s, base+n)
 }
