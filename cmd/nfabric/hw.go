@@ -1,0 +1,319 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/neuronfabric/nfabric/hw"
+	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/reproduce"
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newHwCmd) }
+
+func newHwCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hw",
+		Short: "generate, co-simulate, synthesize and place-and-route the low-bit datapath (Sec. 10)",
+		Long: `hw drives the hardware flow of the low-bit aggregation datapath: a Verilog
+generator (line width 64 to 1024 bits, pipeline depth 1 to 5), co-simulation
+against the lowbit oracles (Verilator and Icarus), Yosys synthesis with a
+gate-equivalent / area / energy / critical-path model, and nextpnr-ice40
+place and route. External tools come from Debian: yosys, verilator, iverilog,
+nextpnr-ice40, fpga-icestorm; a missing tool is reported with its package.`,
+	}
+	cmd.AddCommand(newHwGenCmd(), newHwCosimCmd(), newHwSynthCmd(), newHwPnrCmd(), newHwReportCmd())
+	return cmd
+}
+
+// parseWidths parses "64,512" or "all".
+func parseWidths(s string) ([]int, error) {
+	if s == "" || s == "all" {
+		return hw.Widths, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		w, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("--widths: %q is not a number", f)
+		}
+		if err := (hw.Config{Width: w}).Validate(); err != nil {
+			return nil, fmt.Errorf("--widths: %v", err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func newHwGenCmd() *cobra.Command {
+	var (
+		c   hw.Config
+		out string
+	)
+	cmd := &cobra.Command{
+		Use:     "gen [--width 512] [--stages 5] [--workers 8] [-o file.v]",
+		Short:   "write the generated Verilog of one datapath",
+		Example: "  nfabric hw gen --width 512 --stages 5 -o nf_agg_w512_k5.v",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			src, err := c.Verilog()
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if out == "" || out == "-" {
+				_, err := fmt.Fprint(cmd.OutOrStdout(), src)
+				return err
+			}
+			if err := report.WriteFileAtomic(out, []byte(src)); err != nil {
+				return fmt.Errorf("write %s: %w", out, err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&c.Width, "width", 512, "line width in bits (64, 128, 256, 512, 1024)")
+	f.IntVar(&c.Stages, "stages", hw.DefaultStages, "pipeline depth (1 to 5)")
+	f.IntVar(&c.Workers, "workers", 8, "voting workers per byte (1 to 8)")
+	f.StringVarP(&out, "output", "o", "", "output file (default stdout)")
+	return cmd
+}
+
+func newHwCosimCmd() *cobra.Command {
+	var (
+		widths  string
+		sims    string
+		vectors int
+		seed    uint64
+		dir     string
+		stages  int
+	)
+	cmd := &cobra.Command{
+		Use:   "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000]",
+		Short: "co-simulate the generated RTL against the lowbit oracles; ends with 'N passed, N failed'",
+		Example: `  nfabric hw cosim
+  nfabric hw cosim --widths 512 --sim iverilog --vectors 10000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ws, err := parseWidths(widths)
+			if err != nil {
+				return usageError{err}
+			}
+			var ss []hw.Simulator
+			for _, s := range strings.Split(sims, ",") {
+				sim := hw.Simulator(strings.TrimSpace(s))
+				if sim != hw.SimVerilator && sim != hw.SimIcarus {
+					return usagef("--sim: unknown simulator %q (want verilator or iverilog)", s)
+				}
+				ss = append(ss, sim)
+			}
+			if vectors < 1 {
+				return usagef("--vectors must be positive")
+			}
+			out := cmd.OutOrStdout()
+			pass, fail := 0, 0
+			for _, sim := range ss {
+				if err := sim.Check(); err != nil {
+					fmt.Fprintf(out, "SKIP %s: %v\n", sim, err)
+					continue
+				}
+				for _, w := range ws {
+					c := hw.Config{Width: w, Stages: stages}
+					if err := c.Validate(); err != nil {
+						return usagef("%v", err)
+					}
+					r, err := hw.Cosim(cmd.Context(), c, sim, hw.Vectors(c, vectors, seed), dir)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(out, r)
+					for _, m := range r.First {
+						fmt.Fprintf(out, "    cycle %d input %s: got %s want %s\n", m.Cycle, m.Input, m.Got, m.Want)
+					}
+					if r.Passed() {
+						pass++
+					} else {
+						fail++
+					}
+				}
+			}
+			fmt.Fprintf(out, "%d passed, %d failed\n", pass, fail)
+			if fail > 0 {
+				return fmt.Errorf("co-simulation: %d run(s) failed", fail)
+			}
+			if pass == 0 {
+				return fmt.Errorf("co-simulation: no simulator available (install the Debian packages verilator and iverilog)")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&widths, "widths", "all", "comma-separated line widths, or all")
+	f.StringVar(&sims, "sim", "verilator,iverilog", "simulators to use")
+	f.IntVar(&vectors, "vectors", 2000, "vectors per run (corner cases first, then random)")
+	f.IntVar(&stages, "stages", hw.DefaultStages, "pipeline depth")
+	f.Uint64Var(&seed, "seed", 1, "random seed for the vectors")
+	f.StringVar(&dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
+	return cmd
+}
+
+// hwReportFlags are shared by synth, pnr and report.
+type hwReportFlags struct {
+	widths, stages string
+	seed           uint64
+	dir, out       string
+	asJSON         bool
+}
+
+func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault string) {
+	f := cmd.Flags()
+	f.StringVar(&h.widths, "widths", widthsDefault, "comma-separated line widths, or all")
+	f.StringVar(&h.stages, "stages", stagesDefault, "comma-separated pipeline depths swept at 512 bits")
+	f.Uint64Var(&h.seed, "seed", 1, "random seed")
+	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
+	f.StringVar(&h.out, "out", "", "also write the tables, JSON and SVG figures into this directory")
+	f.BoolVar(&h.asJSON, "json", false, "print JSON instead of text")
+}
+
+func (h *hwReportFlags) options(cmd *cobra.Command, base reproduce.HardwareOptions) (reproduce.HardwareOptions, error) {
+	ws, err := parseWidths(h.widths)
+	if err != nil {
+		return base, usageError{err}
+	}
+	base.Widths = ws
+	base.Stages = nil
+	if h.stages != "" {
+		for _, s := range strings.Split(h.stages, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || k < 1 || k > hw.MaxStages {
+				return base, usagef("--stages: %q is not a depth from 1 to %d", s, hw.MaxStages)
+			}
+			base.Stages = append(base.Stages, k)
+		}
+	}
+	base.Seed, base.Dir = h.seed, h.dir
+	base.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
+	return base, nil
+}
+
+func (h *hwReportFlags) emit(cmd *cobra.Command, res *report.Result) error {
+	if h.out != "" {
+		if err := os.MkdirAll(h.out, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", h.out, err)
+		}
+		files, err := res.WriteFiles(h.out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", strings.Join(files, ", "))
+	}
+	if h.asJSON {
+		return res.WriteJSON(cmd.OutOrStdout())
+	}
+	_, err := fmt.Fprint(cmd.OutOrStdout(), res.Text())
+	return err
+}
+
+func newHwSynthCmd() *cobra.Command {
+	var h hwReportFlags
+	var ecp5 bool
+	cmd := &cobra.Command{
+		Use:     "synth [--widths all] [--stages 1,2,3,4,5] [--ecp5]",
+		Short:   "Yosys synthesis per width with the gate-equivalent, area, energy and critical-path model",
+		Example: "  nfabric hw synth --widths 512 --stages 3,5 --ecp5",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := h.options(cmd, reproduce.HardwareOptions{SweepWidth: 512, Tech: hw.NanGate45})
+			if err != nil {
+				return err
+			}
+			o.ECP5 = ecp5
+			res, err := reproduce.HardwareReport(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			return h.emit(cmd, res)
+		},
+	}
+	h.add(cmd, "all", "1,2,3,4,5")
+	cmd.Flags().BoolVar(&ecp5, "ecp5", false, "also map with synth_ecp5 (LUT4/FF counts)")
+	return cmd
+}
+
+func newHwPnrCmd() *cobra.Command {
+	var h hwReportFlags
+	cmd := &cobra.Command{
+		Use:     "pnr [--widths all]",
+		Short:   "place and route each width on an iCE40 HX8K with nextpnr-ice40 against 100 MHz (slow)",
+		Example: "  nfabric hw pnr --widths 64,512",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := h.options(cmd, reproduce.HardwareOptions{SweepWidth: 512, Tech: hw.NanGate45, PnR: true})
+			if err != nil {
+				return err
+			}
+			res, err := reproduce.HardwareReport(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			return h.emit(cmd, res)
+		},
+	}
+	h.add(cmd, "all", "")
+	return cmd
+}
+
+func newHwReportCmd() *cobra.Command {
+	var h hwReportFlags
+	var full bool
+	cmd := &cobra.Command{
+		Use:   "report [--full] [--out dir] [--json]",
+		Short: "the Table 7 and Fig. 8 analogues (the reproduce block 'hardware')",
+		Long: `report runs the hardware block: co-simulation of every width, synthesis and the
+cost model, and with --full ECP5 mapping, the 1-5 stage sweep, both simulators
+and iCE40 place and route (several minutes).`,
+		Example: `  nfabric hw report
+  nfabric hw report --full --out out/hw`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			base := reproduce.QuickHardware(h.seed)
+			if full {
+				base = reproduce.FullHardware(h.seed)
+			}
+			if !cmd.Flags().Changed("widths") {
+				h.widths = hwJoinInts(base.Widths)
+			}
+			if !cmd.Flags().Changed("stages") {
+				h.stages = hwJoinInts(base.Stages)
+			}
+			o, err := h.options(cmd, base)
+			if err != nil {
+				return err
+			}
+			res, err := reproduce.HardwareReport(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if err := h.emit(cmd, res); err != nil {
+				return err
+			}
+			if res.Failed > 0 {
+				return fmt.Errorf("hardware: %d co-simulation run(s) failed", res.Failed)
+			}
+			return nil
+		},
+	}
+	h.add(cmd, "", "")
+	cmd.Flags().BoolVar(&full, "full", false, "run the full configuration (includes place and route)")
+	return cmd
+}
+
+func hwJoinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
