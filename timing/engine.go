@@ -66,6 +66,10 @@ type Engine struct {
 	q     eventHeap
 	free  []*event
 	hooks []Hook
+	// running is the event being handled while it still sits at the top of
+	// the heap; the first Schedule from its handler reuses it in place
+	// (one heap.Fix instead of a Pop and a Push).
+	running *event
 	// Events counts the events run so far.
 	Events int64
 }
@@ -86,6 +90,13 @@ func (e *Engine) Schedule(t Time, h Handler, arg int64) {
 	if t < e.now {
 		panic("timing: event scheduled in the past")
 	}
+	if ev := e.running; ev != nil {
+		e.running = nil
+		*ev = event{t: t, seq: e.seq, h: h, arg: arg}
+		e.seq++
+		heap.Fix(&e.q, 0)
+		return
+	}
 	var ev *event
 	if n := len(e.free); n > 0 {
 		ev = e.free[n-1]
@@ -98,25 +109,38 @@ func (e *Engine) Schedule(t Time, h Handler, arg int64) {
 	heap.Push(&e.q, ev)
 }
 
-// Pending returns the number of queued events.
-func (e *Engine) Pending() int { return len(e.q) }
+// Pending returns the number of queued events (not counting the one
+// being handled).
+func (e *Engine) Pending() int {
+	if e.running != nil {
+		return len(e.q) - 1
+	}
+	return len(e.q)
+}
 
-// Run runs events until none is left and returns the final time.
+// Run runs events until none is left and returns the final time. Because
+// (time, seq) is a total order, the events run in the same order however
+// the heap is maintained.
 func (e *Engine) Run() Time {
 	for len(e.q) > 0 {
-		ev := heap.Pop(&e.q).(*event)
+		ev := e.q[0]
 		if ev.t < e.now {
 			panic("timing: time went backwards")
 		}
 		e.now = ev.t
 		h, arg := ev.h, ev.arg
-		ev.h = nil
-		e.free = append(e.free, ev)
+		e.running = ev
 		e.Events++
 		for _, hk := range e.hooks {
 			hk(e.now, h, arg)
 		}
 		h.Handle(e.now, arg)
+		if e.running == ev { // the handler scheduled nothing: retire it
+			e.running = nil
+			heap.Pop(&e.q)
+			ev.h = nil
+			e.free = append(e.free, ev)
+		}
 	}
 	return e.now
 }
