@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -28,6 +29,9 @@ type LinePlot struct {
 	LogX, LogY bool
 	// HLines are horizontal reference lines, e.g. a 2% gate or 500 ps.
 	HLines []HLine
+	// XCategories, when set, makes the x axis categorical: series X values
+	// are indices into it (0, 1, ...) and the ticks carry its labels.
+	XCategories []string
 	// Width and Height in centimetres; zero means 16 x 10.
 	Width, Height float64
 }
@@ -59,13 +63,23 @@ func (lp LinePlot) SVG() ([]byte, error) {
 	p.X.Label.Text = lp.XLabel
 	p.Y.Label.Text = lp.YLabel
 	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(6)
+	p.Legend.YOffs = vg.Points(-4)
+	p.X.Tick.Marker = niceTicks{log: lp.LogX}
+	p.Y.Tick.Marker = niceTicks{log: lp.LogY}
 	if lp.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	if lp.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if len(lp.XCategories) > 0 {
+		var ticks []plot.Tick
+		for i, c := range lp.XCategories {
+			ticks = append(ticks, plot.Tick{Value: float64(i), Label: c})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
 	p.Add(plotter.NewGrid())
 	xmin, xmax := math.Inf(1), math.Inf(-1)
@@ -118,6 +132,18 @@ func (lp LinePlot) SVG() ([]byte, error) {
 			p.Legend.Add(h.Label, ref)
 		}
 	}
+	// Leave headroom above the data for the legend, which sits top left.
+	if n := legendEntries(lp); n > 0 {
+		frac := 0.075 * float64(n)
+		if lp.LogY && p.Y.Min > 0 {
+			p.Y.Max = p.Y.Max * math.Pow(p.Y.Max/p.Y.Min, frac)
+		} else {
+			p.Y.Max += (p.Y.Max - p.Y.Min) * frac
+		}
+	}
+	if len(lp.XCategories) > 0 {
+		p.X.Min, p.X.Max = -0.5, float64(len(lp.XCategories))-0.5
+	}
 	w, hgt := lp.Width, lp.Height
 	if w == 0 {
 		w = 16
@@ -143,4 +169,65 @@ func (lp LinePlot) Figure(name string) (Figure, error) {
 		return Figure{}, err
 	}
 	return Figure{Name: name, Title: lp.Title, SVG: svg}, nil
+}
+
+// niceTicks puts major ticks at 1, 2 and 5 times a power of ten: about five
+// on a linear axis, and every such value within range on a log axis (with
+// labels only on a readable subset).
+type niceTicks struct{ log bool }
+
+func (t niceTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return []plot.Tick{{Value: min, Label: label(min)}}
+	}
+	var ticks []plot.Tick
+	if t.log && min > 0 {
+		for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+			for _, m := range []float64{1, 2, 5} {
+				v := m * math.Pow(10, e)
+				if v >= min*(1-1e-9) && v <= max*(1+1e-9) {
+					ticks = append(ticks, plot.Tick{Value: v, Label: label(v)})
+				}
+			}
+		}
+		if len(ticks) >= 2 {
+			return ticks
+		}
+		// Less than a decade: fall through to linear ticks.
+	}
+	raw := (max - min) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: label(v)})
+	}
+	return ticks
+}
+
+func label(v float64) string {
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+func legendEntries(lp LinePlot) int {
+	n := 0
+	for _, s := range lp.Series {
+		if s.Name != "" {
+			n++
+		}
+	}
+	for _, h := range lp.HLines {
+		if h.Label != "" {
+			n++
+		}
+	}
+	return n
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/neuronfabric/nfabric/replay"
@@ -383,14 +382,14 @@ func fig2bPlot(rows []ReplayRow, gate float64) (report.Figure, error) {
 	cong := report.Series{Name: "congested CXL, % of replay"}
 	for _, r := range rows {
 		if r.Condition == "healthy" {
-			names = append(names, r.Model)
 			x := float64(len(names))
+			names = append(names, r.Model)
 			if !r.Exact {
 				busy.X, busy.Y = append(busy.X, x), append(busy.Y, r.BusyIncrementPct)
 			}
 			run.X, run.Y = append(run.X, x), append(run.Y, r.IncrementPct)
 		} else {
-			cong.X, cong.Y = append(cong.X, float64(len(names))), append(cong.Y, r.IncrementPct)
+			cong.X, cong.Y = append(cong.X, float64(len(names)-1)), append(cong.Y, r.IncrementPct)
 		}
 	}
 	for _, s := range []report.Series{busy, run, cong} {
@@ -398,7 +397,7 @@ func fig2bPlot(rows []ReplayRow, gate float64) (report.Figure, error) {
 			lp.Series = append(lp.Series, s)
 		}
 	}
-	lp.XLabel = "model: " + strings.Join(names, ", ")
+	lp.XLabel, lp.XCategories = "model", names
 	if gate > 0 {
 		lp.HLines = []report.HLine{{Y: gate, Label: fmt.Sprintf("%.0f%% gate", gate)}}
 	}
