@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/hw"
@@ -245,9 +247,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 		}
 		res.Figures = figs
 	}
-	for _, s := range d.Skipped {
-		res.Summary = append(res.Summary, s)
-	}
+	res.Summary = append(res.Summary, d.Skipped...)
 	res.Data = d
 	return res, nil
 }
@@ -273,7 +273,7 @@ func CosimTable(rs []hw.CosimResult) report.Table {
 	return t
 }
 
-func synth512(o HardwareOptions, synth map[[2]int]hw.SynthResult) (hw.SynthResult, bool) {
+func synth512(synth map[[2]int]hw.SynthResult) (hw.SynthResult, bool) {
 	r, ok := synth[[2]int{512, hw.DefaultStages}]
 	return r, ok
 }
@@ -281,7 +281,7 @@ func synth512(o HardwareOptions, synth map[[2]int]hw.SynthResult) (hw.SynthResul
 func table7(o HardwareOptions, synth map[[2]int]hw.SynthResult, est map[[2]int]hw.Estimate, pnr map[int]hw.PnrResult) (report.Table, error) {
 	t := report.Table{Name: "table7", Title: "Table 7 analogue: the 512-bit, five-stage datapath",
 		Columns: []string{"metric", "measured", "paper"}}
-	r, ok := synth512(o, synth)
+	r, ok := synth512(synth)
 	if !ok {
 		t.Notes = append(t.Notes, "512 bits at five stages was not among the synthesized widths.")
 		return t, nil
@@ -430,16 +430,7 @@ func modelTable(tech hw.Technology) report.Table {
 }
 
 func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 func hardwareFigures(o HardwareOptions, synth map[[2]int]hw.SynthResult, est map[[2]int]hw.Estimate, pnr map[int]hw.PnrResult) ([]report.Figure, error) {
