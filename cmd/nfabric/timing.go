@@ -38,7 +38,7 @@ rejected); flags override the file.`,
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newTimingTable4Cmd(), newTimingEnvelopeCmd(), newTimingConfigCmd())
+	cmd.AddCommand(newTimingTable4Cmd(), newTimingEnvelopeCmd(), newTimingConfigCmd(), newTimingReplayCmd())
 	return cmd
 }
 

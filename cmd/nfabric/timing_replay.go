@@ -8,26 +8,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The replay command lives under 'nfabric timing' (timing.go builds that
-// command). To attach it without editing timing.go, init wraps every
-// registered constructor so that the command named "timing" gets a
-// 'replay' child once built; timing.go's init runs before this file's
-// (files initialise in name order). 'nfabric timing-replay' is a hidden
-// top-level alias that works whatever the order.
-func init() {
-	for i, add := range subcommands {
-		subcommands[i] = func() *cobra.Command {
-			c := add()
-			if c.Name() == "timing" {
-				c.AddCommand(newTimingReplayCmd("replay", false))
-			}
-			return c
-		}
-	}
-	subcommands = append(subcommands, func() *cobra.Command { return newTimingReplayCmd("timing-replay", true) })
-}
+// The replay command lives under 'nfabric timing'; timing.go adds it.
 
-func newTimingReplayCmd(use string, hidden bool) *cobra.Command {
+func newTimingReplayCmd() *cobra.Command {
 	var (
 		tf         timingFlags
 		o          reproduce.ReplayOptions
@@ -38,9 +21,8 @@ func newTimingReplayCmd(use string, hidden bool) *cobra.Command {
 		bucketMode string
 	)
 	cmd := &cobra.Command{
-		Use:    use + " [--model NAME|FILE.yaml,...] [--trace FILE.json|FILE.csv]",
-		Hidden: hidden,
-		Short:  "replay gradient buckets through the timing model at their backward ready times (Fig. 2)",
+		Use:   "replay [--model NAME|FILE.yaml,...] [--trace FILE.json|FILE.csv]",
+		Short: "replay gradient buckets through the timing model at their backward ready times (Fig. 2)",
 		Long: `replay builds each model's gradient buckets (32 MiB by default, cut in reverse
 layer order as data-parallel frameworks do) with their ready times during
 backward, streams them through the timing model in healthy and congested CXL,

@@ -8,7 +8,7 @@ import (
 )
 
 func TestTimingReplayCmd(t *testing.T) {
-	for _, use := range [][]string{{"timing", "replay"}, {"timing-replay"}} {
+	for _, use := range [][]string{{"timing", "replay"}} {
 		code, out, stderr := nfabric(t, append(use, "--model", "resnet18-cifar10")...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", use, code, stderr)
