@@ -22,6 +22,8 @@ type Aggregator struct {
 	ef     [][][]float32 // ef[k][i]: worker k's residual of parameter i (EF groups only)
 	in     [][][]float32 // in[k][i]: worker k's payload source (g, or g + e with EF)
 	pin    [][]float32   // per-worker view for software majority
+	last   [][][]float32 // the gradients of the last Aggregate
+	meanOK bool          // mean holds the mean of last
 }
 
 // NewAggregator returns an aggregator for w workers of m under p. layout
@@ -63,8 +65,16 @@ func NewAggregator(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*Aggrega
 	return a, nil
 }
 
-// Mean returns the FP32 mean gradient computed by the last Aggregate.
-func (a *Aggregator) Mean() [][]float32 { return a.mean }
+// Mean returns the FP32 mean of the gradients passed to the last
+// Aggregate, computing it if that call did not need it. It reads those
+// gradients, so call it before they change.
+func (a *Aggregator) Mean() [][]float32 {
+	if !a.meanOK && a.last != nil {
+		meanGrads(a.mean, a.last)
+		a.meanOK = true
+	}
+	return a.mean
+}
 
 // Aggregate writes the update direction of every parameter into dst
 // (shaped like the parameters): the FP32 mean, or a vector in {-1, 0, +1}
@@ -75,7 +85,10 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 	if len(grads) != a.w {
 		return fmt.Errorf("aggregate: %d workers' gradients, want %d", len(grads), a.w)
 	}
-	meanGrads(a.mean, grads)
+	a.last, a.meanOK = grads, false
+	if a.policy[0].Rule == FP32 || a.policy[0].Rule == SignOfMean || a.policy[1].Rule == FP32 || a.policy[1].Rule == SignOfMean {
+		a.Mean()
+	}
 	if err := a.prepare(grads); err != nil {
 		return err
 	}
