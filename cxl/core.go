@@ -2,7 +2,6 @@ package cxl
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/neuronfabric/nfabric/lowbit"
 )
@@ -46,10 +45,10 @@ func (c Config) Validate() error {
 // none after.
 type Core struct {
 	capacity uint64
-	// mem holds the stored lines by line index (addr / 64). Invariant: an
-	// absent line reads as 64 zero bytes. Only a completed MemWr changes
-	// mem; reads never do.
-	mem     map[uint64]Line
+	// mem holds the stored lines by line index (addr / 64). Invariant: a
+	// line never written reads as 64 zero bytes. Only a completed MemWr
+	// changes mem; reads never do.
+	mem     store
 	regions []regionState
 	last    int // index of the region that matched last (a lookup cache)
 	seq     uint64
@@ -106,7 +105,7 @@ func NewCore(cfg Config) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Core{capacity: cfg.Capacity, mem: make(map[uint64]Line, cfg.LinesHint), last: -1}, nil
+	return &Core{capacity: cfg.Capacity, mem: newStore(cfg.LinesHint), last: -1}, nil
 }
 
 // Capacity returns the device size in bytes.
@@ -223,17 +222,12 @@ func (c *Core) Peek(addr uint64) (Line, error) {
 	if addr >= c.capacity {
 		return Line{}, fmt.Errorf("cxl: peek %#x: %w", addr, ErrOutOfRange)
 	}
-	return c.mem[addr/LineBytes], nil
+	return c.mem.load(addr / LineBytes), nil
 }
 
 // StoredLines returns the addresses of every line ever written, sorted.
 func (c *Core) StoredLines() []uint64 {
-	out := make([]uint64, 0, len(c.mem))
-	for k := range c.mem {
-		out = append(out, k*LineBytes)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return c.mem.addrs()
 }
 
 // find returns the mapped region whose footprint holds addr.
@@ -354,7 +348,7 @@ func (c *Core) complete(p *pending, r *Resp) {
 	ms := &c.stats.Modes[p.mode]
 	key := p.req.Addr / LineBytes
 	if p.req.Op == MemWr {
-		c.mem[key] = p.data
+		c.mem.put(key, &p.data)
 		c.gen++
 		ms.WriteLines++
 		ms.WriteBytes += LineBytes
@@ -363,7 +357,7 @@ func (c *Core) complete(p *pending, r *Resp) {
 	ms.ReadLines++
 	ms.ReadBytes += LineBytes
 	if p.region == NoRegion || !p.mode.LowBit() || !p.tgt.view {
-		r.Data = c.mem[key]
+		r.Data = c.mem.load(key)
 		ms.MediaLinesRead++
 		return
 	}
@@ -382,7 +376,7 @@ func (c *Core) aggregate(id RegionID, r *Region, m Mode, t target) int {
 	spec := r.Spec(m)
 	gated := spec.GateBits()
 	if r.Layout == lowbit.ElementMajor {
-		c.sline = c.mem[(r.SignAddr(0, t.line))/LineBytes]
+		c.sline = c.mem.load(r.SignAddr(0, t.line) / LineBytes)
 		base := r.Element0 + t.line*lowbit.PacketElements
 		if m == GBinary {
 			lowbit.CountPacket(out[:], c.sline[:], r.Workers)
@@ -391,7 +385,7 @@ func (c *Core) aggregate(id RegionID, r *Region, m Mode, t target) int {
 		n := 1
 		c.gline = Line{}
 		if gated {
-			c.gline = c.mem[r.GateAddr(0, t.line)/LineBytes]
+			c.gline = c.mem.load(r.GateAddr(0, t.line) / LineBytes)
 			n = 2
 		}
 		if err := lowbit.VotePacket(c.votes[:], c.sline[:], c.gline[:], spec, base); err != nil {
@@ -443,9 +437,8 @@ func (c *Core) gatherPlanes(planes [][]byte, buf *[]byte, w int, addr func(k int
 	b := (*buf)[:w*LineBytes]
 	planes = planes[:0]
 	for k := range w {
-		l := c.mem[addr(k)/LineBytes]
 		p := b[k*LineBytes : (k+1)*LineBytes : (k+1)*LineBytes]
-		copy(p, l[:])
+		c.mem.loadInto(p, addr(k)/LineBytes)
 		planes = append(planes, p)
 	}
 	return planes

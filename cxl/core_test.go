@@ -526,3 +526,43 @@ func TestReadPathDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseStore: a device of 2^52 bytes costs only the pages written;
+// unwritten lines, even in a written page, read as zeros.
+func TestSparseStore(t *testing.T) {
+	c, err := NewCore(Config{Capacity: MaxCapacity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	want := map[uint64]Line{}
+	for range 500 {
+		a := (rng.Uint64() % (MaxCapacity / 64)) * 64
+		if rng.IntN(2) == 0 { // cluster some writes into shared pages
+			a = uint64(rng.IntN(300)) * 64
+		}
+		var l Line
+		copy(l[:], randLine(rng))
+		if _, err := c.Do(Write(0, a, l[:])); err != nil {
+			t.Fatal(err)
+		}
+		want[a] = l
+	}
+	if got := c.StoredLines(); len(got) != len(want) {
+		t.Fatalf("%d stored lines, wrote %d distinct", len(got), len(want))
+	}
+	if len(c.mem.pages) > len(want) {
+		t.Errorf("%d pages for %d lines", len(c.mem.pages), len(want))
+	}
+	for a := uint64(0); a < 400*64; a += 64 {
+		r, err := c.Do(Read(0, a))
+		if err != nil || r.Data != want[a] {
+			t.Fatalf("read %#x = %x (%v), want %x", a, r.Data, err, want[a])
+		}
+	}
+	for a, l := range want {
+		if got, _ := c.Peek(a); got != l {
+			t.Fatalf("peek %#x", a)
+		}
+	}
+}

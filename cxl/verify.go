@@ -553,12 +553,12 @@ func verifyErrors(cfg VerifyConfig, res *VerifyResult) {
 		resp, err := c.Do(tc.req)
 		chk.Lines++
 		var e *Error
-		ok := err != nil && resp.Err != nil && errIs(err, tc.want) && errAs(resp.Err, &e) && resp.Tag == tc.req.Tag && resp.Data == Line{} && len(c.mem) == 0
+		ok := err != nil && resp.Err != nil && errIs(err, tc.want) && errAs(resp.Err, &e) && resp.Tag == tc.req.Tag && resp.Data == Line{} && c.mem.lines == 0
 		if !ok {
 			chk.Mismatches++
 			if chk.Passed {
 				chk.Passed = false
-				chk.Detail = fmt.Sprintf("%v tag %d addr %#x: got %v (stored lines %d), want %v", tc.req.Op, tc.req.Tag, tc.req.Addr, err, len(c.mem), tc.want)
+				chk.Detail = fmt.Sprintf("%v tag %d addr %#x: got %v (stored lines %d), want %v", tc.req.Op, tc.req.Tag, tc.req.Addr, err, c.mem.lines, tc.want)
 			}
 		}
 	}

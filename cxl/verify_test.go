@@ -78,7 +78,7 @@ func TestVerifyCatchesFaults(t *testing.T) {
 		}},
 		{"G-Binary returns stored bytes", "sec6", func(c *Core, p *pending, r *Resp) {
 			if p.mode == GBinary && r.Transformed {
-				r.Data = c.mem[p.req.Addr/LineBytes]
+				r.Data = c.mem.load(p.req.Addr / LineBytes)
 			}
 		}},
 		{"identity corrupts one byte", "sec6", func(c *Core, p *pending, r *Resp) {
@@ -88,9 +88,9 @@ func TestVerifyCatchesFaults(t *testing.T) {
 		}},
 		{"a read modifies storage", "sec6", func(c *Core, p *pending, r *Resp) {
 			if p.req.Op == MemRd && p.seq%50000 == 7 {
-				l := c.mem[p.req.Addr/LineBytes]
+				l := c.mem.load(p.req.Addr / LineBytes)
 				l[0] ^= 0x80
-				c.mem[p.req.Addr/LineBytes] = l
+				c.mem.put(p.req.Addr/LineBytes, &l)
 			}
 		}},
 		{"mode latched at completion, not acceptance", "latch", func(c *Core, p *pending, r *Resp) {
