@@ -205,26 +205,38 @@ func (a *Aggregator) prepare(grads [][][]float32) error {
 
 // majority is MajoritySignSGD in software: dst[j] = sgn(#{k: g[k][j] > 0}
 // − #{k: g[k][j] <= 0}), 0 on a tie. It counts in blocks of 512 elements,
-// worker after worker, so each worker's gradient is read contiguously.
+// worker after worker, so each worker's gradient is read contiguously, and
+// without branches on the (random) signs.
 func majority(dst []float32, g [][]float32) {
 	w := len(g)
 	var cnt [512]int32
+	var vote [lowbit.MaxWorkers + 1]float32 // vote[c] = sgn(2c - W)
+	for c := 0; c <= w && c < len(vote); c++ {
+		vote[c] = float32(sgn(2*c - w))
+	}
 	for lo := 0; lo < len(dst); lo += len(cnt) {
 		hi := min(lo+len(cnt), len(dst))
 		c := cnt[:hi-lo]
 		clear(c)
 		for k := 0; k < w; k++ {
 			gk := g[k][lo:hi]
+			c := c[:len(gk)]
 			for j, v := range gk {
-				if v > 0 {
-					c[j]++
-				}
+				c[j] += positive(v)
 			}
 		}
-		for j, n := range c {
-			dst[lo+j] = float32(sgn(2*int(n) - w))
+		d := dst[lo:hi]
+		for j, n := range c[:len(d)] {
+			d[j] = vote[n]
 		}
 	}
+}
+
+// positive returns 1 when v > 0 (positive, not NaN) and 0 otherwise,
+// without a branch: the bit patterns of 0 < v <= +Inf are 1 ... 0x7F800000.
+func positive(v float32) int32 {
+	d := math.Float32bits(v) - 1
+	return int32(uint64(int64(d)-0x7F800000) >> 63)
 }
 
 func signf(v float32) float32 {

@@ -327,3 +327,16 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+func TestPositive(t *testing.T) {
+	for _, v := range []float32{0, float32(math.Copysign(0, -1)), 1, -1, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
+		math.MaxFloat32, -math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -float32(math.NaN())} {
+		want := int32(0)
+		if v > 0 {
+			want = 1
+		}
+		if got := positive(v); got != want {
+			t.Errorf("positive(%v) = %d; want %d", v, got, want)
+		}
+	}
+}

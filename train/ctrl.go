@@ -32,6 +32,7 @@ type ctrlPath struct {
 	gpack  []byte       // element-major gate packets
 	resp   []byte       // response lines: pos (worker-major) or the aggregate packet
 	nz     []byte       // worker-major nz plane
+	view   [][]byte     // per-worker plane views of one tensor
 	errs   []error
 	tag    uint16
 	reqs   int // transactions issued, for accounting
@@ -102,30 +103,27 @@ func newCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*ctrlPath,
 		k++
 	}
 	c.errs = make([]error, w)
+	// Every worker encodes its own bit-planes (worker-major: written as
+	// they are; element-major: gathered into the paper's packets by the
+	// runtime, lowbit.PlanesToPacket).
+	c.planes = make([][]byte, w)
+	for k := range c.planes {
+		c.planes[k] = make([]byte, off)
+	}
+	if p.usesWorkerGate() {
+		c.gates = make([][]byte, w)
+		for k := range c.gates {
+			c.gates[k] = make([]byte, off)
+		}
+	}
+	c.resp = make([]byte, maxLines*cxl.LineBytes)
+	c.view = make([][]byte, w)
 	if layout == lowbit.WorkerMajor {
-		c.planes = make([][]byte, w)
-		for k := range c.planes {
-			c.planes[k] = make([]byte, off)
-		}
-		if p.usesWorkerGate() {
-			c.gates = make([][]byte, w)
-			for k := range c.gates {
-				c.gates[k] = make([]byte, off)
-			}
-		}
-		c.resp = make([]byte, maxLines*cxl.LineBytes)
 		c.nz = make([]byte, maxLines*cxl.LineBytes)
 	} else {
 		c.packet = make([]byte, maxLines*cxl.LineBytes)
-		c.resp = make([]byte, maxLines*cxl.LineBytes)
 		if p.usesWorkerGate() {
 			c.gpack = make([]byte, maxLines*cxl.LineBytes)
-			// Element-major worker gates are encoded per worker (each with
-			// its own threshold) and gathered into packets.
-			c.gates = make([][]byte, w)
-			for k := range c.gates {
-				c.gates[k] = make([]byte, maxLines*cxl.LineBytes)
-			}
 		}
 	}
 	return c, nil
@@ -162,10 +160,8 @@ func workerTau(s RuleSpec, v []float32) float32 {
 // element-major: sgn(2c - W) from the count bytes, or the int8 G-Ternary
 // value). in[k][i] is worker k's payload source for parameter i.
 func (c *ctrlPath) aggregate(in [][][]float32, dst [][]float32) error {
-	if c.layout == lowbit.WorkerMajor {
-		if err := c.encodePlanes(in); err != nil {
-			return err
-		}
+	if err := c.encodePlanes(in); err != nil {
+		return err
 	}
 	for i := range c.ts {
 		t := &c.ts[i]
@@ -176,7 +172,7 @@ func (c *ctrlPath) aggregate(in [][][]float32, dst [][]float32) error {
 		if c.layout == lowbit.WorkerMajor {
 			err = c.tensorPlanes(t, dst[i])
 		} else {
-			err = c.tensorPacket(t, i, in, dst[i])
+			err = c.tensorPacket(t, dst[i])
 		}
 		if err != nil {
 			return fmt.Errorf("controller region %s: %w", t.reg.Name, err)
@@ -277,27 +273,23 @@ func (c *ctrlPath) tensorPlanes(t *ctrlTensor, dst []float32) error {
 	return nil
 }
 
-// tensorPacket gathers the workers' signs of t into the paper's
-// element-major packets, writes them and reads the aggregate bytes back.
-func (c *ctrlPath) tensorPacket(t *ctrlTensor, i int, in [][][]float32, dst []float32) error {
-	g := make([][]float32, c.w)
-	for k := range g {
-		g[k] = in[k][i]
-	}
+// tensorPacket gathers the workers' sign planes of t into the paper's
+// element-major packets (bit k of byte i = worker k's sign of element i),
+// writes them and reads the aggregate bytes back.
+func (c *ctrlPath) tensorPacket(t *ctrlTensor, dst []float32) error {
 	nb := t.lines * cxl.LineBytes
-	if err := lowbit.PackPacket(c.packet[:t.n], g); err != nil {
-		return err
+	pb := lowbit.PlaneBytes(t.n)
+	for k := range c.view {
+		c.view[k] = c.planes[k][t.off : t.off+pb]
 	}
+	lowbit.PlanesToPacket(c.packet[:t.n], c.view, t.n)
 	clear(c.packet[t.n:nb])
 	gated := t.reg.Gate.Kind == lowbit.GateWorker && t.spec.Rule == GTernary
 	if gated {
-		pb := lowbit.PlaneBytes(t.n)
-		for k := range g {
-			if err := lowbit.EncodeGates(c.gates[k][:pb], g[k], workerTau(t.spec, g[k])); err != nil {
-				return fmt.Errorf("worker %d: %w", k, err)
-			}
+		for k := range c.view {
+			c.view[k] = c.gates[k][t.off : t.off+pb]
 		}
-		lowbit.PlanesToPacket(c.gpack[:t.n], c.gates, t.n)
+		lowbit.PlanesToPacket(c.gpack[:t.n], c.view, t.n)
 		clear(c.gpack[t.n:nb])
 	}
 	for l := 0; l < t.lines; l++ {
@@ -322,8 +314,15 @@ func (c *ctrlPath) tensorPacket(t *ctrlTensor, i int, in [][][]float32, dst []fl
 	}
 	if t.spec.Rule == GBinary {
 		// The G-Binary response is the count c per element; u = sgn(2c - W).
-		for j := 0; j < t.n; j++ {
-			dst[j] = float32(sgn(2*int(c.resp[j]) - c.w))
+		var vote [lowbit.MaxPacketWorkers + 1]float32
+		for n := 0; n <= c.w; n++ {
+			vote[n] = float32(sgn(2*n - c.w))
+		}
+		for j, n := range c.resp[:t.n] {
+			if int(n) > c.w {
+				return fmt.Errorf("count %d at element %d exceeds %d workers", n, j, c.w)
+			}
+			dst[j] = vote[n]
 		}
 		return nil
 	}
