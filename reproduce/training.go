@@ -48,7 +48,10 @@ type TrainOptions struct {
 	// DiagEpoch is the epoch of the cosine diagnostics (0 = last),
 	// measured over DiagSteps steps (0 = the whole epoch).
 	DiagEpoch, DiagSteps int
-	Logf                 func(format string, args ...any)
+	// Extensions adds runs of the extensions beyond the paper to the
+	// boundary study: error feedback and the margin and worker gates.
+	Extensions bool
+	Logf       func(format string, args ...any)
 }
 
 // ValidatedOptions is the Fig. 4 analogue: an MLP on Fashion-MNIST (MNIST
@@ -70,7 +73,7 @@ func BoundaryOptions(full bool, seed uint64) TrainOptions {
 		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 3, Seed: seed,
 		Layout: lowbit.WorkerMajor, TrainN: 6000, TestN: 2000, DiagSteps: 10}
 	if full {
-		o.Epochs, o.TrainN, o.TestN, o.DiagSteps = 6, 0, 0, 100
+		o.Epochs, o.TrainN, o.TestN, o.DiagSteps, o.Extensions = 6, 0, 0, 100, true
 	}
 	return o
 }
@@ -374,6 +377,16 @@ func Boundary(ctx context.Context, o TrainOptions) (*report.Result, error) {
 		pols = append(pols, train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32, LR: o.SignLR}))
 		labels = append(labels, train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32}).Label()+" @lr")
 	}
+	if o.Extensions {
+		for _, spec := range []string{"g-binary+ef", "g-ternary+ef", "g-ternary/margin:4", "g-ternary/worker", "backbone=g-binary+ef,head=fp32"} {
+			p, err := train.ParsePolicy(spec)
+			if err != nil {
+				return nil, err
+			}
+			pols = append(pols, p)
+			labels = append(labels, p.Label()+" [extension]")
+		}
+	}
 	runs, err := RunPolicies(ctx, o, sets, pols, labels)
 	if err != nil {
 		return nil, err
@@ -391,7 +404,10 @@ func Boundary(ctx context.Context, o TrainOptions) (*report.Result, error) {
 		if strings.HasSuffix(pr.Label, "@lr") {
 			p = pols[i]
 		}
-		paper := paperTable6[pr.Label]
+		paper, ok := paperTable6[pr.Label]
+		if !ok {
+			paper = [2]string{"-", "-"}
+		}
 		label := pr.Label
 		if strings.HasSuffix(label, "@lr") {
 			label = strings.TrimSuffix(label, " @lr") + fmt.Sprintf(" (head at the sign lr %g; ablation)", o.SignLR)

@@ -55,6 +55,7 @@ type optFlags struct {
 	seed                                 uint64
 	augment                              bool
 	diagEpoch, diagSteps                 int
+	extensions                           bool
 }
 
 func (f *optFlags) add(fs *pflag.FlagSet, o reproduce.TrainOptions) {
@@ -78,6 +79,7 @@ func (f *optFlags) add(fs *pflag.FlagSet, o reproduce.TrainOptions) {
 	fs.BoolVar(&f.augment, "augment", o.Augment, "CIFAR-style augmentation (4-pixel random crop, horizontal flip)")
 	fs.IntVar(&f.diagEpoch, "diag-epoch", o.DiagEpoch, "epoch of the cosine diagnostics (0: the last)")
 	fs.IntVar(&f.diagSteps, "diag-steps", o.DiagSteps, "steps measured in the diagnostic epoch (0: all)")
+	fs.BoolVar(&f.extensions, "extensions", o.Extensions, "boundary: also run the extensions beyond the paper (error feedback, margin and worker gates)")
 }
 
 func joinInts(xs []int) string {
@@ -126,6 +128,9 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *reproduce.TrainOptions) error {
 		if set(kv.name) {
 			*kv.dst = kv.val
 		}
+	}
+	if set("extensions") {
+		o.Extensions = f.extensions
 	}
 	if set("seed") {
 		o.Seed = f.seed
