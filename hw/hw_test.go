@@ -356,3 +356,38 @@ func TestVersionsNameTools(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapperKeepsPipeline checks that the place-and-route wrapper does
+// not let synth_ice40 merge the datapath registers into its shift chains
+// (a shift register feeding the pipeline directly would make s1_data[i]
+// equal to shin[i+1], and the whole line pipeline would vanish).
+func TestWrapperKeepsPipeline(t *testing.T) {
+	skipWithout(t, Yosys)
+	c := Config{Width: 64}
+	dir := t.TempDir()
+	src, _ := c.Verilog()
+	if err := os.WriteFile(filepath.Join(dir, "dut.v"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wrap.v"), []byte(WrapperVerilog(c)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("yosys", "-q", "-p", "read_verilog dut.v wrap.v; synth_ice40 -top nf_pnr_top; tee -q -o stat.json stat -json")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("yosys: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "stat.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseStat(data, "nf_pnr_top")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.Width
+	want := expectedRegisters(c) + (w + 5) + (w + 5) + (w + 1) // + shin, req, shout
+	if got := s.Registers(); got != want {
+		t.Errorf("wrapped %s: %d flip-flops, want %d", c.ModuleName(), got, want)
+	}
+}
