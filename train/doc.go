@@ -17,11 +17,22 @@
 //
 // G-Binary and G-Ternary go through the controller's functional model
 // (package cxl): every parameter tensor has a region in the controller
-// with its mode latched to G-Binary or G-Ternary; each step the workers
-// encode their payload (lowbit.EncodeSigns per worker for the worker-major
-// layout, lowbit.PackPacket for the paper's element-major packet), the
-// payload lines are written with MemWr transactions and the update comes
-// from MemRd of the aggregate view — the path cxl's functional tester checks.
+// with its mode latched to G-Binary or G-Ternary; each step every worker
+// encodes its sign bit-plane (lowbit.EncodeSigns, one goroutine per
+// worker), the payload lines are written with MemWr transactions and the
+// update comes from MemRd of the aggregate view — the path cxl's
+// functional tester checks. The region's Element0 is the tensor's offset
+// in the flattened parameter vector, so the positional 2-of-3 gate sees
+// the flattened element index.
+//
+// Layout. Both layouts go through the controller and give identical
+// updates (tested). The default of the experiments is worker-major: each
+// of the W workers writes its own plane lines with no gather — what
+// independent writers into a shared CXL buffer can do — and the aggregate
+// comes back as two planes (2 bits per element). The paper's element-major
+// packet (one byte per element, bit k = worker k, W <= 8) needs the runtime
+// to gather the workers' bits first (lowbit.PlanesToPacket) and returns
+// the count c per element (8 bits); Config.Layout selects it.
 //
 // # Optimizer
 //
