@@ -13,6 +13,13 @@
 // responses come out of Complete, in acceptance order. Controller is a
 // mutex around a Core for concurrent writers and a control goroutine.
 //
+// # Memory
+//
+// Device memory is sparse: 4 KiB pages of 64 lines are allocated on the
+// first write into them, so a device of up to MaxCapacity (4 PiB) costs
+// only the pages touched; a line never written reads as zeros.
+// Config.LinesHint presizes the page index.
+//
 // # Transactions
 //
 // A request is an M2S Req (MemRd, no data) or an M2S RwD (MemWr, exactly
