@@ -144,6 +144,7 @@ type CosimResult struct {
 	Stages    int       `json:"stages"`
 	Workers   int       `json:"workers"`
 	Fault     Fault     `json:"fault,omitempty"`
+	Split     bool      `json:"split_count,omitempty"`
 	Simulator Simulator `json:"simulator"`
 	// Vectors is the number of requests driven, Checked the valid
 	// responses compared with the oracle, Mismatches those that differed
@@ -164,6 +165,9 @@ func (r CosimResult) String() string {
 		status = "FAIL"
 	}
 	f := ""
+	if r.Split {
+		f += " split-count"
+	}
 	if r.Fault != FaultNone {
 		f = " fault=" + string(r.Fault)
 	}
@@ -239,7 +243,7 @@ func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string
 		return CosimResult{}, err
 	}
 	c = c.Normalized()
-	res := CosimResult{Width: c.Width, Stages: c.Stages, Workers: c.Workers, Fault: c.Fault, Simulator: sim, Vectors: len(vs)}
+	res := CosimResult{Width: c.Width, Stages: c.Stages, Workers: c.Workers, Fault: c.Fault, Split: c.SplitCount, Simulator: sim, Vectors: len(vs)}
 	if err := sim.Check(); err != nil {
 		return res, err
 	}

@@ -66,6 +66,11 @@ type Config struct {
 	Stages int
 	// Workers is how many worker bits of each byte vote, 1 to 8; 0 means 8.
 	Workers int
+	// SplitCount moves the first half of each popcount (two 4-bit nibble
+	// counts) into the unpack operation, which is otherwise empty for the
+	// element-major packet; the count operation adds the halves. With
+	// k = 5 this balances the count stage over two cycles.
+	SplitCount bool
 	// Fault injects a deliberate bug (tests only).
 	Fault Fault
 }
@@ -114,6 +119,9 @@ func (c Config) ModuleName() string {
 	s := fmt.Sprintf("nf_agg_w%d_k%d", c.Width, c.Stages)
 	if c.Workers != 8 {
 		s += fmt.Sprintf("_p%d", c.Workers)
+	}
+	if c.SplitCount {
+		s += "_split"
 	}
 	if c.Fault != FaultNone {
 		s += "_fault_" + strings.ReplaceAll(string(c.Fault), "-", "_")
@@ -274,6 +282,9 @@ func (c Config) emit(e *emitter) {
 	}
 	e.line("//   pipeline    %d stages: %s", c.Stages, strings.Join(st, " | "))
 	e.line("//   latency     %d rising clock edges from request to response", c.Stages)
+	if c.SplitCount {
+		e.line("//   split count nibble popcounts in the unpack operation, their sum in the count operation")
+	}
 	if c.Fault != FaultNone {
 		e.line("//   FAULT       %q injected deliberately: this datapath is WRONG (test only)", c.Fault)
 	}
@@ -298,6 +309,7 @@ func (c Config) emit(e *emitter) {
 	e.line(");")
 	e.line("  localparam N = %d;  // elements per line", n)
 	e.line("  localparam [4:0] W = 5'd%d;  // voting workers", c.Workers)
+	e.line("  genvar i;")
 	e.line("")
 
 	// Decode.
@@ -314,30 +326,48 @@ func (c Config) emit(e *emitter) {
 	})
 
 	// Unpack/align.
-	e.line("  // 2. sign unpack/align: the element-major packet is already aligned,")
-	e.line("  //    byte i = element i, so this stage only delays the line.")
-	e.line("")
-	c.stage(e, OpUnpack, []sig{
+	mask := (1 << c.Workers) - 1
+	if c.Fault == FaultDropWorker {
+		mask >>= 1
+	}
+	unpack := []sig{
 		{1, "s2_valid", "s1_valid"},
 		{1, "s2_bypass", "s1_bypass"},
 		{1, "s2_ter", "s1_ter"},
 		{2, "s2_base", "s1_base"},
 		{wb, "s2_data", "s1_data"},
-	})
+	}
+	if c.SplitCount {
+		e.line("  // 2. sign unpack/align: the element-major packet is already aligned,")
+		e.line("  //    byte i = element i; this stage also counts each nibble of worker bits.")
+		e.line("  wire [%d:0] u_half;", 6*n-1)
+		e.line("  generate")
+		e.line("    for (i = 0; i < N; i = i + 1) begin : unpack")
+		e.line("      wire [7:0] b = s1_data[8*i +: 8] & 8'h%02x;", mask)
+		e.line("      assign u_half[6*i +: 3]     = {2'b00, b[0]} + {2'b00, b[1]} + {2'b00, b[2]} + {2'b00, b[3]};")
+		e.line("      assign u_half[6*i + 3 +: 3] = {2'b00, b[4]} + {2'b00, b[5]} + {2'b00, b[6]} + {2'b00, b[7]};")
+		e.line("    end")
+		e.line("  endgenerate")
+		unpack = append(unpack, sig{6 * n, "s2_half", "u_half"})
+	} else {
+		e.line("  // 2. sign unpack/align: the element-major packet is already aligned,")
+		e.line("  //    byte i = element i, so this stage only delays the line.")
+	}
+	e.line("")
+	c.stage(e, OpUnpack, unpack)
 
 	// Count.
-	mask := (1 << c.Workers) - 1
-	if c.Fault == FaultDropWorker {
-		mask >>= 1
-	}
 	e.line("  // 3. per-element counts c_i = popcount(worker bits of byte i)")
 	e.line("  wire [%d:0] c_cnt;", 4*n-1)
-	e.line("  genvar i;")
 	e.line("  generate")
 	e.line("    for (i = 0; i < N; i = i + 1) begin : count")
-	e.line("      wire [7:0] b = s2_data[8*i +: 8] & 8'h%02x;", mask)
-	e.line("      assign c_cnt[4*i +: 4] = {3'b000, b[0]} + {3'b000, b[1]} + {3'b000, b[2]} + {3'b000, b[3]}")
-	e.line("                             + {3'b000, b[4]} + {3'b000, b[5]} + {3'b000, b[6]} + {3'b000, b[7]};")
+	if c.SplitCount {
+		e.line("      assign c_cnt[4*i +: 4] = {1'b0, s2_half[6*i +: 3]} + {1'b0, s2_half[6*i + 3 +: 3]};")
+	} else {
+		e.line("      wire [7:0] b = s2_data[8*i +: 8] & 8'h%02x;", mask)
+		e.line("      assign c_cnt[4*i +: 4] = {3'b000, b[0]} + {3'b000, b[1]} + {3'b000, b[2]} + {3'b000, b[3]}")
+		e.line("                             + {3'b000, b[4]} + {3'b000, b[5]} + {3'b000, b[6]} + {3'b000, b[7]};")
+	}
 	e.line("    end")
 	e.line("  endgenerate")
 	e.line("")

@@ -25,6 +25,7 @@ var goldens = []Config{
 	{Width: 512},
 	{Width: 64, Stages: 1},
 	{Width: 128, Stages: 3, Workers: 5},
+	{Width: 64, SplitCount: true},
 }
 
 func TestGoldenVerilog(t *testing.T) {
@@ -194,7 +195,7 @@ func skipWithout(t *testing.T, tools ...Tool) {
 func TestVerilatorLint(t *testing.T) {
 	skipWithout(t, Verilator)
 	dir := t.TempDir()
-	for _, c := range []Config{{Width: 64}, {Width: 1024}, {Width: 128, Stages: 1, Workers: 3}, {Width: 256, Stages: 3}, {Width: 64, Stages: 2}, {Width: 64, Stages: 4}} {
+	for _, c := range []Config{{Width: 64}, {Width: 1024}, {Width: 128, Stages: 1, Workers: 3}, {Width: 256, Stages: 3}, {Width: 64, Stages: 2}, {Width: 64, Stages: 4}, {Width: 256, SplitCount: true, Workers: 7}} {
 		src, _ := c.Verilog()
 		f := filepath.Join(dir, c.ModuleName()+".v")
 		if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
@@ -234,6 +235,12 @@ func TestCosim(t *testing.T) {
 			c   Config
 			sim Simulator
 		}{Config{Width: 128, Stages: k}, SimIcarus})
+	}
+	for _, c := range []Config{{Width: 128, SplitCount: true}, {Width: 64, Stages: 3, SplitCount: true, Workers: 6}} {
+		cases = append(cases, struct {
+			c   Config
+			sim Simulator
+		}{c, SimIcarus})
 	}
 	for _, w := range []int{1, 3, 7} {
 		cases = append(cases, struct {
@@ -301,6 +308,9 @@ func expectedRegisters(c Config) int {
 		OpGate:   3 + w + 4*n + 2*n, // base dropped, + pos/neg
 		OpSelect: 1 + w,             // response
 	}
+	if c.SplitCount {
+		after[OpUnpack] += 6 * n // nibble counts
+	}
 	total := 0
 	for o := range numOps {
 		if stageRegs[c.Stages][o] {
@@ -313,7 +323,7 @@ func expectedRegisters(c Config) int {
 func TestSynthRegistersAndPath(t *testing.T) {
 	skipWithout(t, Yosys)
 	ctx := context.Background()
-	for _, c := range []Config{{Width: 64}, {Width: 64, Stages: 1}, {Width: 64, Stages: 3}} {
+	for _, c := range []Config{{Width: 64}, {Width: 64, Stages: 1}, {Width: 64, Stages: 3}, {Width: 64, SplitCount: true}} {
 		dir := t.TempDir()
 		r, err := Synth(ctx, c, SynthOptions{Dir: dir})
 		if err != nil {

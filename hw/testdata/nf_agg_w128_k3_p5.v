@@ -26,6 +26,7 @@ module nf_agg_w128_k3_p5 (
 );
   localparam N = 16;  // elements per line
   localparam [4:0] W = 5'd5;  // voting workers
+  genvar i;
 
   // 1. request decode
   wire d_bypass = ~in_mode[1];           // identity or FP32 bypass
@@ -57,7 +58,6 @@ module nf_agg_w128_k3_p5 (
 
   // 3. per-element counts c_i = popcount(worker bits of byte i)
   wire [63:0] c_cnt;
-  genvar i;
   generate
     for (i = 0; i < N; i = i + 1) begin : count
       wire [7:0] b = s2_data[8*i +: 8] & 8'h1f;

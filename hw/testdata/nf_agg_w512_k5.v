@@ -26,6 +26,7 @@ module nf_agg_w512_k5 (
 );
   localparam N = 64;  // elements per line
   localparam [4:0] W = 5'd8;  // voting workers
+  genvar i;
 
   // 1. request decode
   wire d_bypass = ~in_mode[1];           // identity or FP32 bypass
@@ -64,7 +65,6 @@ module nf_agg_w512_k5 (
 
   // 3. per-element counts c_i = popcount(worker bits of byte i)
   wire [255:0] c_cnt;
-  genvar i;
   generate
     for (i = 0; i < N; i = i + 1) begin : count
       wire [7:0] b = s2_data[8*i +: 8] & 8'hff;

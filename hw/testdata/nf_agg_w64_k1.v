@@ -26,6 +26,7 @@ module nf_agg_w64_k1 (
 );
   localparam N = 8;  // elements per line
   localparam [4:0] W = 5'd8;  // voting workers
+  genvar i;
 
   // 1. request decode
   wire d_bypass = ~in_mode[1];           // identity or FP32 bypass
@@ -50,7 +51,6 @@ module nf_agg_w64_k1 (
 
   // 3. per-element counts c_i = popcount(worker bits of byte i)
   wire [31:0] c_cnt;
-  genvar i;
   generate
     for (i = 0; i < N; i = i + 1) begin : count
       wire [7:0] b = s2_data[8*i +: 8] & 8'hff;
