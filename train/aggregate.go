@@ -181,11 +181,8 @@ func (a *Aggregator) prepare(grads [][][]float32) error {
 				}
 				sc := float32(sum / float64(max(len(p), 1)))
 				for j, v := range p {
-					if v > 0 {
-						e[j] = v - sc
-					} else {
-						e[j] = v + sc
-					}
+					// e = p - s·(2b - 1), b = 1{p > 0}, without a branch.
+					e[j] = v - sc*float32(2*positive(v)-1)
 				}
 				if err := lowbit.CheckFinite(p); err != nil {
 					errs[k] = fmt.Errorf("worker %d parameter %s (with error feedback): %w", k, prm.Name, err)

@@ -2,7 +2,9 @@ package train
 
 import (
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
@@ -34,14 +36,26 @@ func BenchmarkAggregate(b *testing.B) {
 					}
 					dst := mm.m.NewGrads()
 					b.ReportAllocs()
+					c0 := cpuTime()
 					for b.Loop() {
 						if err := a.Aggregate(grads, dst); err != nil {
 							b.Fatal(err)
 						}
 					}
+					// CPU time (user+sys of the process) per step: robust
+					// on a shared machine where wall time includes waiting.
+					b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
 					b.ReportMetric(float64(mm.m.NumParams())*float64(b.N)/b.Elapsed().Seconds()/1e6, "Melem/s")
 				})
 			}
 		}
 	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
