@@ -137,8 +137,9 @@ const ClockPeriodPS = 500.0
 
 // Estimate is the cost model's verdict on one synthesized configuration.
 type Estimate struct {
-	Width  int `json:"width"`
-	Stages int `json:"stages"`
+	Width      int  `json:"width"`
+	Stages     int  `json:"stages"`
+	SplitCount bool `json:"split_count,omitempty"`
 	// GE splits into registers and logic.
 	GE         float64 `json:"ge"`
 	GERegister float64 `json:"ge_register"`
@@ -167,7 +168,7 @@ func (e *UnknownCellError) Error() string {
 
 // Estimate applies the cost model to a generic-cell synthesis result.
 func (t Technology) Estimate(r SynthResult) (Estimate, error) {
-	e := Estimate{Width: r.Width, Stages: r.Stages}
+	e := Estimate{Width: r.Width, Stages: r.Stages, SplitCount: r.SplitCount}
 	types := make([]string, 0, len(r.Generic.CellsByType))
 	for ty := range r.Generic.CellsByType {
 		types = append(types, ty)

@@ -108,8 +108,9 @@ func ParseStat(data []byte, module string) (Stat, error) {
 
 // SynthResult is the Yosys synthesis of one configuration.
 type SynthResult struct {
-	Width  int `json:"width"`
-	Stages int `json:"stages"`
+	Width      int  `json:"width"`
+	Stages     int  `json:"stages"`
+	SplitCount bool `json:"split_count,omitempty"`
 	// Generic is the `synth` (Yosys/ABC generic-cell) result.
 	Generic Stat `json:"generic"`
 	// Path is the longest register-to-register (or port) path of the
@@ -137,7 +138,7 @@ func Synth(ctx context.Context, c Config, opts SynthOptions) (SynthResult, error
 		return SynthResult{}, err
 	}
 	c = c.Normalized()
-	res := SynthResult{Width: c.Width, Stages: c.Stages}
+	res := SynthResult{Width: c.Width, Stages: c.Stages, SplitCount: c.SplitCount}
 	if _, err := Yosys.Path(); err != nil {
 		return res, err
 	}

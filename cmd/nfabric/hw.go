@@ -162,15 +162,17 @@ func newHwCosimCmd() *cobra.Command {
 // hwReportFlags are shared by synth, pnr and report.
 type hwReportFlags struct {
 	widths, stages string
+	split          string
 	seed           uint64
 	dir, out       string
 	asJSON         bool
 }
 
-func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault string) {
+func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault, splitDefault string) {
 	f := cmd.Flags()
 	f.StringVar(&h.widths, "widths", widthsDefault, "comma-separated line widths, or all")
 	f.StringVar(&h.stages, "stages", stagesDefault, "comma-separated pipeline depths swept at 512 bits")
+	f.StringVar(&h.split, "split-stages", splitDefault, "pipeline depths swept again with the popcount split over two stages")
 	f.Uint64Var(&h.seed, "seed", 1, "random seed")
 	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
 	f.StringVar(&h.out, "out", "", "also write the tables, JSON and SVG figures into this directory")
@@ -184,6 +186,16 @@ func (h *hwReportFlags) options(cmd *cobra.Command, base reproduce.HardwareOptio
 	}
 	base.Widths = ws
 	base.Stages = nil
+	if h.split != "" {
+		base.SplitStages = nil
+		for _, s := range strings.Split(h.split, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || k < 1 || k > hw.MaxStages {
+				return base, usagef("--split-stages: %q is not a depth from 1 to %d", s, hw.MaxStages)
+			}
+			base.SplitStages = append(base.SplitStages, k)
+		}
+	}
 	if h.stages != "" {
 		for _, s := range strings.Split(h.stages, ",") {
 			k, err := strconv.Atoi(strings.TrimSpace(s))
@@ -237,7 +249,7 @@ func newHwSynthCmd() *cobra.Command {
 			return h.emit(cmd, res)
 		},
 	}
-	h.add(cmd, "all", "1,2,3,4,5")
+	h.add(cmd, "all", "1,2,3,4,5", "5")
 	cmd.Flags().BoolVar(&ecp5, "ecp5", false, "also map with synth_ecp5 (LUT4/FF counts)")
 	return cmd
 }
@@ -261,7 +273,7 @@ func newHwPnrCmd() *cobra.Command {
 			return h.emit(cmd, res)
 		},
 	}
-	h.add(cmd, "all", "")
+	h.add(cmd, "all", "", "")
 	return cmd
 }
 
@@ -305,7 +317,7 @@ and iCE40 place and route (several minutes).`,
 			return nil
 		},
 	}
-	h.add(cmd, "", "")
+	h.add(cmd, "", "", "")
 	cmd.Flags().BoolVar(&full, "full", false, "run the full configuration (includes place and route)")
 	return cmd
 }
