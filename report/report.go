@@ -141,8 +141,8 @@ type Result struct {
 	// Data holds the raw measured values behind the tables.
 	Data any `json:"data,omitempty"`
 	// Passed and Failed count checks for blocks that run checks.
-	Passed int `json:"passed,omitempty"`
-	Failed int `json:"failed,omitempty"`
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
 }
 
 // Markdown renders the whole result; figure links point at files named
