@@ -234,7 +234,7 @@ func timingTable(name string, runs []PolicyRuns) report.Table {
 		share := float64(tm.Aggregate) / float64(tm.Compute+tm.Aggregate+tm.Optimizer)
 		t.AddRow(pr.Label, tm.Steps, ms(tm.Compute), ms(tm.Aggregate), fmt.Sprintf("%.1f%%", 100*share), tm.ControllerTransactions/tm.Steps)
 	}
-	t.Notes = []string{"Aggregation includes the FP32 mean (always computed, for diagnostics), worker encoding, every controller write/read transaction and decoding."}
+	t.Notes = []string{"Aggregation includes the FP32 mean (when a rule needs it), worker encoding, every controller write/read transaction and decoding; the cosine diagnostics are timed apart. Wall clock on a shared machine: see BenchmarkAggregate (cpu-ms/op) for CPU cost."}
 	return t
 }
 
