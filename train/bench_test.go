@@ -1,7 +1,9 @@
 package train
 
 import (
+	"flag"
 	"math/rand/v2"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,8 +22,15 @@ func BenchmarkAggregate(b *testing.B) {
 	}{
 		{"mlp784-256-10", nn.NewMLP(rand.New(rand.NewPCG(1, 0)), 784, []int{256}, 10)},
 		{"cnn28x56-100", nn.NewSmallCNN(rand.New(rand.NewPCG(1, 0)), 1, 28, 56, 100)},
+		{"resnet18-100", nil}, // built only when selected: 8 x 11.2M gradients
 	}
 	for _, mm := range models {
+		if mm.m == nil {
+			if !strings.Contains(b.Name()+"/"+mm.name, "resnet18") || !benchSelected("resnet18") {
+				continue
+			}
+			mm.m = nn.ResNet18(rand.New(rand.NewPCG(1, 0)), 100)
+		}
 		grads := randGrads(mm.m, 8, 1)
 		for _, pol := range []string{"fp32", "majority-sign", "g-binary", "g-ternary", "g-binary+ef"} {
 			for _, layout := range []lowbit.Layout{lowbit.WorkerMajor, lowbit.ElementMajor} {
@@ -58,4 +67,11 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchSelected reports whether the -test.bench pattern names s, so the
+// large ResNet-18 case runs only when asked for.
+func benchSelected(s string) bool {
+	f := flag.Lookup("test.bench")
+	return f != nil && strings.Contains(f.Value.String(), s)
 }
