@@ -8,6 +8,24 @@ import (
 	"github.com/neuronfabric/nfabric/nn"
 )
 
+// Performance notes (same-session ratios against PyTorch 1.13 CPU, Debian
+// build, 2 threads). The small CNN beats PyTorch: its shards hold 16
+// images, so PyTorch's per-operator overhead dominates while our per-step
+// work is a few small GEMMs in preallocated buffers. ResNet-18 is
+// GEMM-bound (97% of CPU time in gonum's Sgemm) and several times slower
+// than PyTorch. What stands between us and parity there, biggest first:
+//
+//   - the GEMM kernel: gonum's sgemm is built on SSE axpy/dot loops over
+//     64×64 blocks, without packing, register blocking or AVX2/AVX-512 FMA
+//     (about 8 GFLOP/s per core here, against several times that for a
+//     oneDNN/OpenBLAS-class kernel on this AVX-512 machine);
+//   - im2col layout: the (C·K·K) × (N·OH·OW) patch matrix is rebuilt in
+//     Backward and its outputs are scattered to NCHW and gathered back,
+//     about three extra passes over each activation per convolution;
+//   - gonum's parallel Sgemm starts a goroutine per 64×64 output block
+//     (the only allocations left in a step), and nests inside the
+//     goroutine-per-shard parallelism, oversubscribing 2 cores.
+//
 // BenchmarkCNNEpochMNIST trains the small CNN for one epoch of MNIST
 // (60,000 images, batch 128 split over W = 8 replicas, a separate backward
 // per shard, mean gradient, SGD with momentum). The PyTorch twin is

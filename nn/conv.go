@@ -58,7 +58,7 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 	im2col(x, cv.K, cv.S, cv.P, cv.oh, cv.ow, col)
 	// Y (F × NP) goes to dcol scratch, then is scattered to NCHW.
 	out := cv.ws.dcolBuf(cv.F * np)
-	gemm(false, false, cv.F, np, ckk, 1, cv.W, ckk, col, np, 0, out, np)
+	gemmMode(cv.ws.serial, false, false, cv.F, np, ckk, 1, cv.W, ckk, col, np, 0, out, np)
 	cv.y.resize(n, cv.F, cv.oh, cv.ow)
 	for f := 0; f < cv.F; f++ {
 		var bias float32
@@ -105,12 +105,12 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 	}
 	col := cv.ws.colBuf(ckk * np)
 	im2col(x, cv.K, cv.S, cv.P, cv.oh, cv.ow, col)
-	gemm(false, true, cv.F, ckk, np, 1, dyT, np, col, np, 1, cv.dW, ckk)
+	gemmMode(cv.ws.serial, false, true, cv.F, ckk, np, 1, dyT, np, col, np, 1, cv.dW, ckk)
 	if cv.NoInputGrad {
 		return nil
 	}
 	dcol := cv.ws.dcolBuf(ckk * np)
-	gemm(true, false, ckk, np, cv.F, 1, cv.W, ckk, dyT, np, 0, dcol, np)
+	gemmMode(cv.ws.serial, true, false, ckk, np, cv.F, 1, cv.W, ckk, dyT, np, 0, dcol, np)
 	cv.dx.resize(x.Shape...)
 	col2im(dcol, cv.K, cv.S, cv.P, cv.oh, cv.ow, &cv.dx)
 	return &cv.dx

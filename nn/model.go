@@ -192,7 +192,10 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 			res[k] = ShardResult{}
 			continue
 		}
-		r.view.resize(x.Shape...)
+		// Several replicas already keep the cores busy: run each one's
+		// GEMMs serially rather than nesting gonum's goroutines inside.
+		r.ws.serial = len(reps) > 1
+		r.view.Shape = append(r.view.Shape[:0], x.Shape...)
 		r.view.Shape[0] = hi - lo
 		r.view.Data = x.Data[lo*d : hi*d]
 		wg.Go(func() {
@@ -209,6 +212,7 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 	wg.Wait()
 	for _, r := range reps {
 		r.view.Data = nil // do not keep the caller's batch alive
+		r.ws.serial = false
 	}
 }
 

@@ -133,6 +133,9 @@ func constant(v float32) func(w []float32) {
 // one at a time: the im2col matrix and its gradient.
 type workspace struct {
 	col, dcol []float32
+	// serial makes the replica's GEMMs single-threaded (see gemmMode);
+	// runShards sets it while more than one replica shares the cores.
+	serial bool
 }
 
 func (ws *workspace) colBuf(n int) []float32 {
