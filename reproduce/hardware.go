@@ -140,6 +140,11 @@ func missing(err error, skipped *[]string) bool {
 	return false
 }
 
+// FallbackStages is the shallower pipeline routed when the five-stage
+// datapath does not fit the FPGA: three registers, the placement whose
+// register count equals the paper's at 512 bits.
+const FallbackStages = 3
+
 // HardwareCosim co-simulates every width in o.Widths with every simulator
 // in o.Sims and returns the results; a missing simulator is skipped.
 func HardwareCosim(ctx context.Context, o HardwareOptions, skipped *[]string) ([]hw.CosimResult, error) {
@@ -236,19 +241,30 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 			}
 		}
 	}
-	pnr := map[int]hw.PnrResult{}
+	pnr := map[int]hw.PnrResult{}    // at DefaultStages
+	pnrAlt := map[int]hw.PnrResult{} // at FallbackStages, for widths that do not fit
 	if o.PnR && haveSynth {
+	routes:
 		for _, w := range o.Widths {
-			o.logf("placing and routing %d bits on iCE40 %s", w, strings.ToUpper(hw.PnrDevice))
-			r, err := hw.Pnr(ctx, hw.Config{Width: w}, hw.PnrOptions{Dir: o.Dir, Seed: 1})
-			if err != nil {
-				if missing(err, &d.Skipped) {
+			for _, k := range []int{hw.DefaultStages, FallbackStages} {
+				o.logf("placing and routing %d bits, %d stages, on iCE40 %s", w, k, strings.ToUpper(hw.PnrDevice))
+				r, err := hw.Pnr(ctx, hw.Config{Width: w, Stages: k}, hw.PnrOptions{Dir: o.Dir, Seed: 1})
+				if err != nil {
+					if missing(err, &d.Skipped) {
+						break routes
+					}
+					return nil, err
+				}
+				d.PnR = append(d.PnR, r)
+				if k == hw.DefaultStages {
+					pnr[w] = r
+				} else {
+					pnrAlt[w] = r
+				}
+				if r.Fits {
 					break
 				}
-				return nil, err
 			}
-			pnr[w] = r
-			d.PnR = append(d.PnR, r)
 		}
 	}
 	est := map[hw.Config]hw.Estimate{}
@@ -260,7 +276,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 		if err != nil {
 			return nil, err
 		}
-		res.Tables = append(res.Tables, t7, widthTable(o, synth, est, pnr), stageTable(o, synth, est), modelTable(o.Tech))
+		res.Tables = append(res.Tables, t7, widthTable(o, synth, est, pnr, pnrAlt), stageTable(o, synth, est), modelTable(o.Tech))
 		figs, err := hardwareFigures(o, synth, est, pnr)
 		if err != nil {
 			return nil, err
@@ -367,7 +383,7 @@ func paperOr(m map[int]float64, w int, format string) string {
 	return "-"
 }
 
-func widthTable(o HardwareOptions, synth map[hw.Config]hw.SynthResult, est map[hw.Config]hw.Estimate, pnr map[int]hw.PnrResult) report.Table {
+func widthTable(o HardwareOptions, synth map[hw.Config]hw.SynthResult, est map[hw.Config]hw.Estimate, pnr, pnrAlt map[int]hw.PnrResult) report.Table {
 	t := report.Table{Name: "fig8-width", Title: "Fig. 8 analogue: width sweep at five stages",
 		Columns: []string{"width", "cells", "paper cells", "registers", "logic cells", "GE", "area mm²", "pJ/line", "ECP5 LUT4", "ECP5 FF", "iCE40 LCs", "iCE40 Fmax MHz", "paper ECP5 Fmax MHz"}}
 	for _, w := range o.Widths {
@@ -388,6 +404,14 @@ func widthTable(o HardwareOptions, synth map[hw.Config]hw.SynthResult, est map[h
 				fmax = fmt.Sprintf("%.2f", p.FmaxMHz)
 			} else {
 				fmax = "does not fit"
+				if a, ok := pnrAlt[w]; ok {
+					lcs += fmt.Sprintf("; k=%d: %d/%d", a.Stages, a.LCs, a.LCsTotal)
+					if a.Fits {
+						fmax += fmt.Sprintf("; k=%d: %.2f", a.Stages, a.FmaxMHz)
+					} else {
+						fmax += fmt.Sprintf("; k=%d does not fit either", a.Stages)
+					}
+				}
 			}
 		}
 		t.AddRow(w, r.Generic.Cells, paperOr(paperCells, w, "%.0f"), r.Generic.Registers(), r.Generic.Logic(),
@@ -395,7 +419,7 @@ func widthTable(o HardwareOptions, synth map[hw.Config]hw.SynthResult, est map[h
 	}
 	t.Notes = append(t.Notes,
 		"Yosys `synth -top` (ABC, generic gate library) per width; registers are the $_DFF_*/$_SDFF_* cells; logic cells the rest.",
-		fmt.Sprintf("iCE40 route: %s-%s through a serial shift-in/shift-out wrapper (adds about 3 x width flip-flops), nextpnr-ice40 --freq %.0f, seed 1.", strings.ToUpper(hw.PnrDevice), hw.PnrPackage, hw.PnrTargetMHz))
+		fmt.Sprintf("iCE40 route: %s-%s through a serial shift-in/shift-out wrapper (adds about 3 x width flip-flops), nextpnr-ice40 --freq %.0f, seed 1. A width whose five-stage datapath does not fit is routed again with %d stages.", strings.ToUpper(hw.PnrDevice), hw.PnrPackage, hw.PnrTargetMHz, FallbackStages))
 	return t
 }
 
