@@ -327,6 +327,9 @@ func table7(o HardwareOptions, synth map[hw.Config]hw.SynthResult, est map[hw.Co
 	t.AddRow("estimated area (mm², "+o.Tech.Name+")", fmt.Sprintf("%.6f", e.AreaMM2), fmt.Sprintf("%.6f", paperAreaMM2))
 	t.AddRow("estimated dynamic energy (pJ/line)", fmt.Sprintf("%.3f", e.EnergyPJ), fmt.Sprintf("%.3f", paperEnergyPJ))
 	t.AddRow("estimated 2 GHz slack (ps)", fmt.Sprintf("%.0f", e.SlackPS), fmt.Sprint(paperSlackPS))
+	if es, ok := est[hw.Config{Width: 512, SplitCount: true}.Normalized()]; ok {
+		t.AddRow("estimated 2 GHz slack, popcount split over unpack+count (ps)", fmt.Sprintf("%.0f", es.SlackPS), "-")
+	}
 	t.AddRow("Yosys generic cells", r.Generic.Cells, fmt.Sprint(paperCells512))
 	t.AddRow("Yosys registers", r.Generic.Registers(), fmt.Sprint(paperRegs512))
 	route := "not run (nfabric hw pnr, or reproduce --full)"
