@@ -67,10 +67,7 @@ func newHwGenCmd() *cobra.Command {
 				_, err := fmt.Fprint(cmd.OutOrStdout(), src)
 				return err
 			}
-			if err := report.WriteFileAtomic(out, []byte(src)); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
-			}
-			return nil
+			return report.WriteFileAtomic(out, []byte(src))
 		},
 	}
 	f := cmd.Flags()
