@@ -18,6 +18,10 @@ type Aggregator struct {
 	policy Policy
 	w      int
 	ctrl   *ctrlPath
+	// latched: the policy follows the controller's mode latches (see
+	// NewLatchedAggregator); gate is G-Ternary's gate then.
+	latched bool
+	gate    lowbit.Gate
 	mean   [][]float32   // FP32 mean of the raw gradients
 	ef     [][][]float32 // ef[k][i]: worker k's residual of parameter i (EF groups only)
 	in     [][][]float32 // in[k][i]: worker k's payload source (g, or g + e with EF)
@@ -86,6 +90,11 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 		return fmt.Errorf("aggregate: %d workers' gradients, want %d", len(grads), a.w)
 	}
 	a.last, a.meanOK = grads, false
+	if a.latched {
+		if err := a.readLatches(); err != nil {
+			return err
+		}
+	}
 	if a.policy[0].Rule == FP32 || a.policy[0].Rule == SignOfMean || a.policy[1].Rule == FP32 || a.policy[1].Rule == SignOfMean {
 		a.Mean()
 	}

@@ -54,6 +54,16 @@ func newCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*ctrlPath,
 	if !p.Cxl() {
 		return nil, nil
 	}
+	return mapCtrlPath(m, p, w, layout, nil)
+}
+
+// mapCtrlPath maps the regions. With latched == nil a region is mapped for
+// every tensor whose group's rule goes through the controller, with the
+// rule's mode latched for good. With latched != nil every tensor gets a
+// region, mapped in FP32 bypass with gate *latched, and the mode latches
+// decide each step which tensors go through the controller (see
+// NewLatchedAggregator).
+func mapCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout, latched *lowbit.Gate) (*ctrlPath, error) {
 	if layout == lowbit.ElementMajor && w > lowbit.MaxPacketWorkers {
 		return nil, fmt.Errorf("element-major packets carry at most %d workers, not %d", lowbit.MaxPacketWorkers, w)
 	}
@@ -63,10 +73,13 @@ func newCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*ctrlPath,
 	for i, prm := range m.Params {
 		spec := p[prm.Group]
 		n := prm.Len()
-		if spec.Rule.ViaController() && n > 0 {
+		if (latched != nil || spec.Rule.ViaController()) && n > 0 {
 			mode := cxl.GBinary
 			if spec.Rule == GTernary {
 				mode = cxl.GTernary
+			}
+			if latched != nil {
+				mode, spec = cxl.FP32Bypass, RuleSpec{Rule: GTernary, Gate: *latched}
 			}
 			lines := (n + layout.ElementsPerLine() - 1) / layout.ElementsPerLine()
 			r := cxl.Region{Name: prm.Name, Base: base, Mode: mode, Workers: w, Layout: layout, Element0: flat}
@@ -77,7 +90,7 @@ func newCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*ctrlPath,
 			if err := r.Validate(); err != nil {
 				return nil, fmt.Errorf("controller region for %s: %w", prm.Name, err)
 			}
-			c.ts[i] = ctrlTensor{on: true, spec: spec, reg: r, n: n, lines: lines, off: off}
+			c.ts[i] = ctrlTensor{on: latched == nil, spec: spec, reg: r, n: n, lines: lines, off: off}
 			regions = append(regions, r)
 			base = r.End()
 			off += lines * cxl.LineBytes
@@ -92,8 +105,8 @@ func newCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*ctrlPath,
 	c.core = core
 	k := 0
 	for i := range c.ts {
-		if !c.ts[i].on {
-			continue
+		if c.ts[i].reg.Size == 0 {
+			continue // no region: the tensor is empty or not aggregated here
 		}
 		id, err := core.Map(regions[k])
 		if err != nil {

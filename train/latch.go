@@ -1,0 +1,115 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
+)
+
+// NewLatchedAggregator returns an aggregator whose layer groups follow the
+// mode latches of their controller regions, as in the paper's control
+// interface (Sec. 3): every parameter tensor has a region, mapped in FP32
+// bypass; before each step the aggregator reads each group's latch and
+// aggregates the group through the software FP32 mean (FP32 bypass) or
+// through the controller (G-Binary, G-Ternary with gate). Only the control
+// plane changes the latches, through Latches. Error feedback is not
+// available here; the worker gate needs gate bits the plain latch path
+// does not write, so gate must be positional or a margin gate.
+func NewLatchedAggregator(m *nn.Model, w int, layout lowbit.Layout, gate lowbit.Gate) (*Aggregator, error) {
+	if err := gate.Validate(); err != nil {
+		return nil, fmt.Errorf("latched aggregator: %w", err)
+	}
+	if gate.Kind == lowbit.GateWorker {
+		return nil, fmt.Errorf("latched aggregator: the worker gate is not supported")
+	}
+	a, err := NewAggregator(m, Uniform(RuleSpec{Rule: FP32}), w, layout)
+	if err != nil {
+		return nil, err
+	}
+	a.ctrl, err = mapCtrlPath(m, a.policy, w, layout, &gate)
+	if err != nil {
+		return nil, err
+	}
+	a.latched, a.gate = true, gate
+	return a, nil
+}
+
+// LatchWriter writes a region's mode latch: the only capability the
+// control plane gets (control.ModeWriter has the same method).
+type LatchWriter interface {
+	SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error
+}
+
+// Latches returns the controller's mode-latch writer and the regions of
+// each layer group ("backbone", "head"), for a latched aggregator; nil
+// otherwise.
+func (a *Aggregator) Latches() (LatchWriter, map[string][]cxl.RegionID) {
+	if !a.latched {
+		return nil, nil
+	}
+	groups := map[string][]cxl.RegionID{}
+	for i, prm := range a.model.Params {
+		if t := &a.ctrl.ts[i]; t.reg.Size > 0 {
+			name := groupName(prm.Group)
+			groups[name] = append(groups[name], t.id)
+		}
+	}
+	return a.ctrl.core, groups
+}
+
+// Policy returns the policy the last Aggregate used (for a latched
+// aggregator, the one its latches selected).
+func (a *Aggregator) Policy() Policy { return a.policy }
+
+func groupName(g nn.Group) string {
+	if g == nn.Head {
+		return "head"
+	}
+	return "backbone"
+}
+
+// readLatches sets the policy from the latches: a group's regions must
+// agree, since the control plane writes a group at once.
+func (a *Aggregator) readLatches() error {
+	var mode [2]cxl.Mode
+	var seen [2]bool
+	for i, prm := range a.model.Params {
+		t := &a.ctrl.ts[i]
+		if t.reg.Size == 0 {
+			continue
+		}
+		m, err := a.ctrl.core.Mode(t.id)
+		if err != nil {
+			return err
+		}
+		g := prm.Group
+		if seen[g] && m != mode[g] {
+			return fmt.Errorf("latched aggregator: %s regions disagree (%v and %v)", groupName(g), mode[g], m)
+		}
+		mode[g], seen[g] = m, true
+		t.on = m.LowBit()
+		switch m {
+		case cxl.GBinary:
+			t.spec = RuleSpec{Rule: GBinary}
+		case cxl.GTernary:
+			t.spec = RuleSpec{Rule: GTernary, Gate: a.gate}
+		}
+	}
+	for g := range mode {
+		switch mode[g] {
+		case cxl.GBinary:
+			a.policy[g] = RuleSpec{Rule: GBinary}
+		case cxl.GTernary:
+			a.policy[g] = RuleSpec{Rule: GTernary, Gate: a.gate}
+		case cxl.FP32Bypass:
+			a.policy[g] = RuleSpec{Rule: FP32}
+		default:
+			if seen[g] {
+				return fmt.Errorf("latched aggregator: %s latch holds %v, which is not a gradient path", groupName(nn.Group(g)), mode[g])
+			}
+		}
+	}
+	return nil
+}
