@@ -22,12 +22,12 @@ type Aggregator struct {
 	// NewLatchedAggregator); gate is G-Ternary's gate then.
 	latched bool
 	gate    lowbit.Gate
-	mean   [][]float32   // FP32 mean of the raw gradients
-	ef     [][][]float32 // ef[k][i]: worker k's residual of parameter i (EF groups only)
-	in     [][][]float32 // in[k][i]: worker k's payload source (g, or g + e with EF)
-	pin    [][]float32   // per-worker view for software majority
-	last   [][][]float32 // the gradients of the last Aggregate
-	meanOK bool          // mean holds the mean of last
+	mean    [][]float32   // FP32 mean of the raw gradients
+	ef      [][][]float32 // ef[k][i]: worker k's residual of parameter i (EF groups only)
+	in      [][][]float32 // in[k][i]: worker k's payload source (g, or g + e with EF)
+	pin     [][]float32   // per-worker view for software majority
+	last    [][][]float32 // the gradients of the last Aggregate
+	meanOK  bool          // mean holds the mean of last
 }
 
 // NewAggregator returns an aggregator for w workers of m under p. layout
