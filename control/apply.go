@@ -14,17 +14,20 @@ type ModeWriter interface {
 	SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error
 }
 
-// Apply writes actions into the mode latches of the groups' regions, in
+// Apply writes actions into the mode latches of every region of each
+// action's group (a group's gradient buffer may span many regions), in
 // order, time-stamping each write with its step. It stops at the first
 // failure and says which action failed.
-func Apply(w ModeWriter, regions map[string]cxl.RegionID, acts []Action) error {
+func Apply(w ModeWriter, regions map[string][]cxl.RegionID, acts []Action) error {
 	for _, a := range acts {
-		id, ok := regions[a.Group]
-		if !ok {
+		ids, ok := regions[a.Group]
+		if !ok || len(ids) == 0 {
 			return fmt.Errorf("control: apply %v: group has no region", a)
 		}
-		if err := w.SetMode(id, a.Mode, a.Step); err != nil {
-			return fmt.Errorf("control: apply %v: %w", a, err)
+		for _, id := range ids {
+			if err := w.SetMode(id, a.Mode, a.Step); err != nil {
+				return fmt.Errorf("control: apply %v: %w", a, err)
+			}
 		}
 	}
 	return nil

@@ -219,13 +219,13 @@ func TestApplyOnlyWritesModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]cxl.RegionID{}
+	ids := map[string][]cxl.RegionID{}
 	for i, g := range []string{"backbone", "head"} {
 		id, err := ctrl.Map(cxl.Region{Name: g, Base: uint64(i) * 4096, Size: 4096, Mode: cxl.FP32Bypass, Workers: 8, Layout: 0})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids[g] = id
+		ids[g] = []cxl.RegionID{id}
 	}
 	r := rand.New(rand.NewPCG(1, 1))
 	for addr := uint64(0); addr < 8192; addr += 64 {
@@ -265,10 +265,10 @@ func TestApplyOnlyWritesModes(t *testing.T) {
 	if len(all) != 2 {
 		t.Fatalf("actions %v; want backbone and head admitted", all)
 	}
-	if m, _ := ctrl.Mode(ids["backbone"]); m != cxl.GBinary {
+	if m, _ := ctrl.Mode(ids["backbone"][0]); m != cxl.GBinary {
 		t.Errorf("backbone latch %v", m)
 	}
-	if m, _ := ctrl.Mode(ids["head"]); m != cxl.GTernary {
+	if m, _ := ctrl.Mode(ids["head"][0]); m != cxl.GTernary {
 		t.Errorf("head latch %v", m)
 	}
 	if !bytes.Equal(before, snapshot()) {

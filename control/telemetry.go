@@ -56,6 +56,11 @@ type CommanderConfig struct {
 	// StaleNS: with no good sample for this long, relief falls back to
 	// FP32. 0 never expires a sample.
 	StaleNS int64 `yaml:"stale_ns" json:"stale_ns"`
+	// Smooth is the weight of each new sample in the exponential average
+	// of pressure the thresholds apply to, in (0, 1]; 0 means 1 (no
+	// smoothing). Smoothing keeps sub-step gradient bursts from flipping
+	// the mode every step.
+	Smooth float64 `yaml:"smooth" json:"smooth"`
 }
 
 // Validate checks the thresholds.
@@ -66,6 +71,9 @@ func (c CommanderConfig) Validate() error {
 	if c.StaleNS < 0 {
 		return fmt.Errorf("control: commander: stale_ns %d is negative", c.StaleNS)
 	}
+	if !(c.Smooth >= 0 && c.Smooth <= 1) {
+		return fmt.Errorf("control: commander: smooth %v is not in [0, 1]", c.Smooth)
+	}
 	return nil
 }
 
@@ -74,8 +82,9 @@ type commander struct {
 	lastTime int64
 	last     Telemetry
 	have     bool
-	bad      bool // the last sample was rejected
-	grant    bool // hysteresis state: relief granted at the last sample
+	bad      bool    // the last sample was rejected
+	pressure float64 // smoothed pressure
+	grant    bool    // hysteresis state: relief granted at the last sample
 }
 
 // observe takes a sample; a bad one is an error and makes telemetry
@@ -89,8 +98,13 @@ func (c *commander) observe(t Telemetry) error {
 		c.bad = true
 		return fmt.Errorf("control: telemetry: sample at %d ns arrives after one at %d ns", t.TimeNS, c.lastTime)
 	}
+	a := c.cfg.Smooth
+	if a == 0 || !c.have {
+		a = 1
+	}
+	c.pressure = (1-a)*c.pressure + a*t.Pressure()
 	c.lastTime, c.last, c.have, c.bad = t.TimeNS, t, true, false
-	p := t.Pressure()
+	p := c.pressure
 	switch {
 	case p >= c.cfg.RelievePressure:
 		c.grant = true
@@ -113,9 +127,9 @@ func (c *commander) relief(now int64) (bool, string) {
 	case c.cfg.StaleNS > 0 && now-c.last.TimeNS > c.cfg.StaleNS:
 		return false, fmt.Sprintf("commander: telemetry %d ns old, FP32 fallback", now-c.last.TimeNS)
 	case c.grant:
-		return true, fmt.Sprintf("commander: pressure %.2f, relief", c.last.Pressure())
+		return true, fmt.Sprintf("commander: pressure %.2f, relief", c.pressure)
 	}
-	return false, fmt.Sprintf("commander: pressure %.2f, no relief needed", c.last.Pressure())
+	return false, fmt.Sprintf("commander: pressure %.2f, no relief needed", c.pressure)
 }
 
 // TelemetryHeader is the first line of a telemetry trace file.
@@ -237,6 +251,32 @@ func (s Scenario) Generate(durationNS, intervalNS int64, seed uint64) ([]Telemet
 		}
 		d = math.Max(0, d*(1+s.Jitter*r.NormFloat64()))
 		out = append(out, Telemetry{TimeNS: t, DemandGBps: d, CapacityGBps: capacity, LineReads: d * 1e9 / 64})
+	}
+	return out, nil
+}
+
+// Episodes returns a trace that alternates between scenario a and scenario
+// b every episodeNS (a first), sampled every intervalNS over durationNS:
+// congestion that comes and goes on a longer timescale than a step.
+func Episodes(a, b Scenario, episodeNS, durationNS, intervalNS int64, seed uint64) ([]Telemetry, error) {
+	if episodeNS <= 0 {
+		return nil, fmt.Errorf("telemetry episodes: episode length %d ns must be positive", episodeNS)
+	}
+	ta, err := a.Generate(durationNS, intervalNS, seed)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := b.Generate(durationNS, intervalNS, seed+1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Telemetry, len(ta))
+	for i := range ta {
+		if (ta[i].TimeNS/episodeNS)%2 == 0 {
+			out[i] = ta[i]
+		} else {
+			out[i] = tb[i]
+		}
 	}
 	return out, nil
 }

@@ -32,6 +32,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"reproduce", "--quick", "--full"}, 2},
 		{[]string{"payload", "aggregate", "-o", "x", "/no/such/file"}, 1},
 		{[]string{"payload", "aggregate", "--mode", "bogus", "-o", "x", "y"}, 2},
+		{[]string{"pilot", "--fault-epochs", "5"}, 2},
+		{[]string{"pilot", "--ladder-binary", "3"}, 2},
+		{[]string{"pilot", "--fault-rate", "2"}, 2},
 	}
 	for _, c := range cases {
 		code, _, stderr := nfabric(t, c.args...)
