@@ -37,10 +37,10 @@ type Forecast struct {
 	AllReduceS float64 `json:"allreduce_s"`
 	// LowBitS is the controller-path time of one aggregation per mode.
 	LowBitS map[string]float64 `json:"lowbit_s"`
-	// PeakCXLBytesPerS is the highest rate at which buckets become ready
-	// during backward (bucket bytes over the gap since the previous one),
-	// summed over workers: the bandwidth the CXL path must absorb to keep
-	// up with backward.
+	// PeakCXLBytesPerS is the highest rate at which gradient bytes become
+	// ready during backward, over a sliding window of a twentieth of the
+	// backward time, summed over workers: the bandwidth the CXL path must
+	// absorb to keep up with backward.
 	PeakCXLBytesPerS float64 `json:"peak_cxl_bytes_per_s"`
 	// CacheLineReads is the number of 64-byte lines read through the
 	// controller per step on the FP32 bypass path (every worker reads the
@@ -103,16 +103,20 @@ func Predict(in PredictorInput) (Forecast, error) {
 		// elements (element-major counts), the paper's packet.
 		f.LowBitCacheLineReads[m.name] = w * ceilDiv(elems, lowbit.PacketElements)
 	}
-	prev := int64(0)
+	// Peak demand over a sliding window of a twentieth of backward (at
+	// least 1 ns): buckets cut from one tensor become ready at the same
+	// instant, so per-bucket gaps would give unbounded rates.
+	win := max(tl.BackwardPS/20, 1000)
+	lo, inWin := 0, int64(0)
 	for _, b := range tr.Buckets {
-		gap := b.ReadyPS - prev
-		if gap <= 0 {
-			gap = 1
+		inWin += b.Bytes
+		for tr.Buckets[lo].ReadyPS <= b.ReadyPS-win {
+			inWin -= tr.Buckets[lo].Bytes
+			lo++
 		}
-		if r := float64(b.Bytes) / (float64(gap) * 1e-12) * float64(w); r > f.PeakCXLBytesPerS {
+		if r := float64(inWin) / (float64(win) * 1e-12) * float64(w); r > f.PeakCXLBytesPerS {
 			f.PeakCXLBytesPerS = r
 		}
-		prev = b.ReadyPS
 	}
 	if bw := in.CXL.Link.Bandwidth; bw > 0 {
 		f.Pressure = f.PeakCXLBytesPerS / bw

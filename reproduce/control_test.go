@@ -25,7 +25,7 @@ func TestPilotsSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tables) != 4 || len(res.Figures) != 2 {
+	if len(res.Tables) != 5 || len(res.Figures) != 2 {
 		t.Fatalf("%d tables, %d figures", len(res.Tables), len(res.Figures))
 	}
 	fig6 := res.Tables[0]
