@@ -84,7 +84,9 @@ type ReplayRow struct {
 	OverlapPct    float64 `json:"overlap_pct"`
 	ExposedTailMS float64 `json:"exposed_tail_ms"`
 	Exact         bool    `json:"exact"`
-	WallS         float64 `json:"wall_s"`
+	// WallS is the replay's wall time: not in JSON, which must be the same
+	// bytes for a seed.
+	WallS float64 `json:"-"`
 
 	ready, finish []timing.Time
 	backward      timing.Time

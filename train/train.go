@@ -189,7 +189,9 @@ type Timing struct {
 	// Compute is forward and backward of all replicas; Aggregate the
 	// aggregation (FP32 mean, encoding, controller transactions, decoding);
 	// Optimizer the SGD update; Eval the validation passes.
-	Compute, Aggregate, Optimizer, Eval, Diag time.Duration
+	// They are left out of JSON so that results stay byte-identical for a
+	// seed.
+	Compute, Aggregate, Optimizer, Eval, Diag time.Duration `json:"-"`
 	// ControllerTransactions counts cxl transactions issued.
 	ControllerTransactions int `json:"controller_transactions"`
 }

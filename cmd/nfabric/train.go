@@ -299,6 +299,7 @@ func newTrainStudyCmd(which string) *cobra.Command {
 		full   bool
 		asJSON bool
 		quiet  bool
+		wall   bool
 		out    string
 	)
 	defaults := reproduce.ValidatedOptions
@@ -323,6 +324,7 @@ full one (about an hour). Any flag given overrides either.`,
 				return err
 			}
 			o.Logf = stderrLogf(cmd, quiet)
+			o.WallClock = wall
 			res, err := run(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -334,6 +336,7 @@ full one (about an hour). Any flag given overrides either.`,
 	cmd.Flags().BoolVar(&full, "full", false, "start from the full configuration")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().BoolVar(&wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
 	cmd.Flags().StringVar(&out, "out", "", "also write tables, figures and JSON into this directory")
 	return cmd
 }

@@ -1,0 +1,39 @@
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// TestSameSeedSameBytes runs cheap blocks with GOMAXPROCS 1 and the
+// default and compares every file written, byte for byte.
+func TestSameSeedSameBytes(t *testing.T) {
+	bs, err := Select([]string{"payload", "collective", "timing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(procs int) string {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		dir := t.TempDir()
+		if _, err := Run(context.Background(), bs, Config{Seed: 7}, dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	a, b := run(1), run(runtime.NumCPU()+1)
+	files, _ := filepath.Glob(filepath.Join(a, "*"))
+	if len(files) < 5 {
+		t.Fatalf("only %d files written", len(files))
+	}
+	for _, f := range files {
+		x, _ := os.ReadFile(f)
+		y, err := os.ReadFile(filepath.Join(b, filepath.Base(f)))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between GOMAXPROCS 1 and %d", filepath.Base(f), runtime.NumCPU()+1)
+		}
+	}
+}
