@@ -75,3 +75,22 @@ func ParseMode(s string) (Mode, error) {
 	}
 	return 0, fmt.Errorf("unknown mode %q (want identity, fp32-bypass, g-binary or g-ternary)", s)
 }
+
+// MarshalText writes the mode's name, so JSON and YAML show "g-binary"
+// rather than a number.
+func (m Mode) MarshalText() ([]byte, error) {
+	if !m.Valid() {
+		return nil, fmt.Errorf("cxl: invalid mode %d", uint8(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a name ParseMode accepts.
+func (m *Mode) UnmarshalText(b []byte) error {
+	v, err := ParseMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}

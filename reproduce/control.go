@@ -155,6 +155,7 @@ func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
 			o.Control.WarmupSteps, o.Control.Ladder.BinaryMin, o.Control.Ladder.TernaryMin, o.Control.LossK, o.Control.LossH, o.Control.LossAlpha, o.Control.CooldownSteps, o.Control.CalibrationSteps),
 		"Traffic is the per-step mean of the gradient payload ratio to FP32 under the paper's accounting; 'steps low-bit' counts steps on which any group ran a low-bit mode.",
 		"The control plane acted only through mode-latch writes on the training run's controller model; it never read gradients or payloads.",
+		"fp32-default re-runs the ladder after each recovery on the latest diagnostics; the low-bit/FP32 cosines fall as training converges (backbone G-Binary about .6 at the start, about .2 a few epochs in), so once demoted it may stay on FP32: the ladder's fixed thresholds are calibrated at warm-up only.",
 	}
 	res.Tables = append(res.Tables, t)
 	figs, err := pilotFigures(all, o.Fault)
