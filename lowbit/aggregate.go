@@ -410,8 +410,6 @@ func votePlanesGeneric(pos, nz []byte, signs, gates [][]byte, n int, s Spec, bas
 			}
 			up = gtCounter(&c, &cn)
 			un = gtCounter(&cn, &c)
-		case w == 8 && !margin:
-			up, un = vote8(signs, j, nb)
 		default:
 			c.reset(w)
 			for k := range w {
@@ -448,29 +446,14 @@ func votePlanesGeneric(pos, nz []byte, signs, gates [][]byte, n int, s Spec, bas
 	}
 }
 
-// vote8 is the majority of exactly eight planes at word j through a
-// carry-save adder tree: count = b0 + 2 b1 + 4 b2 + 8 b3.
-func vote8(planes [][]byte, j, nb int) (up, un uint64) {
-	x0, x1, x2, x3 := planeWord(planes[0], j, nb), planeWord(planes[1], j, nb), planeWord(planes[2], j, nb), planeWord(planes[3], j, nb)
-	x4, x5, x6, x7 := planeWord(planes[4], j, nb), planeWord(planes[5], j, nb), planeWord(planes[6], j, nb), planeWord(planes[7], j, nb)
-	s1, c1 := fullAdd(x0, x1, x2)
-	s2, c2 := fullAdd(x3, x4, x5)
-	s3, c3 := fullAdd(s1, s2, x6)
-	b0, h := s3^x7, s3&x7
-	t, c4 := fullAdd(c1, c2, c3)
-	b1, h2 := t^h, t&h
-	b2, b3 := c4^h2, c4&h2
-	up = b3 | b2&(b1|b0) // count > 4
-	un = ^(b3 | b2)      // count < 4
-	return up, un
-}
-
 // planesChunk is how many result bytes the W=8 plane kernels write before
 // the positional gate is applied to them, while they are still in L1.
 const planesChunk = 4096
 
-// vote8Words is vote8 over whole words: pos and nz hold a multiple of 8
-// bytes, and word i reads the planes at byte off+i.
+// vote8Words is the majority of exactly eight planes over whole words,
+// through a carry-save adder tree (count = b0 + 2 b1 + 4 b2 + 8 b3): pos
+// and nz hold a multiple of 8 bytes, and word i reads the planes at byte
+// off+i. A partial last word goes through the generic bit-sliced counter.
 func vote8Words(pos, nz []byte, planes [][]byte, off int) {
 	n := len(pos)
 	nz = nz[:n]
