@@ -2,7 +2,6 @@ package control
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/neuronfabric/nfabric/cxl"
@@ -59,24 +58,4 @@ func (l Ladder) Admit(cosBinary, cosTernary float64) (cxl.Mode, string) {
 	}
 	return cxl.FP32Bypass, fmt.Sprintf("ladder: cosines %s (G-Binary) and %s (G-Ternary) below %s and %s, keep FP32",
 		f(cosBinary), f(cosTernary), f(l.BinaryMin), f(l.TernaryMin))
-}
-
-// Cosine returns the cosine of the angle between a and b: a.b/(|a||b|),
-// accumulated in float64; 0 when either vector is zero. It is how the
-// trainer measures the diagnostics the ladder reads.
-func Cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		panic("control: Cosine of vectors of different lengths")
-	}
-	var ab, aa, bb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		ab += x * y
-		aa += x * x
-		bb += y * y
-	}
-	if aa == 0 || bb == 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
 }

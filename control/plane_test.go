@@ -369,18 +369,6 @@ func FuzzReadTelemetry(f *testing.F) {
 	})
 }
 
-func TestCosine(t *testing.T) {
-	a := []float32{1, 2, 3}
-	b := []float32{-2, 0.5, 4}
-	want := (1*-2 + 2*0.5 + 3*4) / (math.Sqrt(14) * math.Sqrt(4+0.25+16))
-	if got := Cosine(a, b); math.Abs(got-want) > 1e-12 {
-		t.Errorf("Cosine = %v; want %v", got, want)
-	}
-	if Cosine(a, []float32{0, 0, 0}) != 0 {
-		t.Error("cosine with a zero vector is not 0")
-	}
-}
-
 func TestPredictorResNet18(t *testing.T) {
 	prof := workload.ResNet18CIFAR(10)
 	cxlLink, _ := collective.LookupLink("cxl", nil)

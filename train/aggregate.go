@@ -218,7 +218,7 @@ func majority(dst []float32, g [][]float32) {
 	var cnt [512]int32
 	var vote [lowbit.MaxWorkers + 1]float32 // vote[c] = sgn(2c - W)
 	for c := 0; c <= w && c < len(vote); c++ {
-		vote[c] = float32(sgn(2*c - w))
+		vote[c] = float32(lowbit.RefSign(2*c - w))
 	}
 	for lo := 0; lo < len(dst); lo += len(cnt) {
 		hi := min(lo+len(cnt), len(dst))

@@ -251,7 +251,7 @@ func TestWorkerGate(t *testing.T) {
 						}
 					}
 				}
-				if want := float32(sgn(a)); dst[i][j] != want {
+				if want := float32(lowbit.RefSign(a)); dst[i][j] != want {
 					t.Fatalf("%v %s[%d] = %v; want %v", layout, m.Params[i].Name, j, dst[i][j], want)
 				}
 			}
@@ -294,7 +294,7 @@ func TestStepCosinesDirect(t *testing.T) {
 				}
 			}
 			mean := float64(sum * (1 / float32(w)))
-			u := float64(sgn(2*pos - w))
+			u := float64(lowbit.RefSign(2*pos - w))
 			for v, uu := range []float64{u, u * float64(btoi((f+j)%3 != 2))} {
 				dots[v][prm.Group] += uu * mean
 				nus[v][prm.Group] += uu * uu

@@ -329,7 +329,7 @@ func (c *ctrlPath) tensorPacket(t *ctrlTensor, dst []float32) error {
 		// The G-Binary response is the count c per element; u = sgn(2c - W).
 		var vote [lowbit.MaxPacketWorkers + 1]float32
 		for n := 0; n <= c.w; n++ {
-			vote[n] = float32(sgn(2*n - c.w))
+			vote[n] = float32(lowbit.RefSign(2*n - c.w))
 		}
 		for j, n := range c.resp[:t.n] {
 			if int(n) > c.w {
@@ -343,14 +343,4 @@ func (c *ctrlPath) tensorPacket(t *ctrlTensor, dst []float32) error {
 		dst[j] = float32(int8(c.resp[j]))
 	}
 	return nil
-}
-
-func sgn(a int) int {
-	switch {
-	case a > 0:
-		return 1
-	case a < 0:
-		return -1
-	}
-	return 0
 }
