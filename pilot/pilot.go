@@ -171,28 +171,26 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	if err := tc.Validate(); err != nil {
 		return nil, fmt.Errorf("pilot: %w", err)
 	}
-	if tc.Workers == 0 {
-		tc.Workers = 8
-	}
-	if tc.Batch == 0 {
-		tc.Batch = 128
-	}
 	if cfg.Fault.Rate < 0 || cfg.Fault.Rate > 1 || math.IsNaN(cfg.Fault.Rate) {
 		return nil, fmt.Errorf("pilot: fault rate %v out of [0, 1]", cfg.Fault.Rate)
 	}
 	if cfg.DiagEvery < 0 {
 		return nil, fmt.Errorf("pilot: diag_every %d is negative", cfg.DiagEvery)
 	}
-	if sets == nil || sets.Train == nil || sets.Test == nil || sets.Train.Len() < tc.Batch {
-		return nil, fmt.Errorf("pilot: training split smaller than one batch of %d", tc.Batch)
+	if sets == nil || sets.Train == nil || sets.Test == nil {
+		return nil, fmt.Errorf("pilot: no training or test split")
 	}
 	tr := sets.Train
 	m, err := train.NewModel(tc, tr, tc.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("pilot: %w", err)
 	}
-	w := tc.Workers
-	reps := m.NewReplicas(w)
+	st := train.NewStepper(tc, m, tr)
+	if tr.Len() < len(st.Y) {
+		return nil, fmt.Errorf("pilot: training split smaller than one batch of %d", len(st.Y))
+	}
+	w := len(st.Reps)
+	reps := st.Reps
 	opt := nn.NewSGD(m, tc.LR, tc.Momentum, tc.WeightDecay)
 	agg, err := train.NewLatchedAggregator(m, w, tc.Layout, cfg.Gate)
 	if err != nil {
@@ -231,32 +229,23 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	}
 
 	res := &Result{Trace: cfg.Trace.String(), Seed: tc.Seed}
-	groupElems := [2]int64{int64(m.GroupParams(nn.Backbone)), int64(m.GroupParams(nn.Head))}
 	dst := m.NewGrads()
-	grads := make([][][]float32, w)
-	for k := range grads {
-		grads[k] = reps[k].Grads
-	}
-	shard := make([]nn.ShardResult, w)
-	sz := tr.ImageSize()
-	x := make([]float32, tc.Batch*sz)
-	y := make([]int, tc.Batch)
+	grads := st.Grads
 	noise := rand.New(rand.NewPCG(tc.Seed, 0x6e6f6973))
 	tel := cfg.Telemetry
 	var lowSteps, step int
 	var prev train.Policy
 	var trafficSum float64
 	for epoch := 1; epoch <= tc.Epochs; epoch++ {
-		b, err := data.NewBatcher(tr, tc.Batch, rand.New(rand.NewPCG(tc.Seed, 1000+uint64(epoch))), true, tc.Aug)
+		b, err := st.Batches(epoch)
 		if err != nil {
 			return nil, fmt.Errorf("pilot: %w", err)
 		}
-		b.DropLast = true
 		fault := cfg.Fault.Rate > 0 && epoch >= cfg.Fault.StartEpoch && epoch <= cfg.Fault.EndEpoch
 		var es EpochStat
 		es.Epoch, es.Fault = epoch, fault
 		steps := 0
-		for n := b.Next(x, y); n > 0; n = b.Next(x, y) {
+		for n := b.Next(st.X, st.Y); n > 0; n = b.Next(st.X, st.Y) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -277,21 +266,15 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 				}
 			}
 			if fault {
-				for i := range y[:n] {
+				for i := range st.Y[:n] {
 					if noise.Float64() < cfg.Fault.Rate {
-						y[i] = noise.IntN(tr.Classes)
+						st.Y[i] = noise.IntN(tr.Classes)
 					}
 				}
 			}
-			xb := &nn.Tensor{Shape: append([]int{n}, m.InShape...), Data: x[:n*sz]}
-			nn.TrainShards(reps, xb, y[:n], shard)
-			var loss float64
-			for _, s := range shard {
-				loss += s.Loss * float64(s.N)
-			}
-			loss /= float64(n)
-			if math.IsNaN(loss) || math.IsInf(loss, 0) {
-				return nil, fmt.Errorf("pilot: %s epoch %d step %d: loss is %v", cfg.Trace, epoch, step, loss)
+			loss, _, err := st.Step(n)
+			if err != nil {
+				return nil, fmt.Errorf("pilot: %s epoch %d step %d: %w", cfg.Trace, epoch, step, err)
 			}
 			if err := agg.Aggregate(grads, dst); err != nil {
 				return nil, fmt.Errorf("pilot: step %d: %w", step, err)
@@ -316,7 +299,6 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 			}
 			prev = pol
 			var lrs [2]float32
-			var groups []lowbit.Group
 			low := false
 			for g := range pol {
 				lrs[g] = tc.LR
@@ -329,12 +311,11 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 						es.LowBitHead++
 					}
 				}
-				groups = append(groups, lowbit.Group{Elements: groupElems[g], Format: pol[g].Format(), Gate: pol[g].Gate})
 			}
 			for i, prm := range m.Params {
 				opt.StepParam(i, dst[i], lrs[prm.Group])
 			}
-			tratio := lowbit.Account(groups, lowbit.PaperAccounting).Ratio
+			tratio := train.PolicyTraffic(m, pol).Paper.Ratio
 			trafficSum += tratio
 			es.Traffic += tratio
 			if low {

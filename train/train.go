@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -231,7 +230,8 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	w := cfg.Workers
-	reps := m.NewReplicas(w)
+	st := NewStepper(cfg, m, tr)
+	reps := st.Reps
 	opt := nn.NewSGD(m, cfg.LR, cfg.Momentum, cfg.WeightDecay)
 	agg, err := NewAggregator(m, cfg.Policy, w, cfg.Layout)
 	if err != nil {
@@ -256,42 +256,26 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	}
 	lrs := [2]float32{cfg.GroupLR(nn.Backbone), cfg.GroupLR(nn.Head)}
 	dst := m.NewGrads()
-	grads := make([][][]float32, w)
-	for k := range grads {
-		grads[k] = reps[k].Grads
-	}
-	shard := make([]nn.ShardResult, w)
-	sz := tr.ImageSize()
-	x := make([]float32, cfg.Batch*sz)
-	y := make([]int, cfg.Batch)
+	grads := st.Grads
 	var ds diagScratch
 	for epoch := start; epoch <= cfg.Epochs; epoch++ {
-		b, err := data.NewBatcher(tr, cfg.Batch, rand.New(rand.NewPCG(cfg.Seed, 1000+uint64(epoch))), true, cfg.Aug)
+		b, err := st.Batches(epoch)
 		if err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}
-		b.DropLast = true
 		nb := b.Batches()
 		diag := slices.Contains(cfg.DiagEpochs, epoch)
 		var dg Diag
 		var lossSum, accSum float64
 		steps := 0
-		for n := b.Next(x, y); n > 0; n = b.Next(x, y) {
+		for n := b.Next(st.X, st.Y); n > 0; n = b.Next(st.X, st.Y) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			t0 := time.Now()
-			xb := &nn.Tensor{Shape: append([]int{n}, m.InShape...), Data: x[:n*sz]}
-			nn.TrainShards(reps, xb, y[:n], shard)
-			var loss float64
-			correct := 0
-			for _, s := range shard {
-				loss += s.Loss * float64(s.N)
-				correct += s.Correct
-			}
-			loss /= float64(n)
-			if math.IsNaN(loss) || math.IsInf(loss, 0) {
-				return nil, fmt.Errorf("train: epoch %d step %d: loss is %v (diverged; lower the learning rate)", epoch, len(res.Steps)+1, loss)
+			loss, correct, err := st.Step(n)
+			if err != nil {
+				return nil, fmt.Errorf("train: epoch %d step %d: %w", epoch, len(res.Steps)+1, err)
 			}
 			t1 := time.Now()
 			if err := agg.Aggregate(grads, dst); err != nil {
