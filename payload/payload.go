@@ -302,16 +302,17 @@ func Read(r io.Reader, size int64) (*File, error) {
 			return nil, fmt.Errorf("gate data: %w", err)
 		}
 	}
-	if err := f.checkPadding(); err != nil {
+	if err := f.Check(); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// checkPadding rejects non-zero bits outside the payload: past element n,
-// and in packet bits at or above W. A writer that sets them is broken, and
-// silently ignoring them would hide it.
-func (f *File) checkPadding() error {
+// Check rejects non-zero bits outside the payload: past element n, and in
+// packet bits at or above W. A writer that sets them is broken, and
+// silently ignoring them would hide it. Read calls it; callers that build
+// a File from other sources (headerless packets) call it themselves.
+func (f *File) Check() error {
 	check := func(what string, data []byte) error {
 		switch f.Spec.Layout {
 		case lowbit.ElementMajor:

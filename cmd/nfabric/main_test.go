@@ -136,3 +136,13 @@ func TestReproduceWritesReport(t *testing.T) {
 		}
 	}
 }
+
+func TestRawPacketsBeyondW(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "packets.bin")
+	os.WriteFile(in, []byte{0x07, 0x09}, 0o644) // byte 1 sets worker 3's bit
+	code, _, stderr := nfabric(t, "payload", "aggregate", "--raw", "--workers", "3", "-o", filepath.Join(dir, "c"), in)
+	if code != 1 || !strings.Contains(stderr, "byte 1") || !strings.Contains(stderr, in) {
+		t.Errorf("exit %d, stderr %q: want 1, naming the file and byte 1", code, stderr)
+	}
+}

@@ -357,18 +357,12 @@ func readPayload(path string, raw bool, workers int, base int64) (*payload.File,
 	if int64(len(data)) > payload.MaxElements {
 		return nil, fmt.Errorf("read payload %s: %d bytes is more than %d elements", path, len(data), int64(payload.MaxElements))
 	}
-	mask := byte(0xff << workers)
-	if workers == 8 {
-		mask = 0
-	}
-	for i, b := range data {
-		if b&mask != 0 {
-			return nil, fmt.Errorf("read payload %s: byte %d (%08b) sets bits for workers beyond W=%d", path, i, b, workers)
-		}
-	}
 	h := payload.Header{Spec: lowbit.Spec{Workers: workers, Layout: lowbit.ElementMajor, Format: lowbit.Binary}, Elements: int64(len(data)), Base: base}
 	f := &payload.File{Header: h, Signs: make([]byte, h.SectionBytes())}
 	copy(f.Signs, data)
+	if err := f.Check(); err != nil {
+		return nil, fmt.Errorf("read payload %s: %w", path, err)
+	}
 	return f, nil
 }
 
