@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/cxl"
@@ -428,10 +427,3 @@ func (p *Plane) Alarms() int { return p.alarms }
 
 // Log returns every action taken so far.
 func (p *Plane) Log() []Action { return append([]Action(nil), p.log...) }
-
-// Groups returns the configured group names, sorted.
-func (p *Plane) Groups() []string {
-	out := append([]string(nil), p.cfg.Groups...)
-	sort.Strings(out)
-	return out
-}
