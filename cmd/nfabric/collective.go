@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/neuronfabric/nfabric/collective"
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/report"
-	"github.com/neuronfabric/nfabric/reproduce"
 	"github.com/spf13/cobra"
 )
 
@@ -16,7 +16,7 @@ func init() { subcommands = append(subcommands, newCollectiveCmd) }
 
 func newCollectiveCmd() *cobra.Command {
 	var (
-		o        reproduce.CollectiveOptions
+		o        experiments.CollectiveOptions
 		links    string
 		exposure float64
 		models   string
@@ -82,19 +82,19 @@ github.com/neuronfabric/nfabric/workload ParseProfileYAML').`,
 			if models != "" {
 				o.Models = strings.Split(models, ",")
 			}
-			cfg := reproduce.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
+			cfg := experiments.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
 			if o.Exposure < 0 {
-				e, err := reproduce.MeasureExposure()
+				e, err := experiments.MeasureExposure()
 				if err != nil {
 					return err
 				}
 				o.Exposure, o.ExposureNote = e, "measured by the timing model at the full-LLC-miss anchor"
 			}
-			f7, err := reproduce.Fig7(cmd.Context(), cfg, o)
+			f7, err := experiments.Fig7(cmd.Context(), cfg, o)
 			if err != nil {
 				return err
 			}
-			gs, err := reproduce.GPTScale(cmd.Context(), cfg, o)
+			gs, err := experiments.GPTScale(cmd.Context(), cfg, o)
 			if err != nil {
 				return err
 			}

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
-	"github.com/neuronfabric/nfabric/reproduce"
 	"github.com/spf13/cobra"
 )
 
@@ -176,7 +176,7 @@ func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault, sp
 	f.BoolVar(&h.asJSON, "json", false, "print JSON instead of text")
 }
 
-func (h *hwReportFlags) options(cmd *cobra.Command, base reproduce.HardwareOptions) (reproduce.HardwareOptions, error) {
+func (h *hwReportFlags) options(cmd *cobra.Command, base experiments.HardwareOptions) (experiments.HardwareOptions, error) {
 	ws, err := parseWidths(h.widths)
 	if err != nil {
 		return base, usageError{err}
@@ -234,12 +234,12 @@ func newHwSynthCmd() *cobra.Command {
 		Example: "  nfabric hw synth --widths 512 --stages 3,5 --ecp5",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := h.options(cmd, reproduce.HardwareOptions{SweepWidth: 512, Tech: hw.NanGate45})
+			o, err := h.options(cmd, experiments.HardwareOptions{SweepWidth: 512, Tech: hw.NanGate45})
 			if err != nil {
 				return err
 			}
 			o.ECP5 = ecp5
-			res, err := reproduce.HardwareReport(cmd.Context(), o)
+			res, err := experiments.HardwareReport(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -259,11 +259,11 @@ func newHwPnrCmd() *cobra.Command {
 		Example: "  nfabric hw pnr --widths 64,512",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := h.options(cmd, reproduce.HardwareOptions{SweepWidth: 512, Tech: hw.NanGate45, PnR: true})
+			o, err := h.options(cmd, experiments.HardwareOptions{SweepWidth: 512, Tech: hw.NanGate45, PnR: true})
 			if err != nil {
 				return err
 			}
-			res, err := reproduce.HardwareReport(cmd.Context(), o)
+			res, err := experiments.HardwareReport(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -287,9 +287,9 @@ and iCE40 place and route (several minutes).`,
   nfabric hw report --full --out out/hw`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			base := reproduce.QuickHardware(h.seed)
+			base := experiments.QuickHardware(h.seed)
 			if full {
-				base = reproduce.FullHardware(h.seed)
+				base = experiments.FullHardware(h.seed)
 			}
 			if !cmd.Flags().Changed("widths") {
 				h.widths = hwJoinInts(base.Widths)
@@ -301,7 +301,7 @@ and iCE40 place and route (several minutes).`,
 			if err != nil {
 				return err
 			}
-			res, err := reproduce.HardwareReport(cmd.Context(), o)
+			res, err := experiments.HardwareReport(cmd.Context(), o)
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/neuronfabric/nfabric/reproduce"
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/spf13/cobra"
 )
 
@@ -23,7 +23,7 @@ func newPilotCmd() *cobra.Command {
 		lossK, lossH        float64
 		diagEvery           int
 	)
-	def := reproduce.PilotDefaults(false, 1)
+	def := experiments.PilotDefaults(false, 1)
 	cmd := &cobra.Command{
 		Use:   "pilot",
 		Short: "control-plane pilots: recovery (Fig. 6), live admission loop, telemetry delay (Sec. 8)",
@@ -41,7 +41,7 @@ training flags are those of 'nfabric train'.`,
   nfabric pilot --full --out out/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := reproduce.PilotDefaults(full, of.seed)
+			o := experiments.PilotDefaults(full, of.seed)
 			if err := of.apply(cmd.Flags(), &o.Train); err != nil {
 				return err
 			}
@@ -93,7 +93,7 @@ training flags are those of 'nfabric train'.`,
 				return usagef("%v", err)
 			}
 			o.Logf = stderrLogf(cmd, quiet)
-			res, err := reproduce.Pilots(cmd.Context(), o)
+			res, err := experiments.Pilots(cmd.Context(), o)
 			if err != nil {
 				return err
 			}

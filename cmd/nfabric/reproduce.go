@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/neuronfabric/nfabric/reproduce"
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +36,7 @@ whole run to minutes; --full runs the configurations behind the notes.`,
 				return usagef("--quick and --full are exclusive")
 			}
 			if list {
-				for _, b := range reproduce.Blocks() {
+				for _, b := range experiments.Blocks() {
 					fmt.Fprintf(cmd.OutOrStdout(), "%-12s %s\n", b.Name, b.Title)
 				}
 				return nil
@@ -45,15 +45,15 @@ whole run to minutes; --full runs the configurations behind the notes.`,
 			if only != "" {
 				names = strings.Split(only, ",")
 			}
-			bs, err := reproduce.Select(names)
+			bs, err := experiments.Select(names)
 			if err != nil {
 				return usagef("--only: %v", err)
 			}
 			if len(bs) == 0 {
 				return fmt.Errorf("no evidence blocks are registered")
 			}
-			cfg := reproduce.Config{Full: full, Seed: seed}
-			outs, err := reproduce.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
+			cfg := experiments.Config{Full: full, Seed: seed}
+			outs, err := experiments.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
 			if len(outs) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(out, "REPORT.md"))
 			}

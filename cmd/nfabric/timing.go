@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/report"
-	"github.com/neuronfabric/nfabric/reproduce"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/spf13/cobra"
 )
@@ -176,7 +176,7 @@ func newTimingTable4Cmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := reproduce.TimingTable4(ctxOf(cmd), s)
+			res, err := experiments.TimingTable4(ctxOf(cmd), s)
 			if err != nil {
 				return fmt.Errorf("timing table4: %w", err)
 			}
@@ -202,7 +202,7 @@ func newTimingEnvelopeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := reproduce.TimingEnvelope(ctxOf(cmd), s)
+			res, err := experiments.TimingEnvelope(ctxOf(cmd), s)
 			if err != nil {
 				return fmt.Errorf("timing envelope: %w", err)
 			}

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/neuronfabric/nfabric/reproduce"
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/workload"
 	"github.com/spf13/cobra"
 )
@@ -13,7 +13,7 @@ import (
 func newTimingReplayCmd() *cobra.Command {
 	var (
 		tf         timingFlags
-		o          reproduce.ReplayOptions
+		o          experiments.ReplayOptions
 		models     string
 		traces     []string
 		peak, eff  float64
@@ -77,10 +77,10 @@ The timing model takes the same flags and --config file as the other
 			if o.Buckets.Mode, err = workload.ParseBucketMode(bucketMode); err != nil {
 				return usagef("--bucket-mode: %v", err)
 			}
-			cfg := reproduce.Config{Logf: func(f string, a ...any) {
+			cfg := experiments.Config{Logf: func(f string, a ...any) {
 				cmd.PrintErrf(f+"\n", a...)
 			}}
-			res, err := reproduce.Fig2(cmd.Context(), cfg, o)
+			res, err := experiments.Fig2(cmd.Context(), cfg, o)
 			if err != nil {
 				return err
 			}

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
-	"github.com/neuronfabric/nfabric/reproduce"
 	"github.com/neuronfabric/nfabric/train"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -46,7 +46,7 @@ cifar10 / cifar100 from their binary files with --data-dir.`,
 	return cmd
 }
 
-// optFlags holds the raw flag values of reproduce.TrainOptions.
+// optFlags holds the raw flag values of experiments.TrainOptions.
 type optFlags struct {
 	data, dataDir, model, hidden, layout string
 	trainN, testN, perClass              int
@@ -58,7 +58,7 @@ type optFlags struct {
 	extensions                           bool
 }
 
-func (f *optFlags) add(fs *pflag.FlagSet, o reproduce.TrainOptions) {
+func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.StringVar(&f.data, "data", o.Data, "data set: mnist, fashion-mnist, mnist-pairs100, cifar10, cifar100")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory of the data set's files (default: its standard location)")
 	fs.IntVar(&f.trainN, "train-n", o.TrainN, "keep the first N training images (0: all)")
@@ -91,7 +91,7 @@ func joinInts(xs []int) string {
 }
 
 // apply overwrites o with the flags the user set.
-func (f *optFlags) apply(fs *pflag.FlagSet, o *reproduce.TrainOptions) error {
+func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	set := func(name string) bool { return fs.Changed(name) }
 	if set("data") {
 		o.Data = f.data
@@ -209,7 +209,7 @@ func newTrainRunCmd() *cobra.Command {
 		quiet      bool
 		out        string
 	)
-	def := reproduce.BoundaryOptions(false, 1)
+	def := experiments.BoundaryOptions(false, 1)
 	def.Data, def.Seeds = "mnist", 1
 	cmd := &cobra.Command{
 		Use:   "run --policy POLICY [flags]",
@@ -259,7 +259,7 @@ func newTrainRunCmd() *cobra.Command {
 }
 
 // runReport formats one run.
-func runReport(r *train.Result, dataName string, o reproduce.TrainOptions) *report.Result {
+func runReport(r *train.Result, dataName string, o experiments.TrainOptions) *report.Result {
 	res := &report.Result{Block: "train-run", Title: fmt.Sprintf("%s on %s (%s, seed %d)", r.Label, dataName, r.Model, o.Seed), Data: r}
 	ep := report.Table{Name: "epochs", Title: "Per-epoch accuracy", Columns: []string{"epoch", "train loss", "train acc. (%)", "val. loss", "val. acc. (%)"}}
 	for _, e := range r.Epochs {
@@ -302,13 +302,13 @@ func newTrainStudyCmd(which string) *cobra.Command {
 		wall   bool
 		out    string
 	)
-	defaults := reproduce.ValidatedOptions
+	defaults := experiments.ValidatedOptions
 	short := "Fig. 4 analogue: FP32, G-Binary, G-Ternary, MajoritySignSGD and SignOfMean over several seeds"
-	run := reproduce.Validated
+	run := experiments.Validated
 	if which == "boundary" {
-		defaults = reproduce.BoundaryOptions
+		defaults = experiments.BoundaryOptions
 		short = "Table 6 / Fig. 5 / Table 5 analogue: layer-aware admission on the 100-class stand-in (or CIFAR-100)"
-		run = reproduce.Boundary
+		run = experiments.Boundary
 	}
 	cmd := &cobra.Command{
 		Use:   which + " [flags]",

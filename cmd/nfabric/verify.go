@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/neuronfabric/nfabric/reproduce"
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/spf13/cobra"
 )
 
@@ -43,11 +43,11 @@ It ends with "N passed, N failed" and exits 1 if any check failed.`,
 			if sweeps < 0 {
 				return usagef("--sweeps %d: want 0 or more", sweeps)
 			}
-			p := reproduce.FunctionalParams{Lines: lines, Workers: workers, Sweeps: sweeps, Seed: seed}
+			p := experiments.FunctionalParams{Lines: lines, Workers: workers, Sweeps: sweeps, Seed: seed}
 			if verbose {
 				p.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
 			}
-			res, err := reproduce.Functional(cmd.Context(), p)
+			res, err := experiments.Functional(cmd.Context(), p)
 			if err != nil {
 				return fmt.Errorf("verify: %w", err)
 			}
@@ -56,10 +56,10 @@ It ends with "N passed, N failed" and exits 1 if any check failed.`,
 				if err := res.WriteJSON(out); err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.ErrOrStderr(), reproduce.FunctionalClosing(res))
+				fmt.Fprintln(cmd.ErrOrStderr(), experiments.FunctionalClosing(res))
 			} else {
 				fmt.Fprint(out, res.Text())
-				fmt.Fprintln(out, reproduce.FunctionalClosing(res))
+				fmt.Fprintln(out, experiments.FunctionalClosing(res))
 			}
 			if res.Failed > 0 {
 				return fmt.Errorf("verify: %d of %d checks failed", res.Failed, res.Passed+res.Failed)

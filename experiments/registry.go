@@ -1,4 +1,4 @@
-// Package reproduce holds the paper's evidence blocks (its Table 3) as a
+// Package experiments holds the paper's evidence blocks (its Table 3) as a
 // registry: each block has a name, a quick and a full configuration, and a
 // function that runs the experiments and returns their tables and figures
 // beside the paper's own numbers. The command `nfabric reproduce` runs the
@@ -8,7 +8,7 @@
 //
 // Paper figures appear here only as constants feeding columns labelled
 // "paper"; every other figure comes from the domain packages.
-package reproduce
+package experiments
 
 import (
 	"context"
@@ -64,10 +64,10 @@ func Register(b Block) {
 	mu.Lock()
 	defer mu.Unlock()
 	if b.Name == "" || b.Run == nil {
-		panic("reproduce: block without name or Run")
+		panic("experiments: block without name or Run")
 	}
 	if _, dup := blocks[b.Name]; dup {
-		panic("reproduce: duplicate block " + b.Name)
+		panic("experiments: duplicate block " + b.Name)
 	}
 	blocks[b.Name] = b
 }

@@ -1,4 +1,4 @@
-package reproduce
+package experiments
 
 import (
 	"context"
