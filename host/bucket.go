@@ -39,6 +39,8 @@ type Bucket struct {
 	nz    []byte // worker-major nz plane
 	mode  cxl.Mode
 	read  bool // agg holds an aggregate
+
+	unmapped bool // set by Device.Unmap, under the device's lock
 }
 
 func newBucket(d *Device, id cxl.RegionID, r cxl.Region, n int) (*Bucket, error) {
@@ -132,6 +134,12 @@ func (b *Bucket) Write() error {
 
 // run issues b.reqs as one batch.
 func (b *Bucket) run() error {
+	b.d.mu.Lock()
+	gone := b.unmapped
+	b.d.mu.Unlock()
+	if gone {
+		return fmt.Errorf("bucket %s: region %d is unmapped", b.reg.Name, b.id)
+	}
 	if cap(b.resps) < len(b.reqs) {
 		b.resps = make([]cxl.Resp, len(b.reqs))
 	}

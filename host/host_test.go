@@ -381,8 +381,20 @@ func TestRawLines(t *testing.T) {
 	if _, err := dev.ReadLines([]uint64{1}); err == nil {
 		t.Error("an unaligned read succeeded")
 	}
+	if got, err := dev.Bucket(b.ID()); err != nil || got != b {
+		t.Fatalf("Bucket(%d): %v %v", b.ID(), got, err)
+	}
 	if err := dev.Unmap(b.ID()); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := dev.Bucket(b.ID()); err == nil {
+		t.Error("Bucket of an unmapped region succeeded")
+	}
+	if err := b.Write(); err == nil {
+		t.Error("Write into an unmapped bucket succeeded")
+	}
+	if err := dev.Unmap(b.ID()); err == nil {
+		t.Error("a second Unmap succeeded")
 	}
 	st := dev.Stats()
 	if st.Host.Transactions != 5 || st.Controller.Transactions != 5 {
