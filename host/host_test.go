@@ -43,6 +43,10 @@ func (c hostCase) String() string {
 }
 
 func hostCases() []hostCase {
+	ns := []int{1, 63, 64, 65, 511, 512, 1000}
+	if testing.Short() {
+		ns = []int{1, 65, 1000}
+	}
 	gates := []lowbit.Gate{{}, {Kind: lowbit.GatePattern, Period: 5}, {Kind: lowbit.GateMargin, Threshold: 2}, {Kind: lowbit.GateWorker}}
 	var cs []hostCase
 	for _, l := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
@@ -51,7 +55,7 @@ func hostCases() []hostCase {
 			ws = []int{1, 2, 8, 13, 64}
 		}
 		for _, w := range ws {
-			for _, n := range []int{1, 63, 64, 65, 511, 512, 1000} {
+			for _, n := range ns {
 				cs = append(cs, hostCase{l, w, n, cxl.GBinary, lowbit.Gate{}, 7 * n})
 				for _, g := range gates {
 					cs = append(cs, hostCase{l, w, n, cxl.GTernary, g, 3*n + w})
