@@ -247,7 +247,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 	routes:
 		for _, w := range o.Widths {
 			for _, k := range []int{hw.DefaultStages, FallbackStages} {
-				o.logf("placing and routing %d bits, %d stages, on iCE40 %s", w, k, strings.ToUpper(hw.PnrDevice))
+				o.logf("placing and routing %d bits, %d stages, on iCE40 %s", w, k, strings.ToUpper(hw.DefaultICE40.Device))
 				r, err := hw.Pnr(ctx, hw.Config{Width: w, Stages: k}, hw.PnrOptions{Dir: o.Dir, Seed: 1})
 				if err != nil {
 					if missing(err, &d.Skipped) {
@@ -376,7 +376,7 @@ func pnrCell(p hw.PnrResult) string {
 	if !p.Pass {
 		v = "missed"
 	}
-	return fmt.Sprintf("iCE40 %s: %s (%.2f MHz)", strings.ToUpper(hw.PnrDevice), v, p.FmaxMHz)
+	return fmt.Sprintf("iCE40 %s: %s (%.2f MHz)", strings.ToUpper(hw.DefaultICE40.Device), v, p.FmaxMHz)
 }
 
 func paperOr(m map[int]float64, w int, format string) string {
@@ -402,13 +402,13 @@ func widthTable(o HardwareOptions, synth map[hw.Config]hw.SynthResult, est map[h
 		}
 		lcs, fmax := "-", "-"
 		if p, ok := pnr[w]; ok {
-			lcs = fmt.Sprintf("%d/%d", p.LCs, p.LCsTotal)
+			lcs = fmt.Sprintf("%d/%d", p.Logic, p.LogicTotal)
 			if p.Fits {
 				fmax = fmt.Sprintf("%.2f", p.FmaxMHz)
 			} else {
 				fmax = "does not fit"
 				if a, ok := pnrAlt[w]; ok {
-					lcs += fmt.Sprintf("; k=%d: %d/%d", a.Stages, a.LCs, a.LCsTotal)
+					lcs += fmt.Sprintf("; k=%d: %d/%d", a.Stages, a.Logic, a.LogicTotal)
 					if a.Fits {
 						fmax += fmt.Sprintf("; k=%d: %.2f", a.Stages, a.FmaxMHz)
 					} else {
@@ -422,7 +422,7 @@ func widthTable(o HardwareOptions, synth map[hw.Config]hw.SynthResult, est map[h
 	}
 	t.Notes = append(t.Notes,
 		"Yosys `synth -top` (ABC, generic gate library) per width; registers are the $_DFF_*/$_SDFF_* cells; logic cells the rest.",
-		fmt.Sprintf("iCE40 route: %s-%s through a serial shift-in/shift-out wrapper (adds about 3 x width flip-flops), nextpnr-ice40 --freq %.0f, seed 1. A width whose five-stage datapath does not fit is routed again with %d stages.", strings.ToUpper(hw.PnrDevice), hw.PnrPackage, hw.PnrTargetMHz, FallbackStages))
+		fmt.Sprintf("iCE40 route: %s-%s through a serial shift-in/shift-out wrapper (adds about 3 x width flip-flops), nextpnr-ice40 --freq %.0f, seed 1. A width whose five-stage datapath does not fit is routed again with %d stages.", strings.ToUpper(hw.DefaultICE40.Device), hw.DefaultICE40.Package, hw.PnrTargetMHz, FallbackStages))
 	return t
 }
 
