@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -309,6 +309,7 @@ func ParsePnrReport(data []byte) (PnrReport, error) {
 	}
 	return r, nil
 }
+
 // PnrLog is what ParsePnrLog extracts from nextpnr's output.
 type PnrLog struct {
 	// Utilisation maps a bel type (ICESTORM_LC, SB_IO, ...) to used/total;
@@ -363,4 +364,3 @@ func ParsePnrLog(log string) (PnrLog, error) {
 	}
 	return p, nil
 }
-
