@@ -103,7 +103,11 @@ func HardwareLayout(o HardwareOptions, us []HardwareUnit) (*report.Result, error
 		}
 	}
 	if len(d.primary()) > 0 {
-		res.Tables = append(res.Tables, table7(o, d), widthTable(o, d), yosysTable(o, d), stageTable(o, d), modelTable(o.Tech))
+		for _, t := range []report.Table{table7(o, d), widthTable(o, d), yosysTable(o, d), stageTable(o, d), modelTable(o.Tech)} {
+			if len(t.Rows) > 0 || t.Name == "table7" {
+				res.Tables = append(res.Tables, t)
+			}
+		}
 		figs, err := hardwareFigures(o, d)
 		if err != nil {
 			return nil, err

@@ -219,3 +219,18 @@ func TestPnrECP5(t *testing.T) {
 		t.Errorf("nextpnr version %q", r.Nextpnr)
 	}
 }
+
+// TestCIInstallsThePins checks that .ci/run installs exactly the PyPI
+// versions the flow names, so the install command a skip prints is the
+// one CI runs.
+func TestCIInstallsThePins(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", ".ci", "run"))
+	if err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	for _, tool := range []Tool{YosysWASM, NextpnrECP5} {
+		if !strings.Contains(string(data), tool.PyPI) {
+			t.Errorf(".ci/run does not install %s", tool.PyPI)
+		}
+	}
+}

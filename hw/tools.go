@@ -119,6 +119,11 @@ func (t Tool) Version(ctx context.Context) string {
 	for _, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimSpace(line)
 		if line != "" && !strings.HasPrefix(line, "Preparing to run") {
+			// "Yosys 0.70 (git sha1 28ba3cb92, Release, Clang ...)" keeps
+			// only its version and commit.
+			if i := strings.Index(line, ", "); i > 0 && strings.Contains(line[:i], "(git sha1") {
+				line = line[:i] + ")"
+			}
 			return line
 		}
 	}
