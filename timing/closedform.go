@@ -53,3 +53,10 @@ func (c Config) PipelineRateGBps() float64 {
 
 // DepthSeries names a Fig. 3 line by its datapath depth: "5 cycles".
 func DepthSeries(stages int) string { return fmt.Sprintf("%d cycles", stages) }
+
+// FixedPathNS is the part of a controller read's path that does not
+// depend on the memory latency: LLC lookup + one link interval, in ns.
+func (c Config) FixedPathNS() float64 { return c.LLC.HitLatencyNS + c.GateInterval()/1000 }
+
+// LinkIntervalNS is one line's interval on a stack's link, in ns.
+func (c Config) LinkIntervalNS() float64 { return c.GateInterval() / 1000 }

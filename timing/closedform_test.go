@@ -37,6 +37,8 @@ func TestClosedFormsHand(t *testing.T) {
 		{"pipeline GB/s", c.PipelineRateGBps(), 128},
 		{"shared link GiB/s", c.SharedLinkGiBps(), 128},
 		{"in flight", float64(c.InFlight()), 128},
+		{"fixed path ns", c.FixedPathNS(), 10 + link},
+		{"link interval ns", c.LinkIntervalNS(), link},
 	} {
 		if math.Abs(tc.got-tc.want) > 1e-9*math.Max(1, math.Abs(tc.want)) {
 			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
