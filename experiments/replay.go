@@ -469,7 +469,7 @@ func fig2aPlot(runs []ReplayRun) (report.Figure, error) {
 	return lp.Figure("fig2a-overlap")
 }
 
-func fig2bPlot(rows []ReplayRow, gate float64) (report.Figure, error) {
+func fig2bPlot(rows []ReplayRow, budgetPct float64) (report.Figure, error) {
 	lp := report.LinePlot{Title: "Fig. 2(b): G-Binary exposed increment over the FP32 reference",
 		YLabel: "exposed increment (%)"}
 	var names []string
@@ -501,8 +501,8 @@ func fig2bPlot(rows []ReplayRow, gate float64) (report.Figure, error) {
 		}
 	}
 	lp.XLabel, lp.XCategories = "model", names
-	if gate > 0 {
-		lp.HLines = []report.HLine{{Y: gate, Label: fmt.Sprintf("%.0f%% gate", gate)}}
+	if budgetPct > 0 {
+		lp.HLines = []report.HLine{{Y: budgetPct, Label: fmt.Sprintf("%.0f%% gate", budgetPct)}}
 	}
 	return lp.Figure("fig2b-exposed")
 }
