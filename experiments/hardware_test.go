@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/hw"
@@ -19,6 +20,11 @@ func TestHardwareUnitsSmall(t *testing.T) {
 		var err error
 		if rs[i], err = u.Run(context.Background(), Config{}); err != nil {
 			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(rs[i])
+		var back HardwareUnit
+		if err := decodeExact(raw, &back); err != nil {
+			t.Errorf("unit %s does not survive JSON: %v", u.Key, err)
 		}
 	}
 	g := gatherHardware(o.withDefaults(), rs)
