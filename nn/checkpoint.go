@@ -9,8 +9,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
+
+	"github.com/neuronfabric/nfabric/report"
 )
 
 // CheckpointMagic opens every checkpoint file.
@@ -198,31 +199,15 @@ func ReadCheckpoint(rd io.Reader) (*Checkpoint, error) {
 	return c, nil
 }
 
-// SaveCheckpoint writes c to path atomically: it writes a temporary file in
-// the same directory, syncs it and renames it over path, so a crash never
-// leaves a half-written checkpoint under that name.
-func SaveCheckpoint(path string, c *Checkpoint) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+// SaveCheckpoint writes c to path atomically by report.WriteAtomic's rules:
+// a temporary file in the same directory, synced and renamed over path, so a
+// crash never leaves a half-written checkpoint under that name (and an
+// interrupt removes the temporary file).
+func SaveCheckpoint(path string, c *Checkpoint) error {
+	if err := report.WriteAtomic(path, func(w io.Writer) error { return WriteCheckpoint(w, c) }); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("checkpoint %s: %w", path, err)
-		}
-	}()
-	if err = WriteCheckpoint(f, c); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 // LoadCheckpoint reads the checkpoint file at path; errors name the file.

@@ -2,9 +2,11 @@ package train
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -244,7 +246,7 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	}
 	start := 1
 	if cfg.Resume {
-		ep, hist, err := loadCheckpoint(cfg, m, opt, agg)
+		ep, hist, err := loadCheckpoint(cfg, sets, m, opt, agg)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -325,7 +327,7 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 		res.Epochs = append(res.Epochs, es)
 		cfg.logf("%s epoch %d/%d: train loss %.4f acc %.4f, val acc %.4f", res.Label, epoch, cfg.Epochs, es.TrainLoss, es.TrainAcc, va)
 		if cfg.Checkpoint != "" {
-			if err := saveCheckpoint(cfg, m, opt, agg, epoch, res.History); err != nil {
+			if err := saveCheckpoint(cfg, sets, m, opt, agg, epoch, res.History); err != nil {
 				return nil, err
 			}
 		}
@@ -385,16 +387,30 @@ func Evaluate(reps []*nn.Replica, d *data.Dataset, batch int) (loss, acc float64
 // fingerprint is the part of the config a checkpoint must match to resume:
 // everything that shapes the trajectory. Epochs (a resumed run may train
 // longer) and the diagnostic settings (they only read gradients) are not
-// part of it.
-func fingerprint(c Config) string {
+// part of it. The data sets are: name, size and a CRC of images and labels,
+// so another data set, --train-n, --test-n or --per-class is refused.
+func fingerprint(c Config, sets *data.Sets) string {
 	c.defaults()
-	return fmt.Sprintf("model=%s hidden=%v workers=%d batch=%d lr=%g signlr=%g mom=%g wd=%g policy=%s layout=%v aug=%+v seed=%d",
-		c.Model, c.Hidden, c.Workers, c.Batch, c.LR, c.SignLR, c.Momentum, c.WeightDecay, c.Policy, c.Layout, c.Aug, c.Seed)
+	return fmt.Sprintf("model=%s hidden=%v workers=%d batch=%d lr=%g signlr=%g mom=%g wd=%g policy=%s layout=%v aug=%+v seed=%d train=%s test=%s",
+		c.Model, c.Hidden, c.Workers, c.Batch, c.LR, c.SignLR, c.Momentum, c.WeightDecay, c.Policy, c.Layout, c.Aug, c.Seed,
+		dataFingerprint(sets.Train), dataFingerprint(sets.Test))
+}
+
+// dataFingerprint names a split by its name, size and content.
+func dataFingerprint(d *data.Dataset) string {
+	h := crc32.NewIEEE()
+	h.Write(d.Pixels)
+	var b [8]byte
+	for _, l := range d.Labels {
+		binary.LittleEndian.PutUint64(b[:], uint64(l))
+		h.Write(b[:])
+	}
+	return fmt.Sprintf("%s:%d:%08x", d.Name, d.Len(), h.Sum32())
 }
 
 const efPrefix = "train.ef."
 
-func saveCheckpoint(cfg Config, m *nn.Model, opt *nn.SGD, agg *Aggregator, epoch int, h History) error {
+func saveCheckpoint(cfg Config, sets *data.Sets, m *nn.Model, opt *nn.SGD, agg *Aggregator, epoch int, h History) error {
 	hj, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
@@ -402,7 +418,7 @@ func saveCheckpoint(cfg Config, m *nn.Model, opt *nn.SGD, agg *Aggregator, epoch
 	ck := m.Checkpoint(opt, map[string]string{
 		"model":        m.Name,
 		"train.epoch":  strconv.Itoa(epoch),
-		"train.config": fingerprint(cfg),
+		"train.config": fingerprint(cfg, sets),
 		"train.hist":   string(hj),
 	})
 	for k, per := range agg.Residuals() {
@@ -415,12 +431,12 @@ func saveCheckpoint(cfg Config, m *nn.Model, opt *nn.SGD, agg *Aggregator, epoch
 		}
 	}
 	if err := nn.SaveCheckpoint(cfg.Checkpoint, ck); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", cfg.Checkpoint, err)
+		return err // names the file
 	}
 	return nil
 }
 
-func loadCheckpoint(cfg Config, m *nn.Model, opt *nn.SGD, agg *Aggregator) (int, History, error) {
+func loadCheckpoint(cfg Config, sets *data.Sets, m *nn.Model, opt *nn.SGD, agg *Aggregator) (int, History, error) {
 	var h History
 	if _, err := os.Stat(cfg.Checkpoint); err != nil {
 		return 0, h, err
@@ -429,7 +445,7 @@ func loadCheckpoint(cfg Config, m *nn.Model, opt *nn.SGD, agg *Aggregator) (int,
 	if err != nil {
 		return 0, h, fmt.Errorf("resume: %w", err)
 	}
-	if got, want := ck.Meta["train.config"], fingerprint(cfg); got != want {
+	if got, want := ck.Meta["train.config"], fingerprint(cfg, sets); got != want {
 		return 0, h, fmt.Errorf("resume %s: checkpoint was written by a different configuration:\n  checkpoint: %s\n  this run:   %s", cfg.Checkpoint, got, want)
 	}
 	ep, err := strconv.Atoi(ck.Meta["train.epoch"])
