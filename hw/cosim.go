@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/report"
 )
 
 // Simulator is an HDL simulator the co-simulation drives.
@@ -341,7 +342,8 @@ func workDir(dir, stem string) (string, func(), error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("create work directory: %w", err)
 		}
-		return d, func() { os.RemoveAll(d) }, nil
+		release := report.RegisterTemp(d) // an interrupt removes it too
+		return d, func() { os.RemoveAll(d); release() }, nil
 	}
 	d := filepath.Join(dir, stem)
 	if err := os.RemoveAll(d); err != nil {

@@ -8,12 +8,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
 
+	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
 )
 
@@ -41,6 +47,7 @@ and writes its tables and figures under out/.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkOutputs(cmd) }
 	for _, c := range []*cobra.Command{
 		newVersionCmd(),
 		newReproduceCmd(),
@@ -58,17 +65,57 @@ and writes its tables and figures under out/.`,
 var subcommands []func() *cobra.Command
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, cancel := context.WithCancel(context.Background())
+	var signalled atomic.Int32
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		code := signalStatus(s)
+		signalled.Store(int32(code))
+		cancel()
+		// Commands that watch the context return by themselves (and
+		// clean up behind them); give them a moment, then remove what is
+		// left and exit anyway. A second signal exits at once.
+		select {
+		case <-time.After(2 * time.Second):
+		case <-sigs:
+		}
+		report.RemoveTemps()
+		fmt.Fprintf(os.Stderr, "nfabric: interrupted (%v)\n", s)
+		os.Exit(code)
+	}()
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if c := signalled.Load(); c != 0 {
+		report.RemoveTemps()
+		fmt.Fprintln(os.Stderr, "nfabric: interrupted")
+		code = int(c)
+	}
+	os.Exit(code)
+}
+
+// signalStatus is the shell's exit status for a process ended by s: 128
+// plus the signal number (130 for SIGINT, 143 for SIGTERM).
+func signalStatus(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 1
 }
 
 // run executes the command line and returns the exit status: 0 on success,
 // 2 on a usage error, 1 on any other failure.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run under ctx, which the interrupt handler cancels.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
@@ -79,6 +126,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// checkOutputs checks every command's output paths before it does any
+// work: --output/-o FILE by report.CheckOutput's rules ("-" is stdout),
+// --out DIR by report.CheckOutputDir. A bad path is a usage error.
+func checkOutputs(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("output"); f != nil && f.Value.String() != "" && f.Value.String() != "-" {
+		if _, _, err := report.CheckOutput(f.Value.String()); err != nil {
+			return usageError{fmt.Errorf("--output: %w", err)}
+		}
+	}
+	if f := cmd.Flags().Lookup("out"); f != nil && f.Value.String() != "" && f.Value.Type() == "string" {
+		if err := report.CheckOutputDir(f.Value.String()); err != nil {
+			return usageError{fmt.Errorf("--out: %w", err)}
+		}
+	}
+	return nil
 }
 
 // isCobraUsage recognises cobra's own argument errors, which it returns as

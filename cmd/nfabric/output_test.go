@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOutputCheckedFirst: a bad output path fails at once, before any work
+// (issue 15, item 3), as a usage error naming the path.
+func TestOutputCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "regular")
+	os.WriteFile(file, []byte("keep"), 0o644)
+	cases := [][]string{
+		{"timing", "table4", "--out", file},
+		{"train", "run", "--epochs", "50", "--out", file},
+		{"train", "boundary", "--out", file},
+		{"reproduce", "--out", file},
+		{"collective", "--out", file},
+		{"pilot", "--out", file},
+		{"payload", "random", "-o", dir},
+		{"payload", "random", "-o", filepath.Join(dir, "no", "such", "dir", "f")},
+		{"hw", "gen", "-o", dir},
+	}
+	for _, args := range cases {
+		start := time.Now()
+		code, _, stderr := nfabric(t, args...)
+		if code != 2 || !strings.Contains(stderr, dir) {
+			t.Errorf("nfabric %s: exit %d, stderr %q; want 2 naming the path", strings.Join(args, " "), code, stderr)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("nfabric %s: took %v before failing", strings.Join(args, " "), d)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "keep" {
+		t.Errorf("the regular file now holds %q", b)
+	}
+}
+
+// TestOutputToDevices: -o /dev/null and a FIFO-like target are written in
+// place (issue 15, item 1).
+func TestOutputToDevices(t *testing.T) {
+	code, _, stderr := nfabric(t, "payload", "random", "--workers", "2", "--elements", "16", "-o", "/dev/null")
+	if code != 0 {
+		t.Fatalf("-o /dev/null: exit %d, %s", code, stderr)
+	}
+	if st, err := os.Lstat("/dev/null"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("/dev/null is no longer a device: %v %v", st.Mode(), err)
+	}
+}
