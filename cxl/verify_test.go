@@ -141,3 +141,27 @@ func TestVerifyCatchesFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyEveryPacketWidth: the Sec. 6 test passes for every W the
+// packet carries. With W = 1 the G-Binary count byte is the written byte,
+// so the naive oracle must flag no G-Binary line there; its expectation is
+// the number of lines whose correct response differs from the write,
+// counted here by hand from the reduction's definition (issue 15, item 4).
+func TestVerifyEveryPacketWidth(t *testing.T) {
+	for w := 1; w <= 8; w++ {
+		res, err := Verify(context.Background(), VerifyConfig{Lines: 300, Workers: w, Sweeps: 0, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Checks {
+			if !c.Passed {
+				t.Errorf("W=%d: %s %s %s: %s", w, c.Group, c.Name, c.Mode, c.Detail)
+			}
+		}
+		for _, r := range res.Rows {
+			if w == 1 && r.Mode == GBinary.String() && r.NaiveFlagged != 0 {
+				t.Errorf("W=1: the naive oracle flagged %d G-Binary lines; the count byte equals the written byte", r.NaiveFlagged)
+			}
+		}
+	}
+}
