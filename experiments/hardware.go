@@ -178,6 +178,10 @@ func (o HardwareOptions) defaults() HardwareOptions {
 	return o
 }
 
+// SkipReason says which tool the unit missed and how to install it ("" when
+// it ran); the framework's block status reads it.
+func (u HardwareUnit) SkipReason() string { return u.Skipped }
+
 // skip turns a missing tool into a unit result that says so.
 func skip(key string, err error) (HardwareUnit, error) {
 	var m *hw.MissingToolError

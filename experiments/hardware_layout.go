@@ -114,8 +114,7 @@ func HardwareLayout(o HardwareOptions, us []HardwareUnit) (*report.Result, error
 		}
 		res.Figures = figs
 	}
-	res.Summary = append(res.Summary, d.Skipped...)
-	res.Data = d
+	res.Data = d // the framework's SetStatus reports d.Skipped in the status
 	return res, nil
 }
 
@@ -134,7 +133,11 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 		}
 		us = append(us, r)
 	}
-	return HardwareLayout(o, us)
+	res, err := HardwareLayout(o, us)
+	if err == nil {
+		SetStatus(res, us)
+	}
+	return res, err
 }
 
 // CosimTable lists co-simulation runs with a closing pass/fail count.

@@ -50,6 +50,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -183,9 +184,46 @@ func newBlock[R any](s Spec[R]) Block {
 				return nil, fmt.Errorf("%s: unit %d: %w", s.Name, i, err)
 			}
 		}
-		return s.Layout(cfg, rs)
+		res, err := s.Layout(cfg, rs)
+		if err == nil && res != nil {
+			SetStatus(res, rs)
+		}
+		return res, err
 	}
 	return b
+}
+
+// Skipper is implemented by unit results that can say their unit could not
+// run (a missing tool or data set): SkipReason returns what was missing
+// and how to get it, or "" when the unit ran.
+type Skipper interface {
+	SkipReason() string
+}
+
+// SetStatus sets res.Status from the units' results: skipped when every
+// unit skipped, partial when some did or the layout listed a substitution
+// in res.Skipped, ok otherwise. The units' reasons join res.Skipped, each
+// once.
+func SetStatus[R any](res *report.Result, rs []R) {
+	skipped := 0
+	for _, r := range rs {
+		s, ok := any(r).(Skipper)
+		if !ok || s.SkipReason() == "" {
+			continue
+		}
+		skipped++
+		if reason := strings.TrimPrefix(s.SkipReason(), "skipped: "); !slices.Contains(res.Skipped, reason) {
+			res.Skipped = append(res.Skipped, reason)
+		}
+	}
+	switch {
+	case len(rs) > 0 && skipped == len(rs):
+		res.Status = report.StatusSkipped
+	case len(res.Skipped) > 0:
+		res.Status = report.StatusPartial
+	default:
+		res.Status = report.StatusOK
+	}
 }
 
 // decodeExact decodes raw into v and checks that v encodes back to the same
@@ -333,7 +371,7 @@ func Run(ctx context.Context, bs []Block, cfg Config, outDir string, progress io
 		if o := outs[len(outs)-1]; o.Err != nil {
 			fmt.Fprintf(progress, "[%d/%d] %s: FAILED: %v\n", i+1, len(bs), b.Name, o.Err)
 		} else {
-			fmt.Fprintf(progress, "[%d/%d] %s: done in %s\n", i+1, len(bs), b.Name, o.Wall.Round(time.Millisecond))
+			fmt.Fprintf(progress, "[%d/%d] %s: %s, done in %s\n", i+1, len(bs), b.Name, o.Result.StatusLine(), o.Wall.Round(time.Millisecond))
 		}
 	}
 	return outs, writeIndex(outs, cfg, outDir)
@@ -414,12 +452,15 @@ func Index(outs []Outcome, cfg Config) string {
 	fmt.Fprintf(&b, "Configuration: %s, seed %d. Every figure in a column not labelled \"paper\" was computed by this run.\n\n", mode, cfg.Seed)
 	b.WriteString("| block | evidence | status | files |\n| --- | --- | --- | --- |\n")
 	for _, o := range outs {
-		status := "ok"
+		status := report.StatusOK
 		if o.Err != nil {
-			status = "FAILED: " + strings.ReplaceAll(o.Err.Error(), "|", `\|`)
+			status = "FAILED: " + o.Err.Error()
 		} else if o.Result != nil && o.Result.Failed > 0 {
 			status = fmt.Sprintf("%d passed, %d failed", o.Result.Passed, o.Result.Failed)
+		} else if o.Result != nil {
+			status = o.Result.StatusLine()
 		}
+		status = strings.ReplaceAll(status, "|", `\|`)
 		links := ""
 		if o.Err == nil {
 			links = fmt.Sprintf("[%s.md](%s.md), [%s.json](%s.json)", o.Block.Name, o.Block.Name, o.Block.Name, o.Block.Name)

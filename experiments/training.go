@@ -258,6 +258,9 @@ func Validated(ctx context.Context, o TrainOptions) (*report.Result, error) {
 		return nil, err
 	}
 	res := &report.Result{Block: "training-validated", Title: "Validated low-bit regime (Sec. 7.1, Fig. 4 analogue)"}
+	if name != o.Data { // LoadSets fell back: the block's status says so
+		res.Skipped = append(res.Skipped, o.Data+" is not installed (install the Debian package dataset-fashion-mnist: apt-get install dataset-fashion-mnist); ran on MNIST instead")
+	}
 	tb := report.Table{Name: "validated", Title: "Fig. 4 analogue: final validation accuracy, " + fmt.Sprint(o.Seeds) + " seeds",
 		Columns: []string{"rule", "final acc. (%) mean ± std", "per seed (%)", "traffic vs FP32 (paper accounting)", "Δ vs FP32 (points)", "Δ vs MajoritySignSGD (points)"}}
 	finals := map[string]float64{}

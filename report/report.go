@@ -143,6 +143,36 @@ type Result struct {
 	// Passed and Failed count checks for blocks that run checks.
 	Passed int `json:"passed"`
 	Failed int `json:"failed"`
+	// Status is StatusOK, StatusPartial or StatusSkipped, set by the
+	// experiments framework from the units' results ("" outside it).
+	Status string `json:"status,omitempty"`
+	// Skipped says which parts could not run (or ran on a substitute)
+	// and how to get what they need.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Block statuses. A failed block has no Result; its status is "FAILED"
+// with the error.
+const (
+	StatusOK      = "ok"      // every part ran
+	StatusPartial = "partial" // some parts were skipped or substituted
+	StatusSkipped = "skipped" // no part ran
+)
+
+// StatusLine is the status with what was skipped, e.g. "skipped: yosys
+// not found (install ...)"; "ok" when nothing was.
+func (r *Result) StatusLine() string {
+	st := r.Status
+	if st == "" {
+		st = StatusOK
+		if len(r.Skipped) > 0 {
+			st = StatusPartial
+		}
+	}
+	if len(r.Skipped) == 0 {
+		return st
+	}
+	return st + ": " + strings.Join(r.Skipped, "; ")
 }
 
 // Markdown renders the whole result; figure links point at files named
@@ -150,6 +180,9 @@ type Result struct {
 func (r *Result) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", r.Title)
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(&b, "Status: **%s**\n\n", r.StatusLine())
+	}
 	for _, s := range r.Summary {
 		fmt.Fprintf(&b, "%s\n\n", s)
 	}
@@ -167,6 +200,9 @@ func (r *Result) Markdown() string {
 func (r *Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "== %s ==\n", r.Title)
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(&b, "Status: %s\n", r.StatusLine())
+	}
 	for _, s := range r.Summary {
 		fmt.Fprintf(&b, "%s\n", s)
 	}
