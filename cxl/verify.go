@@ -19,7 +19,7 @@ type VerifyConfig struct {
 	Lines int
 	// Workers is W of the Sec. 6 test, 1 to 8 (default 8, the paper's).
 	Workers int
-	// Sweeps is the number of random cases beyond the paper (default 64):
+	// Sweeps is the number of random cases beyond the paper (0: none):
 	// W in 1..64, both layouts, every gate kind, random mode switches
 	// between transactions.
 	Sweeps int
@@ -52,9 +52,6 @@ func (c VerifyConfig) withDefaults() VerifyConfig {
 	}
 	if c.Workers == 0 {
 		c.Workers = 8
-	}
-	if c.Sweeps == 0 {
-		c.Sweeps = 64
 	}
 	return c
 }

@@ -61,6 +61,9 @@ func newHwGenCmd() *cobra.Command {
 		Example: "  nfabric hw gen --width 512 --stages 5 -o nf_agg_w512_k5.v",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requirePositive(cmd.Flags(), "width", "stages", "workers"); err != nil {
+				return err
+			}
 			src, err := c.Verilog()
 			if err != nil {
 				return usagef("%v", err)

@@ -58,8 +58,15 @@ single run writes, byte for byte.`,
 				return nil
 			}
 			var names []string
-			if only != "" {
-				names = strings.Split(only, ",")
+			if cmd.Flags().Changed("only") {
+				for _, n := range strings.Split(only, ",") {
+					if n = strings.TrimSpace(n); n != "" {
+						names = append(names, n)
+					}
+				}
+				if len(names) == 0 {
+					return usagef("--only %q names no block (see --list)", only)
+				}
 			}
 			bs, err := experiments.Select(names)
 			if err != nil {

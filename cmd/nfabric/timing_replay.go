@@ -67,6 +67,9 @@ The timing model takes the same flags and --config file as the other
 			if err := o.Accel.Validate(); err != nil {
 				return usagef("%v", err)
 			}
+			if err := requirePositive(cmd.Flags(), "validate-scale"); err != nil {
+				return err
+			}
 			if o.Batch < 0 || o.Seq < 0 {
 				return usagef("--batch and --seq must be >= 0")
 			}

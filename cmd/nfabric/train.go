@@ -93,6 +93,9 @@ func joinInts(xs []int) string {
 // apply overwrites o with the flags the user set.
 func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	set := func(name string) bool { return fs.Changed(name) }
+	if err := requirePositive(fs, "epochs", "batch", "workers"); err != nil {
+		return err
+	}
 	if set("data") {
 		o.Data = f.data
 	}
