@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/strictyaml"
 	"gopkg.in/yaml.v3"
 )
 
@@ -61,6 +62,9 @@ func ParseProfileYAML(data []byte, name string) (*Profile, error) {
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("profile %s: more than one YAML document", name)
+	}
+	if err := strictyaml.CheckIntsIn(data, &y); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", name, err)
 	}
 	// Line numbers of the layers, for errors.
 	var root yaml.Node
