@@ -43,8 +43,10 @@ import (
 // local dimension, MemBus's Fast transmission); the n-1 messages of the
 // reduce-scatter half that carry data to reduce also pay the local-memory
 // reduction, three passes over m bytes (write, read, read) at local-mem-bw:
-// 3*trunc(m/B_mem). One hop to the ring neighbour costs d_net = trunc(L +
-// m/bw). Summing the event chain,
+// 3*trunc(m/B_mem). Reaching the ring neighbour costs d_net = h*trunc(L +
+// m/bw) on the congestion-aware backend (h = 1 on a ring, 2 through a
+// switch, which stores and forwards the whole message). Summing the event
+// chain,
 //
 //	T_chunk = 2(n-1)(d_net + d_bus) + d_bus + (n-1) d_red
 //	T       = P * T_chunk
@@ -232,7 +234,11 @@ func AstraRingAllReduce(sys AstraSystem, d AstraDim, bytes int64) (AstraRingEsti
 		c = n
 	}
 	e := AstraRingEstimate{Chunks: sys.DatasetSplits, ChunkBytes: c, MsgBytes: c / n, BusCycles: AstraFastBus}
-	e.NetCycles = int64(d.LatencyNS + d.serial(e.MsgBytes))
+	h, err := d.Hops(0, 1)
+	if err != nil {
+		return AstraRingEstimate{}, err
+	}
+	e.NetCycles = int64(h) * int64(d.LatencyNS+d.serial(e.MsgBytes))
 	e.ReduceCycles = 3 * int64(float64(e.MsgBytes)/(sys.LocalMemBWGBps*1e9)*1e9)
 	chunk := 2*(n-1)*(e.NetCycles+e.BusCycles) + e.BusCycles + (n-1)*e.ReduceCycles
 	e.Cycles = int64(sys.DatasetSplits) * chunk

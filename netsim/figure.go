@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -36,19 +37,20 @@ const FigureHeader = "t_ns,link,u_grad,u_bg,queue_bytes,queue_max_bytes,bottlene
 
 // WriteLoads writes the data of the telemetry figure: for every interval
 // and link, its gradient and background utilization and queue occupancy,
-// whether it was the interval's bottleneck (the link the telemetry sample
-// came from), and the Commander's mode after that sample (modes[i] for
-// interval i, from Judge; empty when modes is nil). Plot u_grad + u_bg and
-// queue_bytes over t_ns per link, and shade the low-bit intervals.
-func WriteLoads(w io.Writer, loads []Interval, modes []string) error {
-	if modes != nil && len(modes) != len(loads) {
-		return fmt.Errorf("netsim: %d modes for %d intervals", len(modes), len(loads))
+// whether it was the interval's bottleneck (the link of samples[i], whose
+// capacity the telemetry sample reports), and the Commander's mode after
+// that sample (modes[i], from Judge; empty when modes is nil). Plot u_grad
+// + u_bg and queue_bytes over t_ns per link, and shade the low-bit
+// intervals.
+func WriteLoads(w io.Writer, loads []Interval, samples []Sample, modes []string) error {
+	if (modes != nil && len(modes) != len(loads)) || len(samples) != len(loads) {
+		return fmt.Errorf("netsim: %d modes and %d samples for %d intervals", len(modes), len(samples), len(loads))
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, FigureHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 	for i, iv := range loads {
-		b := iv.Bottleneck()
+		b := samples[i].Link
 		m := ""
 		if modes != nil {
 			m = modes[i]
@@ -70,15 +72,16 @@ type Series struct {
 // FigureSeries returns the telemetry figure's lines: the bottleneck
 // link's utilization (gradient + background) and its gradient share, the
 // largest queue occupancy over all links as a share of its maximum over
-// the run, and the Commander's mode (1 = low-bit relief, 0 = FP32) after
-// each sample.
-func FigureSeries(loads []Interval, modes []string) ([]Series, error) {
-	if len(modes) != len(loads) {
-		return nil, fmt.Errorf("netsim: %d modes for %d intervals", len(modes), len(loads))
+// the run, the telemetry's pressure (capped at 2 for the plot), and the
+// Commander's mode (1 = low-bit relief, 0 = FP32) after each sample.
+func FigureSeries(loads []Interval, samples []Sample, modes []string) ([]Series, error) {
+	if len(modes) != len(loads) || len(samples) != len(loads) {
+		return nil, fmt.Errorf("netsim: %d modes and %d samples for %d intervals", len(modes), len(samples), len(loads))
 	}
 	util := Series{Name: "bottleneck utilization"}
 	grad := Series{Name: "bottleneck gradient share"}
 	queue := Series{Name: "largest queue / its peak"}
+	press := Series{Name: "pressure (demand / capacity, capped at 2)"}
 	mode := Series{Name: "Commander low-bit (1) or FP32 (0)"}
 	var peak int64 = 1
 	for _, iv := range loads {
@@ -88,7 +91,7 @@ func FigureSeries(loads []Interval, modes []string) ([]Series, error) {
 	}
 	for i, iv := range loads {
 		x := float64(iv.EndNS) / 1e6
-		l := iv.Links[iv.Bottleneck()]
+		l := iv.Links[samples[i].Link]
 		var q int64
 		for _, k := range iv.Links {
 			q = max(q, k.QueueBytes)
@@ -100,10 +103,10 @@ func FigureSeries(loads []Interval, modes []string) ([]Series, error) {
 		for _, s := range []struct {
 			s *Series
 			y float64
-		}{{&util, l.UGrad + l.UBg}, {&grad, l.UGrad}, {&queue, float64(q) / float64(peak)}, {&mode, m}} {
+		}{{&util, l.UGrad + l.UBg}, {&grad, l.UGrad}, {&queue, float64(q) / float64(peak)}, {&press, math.Min(samples[i].Pressure(), 2)}, {&mode, m}} {
 			s.s.X = append(s.s.X, x)
 			s.s.Y = append(s.s.Y, s.y)
 		}
 	}
-	return []Series{util, grad, queue, mode}, nil
+	return []Series{util, grad, queue, press, mode}, nil
 }

@@ -47,8 +47,17 @@ type LinkTotal struct {
 	GradPayload, BgPayload, GradWire, BgWire, Drop int64
 }
 
+// HostSample is how many gradient bytes a host had delivered to its ring
+// successor's application by the end of an interval.
+type HostSample struct {
+	TNS       int64  `json:"t_ns"`
+	Host      string `json:"host"`
+	Delivered int64  `json:"delivered_bytes"`
+}
+
 // Output headers of the ns-3 program.
 const (
+	HostsHeader   = "t_ns,host,delivered_bytes"
 	LinksHeader   = "t_ns,link,rate_bps,busy_grad_ns,busy_bg_ns,queue_bytes,queue_max_bytes,drop_bytes"
 	BucketsHeader = "step,bucket,bytes,release_ns,finish_ns,sent_bytes,recv_bytes"
 	TotalsHeader  = "link,rate_bps,grad_payload_bytes,bg_payload_bytes,grad_wire_bytes,bg_wire_bytes,drop_bytes"
@@ -193,6 +202,33 @@ func ReadTotals(r io.Reader, name string) ([]LinkTotal, error) {
 			return fmt.Errorf("rate_bps: 0")
 		}
 		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// ReadHosts reads the ns-3 program's per-interval host deliveries; times
+// must not go back.
+func ReadHosts(r io.Reader, name string) ([]HostSample, error) {
+	var out []HostSample
+	var prevT int64
+	err := readCSV(r, name, HostsHeader, func(f []string) error {
+		var h HostSample
+		if err := ints([]string{f[0]}, "t_ns", 1, &h.TNS); err != nil {
+			return err
+		}
+		if err := linkName(f[1]); err != nil {
+			return fmt.Errorf("host: %w", err)
+		}
+		h.Host = f[1]
+		if err := ints(f[2:], "delivered_bytes", 0, &h.Delivered); err != nil {
+			return err
+		}
+		if h.TNS < prevT {
+			return fmt.Errorf("t_ns %d goes back from %d", h.TNS, prevT)
+		}
+		prevT = h.TNS
+		out = append(out, h)
 		return nil
 	})
 	return out, err

@@ -20,6 +20,7 @@ type Result struct {
 	Links    []LinkSample   `json:"-"`
 	Buckets  []BucketResult `json:"-"`
 	Totals   []LinkTotal    `json:"-"`
+	Hosts    []HostSample   `json:"-"`
 }
 
 // Args returns the ns-3 program's command-line flags for c, without the
@@ -89,7 +90,7 @@ func Run(ctx context.Context, c Config, sched *Schedule) (*Result, error) {
 		return nil, fmt.Errorf("netsim: %w", err)
 	}
 	args := append(c.Args(interval, duration), "--schedule="+path("schedule.csv"),
-		"--links="+path("links.csv"), "--buckets="+path("buckets.csv"), "--totals="+path("totals.csv"))
+		"--links="+path("links.csv"), "--buckets="+path("buckets.csv"), "--totals="+path("totals.csv"), "--hosts="+path("hosts.csv"))
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -108,6 +109,9 @@ func Run(ctx context.Context, c Config, sched *Schedule) (*Result, error) {
 		return nil, err
 	}
 	if err := readOutput(path("totals.csv"), func(f *os.File) error { res.Totals, err = ReadTotals(f, "totals.csv"); return err }); err != nil {
+		return nil, err
+	}
+	if err := readOutput(path("hosts.csv"), func(f *os.File) error { res.Hosts, err = ReadHosts(f, "hosts.csv"); return err }); err != nil {
 		return nil, err
 	}
 	if len(res.Buckets) != len(sched.Releases) {

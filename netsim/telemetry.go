@@ -22,11 +22,6 @@ type LinkLoad struct {
 	RateGBps float64 `json:"rate_gbps"`
 }
 
-// Pressure is UGrad / (1 - UBg): the gradient traffic carried over the
-// bandwidth background traffic left (see the package doc). A link fully
-// taken by background has pressure UGrad / 1e-3.
-func (l LinkLoad) Pressure() float64 { return l.UGrad / math.Max(1-l.UBg, 1e-3) }
-
 // Interval is every link in one sampling interval.
 type Interval struct {
 	// EndNS is the end of the interval.
@@ -71,34 +66,154 @@ func (r *Result) Loads() ([]Interval, error) {
 	return out, nil
 }
 
-// Bottleneck returns the index of the link with the highest pressure in
-// iv (the first on ties).
-func (iv Interval) Bottleneck() int {
-	best := 0
-	for j, l := range iv.Links {
-		if l.Pressure() > iv.Links[best].Pressure() {
-			best = j
+// RingSendBytes is the bytes worker i of a w-worker ring sends for an
+// All-Reduce of S bytes: the 2(w-1) chunks of its steps, chunk j being
+// S/w bytes plus one for j < S mod w (the ns-3 program's chunking).
+func RingSendBytes(i, w int, S int64) int64 {
+	chunk := func(j int) int64 {
+		n := S / int64(w)
+		if int64(j) < S%int64(w) {
+			n++
 		}
+		return n
 	}
-	return best
+	mod := func(a int) int { return ((a % w) + w) % w }
+	var n int64
+	for k := 0; k < w-1; k++ {
+		n += chunk(mod(i-k)) + chunk(mod(i+1-k))
+	}
+	return n
 }
 
-// Telemetry converts the run into the Commander's telemetry trace, one
-// sample per interval from its bottleneck link (the mapping of the
-// package doc).
-func (r *Result) Telemetry() ([]control.Telemetry, error) {
+// Sample is one telemetry sample with where it came from.
+type Sample struct {
+	EndNS int64 `json:"end_ns"`
+	// Host is the worker whose ring hop (to its successor) is the
+	// bottleneck; Link the index, in the interval's links, of that hop's
+	// link with the least capacity left.
+	Host int `json:"host"`
+	Link int `json:"link"`
+	// NeedBytes is the unscaled gradient bytes the host had to deliver in
+	// the interval: its backlog at the start plus what was released.
+	NeedBytes float64 `json:"need_bytes"`
+	// DemandGBps is NeedBytes over the interval; CapacityGBps the least
+	// bandwidth background left on the hop's links.
+	DemandGBps   float64 `json:"demand_gbps"`
+	CapacityGBps float64 `json:"capacity_gbps"`
+}
+
+// Pressure is DemandGBps / CapacityGBps.
+func (s Sample) Pressure() float64 { return s.DemandGBps / s.CapacityGBps }
+
+// capacity is the bandwidth background left on l, in GB/s.
+func (l LinkLoad) capacity() float64 { return l.RateGBps * math.Max(1-l.UBg, 1e-3) }
+
+// hop returns the links of host h's ring hop: its uplink, the fabric (the
+// leaf-spine pair with the most capacity left, when the successor is on
+// another leaf) and the successor's downlink.
+func (c Config) hop(h int, byName map[string]int, links []LinkLoad) ([]int, error) {
+	w := c.Workers
+	next := (h + 1) % w
+	sw := func(x int) string {
+		if c.Topology == LeafSpine {
+			return fmt.Sprintf("leaf%d", x/(w/c.Leaves))
+		}
+		return "s0"
+	}
+	var out []int
+	for _, n := range []string{fmt.Sprintf("h%d>%s", h, sw(h)), fmt.Sprintf("%s>h%d", sw(next), next)} {
+		i, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("netsim: the ns-3 run reported no link %s", n)
+		}
+		out = append(out, i)
+	}
+	if c.Topology == LeafSpine && sw(h) != sw(next) {
+		best, bestCap := []int(nil), -1.0
+		for s := 0; s < c.Spines; s++ {
+			up, ok1 := byName[fmt.Sprintf("%s>spine%d", sw(h), s)]
+			down, ok2 := byName[fmt.Sprintf("spine%d>%s", s, sw(next))]
+			if !ok1 || !ok2 {
+				return nil, fmt.Errorf("netsim: the ns-3 run reported no link between %s, spine%d and %s", sw(h), s, sw(next))
+			}
+			if cp := math.Min(links[up].capacity(), links[down].capacity()); cp > bestCap {
+				best, bestCap = []int{up, down}, cp
+			}
+		}
+		out = append(out, best...)
+	}
+	return out, nil
+}
+
+// Samples maps the run onto telemetry samples (the package doc's mapping),
+// one per interval, and returns them with the link loads they came from.
+func (r *Result) Samples() ([]Sample, []Interval, error) {
 	loads, err := r.Loads()
+	if err != nil {
+		return nil, nil, err
+	}
+	w := r.Config.Workers
+	if len(r.Hosts) != len(loads)*w {
+		return nil, nil, fmt.Errorf("netsim: %d host samples for %d intervals of %d hosts", len(r.Hosts), len(loads), w)
+	}
+	if r.Schedule == nil {
+		return nil, nil, fmt.Errorf("netsim: result without its schedule")
+	}
+	byName := map[string]int{}
+	for i, l := range loads[0].Links {
+		byName[l.Link] = i
+	}
+	scale := r.Config.scale()
+	owed := make([]int64, w) // scaled bytes released so far, per host
+	next := 0                // next release not yet counted
+	prev := make([]int64, w) // delivered by the previous interval's end
+	out := make([]Sample, len(loads))
+	for k, iv := range loads {
+		for ; next < len(r.Schedule.Releases) && r.Schedule.Releases[next].AtNS < iv.EndNS; next++ {
+			for h := range owed {
+				owed[h] += RingSendBytes(h, w, r.Schedule.Releases[next].Bytes)
+			}
+		}
+		best := Sample{EndNS: iv.EndNS, Host: -1}
+		for h := 0; h < w; h++ {
+			hs := r.Hosts[k*w+h]
+			if hs.TNS != iv.EndNS || hs.Host != fmt.Sprintf("h%d", h) {
+				return nil, nil, fmt.Errorf("netsim: host sample %s at %d ns where h%d at %d ns was expected", hs.Host, hs.TNS, h, iv.EndNS)
+			}
+			path, err := r.Config.hop(h, byName, iv.Links)
+			if err != nil {
+				return nil, nil, err
+			}
+			s := Sample{EndNS: iv.EndNS, Host: h, Link: path[0], NeedBytes: float64(max(owed[h]-prev[h], 0)) * scale}
+			s.CapacityGBps = iv.Links[path[0]].capacity()
+			for _, i := range path[1:] {
+				if cp := iv.Links[i].capacity(); cp < s.CapacityGBps {
+					s.Link, s.CapacityGBps = i, cp
+				}
+			}
+			s.DemandGBps = s.NeedBytes / float64(r.Interval) // bytes per ns = GB/s
+			if best.Host < 0 || s.Pressure() > best.Pressure() {
+				best = s
+			}
+			prev[h] = hs.Delivered
+		}
+		out[k] = best
+	}
+	return out, loads, nil
+}
+
+// Telemetry converts the run into the Commander's telemetry trace: one
+// sample per interval, line reads following demand at 64 bytes per line.
+func (r *Result) Telemetry() ([]control.Telemetry, error) {
+	ss, _, err := r.Samples()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]control.Telemetry, len(loads))
-	for i, iv := range loads {
-		l := iv.Links[iv.Bottleneck()]
-		demand := l.RateGBps * l.UGrad
-		out[i] = control.Telemetry{TimeNS: iv.EndNS, DemandGBps: demand,
-			CapacityGBps: l.RateGBps * math.Max(1-l.UBg, 1e-3), LineReads: demand * 1e9 / 64}
+	out := make([]control.Telemetry, len(ss))
+	for i, s := range ss {
+		out[i] = control.Telemetry{TimeNS: s.EndNS, DemandGBps: s.DemandGBps, CapacityGBps: s.CapacityGBps, LineReads: s.DemandGBps * 1e9 / 64}
 		if err := out[i].Validate(); err != nil {
-			return nil, fmt.Errorf("netsim: telemetry at %d ns: %w", iv.EndNS, err)
+			return nil, fmt.Errorf("netsim: telemetry at %d ns: %w", s.EndNS, err)
 		}
 	}
 	return out, nil

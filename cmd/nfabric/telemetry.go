@@ -29,7 +29,7 @@ from a packet-level ns-3 simulation of a training job's gradient traffic
 			return usagef("telemetry: give a subcommand (ns3, synthetic)")
 		},
 	}
-	cmd.AddCommand(newTelemetryNS3Cmd(), newTelemetrySyntheticCmd())
+	cmd.AddCommand(newTelemetryNS3Cmd(), newTelemetrySyntheticCmd(), newTelemetryAllReduceCmd())
 	return cmd
 }
 
@@ -171,11 +171,11 @@ func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig
 		return err
 	}
 	if linksOut != "" {
-		loads, err := res.Loads()
+		samples, loads, err := res.Samples()
 		if err != nil {
 			return err
 		}
-		if err := report.WriteAtomic(linksOut, func(w io.Writer) error { return netsim.WriteLoads(w, loads, v.Modes) }); err != nil {
+		if err := report.WriteAtomic(linksOut, func(w io.Writer) error { return netsim.WriteLoads(w, loads, samples, v.Modes) }); err != nil {
 			return err
 		}
 	}
@@ -259,5 +259,72 @@ alternating the two): gradient bursts in the backward tail of each step on a
 	f.StringVar(&episode, "episode", "2s", "episode length (episodes)")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
 	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here")
+	return cmd
+}
+
+func newTelemetryAllReduceCmd() *cobra.Command {
+	var (
+		c                 netsim.Config
+		topo, link, delay string
+		bucketMiB         float64
+		asJSON            bool
+	)
+	cmd := &cobra.Command{
+		Use:   "allreduce",
+		Short: "time one packet-level ring All-Reduce in ns-3 beside the analytical models",
+		Long: `allreduce runs the ns-3 program on one bucket (unscaled, no background) and
+prints its ring All-Reduce time beside collective's alpha-beta ring, tree and
+halving-doubling figures and ASTRA-sim's analytical ring on the same hosts.`,
+		Example: `  nfabric telemetry allreduce --bucket-mib 32 --workers 8 --link 50GB/s`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if c.Topology, err = netsim.ParseTopology(topo); err != nil {
+				return usagef("--topology: %v", err)
+			}
+			if c.HostRate, err = collective.ParseBandwidth(link); err != nil {
+				return usagef("--link: %v", err)
+			}
+			d, err := time.ParseDuration(delay)
+			if err != nil || d < 0 {
+				return usagef("--delay %q: want a duration such as 1us", delay)
+			}
+			c.DelayNS = d.Nanoseconds()
+			if !(bucketMiB > 0) {
+				return usagef("--bucket-mib %v must be > 0", bucketMiB)
+			}
+			if err := netsim.Available(); err != nil {
+				return err
+			}
+			rc, err := netsim.CheckRing(cmd.Context(), c, int64(bucketMiB*(1<<20)))
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rc)
+			}
+			fmt.Fprintf(w, "ring All-Reduce of %d bytes on %d hosts, %s\n", rc.Bytes, rc.Workers, rc.Link)
+			fmt.Fprintf(w, "  %-70s %10.3f ms\n", "ns-3 packet-level ring (TCP, one switch)", rc.NS3S*1e3)
+			for _, m := range rc.Models {
+				fmt.Fprintf(w, "  %-70s %10.3f ms  (ns-3 / model %.3f)\n", m.Name, m.Seconds*1e3, rc.NS3S/m.Seconds)
+			}
+			fmt.Fprintf(w, "  payload %d bytes (2(W-1) S = %d), wire %d bytes on the host uplinks (%.2f%% overhead)\n",
+				rc.PayloadBytes, 2*int64(rc.Workers-1)*rc.Bytes, rc.WireBytes, 100*(float64(rc.WireBytes)/float64(rc.PayloadBytes)-1))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&bucketMiB, "bucket-mib", 32, "bucket size in MiB")
+	f.IntVar(&c.Workers, "workers", 8, "hosts W")
+	f.StringVar(&topo, "topology", "star", "star or leafspine")
+	f.IntVar(&c.Leaves, "leaves", 2, "leaf switches (leafspine)")
+	f.IntVar(&c.Spines, "spines", 2, "spine switches (leafspine)")
+	f.StringVar(&link, "link", "50GB/s", "host link rate")
+	f.StringVar(&delay, "delay", "1us", "propagation delay of every link")
+	f.IntVar(&c.QueuePackets, "queue", 100, "device queue size in packets")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

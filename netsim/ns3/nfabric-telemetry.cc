@@ -20,7 +20,8 @@
 // --onoff N UDP on/off flows at --onoffShare of the host rate, exponential
 // on/off times of mean --onNs/--offNs), --intervalNs, --durationNs, --seed.
 // Outputs: --links (per interval and link direction), --buckets (per bucket),
-// --totals (per link direction over the run). All numbers are integers, so
+// --totals (per link direction over the run), --hosts (per interval and host:
+// the gradient bytes it has delivered to its ring successor so far). All numbers are integers, so
 // the same inputs and seed give the same bytes.
 
 #include "ns3/applications-module.h"
@@ -67,6 +68,11 @@ struct LinkStat
 };
 
 std::vector<LinkStat> g_links;
+// g_recvTotal[h] is the gradient bytes host h's ring node has received from
+// its predecessor; g_delivered[k][h] the bytes host h had delivered to its
+// successor by the end of interval k.
+std::vector<uint64_t> g_recvTotal;
+std::vector<std::vector<uint64_t>> g_delivered;
 int64_t g_intervalNs = 1000000;
 size_t g_intervals = 0;
 
@@ -174,6 +180,11 @@ SampleQueues(size_t k)
     for (LinkStat& l : g_links)
     {
         l.qNow[k] = l.qCur;
+    }
+    const size_t w = g_recvTotal.size();
+    for (size_t h = 0; h < w; h++)
+    {
+        g_delivered[k][h] = g_recvTotal[(h + 1) % w];
     }
     if (k + 1 < g_intervals)
     {
@@ -346,6 +357,7 @@ class RingNode : public Application
         while ((p = s->Recv()))
         {
             m_recvBuf += p->GetSize();
+            g_recvTotal[m_index] += p->GetSize();
         }
         Advance();
     }
@@ -434,7 +446,7 @@ Connect(Ptr<Node> a, Ptr<Node> b, const std::string& an, const std::string& bn, 
 int
 main(int argc, char* argv[])
 {
-    std::string schedule, topology = "star", linksOut, bucketsOut, totalsOut;
+    std::string schedule, topology = "star", linksOut, bucketsOut, totalsOut, hostsOut;
     int workers = 8, leaves = 2, spines = 2, bulk = 0, onoff = 0;
     uint64_t hostRate = 10000000000ULL, fabricRate = 0;
     int64_t delayNs = 1000, intervalNs = 1000000, durationNs = 100000000, onNs = 5000000, offNs = 5000000;
@@ -463,6 +475,7 @@ main(int argc, char* argv[])
     cmd.AddValue("links", "output: per-interval link samples CSV", linksOut);
     cmd.AddValue("buckets", "output: per-bucket CSV", bucketsOut);
     cmd.AddValue("totals", "output: per-link totals CSV", totalsOut);
+    cmd.AddValue("hosts", "output: per-interval bytes each host delivered to its ring successor", hostsOut);
     cmd.Parse(argc, argv);
 
     if (workers < 2 || intervalNs <= 0 || durationNs <= 0 || hostRate == 0 || seed == 0 || queuePackets == 0 ||
@@ -493,6 +506,8 @@ main(int argc, char* argv[])
     g_workers = workers;
     g_intervalNs = intervalNs;
     g_intervals = static_cast<size_t>((durationNs + intervalNs - 1) / intervalNs);
+    g_recvTotal.assign(workers, 0);
+    g_delivered.assign(g_intervals, std::vector<uint64_t>(workers, 0));
 
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(1);
@@ -582,7 +597,7 @@ main(int argc, char* argv[])
     }
 
     Simulator::Schedule(NanoSeconds(intervalNs), &SampleQueues, 0);
-    Simulator::Stop(NanoSeconds(durationNs));
+    Simulator::Stop(NanoSeconds(durationNs + 1)); // after the last sample
     Simulator::Run();
 
     if (!linksOut.empty())
@@ -630,6 +645,23 @@ main(int argc, char* argv[])
         if (!o)
         {
             std::fprintf(stderr, "nfabric-telemetry: writing %s failed\n", totalsOut.c_str());
+            return 1;
+        }
+    }
+    if (!hostsOut.empty())
+    {
+        std::ofstream o(hostsOut);
+        o << "t_ns,host,delivered_bytes\n";
+        for (size_t k = 0; k < g_intervals; k++)
+        {
+            for (int h = 0; h < workers; h++)
+            {
+                o << static_cast<int64_t>(k + 1) * intervalNs << ",h" << h << ',' << g_delivered[k][h] << '\n';
+            }
+        }
+        if (!o)
+        {
+            std::fprintf(stderr, "nfabric-telemetry: writing %s failed\n", hostsOut.c_str());
             return 1;
         }
     }
