@@ -389,3 +389,34 @@ func TestNS3CancelLeavesNothing(t *testing.T) {
 	}
 	_ = os.Remove(tmp)
 }
+
+func TestEpisodes(t *testing.T) {
+	// Two steps of 100 ns, samples every 50 ns; a's demand 1, b's 9.
+	mk := func(d float64) []control.Telemetry {
+		var out []control.Telemetry
+		for i := int64(1); i <= 4; i++ {
+			out = append(out, control.Telemetry{TimeNS: 50 * i, DemandGBps: d + float64(i), CapacityGBps: 10})
+		}
+		return out
+	}
+	got, err := Episodes(mk(0), mk(10), 100, 1000, 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pilot steps 0,1: a's steps 0,1; 2,3: b's steps 0,1; 4: a's step 0.
+	want := []struct {
+		t int64
+		d float64
+	}{{500, 1}, {1000, 2}, {1500, 3}, {2000, 4}, {2500, 11}, {3000, 12}, {3500, 13}, {4000, 14}, {4500, 1}, {5000, 2}}
+	if len(got) != len(want) {
+		t.Fatalf("%d samples; want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if got[i].TimeNS != w.t || got[i].DemandGBps != w.d {
+			t.Errorf("sample %d = %d ns, %v GB/s; want %d ns, %v", i, got[i].TimeNS, got[i].DemandGBps, w.t, w.d)
+		}
+	}
+	if _, err := Episodes(nil, mk(1), 100, 1000, 2, 5); err == nil {
+		t.Error("empty trace: no error")
+	}
+}
