@@ -32,36 +32,50 @@
 // A GPT-2 XL step moves about 11 GB per host; simulating that packet by
 // packet is hours of ns-3. Scale s divides every bucket and every link rate
 // by s, which keeps every time, utilization and pressure (ratios of bytes to
-// rate) while cutting the packet count by s. What it does not keep: per-packet
-// costs become s times longer relative to the chunks (a ring step's chunk is
-// S/(W s) bytes), so store-and-forward and TCP's per-segment dynamics weigh
-// more, and queue sizes in packets stay as given. Telemetry is reported in
-// unscaled GB/s.
+// rate) while cutting the packet count by s. What it does not keep:
+// per-packet costs become s times longer relative to the chunks (a ring
+// step's chunk is S/(W s) bytes), so store-and-forward and TCP's
+// per-segment dynamics weigh more (a GPT-2 XL bucket's ring takes about
+// twice its alpha-beta time at s = 1000); and queues stay QueuePackets
+// packets, so a full queue takes s times longer to drain. Behind bulk TCP
+// background, whose flows keep queues full, the ring's latency-bound steps
+// therefore wait far longer than they would unscaled: treat congested runs
+// at scale as qualitative (congested or not), not as step times.
+// Telemetry is reported in unscaled GB/s.
 //
 // # Telemetry mapping
 //
-// ns-3 reports, per sampling interval and link direction l, the time the
-// link spent transmitting gradient packets (busy_grad) and background
-// packets (busy_bg), taken from the device's PhyTxBegin trace with each
-// transmission spread over the intervals it overlaps, so u_grad + u_bg <= 1
-// by construction; the queue's BytesInQueue at the sample and its maximum in
-// the interval; and dropped bytes. One telemetry sample per interval is the
-// link with the highest pressure:
+// ns-3 reports, per sampling interval of length D and link direction l, the
+// time the link spent transmitting gradient packets (busy_grad) and
+// background packets (busy_bg), from the device's PhyTxBegin trace with
+// each transmission spread over the intervals it overlaps, so u_grad + u_bg
+// <= 1 by construction; the queue's BytesInQueue at the sample and its
+// maximum in the interval; dropped bytes; and, per host h, the gradient
+// bytes its ring successor has received from it. One telemetry sample per
+// interval comes from the host whose ring hop is the most pressed:
 //
-//	capacity_l = rate_l * (1 - u_bg,l)          bandwidth left to gradients
-//	demand_l   = rate_l * u_grad,l              gradient traffic carried
-//	pressure   = max_l demand_l / capacity_l    (u_grad / (1 - u_bg))
-//	line reads = demand / 64 B                  as the synthetic generator
+//	owed_h(t)  = sum over buckets released before t of the bytes h sends
+//	             for them (RingSendBytes: 2(W-1) chunks of S/W)
+//	need_h     = owed_h(end) - delivered_h(start)   backlog + new release
+//	demand     = need_h / D                          gradient traffic offered
+//	capacity   = min over the hop's links of rate_l (1 - u_bg,l)
+//	             (uplink of h, downlink of h+1, on a leaf-spine the
+//	             leaf-spine pair with the most capacity left)
+//	pressure   = demand / capacity                   max over hosts
+//	line reads = demand / 64 B                       as the synthetic generator
 //
-// Gradient packets are those of the ring connections (port 5000, data and
-// ACKs); everything else is background. Queue occupancy is not folded into
-// pressure: a standing TCP queue's size is set by the buffer, not by the
-// offered load, so it is reported per link for the figure (Figure) instead.
-// A link busy with gradients alone shows pressure 1 while a bucket is in
-// flight; the Commander's smoothing (CommanderConfig.Smooth) turns that into
-// the share of time the job keeps the link busy. Background takes capacity
-// away, so the same gradient bytes keep the link busy longer and pressure
-// rises: Verdict replays a trace through control.Plane's own Commander.
+// Demand is what the job offers, not what TCP carried: a flow starved by
+// background (or stalled in a retransmission timeout) keeps its backlog, so
+// its pressure rises above 1 instead of reading as an idle link. Gradient
+// packets are those of the ring connections (port 5000, data and ACKs);
+// everything else is background. Queue occupancy is not folded into
+// pressure (a standing TCP queue's size is set by the buffer, not by the
+// offered load); it is reported per link for the figure (WriteLoads,
+// FigureSeries). Without background a healthy job's pressure follows its
+// release bursts during backward and falls to 0 in forward; the
+// Commander's smoothing (CommanderConfig.Smooth) averages that, and Judge
+// replays a trace through control.Plane's own Commander to say whether it
+// would grant relief.
 //
 // # Determinism
 //
