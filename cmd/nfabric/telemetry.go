@@ -38,7 +38,7 @@ func newTelemetryNS3Cmd() *cobra.Command {
 		c                     netsim.Config
 		model, topo, bg, link string
 		fabric, delay, ivl    string
-		out, linksOut         string
+		out, linksOut, fig    string
 		bucketMiB, smooth     float64
 		batch                 int
 		asJSON                bool
@@ -120,7 +120,7 @@ control plane's default thresholds and smoothing --smooth.`,
 			if err != nil {
 				return err
 			}
-			return writeNS3Outputs(cmd.OutOrStdout(), res, cc, out, linksOut, asJSON)
+			return writeNS3Outputs(cmd.OutOrStdout(), res, cc, ns3Files{out, linksOut, fig}, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -143,6 +143,7 @@ control plane's default thresholds and smoothing --smooth.`,
 	f.Float64Var(&smooth, "smooth", 0.05, "Commander smoothing weight for the verdict")
 	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here")
 	f.StringVar(&linksOut, "links-out", "", "also write per-link utilization and queue samples (CSV) here")
+	f.StringVar(&fig, "figure", "", "also write the figure (utilization, queue, pressure, Commander mode over time) as SVG here")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }
@@ -158,7 +159,12 @@ type ns3Summary struct {
 	Buckets    netsim.Totals  `json:"buckets"`
 }
 
-func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig, out, linksOut string, asJSON bool) error {
+// ns3Files are the files 'telemetry ns3' writes: the telemetry, and
+// optionally the per-link data and the figure.
+type ns3Files struct{ out, links, figure string }
+
+func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig, files ns3Files, asJSON bool) error {
+	out := files.out
 	tel, err := res.Telemetry()
 	if err != nil {
 		return err
@@ -170,12 +176,31 @@ func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig
 	if err := report.WriteAtomic(out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 		return err
 	}
-	if linksOut != "" {
-		samples, loads, err := res.Samples()
+	samples, loads, err := res.Samples()
+	if err != nil {
+		return err
+	}
+	if files.links != "" {
+		if err := report.WriteAtomic(files.links, func(w io.Writer) error { return netsim.WriteLoads(w, loads, samples, v.Modes) }); err != nil {
+			return err
+		}
+	}
+	if files.figure != "" {
+		ss, err := netsim.FigureSeries(loads, samples, v.Modes)
 		if err != nil {
 			return err
 		}
-		if err := report.WriteAtomic(linksOut, func(w io.Writer) error { return netsim.WriteLoads(w, loads, samples, v.Modes) }); err != nil {
+		lp := report.LinePlot{Title: fmt.Sprintf("ns-3 telemetry: %s, %d hosts, background %s", res.Schedule.Model, res.Config.Workers, res.Config.Background),
+			XLabel: "time (ms)", YLabel: "share"}
+		for _, s := range ss {
+			lp.Series = append(lp.Series, report.Series{Name: s.Name, X: s.X, Y: s.Y})
+		}
+		lp.HLines = []report.HLine{{Y: cc.RelievePressure, Label: "relieve"}, {Y: cc.ReleasePressure, Label: "release"}}
+		svg, err := lp.SVG()
+		if err != nil {
+			return err
+		}
+		if err := report.WriteFileAtomic(files.figure, svg); err != nil {
 			return err
 		}
 	}
