@@ -64,9 +64,10 @@ func WriteLoads(w io.Writer, loads []Interval, samples []Sample, modes []string)
 
 // Series is one line of the telemetry figure.
 type Series struct {
-	Name string
+	Name string `json:"name"`
 	// X is time in ms, Y the value.
-	X, Y []float64
+	X []float64 `json:"x"`
+	Y []float64 `json:"y"`
 }
 
 // FigureSeries returns the telemetry figure's lines: the bottleneck

@@ -231,7 +231,7 @@ type Verdict struct {
 	MeanPressure float64 `json:"mean_pressure"`
 	PeakPressure float64 `json:"peak_pressure"`
 	// Modes is the mode after each sample: "low-bit" (relief) or "fp32".
-	Modes []string `json:"-"`
+	Modes []string `json:"modes,omitempty"`
 }
 
 // Judge replays tel through control.Plane's own Commander with thresholds
