@@ -8,6 +8,7 @@ import (
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
@@ -65,7 +66,7 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 		Layout: lowbit.WorkerMajor, TrainN: 6000, TestN: 2000}
 	hard := BoundaryOptions(false, seed)
 	hard.Seeds, hard.Epochs = 1, 3
-	cc := control.DefaultConfig("backbone", "head")
+	cc := control.DefaultConfig(pilot.Groups()...)
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 46, 46, 10
 	cc.LossK, cc.LossH, cc.LossAlpha = 0.3, 3, 0.05
 	// Ladder calibrated on this workload's own warm-up diagnostics (the
@@ -88,16 +89,16 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 	return o
 }
 
-func (o PilotOptions) pilotConfig(tr pilot.Trace, t TrainOptions, seed uint64) pilot.Config {
+func (o PilotOptions) pilotConfig(tr pilot.Scenario, t TrainOptions, seed uint64) pilot.Config {
 	tc := t.Config(train.Uniform(train.RuleSpec{Rule: train.FP32}), seed)
 	tc.DiagEpochs = nil
 	tc.Logf = o.Logf
-	return pilot.Config{Trace: tr, Train: tc, Control: o.Control, Gate: lowbit.PaperGate, DiagEvery: o.DiagEvery, Fault: o.Fault,
+	return pilot.Config{Scenario: tr, Train: tc, Control: o.Control, Gate: lowbit.PaperGate, DiagEvery: o.DiagEvery, Fault: o.Fault,
 		StepNS: int64(o.StepMS * 1e6)}
 }
 
 type traceRuns struct {
-	trace pilot.Trace
+	trace pilot.Scenario
 	runs  []*pilot.Result
 }
 
@@ -110,7 +111,7 @@ func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
 		return nil, err
 	}
 	var all []traceRuns
-	for _, tr := range pilot.Traces() {
+	for _, tr := range pilot.Scenarios() {
 		tr := tr
 		runs := traceRuns{trace: tr}
 		for s := 0; s < o.Train.Seeds; s++ {
@@ -173,8 +174,8 @@ func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
 		if e.Fault {
 			f = "label noise"
 		}
-		tl.AddRow(e.Epoch, f, fmt.Sprintf("%.4f", e.TrainLoss), fmt.Sprintf("%.2f", 100*e.ValAcc), fmt.Sprintf("%.1f", 100*e.LowBitBackbone),
-			fmt.Sprintf("%.1f", 100*e.LowBitHead), fmt.Sprintf("%.4f", e.Traffic), e.Backbone, e.Head)
+		tl.AddRow(e.Epoch, f, fmt.Sprintf("%.4f", e.TrainLoss), fmt.Sprintf("%.2f", 100*e.ValAcc), fmt.Sprintf("%.1f", 100*e.LowBit[nn.Backbone]),
+			fmt.Sprintf("%.1f", 100*e.LowBit[nn.Head]), fmt.Sprintf("%.4f", e.Traffic), e.Modes[nn.Backbone], e.Modes[nn.Head])
 	}
 	for _, a := range gd.Actions {
 		tl.Notes = append(tl.Notes, a.String())
@@ -194,11 +195,11 @@ func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
 		Columns: []string{"group", "warm-up cosine G-Binary", "warm-up cosine G-Ternary", "settled mode", "paper (CIFAR-100)"}}
 	var wb, wt [2]float64
 	if hr.Warmup != nil {
-		wb = [2]float64{hr.Warmup.Binary.Backbone, hr.Warmup.Binary.Head}
-		wt = [2]float64{hr.Warmup.Ternary.Backbone, hr.Warmup.Ternary.Head}
+		wb = [2]float64{hr.Warmup.Binary.Groups[nn.Backbone], hr.Warmup.Binary.Groups[nn.Head]}
+		wt = [2]float64{hr.Warmup.Ternary.Groups[nn.Backbone], hr.Warmup.Ternary.Groups[nn.Head]}
 	}
-	lt.AddRow("backbone", fmt.Sprintf("%.3f", wb[0]), fmt.Sprintf("%.3f", wt[0]), hr.Settled[0], "g-ternary")
-	lt.AddRow("head", fmt.Sprintf("%.3f", wb[1]), fmt.Sprintf("%.3f", wt[1]), hr.Settled[1], "fp32-bypass")
+	lt.AddRow("backbone", fmt.Sprintf("%.3f", wb[0]), fmt.Sprintf("%.3f", wt[0]), hr.Settled[nn.Backbone], "g-ternary")
+	lt.AddRow("head", fmt.Sprintf("%.3f", wb[1]), fmt.Sprintf("%.3f", wt[1]), hr.Settled[nn.Head], "fp32-bypass")
 	lt.Notes = []string{
 		fmt.Sprintf("Final accuracy %.2f%%, %.1f%% of steps low-bit, traffic %.4fx FP32.", 100*hr.Final, 100*hr.LowBitSteps, hr.Traffic),
 		fmt.Sprintf("Ladder thresholds %.2f (G-Binary) and %.2f (G-Ternary), calibrated on the easy workload's warm-up cosines (see PilotDefaults), not on this workload; the cosines above are what this workload measured at the end of warm-up.",
@@ -323,7 +324,7 @@ func pilotFigures(all []traceRuns, fault pilot.Fault) ([]report.Figure, error) {
 			var a, l float64
 			for _, r := range tr.runs {
 				a += 100 * r.Epochs[e].ValAcc
-				l += 100 * r.Epochs[e].LowBitBackbone
+				l += 100 * r.Epochs[e].LowBit[nn.Backbone]
 			}
 			k := float64(len(tr.runs))
 			sa.X, sa.Y = append(sa.X, float64(e+1)), append(sa.Y, a/k)

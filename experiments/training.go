@@ -316,10 +316,10 @@ func cosineTable(tname, dataName string, runs []PolicyRuns, paperData string, pa
 		for _, r := range pr.Runs {
 			for _, d := range r.Diags {
 				epoch = d.Epoch
-				for i, v := range []float64{d.Binary.Global, d.Binary.Backbone, d.Binary.Head} {
+				for i, v := range []float64{d.Binary.Global, d.Binary.Groups[nn.Backbone], d.Binary.Groups[nn.Head]} {
 					b[i] = append(b[i], v)
 				}
-				for i, v := range []float64{d.Ternary.Global, d.Ternary.Backbone, d.Ternary.Head} {
+				for i, v := range []float64{d.Ternary.Global, d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head]} {
 					te[i] = append(te[i], v)
 				}
 			}

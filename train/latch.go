@@ -43,7 +43,8 @@ type LatchWriter interface {
 }
 
 // Latches returns the controller's mode-latch writer and the regions of
-// each layer group ("backbone", "head"), for a latched aggregator; nil
+// each layer group, keyed by the group's name (nn.Group.String: the names
+// the control plane knows groups by), for a latched aggregator; nil
 // otherwise.
 func (a *Aggregator) Latches() (LatchWriter, map[string][]cxl.RegionID) {
 	if !a.latched {
@@ -52,7 +53,7 @@ func (a *Aggregator) Latches() (LatchWriter, map[string][]cxl.RegionID) {
 	groups := map[string][]cxl.RegionID{}
 	for i, prm := range a.model.Params {
 		if t := &a.ctrl.ts[i]; t.reg.Size > 0 {
-			name := groupName(prm.Group)
+			name := prm.Group.String()
 			groups[name] = append(groups[name], t.id)
 		}
 	}
@@ -63,18 +64,11 @@ func (a *Aggregator) Latches() (LatchWriter, map[string][]cxl.RegionID) {
 // aggregator, the one its latches selected).
 func (a *Aggregator) Policy() Policy { return a.policy }
 
-func groupName(g nn.Group) string {
-	if g == nn.Head {
-		return "head"
-	}
-	return "backbone"
-}
-
 // readLatches sets the policy from the latches: a group's regions must
 // agree, since the control plane writes a group at once.
 func (a *Aggregator) readLatches() error {
-	var mode [2]cxl.Mode
-	var seen [2]bool
+	var mode [nn.NumGroups]cxl.Mode
+	var seen [nn.NumGroups]bool
 	for i, prm := range a.model.Params {
 		t := &a.ctrl.ts[i]
 		if t.reg.Size == 0 {
@@ -86,7 +80,7 @@ func (a *Aggregator) readLatches() error {
 		}
 		g := prm.Group
 		if seen[g] && m != mode[g] {
-			return fmt.Errorf("latched aggregator: %s regions disagree (%v and %v)", groupName(g), mode[g], m)
+			return fmt.Errorf("latched aggregator: %s regions disagree (%v and %v)", g, mode[g], m)
 		}
 		mode[g], seen[g] = m, true
 		t.on = m.LowBit()
@@ -107,7 +101,7 @@ func (a *Aggregator) readLatches() error {
 			a.policy[g] = RuleSpec{Rule: FP32}
 		default:
 			if seen[g] {
-				return fmt.Errorf("latched aggregator: %s latch holds %v, which is not a gradient path", groupName(nn.Group(g)), mode[g])
+				return fmt.Errorf("latched aggregator: %s latch holds %v, which is not a gradient path", nn.Group(g), mode[g])
 			}
 		}
 	}

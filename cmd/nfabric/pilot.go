@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +30,7 @@ func newPilotCmd() *cobra.Command {
 		Short: "control-plane pilots: recovery (Fig. 6), live admission loop, telemetry delay (Sec. 8)",
 		Long: `pilot runs virtual-worker training whose layer groups follow the controller's
 mode latches, with the control plane (Predictor, Commander, Supervisor and the
-admission ladder) writing those latches. It runs the four traces of the
+admission ladder) writing those latches. It runs the four scenarios of the
 paper's Fig. 6 (always-fp32, always-g-binary, fp32-default admission,
 g-binary-default recovery) with an injected degradation window (label noise),
 the live admission loop on the hard workload, and the Commander's
@@ -88,7 +89,7 @@ training flags are those of 'nfabric train'.`,
 				o.DiagEvery = diagEvery
 			}
 			cc := o.Control
-			cc.Groups = []string{"backbone", "head"}
+			cc.Groups = pilot.Groups()
 			if err := cc.Validate(); err != nil {
 				return usagef("%v", err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
 	"github.com/spf13/cobra"
@@ -277,8 +278,8 @@ func runReport(r *train.Result, dataName string, o experiments.TrainOptions) *re
 	if len(r.Diags) > 0 {
 		dt := report.Table{Name: "cosine", Title: "Low-bit/FP32 cosine alignment", Columns: []string{"epoch", "steps", "aggregate", "global", "backbone", "head"}}
 		for _, d := range r.Diags {
-			dt.AddRow(d.Epoch, d.Steps, "G-Binary", d.Binary.Global, d.Binary.Backbone, d.Binary.Head)
-			dt.AddRow(d.Epoch, d.Steps, "G-Ternary (2-of-3)", d.Ternary.Global, d.Ternary.Backbone, d.Ternary.Head)
+			dt.AddRow(d.Epoch, d.Steps, "G-Binary", d.Binary.Global, d.Binary.Groups[nn.Backbone], d.Binary.Groups[nn.Head])
+			dt.AddRow(d.Epoch, d.Steps, "G-Ternary (2-of-3)", d.Ternary.Global, d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head])
 		}
 		res.Tables = append(res.Tables, dt)
 	}
