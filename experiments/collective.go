@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	Register(Block{Name: "collective", Title: "Collective cost and GPT-scale check (Sec. 5.1, Sec. 9, Fig. 7)", Order: 30, Run: runCollectiveBlock})
+	RegisterReport("collective", "Collective cost and GPT-scale check (Sec. 5.1, Sec. 9, Fig. 7)", 30, runCollectiveBlock)
 }
 
 // Paper figures (comparison columns only).

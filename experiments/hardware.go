@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	Register(Block{Name: "hardware", Title: "Hardware plausibility (Sec. 10, Table 7, Fig. 8)", Order: 60, Run: runHardwareBlock})
+	RegisterReport("hardware", "Hardware plausibility (Sec. 10, Table 7, Fig. 8)", 60, runHardwareBlock)
 }
 
 // Paper figures (Sec. 10, Table 7); they only feed "paper" columns.

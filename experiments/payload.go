@@ -10,12 +10,7 @@ import (
 )
 
 func init() {
-	Register(Block{
-		Name:  "payload",
-		Title: "Low-bit payload semantics and traffic accounting (Sec. 2)",
-		Order: 5,
-		Run:   runPayloadBlock,
-	})
+	RegisterReport("payload", "Low-bit payload semantics and traffic accounting (Sec. 2)", 5, runPayloadBlock)
 }
 
 // runPayloadBlock checks the Sec. 2 semantics on the paper's worked

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	Register(Block{Name: "replay", Title: "Bucketized trace replay (Sec. 5.2, Fig. 2)", Order: 25, Run: runReplayBlock})
+	RegisterReport("replay", "Bucketized trace replay (Sec. 5.2, Fig. 2)", 25, runReplayBlock)
 }
 
 // Paper figures (comparison columns only): Sec. 5.2, healthy-CXL G-Binary

@@ -11,12 +11,7 @@ import (
 )
 
 func init() {
-	Register(Block{
-		Name:  "timing",
-		Title: "Timing exposure (Sec. 5, Table 4, Fig. 3)",
-		Order: 20,
-		Run:   runTimingBlock,
-	})
+	RegisterReport("timing", "Timing exposure (Sec. 5, Table 4, Fig. 3)", 20, runTimingBlock)
 }
 
 // paperTable4 is the paper's Table 4 (Sec. 5.1), keyed by our row groups.
