@@ -425,6 +425,32 @@ func (p *run) result() *Result {
 	return res
 }
 
+// ModeTimeline expands the run's actions into the modes of each of its
+// first steps steps: the groups' modes in index order, joined by "/"
+// (e.g. "g-binary/fp32-bypass"). Every group starts on FP32 bypass, as
+// the control plane's latches do.
+func (r *Result) ModeTimeline(steps int) []string {
+	out := make([]string, steps)
+	names := Groups()
+	cur := make(map[string]string, len(names))
+	for _, g := range names {
+		cur[g] = cxl.FP32Bypass.String()
+	}
+	modes := make([]string, len(names))
+	ai := 0
+	for s := range out {
+		for ai < len(r.Actions) && r.Actions[ai].Step == int64(s) {
+			cur[r.Actions[ai].Group] = r.Actions[ai].Mode.String()
+			ai++
+		}
+		for i, g := range names {
+			modes[i] = cur[g]
+		}
+		out[s] = strings.Join(modes, "/")
+	}
+	return out
+}
+
 func modeName(s train.RuleSpec) string {
 	switch s.Rule {
 	case train.GBinary:

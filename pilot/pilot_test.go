@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
@@ -163,5 +164,17 @@ func TestResultJSONRoundTrip(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte(`"settled":{"backbone":"`)) {
 		t.Errorf("settled modes not keyed by group name: %s", b)
+	}
+}
+
+func TestModeTimeline(t *testing.T) {
+	r := &Result{Actions: []control.Action{
+		{Step: 1, Group: "backbone", Mode: cxl.GBinary},
+		{Step: 3, Group: "head", Mode: cxl.GTernary},
+		{Step: 3, Group: "backbone", Mode: cxl.FP32Bypass},
+	}}
+	want := []string{"fp32-bypass/fp32-bypass", "g-binary/fp32-bypass", "g-binary/fp32-bypass", "fp32-bypass/g-ternary", "fp32-bypass/g-ternary"}
+	if got := r.ModeTimeline(5); !reflect.DeepEqual(got, want) {
+		t.Errorf("timeline %q; want %q", got, want)
 	}
 }
