@@ -13,8 +13,14 @@ import (
 )
 
 func init() {
-	RegisterReport("hardware", "Hardware plausibility (Sec. 10, Table 7, Fig. 8)", 60, runHardwareBlock)
+	Register(Spec[HardwareUnit]{Name: "hardware", Title: hardwareTitle, Order: 60,
+		Units: func(cfg Config) ([]Unit[HardwareUnit], error) { return hardwareUnits(hardwareBlockOptions(cfg)), nil },
+		Layout: func(cfg Config, us []HardwareUnit) (*report.Result, error) {
+			return HardwareLayout(hardwareBlockOptions(cfg).withDefaults(), us)
+		}})
 }
+
+const hardwareTitle = "Hardware plausibility (Sec. 10, Table 7, Fig. 8)"
 
 // Paper figures (Sec. 10, Table 7); they only feed "paper" columns.
 const (
@@ -79,13 +85,11 @@ func FullHardware(seed uint64) HardwareOptions {
 	}
 }
 
-func runHardwareBlock(ctx context.Context, cfg Config) (*report.Result, error) {
-	o := QuickHardware(cfg.Seed)
+func hardwareBlockOptions(cfg Config) HardwareOptions {
 	if cfg.Full {
-		o = FullHardware(cfg.Seed)
+		return FullHardware(cfg.Seed)
 	}
-	o.Logf = cfg.Logf
-	return HardwareReport(ctx, o)
+	return QuickHardware(cfg.Seed)
 }
 
 // HardwareData is the measured data behind the block's tables.
@@ -124,20 +128,13 @@ func (o HardwareOptions) logf(format string, args ...any) {
 	}
 }
 
-// missing reports err as a skip when it is a missing tool.
-func missing(err error, skipped *[]string) bool {
+// skipMessage is err's skip line when err is a missing tool, else "".
+func skipMessage(err error) string {
 	var m *hw.MissingToolError
 	if errors.As(err, &m) {
-		msg := "skipped: " + m.Error()
-		for _, s := range *skipped {
-			if s == msg {
-				return true
-			}
-		}
-		*skipped = append(*skipped, msg)
-		return true
+		return "skipped: " + m.Error()
 	}
-	return false
+	return ""
 }
 
 // FallbackStages is the shallower pipeline routed when the five-stage
@@ -145,31 +142,22 @@ func missing(err error, skipped *[]string) bool {
 // register count equals the paper's at 512 bits.
 const FallbackStages = 3
 
-// HardwareCosim co-simulates every width in o.Widths with every simulator
-// in o.Sims and returns the results; a missing simulator is skipped.
-func HardwareCosim(ctx context.Context, o HardwareOptions, skipped *[]string) ([]hw.CosimResult, error) {
-	var out []hw.CosimResult
-	for _, sim := range o.Sims {
-		for _, w := range o.Widths {
-			c := hw.Config{Width: w}
-			o.logf("co-simulating %s with %s (%d vectors)", c.ModuleName(), sim, o.Vectors)
-			r, err := hw.Cosim(ctx, c, sim, hw.Vectors(c, o.Vectors, o.Seed), o.Dir)
-			if err != nil {
-				if missing(err, skipped) {
-					break
-				}
-				return out, err
-			}
-			o.logf("%v", r)
-			out = append(out, r)
-		}
-	}
-	return out, nil
+// HardwareUnit is one unit of the hardware block: the tool versions, one
+// co-simulation, one synthesis with its cost estimate, or one width's
+// place and route (the default depth, then FallbackStages if it does not
+// fit). Skipped is set instead when a tool is missing.
+type HardwareUnit struct {
+	Tools    []string        `json:"tools,omitempty"`
+	Cosim    *hw.CosimResult `json:"cosim,omitempty"`
+	Synth    *hw.SynthResult `json:"synth,omitempty"`
+	Estimate *hw.Estimate    `json:"estimate,omitempty"`
+	PnR      []hw.PnrResult  `json:"pnr,omitempty"`
+	// Stage names the unit's part: "tools", "cosim", "synth" or "pnr".
+	Stage   string `json:"stage"`
+	Skipped string `json:"skipped,omitempty"`
 }
 
-// HardwareReport runs the selected experiments and returns the Table 7
-// and Fig. 8 analogues beside the paper's figures.
-func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, error) {
+func (o HardwareOptions) withDefaults() HardwareOptions {
 	if o.Tech.FO4ps == 0 {
 		o.Tech = hw.NanGate45
 	}
@@ -179,112 +167,215 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 	if o.Vectors == 0 {
 		o.Vectors = 1000
 	}
-	d := HardwareData{Tools: hw.Versions(ctx), Tech: o.Tech, Options: map[string]string{
+	return o
+}
+
+// synthConfigs lists the synthesis runs: every width at the default depth
+// (with ECP5 mapping when asked), then the depth sweep, each configuration
+// once.
+func (o HardwareOptions) synthConfigs() (cs []hw.Config, ecp5 []bool) {
+	seen := map[hw.Config]bool{}
+	add := func(c hw.Config, e bool) {
+		if c = c.Normalized(); !seen[c] {
+			seen[c] = true
+			cs, ecp5 = append(cs, c), append(ecp5, e)
+		}
+	}
+	for _, w := range o.Widths {
+		add(hw.Config{Width: w}, o.ECP5)
+	}
+	for _, c := range o.sweep() {
+		add(c, false)
+	}
+	return cs, ecp5
+}
+
+// hardwareUnits lists the block's units for o: tools, co-simulation of
+// every width (hw.Widths) with every simulator, the syntheses, and with
+// o.PnR each width's place and route.
+func hardwareUnits(o HardwareOptions) []Unit[HardwareUnit] {
+	o = o.withDefaults()
+	us := []Unit[HardwareUnit]{{Key: "tools", Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
+		return HardwareUnit{Stage: "tools", Tools: hw.Versions(ctx)}, nil
+	}}}
+	if o.Cosim {
+		for _, sim := range o.Sims {
+			for _, w := range hw.Widths {
+				us = append(us, Unit[HardwareUnit]{Key: fmt.Sprintf("cosim/%s/w%d", sim, w), Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
+					return hardwareCosim(ctx, o, sim, w)
+				}})
+			}
+		}
+	}
+	cs, ecp5 := o.synthConfigs()
+	for i, c := range cs {
+		us = append(us, Unit[HardwareUnit]{Key: "synth/" + c.ModuleName(), Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
+			return hardwareSynth(ctx, o, c, ecp5[i])
+		}})
+	}
+	if o.PnR {
+		for _, w := range o.Widths {
+			us = append(us, Unit[HardwareUnit]{Key: fmt.Sprintf("pnr/w%d", w), Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
+				return hardwarePnr(ctx, o, w)
+			}})
+		}
+	}
+	return us
+}
+
+func hardwareCosim(ctx context.Context, o HardwareOptions, sim hw.Simulator, w int) (HardwareUnit, error) {
+	u := HardwareUnit{Stage: "cosim"}
+	c := hw.Config{Width: w}
+	o.logf("co-simulating %s with %s (%d vectors)", c.ModuleName(), sim, o.Vectors)
+	r, err := hw.Cosim(ctx, c, sim, hw.Vectors(c, o.Vectors, o.Seed), o.Dir)
+	if u.Skipped = skipMessage(err); u.Skipped != "" {
+		return u, nil
+	}
+	if err != nil {
+		return u, err
+	}
+	o.logf("%v", r)
+	u.Cosim = &r
+	return u, nil
+}
+
+func hardwareSynth(ctx context.Context, o HardwareOptions, c hw.Config, ecp5 bool) (HardwareUnit, error) {
+	u := HardwareUnit{Stage: "synth"}
+	o.logf("synthesizing %s", c.ModuleName())
+	r, err := hw.Synth(ctx, c, hw.SynthOptions{ECP5: ecp5, Dir: o.Dir})
+	if u.Skipped = skipMessage(err); u.Skipped != "" {
+		return u, nil
+	}
+	if err != nil {
+		return u, err
+	}
+	e, err := o.Tech.Estimate(r)
+	if err != nil {
+		return u, fmt.Errorf("cost model for %s: %w", c.ModuleName(), err)
+	}
+	u.Synth, u.Estimate = &r, &e
+	return u, nil
+}
+
+func hardwarePnr(ctx context.Context, o HardwareOptions, w int) (HardwareUnit, error) {
+	u := HardwareUnit{Stage: "pnr"}
+	for _, k := range []int{hw.DefaultStages, FallbackStages} {
+		o.logf("placing and routing %d bits, %d stages, on iCE40 %s", w, k, strings.ToUpper(hw.PnrDevice))
+		r, err := hw.Pnr(ctx, hw.Config{Width: w, Stages: k}, hw.PnrOptions{Dir: o.Dir, Seed: 1})
+		if u.Skipped = skipMessage(err); u.Skipped != "" {
+			return u, nil
+		}
+		if err != nil {
+			return u, err
+		}
+		u.PnR = append(u.PnR, r)
+		if r.Fits {
+			break
+		}
+	}
+	return u, nil
+}
+
+// HardwareReport runs the selected experiments and lays out the Table 7
+// and Fig. 8 analogues beside the paper's figures.
+func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, error) {
+	o = o.withDefaults()
+	us := hardwareUnits(o)
+	rs := make([]HardwareUnit, len(us))
+	for i, u := range us {
+		var err error
+		if rs[i], err = u.Run(ctx, Config{}); err != nil {
+			return nil, err
+		}
+	}
+	return HardwareLayout(o, rs)
+}
+
+// hardwareResults gathers the units into the block's data and lookup
+// tables. A missing synthesis tool drops the syntheses' successors (place
+// and route) as the sequential flow never ran them.
+type hardwareResults struct {
+	d           HardwareData
+	haveSynth   bool
+	synth       map[hw.Config]hw.SynthResult
+	est         map[hw.Config]hw.Estimate
+	pnr, pnrAlt map[int]hw.PnrResult
+	cosimPassed int
+	cosimFailed int
+}
+
+func gatherHardware(o HardwareOptions, us []HardwareUnit) hardwareResults {
+	g := hardwareResults{haveSynth: true, synth: map[hw.Config]hw.SynthResult{}, est: map[hw.Config]hw.Estimate{},
+		pnr: map[int]hw.PnrResult{}, pnrAlt: map[int]hw.PnrResult{}}
+	g.d = HardwareData{Tech: o.Tech, Options: map[string]string{
 		"widths": fmt.Sprint(o.Widths), "stages": fmt.Sprint(o.Stages), "split_stages": fmt.Sprint(o.SplitStages), "sweep_width": fmt.Sprint(o.SweepWidth),
 		"ecp5": fmt.Sprint(o.ECP5), "pnr": fmt.Sprint(o.PnR), "vectors": fmt.Sprint(o.Vectors), "seed": fmt.Sprint(o.Seed),
 	}}
-	res := &report.Result{Block: "hardware", Title: "Hardware plausibility (Sec. 10, Table 7, Fig. 8)"}
-	res.Summary = append(res.Summary, "Tool versions: "+strings.Join(d.Tools, "; ")+".")
-
-	if o.Cosim {
-		cos, err := HardwareCosim(ctx, HardwareOptions{Widths: hw.Widths, Sims: o.Sims, Vectors: o.Vectors, Seed: o.Seed, Dir: o.Dir, Logf: o.Logf}, &d.Skipped)
-		if err != nil {
-			return nil, err
+	skip := func(msg string) {
+		if !slices.Contains(g.d.Skipped, msg) {
+			g.d.Skipped = append(g.d.Skipped, msg)
 		}
-		d.Cosim = cos
-		res.Tables = append(res.Tables, CosimTable(cos))
-		for _, r := range cos {
-			if r.Passed() {
-				res.Passed++
+	}
+	for _, u := range us {
+		if u.Stage == "synth" && u.Skipped != "" {
+			g.haveSynth = false
+		}
+	}
+	for _, u := range us {
+		if u.Stage == "pnr" && !g.haveSynth {
+			continue
+		}
+		if u.Skipped != "" {
+			skip(u.Skipped)
+		}
+		switch {
+		case u.Stage == "tools":
+			g.d.Tools = u.Tools
+		case u.Cosim != nil:
+			g.d.Cosim = append(g.d.Cosim, *u.Cosim)
+			if u.Cosim.Passed() {
+				g.cosimPassed++
 			} else {
-				res.Failed++
+				g.cosimFailed++
+			}
+		case u.Synth != nil:
+			g.d.Synth, g.d.Estimate = append(g.d.Synth, *u.Synth), append(g.d.Estimate, *u.Estimate)
+			g.synth[cfgOf(*u.Synth)], g.est[cfgOf(*u.Synth)] = *u.Synth, *u.Estimate
+		}
+		for _, r := range u.PnR {
+			g.d.PnR = append(g.d.PnR, r)
+			if r.Stages == hw.DefaultStages {
+				g.pnr[r.Width] = r
+			} else {
+				g.pnrAlt[r.Width] = r
 			}
 		}
 	}
+	return g
+}
 
-	// Synthesis: every width at the default depth, and the depth sweep.
-	synth := map[hw.Config]hw.SynthResult{}
-	doSynth := func(c hw.Config, ecp5 bool) error {
-		c = c.Normalized()
-		key := c
-		if _, ok := synth[key]; ok {
-			return nil
-		}
-		o.logf("synthesizing %s", c.ModuleName())
-		r, err := hw.Synth(ctx, c, hw.SynthOptions{ECP5: ecp5, Dir: o.Dir})
-		if err != nil {
-			return err
-		}
-		synth[key] = r
-		d.Synth = append(d.Synth, r)
-		e, err := o.Tech.Estimate(r)
-		if err != nil {
-			return fmt.Errorf("cost model for %s: %w", c.ModuleName(), err)
-		}
-		d.Estimate = append(d.Estimate, e)
-		return nil
+// HardwareLayout lays out the hardware units (o with its defaults).
+func HardwareLayout(o HardwareOptions, us []HardwareUnit) (*report.Result, error) {
+	g := gatherHardware(o, us)
+	res := &report.Result{Block: "hardware", Title: hardwareTitle, Passed: g.cosimPassed, Failed: g.cosimFailed}
+	res.Summary = append(res.Summary, "Tool versions: "+strings.Join(g.d.Tools, "; ")+".")
+	if o.Cosim {
+		res.Tables = append(res.Tables, CosimTable(g.d.Cosim))
 	}
-	haveSynth := true
-	for _, w := range o.Widths {
-		if err := doSynth(hw.Config{Width: w}, o.ECP5); err != nil {
-			if missing(err, &d.Skipped) {
-				haveSynth = false
-				break
-			}
-			return nil, err
-		}
-	}
-	if haveSynth {
-		for _, c := range o.sweep() {
-			if err := doSynth(c, false); err != nil {
-				return nil, err
-			}
-		}
-	}
-	pnr := map[int]hw.PnrResult{}    // at DefaultStages
-	pnrAlt := map[int]hw.PnrResult{} // at FallbackStages, for widths that do not fit
-	if o.PnR && haveSynth {
-	routes:
-		for _, w := range o.Widths {
-			for _, k := range []int{hw.DefaultStages, FallbackStages} {
-				o.logf("placing and routing %d bits, %d stages, on iCE40 %s", w, k, strings.ToUpper(hw.PnrDevice))
-				r, err := hw.Pnr(ctx, hw.Config{Width: w, Stages: k}, hw.PnrOptions{Dir: o.Dir, Seed: 1})
-				if err != nil {
-					if missing(err, &d.Skipped) {
-						break routes
-					}
-					return nil, err
-				}
-				d.PnR = append(d.PnR, r)
-				if k == hw.DefaultStages {
-					pnr[w] = r
-				} else {
-					pnrAlt[w] = r
-				}
-				if r.Fits {
-					break
-				}
-			}
-		}
-	}
-	est := map[hw.Config]hw.Estimate{}
-	for i, e := range d.Estimate {
-		est[cfgOf(d.Synth[i])] = e
-	}
-	if haveSynth {
-		t7, err := table7(o, synth, est, pnr)
+	if g.haveSynth {
+		t7, err := table7(o, g.synth, g.est, g.pnr)
 		if err != nil {
 			return nil, err
 		}
-		res.Tables = append(res.Tables, t7, widthTable(o, synth, est, pnr, pnrAlt), stageTable(o, synth, est), modelTable(o.Tech))
-		figs, err := hardwareFigures(o, synth, est, pnr)
+		res.Tables = append(res.Tables, t7, widthTable(o, g.synth, g.est, g.pnr, g.pnrAlt), stageTable(o, g.synth, g.est), modelTable(o.Tech))
+		figs, err := hardwareFigures(o, g.synth, g.est, g.pnr)
 		if err != nil {
 			return nil, err
 		}
 		res.Figures = figs
 	}
-	res.Summary = append(res.Summary, d.Skipped...)
-	res.Data = d
+	res.Summary = append(res.Summary, g.d.Skipped...)
+	res.Data = g.d
 	return res, nil
 }
 

@@ -198,6 +198,57 @@ func Encode(s lowbit.Spec, base int, g [][]float32, tau float32) (*Payload, erro
 	return p, nil
 }
 
+// Check rejects non-zero bits outside the payload: past element n, and in
+// packet bits at or above W. A writer that sets them is broken, and
+// silently ignoring them would hide it (the controller ignores them).
+func (p *Payload) Check() error {
+	if err := p.checkSection("sign", p.Signs); err != nil {
+		return err
+	}
+	if p.Gates != nil {
+		return p.checkSection("gate", p.Gates)
+	}
+	return nil
+}
+
+func (p *Payload) checkSection(what string, data []byte) error {
+	n := p.Elements
+	if p.Spec.Layout == lowbit.ElementMajor {
+		mask := byte(0xff << p.Spec.Workers)
+		if p.Spec.Workers == 8 {
+			mask = 0
+		}
+		for i := range n {
+			if data[i]&mask != 0 {
+				return fmt.Errorf("%s byte %d sets bits for workers beyond W=%d", what, i, p.Spec.Workers)
+			}
+		}
+		for i := n; i < len(data); i++ {
+			if data[i] != 0 {
+				return fmt.Errorf("%s padding byte %d is not zero", what, i)
+			}
+		}
+		return nil
+	}
+	sb, nb := p.SlabBytes(), lowbit.PlaneBytes(n)
+	for k := range p.Spec.Workers {
+		pl := data[k*sb : (k+1)*sb]
+		if r := n % 8; r != 0 && pl[nb-1]>>r != 0 {
+			return fmt.Errorf("%s plane %d sets bits past element %d", what, k, n)
+		}
+		for i := nb; i < sb; i++ {
+			if pl[i] != 0 {
+				return fmt.Errorf("%s plane %d padding byte %d is not zero", what, k, i)
+			}
+		}
+	}
+	return nil
+}
+
+// ErrNoGateBits is Vote's error for a worker-gate spec on a payload
+// encoded without gate bits.
+var ErrNoGateBits = errors.New("the worker gate needs gate bits, and this payload has none (encode it with the worker gate)")
+
 // Counts returns the sign count c of every element: how many workers'
 // sign bits are set (gate bits are not looked at, as in the controller's
 // element-major count view).
@@ -238,7 +289,7 @@ func (p *Payload) Vote(s lowbit.Spec) ([]int8, error) {
 		return nil, fmt.Errorf("spec %v with %d workers does not match the payload's %v with %d", s.Layout, s.Workers, p.Spec.Layout, p.Spec.Workers)
 	}
 	if s.GateBits() && p.Gates == nil {
-		return nil, errors.New("the worker gate needs gate bits, and this payload has none (encode it with the worker gate)")
+		return nil, ErrNoGateBits
 	}
 	n := p.Elements
 	out := make([]int8, n)

@@ -177,7 +177,7 @@ type Diag struct {
 
 // latchCounter counts the latch writes the control plane makes.
 type latchCounter struct {
-	w train.LatchWriter
+	w cxl.ModeWriter
 	n int
 }
 
@@ -389,7 +389,7 @@ func (p *run) endEpoch(e *train.EpochStat) error {
 	}
 	pol := p.loop.Agg.Policy()
 	for _, g := range nn.Groups() {
-		es.Modes[g] = modeName(pol[g])
+		es.Modes[g] = pol[g].Rule.Mode().String()
 	}
 	es.ValAcc = e.ValAcc
 	p.res.Epochs = append(p.res.Epochs, *es)
@@ -449,14 +449,4 @@ func (r *Result) ModeTimeline(steps int) []string {
 		out[s] = strings.Join(modes, "/")
 	}
 	return out
-}
-
-func modeName(s train.RuleSpec) string {
-	switch s.Rule {
-	case train.GBinary:
-		return cxl.GBinary.String()
-	case train.GTernary:
-		return cxl.GTernary.String()
-	}
-	return cxl.FP32Bypass.String()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -208,21 +207,7 @@ func (h *hwReportFlags) options(cmd *cobra.Command, base experiments.HardwareOpt
 }
 
 func (h *hwReportFlags) emit(cmd *cobra.Command, res *report.Result) error {
-	if h.out != "" {
-		if err := os.MkdirAll(h.out, 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", h.out, err)
-		}
-		files, err := res.WriteFiles(h.out)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", strings.Join(files, ", "))
-	}
-	if h.asJSON {
-		return res.WriteJSON(cmd.OutOrStdout())
-	}
-	_, err := fmt.Fprint(cmd.OutOrStdout(), res.Text())
-	return err
+	return printResult(cmd, res, h.asJSON, h.out)
 }
 
 func newHwSynthCmd() *cobra.Command {
