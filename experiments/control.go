@@ -46,6 +46,10 @@ type PilotOptions struct {
 	// on a congested telemetry trace with StepMS per step.
 	Delays []float64
 	StepMS float64
+	// Telemetry, when not nil, is the telemetry the delay runs deliver
+	// to the Commander (e.g. a CSV read by control.ReadTelemetry) in
+	// place of the synthetic healthy/congested episodes.
+	Telemetry []control.Telemetry
 	Logf   func(format string, args ...any)
 }
 
@@ -378,14 +382,11 @@ func (o PilotOptions) delayUnit(ctx context.Context, delayMS float64, logf func(
 		return ControlUnit{}, err
 	}
 	steps := o.Train.Epochs * (sets.Train.Len() / o.Train.Batch)
-	dur := int64(float64(steps) * o.StepMS * 1e6)
-	healthy, congested := control.HealthyScenario(), control.CongestedScenario()
-	healthy.StepNS = int64(o.StepMS * 1e6)
-	congested.StepNS = healthy.StepNS
-	episode := 20 * healthy.StepNS
-	tel, err := control.Episodes(healthy, congested, episode, dur, healthy.StepNS/10, o.Train.Seed)
-	if err != nil {
-		return ControlUnit{}, err
+	tel := o.Telemetry
+	if tel == nil {
+		if tel, err = o.episodes(steps); err != nil {
+			return ControlUnit{}, err
+		}
 	}
 	pc := o.pilotConfig(pilot.GBinaryDefault, o.Train, o.Train.Seed)
 	pc.Train.Logf = logf
@@ -401,6 +402,18 @@ func (o PilotOptions) delayUnit(ctx context.Context, delayMS float64, logf func(
 		return ControlUnit{}, fmt.Errorf("delay %g ms: %w", delayMS, err)
 	}
 	return ControlUnit{Delay: &DelayRun{DelayMS: delayMS, Modes: r.ModeTimeline(steps), Result: *r}}, nil
+}
+
+// episodes is the synthetic telemetry of the delay runs: healthy and
+// congested CXL episodes of 20 steps each, sampled every tenth of a step,
+// over steps steps.
+func (o PilotOptions) episodes(steps int) ([]control.Telemetry, error) {
+	dur := int64(float64(steps) * o.StepMS * 1e6)
+	healthy, congested := control.HealthyScenario(), control.CongestedScenario()
+	healthy.StepNS = int64(o.StepMS * 1e6)
+	congested.StepNS = healthy.StepNS
+	episode := 20 * healthy.StepNS
+	return control.Episodes(healthy, congested, episode, dur, healthy.StepNS/10, o.Train.Seed)
 }
 
 // delayTable compares each delay run's mode timeline with the first

@@ -88,6 +88,23 @@ func BoundaryOptions(full bool, seed uint64) TrainOptions {
 	return o
 }
 
+// RunOptions are the defaults of one run (`nfabric train run`): the
+// boundary study's quick model and learning rates on MNIST, one seed.
+func RunOptions() TrainOptions {
+	o := BoundaryOptions(false, 1)
+	o.Data, o.Seeds = "mnist", 1
+	return o
+}
+
+// DefaultAugment turns augmentation on for the CIFAR data sets, which the
+// paper trains with a 4-pixel random crop and a horizontal flip; other
+// sets keep o.Augment.
+func (o *TrainOptions) DefaultAugment() {
+	if strings.HasPrefix(o.Data, "cifar") {
+		o.Augment = true
+	}
+}
+
 // Config returns the train.Config of one run.
 func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 	c := train.Config{Model: o.Model, Hidden: o.Hidden, Workers: o.Workers, Batch: o.Batch, Epochs: o.Epochs,

@@ -154,8 +154,8 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	}
 	if set("augment") {
 		o.Augment = f.augment
-	} else if strings.HasPrefix(o.Data, "cifar") {
-		o.Augment = true
+	} else {
+		o.DefaultAugment()
 	}
 	if o.Seeds < 1 || o.Seeds > 100 {
 		return usagef("--seeds %d out of range [1, 100]", o.Seeds)
@@ -193,8 +193,7 @@ func newTrainRunCmd() *cobra.Command {
 		quiet      bool
 		out        string
 	)
-	def := experiments.BoundaryOptions(false, 1)
-	def.Data, def.Seeds = "mnist", 1
+	def := experiments.RunOptions()
 	cmd := &cobra.Command{
 		Use:   "run --policy POLICY [flags]",
 		Short: "train one policy for one seed; checkpoint after every epoch, resume with --resume",
