@@ -50,7 +50,7 @@ type PilotOptions struct {
 	// to the Commander (e.g. a CSV read by control.ReadTelemetry) in
 	// place of the synthetic healthy/congested episodes.
 	Telemetry []control.Telemetry
-	Logf   func(format string, args ...any)
+	Logf      func(format string, args ...any)
 }
 
 // PilotDefaults returns the reproduce block's quick or full pilots. The
@@ -190,15 +190,7 @@ func (o PilotOptions) RunUnits(ctx context.Context) ([]ControlUnit, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ControlUnit, 0, len(us))
-	for _, u := range us {
-		r, err := u.Run(ctx, Config{Logf: o.Logf})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return runInOrder(ctx, us, o.Logf)
 }
 
 // Pilots runs the Fig. 6 recovery pilot (four scenarios over the seeds),

@@ -291,9 +291,15 @@ func RunStudy(ctx context.Context, study string, o TrainOptions) ([]TrainRun, er
 	if err != nil {
 		return nil, err
 	}
-	out := make([]TrainRun, 0, len(us))
+	return runInOrder(ctx, us, o.Logf)
+}
+
+// runInOrder runs units one after the other in this process, as a
+// per-topic command does (reproduce runs them through the registry).
+func runInOrder[R any](ctx context.Context, us []Unit[R], logf func(string, ...any)) ([]R, error) {
+	out := make([]R, 0, len(us))
 	for _, u := range us {
-		r, err := u.Run(ctx, Config{Logf: o.Logf})
+		r, err := u.Run(ctx, Config{Logf: logf})
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 )
@@ -28,15 +29,8 @@ func TestLatchedFP32LoopEqualsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewModel(cfg, sets.Train, cfg.Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg, err := NewLatchedAggregator(m, cfg.Workers, cfg.Layout, lowbit.PaperGate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := NewLoop(cfg, m, agg, sets.Train, sets.Test)
+	l := latchedLoop(t, cfg, sets)
+	m := l.Stepper.Model
 	if err := l.Run(context.Background(), 1, cfg.Epochs); err != nil {
 		t.Fatal(err)
 	}
@@ -66,16 +60,9 @@ func TestVelocityResetOnSwitch(t *testing.T) {
 	cfg := baseConfig()
 	cfg.Workers, cfg.DiagEpochs, cfg.Epochs = 8, nil, 1
 	cfg.Policy = Uniform(RuleSpec{Rule: FP32})
-	m, err := NewModel(cfg, sets.Train, cfg.Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg, err := NewLatchedAggregator(m, cfg.Workers, cfg.Layout, lowbit.PaperGate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lw, regions := agg.Latches()
-	l := NewLoop(cfg, m, agg, sets.Train, sets.Test)
+	l := latchedLoop(t, cfg, sets)
+	m := l.Stepper.Model
+	lw, regions := l.Agg.Latches()
 	var before [][]float32 // weights before the step
 	var checked int
 	l.Hooks = Hooks{
@@ -129,4 +116,19 @@ func TestVelocityResetOnSwitch(t *testing.T) {
 	if checked != 2 || l.VelocityResets != 2 {
 		t.Errorf("checked %d steps, %d velocity resets; want 2 and 2", checked, l.VelocityResets)
 	}
+}
+
+// latchedLoop is a Loop of cfg over a latched aggregator (every latch on
+// FP32 bypass, the paper's gate), as a pilot builds it.
+func latchedLoop(t *testing.T, cfg Config, sets *data.Sets) *Loop {
+	t.Helper()
+	m, err := NewModel(cfg, sets.Train, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := NewLatchedAggregator(m, cfg.Workers, cfg.Layout, lowbit.PaperGate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewLoop(cfg, m, agg, sets.Train, sets.Test)
 }
