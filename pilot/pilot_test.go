@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
@@ -176,5 +177,26 @@ func TestModeTimeline(t *testing.T) {
 	want := []string{"fp32-bypass/fp32-bypass", "g-binary/fp32-bypass", "g-binary/fp32-bypass", "fp32-bypass/g-ternary", "fp32-bypass/g-ternary"}
 	if got := r.ModeTimeline(5); !reflect.DeepEqual(got, want) {
 		t.Errorf("timeline %q; want %q", got, want)
+	}
+}
+
+// TestDeterministicAcrossGOMAXPROCS runs the recovery pilot with
+// GOMAXPROCS 1 and 4 and compares the results' JSON byte for byte.
+func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	sets := &data.Sets{Train: blobs(512, 4, 1), Test: blobs(128, 4, 2)}
+	var out [2][]byte
+	for i, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		res, err := Run(context.Background(), testConfig(GBinaryDefault), sets)
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("GOMAXPROCS 1 and 4 give different pilots")
 	}
 }
