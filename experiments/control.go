@@ -59,7 +59,7 @@ type PilotOptions struct {
 // package defaults because per-batch losses of an MLP on MNIST fluctuate by
 // tens of percent from step to step once the loss is small, and a tight
 // CUSUM alarms on that noise (calibrated on the fault-free always-FP32
-// trace: no alarm at these values).
+// scenario: no alarm at these values).
 func PilotDefaults(full bool, seed uint64) PilotOptions {
 	easy := TrainOptions{Data: "mnist", Model: "mlp", Hidden: []int{256}, Epochs: 8, Batch: 128, Workers: 8,
 		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 2, Seed: seed,
@@ -299,7 +299,7 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 func (o PilotOptions) fig6Table(all []scenarioRuns, setName string) (report.Table, scenarioStats) {
 	t := report.Table{Name: "fig6", Title: fmt.Sprintf("Fig. 6 analogue: recovery pilot on %s (%d seeds, fault: label noise %.0f%% in epochs %d-%d)",
 		setName, o.Train.Seeds, 100*o.Fault.Rate, o.Fault.StartEpoch, o.Fault.EndEpoch),
-		Columns: []string{"trace", "steps low-bit %", "traffic vs FP32", "final acc. (%)", "recovery alarms", "latch writes",
+		Columns: []string{"scenario", "steps low-bit %", "traffic vs FP32", "final acc. (%)", "recovery alarms", "latch writes",
 			"paper steps low-bit", "paper traffic", "paper final acc. (%)"}}
 	var gd scenarioStats
 	for _, sr := range all {
@@ -434,7 +434,7 @@ func (o PilotOptions) delayTable(runs []DelayRun) report.Table {
 	return t
 }
 
-// pilotFigures plots, per trace and epoch, the validation accuracy and the
+// pilotFigures plots, per scenario and epoch, the validation accuracy and the
 // backbone's low-bit share, each the mean over seeds.
 func pilotFigures(all []scenarioRuns, fault pilot.Fault) ([]report.Figure, error) {
 	window := ""
