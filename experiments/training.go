@@ -456,7 +456,7 @@ func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 		return nil, fmt.Errorf("validated study: no runs")
 	}
 	runs, d := byRow(all), all[0].Data
-	res := &report.Result{Block: "training-validated", Title: "Validated low-bit regime (Sec. 7.1, Fig. 4 analogue)"}
+	res := &report.Result{Block: "training-validated", Title: "Validated low-bit regime (Sec. 7.1, Fig. 4 analogue)", Data: all}
 	tb := report.Table{Name: "validated", Title: "Fig. 4 analogue: final validation accuracy, " + fmt.Sprint(o.Seeds) + " seeds",
 		Columns: []string{"rule", "final acc. (%) mean ± std", "per seed (%)", "traffic vs FP32 (paper accounting)", "Δ vs FP32 (points)", "Δ vs MajoritySignSGD (points)"}}
 	finals := map[string]float64{}
@@ -579,7 +579,7 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 	}
 	runs, d := byRow(all), all[0].Data
 	r18 := all[0].PaperModel
-	res := &report.Result{Block: "training-boundary", Title: "Boundary and layer-aware admission (Sec. 7.2-7.3, Fig. 5, Tables 5-6 analogues)"}
+	res := &report.Result{Block: "training-boundary", Title: "Boundary and layer-aware admission (Sec. 7.2-7.3, Fig. 5, Tables 5-6 analogues)", Data: all}
 	tb := report.Table{Name: "table6", Title: "Table 6 analogue: layer-aware mixed aggregation on " + d.Name + ", " + fmt.Sprint(o.Seeds) + " seeds",
 		Columns: []string{"policy", "final acc. (%) mean ± std", "paper CIFAR-100 acc. (%)", "traffic vs FP32 (this model)", "stored-plane traffic (this model)", "traffic with ResNet-18/100", "paper traffic"}}
 	finals := map[string]float64{}
