@@ -186,7 +186,9 @@ func (l *latchCounter) SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error {
 	return l.w.SetMode(id, m, ts)
 }
 
-// Run runs one pilot on sets.
+// Run runs one pilot on sets: the latched aggregator of cfg.Train's model
+// under cfg.Scenario, trained by train.Loop with the pilot's hooks (see the
+// package doc). It stops with ctx's error once ctx is done.
 func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	tc, err := cfg.trainConfig(sets)
 	if err != nil {
