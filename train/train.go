@@ -122,9 +122,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// GroupLR returns the learning rate of group g under c.Policy.
-func (c Config) GroupLR(g nn.Group) float32 { return c.RuleLR(c.Policy[g]) }
-
 // RuleLR returns the learning rate of a group aggregated by s: s.LR when
 // set, else SignLR for a sign rule and LR for FP32. Loop applies it to the
 // rule each group actually ran on each step.
