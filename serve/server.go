@@ -288,4 +288,3 @@ func notFound(kind string, id uint64) error {
 func exhausted(format string, args ...any) error {
 	return status.Errorf(codes.ResourceExhausted, format, args...)
 }
-
