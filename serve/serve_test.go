@@ -301,7 +301,7 @@ func TestLatchAtTransactionBoundary(t *testing.T) {
 	}
 }
 
-// TestSweepsOverSocket: random regions beyond the paper (W up to 64, both
+// TestSweepsOverSocket: random regions beyond the paper (W up to lowbit.MaxWorkers, both
 // layouts, every gate kind, random bases and element offsets), random
 // payloads, then reads of every line of the footprint in random order
 // with random mode switches between them, all in batches: every response
