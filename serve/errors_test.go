@@ -94,7 +94,10 @@ func TestBadInput(t *testing.T) {
 			_, err := c.OpenSession(ctx, &pb.SessionConfig{Groups: []*pb.Group{{Name: "x"}}})
 			return err
 		}, codes.ResourceExhausted, "the server holds"},
-		{"bad gate", func() error { _, err := d.Map(ctx, &pb.MapRegionRequest{Base: 1 << 13, Size: 64, Gate: "margin:0"}); return err }, codes.InvalidArgument, "gate"},
+		{"bad gate", func() error {
+			_, err := d.Map(ctx, &pb.MapRegionRequest{Base: 1 << 13, Size: 64, Gate: "margin:0"})
+			return err
+		}, codes.InvalidArgument, "gate"},
 		{"bad capacity", func() error { _, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: 100}); return err }, codes.InvalidArgument, "capacity_bytes"},
 		{"device memory", func() error { _, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: 1 << 20}); return err }, codes.ResourceExhausted, "capacity_bytes"},
 		{"unknown device", func() error { _, err := c.Controller.GetStats(ctx, &pb.GetStatsRequest{Device: 999}); return err }, codes.NotFound, "device 999"},
