@@ -198,3 +198,7 @@ func (s *Session) Close(ctx context.Context) error {
 	_, err := s.c.Control.CloseSession(ctx, &pb.CloseSessionRequest{Session: s.ID})
 	return err
 }
+
+// SessionConfig returns the wire form of a control configuration (groups
+// without parameter counts).
+func SessionConfig(cfg control.Config) *pb.SessionConfig { return wire.SessionConfig(cfg, nil) }

@@ -108,7 +108,7 @@ const (
 	Layout_LAYOUT_UNSPECIFIED Layout = 0
 	// The paper's packet: byte i bit k = worker k's sign of element i; W <= 8.
 	Layout_LAYOUT_ELEMENT_MAJOR Layout = 1
-	// One bit-plane slab per worker, 512 elements per line; W <= 64.
+	// One bit-plane slab per worker, 512 elements per line; W <= 1024.
 	Layout_LAYOUT_WORKER_MAJOR Layout = 2
 )
 
