@@ -66,7 +66,7 @@ func (c *controllerService) OpenDevice(ctx context.Context, req *pb.OpenDeviceRe
 	}
 	// The defaults must make a valid region: check them on a one-slab
 	// region now rather than at the first MapRegion.
-	probe := cxl.Region{Name: "defaults", Workers: d.workers, Layout: d.layout, Gate: d.gate}
+	probe := cxl.Region{Name: "device defaults", Workers: d.workers, Layout: d.layout, Gate: d.gate}
 	probe.Size = uint64(probe.Slabs()) * cxl.LineBytes
 	if err := probe.Validate(); err != nil {
 		return nil, fieldStatus("workers", err)

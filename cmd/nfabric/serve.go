@@ -91,13 +91,15 @@ it and exits: "N passed, N failed", status 1 on a failure.`,
 			if selftest {
 				return runSelftest(cmd, opts)
 			}
+			// Catch the signals before the socket exists, so that a signal
+			// sent once it does always drains.
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
 			lis, err := listen(&addr, certFile, keyFile, clientCA, &opts)
 			if err != nil {
 				return err
 			}
 			srv := serve.New(opts)
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(lis) }()
 			select {
