@@ -3,7 +3,9 @@ package serve_test
 import (
 	"context"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
@@ -12,6 +14,30 @@ import (
 	"github.com/neuronfabric/nfabric/serve"
 	"github.com/neuronfabric/nfabric/serve/client"
 )
+
+// cpuClock measures the process's CPU time (user + system, all threads)
+// over a benchmark: on a loaded machine wall time mostly measures the
+// scheduler, and a multi-threaded client-server pair gets more of it than
+// a single-threaded in-process loop. Client and server run in the test
+// process, so the service's CPU time is both sides'.
+type cpuClock struct{ start time.Duration }
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startCPU() cpuClock { return cpuClock{cpuNow()} }
+
+// report adds cpu-us/op and, when lines > 0, lines per CPU second.
+func (c cpuClock) report(b *testing.B, lines int) {
+	cpu := cpuNow() - c.start
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+	if lines > 0 {
+		b.ReportMetric(float64(lines*b.N)/cpu.Seconds(), "lines/cpu-s")
+	}
+}
 
 // benchLines is one batch: 4096 lines of W = 8 sign packets (256 KiB,
 // 262144 elements).
@@ -26,9 +52,10 @@ func BenchmarkWriteAggregate(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	payload := randBytes(rng, benchLines*cxl.LineBytes)
 	region := cxl.Region{Name: "bench", Size: benchLines * cxl.LineBytes, Workers: 8, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate, Mode: cxl.GBinary}
-	report := func(b *testing.B) {
+	report := func(b *testing.B, cpu cpuClock) {
 		b.SetBytes(2 * benchLines * cxl.LineBytes)
 		b.ReportMetric(float64(2*benchLines*b.N)/b.Elapsed().Seconds(), "lines/s")
+		cpu.report(b, 2*benchLines)
 	}
 	b.Run("service", func(b *testing.B) {
 		ts := startServer(b, serve.Options{})
@@ -42,6 +69,7 @@ func BenchmarkWriteAggregate(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
+		cpu := startCPU()
 		for range b.N {
 			if err := d.Write(ctx, 0, payload); err != nil {
 				b.Fatal(err)
@@ -50,7 +78,7 @@ func BenchmarkWriteAggregate(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		report(b)
+		report(b, cpu)
 	})
 	b.Run("inprocess", func(b *testing.B) {
 		ctl, _ := cxl.New(cxl.Config{Capacity: region.End()})
@@ -66,6 +94,7 @@ func BenchmarkWriteAggregate(b *testing.B) {
 		resps := make([]cxl.Resp, benchLines)
 		out := make([]byte, 0, benchLines*cxl.LineBytes)
 		b.ResetTimer()
+		cpu := startCPU()
 		for range b.N {
 			if ctl.DoBatch(writes, resps) > 0 || ctl.DoBatch(reads, resps) > 0 {
 				b.Fatal("failed transactions")
@@ -75,7 +104,7 @@ func BenchmarkWriteAggregate(b *testing.B) {
 				out = append(out, resps[i].Data[:]...) // what the service copies into its response
 			}
 		}
-		report(b)
+		report(b, cpu)
 	})
 }
 
@@ -91,18 +120,22 @@ func BenchmarkControlRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
+		cpu := startCPU()
 		for i := range b.N {
 			if _, err := s.Send(context.Background(), control.Event{Type: control.EvStep, Step: int64(i)}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu.report(b, 0)
 	})
 	b.Run("inprocess", func(b *testing.B) {
 		p, _ := control.New(cfg)
+		cpu := startCPU()
 		for i := range b.N {
 			if _, err := p.Step(control.Event{Type: control.EvStep, Step: int64(i)}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu.report(b, 0)
 	})
 }
