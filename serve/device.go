@@ -154,6 +154,12 @@ func (c *controllerService) MapRegion(ctx context.Context, req *pb.MapRegionRequ
 		return nil, fieldStatus("element0", fmt.Errorf("%d too large", req.GetElement0()))
 	}
 	r.Element0 = int(req.GetElement0())
+	if n := req.GetElements(); n > 0 && r.Size == 0 {
+		if n > 1<<50 {
+			return nil, fieldStatus("elements", fmt.Errorf("%d too many", n))
+		}
+		r.Size = r.DataBytes(r.Layout.Lines(int(n)))
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if n := len(d.m.Regions()); n >= c.s.opts.MaxRegions {

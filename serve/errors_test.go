@@ -196,3 +196,27 @@ func TestErrorTransactionsMatchCxl(t *testing.T) {
 	}
 	_ = wire.Mode
 }
+
+// TestMapByElements: a region mapped by element count gets the size of
+// cxl.Region.DataBytes, computed here from the layout by hand.
+func TestMapByElements(t *testing.T) {
+	ts := startServer(t, serve.Options{})
+	c := ts.dial(t)
+	ctx := context.Background()
+	d, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: 1 << 20, Workers: 3, Layout: pb.Layout_LAYOUT_WORKER_MAJOR, Gate: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.Map(ctx, &pb.MapRegionRequest{Elements: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000 elements = 2 plane lines (512 per line); 3 sign + 3 gate slabs.
+	if r.GetSize() != 2*6*64 || r.GetPayloadLines() != 2 || r.GetElements() != 1024 || r.GetEnd() != 2*6*64+2*2*64 {
+		t.Fatalf("region %v", r)
+	}
+	r2, err := d.Map(ctx, &pb.MapRegionRequest{Base: r.GetEnd(), Elements: 64, Layout: pb.Layout_LAYOUT_ELEMENT_MAJOR, Gate: "pattern"})
+	if err != nil || r2.GetSize() != 64 || r2.GetBase() != r.GetEnd() {
+		t.Fatalf("second region %v %v", r2, err)
+	}
+}

@@ -377,8 +377,13 @@ type MapRegionRequest struct {
 	// Name labels the region; it need not be unique.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// Base and size of the data window the workers write; multiples of 64.
-	Base uint64 `protobuf:"varint,3,opt,name=base,proto3" json:"base,omitempty"`
-	Size uint64 `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	// With size 0 and elements > 0 the server sizes the window for that many
+	// gradient elements (cxl.Region.DataBytes of lowbit.Layout.Lines), so a
+	// client needs no region arithmetic; map the next bucket at the
+	// returned region's end.
+	Base     uint64 `protobuf:"varint,3,opt,name=base,proto3" json:"base,omitempty"`
+	Size     uint64 `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Elements uint64 `protobuf:"varint,10,opt,name=elements,proto3" json:"elements,omitempty"`
 	// Initial mode latch; unset means identity.
 	Mode Mode `protobuf:"varint,5,opt,name=mode,proto3,enum=nfabric.v1.Mode" json:"mode,omitempty"`
 	// Overrides of the device defaults; 0, LAYOUT_UNSPECIFIED and "" keep
@@ -447,6 +452,13 @@ func (x *MapRegionRequest) GetBase() uint64 {
 func (x *MapRegionRequest) GetSize() uint64 {
 	if x != nil {
 		return x.Size
+	}
+	return 0
+}
+
+func (x *MapRegionRequest) GetElements() uint64 {
+	if x != nil {
+		return x.Elements
 	}
 	return 0
 }
@@ -1814,12 +1826,14 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\x0ecapacity_bytes\x18\x02 \x01(\x04R\rcapacityBytes\",\n" +
 	"\x12CloseDeviceRequest\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\"\x15\n" +
-	"\x13CloseDeviceResponse\"\x82\x02\n" +
+	"\x13CloseDeviceResponse\"\x9e\x02\n" +
 	"\x10MapRegionRequest\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04base\x18\x03 \x01(\x04R\x04base\x12\x12\n" +
-	"\x04size\x18\x04 \x01(\x04R\x04size\x12$\n" +
+	"\x04size\x18\x04 \x01(\x04R\x04size\x12\x1a\n" +
+	"\belements\x18\n" +
+	" \x01(\x04R\belements\x12$\n" +
 	"\x04mode\x18\x05 \x01(\x0e2\x10.nfabric.v1.ModeR\x04mode\x12\x18\n" +
 	"\aworkers\x18\x06 \x01(\rR\aworkers\x12*\n" +
 	"\x06layout\x18\a \x01(\x0e2\x12.nfabric.v1.LayoutR\x06layout\x12\x12\n" +
