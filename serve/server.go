@@ -5,8 +5,10 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,7 +39,7 @@ type Options struct {
 	// (default 256).
 	MaxSessions int
 	// MaxSessionEvents bounds the events one session records for Dump
-	// (default 4 Mi).
+	// (default 1 Mi, about 100 MiB of records at most).
 	MaxSessionEvents int
 	// MaxDeviceBytes bounds the sum of the open devices' capacities
 	// (default 4 GiB).
@@ -54,7 +56,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults of 'nfabric serve'.
 func DefaultOptions() Options {
-	return Options{MaxMessageBytes: 16 << 20, MaxRegions: 4096, MaxSessions: 256, MaxSessionEvents: 4 << 20, MaxDeviceBytes: 4 << 30}
+	return Options{MaxMessageBytes: 16 << 20, MaxRegions: 4096, MaxSessions: 256, MaxSessionEvents: 1 << 20, MaxDeviceBytes: 4 << 30}
 }
 
 func (o Options) withDefaults() Options {
@@ -117,7 +119,7 @@ func New(opts Options) *Server {
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
 		grpc.StatsHandler(connTracker{s}),
-		grpc.ChainUnaryInterceptor(s.logCall, s.authUnary),
+		grpc.ChainUnaryInterceptor(s.logCall, s.recoverUnary, s.authUnary),
 		grpc.ChainStreamInterceptor(s.authStream),
 		// Find peers that vanished without closing their connection.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
@@ -237,6 +239,18 @@ func (s *Server) logCall(ctx context.Context, req any, info *grpc.UnaryServerInf
 	}
 	s.log.Log(ctx, lvl, "call", "method", info.FullMethod, "conn", id, "code", status.Code(err).String(), "us", time.Since(start).Microseconds(), "err", errString(err))
 	return resp, err
+}
+
+// recoverUnary turns a panic in a handler into INTERNAL for that call, so
+// that one bad request can never stop the server for other clients.
+func (s *Server) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in handler", "method", info.FullMethod, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			resp, err = nil, status.Errorf(codes.Internal, "%s: internal error (logged)", info.FullMethod)
+		}
+	}()
+	return h(ctx, req)
 }
 
 func errString(err error) string {
