@@ -205,6 +205,10 @@ func (connTracker) HandleRPC(context.Context, stats.RPCStats)                   
 func (s *Server) release(id uint64) {
 	s.mu.Lock()
 	o := s.conns[id]
+	if o == nil {
+		s.mu.Unlock()
+		return
+	}
 	delete(s.conns, id)
 	var bytes uint64
 	for _, d := range o.devices {
@@ -213,7 +217,7 @@ func (s *Server) release(id uint64) {
 	s.devBytes -= bytes
 	s.sessions -= len(o.sessions)
 	s.mu.Unlock()
-	if o != nil && (len(o.devices) > 0 || len(o.sessions) > 0) {
+	if len(o.devices) > 0 || len(o.sessions) > 0 {
 		s.log.Info("connection closed, resources freed", "conn", id, "peer", o.peer, "devices", len(o.devices), "device_bytes", bytes, "sessions", len(o.sessions))
 	}
 }

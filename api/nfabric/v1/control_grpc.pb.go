@@ -60,7 +60,8 @@ type ControlClient interface {
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// Dump returns the session's configuration, every event fed to it (also
 	// the rejected ones, which can change the Commander's trust) and every
-	// action taken.
+	// action taken. A dump larger than the server's message limit fails
+	// with RESOURCE_EXHAUSTED.
 	Dump(ctx context.Context, in *DumpRequest, opts ...grpc.CallOption) (*SessionDump, error)
 	// Replay runs a dump's events through a fresh plane and says whether the
 	// actions equal the recorded ones. It opens no session.
@@ -165,7 +166,8 @@ type ControlServer interface {
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// Dump returns the session's configuration, every event fed to it (also
 	// the rejected ones, which can change the Commander's trust) and every
-	// action taken.
+	// action taken. A dump larger than the server's message limit fails
+	// with RESOURCE_EXHAUSTED.
 	Dump(context.Context, *DumpRequest) (*SessionDump, error)
 	// Replay runs a dump's events through a fresh plane and says whether the
 	// actions equal the recorded ones. It opens no session.

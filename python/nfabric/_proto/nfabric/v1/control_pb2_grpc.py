@@ -87,7 +87,8 @@ class ControlServicer(object):
   def Dump(self, request, context):
     """Dump returns the session's configuration, every event fed to it (also
     the rejected ones, which can change the Commander's trust) and every
-    action taken.
+    action taken. A dump larger than the server's message limit fails
+    with RESOURCE_EXHAUSTED.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
