@@ -72,3 +72,14 @@ func TestServeUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestServeSelftest: --selftest passes and says so.
+func TestServeSelftest(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"serve", "--selftest"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "6 passed, 0 failed") {
+		t.Fatalf("output %s", stdout.String())
+	}
+}
