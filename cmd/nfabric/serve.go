@@ -158,6 +158,9 @@ func listen(a *serveAddr, certFile, keyFile, clientCA string, opts *serve.Option
 	if err != nil {
 		return nil, fmt.Errorf("--tcp %s: %w", a.tcp, err)
 	}
+	if ap, ok := lis.Addr().(*net.TCPAddr); ok && opts.TLS == nil && !ap.IP.IsLoopback() && opts.Logger != nil {
+		opts.Logger.Warn("bearer token over plain TCP on a non-loopback address: anyone on the path can read it; add --tls-cert and --tls-key", "addr", ap.String())
+	}
 	return lis, nil
 }
 
