@@ -74,3 +74,16 @@ func TestTelemetryNS3Missing(t *testing.T) {
 		t.Error("an output file was written")
 	}
 }
+
+// A bad telemetry file fails before anything trains, naming the file.
+func TestPilotTelemetryBadFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("time,demand\n1,2\n"), 0o644)
+	for _, p := range []string{bad, filepath.Join(dir, "missing.csv")} {
+		code, _, stderr := nfabric(t, "pilot", "--telemetry", p)
+		if code != 1 || !strings.Contains(stderr, filepath.Base(p)) {
+			t.Errorf("pilot --telemetry %s: exit %d, stderr %q; want 1 naming the file", p, code, stderr)
+		}
+	}
+}
