@@ -9,6 +9,7 @@ require (
 
 require (
 	github.com/rs/xid v1.6.0 // indirect
+	golang.org/x/sys v0.36.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
