@@ -1,0 +1,487 @@
+"""NEURON-Fabric's low-bit gradient payloads on torch tensors.
+
+The semantics are exactly those of the Go package ``lowbit`` (``go doc
+./lowbit``), on CPU and CUDA tensors. For W workers, worker k and gradient
+element i::
+
+    b[k,i] = 1{g[k,i] > 0}            zero, -0 and negative values encode as 0
+    c[i]   = popcount(b[0,i] .. b[W-1,i])
+    a[i]   = 2 c[i] - W               the signed vote margin
+    u[i]   = sgn(a[i])                G-Binary; 0 on a tie (W even)
+    t[i]   = m[i] u[i]                G-Ternary, with a zero gate m[i] in {0, 1}
+
+The gate's element index i is the element's index in the model's flattened
+parameter vector (``base``), never its index inside a DDP bucket. NaN and
++-Inf never become a sign: the encoders raise :class:`NonFiniteError` naming
+the first offending element, and the caller keeps that bucket on FP32.
+
+Layouts (bit order as in Go):
+
+* worker-major plane: worker k's signs of n elements in ``ceil(n/8)`` bytes,
+  byte j bit q = b[k, 8 j + q] (LSB first); any W from 1 to 1024.
+* element-major packet (the paper's): byte i bit k = b[k, i], W <= 8.
+
+Gates: the paper's 2-of-3 pattern (element i zeroed when i mod 3 == 2) is
+the default; a period-P pattern, a vote-margin gate (|a| < T zeroed) and
+per-worker gate bits (worker k votes only where |g| > tau) are extensions
+beyond the paper, as in Go.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Optional, Sequence, Union
+
+import torch
+
+__all__ = [
+    "LINE_BYTES", "PACKET_ELEMENTS", "PLANE_ELEMENTS", "MAX_PACKET_WORKERS", "MAX_WORKERS",
+    "Format", "Layout", "GateKind", "Gate", "PAPER_GATE", "Spec", "NonFiniteError",
+    "parse_format", "parse_layout", "parse_gate", "plane_bytes", "lines",
+    "check_finite", "encode_signs", "encode_gates", "pack_packet", "pack_packet_gates",
+    "planes_to_packet", "packet_to_planes", "count_packet", "count_planes",
+    "gate_keeps", "vote_counts", "vote_packet", "vote_planes", "decode", "aggregate",
+]
+
+LINE_BYTES = 64
+"""Size of a CXL cache line in bytes."""
+PACKET_ELEMENTS = LINE_BYTES
+"""Elements one element-major packet line holds."""
+PLANE_ELEMENTS = LINE_BYTES * 8
+"""Elements one worker-major bit-plane line holds."""
+MAX_PACKET_WORKERS = 8
+"""Most workers an element-major packet carries."""
+MAX_WORKERS = 1024
+"""Most workers the worker-major layout supports."""
+
+
+class Format(enum.IntEnum):
+    """A gradient payload format (numbered as in Go and the payload header)."""
+
+    FP32 = 0
+    BINARY = 1
+    TERNARY = 2
+
+    def __str__(self) -> str:
+        return {0: "fp32", 1: "g-binary", 2: "g-ternary"}[int(self)]
+
+
+class Layout(enum.IntEnum):
+    """How worker payloads are arranged in cache lines."""
+
+    ELEMENT_MAJOR = 0
+    WORKER_MAJOR = 1
+
+    def __str__(self) -> str:
+        return "element-major" if self == Layout.ELEMENT_MAJOR else "worker-major"
+
+    def max_workers(self) -> int:
+        """The most workers the layout carries."""
+        return MAX_PACKET_WORKERS if self == Layout.ELEMENT_MAJOR else MAX_WORKERS
+
+
+class GateKind(enum.IntEnum):
+    """The G-Ternary zero gate's kind."""
+
+    PATTERN = 0
+    WORKER = 1
+    MARGIN = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """A G-Ternary zero gate. ``Gate()`` is the paper's 2-of-3 pattern.
+
+    ``period`` applies to the pattern gate (0 means 3; 2 to 64),
+    ``threshold`` to the margin gate (|a| < threshold is zeroed; 1 to 2048).
+    """
+
+    kind: GateKind = GateKind.PATTERN
+    period: int = 0
+    threshold: int = 0
+
+    def effective_period(self) -> int:
+        return 3 if self.period == 0 else self.period
+
+    def extension(self) -> bool:
+        """Whether the gate goes beyond the paper's evaluation."""
+        return not (self.kind == GateKind.PATTERN and self.effective_period() == 3)
+
+    def validate(self) -> None:
+        if self.kind == GateKind.PATTERN:
+            p = self.effective_period()
+            if p < 2 or p > 64:
+                raise ValueError(f"gate pattern period {p} out of range [2, 64]")
+        elif self.kind == GateKind.MARGIN:
+            if self.threshold < 1 or self.threshold > 2 * MAX_WORKERS:
+                raise ValueError(f"gate margin threshold {self.threshold} out of range [1, {2 * MAX_WORKERS}]")
+        elif self.kind != GateKind.WORKER:
+            raise ValueError(f"unknown gate kind {self.kind}")
+
+    def __str__(self) -> str:
+        if self.kind == GateKind.PATTERN:
+            return f"pattern:{self.effective_period()}"
+        if self.kind == GateKind.WORKER:
+            return "worker"
+        return f"margin:{self.threshold}"
+
+
+PAPER_GATE = Gate(GateKind.PATTERN, 3)
+"""The paper's evaluated gate: the fixed 2-of-3 pattern."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """One low-bit aggregation: workers, layout, format and (G-Ternary) gate."""
+
+    workers: int
+    layout: Layout = Layout.WORKER_MAJOR
+    format: Format = Format.BINARY
+    gate: Gate = Gate()
+
+    def gate_bits(self) -> bool:
+        """Whether workers write gate bits beside their signs."""
+        return self.format == Format.TERNARY and self.gate.kind == GateKind.WORKER
+
+    def validate(self) -> None:
+        if self.format not in (Format.BINARY, Format.TERNARY):
+            raise ValueError(f"format {self.format} has no low-bit aggregate")
+        limit = Layout(self.layout).max_workers()
+        if self.workers < 1 or self.workers > limit:
+            raise ValueError(f"{Layout(self.layout)} payloads carry 1 to {limit} workers, not {self.workers}")
+        if self.format == Format.TERNARY:
+            self.gate.validate()
+
+
+class NonFiniteError(ValueError):
+    """A NaN or infinite gradient, which never becomes a sign: the bucket that
+    holds it stays on FP32."""
+
+    def __init__(self, index: int, value: float, worker: Optional[int] = None):
+        self.index, self.value, self.worker = index, value, worker
+        who = "" if worker is None else f"worker {worker}: "
+        super().__init__(f"{who}element {index} is {value}, not a finite number")
+
+
+def parse_format(s: str) -> Format:
+    """Accepts fp32, g-binary (binary) and g-ternary (ternary), as Go's ParseFormat."""
+    v = s.strip().lower()
+    if v in ("fp32", "float32"):
+        return Format.FP32
+    if v in ("g-binary", "gbinary", "binary", "bin"):
+        return Format.BINARY
+    if v in ("g-ternary", "gternary", "ternary", "ter"):
+        return Format.TERNARY
+    raise ValueError(f"unknown format {s!r} (want fp32, g-binary or g-ternary)")
+
+
+def parse_layout(s: str) -> Layout:
+    """Accepts element-major (packet) and worker-major (planes)."""
+    v = s.strip().lower()
+    if v in ("element-major", "element", "packet"):
+        return Layout.ELEMENT_MAJOR
+    if v in ("worker-major", "worker", "planes", "plane"):
+        return Layout.WORKER_MAJOR
+    raise ValueError(f"unknown layout {s!r} (want element-major or worker-major)")
+
+
+def parse_gate(s: str) -> Gate:
+    """Accepts pattern (the paper's 2-of-3), pattern:P, worker and margin:T."""
+    name, sep, arg = s.strip().lower().partition(":")
+
+    def num() -> int:
+        if not sep:
+            raise ValueError(f"gate {s!r} needs a number after ':'")
+        try:
+            return int(arg)
+        except ValueError as e:
+            raise ValueError(f"gate {s!r}: {e}") from None
+
+    if name in ("pattern", "paper", "2of3"):
+        g = Gate(GateKind.PATTERN, num() if sep else 3)
+    elif name == "worker":
+        if sep:
+            raise ValueError(f"gate {s!r} takes no argument")
+        g = Gate(GateKind.WORKER)
+    elif name == "margin":
+        g = Gate(GateKind.MARGIN, threshold=num())
+    else:
+        raise ValueError(f"unknown gate {s!r} (want pattern, pattern:P, worker or margin:T)")
+    try:
+        g.validate()
+    except ValueError as e:
+        raise ValueError(f"gate {s!r}: {e}") from None
+    return g
+
+
+def plane_bytes(n: int) -> int:
+    """Bytes a bit-plane of n elements takes: ceil(n/8)."""
+    return (n + 7) // 8
+
+
+def lines(nbytes: int) -> int:
+    """How many 64-byte lines hold nbytes."""
+    return (nbytes + LINE_BYTES - 1) // LINE_BYTES
+
+
+_BIT_WEIGHTS = {}  # device -> uint8 tensor [1, 2, 4, ..., 128]
+_SHIFTS = {}
+_POPCOUNT = {}
+
+
+def _weights(device: torch.device) -> torch.Tensor:
+    t = _BIT_WEIGHTS.get(device)
+    if t is None:
+        t = torch.tensor([1 << q for q in range(8)], dtype=torch.uint8, device=device)
+        _BIT_WEIGHTS[device] = t
+    return t
+
+
+def _shifts(device: torch.device) -> torch.Tensor:
+    t = _SHIFTS.get(device)
+    if t is None:
+        t = torch.arange(8, dtype=torch.uint8, device=device)
+        _SHIFTS[device] = t
+    return t
+
+
+def _popcount_table(device: torch.device) -> torch.Tensor:
+    t = _POPCOUNT.get(device)
+    if t is None:
+        t = torch.tensor([bin(b).count("1") for b in range(256)], dtype=torch.uint8, device=device)
+        _POPCOUNT[device] = t
+    return t
+
+
+def check_finite(g: torch.Tensor, worker: Optional[int] = None) -> None:
+    """Raises NonFiniteError for the first NaN or Inf of g (flattened)."""
+    flat = g.reshape(-1)
+    bad = ~torch.isfinite(flat)
+    if bool(bad.any()):
+        i = int(torch.nonzero(bad)[0].item())
+        raise NonFiniteError(i, float(flat[i].item()), worker)
+
+
+def _pack_bits(bits: torch.Tensor) -> torch.Tensor:
+    """Packs a bool/uint8 vector of 0/1 into bytes, LSB first, zero-padded."""
+    n = bits.numel()
+    nb = plane_bytes(n)
+    b = bits.reshape(-1).to(torch.uint8)
+    if nb * 8 != n:
+        b = torch.cat([b, b.new_zeros(nb * 8 - n)])
+    # Each byte is sum_q b_q 2^q <= 255: the uint8 sum cannot overflow.
+    return (b.view(nb, 8) * _weights(b.device)).sum(dim=1, dtype=torch.uint8)
+
+
+def _unpack_bits(planes: torch.Tensor, n: int) -> torch.Tensor:
+    """Unpacks [..., nb] uint8 planes into [..., n] uint8 bits, LSB first."""
+    sh = _shifts(planes.device)
+    bits = (planes.unsqueeze(-1) >> sh) & 1
+    return bits.reshape(*planes.shape[:-1], planes.shape[-1] * 8)[..., :n]
+
+
+def encode_signs(g: torch.Tensor, worker: Optional[int] = None) -> torch.Tensor:
+    """The G-Binary bit-plane of g (flattened): bit i is 1{g[i] > 0}.
+
+    Returns ceil(n/8) uint8 bytes on g's device, unused bits of the last byte
+    clear. A NaN or Inf raises NonFiniteError.
+    """
+    check_finite(g, worker)
+    return _pack_bits(g.reshape(-1) > 0)
+
+
+def _check_tau(tau: float) -> None:
+    if not (tau >= 0) or tau == float("inf"):
+        raise ValueError(f"gate threshold {tau} must be finite and non-negative")
+
+
+def encode_gates(g: torch.Tensor, tau: Union[float, torch.Tensor], worker: Optional[int] = None) -> torch.Tensor:
+    """The worker gate's bit-plane (an extension beyond the paper): bit i is
+    1{|g[i]| > tau}. tau is a finite non-negative number, or a tensor of
+    per-element thresholds (float32, as Go compares float32 values)."""
+    check_finite(g, worker)
+    flat = g.reshape(-1)
+    if isinstance(tau, torch.Tensor):
+        return _pack_bits(flat.abs() > tau.reshape(-1))
+    _check_tau(float(tau))
+    t = torch.tensor(float(tau), dtype=flat.dtype, device=flat.device)
+    return _pack_bits(flat.abs() > t)
+
+
+def _workers_matrix(g: Union[torch.Tensor, Sequence[torch.Tensor]]) -> torch.Tensor:
+    if isinstance(g, torch.Tensor):
+        if g.dim() != 2:
+            raise ValueError(f"gradients must be [workers, elements], got shape {tuple(g.shape)}")
+        return g
+    n = {t.numel() for t in g}
+    if len(n) > 1:
+        raise ValueError(f"workers have different element counts {sorted(n)}")
+    return torch.stack([t.reshape(-1) for t in g])
+
+
+def _check_workers_finite(g: torch.Tensor) -> None:
+    for k in range(g.shape[0]):
+        check_finite(g[k], k)
+
+
+def _pack_packet_bits(bits: torch.Tensor) -> torch.Tensor:
+    w = bits.shape[0]
+    if w < 1 or w > MAX_PACKET_WORKERS:
+        raise ValueError(f"element-major packets carry 1 to {MAX_PACKET_WORKERS} workers, not {w}")
+    wt = _weights(bits.device)[:w].view(w, 1)
+    return (bits.to(torch.uint8) * wt).sum(dim=0, dtype=torch.uint8)
+
+
+def pack_packet(g: Union[torch.Tensor, Sequence[torch.Tensor]]) -> torch.Tensor:
+    """The paper's element-major packets of W <= 8 workers: bit k of byte i
+    is 1{g[k][i] > 0}; bits at or above W are 0. Returns n uint8 bytes."""
+    m = _workers_matrix(g)
+    _check_workers_finite(m)
+    return _pack_packet_bits(m > 0)
+
+
+def pack_packet_gates(g: Union[torch.Tensor, Sequence[torch.Tensor]], tau: float) -> torch.Tensor:
+    """Element-major gate packets (worker gate extension): bit k of byte i
+    is 1{|g[k][i]| > tau}."""
+    _check_tau(float(tau))
+    m = _workers_matrix(g)
+    _check_workers_finite(m)
+    return _pack_packet_bits(m.abs() > torch.tensor(float(tau), dtype=m.dtype, device=m.device))
+
+
+def planes_to_packet(planes: torch.Tensor, n: int) -> torch.Tensor:
+    """Gathers W <= 8 worker bit-planes [W, nb] of n elements into
+    element-major packets: bit k of byte i = bit i of planes[k]."""
+    return _pack_packet_bits(_unpack_bits(planes, n))
+
+
+def packet_to_planes(packet: torch.Tensor, workers: int) -> torch.Tensor:
+    """Scatters element-major packets of n elements into W bit-planes [W, nb]."""
+    sh = _shifts(packet.device)[:workers].view(workers, 1)
+    bits = (packet.view(1, -1) >> sh) & 1
+    return torch.stack([_pack_bits(bits[k]) for k in range(workers)])
+
+
+def count_packet(packet: torch.Tensor, workers: int) -> torch.Tensor:
+    """The sign count of element-major packets: popcount(byte & (2^W - 1)),
+    bits at or above W ignored. Returns uint8 counts."""
+    if workers < 1 or workers > MAX_PACKET_WORKERS:
+        raise ValueError(f"element-major packets carry 1 to {MAX_PACKET_WORKERS} workers, not {workers}")
+    mask = (1 << workers) - 1
+    return _popcount_table(packet.device)[(packet & mask).long()]
+
+
+def count_planes(planes: torch.Tensor, n: int) -> torch.Tensor:
+    """The sign count of each of n elements over worker-major planes [W, nb]:
+    c[i] = sum_k bit i of planes[k]. Returns int16 counts."""
+    w = planes.shape[0]
+    c = torch.zeros(n, dtype=torch.int16, device=planes.device)
+    for k in range(w):
+        c += _unpack_bits(planes[k], n)
+    return c
+
+
+def _flat_index(base: Union[int, torch.Tensor], n: int, device: torch.device) -> torch.Tensor:
+    if isinstance(base, torch.Tensor):
+        if base.numel() != n:
+            raise ValueError(f"{base.numel()} flattened indices for {n} elements")
+        return base.to(device=device, dtype=torch.int64)
+    if base < 0:
+        raise ValueError(f"negative base element index {base}")
+    return torch.arange(base, base + n, dtype=torch.int64, device=device)
+
+
+def gate_keeps(gate: Gate, base: Union[int, torch.Tensor], margin: torch.Tensor) -> torch.Tensor:
+    """Which elements the gate keeps, as Go's RefGateKeeps: the pattern gate
+    on the flattened index (base + i, or base[i] when base is a tensor of
+    indices), the margin gate on |a| >= threshold. The worker gate keeps
+    everything here (it gates per worker, before the vote)."""
+    n = margin.numel()
+    if gate.kind == GateKind.PATTERN:
+        p = gate.effective_period()
+        return _flat_index(base, n, margin.device) % p != p - 1
+    if gate.kind == GateKind.MARGIN:
+        return margin.abs() >= gate.threshold
+    return torch.ones(n, dtype=torch.bool, device=margin.device)
+
+
+def vote_counts(margin: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor]) -> torch.Tensor:
+    """u = sgn(a), gated for G-Ternary, from signed margins a; int8."""
+    u = torch.sign(margin).to(torch.int8)
+    if spec.format == Format.TERNARY and spec.gate.kind != GateKind.WORKER:
+        u = u * gate_keeps(spec.gate, base, margin).to(torch.int8)
+    return u
+
+
+def _check_spec(spec: Spec, layout: Layout, base: Union[int, torch.Tensor]) -> None:
+    if spec.layout != layout:
+        raise ValueError(f"spec layout is {Layout(spec.layout)}, kernel wants {layout}")
+    if isinstance(base, int) and base < 0:
+        raise ValueError(f"negative base element index {base}")
+    spec.validate()
+
+
+def vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor] = 0,
+                gates: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Aggregates element-major packets into int8 u (G-Binary) or m*u
+    (G-Ternary) per element. base is the flattened index of element 0 (or a
+    tensor of each element's flattened index). gates holds the per-worker
+    gate packets for the worker gate."""
+    _check_spec(spec, Layout.ELEMENT_MAJOR, base)
+    w = spec.workers
+    if spec.gate_bits():
+        if gates is None or gates.numel() < signs.numel():
+            raise ValueError("the worker gate needs a gate packet per sign packet")
+        mask = (1 << w) - 1
+        pc = _popcount_table(signs.device)
+        g = gates & mask
+        a = pc[(signs & g).long()].to(torch.int16) - pc[((~signs) & g).long()].to(torch.int16)
+    else:
+        a = 2 * count_packet(signs, w).to(torch.int16) - w
+    return vote_counts(a, spec, base)
+
+
+def vote_planes(signs: torch.Tensor, n: int, spec: Spec, base: Union[int, torch.Tensor] = 0,
+                gates: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Aggregates worker-major planes [W, nb] of n elements into int8 u or
+    m*u per element (Go's VotePlanes followed by UnpackPlanes)."""
+    _check_spec(spec, Layout.WORKER_MAJOR, base)
+    if signs.dim() != 2 or signs.shape[0] != spec.workers:
+        raise ValueError(f"vote: {signs.shape[0] if signs.dim() else 0} sign planes for {spec.workers} workers")
+    if signs.shape[1] < plane_bytes(n):
+        raise ValueError(f"vote: planes hold {signs.shape[1]} bytes, want {plane_bytes(n)}")
+    if spec.gate_bits():
+        if gates is None or tuple(gates.shape) != tuple(signs.shape):
+            raise ValueError("the worker gate needs one gate plane per worker, shaped like the sign planes")
+        a = torch.zeros(n, dtype=torch.int16, device=signs.device)
+        for k in range(spec.workers):
+            s = _unpack_bits(signs[k], n).to(torch.int16)
+            g = _unpack_bits(gates[k], n).to(torch.int16)
+            a += g * (2 * s - 1)
+    else:
+        a = 2 * count_planes(signs, n) - spec.workers
+    return vote_counts(a, spec, base)
+
+
+def decode(u: torch.Tensor, scale: float = 1.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The FP32 update scale * u[i] for aggregate values u in {-1, 0, +1}."""
+    return u.to(dtype) * torch.tensor(scale, dtype=dtype, device=u.device)
+
+
+def aggregate(g: Union[torch.Tensor, Sequence[torch.Tensor]], spec: Spec, base: Union[int, torch.Tensor] = 0,
+              tau: float = 0.0) -> torch.Tensor:
+    """The aggregate of W workers' gradients [W, n] under spec, through the
+    spec's layout: encode each worker, vote. For the worker gate, tau is the
+    absolute threshold (|g| > tau). Raises NonFiniteError naming the worker."""
+    m = _workers_matrix(g)
+    spec.validate()
+    if m.shape[0] != spec.workers:
+        raise ValueError(f"{m.shape[0]} workers of gradients for a {spec.workers}-worker spec")
+    n = m.shape[1]
+    if spec.layout == Layout.ELEMENT_MAJOR:
+        gates = pack_packet_gates(m, tau) if spec.gate_bits() else None
+        return vote_packet(pack_packet(m), spec, base, gates)
+    signs = torch.stack([encode_signs(m[k], k) for k in range(spec.workers)])
+    gates = torch.stack([encode_gates(m[k], tau, k) for k in range(spec.workers)]) if spec.gate_bits() else None
+    return vote_planes(signs, n, spec, base, gates)
