@@ -1,0 +1,109 @@
+"""What the DDP hook and the virtual workers share: the checked setup
+(groups, policy, layout limit, controller) and the per-step mode state."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Dict, List, Mapping, Optional, Sequence, Union
+
+import torch
+
+from ..lowbit import Format, Layout
+from ..policy import Policy, RuleSpec
+from .control import StepContext, as_controller, resolve_modes
+from .groups import Assignment, assign_groups
+from .stats import RecoveryEvent, Stats
+
+PolicyArg = Union[str, Policy]
+GroupsArg = Optional[Mapping[str, Sequence[str]]]
+
+REMOTE_NOT_YET = ("is not available yet: it needs the gRPC client of `nfabric serve` (issue 17), which is not "
+                  "in this checkout. Use backend='collective' and a local controller (None, control.Warmup, "
+                  "control.Schedule or your own decide(ctx) object)")
+
+
+def check_remote(backend: str, control: object) -> None:
+    """Refuses, before training starts, what needs nfabric serve."""
+    if backend == "controller":
+        raise NotImplementedError("backend='controller' (payload lines through nfabric serve's controller model) "
+                                  + REMOTE_NOT_YET)
+    if backend != "collective":
+        raise ValueError(f"unknown backend {backend!r} (want 'collective' or 'controller')")
+    if isinstance(control, str):
+        raise NotImplementedError(f"control={control!r} (a session with nfabric serve's control service) " + REMOTE_NOT_YET)
+
+
+class ModeState:
+    """The groups, their policy and each step's modes, with the statistics."""
+
+    def __init__(self, model: torch.nn.Module, policy: PolicyArg, groups: GroupsArg, control: object,
+                 workers: int, backend: str = "collective"):
+        check_remote(backend, control)
+        self.policy = Policy.parse(policy) if isinstance(policy, str) else policy
+        if not isinstance(self.policy, Policy):
+            raise TypeError(f"policy must be a policy string or nfabric.policy.Policy, not {type(policy).__name__}")
+        self.policy.validate_rates()
+        self.assignment: Assignment = assign_groups(model, groups)
+        self.groups: List[str] = self.assignment.groups
+        self.policy.check_groups(self.groups)
+        self.controller = as_controller(control)
+        self.workers = workers
+        layout = Layout(self.policy.layout)
+        may_low = self.controller is not None or any(self.policy.spec(g).low_bit() for g in self.groups)
+        if may_low and workers > layout.max_workers():
+            raise ValueError(f"{workers} workers is more than the {layout} layout carries ({layout.max_workers()}); "
+                             "use layout='worker-major' (up to 1024) or fewer workers")
+        if workers < 1:
+            raise ValueError(f"workers {workers} < 1")
+        self.layout = layout
+        self.stats = Stats()
+        self.current_step = 0
+        self.modes: Dict[str, Format] = self.policy.modes(self.groups)
+        self.loss: Optional[float] = None
+        self.optimizer: Optional[torch.optim.Optimizer] = None
+        self.velocity_resets = 0
+
+    def rule(self, group: str) -> RuleSpec:
+        """The group's spec under this step's mode."""
+        return self.policy.spec(group).with_rule(self.modes[group])
+
+    def scale(self, group: str) -> float:
+        return self.policy.scale(group, self.modes[group])
+
+    def ask(self) -> Dict[str, Format]:
+        """The controller's modes for this step; FP32 everywhere, with a
+        warning and an event, when it fails."""
+        pm = self.policy.modes(self.groups)
+        if self.controller is None:
+            return pm
+        try:
+            return resolve_modes(self.controller(StepContext(self.current_step, pm, self.loss, self.stats)), self.groups)
+        except Exception as e:  # noqa: BLE001 - any controller failure must fall back, visibly
+            warnings.warn(f"nfabric: step {self.current_step}: the controller failed ({e}); running every group on FP32 "
+                          "this step", RuntimeWarning, stacklevel=2)
+            self.stats.event(RecoveryEvent(self.current_step, "control-lost", tuple(self.groups)))
+            return {g: Format.FP32 for g in self.groups}
+
+    def apply(self, modes: Dict[str, Format]) -> None:
+        """Adopts the step's modes: records control returns to FP32 and resets
+        the momentum of groups whose rule changed (an attached optimizer)."""
+        changed = [g for g in self.groups if modes[g] != self.modes[g]]
+        back = tuple(g for g in changed if modes[g] == Format.FP32)
+        if back and self.current_step > 0:
+            self.stats.event(RecoveryEvent(self.current_step, "control", back))
+        if changed and self.current_step > 0 and self.optimizer is not None:
+            self._reset_velocity(changed)
+        self.modes = modes
+
+    def _reset_velocity(self, groups: List[str]) -> None:
+        # A sign vote (|u| = 1 at the sign rate) and an FP32 mean differ by
+        # orders of magnitude; carrying momentum across a switch turns the
+        # last steps of one into a huge step of the other (the Go pilots
+        # reset it too).
+        assert self.optimizer is not None
+        for g in groups:
+            for p in self.assignment.members(g):
+                st = self.optimizer.state.get(p.param)
+                if st and "momentum_buffer" in st:
+                    del st["momentum_buffer"]
+                    self.velocity_resets += 1
