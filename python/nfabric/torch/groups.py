@@ -118,14 +118,15 @@ def assign_groups(model: torch.nn.Module, groups: Optional[Mapping[str, Sequence
     GroupError naming the parameters no pattern matches and the groups no
     parameter falls into."""
     model = _unwrap(model)
-    pats = {g: list(p) for g, p in (groups or default_groups(model)).items()}
-    if not pats:
+    given = groups if groups is not None else default_groups(model)
+    if not given:
         raise GroupError("no groups given")
-    for g, p in pats.items():
+    for g, p in given.items():
         if not isinstance(g, str) or not g or g == "*":
             raise GroupError(f"group name {g!r} is not a usable name")
-        if isinstance(p, str) or not p:
+        if isinstance(p, str) or not p or not all(isinstance(x, str) for x in p):
             raise GroupError(f"group {g!r}: patterns must be a non-empty list of strings, got {p!r}")
+    pats = {g: list(p) for g, p in given.items()}
     infos: List[ParamInfo] = []
     unmatched: List[str] = []
     flat = 0
