@@ -254,13 +254,48 @@ def _popcount_table(device: torch.device) -> torch.Tensor:
     return t
 
 
+def any_nonfinite(g: torch.Tensor) -> torch.Tensor:
+    """A 0-d bool tensor: whether g holds a NaN or Inf (no host sync). max
+    propagates NaN and |Inf| is Inf, so one reduction decides; it is many
+    times faster than isfinite on CPU."""
+    if g.numel() == 0:
+        return torch.zeros((), dtype=torch.bool, device=g.device)
+    return ~torch.isfinite(g.reshape(-1).abs().amax())
+
+
 def check_finite(g: torch.Tensor, worker: Optional[int] = None) -> None:
     """Raises NonFiniteError for the first NaN or Inf of g (flattened)."""
     flat = g.reshape(-1)
-    bad = ~torch.isfinite(flat)
-    if bool(bad.any()):
-        i = int(torch.nonzero(bad)[0].item())
+    if bool(any_nonfinite(flat)):
+        i = int(torch.nonzero(~torch.isfinite(flat))[0].item())
         raise NonFiniteError(i, float(flat[i].item()), worker)
+
+
+# (x * _GATHER) >> 56 moves bit 8q of x to bit 56 + q: the eight 0/1 bytes
+# of a little-endian word become one byte, LSB first. Every partial product
+# lands on a distinct bit, so no carry disturbs bits 56-63.
+_GATHER = 0x0102040810204080
+_SPREAD = {}  # device -> int64 [256]: byte b -> eight 0/1 bytes, LSB first
+_VOTE8 = {}   # device -> int64 [65536]: (up | un << 8) -> eight int8 votes
+
+
+def _spread_table(device: torch.device) -> torch.Tensor:
+    t = _SPREAD.get(device)
+    if t is None:
+        v = [sum(((b >> q) & 1) << (8 * q) for q in range(8)) for b in range(256)]
+        t = torch.tensor(v, dtype=torch.int64, device=device)
+        _SPREAD[device] = t
+    return t
+
+
+def _vote_table(device: torch.device) -> torch.Tensor:
+    t = _VOTE8.get(device)
+    if t is None:
+        bits = _spread_table(torch.device("cpu")).view(torch.int8).view(256, 8)
+        lanes = bits.view(1, 256, 8) - bits.view(256, 1, 8)  # [un, up, lane]: +1, 0 or -1 per lane
+        t = lanes.reshape(65536, 8).contiguous().view(torch.int64).reshape(-1).to(device)
+        _VOTE8[device] = t
+    return t
 
 
 def _pack_bits(bits: torch.Tensor) -> torch.Tensor:
@@ -270,15 +305,14 @@ def _pack_bits(bits: torch.Tensor) -> torch.Tensor:
     b = bits.reshape(-1).to(torch.uint8)
     if nb * 8 != n:
         b = torch.cat([b, b.new_zeros(nb * 8 - n)])
-    # Each byte is sum_q b_q 2^q <= 255: the uint8 sum cannot overflow.
-    return (b.view(nb, 8) * _weights(b.device)).sum(dim=1, dtype=torch.uint8)
+    words = b.view(torch.int64)
+    return ((words * _GATHER) >> 56).to(torch.uint8)
 
 
 def _unpack_bits(planes: torch.Tensor, n: int) -> torch.Tensor:
     """Unpacks [..., nb] uint8 planes into [..., n] uint8 bits, LSB first."""
-    sh = _shifts(planes.device)
-    bits = (planes.unsqueeze(-1) >> sh) & 1
-    return bits.reshape(*planes.shape[:-1], planes.shape[-1] * 8)[..., :n]
+    t = _spread_table(planes.device)[planes.long()]
+    return t.view(torch.uint8).reshape(*planes.shape[:-1], planes.shape[-1] * 8)[..., :n]
 
 
 def encode_signs(g: torch.Tensor, worker: Optional[int] = None) -> torch.Tensor:
@@ -400,10 +434,25 @@ def gate_keeps(gate: Gate, base: Union[int, torch.Tensor], margin: torch.Tensor)
     n = margin.numel()
     if gate.kind == GateKind.PATTERN:
         p = gate.effective_period()
+        if isinstance(base, int):
+            return pattern_keeps(p, base, n, margin.device)
         return _flat_index(base, n, margin.device) % p != p - 1
     if gate.kind == GateKind.MARGIN:
         return margin.abs() >= gate.threshold
     return torch.ones(n, dtype=torch.bool, device=margin.device)
+
+
+def pattern_keeps(period: int, base: int, n: int, device: torch.device) -> torch.Tensor:
+    """The period-p pattern gate's keep mask of elements base .. base+n-1:
+    False where the index mod p is p-1 (a tiled period, no integer math
+    per element)."""
+    if base < 0:
+        raise ValueError(f"negative base element index {base}")
+    one = torch.ones(period, dtype=torch.bool, device=device)
+    one[period - 1] = False
+    o = base % period
+    reps = (o + n + period - 1) // period
+    return one.repeat(max(reps, 1))[o:o + n]
 
 
 def vote_counts(margin: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor]) -> torch.Tensor:
@@ -442,26 +491,100 @@ def vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor] 
     return vote_counts(a, spec, base)
 
 
+class _SlicedCounter:
+    """A bit-sliced counter over byte lanes (Go's bitCounter): slice b holds
+    bit b of every element's count, eight elements a byte, so adding a
+    worker's plane is a few bitwise operations on n/8 bytes."""
+
+    def __init__(self, workers: int, like: torch.Tensor):
+        self.m = max(1, int(workers).bit_length())
+        self.s = [torch.zeros_like(like) for _ in range(self.m)]
+
+    def add(self, x: torch.Tensor) -> None:
+        for b in range(self.m):
+            carry = self.s[b] & x
+            self.s[b] ^= x
+            x = carry
+
+    def gt(self, k: int) -> torch.Tensor:
+        """Lanes whose count is greater than k (k >= 0)."""
+        if k >= 1 << self.m:
+            return torch.zeros_like(self.s[0])
+        gt = torch.zeros_like(self.s[0])
+        eq = torch.full_like(self.s[0], -1)
+        for b in range(self.m - 1, -1, -1):
+            if (k >> b) & 1 == 0:
+                gt |= eq & self.s[b]
+                eq &= ~self.s[b]
+            else:
+                eq &= self.s[b]
+        return gt
+
+    def gt_counter(self, other: "_SlicedCounter") -> torch.Tensor:
+        """Lanes where this count is greater than other's (equal widths)."""
+        gt = torch.zeros_like(self.s[0])
+        eq = torch.full_like(self.s[0], -1)
+        for b in range(self.m - 1, -1, -1):
+            gt |= eq & self.s[b] & ~other.s[b]
+            eq &= ~(self.s[b] ^ other.s[b])
+        return gt
+
+
+def _words(planes: torch.Tensor) -> torch.Tensor:
+    """[W, nb] uint8 planes as [W, ceil(nb/8)] int64 words (zero-padded), so
+    the bitwise kernels touch eight bytes an element."""
+    w, nb = planes.shape
+    pad = (-nb) % 8
+    if pad:
+        planes = torch.cat([planes, planes.new_zeros(w, pad)], dim=1)
+    return planes.contiguous().view(torch.int64)
+
+
 def vote_planes(signs: torch.Tensor, n: int, spec: Spec, base: Union[int, torch.Tensor] = 0,
-                gates: Optional[torch.Tensor] = None) -> torch.Tensor:
+                gates: Optional[torch.Tensor] = None, keep: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Aggregates worker-major planes [W, nb] of n elements into int8 u or
-    m*u per element (Go's VotePlanes followed by UnpackPlanes)."""
+    m*u per element (Go's VotePlanes followed by UnpackPlanes), through a
+    bit-sliced counter as Go's portable kernel does. keep, if given, is the
+    pattern gate's precomputed keep mask (what gate_keeps returns)."""
     _check_spec(spec, Layout.WORKER_MAJOR, base)
-    if signs.dim() != 2 or signs.shape[0] != spec.workers:
-        raise ValueError(f"vote: {signs.shape[0] if signs.dim() else 0} sign planes for {spec.workers} workers")
+    w = spec.workers
+    if signs.dim() != 2 or signs.shape[0] != w:
+        raise ValueError(f"vote: {signs.shape[0] if signs.dim() else 0} sign planes for {w} workers")
     if signs.shape[1] < plane_bytes(n):
         raise ValueError(f"vote: planes hold {signs.shape[1]} bytes, want {plane_bytes(n)}")
+    sw = _words(signs[:, :plane_bytes(n)])
+    ternary = spec.format == Format.TERNARY
+    kind = spec.gate.kind
     if spec.gate_bits():
         if gates is None or tuple(gates.shape) != tuple(signs.shape):
             raise ValueError("the worker gate needs one gate plane per worker, shaped like the sign planes")
-        a = torch.zeros(n, dtype=torch.int16, device=signs.device)
-        for k in range(spec.workers):
-            s = _unpack_bits(signs[k], n).to(torch.int16)
-            g = _unpack_bits(gates[k], n).to(torch.int16)
-            a += g * (2 * s - 1)
+        gw = _words(gates[:, :plane_bytes(n)])
+        c, cn = _SlicedCounter(w, sw[0]), _SlicedCounter(w, sw[0])
+        for k in range(w):
+            c.add(sw[k] & gw[k])
+            cn.add(~sw[k] & gw[k])
+        up, un = c.gt_counter(cn), cn.gt_counter(c)
     else:
-        a = 2 * count_planes(signs, n) - spec.workers
-    return vote_counts(a, spec, base)
+        c = _SlicedCounter(w, sw[0])
+        for k in range(w):
+            c.add(sw[k])
+        up = c.gt(w // 2)               # 2c > W
+        un = ~c.gt((w + 1) // 2 - 1)    # 2c < W
+        if ternary and kind == GateKind.MARGIN:
+            t = spec.gate.threshold
+            km = torch.zeros_like(up)
+            hi = (w + t + 1) // 2
+            if hi >= 1:
+                km |= c.gt(hi - 1)
+            if w - t >= 0:
+                km |= ~c.gt((w - t) // 2)
+            up, un = up & km, un & km
+    idx = up.view(torch.uint8).long() | (un.view(torch.uint8).long() << 8)
+    u = _vote_table(up.device)[idx].view(torch.int8)[:n]
+    if ternary and kind == GateKind.PATTERN:
+        mask = keep if keep is not None else gate_keeps(spec.gate, base, u)
+        u = u * mask.to(torch.int8)
+    return u
 
 
 def decode(u: torch.Tensor, scale: float = 1.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -121,3 +121,18 @@ def test_cuda_present_or_skipped() -> None:
     for layout in (Layout.WORKER_MAJOR, Layout.ELEMENT_MAJOR):
         spec = Spec(8, layout, Format.TERNARY, Gate())
         assert torch.equal(lowbit.aggregate(g.cuda(), spec, 11).cpu(), lowbit.aggregate(g, spec, 11))
+
+
+def test_pattern_keeps_tiles_the_flattened_index() -> None:
+    for p, base, n in itertools.product([2, 3, 5, 64], [0, 1, 2, 3, 100, 12345], [0, 1, 2, 63, 1000]):
+        want = [(base + i) % p != p - 1 for i in range(n)]
+        assert lowbit.pattern_keeps(p, base, n, torch.device("cpu")).tolist() == want, (p, base, n)
+
+
+def test_any_nonfinite() -> None:
+    assert not bool(lowbit.any_nonfinite(torch.zeros(0)))
+    assert not bool(lowbit.any_nonfinite(torch.tensor([3.4028235e38, -3.4028235e38, 1e-45, -0.0])))
+    for bad in [float("nan"), float("inf"), float("-inf")]:
+        t = torch.randn(1000)
+        t[777] = bad
+        assert bool(lowbit.any_nonfinite(t))

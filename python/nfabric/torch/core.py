@@ -34,6 +34,7 @@ class Segments:
         self.starts = starts  # where each tensor starts in the group vector
         self.contiguous = all(self.offsets[i] + self.lengths[i] == self.offsets[i + 1] for i in range(len(self.params) - 1))
         self._flat: Dict[torch.device, torch.Tensor] = {}
+        self._keep: Dict[Tuple[int, torch.device], torch.Tensor] = {}
 
     def flat_index(self, device: torch.device) -> torch.Tensor:
         """Each element's index in the model's flattened parameter vector."""
@@ -41,6 +42,16 @@ class Segments:
         if t is None:
             t = torch.cat([torch.arange(p.flat_base, p.flat_base + p.numel, dtype=torch.int64) for p in self.params]).to(device)
             self._flat[device] = t
+        return t
+
+    def keep(self, period: int, device: torch.device) -> torch.Tensor:
+        """The period-p pattern gate's keep mask over the group's elements,
+        tiled per parameter tensor from its flattened index."""
+        key = (period, device)
+        t = self._keep.get(key)
+        if t is None:
+            t = torch.cat([lowbit.pattern_keeps(period, p.flat_base, p.numel, device) for p in self.params])
+            self._keep[key] = t
         return t
 
     def gather(self, src: torch.Tensor) -> torch.Tensor:
@@ -93,7 +104,7 @@ def worker_tau(p: torch.Tensor, seg: Segments, rule: RuleSpec) -> torch.Tensor:
 
 def nonfinite(p: torch.Tensor) -> torch.Tensor:
     """A 0-d float tensor, 1 when p holds a NaN or Inf (no host sync)."""
-    return (~torch.isfinite(p)).any().to(torch.float32)
+    return lowbit.any_nonfinite(p).to(torch.float32)
 
 
 def encode(p: torch.Tensor, rule: RuleSpec, seg: Segments, worker: Optional[int] = None
@@ -118,7 +129,10 @@ def vote(signs: torch.Tensor, gates: Optional[torch.Tensor], seg: Segments, rule
         packet = lowbit.planes_to_packet(signs, seg.n)
         gp = lowbit.planes_to_packet(gates, seg.n) if gates is not None else None
         return lowbit.vote_packet(packet, spec, idx, gp)
-    return lowbit.vote_planes(signs, seg.n, spec, idx, gates)
+    keep = None
+    if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.PATTERN:
+        keep = seg.keep(rule.gate.effective_period(), signs.device)
+    return lowbit.vote_planes(signs, seg.n, spec, idx, gates, keep)
 
 
 def payload_bytes(rule: RuleSpec, n: int) -> int:
