@@ -39,3 +39,19 @@ def test_table6_seven_policies_on_synthetic_data(cifar, tmp_path, capsys):
         assert rows[label]["low_bit_step_fraction"] == 1.0
     assert rows["G-Ternary all"]["traffic_paper_accounting"] == pytest.approx(1.58 / 32)
     assert "paper acc %" in capsys.readouterr().out
+
+
+def test_sst2_script_on_a_synthetic_encoder(tmp_path, capsys):
+    if not (EXAMPLES / "sst2_distilbert.py").is_file():
+        pytest.skip(f"skipped: no examples at {EXAMPLES}")
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import sst2_distilbert
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    out = tmp_path / "sst2.json"
+    assert sst2_distilbert.main(["--synthetic", "64", "--epochs", "1", "--batch", "16", "--workers", "4",
+                                 "--policy", "backbone=g-binary,head=fp32", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert r["low_bit_step_fraction"] == 1.0 and 1 / 32 < r["traffic_vs_fp32"] < 1.0
+    assert 0.0 <= r["dev_accuracy"] <= 100.0
