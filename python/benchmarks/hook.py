@@ -106,7 +106,7 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
             per = st["steps"]
             row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
                         "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
-                        "ratio_with_headers": st["ratio_with_headers"]})
+                        "ratio_with_headers": st["ratio_with_headers"], "hook_s_per_step": st["hook_seconds"] / per})
         else:
             row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
         res.append(row)
@@ -143,10 +143,13 @@ def main() -> int:
         base = out["ddp"][0]["step_s_median"]
         print(f"DDP over gloo, {args.ranks} ranks x 1 thread, ResNet-18 ({out['ddp'][0]['parameters']} parameters), "
               f"batch {args.batch}/rank, median of {args.steps} steps:")
-        print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'wire B/step':>12} {'vs FP32':>9} {'+headers':>9}")
+        print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'in hook s':>10} {'wire B/step':>12} "
+              f"{'vs FP32':>9} {'+headers':>9}")
         for r in out["ddp"]:
+            hk = r.get("hook_s_per_step")
             print(f"  {r['mode']:<30} {r['step_s_median']:8.3f} {r['step_s_median'] / base:18.2f} "
-                  f"{r['wire_bytes_per_step']:12.0f} {r['ratio']:9.5f} {r.get('ratio_with_headers', 1.0):9.5f}")
+                  f"{'-' if hk is None else format(hk, '.3f'):>10} {r['wire_bytes_per_step']:12.0f} {r['ratio']:9.5f} "
+                  f"{r.get('ratio_with_headers', 1.0):9.5f}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(out, indent=2))
     return 0

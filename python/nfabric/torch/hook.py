@@ -20,6 +20,7 @@ every rank. Modes change only at step boundaries; a controller is asked on
 rank 0 before each step's first bucket and its answer is broadcast.
 """
 
+import time
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -147,6 +148,13 @@ class Fabric(ModeState):
         return dist.all_reduce(t, group=self.pg, async_op=True)
 
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future:
+        t0 = time.perf_counter()
+        try:
+            return self._hook_bucket(bucket)
+        finally:
+            self.stats.add_time(time.perf_counter() - t0)
+
+    def _hook_bucket(self, bucket: dist.GradBucket) -> torch.futures.Future:
         buf = bucket.buffer()
         if not self._open:
             self._begin_step(buf.device)

@@ -44,6 +44,9 @@ class Stats:
         self.header_bytes = 0
         self.events: List[RecoveryEvent] = []
         self.history: List[Dict[str, Any]] = []
+        # Wall time inside the hook (encode, the low-bit collectives and the
+        # vote; an FP32 bucket's all-reduce only starts there).
+        self.hook_seconds = 0.0
         self._step: Dict[str, Any] = self._fresh()
 
     @staticmethod
@@ -62,6 +65,9 @@ class Stats:
             modes[group] = "mixed"
         else:
             modes[group] = str(mode)
+
+    def add_time(self, seconds: float) -> None:
+        self.hook_seconds += seconds
 
     def add_header(self, nbytes: int) -> None:
         self.header_bytes += nbytes
@@ -98,6 +104,7 @@ class Stats:
             "ratio": tb / tf if tf else 0.0,
             "ratio_with_headers": (tb + self.header_bytes) / tf if tf else 0.0,
             "recovery_events": [e.as_dict() for e in self.events],
+            "hook_seconds": self.hook_seconds,
         }
 
     def text(self) -> str:
