@@ -99,6 +99,8 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             if s > 0:
                 times.append(float(t))
+            elif fabric is not None:
+                hook0 = fabric.stats.hook_seconds
         row = {"mode": mode, "step_s_median": statistics.median(times), "step_s": times,
                "parameters": sum(p.numel() for p in model.parameters())}
         if fabric is not None:
@@ -106,7 +108,7 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
             per = st["steps"]
             row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
                         "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
-                        "ratio_with_headers": st["ratio_with_headers"], "hook_s_per_step": st["hook_seconds"] / per})
+                        "ratio_with_headers": st["ratio_with_headers"], "hook_s_per_step": (st["hook_seconds"] - hook0) / steps})
         else:
             row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
         res.append(row)
