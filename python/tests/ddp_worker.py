@@ -59,7 +59,8 @@ class Flaky:
 
 
 def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabric", ctl: Optional[str] = None,
-             nan_rank: Optional[int] = None, bucket_cap_mb: float = 0.0005) -> Dict[str, Any]:
+             nan_rank: Optional[int] = None, bucket_cap_mb: float = 0.0005, backend: str = "collective",
+             serve: Optional[str] = None, layout: str = "worker-major") -> Dict[str, Any]:
     model = make_model()
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
     fabric = None
@@ -68,7 +69,8 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
     else:
         c = {None: None, "warmup": control.Warmup(2), "ranksplit": RankSplit(rank), "flaky": Flaky()}[ctl]
         from nfabric.policy import Policy
-        fabric = nt.register(ddp, Policy.parse(policy, lr=LR, sign_lr=SIGN_LR), control=c)
+        fabric = nt.register(ddp, Policy.parse(policy, lr=LR, sign_lr=SIGN_LR, layout=layout), control=c,
+                             backend=backend, serve=serve)
     opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
     out: Dict[str, Any] = {"params": [], "grads": [], "raw": [], "buckets": [], "warnings": []}
     names = [n for n, _ in model.named_parameters()]

@@ -71,14 +71,12 @@ def test_world_size_above_the_layout_limit() -> None:
     nt.VirtualWorkers(mlp(), 9, Policy.parse("fp32", layout="element-major"))
 
 
-def test_remote_parts_refuse_at_construction() -> None:
-    from nfabric.torch.fabric import check_remote
-    with pytest.raises(NotImplementedError, match="backend='controller'.*not available yet.*nfabric serve"):
-        check_remote("controller", None)
-    with pytest.raises(NotImplementedError, match="control='localhost:7070'.*not available yet"):
-        check_remote("collective", "localhost:7070")
+def test_backend_checks() -> None:
+    from nfabric.torch.fabric import resolve_control
+    with pytest.raises(ValueError, match="backend='controller' needs serve='ADDRESS'"):
+        resolve_control("controller", None, None)
     with pytest.raises(ValueError, match="unknown backend 'nccl'"):
-        check_remote("nccl", None)
+        resolve_control("nccl", None, None)
 
 
 @pytest.fixture
@@ -92,10 +90,12 @@ def test_register_checks_before_training(world1) -> None:
     ddp = DDP(mlp())
     with pytest.raises(ValueError, match="unknown group"):
         nt.register(ddp, "backbone=g-binary,tail=fp32")
-    with pytest.raises(NotImplementedError, match="backend='controller'"):
+    with pytest.raises(ValueError, match="backend='controller' needs serve="):
         nt.register(ddp, "g-binary", backend="controller")
-    with pytest.raises(NotImplementedError, match="nfabric serve"):
-        nt.register(ddp, "g-binary", control="localhost:7070")
+    with pytest.raises(nt.serve.ServeError, match="unreachable|grpcio|nfabric._proto"):
+        nt.register(ddp, "g-binary", control="/nonexistent/nfabric.sock")
+    with pytest.raises(nt.serve.ServeError, match="unreachable|grpcio|nfabric._proto"):
+        nt.register(ddp, "g-binary", backend="controller", serve="/nonexistent/nfabric.sock")
     with pytest.raises(TypeError, match="DistributedDataParallel"):
         nt.register(mlp(), "g-binary")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not a controller"):

@@ -8,10 +8,10 @@
   patterns, mode controllers, traffic statistics.
 """
 
-from . import control, groups, stats, virtual
+from . import control, groups, serve, stats, virtual
 from .groups import GroupError, assign_groups, default_groups
 from .hook import Fabric, register
 from .virtual import VirtualWorkers
 
 __all__ = ["register", "Fabric", "VirtualWorkers", "GroupError", "assign_groups", "default_groups",
-           "control", "groups", "stats", "virtual"]
+           "control", "groups", "serve", "stats", "virtual"]

@@ -17,28 +17,28 @@ from .stats import RecoveryEvent, Stats
 PolicyArg = Union[str, Policy]
 GroupsArg = Optional[Mapping[str, Sequence[str]]]
 
-REMOTE_NOT_YET = ("is not available yet: it needs the gRPC client of `nfabric serve` (issue 17), which is not "
-                  "in this checkout. Use backend='collective' and a local controller (None, control.Warmup, "
-                  "control.Schedule or your own decide(ctx) object)")
-
-
-def check_remote(backend: str, control: object) -> None:
-    """Refuses, before training starts, what needs nfabric serve."""
-    if backend == "controller":
-        raise NotImplementedError("backend='controller' (payload lines through nfabric serve's controller model) "
-                                  + REMOTE_NOT_YET)
-    if backend != "collective":
+def resolve_control(backend: str, control: object, serve: Optional[str]) -> object:
+    """Checks the backend and turns a control address into a ServeControl,
+    before training starts."""
+    if backend not in ("collective", "controller"):
         raise ValueError(f"unknown backend {backend!r} (want 'collective' or 'controller')")
+    if backend == "controller" and not serve:
+        raise ValueError("backend='controller' needs serve='ADDRESS' of a running `nfabric serve` "
+                         "(a Unix socket path, unix:///path, or host:port)")
     if isinstance(control, str):
-        raise NotImplementedError(f"control={control!r} (a session with nfabric serve's control service) " + REMOTE_NOT_YET)
+        from .serve import ServeControl
+        return ServeControl(control)
+    return control
 
 
 class ModeState:
     """The groups, their policy and each step's modes, with the statistics."""
 
     def __init__(self, model: torch.nn.Module, policy: PolicyArg, groups: GroupsArg, control: object,
-                 workers: int, backend: str = "collective"):
-        check_remote(backend, control)
+                 workers: int, backend: str = "collective", serve: Optional[str] = None):
+        control = resolve_control(backend, control, serve)
+        self.backend = backend
+        self.control_object = control
         self.policy = Policy.parse(policy) if isinstance(policy, str) else policy
         if not isinstance(self.policy, Policy):
             raise TypeError(f"policy must be a policy string or nfabric.policy.Policy, not {type(policy).__name__}")
@@ -62,6 +62,25 @@ class ModeState:
         self.loss: Optional[float] = None
         self.optimizer: Optional[torch.optim.Optimizer] = None
         self.velocity_resets = 0
+
+    def bind_control(self) -> None:
+        """Opens a remote controller's session (rank 0 only)."""
+        bind = getattr(self.control_object, "bind", None)
+        if bind is not None:
+            bind({g: self.assignment.elements(g) for g in self.groups})
+
+    def report_nonfinite(self, groups: Sequence[str]) -> None:
+        """Tells a controller that can hear it (rank 0) that these groups
+        met a NaN/Inf this step; its failure only warns."""
+        fn = getattr(self.control_object, "non_finite", None)
+        if fn is None:
+            return
+        for g in groups:
+            try:
+                fn(self.current_step, g)
+            except Exception as e:  # noqa: BLE001
+                warnings.warn(f"nfabric: step {self.current_step}: reporting NaN/Inf to the controller failed ({e})",
+                              RuntimeWarning, stacklevel=2)
 
     def rule(self, group: str) -> RuleSpec:
         """The group's spec under this step's mode."""
@@ -89,7 +108,9 @@ class ModeState:
         the momentum of groups whose rule changed (an attached optimizer)."""
         changed = [g for g in self.groups if modes[g] != self.modes[g]]
         back = tuple(g for g in changed if modes[g] == Format.FP32)
-        if back and self.current_step > 0:
+        lost = bool(self.stats.events) and self.stats.events[-1].step == self.current_step and \
+            self.stats.events[-1].reason == "control-lost"
+        if back and self.current_step > 0 and not lost:
             self.stats.event(RecoveryEvent(self.current_step, "control", back))
         if changed and self.current_step > 0 and self.optimizer is not None:
             self._reset_velocity(changed)

@@ -67,7 +67,8 @@ class Fabric(ModeState):
     """
 
     def __init__(self, ddp_model: torch.nn.Module, policy: PolicyArg, groups: GroupsArg, control: object,
-                 backend: str, process_group: Optional[dist.ProcessGroup]):
+                 backend: str, process_group: Optional[dist.ProcessGroup], serve: Optional[str] = None,
+                 token: Optional[str] = None):
         if not isinstance(ddp_model, torch.nn.parallel.DistributedDataParallel):
             raise TypeError(f"register needs a torch.nn.parallel.DistributedDataParallel model, got "
                             f"{type(ddp_model).__name__}; for one process use nfabric.torch.virtual")
@@ -75,8 +76,15 @@ class Fabric(ModeState):
             raise RuntimeError("torch.distributed is not initialized (call init_process_group first)")
         self.pg = process_group
         world = dist.get_world_size(process_group)
-        super().__init__(ddp_model.module, policy, groups, control, world, backend)
+        super().__init__(ddp_model.module, policy, groups, control, world, backend, serve)
         self.rank = dist.get_rank(process_group)
+        self.ctrl = None
+        if backend == "controller":
+            from .serve import Client, ControllerBackend
+            gates = {g: self.policy.spec(g).gate for g in self.groups}
+            self.ctrl = ControllerBackend(Client(serve, token), self.assignment, world, self.layout, gates)
+        if self.rank == 0:
+            self.bind_control()
         self._src = _global_rank(process_group, 0)
         self._layouts: Dict[Tuple[int, Tuple[int, ...]], Dict[str, Segments]] = {}
         self._open = False
@@ -173,6 +181,8 @@ class Fabric(ModeState):
 
     def _fallback(self, bucket: dist.GradBucket, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str]):
         self.stats.event(RecoveryEvent(self.current_step, "nonfinite", tuple(low), bucket.index()))
+        if self.rank == 0:
+            self.report_nonfinite(low)
         for g, seg in lay.items():
             self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
         return self._allreduce_mean(buf).get_future().then(lambda f: f.value()[0])
@@ -196,6 +206,32 @@ class Fabric(ModeState):
         if fp:
             fpvec = torch.cat([lay[g].gather(buf) for g in fp]) if len(fp) > 1 else lay[fp[0]].gather(buf).clone()
             work = self._allreduce_mean(fpvec)
+        if self.ctrl is not None:
+            self._via_controller(buf, lay, low, rules, inputs)
+        else:
+            self._via_collective(buf, lay, low, rules, inputs)
+        if work is not None:
+            work.wait()
+            o = 0
+            for g in fp:
+                seg = lay[g]
+                seg.scatter(buf, fpvec[o:o + seg.n])
+                o += seg.n
+                self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+        fut: torch.futures.Future = torch.futures.Future()
+        fut.set_result(buf)
+        return fut
+
+    def _finish(self, g: str, seg: Segments, buf: torch.Tensor, u: torch.Tensor, rules, inputs) -> None:
+        p, res = inputs[g]
+        if res is not None:
+            ef_commit(p, res, seg)
+            self._store_residual(seg, res)
+        seg.scatter(buf, u.to(buf.dtype) * self.scale(g))
+        self.stats.add(g, self.modes[g], payload_bytes(rules[g], seg.n), seg.n)
+
+    def _via_collective(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs) -> None:
+        """Each rank's planes all-gathered, the vote on every rank."""
         parts, index = [], []
         for g in low:
             p, _ = inputs[g]
@@ -208,31 +244,34 @@ class Fabric(ModeState):
         outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
         starts = [sum(sizes[:i]) for i in range(len(sizes))]
         for g, i, has_gates in index:
-            seg = lay[g]
             a, n = starts[i], sizes[i]
             signs = torch.stack([o[a:a + n] for o in outs])
             gates = None
             if has_gates:
                 b = starts[i + 1]
                 gates = torch.stack([o[b:b + n] for o in outs])
-            u = vote(signs, gates, seg, rules[g], self.layout)
-            p, res = inputs[g]
-            if res is not None:
-                ef_commit(p, res, seg)
-                self._store_residual(seg, res)
-            seg.scatter(buf, u.to(buf.dtype) * self.scale(g))
-            self.stats.add(g, self.modes[g], payload_bytes(rules[g], seg.n), seg.n)
-        if work is not None:
-            work.wait()
-            o = 0
-            for g in fp:
-                seg = lay[g]
-                seg.scatter(buf, fpvec[o:o + seg.n])
-                o += seg.n
-                self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
-        fut: torch.futures.Future = torch.futures.Future()
-        fut.set_result(buf)
-        return fut
+            self._finish(g, lay[g], buf, vote(signs, gates, lay[g], rules[g], self.layout), rules, inputs)
+
+    def _via_controller(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs) -> None:
+        """The planes, one per parameter tensor, all-gathered, written as
+        payload lines into this rank's nfabric serve device under the step's
+        mode latch, and the aggregate read back."""
+        parts, index = [], []
+        for g in low:
+            p, _ = inputs[g]
+            for info, view in lay[g].tensors(p):
+                s, _ = encode(view, rules[g], Segments([info], [0]), self.rank)
+                index.append((g, info, len(parts)))
+                parts.append(s)
+        sizes = [t.numel() for t in parts]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
+        items = [(info, torch.stack([o[starts[i]:starts[i] + sizes[i]] for o in outs]), self.modes[g])
+                 for g, info, i in index]
+        us = self.ctrl.aggregate(items, self.current_step)
+        for g in low:
+            u = torch.cat([us[j] for j, (gg, _, _) in enumerate(index) if gg == g])
+            self._finish(g, lay[g], buf, u, rules, inputs)
 
     # -- error feedback ----------------------------------------------------
 
@@ -259,7 +298,8 @@ def _hook(state: "Fabric", bucket: dist.GradBucket) -> torch.futures.Future[torc
 
 def register(ddp_model: torch.nn.parallel.DistributedDataParallel, policy: PolicyArg = "g-binary",
              groups: GroupsArg = None, control: object = None, backend: str = "collective",
-             process_group: Optional[dist.ProcessGroup] = None) -> Fabric:
+             process_group: Optional[dist.ProcessGroup] = None, serve: Optional[str] = None,
+             token: Optional[str] = None) -> Fabric:
     """Registers NEURON-Fabric aggregation as ddp_model's communication hook.
 
     policy: a policy string (``"backbone=g-binary,head=fp32"``) or
@@ -268,9 +308,14 @@ def register(ddp_model: torch.nn.parallel.DistributedDataParallel, policy: Polic
     per group (default: the final classifier in ``head``, the rest in
     ``backbone``). control: None (the policy's modes), a local controller
     (nfabric.torch.control) or any object with ``decide(ctx)``. backend:
-    ``"collective"``. Every check (groups, policy, world size against the
-    layout, backend) runs here, before training starts.
+    ``"collective"`` (all-gather of the packed planes, vote on every rank)
+    or ``"controller"`` (the payload lines through the controller model of
+    the ``nfabric serve`` at ``serve``; bit-identical updates). control may
+    also be the address of an ``nfabric serve`` (a ServeControl with the
+    plane's defaults) or a ``nfabric.torch.serve.ServeControl``. Every
+    check (groups, policy, world size against the layout, backend, the
+    server and its API version) runs here, before training starts.
     """
-    fabric = Fabric(ddp_model, policy, groups, control, backend, process_group)
+    fabric = Fabric(ddp_model, policy, groups, control, backend, process_group, serve, token)
     ddp_model.register_comm_hook(fabric, _hook)
     return fabric

@@ -61,6 +61,7 @@ class VirtualWorkers(ModeState):
     def __init__(self, model: torch.nn.Module, workers: int, policy: PolicyArg = "g-binary", groups: GroupsArg = None,
                  control: object = None, loss_fn: Optional[Callable[[torch.nn.Module, Batch], torch.Tensor]] = None):
         super().__init__(model, policy, groups, control, workers)
+        self.bind_control()
         self.model = model
         self.loss_fn = loss_fn or _default_loss
         self.segments: Dict[str, Segments] = {}
@@ -123,6 +124,7 @@ class VirtualWorkers(ModeState):
         ps = [ef_input(g[k], res[k] if rule.ef else None, rule) for k in range(self.workers)]
         if any(not bool(torch.isfinite(p).all()) for p in ps):
             self.stats.event(RecoveryEvent(self.current_step, "nonfinite", (group,)))
+            self.report_nonfinite([group])
             return self._mean(g)
         enc = [encode(p, rule, seg, k) for k, p in enumerate(ps)]
         signs = torch.stack([s for s, _ in enc])

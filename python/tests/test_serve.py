@@ -1,0 +1,136 @@
+"""nfabric.torch against a running `nfabric serve` (the Go controller model
+and control plane over gRPC).
+
+Oracles: the collective backend (the controller backend must give
+bit-identical updates, step for step, over gloo with 2 and 4 ranks); the
+Go control package's own recovery script (control/testdata/recovery.txt:
+warm-up, a loss spike, recovery to FP32, re-admission), whose expected
+modes the Python-driven session must reproduce; and the service's Replay,
+which reruns the recorded event stream through a fresh Go plane.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import warnings
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.dirname(__file__))
+import ddp_worker as W  # noqa: E402
+
+import nfabric.torch as nt  # noqa: E402
+from nfabric.lowbit import Format  # noqa: E402
+
+
+def spawn(workers, tmp, scenarios):
+    mp.spawn(W.worker, args=(workers, "file://" + os.path.join(tmp, "init"), tmp, scenarios), nprocs=workers, join=True)
+    out = {}
+    for r in range(workers):
+        with open(os.path.join(tmp, f"rank{r}.pkl"), "rb") as f:
+            out[r] = pickle.load(f)
+    return out
+
+
+POLICIES = ["g-binary", "g-ternary", "g-ternary/margin:2", "backbone=g-ternary,head=fp32"]
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_controller_backend_equals_collective(serve_socket, tmp_path, workers):
+    scen = []
+    for i, pol in enumerate(POLICIES):
+        for be in ("collective", "controller"):
+            scen.append({"name": f"{be}{i}", "policy": pol, "backend": be, "serve": serve_socket})
+    scen.append({"name": "em-controller", "policy": "g-ternary", "backend": "controller", "serve": serve_socket,
+                 "layout": "element-major"})
+    res = spawn(workers, str(tmp_path), scen)
+    for r in range(workers):
+        for i, pol in enumerate(POLICIES):
+            a, b = res[r][f"collective{i}"], res[r][f"controller{i}"]
+            for step in range(W.STEPS):
+                for n in a["params"][step]:
+                    assert torch.equal(a["params"][step][n], b["params"][step][n]), f"{pol} W={workers} rank {r} step {step} {n}"
+            assert b["stats"]["low_bit_step_fraction"] == 1.0
+        em, wm = res[r]["em-controller"], res[r]["collective1"]
+        for step in range(W.STEPS):
+            for n in wm["params"][step]:
+                assert torch.equal(em["params"][step][n], wm["params"][step][n]), f"element-major rank {r} step {step} {n}"
+
+
+# control/testdata/recovery.txt, transcribed: the losses fed after each
+# step and the mode the group must run at each step.
+RECOVERY_CONFIG = dict(default="lowbit", warmup=2, cooldown=3, calibration=2, cusum_k=0.02, cusum_h=0.5, cusum_alpha=0.1)
+RECOVERY_LOSSES = [1.0, 1.0, 1.0, 1.4, 1.4, None, None, None, None, None, None]
+RECOVERY_MODES = {2: Format.BINARY, 3: Format.BINARY, 4: Format.BINARY, 5: Format.FP32, 8: Format.FP32, 10: Format.BINARY}
+
+
+def test_control_round_trip_matches_the_go_plane(serve_socket):
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    ctl = nt.serve.ServeControl(serve_socket, **RECOVERY_CONFIG)
+    v = nt.VirtualWorkers(model, 4, "g-binary", groups={"all": ["*"]}, control=ctl)
+    opt = torch.optim.SGD(model.parameters(), lr=v.policy.lr)
+    g = torch.Generator().manual_seed(0)
+    ran = []
+    for step, loss in enumerate(RECOVERY_LOSSES):
+        opt.zero_grad()
+        v.step((torch.randn(16, 6, generator=g), torch.randint(3, (16,), generator=g)))
+        opt.step()
+        ran.append(v.modes["all"])
+        # The injected loss stream (a spike at steps 3-4) replaces the real loss.
+        v.loss = loss
+    assert ran[:2] == [Format.FP32, Format.FP32], "warm-up runs FP32"
+    for step, mode in RECOVERY_MODES.items():
+        assert ran[step] == mode, f"step {step}: ran {ran[step]}, the Go script expects {mode}"
+    assert ctl.alarms == 1
+    assert [h["low_bit"] for h in v.stats.history] == [m != Format.FP32 for m in ran]
+    assert [(e.step, e.reason) for e in v.stats.events] == [(5, "control")]
+    ok, why = ctl.replay_matches()
+    assert ok, why
+    ctl.close()
+
+
+def test_lost_control_service_falls_back_to_fp32(nfabric_cli, tmp_path):
+    import subprocess
+    import time
+    sock = tmp_path / "lost.sock"
+    proc = subprocess.Popen([str(nfabric_cli), "serve", "--socket", str(sock)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if sock.exists():
+            break
+        time.sleep(0.05)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    ctl = nt.serve.ServeControl(str(sock), default="lowbit", warmup=1)
+    v = nt.VirtualWorkers(model, 2, "g-binary", control=ctl)
+    batch = (torch.randn(8, 6), torch.randint(3, (8,)))
+    v.step(batch)
+    v.step(batch)
+    assert v.modes == {"head": Format.BINARY, "backbone": Format.BINARY}
+    proc.kill()
+    proc.wait()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        v.step(batch)
+    assert any("controller failed" in str(m.message) and "unreachable" in str(m.message) for m in w)
+    assert v.modes == {"head": Format.FP32, "backbone": Format.FP32}
+    assert v.stats.events[-1].reason == "control-lost"
+
+
+def test_wrong_server_is_a_clear_error(tmp_path):
+    grpc = pytest.importorskip("grpc")
+    from concurrent import futures
+    srv = grpc.server(futures.ThreadPoolExecutor(1))  # serves nothing: not nfabric.v1
+    sock = tmp_path / "other.sock"
+    srv.add_insecure_port(f"unix://{sock}")
+    srv.start()
+    try:
+        with pytest.raises(nt.serve.ServeError, match="does not implement nfabric.v1.Controller.*different version"):
+            nt.serve.Client(str(sock))
+        with pytest.raises(nt.serve.ServeError, match="unreachable"):
+            nt.serve.Client(str(tmp_path / "nobody.sock"))
+    finally:
+        srv.stop(0)
