@@ -67,7 +67,10 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
     if hook == "allreduce":
         ddp.register_comm_hook(None, default_hooks.allreduce_hook)
     else:
-        c = {None: None, "warmup": control.Warmup(2), "ranksplit": RankSplit(rank), "flaky": Flaky()}[ctl]
+        if ctl == "serve-admit":
+            c = nt.serve.ServeControl(serve, default="fp32", warmup=2, ladder_binary=-1.0, diag_every=1)
+        else:
+            c = {None: None, "warmup": control.Warmup(2), "ranksplit": RankSplit(rank), "flaky": Flaky()}[ctl]
         from nfabric.policy import Policy
         fabric = nt.register(ddp, Policy.parse(policy, lr=LR, sign_lr=SIGN_LR, layout=layout), control=c,
                              backend=backend, serve=serve)
@@ -110,6 +113,9 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
         out["params"].append({n: p.detach().clone() for n, p in model.named_parameters()})
     out["names"] = names
     if fabric is not None:
+        if ctl == "serve-admit" and rank == 0:
+            out["replay"] = c.replay_matches()
+            out["actions"] = list(c.actions)
         out["stats"] = fabric.stats.summary()
         out["history"] = fabric.stats.history
     return out

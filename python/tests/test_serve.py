@@ -45,6 +45,7 @@ def test_controller_backend_equals_collective(serve_socket, tmp_path, workers):
     for i, pol in enumerate(POLICIES):
         for be in ("collective", "controller"):
             scen.append({"name": f"{be}{i}", "policy": pol, "backend": be, "serve": serve_socket})
+    scen.append({"name": "admit", "policy": "g-binary", "ctl": "serve-admit", "serve": serve_socket})
     scen.append({"name": "em-controller", "policy": "g-ternary", "backend": "controller", "serve": serve_socket,
                  "layout": "element-major"})
     res = spawn(workers, str(tmp_path), scen)
@@ -55,6 +56,9 @@ def test_controller_backend_equals_collective(serve_socket, tmp_path, workers):
                 for n in a["params"][step]:
                     assert torch.equal(a["params"][step][n], b["params"][step][n]), f"{pol} W={workers} rank {r} step {step} {n}"
             assert b["stats"]["low_bit_step_fraction"] == 1.0
+        # FP32-default admission on measured diagnostics (every cosine passes
+        # a ladder at -1): FP32 through warm-up, then G-Binary, on every rank.
+        assert [h["low_bit"] for h in res[r]["admit"]["history"]] == [False, False, True, True], f"rank {r}"
         em, wm = res[r]["em-controller"], res[r]["collective1"]
         for step in range(W.STEPS):
             for n in wm["params"][step]:
@@ -93,7 +97,34 @@ def test_control_round_trip_matches_the_go_plane(serve_socket):
     ctl.close()
 
 
-def test_lost_control_service_falls_back_to_fp32(nfabric_cli, tmp_path):
+def test_admission_diagnostics_are_the_votes_cosines(serve_socket):
+    """The cosines sent to the plane are those of the majority vote with the
+    FP32 mean, computed here in closed form from the shard gradients."""
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    ctl = nt.serve.ServeControl(serve_socket, default="fp32", warmup=1, ladder_binary=-1.0, diag_every=1)
+    v = nt.VirtualWorkers(model, 3, "g-binary", control=ctl)
+    batch = (torch.randn(12, 6, generator=torch.Generator().manual_seed(2)), torch.randint(3, (12,)))
+    grads, _ = v.shard_grads(batch)
+    v.step(batch)
+    c = ctl.client
+    dump = c.call(c.control.Dump, c.kpb.DumpRequest(session=ctl.session), "Dump")
+    sent = {e.event.diag.group: (e.event.diag.cos_binary, e.event.diag.cos_ternary)
+            for e in dump.events if e.event.WhichOneof("event") == "diag"}
+    for g, gr in grads.items():
+        u = torch.sign(2 * (gr > 0).sum(0) - 3).double()
+        mean = gr.double().mean(0)
+        flat = torch.cat([torch.arange(p.flat_base, p.flat_base + p.numel) for p in v.assignment.members(g)])
+        t = u * (flat % 3 != 2)
+        cb = float(u @ mean / (u.norm() * mean.norm()))
+        ct = float(t @ mean / (t.norm() * mean.norm()))
+        assert sent[g] == pytest.approx((cb, ct), abs=1e-6), g
+    v.step(batch)
+    assert v.modes == {"head": Format.BINARY, "backbone": Format.BINARY}
+    ok, why = ctl.replay_matches()
+    assert ok, why
+
+
+def test_lost_control_service_falls_back_to_fp32(serve_socket, nfabric_cli, tmp_path):
     import subprocess
     import time
     sock = tmp_path / "lost.sock"
@@ -122,6 +153,7 @@ def test_lost_control_service_falls_back_to_fp32(nfabric_cli, tmp_path):
 
 def test_wrong_server_is_a_clear_error(tmp_path):
     grpc = pytest.importorskip("grpc")
+    pytest.importorskip("nfabric._proto.nfabric.v1.controller_pb2")
     from concurrent import futures
     srv = grpc.server(futures.ThreadPoolExecutor(1))  # serves nothing: not nfabric.v1
     sock = tmp_path / "other.sock"

@@ -141,3 +141,32 @@ def payload_bytes(rule: RuleSpec, n: int) -> int:
         return 4 * n
     planes = 2 if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.WORKER else 1
     return planes * lowbit.plane_bytes(n)
+
+
+class Cosines:
+    """Per-group accumulators of the diagnostics the admission ladder reads:
+    the cosine of the G-Binary and G-Ternary (the paper's 2-of-3 gate)
+    votes with the FP32 mean, over a step's elements (Go's
+    train.StepCosines)."""
+
+    def __init__(self) -> None:
+        self.acc: Dict[str, List[float]] = {}
+
+    def add(self, group: str, signs: torch.Tensor, seg: Segments, mean: torch.Tensor) -> None:
+        """signs: the W workers' sign planes [W, nb] of the group's elements;
+        mean: their FP32 mean."""
+        spec = lowbit.Spec(signs.shape[0], Layout.WORKER_MAJOR, Format.BINARY)
+        u = lowbit.vote_planes(signs, seg.n, spec, 0).to(torch.float64)
+        t = u * seg.keep(3, u.device).to(torch.float64)
+        m = mean.to(torch.float64)
+        a = self.acc.setdefault(group, [0.0] * 5)
+        for i, v in enumerate([float(u @ m), float(u @ u), float(t @ m), float(t @ t), float(m @ m)]):
+            a[i] += v
+
+    def take(self) -> Dict[str, Tuple[float, float]]:
+        """(cos binary, cos ternary) per group, and a fresh start."""
+        def cos(dot: float, nu: float, nm: float) -> float:
+            return dot / (nu * nm) ** 0.5 if nu > 0 and nm > 0 else 0.0
+        out = {g: (cos(a[0], a[1], a[4]), cos(a[2], a[3], a[4])) for g, a in self.acc.items()}
+        self.acc = {}
+        return out

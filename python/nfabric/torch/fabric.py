@@ -63,6 +63,22 @@ class ModeState:
         self.optimizer: Optional[torch.optim.Optimizer] = None
         self.velocity_resets = 0
 
+    def diag_now(self) -> bool:
+        """Whether this step measures the cosine diagnostics of its FP32
+        groups (a controller with diag_every = N asks every N steps)."""
+        every = int(getattr(self.control_object, "diag_every", 0) or 0)
+        return every > 0 and self.current_step % every == 0
+
+    def send_diag(self, cos: Dict[str, tuple]) -> None:
+        fn = getattr(self.control_object, "diag", None)
+        for g, (b, t) in cos.items():
+            try:
+                fn(self.current_step, g, b, t)
+            except Exception as e:  # noqa: BLE001
+                warnings.warn(f"nfabric: step {self.current_step}: sending diagnostics failed ({e})",
+                              RuntimeWarning, stacklevel=2)
+                return
+
     def bind_control(self) -> None:
         """Opens a remote controller's session (rank 0 only)."""
         bind = getattr(self.control_object, "bind", None)

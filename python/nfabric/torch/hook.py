@@ -27,7 +27,8 @@ import torch
 import torch.distributed as dist
 
 from ..lowbit import Format
-from .core import Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, vote
+from .. import lowbit
+from .core import Cosines, Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, vote
 from .fabric import GroupsArg, ModeState, PolicyArg
 from .stats import RecoveryEvent
 
@@ -106,6 +107,7 @@ class Fabric(ModeState):
     def _begin_step(self, device: torch.device) -> None:
         self._open = True
         self.buckets = {}
+        self._diag = Cosines() if self.diag_now() else None
         if self.controller is None:
             self.apply(self.policy.modes(self.groups))
             return
@@ -121,6 +123,8 @@ class Fabric(ModeState):
         self.apply({g: Format(int(c)) for g, c in zip(self.groups, codes.tolist())})
 
     def _end_step(self) -> None:
+        if self._diag is not None and self.rank == 0:
+            self.send_diag(self._diag.take())
         self.stats.end_step()
         self.current_step += 1
         self._open = False
@@ -171,12 +175,41 @@ class Fabric(ModeState):
         low = [g for g in lay if self.modes[g] != Format.FP32]
         if low:
             fut = self._mixed(bucket, buf, lay, low)
+        elif self._diag is not None:
+            fut = self._fp32_with_diag(buf, lay)
         else:
             for g, seg in lay.items():
                 self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
             fut = self._allreduce_mean(buf).get_future().then(lambda f: f.value()[0])
         if bucket.is_last():
             self._end_step()
+        return fut
+
+    def _fp32_with_diag(self, buf: torch.Tensor, lay: Dict[str, Segments]):
+        """An FP32 bucket on a diagnostics step: the planes are all-gathered
+        too (counted as header bytes), and the votes compared with the mean."""
+        bad = torch.stack([nonfinite(lay[g].gather(buf)) for g in lay]).max().reshape(1)
+        if self.workers > 1:
+            dist.all_reduce(bad, op=dist.ReduceOp.MAX, group=self.pg)
+        planes = None
+        if bad.item() == 0:
+            parts = [lowbit.encode_signs(lay[g].gather(buf)) for g in lay]
+            sizes = [t.numel() for t in parts]
+            outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
+            self.stats.add_header(4 + sum(sizes))
+            planes = (sizes, outs)
+        self._allreduce_mean(buf).wait()
+        o = 0
+        for g, seg in lay.items():
+            self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+            if planes is not None:
+                sizes, outs = planes
+                n = sizes.pop(0)
+                signs = torch.stack([x[o:o + n] for x in outs])
+                o += n
+                self._diag.add(g, signs, seg, seg.gather(buf))
+        fut: torch.futures.Future = torch.futures.Future()
+        fut.set_result(buf)
         return fut
 
     def _fallback(self, bucket: dist.GradBucket, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str]):

@@ -218,11 +218,15 @@ class ServeControl:
     the Supervisor recovers to FP32 on a loss alarm). warmup, cooldown,
     calibration, cusum_k, cusum_h, cusum_alpha, ladder_binary,
     ladder_ternary: as ``nfabric pilot``'s flags (None: the plane's
-    defaults). The session is opened when the hook binds the groups.
+    defaults). diag_every = N measures the cosine diagnostics of the groups
+    running FP32 every N steps (an extra all-gather of their sign planes in
+    DDP) and sends them. Give the same ServeControl on every rank; only rank
+    0's opens a session. The session is opened when the hook binds the
+    groups.
     """
 
     def __init__(self, address: str, default: str = "fp32", lowbit_mode: str = "g-binary", token: Optional[str] = None,
-                 **config: float):
+                 diag_every: int = 0, **config: float):
         if default not in ("fp32", "lowbit"):
             raise ValueError(f"default {default!r}: want fp32 or lowbit")
         self.address, self.token = address, token
@@ -233,6 +237,9 @@ class ServeControl:
         if bad:
             raise ValueError(f"unknown control setting(s) {bad} (want {sorted(allowed)})")
         self.config = config
+        # Steps between cosine diagnostics of FP32 groups (0: none); the
+        # admission ladder ("fp32" default) admits on them.
+        self.diag_every = diag_every
         self.client: Optional[Client] = None
         self.session: Optional[int] = None
         self.modes: Dict[str, Format] = {}

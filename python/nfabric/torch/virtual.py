@@ -19,8 +19,9 @@ from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
+from .. import lowbit
 from ..lowbit import Format
-from .core import Segments, ef_commit, ef_input, encode, payload_bytes, vote
+from .core import Cosines, Segments, ef_commit, ef_input, encode, payload_bytes, vote
 from .fabric import GroupsArg, ModeState, PolicyArg
 from .stats import RecoveryEvent
 
@@ -105,6 +106,13 @@ class VirtualWorkers(ModeState):
         grads, loss = self.shard_grads(batch)
         for g in self.groups:
             self._aggregate(g, grads[g])
+        if self.diag_now():
+            cos = Cosines()
+            for g in self.groups:
+                if self.modes[g] == Format.FP32 and bool(torch.isfinite(grads[g]).all()):
+                    planes = torch.stack([lowbit.encode_signs(grads[g][k]) for k in range(self.workers)])
+                    cos.add(g, planes, self.segments[g], self._mean(grads[g]))
+            self.send_diag(cos.take())
         self.stats.end_step()
         self.current_step += 1
         return loss
