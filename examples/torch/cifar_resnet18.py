@@ -4,8 +4,12 @@ Table 6 (seven layer-aware policies, CIFAR-100, 8 workers).
 
 What it reproduces: Table 6's final accuracy and gradient-traffic columns,
 for one policy (--policy SPEC) or all seven (--policy table6), with the
-traffic ratio measured from the bytes the aggregation sent. The paper's
-numbers appear only in columns labelled "paper".
+traffic ratio measured from the bytes the aggregation sent; with --fig6
+and --serve, Fig. 6's four traces (always-FP32, always-G-Binary, and the
+Go control plane's FP32-default admission and G-Binary-default recovery,
+with --fault-epochs injecting a degradation window), each with its
+low-bit step fraction and traffic. The paper's numbers appear only in
+columns labelled "paper".
 
 Modes:
   one process, W virtual workers (the paper's methodology):
@@ -48,6 +52,9 @@ PAPER_TABLE6 = {
     "G-Ternary backbone + FP32 head": ("73.04 ± 0.32", 0.0537), "FP32 backbone + G-Binary head": ("72.46 ± 0.36", 0.9956),
     "FP32 backbone + G-Ternary head": ("67.26 ± 0.30", 0.9957),
 }
+# The paper's Fig. 6 / Sec. 8 (CIFAR-10): the G-Binary-default trace keeps
+# 81.11% of steps low-bit, at 0.214x FP32 traffic, ending at 90.87 ± 1.04 %.
+PAPER_FIG6 = {"G-Binary-default": ("90.87 ± 1.04", 0.214, 0.8111)}
 MEAN, STD = (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)
 
 
@@ -119,18 +126,31 @@ def evaluate(model: torch.nn.Module, data: Tuple[torch.Tensor, torch.Tensor], de
     return 100.0 * correct / len(data[1])
 
 
-def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info: Optional[Tuple[int, int]]) -> Dict:
+def make_control(kind: Optional[str], args):
+    """Fig. 6's controllers: None (a fixed policy), or a session with the
+    nfabric serve control plane at --serve: "fp32" (FP32-default
+    admission on diagnostics) or "lowbit" (G-Binary-default recovery)."""
+    if kind is None:
+        return None
+    return nt.serve.ServeControl(args.serve, default=kind, diag_every=args.diag_every,
+                                 **({"warmup": args.warmup} if args.warmup is not None else {}))
+
+
+def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info: Optional[Tuple[int, int]],
+               control_kind: Optional[str] = None) -> Dict:
     torch.manual_seed(args.seed)
     blocks = [int(b) for b in args.blocks.split(",")]
     model = ResNet(classes, args.width, blocks).to(args.device)
     policy = Policy.parse(spec, lr=args.lr, sign_lr=args.sign_lr, layout=args.layout)
+    ctl = make_control(control_kind, args)
     if dist_info is None:
-        runner = nt.VirtualWorkers(model, args.workers, policy)
+        runner = nt.VirtualWorkers(model, args.workers, policy, control=ctl)
         net, fabric = model, runner
     else:
         ddp = torch.nn.parallel.DistributedDataParallel(model)
-        fabric = nt.register(ddp, policy)
+        fabric = nt.register(ddp, policy, control=ctl)
         net, runner = ddp, None
+    fault = tuple(int(e) for e in args.fault_epochs.split(":")) if args.fault_epochs else None
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum, weight_decay=args.wd)
     fabric.attach_optimizer(opt)
     n = len(train[1])
@@ -146,9 +166,13 @@ def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info
             idx = perm[s * args.batch:(s + 1) * args.batch]
             x = normalize(augment(train[0][idx], g).to(args.device))
             y = train[1][idx].to(args.device)
+            if fault and fault[0] <= epoch < fault[1]:
+                # The injected degradation: every label replaced at random.
+                y = torch.randint(classes, y.shape, generator=g).to(args.device)
             opt.zero_grad()
             if runner is not None:
                 loss = runner.step((x, y))
+                runner.observe(loss)
             else:
                 rank, world = dist_info
                 xs, ys = torch.tensor_split(x, world)[rank], torch.tensor_split(y, world)[rank]
@@ -162,18 +186,21 @@ def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info
     secs = time.perf_counter() - t0
     st = fabric.stats.summary()
     paper = PAPER_TABLE6.get(label)
+    if label in PAPER_FIG6:
+        paper = PAPER_FIG6[label][:2]
     # The paper's accounting (FP32 32, G-Binary 1, G-Ternary 1.58 bits an
     # element) on this model's groups, beside the bytes actually sent.
     bits = {"fp32": 32.0, "g-binary": 1.0, "g-ternary": 1.58}
     acc = sum(fabric.assignment.elements(g) * bits[str(policy.spec(g).rule)] for g in fabric.assignment.groups)
-    paper_acct = acc / (32.0 * fabric.assignment.total())
+    paper_acct = acc / (32.0 * fabric.assignment.total()) if ctl is None else None  # modes vary under control
     return {"policy": label, "spec": str(policy), "final_loss": loss, "test_accuracy": evaluate(model, test, args.device),
             "traffic_vs_fp32": st["ratio"], "traffic_with_headers": st["ratio_with_headers"],
             "traffic_paper_accounting": paper_acct,
             "low_bit_step_fraction": st["low_bit_step_fraction"], "recovery_events": len(st["recovery_events"]),
             "steps": st["steps"], "seconds": secs, "parameters": sum(p.numel() for p in model.parameters()),
             "head_parameters": fabric.assignment.elements("head"),
-            "paper_accuracy": paper[0] if paper and args.data == "cifar100" else "-",
+            "paper_accuracy": paper[0] if paper and args.data == ("cifar10" if label in PAPER_FIG6 else "cifar100") else "-",
+            "paper_low_bit_step_fraction": PAPER_FIG6[label][2] if label in PAPER_FIG6 else "-",
             "paper_traffic": paper[1] if paper else "-"}
 
 
@@ -197,6 +224,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--fig6", action="store_true", help="Fig. 6's four traces instead of Table 6 (needs --serve)")
+    ap.add_argument("--serve", help="address of a running `nfabric serve` (its control plane steers --fig6)")
+    ap.add_argument("--warmup", type=int, help="control plane warm-up steps (default: the plane's)")
+    ap.add_argument("--diag-every", type=int, default=10, help="steps between cosine diagnostics (--fig6)")
+    ap.add_argument("--fault-epochs", help="A:B: random labels in epochs A..B-1 (the injected degradation)")
     args = ap.parse_args(argv)
 
     dist_info = None
@@ -216,8 +248,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not args.data_dir:
             ap.error("--data-dir is required without --synthetic")
         train, test, classes = load_cifar(args.data, args.data_dir)
-    policies = list(TABLE6.items()) if args.policy == "table6" else [(args.policy, args.policy)]
-    results = [run_policy(label, spec, args, train, test, classes, dist_info) for label, spec in policies]
+    if args.fig6:
+        if not args.serve:
+            ap.error("--fig6 needs --serve ADDRESS of a running `nfabric serve`")
+        runs = [("always-FP32", "fp32", None), ("always-G-Binary", "g-binary", None),
+                ("FP32-default", "g-binary", "fp32"), ("G-Binary-default", "g-binary", "lowbit")]
+        results = [run_policy(label, spec, args, train, test, classes, dist_info, kind) for label, spec, kind in runs]
+    else:
+        policies = list(TABLE6.items()) if args.policy == "table6" else [(args.policy, args.policy)]
+        results = [run_policy(label, spec, args, train, test, classes, dist_info) for label, spec in policies]
     if dist_info is None or dist_info[0] == 0:
         src = f"synthetic ({args.synthetic} images {args.image}x{args.image})" if args.synthetic else args.data
         print(f"{src}, ResNet width {args.width} blocks {args.blocks}, W={args.workers}, {args.epochs} epochs")
@@ -228,7 +267,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         for r in results:
             pt = r["paper_traffic"]
             print(f"{r['policy']:<32} {r['test_accuracy']:7.2f} {r['paper_accuracy']:>13} {r['traffic_vs_fp32']:9.4f} "
-                  f"{r['traffic_paper_accounting']:11.4f} {pt if pt == '-' else format(pt, '.4f'):>7} "
+                  f"{'-' if r['traffic_paper_accounting'] is None else format(r['traffic_paper_accounting'], '.4f'):>11} "
+                  f"{pt if pt == '-' else format(pt, '.4f'):>7} "
                   f"{r['low_bit_step_fraction']:7.2f}")
         if args.json:
             pathlib.Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=2))

@@ -166,3 +166,24 @@ def test_wrong_server_is_a_clear_error(tmp_path):
             nt.serve.Client(str(tmp_path / "nobody.sock"))
     finally:
         srv.stop(0)
+
+
+def test_fig6_traces_on_synthetic_data(serve_socket, tmp_path):
+    import json
+    import pathlib
+    ex = pathlib.Path(__file__).resolve().parents[2] / "examples" / "torch"
+    sys.path.insert(0, str(ex))
+    try:
+        import cifar_resnet18
+    finally:
+        sys.path.remove(str(ex))
+    out = tmp_path / "f6.json"
+    assert cifar_resnet18.main(["--synthetic", "64", "--image", "8", "--width", "4", "--blocks", "1,1", "--epochs", "3",
+                                "--batch", "16", "--workers", "4", "--data", "cifar10", "--fig6", "--serve", serve_socket,
+                                "--warmup", "2", "--diag-every", "1", "--fault-epochs", "1:2", "--json", str(out)]) == 0
+    rows = {r["policy"]: r for r in json.loads(out.read_text())["results"]}
+    assert list(rows) == ["always-FP32", "always-G-Binary", "FP32-default", "G-Binary-default"]
+    assert rows["always-FP32"]["low_bit_step_fraction"] == 0.0 and rows["always-G-Binary"]["low_bit_step_fraction"] == 1.0
+    # Both controlled traces start on FP32 (warm-up), so neither is all low-bit.
+    for k in ("FP32-default", "G-Binary-default"):
+        assert rows[k]["low_bit_step_fraction"] < 1.0
