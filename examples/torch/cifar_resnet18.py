@@ -199,7 +199,7 @@ def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info
             "low_bit_step_fraction": st["low_bit_step_fraction"], "recovery_events": len(st["recovery_events"]),
             "steps": st["steps"], "seconds": secs, "parameters": sum(p.numel() for p in model.parameters()),
             "head_parameters": fabric.assignment.elements("head"),
-            "paper_accuracy": paper[0] if paper and args.data == ("cifar10" if label in PAPER_FIG6 else "cifar100") else "-",
+            "paper_accuracy": paper[0] if paper and not args.synthetic and args.data == ("cifar10" if label in PAPER_FIG6 else "cifar100") else "-",
             "paper_low_bit_step_fraction": PAPER_FIG6[label][2] if label in PAPER_FIG6 else "-",
             "paper_traffic": paper[1] if paper else "-"}
 
