@@ -128,6 +128,9 @@ def worker(rank: int, workers: int, init: str, result_dir: str, scenarios: List[
     try:
         for sc in scenarios:
             try:
+                if sc["name"] == "rank0-control":
+                    results[sc["name"]] = control_on_rank0_only(rank, workers)
+                    continue
                 results[sc["name"]] = scenario(rank, workers, **sc)
             except Exception:  # reported to the test process, which fails with it
                 results[sc["name"]] = {"error": traceback.format_exc()}
@@ -136,3 +139,13 @@ def worker(rank: int, workers: int, init: str, result_dir: str, scenarios: List[
         with open(os.path.join(result_dir, f"rank{rank}.pkl"), "wb") as f:
             pickle.dump(results, f)
         dist.destroy_process_group()
+
+
+def control_on_rank0_only(rank: int, workers: int) -> Dict[str, Any]:
+    """register with a controller on rank 0 only must fail on every rank."""
+    ddp = DDP(make_model())
+    try:
+        nt.register(ddp, "g-binary", control=control.Warmup(1) if rank == 0 else None)
+    except ValueError as e:
+        return {"error_message": str(e)}
+    return {"error_message": None}

@@ -33,6 +33,7 @@ SCENARIOS = [
     {"name": "warmup", "policy": "g-binary", "ctl": "warmup"},
     {"name": "ranksplit", "policy": "fp32", "ctl": "ranksplit"},
     {"name": "flaky", "policy": "g-binary", "ctl": "flaky"},
+    {"name": "rank0-control"},
     {"name": "onebucket", "policy": "backbone=g-ternary,head=fp32", "bucket_cap_mb": 25},
 ]
 
@@ -172,3 +173,10 @@ def test_wire_bytes(runs):
     assert st["fp32_bytes"] == 4 * n * W.STEPS
     assert (n + 7) // 8 * W.STEPS <= st["bytes"] <= n // 8 * W.STEPS + nb
     assert st["header_bytes"] == 4 * nb
+
+
+def test_controller_on_some_ranks_only_is_refused(runs):
+    workers, res = runs
+    for r in range(workers):
+        msg = res[r]["rank0-control"]["error_message"]
+        assert msg and f"control= was given on 1 of {workers} ranks" in msg, f"rank {r}: {msg}"

@@ -84,6 +84,16 @@ class Fabric(ModeState):
             from .serve import Client, ControllerBackend
             gates = {g: self.policy.spec(g).gate for g in self.groups}
             self.ctrl = ControllerBackend(Client(serve, token), self.assignment, world, self.layout, gates)
+        if world > 1:
+            # Every rank must take part in the per-step mode broadcast, or
+            # none: check that all ranks were given a controller (or none).
+            have = torch.tensor([1.0 if self.controller is not None else 0.0, 1.0])
+            if dist.get_backend(process_group) == "nccl":  # NCCL reduces device tensors only
+                have = have.cuda()
+            dist.all_reduce(have, group=process_group)
+            if have[0].item() not in (0.0, have[1].item()):
+                raise ValueError(f"control= was given on {int(have[0].item())} of {world} ranks: give the same "
+                                 "controller on every rank (only rank 0's is asked; the others follow its broadcast)")
         if self.rank == 0:
             self.bind_control()
         self._src = _global_rank(process_group, 0)
