@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/neuronfabric/nfabric/cxl"
 )
 
 // Widths are the line widths the generator is evaluated at (paper Sec. 10).
@@ -15,28 +17,23 @@ const DefaultStages = 5
 // MaxStages is the deepest pipeline the generator places registers for.
 const MaxStages = 5
 
-// Mode is the 2-bit mode latch value driven on in_mode (paper Table 2).
+// Mode is the 2-bit mode latch value driven on in_mode (paper Table 2):
+// the value of the controller model's cxl.Mode.
 type Mode uint8
 
 const (
 	// ModeIdentity returns the stored line bytes unchanged.
-	ModeIdentity Mode = 0
+	ModeIdentity = Mode(cxl.Identity)
 	// ModeBypass is the FP32 bypass: the full-precision line, unchanged.
-	ModeBypass Mode = 1
+	ModeBypass = Mode(cxl.FP32Bypass)
 	// ModeBinary is G-Binary: byte i of the response is the count c_i.
-	ModeBinary Mode = 2
+	ModeBinary = Mode(cxl.GBinary)
 	// ModeTernary is G-Ternary: byte i is the int8 m_i*u_i (0x01, 0x00, 0xff).
-	ModeTernary Mode = 3
+	ModeTernary = Mode(cxl.GTernary)
 )
 
-var modeNames = [...]string{"identity", "fp32-bypass", "g-binary", "g-ternary"}
-
-func (m Mode) String() string {
-	if int(m) < len(modeNames) {
-		return modeNames[m]
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
-}
+// String is the name of the controller mode the value encodes.
+func (m Mode) String() string { return cxl.Mode(m).String() }
 
 // Fault names a deliberate bug the generator can inject, so that tests can
 // show that co-simulation catches a wrong datapath. FaultNone is correct.
