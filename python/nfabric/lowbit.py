@@ -305,6 +305,8 @@ def _pack_bits(bits: torch.Tensor) -> torch.Tensor:
     b = bits.reshape(-1).to(torch.uint8)
     if nb * 8 != n:
         b = torch.cat([b, b.new_zeros(nb * 8 - n)])
+    if b.storage_offset() % 8:
+        b = b.clone()  # a wider view needs an aligned start
     words = b.view(torch.int64)
     return ((words * _GATHER) >> 56).to(torch.uint8)
 
@@ -537,7 +539,10 @@ def _words(planes: torch.Tensor) -> torch.Tensor:
     pad = (-nb) % 8
     if pad:
         planes = torch.cat([planes, planes.new_zeros(w, pad)], dim=1)
-    return planes.contiguous().view(torch.int64)
+    planes = planes.contiguous()
+    if planes.storage_offset() % 8:
+        planes = planes.clone()
+    return planes.view(torch.int64)
 
 
 def vote_planes(signs: torch.Tensor, n: int, spec: Spec, base: Union[int, torch.Tensor] = 0,

@@ -136,3 +136,14 @@ def test_any_nonfinite() -> None:
         t = torch.randn(1000)
         t[777] = bad
         assert bool(lowbit.any_nonfinite(t))
+
+
+def test_unaligned_views() -> None:
+    """Slices that start at any byte pack and vote like fresh tensors."""
+    bits = (torch.randn(100) > 0).to(torch.uint8)
+    for a in range(9):
+        assert torch.equal(lowbit._pack_bits(bits[a:a + 64]), lowbit._pack_bits(bits[a:a + 64].clone()))
+    planes = torch.stack([lowbit.encode_signs(torch.randn(128)) for _ in range(3)])
+    shifted = torch.cat([torch.zeros(3, dtype=torch.uint8), planes.reshape(-1)])[3:].view(3, 16)
+    assert shifted.storage_offset() == 3
+    assert torch.equal(lowbit.vote_planes(shifted, 128, Spec(3)), lowbit.vote_planes(planes, 128, Spec(3)))
