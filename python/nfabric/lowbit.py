@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -41,7 +41,7 @@ __all__ = [
     "parse_format", "parse_layout", "parse_gate", "plane_bytes", "lines",
     "check_finite", "encode_signs", "encode_gates", "pack_packet", "pack_packet_gates",
     "planes_to_packet", "packet_to_planes", "count_packet", "count_planes",
-    "gate_keeps", "vote_counts", "vote_packet", "vote_planes", "decode", "aggregate",
+    "gate_keeps", "pattern_keeps", "any_nonfinite", "vote_packet", "vote_planes", "decode", "aggregate",
 ]
 
 LINE_BYTES = 64
@@ -457,14 +457,6 @@ def pattern_keeps(period: int, base: int, n: int, device: torch.device) -> torch
     return one.repeat(max(reps, 1))[o:o + n]
 
 
-def vote_counts(margin: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor]) -> torch.Tensor:
-    """u = sgn(a), gated for G-Ternary, from signed margins a; int8."""
-    u = torch.sign(margin).to(torch.int8)
-    if spec.format == Format.TERNARY and spec.gate.kind != GateKind.WORKER:
-        u = u * gate_keeps(spec.gate, base, margin).to(torch.int8)
-    return u
-
-
 def _check_spec(spec: Spec, layout: Layout, base: Union[int, torch.Tensor]) -> None:
     if spec.layout != layout:
         raise ValueError(f"spec layout is {Layout(spec.layout)}, kernel wants {layout}")
@@ -473,24 +465,72 @@ def _check_spec(spec: Spec, layout: Layout, base: Union[int, torch.Tensor]) -> N
     spec.validate()
 
 
+_L01, _L55, _L33, _L0F = 0x0101010101010101, 0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F
+_L08, _L10 = 0x0808080808080808, 0x1010101010101010
+
+
+def _i64(v: int) -> int:
+    """A 64-bit lane constant as the signed value torch's int64 holds."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _popcount8(x: torch.Tensor) -> torch.Tensor:
+    """The set bits of each byte lane of int64 words (Go's popcount8). The
+    masks clear what the arithmetic shifts bring into the top lane."""
+    x = x - ((x >> 1) & _L55)
+    x = (x & _L33) + ((x >> 2) & _L33)
+    return (x + (x >> 4)) & _L0F
+
+
+def _packet_words(p: torch.Tensor) -> Tuple[torch.Tensor, int]:
+    n = p.numel()
+    pad = (-n) % 8
+    if pad:
+        p = torch.cat([p.reshape(-1), p.new_zeros(pad)])
+    p = p.reshape(-1).contiguous()
+    if p.storage_offset() % 8:
+        p = p.clone()
+    return p.view(torch.int64), n
+
+
 def vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor] = 0,
-                gates: Optional[torch.Tensor] = None) -> torch.Tensor:
+                gates: Optional[torch.Tensor] = None, keep: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Aggregates element-major packets into int8 u (G-Binary) or m*u
-    (G-Ternary) per element. base is the flattened index of element 0 (or a
-    tensor of each element's flattened index). gates holds the per-worker
-    gate packets for the worker gate."""
+    (G-Ternary) per element, eight elements a word as Go's portable kernel
+    does. base is the flattened index of element 0 (or a tensor of each
+    element's flattened index); keep, if given, the pattern gate's keep
+    mask. gates holds the per-worker gate packets for the worker gate."""
     _check_spec(spec, Layout.ELEMENT_MAJOR, base)
     w = spec.workers
+    mask = _i64(((1 << w) - 1) * _L01)
+    x, n = _packet_words(signs)
     if spec.gate_bits():
         if gates is None or gates.numel() < signs.numel():
             raise ValueError("the worker gate needs a gate packet per sign packet")
-        mask = (1 << w) - 1
-        pc = _popcount_table(signs.device)
-        g = gates & mask
-        a = pc[(signs & g).long()].to(torch.int16) - pc[((~signs) & g).long()].to(torch.int16)
+        g, _ = _packet_words(gates[:n])
+        g = g & mask
+        d = _popcount8(x & g) + 8 * _L01 - _popcount8(~x & g)  # P - N + 8 per lane, in [0, 16]
+        pos = ((d + 7 * _L01) & _L10) >> 4
+        neg = (~(d + 8 * _L01) & _L10) >> 4
     else:
-        a = 2 * count_packet(signs, w).to(torch.int16) - w
-    return vote_counts(a, spec, base)
+        c = _popcount8(x & mask)
+        pos = ((c + (7 - w // 2) * _L01) & _L08) >> 3          # 2c > W
+        neg = (~(c + (8 - (w + 1) // 2) * _L01) & _L08) >> 3   # 2c < W
+        if spec.format == Format.TERNARY and spec.gate.kind == GateKind.MARGIN:
+            t = spec.gate.threshold
+            km = torch.zeros_like(c)
+            hi = (w + t + 1) // 2
+            if hi <= 8:
+                km |= ((c + (8 - hi) * _L01) & _L08) >> 3
+            if w - t >= 0:
+                lo = (w - t) // 2
+                km |= (~(c + (8 - (lo + 1)) * _L01) & _L08) >> 3
+            pos, neg = pos & km, neg & km
+    u = (pos | (neg * 0xFF)).view(torch.int8)[:n]
+    if spec.format == Format.TERNARY and spec.gate.kind == GateKind.PATTERN:
+        m = keep if keep is not None else gate_keeps(spec.gate, base, u)
+        u = u * m.to(torch.int8)
+    return u
 
 
 class _SlicedCounter:

@@ -34,6 +34,7 @@ SCENARIOS = [
     {"name": "ranksplit", "policy": "fp32", "ctl": "ranksplit"},
     {"name": "flaky", "policy": "g-binary", "ctl": "flaky"},
     {"name": "rank0-control"},
+    {"name": "element-major", "policy": "g-ternary", "layout": "element-major"},
     {"name": "onebucket", "policy": "backbone=g-ternary,head=fp32", "bucket_cap_mb": 25},
 ]
 
@@ -180,3 +181,12 @@ def test_controller_on_some_ranks_only_is_refused(runs):
     for r in range(workers):
         msg = res[r]["rank0-control"]["error_message"]
         assert msg and f"control= was given on 1 of {workers} ranks" in msg, f"rank {r}: {msg}"
+
+
+def test_element_major_layout_gives_the_same_updates(runs):
+    """The paper's packet (the runtime's gather, then the packet vote) and
+    the worker-major planes give identical updates."""
+    workers, res = runs
+    want, _ = virtual_run(workers, "g-ternary")
+    for r in range(workers):
+        assert_same_params(res[r]["element-major"]["params"], want, f"element-major W={workers} rank {r}")

@@ -125,13 +125,13 @@ def vote(signs: torch.Tensor, gates: Optional[torch.Tensor], seg: Segments, rule
     w = signs.shape[0]
     spec = lowbit_spec(rule, w, layout)
     idx = seg.flat_index(signs.device)
-    if layout == Layout.ELEMENT_MAJOR:
-        packet = lowbit.planes_to_packet(signs, seg.n)
-        gp = lowbit.planes_to_packet(gates, seg.n) if gates is not None else None
-        return lowbit.vote_packet(packet, spec, idx, gp)
     keep = None
     if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.PATTERN:
         keep = seg.keep(rule.gate.effective_period(), signs.device)
+    if layout == Layout.ELEMENT_MAJOR:
+        packet = lowbit.planes_to_packet(signs, seg.n)
+        gp = lowbit.planes_to_packet(gates, seg.n) if gates is not None else None
+        return lowbit.vote_packet(packet, spec, idx, gp, keep)
     return lowbit.vote_planes(signs, seg.n, spec, idx, gates, keep)
 
 
