@@ -137,13 +137,12 @@ class ControllerBackend:
             if gate.kind == GateKind.WORKER:
                 raise ServeError(f"group {p.group}: the worker gate needs gate slabs; the controller backend runs "
                                  "the pattern and margin gates")
-            lines = (p.numel + epl - 1) // epl
-            slabs = self.w if self.layout == Layout.WORKER_MAJOR else 1
-            req = pb.MapRegionRequest(device=self.device, name=p.name, base=base, size=slabs * lines * 64,
+            # The server sizes the data window for the element count.
+            req = pb.MapRegionRequest(device=self.device, name=p.name, base=base, elements=p.numel,
                                       mode=pb.MODE_FP32_BYPASS, gate=str(gate), element0=p.flat_base)
             reg = client.call(client.controller.MapRegion, req, f"MapRegion {p.name}").region
             self.regions[id(p.param)] = reg
-            base = (reg.end + 63) // 64 * 64
+            base = reg.end
 
     def layout_elements(self) -> int:
         return lowbit.PLANE_ELEMENTS if self.layout == Layout.WORKER_MAJOR else lowbit.PACKET_ELEMENTS
