@@ -118,6 +118,7 @@ def test_admission_diagnostics_are_the_votes_cosines(serve_socket):
         cb = float(u @ mean / (u.norm() * mean.norm()))
         ct = float(t @ mean / (t.norm() * mean.norm()))
         assert sent[g] == pytest.approx((cb, ct), abs=1e-6), g
+    ctl.telemetry(demand_gbps=10.0, capacity_gbps=100.0)
     v.step(batch)
     assert v.modes == {"head": Format.BINARY, "backbone": Format.BINARY}
     ok, why = ctl.replay_matches()

@@ -287,6 +287,15 @@ class ServeControl:
         k = self.client.kpb  # type: ignore[union-attr]
         self._send(k.Event(diag=k.DiagEvent(step=step, group=group, cos_binary=cos_binary, cos_ternary=cos_ternary)))
 
+    def telemetry(self, demand_gbps: float, capacity_gbps: float, line_reads_per_s: float = 0.0,
+                  time_ns: Optional[int] = None) -> None:
+        """Feeds a network telemetry sample to the plane's Commander (what a
+        runtime measures of its links; nothing here measures it for you)."""
+        k = self.client.kpb  # type: ignore[union-attr]
+        self._send(k.Event(telemetry=k.TelemetryEvent(time_ns=time.time_ns() if time_ns is None else time_ns,
+                                                      demand_gbps=demand_gbps, capacity_gbps=capacity_gbps,
+                                                      line_reads_per_s=line_reads_per_s)))
+
     def non_finite(self, step: int, group: str) -> None:
         k = self.client.kpb  # type: ignore[union-attr]
         self._send(k.Event(non_finite=k.NonFiniteEvent(step=step, group=group)))
