@@ -118,6 +118,7 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
             out["actions"] = list(c.actions)
         out["stats"] = fabric.stats.summary()
         out["history"] = fabric.stats.history
+        fabric.close()
     return out
 
 

@@ -112,6 +112,15 @@ class Fabric(ModeState):
         """Lets a mode switch reset the momentum of the switched group."""
         self.optimizer = optimizer
 
+    def close(self) -> None:
+        """Frees what this rank holds on nfabric serve (its device, and on
+        rank 0 the control session); closing the process does it too."""
+        if self.ctrl is not None:
+            self.ctrl.close()
+        close = getattr(self.control_object, "close", None)
+        if close is not None and self.rank == 0:
+            close()
+
     # -- step boundaries -------------------------------------------------
 
     def _begin_step(self, device: torch.device) -> None:
