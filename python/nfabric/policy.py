@@ -203,7 +203,7 @@ class Policy:
 
     def group_lr(self, group: str, rule: Optional[Format] = None) -> float:
         """The learning rate of group under rule (default: its policy rule),
-        as Go's Config.GroupLR."""
+        as Go's train.Config.RuleLR."""
         s = self.spec(group)
         r = s.rule if rule is None else rule
         if s.lr is not None:
