@@ -292,7 +292,7 @@ func Fig2(ctx context.Context, cfg Config, o ReplayOptions) (*report.Result, err
 	if err != nil {
 		return nil, err
 	}
-	figB, err := fig2bPlot(rows, o.Setup.Experiments.GatePct)
+	figB, err := fig2bPlot(rows, o.Setup.Experiments.ExposureBudgetPct)
 	if err != nil {
 		return nil, err
 	}

@@ -114,7 +114,7 @@ func TimingTable4(ctx context.Context, s timing.Setup) (*report.Result, error) {
 		}
 		sum.AddRow(p.result, describeGroup(p.group, g, m, s.Experiments), rangeOf(g), p.paper, p.takeaway)
 	}
-	gate := m.GateInterval() / 1000
+	gate := m.LinkInterval() / 1000
 	sum.Notes = []string{
 		fmt.Sprintf("Model: W=%d streams x %d outstanding, %g MiB per stream, %d passes (%s); LLC %g MiB %d-way, %g ns lookup; memory %g ns; link %g GiB/s per stack (gate %.4f ns/line); datapath %d stages at %g GHz = %v, one line per %d cycle(s).",
 			m.Streams.Count, m.Streams.Outstanding, m.Streams.FootprintMiB, m.Streams.Passes, m.Streams.Pattern,
@@ -189,7 +189,7 @@ func TimingEnvelope(ctx context.Context, s timing.Setup) (*report.Result, error)
 	}
 	ex := s.Experiments
 	res := &report.Result{Title: "Timing exposure: Fig. 3 envelope", Data: env}
-	gate := []report.HLine{{Y: ex.GatePct, Label: fmt.Sprintf("%g%% exposed-cost gate", ex.GatePct)}}
+	gate := []report.HLine{{Y: ex.ExposureBudgetPct, Label: fmt.Sprintf("%g%% exposed-cost gate", ex.ExposureBudgetPct)}}
 
 	// (a) bandwidth x depth.
 	ta := report.Table{Name: "fig3a-bandwidth", Title: "Fig. 3(a): exposed overhead % by CXL bandwidth and datapath depth",
@@ -247,7 +247,7 @@ func TimingEnvelope(ctx context.Context, s timing.Setup) (*report.Result, error)
 	}
 	tb.Notes = []string{
 		fmt.Sprintf("Paper: latency shifts the base path but does not make the 5-cycle datapath dominant. Ours: the overhead falls as %v / (latency + %.2f ns) while the load is latency-bound. At short latencies the same %d lines in flight saturate the %g GiB/s gate, and if the datapath's own rate (one 64 B line per %d cycle(s) = %.1f GB/s) is below the link's (%.1f GB/s) it becomes the bottleneck of a single stack: the 'pipeline wait' column shows lines queueing in front of it. That is a finding of the model, not of the paper.",
-			s.Model.PipelineLatency(), s.Model.LLC.HitLatencyNS+s.Model.GateInterval()/1000,
+			s.Model.PipelineLatency(), s.Model.LLC.HitLatencyNS+s.Model.LinkInterval()/1000,
 			s.Model.Streams.Count*s.Model.Streams.Outstanding, s.Model.Link.BandwidthGiBps*s.Model.Link.Share, s.Model.Controller.InitiationCycles,
 			timing.LineBytes/(float64(max(1, s.Model.Controller.InitiationCycles))*float64(s.Model.Cycle())*1e-3), float64(s.Model.LinkBytesPerSec())/1e9),
 	}
@@ -270,7 +270,7 @@ func TimingEnvelope(ctx context.Context, s timing.Setup) (*report.Result, error)
 	}
 	tc.Notes = []string{
 		fmt.Sprintf("Paper: once the active footprint exceeds the LLC more accesses reach the controller, so the full-LLC-miss point is the conservative case. Ours: below the LLC size every pass after the first hits and hits never reach the controller; above it the sequential LRU sweeps thrash (no hits) and the overhead rises to its latency-bound value. The step is small because a hit costs %g ns against a miss's %.1f ns, so misses dominate run time either way.",
-			s.Model.LLC.HitLatencyNS, s.Model.LLC.HitLatencyNS+s.Model.Memory.LatencyNS+s.Model.GateInterval()/1000),
+			s.Model.LLC.HitLatencyNS, s.Model.LLC.HitLatencyNS+s.Model.Memory.LatencyNS+s.Model.LinkInterval()/1000),
 	}
 	fc, err := report.LinePlot{Title: "Fig. 3(c) active footprint / LLC capacity", XLabel: "total active footprint / LLC size",
 		YLabel: "exposed overhead (%)", Series: []report.Series{sc}, LogX: true, HLines: gate}.Figure("fig3c-footprint")
@@ -307,11 +307,11 @@ func TimingEnvelope(ctx context.Context, s timing.Setup) (*report.Result, error)
 	res.Figures = []report.Figure{fa, fb, fc, fd}
 	var below5 = true
 	for _, p := range env.Bandwidth {
-		if p.Series == fmt.Sprintf("%d cycles", 5) && p.Pair.OverheadPct >= ex.GatePct {
+		if p.Series == fmt.Sprintf("%d cycles", 5) && p.Pair.OverheadPct >= ex.ExposureBudgetPct {
 			below5 = false
 		}
 	}
-	res.Summary = []string{fmt.Sprintf("Fig. 3(a): the 5-cycle datapath stays below the %g%% gate at every bandwidth swept: %v.", ex.GatePct, below5)}
+	res.Summary = []string{fmt.Sprintf("Fig. 3(a): the 5-cycle datapath stays below the %g%% gate at every bandwidth swept: %v.", ex.ExposureBudgetPct, below5)}
 	return res, nil
 }
 
@@ -319,7 +319,7 @@ func TimingEnvelope(ctx context.Context, s timing.Setup) (*report.Result, error)
 // stages x cycle / (LLC lookup + memory latency + one gate interval), in
 // percent.
 func closedForm(m timing.Config, stages int) float64 {
-	return 100 * float64(stages) * float64(m.Cycle()) / (1000*(m.LLC.HitLatencyNS+m.Memory.LatencyNS) + m.GateInterval())
+	return 100 * float64(stages) * float64(m.Cycle()) / (1000*(m.LLC.HitLatencyNS+m.Memory.LatencyNS) + m.LinkInterval())
 }
 
 // depthForms prints closedForm for each depth at the model's bandwidth.

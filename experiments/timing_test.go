@@ -49,7 +49,7 @@ func TestTimingTable4(t *testing.T) {
 		t.Errorf("columns %q: want measured beside a paper column", tab.Columns)
 	}
 	m := s.Model
-	closed := 100 * float64(m.PipelineLatency()) / (1000*(m.LLC.HitLatencyNS+m.Memory.LatencyNS) + m.GateInterval())
+	closed := 100 * float64(m.PipelineLatency()) / (1000*(m.LLC.HitLatencyNS+m.Memory.LatencyNS) + m.LinkInterval())
 	full := tab.Rows[2][2]
 	v, err := strconv.ParseFloat(full, 64)
 	if err != nil {

@@ -218,9 +218,9 @@ func (c Config) LinkBytesPerSec() int64 {
 	return b
 }
 
-// GateInterval returns the exact per-line gate interval in picoseconds as
+// LinkInterval returns the exact per-line link (gate) interval in picoseconds as
 // a float (465.66 ps at 128 GiB/s).
-func (c Config) GateInterval() float64 {
+func (c Config) LinkInterval() float64 {
 	return float64(LineBytes) * float64(Second) / float64(c.LinkBytesPerSec())
 }
 

@@ -24,8 +24,8 @@ func TestDefaultsValid(t *testing.T) {
 		t.Errorf("PipelineLatency() = %v; want 2.5ns (5 stages at 2 GHz)", got)
 	}
 	// 64 B at 128 GiB/s = 2^6 / 2^37 s = 2^-31 s.
-	if got, want := c.GateInterval(), 1e12/(1<<31); got != want {
-		t.Errorf("GateInterval() = %v ps; want %v", got, want)
+	if got, want := c.LinkInterval(), 1e12/(1<<31); got != want {
+		t.Errorf("LinkInterval() = %v ps; want %v", got, want)
 	}
 }
 
@@ -63,7 +63,7 @@ func TestValidateNamesField(t *testing.T) {
 		{"experiments.footprint_ratios[0]", func(s *Setup) { s.Experiments.FootprintRatios = []float64{0} }},
 		{"experiments.delays_ms[0]", func(s *Setup) { s.Experiments.DelaysMS = []float64{5000} }},
 		{"experiments.step_ms", func(s *Setup) { s.Experiments.StepMS = 0 }},
-		{"experiments.gate_pct", func(s *Setup) { s.Experiments.GatePct = 101 }},
+		{"experiments.exposure_budget_pct", func(s *Setup) { s.Experiments.ExposureBudgetPct = 101 }},
 	} {
 		s := DefaultSetup()
 		tc.mut(&s)

@@ -28,8 +28,9 @@ type Experiments struct {
 	// to. Assumption: 1000 ms (the paper states none); the cost scales as
 	// 1/StepMS and the table reports the break-even step as well.
 	StepMS float64 `yaml:"step_ms" json:"step_ms"`
-	// GatePct is the exposed-cost gate (paper Sec. 5.3: 2%).
-	GatePct float64 `yaml:"gate_pct" json:"gate_pct"`
+	// ExposureBudgetPct is the exposed-cost budget a configuration must stay
+	// under (paper Sec. 5.3: 2%).
+	ExposureBudgetPct float64 `yaml:"exposure_budget_pct" json:"exposure_budget_pct"`
 }
 
 // DefaultExperiments returns the full sweeps.
@@ -44,7 +45,7 @@ func DefaultExperiments() Experiments {
 		FootprintRatios: []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 4},
 		DelaysMS:        []float64{0, 0.1, 1, 2, 5, 10},
 		StepMS:          1000,
-		GatePct:         2,
+		ExposureBudgetPct:         2,
 	}
 }
 
@@ -99,8 +100,8 @@ func (e Experiments) Validate() error {
 	if !finite(e.StepMS) || e.StepMS <= 0 || e.StepMS > 1e7 {
 		return fmt.Errorf("step_ms: must be in (0, 1e7], got %g", e.StepMS)
 	}
-	if !finite(e.GatePct) || e.GatePct <= 0 || e.GatePct > 100 {
-		return fmt.Errorf("gate_pct: must be in (0, 100], got %g", e.GatePct)
+	if !finite(e.ExposureBudgetPct) || e.ExposureBudgetPct <= 0 || e.ExposureBudgetPct > 100 {
+		return fmt.Errorf("exposure_budget_pct: must be in (0, 100], got %g", e.ExposureBudgetPct)
 	}
 	return nil
 }

@@ -159,7 +159,7 @@ type Envelope struct {
 	Latency   []Point      `json:"latency"`
 	Footprint []Point      `json:"footprint"`
 	Delay     []DelayPoint `json:"delay"`
-	GatePct   float64      `json:"gate_pct"`
+	ExposureBudgetPct   float64      `json:"exposure_budget_pct"`
 	StepMS    float64      `json:"step_ms"`
 }
 
@@ -184,7 +184,7 @@ func RunEnvelope(ctx context.Context, s Setup) (Envelope, error) {
 		return Envelope{}, err
 	}
 	base, ex := s.Model, s.Experiments
-	env := Envelope{GatePct: ex.GatePct, StepMS: ex.StepMS}
+	env := Envelope{ExposureBudgetPct: ex.ExposureBudgetPct, StepMS: ex.StepMS}
 	var jobs []job
 	var pts []*Point
 	panel := func(dst *[]Point, series string, x float64, c Config) {
