@@ -36,16 +36,16 @@ type Experiments struct {
 // DefaultExperiments returns the full sweeps.
 func DefaultExperiments() Experiments {
 	return Experiments{
-		CongestedShare:  0.25,
-		StreamCounts:    []int{1, 2, 3, 4, 5, 6, 7, 8},
-		StackCounts:     []int{1, 2, 4, 8},
-		BandwidthsGiBps: []float64{8, 16, 32, 64, 128, 256, 512},
-		Depths:          []int{5, 10, 20},
-		LatenciesNS:     []float64{50, 100, 200, 400, 800},
-		FootprintRatios: []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 4},
-		DelaysMS:        []float64{0, 0.1, 1, 2, 5, 10},
-		StepMS:          1000,
-		ExposureBudgetPct:         2,
+		CongestedShare:    0.25,
+		StreamCounts:      []int{1, 2, 3, 4, 5, 6, 7, 8},
+		StackCounts:       []int{1, 2, 4, 8},
+		BandwidthsGiBps:   []float64{8, 16, 32, 64, 128, 256, 512},
+		Depths:            []int{5, 10, 20},
+		LatenciesNS:       []float64{50, 100, 200, 400, 800},
+		FootprintRatios:   []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 4},
+		DelaysMS:          []float64{0, 0.1, 1, 2, 5, 10},
+		StepMS:            1000,
+		ExposureBudgetPct: 2,
 	}
 }
 

@@ -155,12 +155,12 @@ type DelayPoint struct {
 
 // Envelope holds the four panels of Fig. 3.
 type Envelope struct {
-	Bandwidth []Point      `json:"bandwidth"`
-	Latency   []Point      `json:"latency"`
-	Footprint []Point      `json:"footprint"`
-	Delay     []DelayPoint `json:"delay"`
-	ExposureBudgetPct   float64      `json:"exposure_budget_pct"`
-	StepMS    float64      `json:"step_ms"`
+	Bandwidth         []Point      `json:"bandwidth"`
+	Latency           []Point      `json:"latency"`
+	Footprint         []Point      `json:"footprint"`
+	Delay             []DelayPoint `json:"delay"`
+	ExposureBudgetPct float64      `json:"exposure_budget_pct"`
+	StepMS            float64      `json:"step_ms"`
 }
 
 // PaperDelayBoundPct is the step cost below which the paper places a 10 ms
