@@ -33,7 +33,7 @@
 //
 // # Engine
 //
-// Engine keeps integer picosecond time and a container/heap event queue
+// Engine keeps integer picosecond time and a binary-heap event queue
 // keyed by (time, sequence number), so events at the same time run in the
 // order they were scheduled; events are pooled, so memory is bounded by the
 // requests in flight, not by the lines simulated. A run is a pure function
