@@ -51,10 +51,10 @@ type DRAMSink interface {
 }
 
 type bankState struct {
-	open                            bool
-	row                             int64
+	open                             bool
+	row                              int64
 	nextACT, nextRD, nextWR, nextPRE Time
-	hitStamp                        uint64
+	hitStamp                         uint64
 }
 
 type groupState struct{ nextACT, nextRD, nextWR Time }

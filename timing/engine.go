@@ -1,6 +1,5 @@
 package timing
 
-
 // Clock tells the current simulated time.
 type Clock interface {
 	Now() Time
