@@ -217,11 +217,18 @@ func (ch *Channel) decide(now Time) {
 	defer func() { ch.inDecide = false }()
 	for {
 		ch.refreshDue(now)
-		q := ch.serve()
-		if q == nil {
-			return
+		var q *[]DRAMAccess
+		var i int
+		var kind cmdKind
+		var at Time
+		if ch.high == 0 {
+			q, i, kind, at = ch.pickUnified(now)
+		} else {
+			if q = ch.serve(); q == nil {
+				return
+			}
+			i, kind, at = ch.pick(now, *q)
 		}
-		i, kind, at := ch.pick(now, *q)
 		if kind == cmdNone {
 			return
 		}
@@ -231,6 +238,23 @@ func (ch *Channel) decide(now Time) {
 		}
 		ch.issue(now, q, i, kind)
 	}
+}
+
+// pickUnified is pick over both queues (no write drain): the earlier
+// command wins, a row hit and then the older request breaking ties.
+func (ch *Channel) pickUnified(now Time) (*[]DRAMAccess, int, cmdKind, Time) {
+	ir, kr, ar := ch.pick(now, ch.readQ)
+	iw, kw, aw := ch.pick(now, ch.writeQ)
+	switch {
+	case kw == cmdNone:
+		return &ch.readQ, ir, kr, ar
+	case kr == cmdNone:
+		return &ch.writeQ, iw, kw, aw
+	case aw < ar || (aw == ar && kw == cmdCol && kr != cmdCol) ||
+		(aw == ar && (kw == cmdCol) == (kr == cmdCol) && ch.writeQ[iw].Arrive < ch.readQ[ir].Arrive):
+		return &ch.writeQ, iw, kw, aw
+	}
+	return &ch.readQ, ir, kr, ar
 }
 
 // serve applies the write-drain watermarks and returns the queue to

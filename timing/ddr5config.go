@@ -69,7 +69,9 @@ type DDR5Config struct {
 	// ReadQueue and WriteQueue are each channel's scheduler queue
 	// capacities; WriteHigh / WriteLow are the write-drain watermarks (the
 	// scheduler turns to writes at WriteHigh queued writes, or when no read
-	// waits, and back to reads at WriteLow).
+	// waits, and back to reads at WriteLow). WriteHigh 0 turns write drain
+	// off: reads and writes are then scheduled together, first ready
+	// first (the order of Akita's single command queue).
 	ReadQueue  int `yaml:"read_queue" json:"read_queue"`
 	WriteQueue int `yaml:"write_queue" json:"write_queue"`
 	WriteHigh  int `yaml:"write_high" json:"write_high"`
@@ -243,10 +245,10 @@ func (d DDR5Config) Validate() error {
 	if err := checkInt("write_queue", d.WriteQueue, 1, 4096); err != nil {
 		return err
 	}
-	if err := checkInt("write_high", d.WriteHigh, 1, d.WriteQueue); err != nil {
+	if err := checkInt("write_high", d.WriteHigh, 0, d.WriteQueue); err != nil {
 		return err
 	}
-	if err := checkInt("write_low", d.WriteLow, 0, d.WriteHigh-1); err != nil {
+	if err := checkInt("write_low", d.WriteLow, 0, max(d.WriteHigh-1, 0)); err != nil {
 		return err
 	}
 	if _, err := parseMapping(d.Mapping); err != nil {
