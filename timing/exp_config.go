@@ -28,6 +28,9 @@ type Experiments struct {
 	// to. Assumption: 1000 ms (the paper states none); the cost scales as
 	// 1/StepMS and the table reports the break-even step as well.
 	StepMS float64 `yaml:"step_ms" json:"step_ms"`
+	// LoadOutstanding are the per-stream outstanding limits the
+	// loaded-latency curve sweeps (RunLoadedLatency).
+	LoadOutstanding []int `yaml:"load_outstanding" json:"load_outstanding"`
 	// ExposureBudgetPct is the exposed-cost budget a configuration must stay
 	// under (paper Sec. 5.3: 2%).
 	ExposureBudgetPct float64 `yaml:"exposure_budget_pct" json:"exposure_budget_pct"`
@@ -45,6 +48,7 @@ func DefaultExperiments() Experiments {
 		FootprintRatios:   []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 4},
 		DelaysMS:          []float64{0, 0.1, 1, 2, 5, 10},
 		StepMS:            1000,
+		LoadOutstanding:   []int{1, 2, 4, 8, 16, 32, 64},
 		ExposureBudgetPct: 2,
 	}
 }
@@ -95,6 +99,9 @@ func (e Experiments) Validate() error {
 		return err
 	}
 	if err := checkList("delays_ms", e.DelaysMS, 0, 1000); err != nil {
+		return err
+	}
+	if err := checkList("load_outstanding", e.LoadOutstanding, 1, 1<<16); err != nil {
 		return err
 	}
 	if !finite(e.StepMS) || e.StepMS <= 0 || e.StepMS > 1e7 {

@@ -92,7 +92,7 @@ func buildAkitaDRAM(eng sim.Engine, d timing.DDR5Config, queue int) *dram.Comp {
 		WithProtocol(dram.DDR4).
 		WithBusWidth(32).WithBurstLength(d.BurstLength).WithDeviceWidth(8).
 		WithNumChannel(1).WithNumRank(1).WithNumBankGroup(d.BankGroups).WithNumBank(d.BanksPerGroup).
-		WithNumRow(d.Rows).WithNumCol(d.RowBytes/4).
+		WithNumRow(d.Rows).WithNumCol(d.RowBytes / 4).
 		WithTransactionQueueSize(queue + 1).WithCommandQueueSize(queue).
 		WithTCL(cyc(d, d.TCLNS)).WithTCWL(cyc(d, d.TCWLNS)).WithTRCD(cyc(d, d.TRCDNS)).
 		WithTRP(cyc(d, d.TRPNS)).WithTRAS(cyc(d, d.TRASNS)).
