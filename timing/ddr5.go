@@ -137,6 +137,19 @@ func NewChannel(name string, d DDR5Config, eng Scheduler, sink DRAMSink) *Channe
 // Name returns the component's hierarchical name.
 func (ch *Channel) Name() string { return ch.name }
 
+// StaggerRefresh places this channel's refreshes at slot k of n evenly
+// spaced slots of tREFI (rank r of R at slot k*R + r of n*R), so that the
+// channels of a stack do not all refresh at once. Call before any Push.
+func (ch *Channel) StaggerRefresh(k, n int) {
+	if ch.t.refi == 0 {
+		return
+	}
+	nr := len(ch.ranks)
+	for r := range ch.ranks {
+		ch.ranks[r].refDue = ch.t.refi * Time(k*nr+r+1) / Time(n*nr)
+	}
+}
+
 // CanAccept reports whether the read (or write) queue has room.
 func (ch *Channel) CanAccept(write bool) bool {
 	if write {

@@ -124,6 +124,7 @@ func newDevice(name string, sys *System, cfg Config) *Device {
 		d.front = fromNS(m.FrontendNS)
 		for c := 0; c < m.Channels; c++ {
 			ch := NewChannel(fmt.Sprintf("%s.DRAM.Ch[%d]", name, c), m, sys.eng, d)
+			ch.StaggerRefresh(c, m.Channels)
 			d.chans = append(d.chans, ch)
 			d.queueTrack = append(d.queueTrack, ch.name+".Queue")
 		}

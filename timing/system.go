@@ -375,21 +375,7 @@ func (sys *System) Run() Result {
 // Simulate builds and runs one system: cfg with workload w (nil: Sweep)
 // and the given low-bit window.
 func Simulate(cfg Config, w Workload, lowBit Window) (Result, error) {
-	if w == nil {
-		w = Sweep{}
-	}
-	if err := cfg.Validate(); err != nil {
-		return Result{}, err
-	}
-	src, err := w.Sources(cfg)
-	if err != nil {
-		return Result{}, err
-	}
-	sys, err := NewSystem(cfg, src, lowBit)
-	if err != nil {
-		return Result{}, err
-	}
-	return sys.Run(), nil
+	return SimulateTraced(cfg, w, lowBit, nil)
 }
 
 // Pair is an identity run and a low-bit run of the same configuration and
@@ -434,4 +420,24 @@ func RunWindowPair(cfg Config, w Workload, lowBit Window) (Pair, error) {
 		p.OverheadPct = 100 * float64(p.Exposed) / float64(id.RunTime)
 	}
 	return p, nil
+}
+
+// SimulateTraced is Simulate with the run's slices recorded into tr.
+func SimulateTraced(cfg Config, w Workload, lowBit Window, tr *Tracer) (Result, error) {
+	if w == nil {
+		w = Sweep{}
+	}
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	src, err := w.Sources(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	sys, err := NewSystem(cfg, src, lowBit)
+	if err != nil {
+		return Result{}, err
+	}
+	sys.SetTracer(tr)
+	return sys.Run(), nil
 }
