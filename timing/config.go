@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 
 	"gopkg.in/yaml.v3"
 )
@@ -381,6 +382,13 @@ func presetBase(doc []byte) (Setup, error) {
 	}
 	s := DefaultSetup()
 	if err := yaml.Unmarshal(doc, &p); err != nil {
+		return Setup{}, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return Setup{}, err
+	}
+	if err := checkIntFields(&root, reflect.TypeOf(s), ""); err != nil {
 		return Setup{}, err
 	}
 	if n := p.Model.Memory.DDR5.Preset; n != "" {
