@@ -114,7 +114,12 @@ type Calibrator struct {
 	cfg    timing.Config
 	mode   Mode
 	period int64 // W x outstanding lines: one round of the closed loops
-	memo   map[int64]timing.Time
+	memo   map[calKey]timing.Time
+	// refresh is the period after which the model repeats in absolute time
+	// (tREFI under the ddr5 memory, whose refreshes and command clock are
+	// fixed to absolute time; 0 when the model is shift-invariant), and
+	// phase the current busy period's start modulo it.
+	refresh, phase timing.Time
 	slope  float64 // ps per line in steady state; 0 until measured
 	Events int64
 }
@@ -125,21 +130,49 @@ func NewCalibrator(cfg timing.Config, m Mode) (*Calibrator, error) {
 		return nil, err
 	}
 	p := int64(cfg.Streams.Count) * int64(cfg.Streams.Outstanding)
-	return &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[int64]timing.Time{}}, nil
+	c := &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[calKey]timing.Time{}}
+	if d := cfg.Memory.DDR5; cfg.Memory.Model == timing.MemoryDDR5 && d.TREFINS > 0 {
+		c.refresh = timing.Time(math.Round(d.TREFINS*1000/float64(d.ClockPS()))) * d.ClockPS()
+		if c.refresh < timing.Time(math.Round(d.TREFINS*1000)) {
+			c.refresh += d.ClockPS() // JEDEC rounding is up
+		}
+	}
+	return c, nil
+}
+
+// calKey memoises T(C) per refresh phase.
+type calKey struct {
+	lines int64
+	phase timing.Time
+}
+
+// setStart tells the calibrator that a busy period starts at s.
+func (c *Calibrator) setStart(s timing.Time) {
+	if c.refresh > 0 {
+		c.phase = s % c.refresh
+	}
 }
 
 // direct simulates C lines ready at 0 (memoised).
 func (c *Calibrator) direct(C int64) (timing.Time, error) {
-	if t, ok := c.memo[C]; ok {
+	return c.directAt(C, c.phase)
+}
+
+// directAt simulates C lines ready at phase on an idle system and returns
+// the time from phase to the last completion (memoised).
+func (c *Calibrator) directAt(C int64, phase timing.Time) (timing.Time, error) {
+	k := calKey{C, phase}
+	if t, ok := c.memo[k]; ok {
 		return t, nil
 	}
-	r, err := timing.Simulate(c.cfg, timing.Replay{Buckets: []timing.Bucket{{Ready: 0, Lines: C}}}, c.mode.window())
+	r, err := timing.Simulate(c.cfg, timing.Replay{Buckets: []timing.Bucket{{Ready: phase, Lines: C}}}, c.mode.window())
 	if err != nil {
 		return 0, fmt.Errorf("calibrate %d lines: %w", C, err)
 	}
 	c.Events += r.Events
-	c.memo[C] = r.RunTime
-	return r.RunTime, nil
+	t := max(r.RunTime-phase, 0)
+	c.memo[k] = t
+	return t, nil
 }
 
 // T returns the time to serve C lines, all ready at 0, on an idle system:
@@ -152,11 +185,12 @@ func (c *Calibrator) T(C int64) (timing.Time, error) {
 		return c.direct(C)
 	}
 	if c.slope == 0 {
-		hi, err := c.direct(DirectLines)
+		// The slope spans many refresh intervals; phase 0 stands for all.
+		hi, err := c.directAt(DirectLines, 0)
 		if err != nil {
 			return 0, err
 		}
-		lo, err := c.direct(DirectLines - SlopeLines)
+		lo, err := c.directAt(DirectLines-SlopeLines, 0)
 		if err != nil {
 			return 0, err
 		}
@@ -205,6 +239,7 @@ func FastForward(c *Calibrator, buckets []timing.Bucket, backward timing.Time) (
 			// The system is idle: a new busy period starts.
 			closeBusy(prev)
 			busyStart, start = b.Ready, b.Ready
+			c.setStart(b.Ready)
 			r.Periods++
 			clear(perStream)
 			maxStream = 0
