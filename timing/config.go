@@ -240,19 +240,26 @@ func (c Config) Validate() error {
 	if err := checkRange("memory.latency_ns", c.Memory.LatencyNS, 0, 1e6); err != nil {
 		return err
 	}
-	if c.Memory.Model != MemoryIdeal && c.Memory.Model != MemoryDDR5 {
+	// The zero values ("") mean ideal and auto; the DDR5 and CXL sections
+	// are checked when they are used.
+	switch c.Memory.Model {
+	case "", MemoryIdeal:
+	case MemoryDDR5:
+		if err := c.Memory.DDR5.Validate(); err != nil {
+			return fmt.Errorf("memory.ddr5.%w", err)
+		}
+	default:
 		return fmt.Errorf("memory.model: want ideal or ddr5, got %q", c.Memory.Model)
 	}
-	if err := c.Memory.DDR5.Validate(); err != nil {
-		return fmt.Errorf("memory.ddr5.%w", err)
-	}
 	switch c.Link.Model {
-	case LinkAuto, LinkGate, LinkCXL:
+	case "", LinkAuto, LinkGate, LinkCXL:
 	default:
 		return fmt.Errorf("link.model: want auto, gate or cxl, got %q", c.Link.Model)
 	}
-	if err := c.Link.CXL.Validate(); err != nil {
-		return fmt.Errorf("link.cxl.%w", err)
+	if c.LinkModel() == LinkCXL {
+		if err := c.Link.CXL.Validate(); err != nil {
+			return fmt.Errorf("link.cxl.%w", err)
+		}
 	}
 	k := c.Controller
 	if err := checkInt("controller.stacks", k.Stacks, 1, 1024); err != nil {

@@ -104,7 +104,7 @@ type Device struct {
 }
 
 func newDevice(name string, sys *System, cfg Config) *Device {
-	d := &Device{name: mustName(name), sys: sys, eng: sys.eng, ideal: cfg.Memory.Model == MemoryIdeal,
+	d := &Device{name: mustName(name), sys: sys, eng: sys.eng, ideal: cfg.Memory.Model != MemoryDDR5,
 		lat: fromNS(cfg.Memory.LatencyNS), x: cfg.Link.CXL}
 	d.Pipe = MakePipelineBuilder().WithStages(cfg.Controller.Stages).WithCycle(cfg.Cycle()).
 		WithInitiationCycles(cfg.Controller.InitiationCycles).Build(name + ".Pipe")
