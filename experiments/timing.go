@@ -57,6 +57,8 @@ type TimingResult struct {
 	// FiveCycleUnderBudget is whether the 5-cycle datapath of Fig. 3(a)
 	// stays below the exposure budget at every bandwidth swept.
 	FiveCycleUnderBudget bool `json:"five_cycle_under_budget,omitempty"`
+	// DDR5 is the ddr5-preset part (timing_ddr5.go).
+	DDR5 *TimingDDR5 `json:"ddr5,omitempty"`
 }
 
 func (r *TimingResult) merge(o TimingResult) {
@@ -68,6 +70,12 @@ func (r *TimingResult) merge(o TimingResult) {
 	}
 	if o.Envelope != nil {
 		r.Envelope, r.FiveCycleUnderBudget = o.Envelope, o.FiveCycleUnderBudget
+	}
+	if o.DDR5 != nil {
+		if r.DDR5 == nil {
+			r.DDR5 = &TimingDDR5{}
+		}
+		r.DDR5.merge(*o.DDR5)
 	}
 }
 
@@ -110,7 +118,7 @@ func TimingClosedForms(s timing.Setup) TimingForms {
 // the last two runs its pairs in parallel inside the timing package).
 func timingUnits(cfg Config) ([]Unit[TimingResult], error) {
 	s := timingSetup(cfg)
-	return []Unit[TimingResult]{
+	return append([]Unit[TimingResult]{
 		{Key: "closed-form", Run: func(context.Context, Config) (TimingResult, error) {
 			f := TimingClosedForms(s)
 			return TimingResult{Forms: &f}, nil
@@ -124,7 +132,7 @@ func timingUnits(cfg Config) ([]Unit[TimingResult], error) {
 			cfg.logf("timing: Fig. 3 envelope")
 			return runEnvelope(ctx, s)
 		}},
-	}, nil
+	}, timingDDR5Units(cfg, s)...), nil
 }
 
 func runEnvelope(ctx context.Context, s timing.Setup) (TimingResult, error) {
@@ -152,13 +160,24 @@ func TimingLayout(s timing.Setup, r TimingResult) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &report.Result{
+	out := &report.Result{
 		Title:   timingTitle,
 		Summary: append(t4.Summary, env.Summary...),
 		Tables:  append(t4.Tables, env.Tables...),
 		Figures: env.Figures,
 		Data:    map[string]any{"setup": s, "table4": r.Table4, "envelope": *r.Envelope},
-	}, nil
+	}
+	if r.DDR5 != nil {
+		d, err := ddr5Layout(s, r.Table4, *r.DDR5)
+		if err != nil {
+			return nil, err
+		}
+		out.Summary = append(out.Summary, d.Summary...)
+		out.Tables = append(out.Tables, d.Tables...)
+		out.Figures = append(out.Figures, d.Figures...)
+		out.Data.(map[string]any)["ddr5"] = *r.DDR5
+	}
+	return out, nil
 }
 
 // TimingTable4 runs the Table 4 configurations of s and lays them out:

@@ -60,6 +60,7 @@ func QuickExperiments() Experiments {
 	e.LatenciesNS = []float64{50, 200, 800}
 	e.FootprintRatios = []float64{0.5, 1, 2, 4}
 	e.DelaysMS = []float64{0, 1, 10}
+	e.LoadOutstanding = []int{1, 4, 16, 64}
 	return e
 }
 

@@ -286,6 +286,9 @@ type DetailStats struct {
 	ReqLinkUtil  float64 `json:"req_link_util"`
 	RespLinkUtil float64 `json:"resp_link_util"`
 	Flits        int64   `json:"flits"`
+	// RespFlits counts the response direction's flits alone (its lines
+	// per flit measure flit packing).
+	RespFlits int64 `json:"resp_flits"`
 	// CreditStalls counts requests that waited at the host for a request
 	// credit.
 	CreditStalls int64 `json:"credit_stalls"`
@@ -310,6 +313,7 @@ func (sys *System) detail(run Time) (*DetailStats, Time) {
 			busy = max(busy, dev.RespLink.BusyTime())
 			req = max(req, dev.ReqLink.BusyTime())
 			d.Flits += dev.RespLink.Flits + dev.ReqLink.Flits
+			d.RespFlits += dev.RespLink.Flits
 		}
 		d.CreditStalls += dev.CreditStalls
 	}
