@@ -136,8 +136,8 @@ type Calibrator struct {
 	// fixed to absolute time; 0 when the model is shift-invariant), and
 	// phase the current busy period's start modulo it.
 	refresh, phase timing.Time
-	slope  float64 // ps per line in steady state; 0 until measured
-	Events int64
+	slope          float64 // ps per line in steady state; 0 until measured
+	Events         int64
 }
 
 // NewCalibrator returns a calibrator for cfg in mode m.
