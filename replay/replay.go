@@ -147,11 +147,8 @@ func NewCalibrator(cfg timing.Config, m Mode) (*Calibrator, error) {
 	}
 	p := int64(cfg.Streams.Count) * int64(cfg.Streams.Outstanding)
 	c := &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[calKey]timing.Time{}}
-	if d := cfg.Memory.DDR5; cfg.Memory.Model == timing.MemoryDDR5 && d.TREFINS > 0 {
-		c.refresh = timing.Time(math.Round(d.TREFINS*1000/float64(d.ClockPS()))) * d.ClockPS()
-		if c.refresh < timing.Time(math.Round(d.TREFINS*1000)) {
-			c.refresh += d.ClockPS() // JEDEC rounding is up
-		}
+	if cfg.Memory.Model == timing.MemoryDDR5 {
+		c.refresh = cfg.Memory.DDR5.RefreshIntervalPS()
 	}
 	return c, nil
 }

@@ -170,6 +170,11 @@ func DDR5Preset(name string) (DDR5Config, error) {
 // DDR5Presets lists the preset names.
 func DDR5Presets() []string { return []string{PresetDDR5_4800, PresetDDR5_6400, PresetGem5_4400} }
 
+// RefreshIntervalPS returns tREFI as the channel uses it (whole cycles
+// of tCK; 0 when refresh is off): the period after which a DDR5 channel's
+// refresh schedule and clock grid repeat in absolute time.
+func (d DDR5Config) RefreshIntervalPS() Time { return Time(d.cycles(d.TREFINS)) * d.ClockPS() }
+
 // ClockPS returns tCK in picoseconds: 2e6 / data rate, rounded.
 func (d DDR5Config) ClockPS() Time { return Time(math.Round(2e6 / float64(d.DataRateMTs))) }
 
