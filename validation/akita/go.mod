@@ -1,6 +1,6 @@
 module github.com/neuronfabric/nfabric/validation/akita
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/neuronfabric/nfabric v0.0.0
@@ -15,7 +15,7 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/tebeka/atexit v0.3.0 // indirect
-	golang.org/x/sys v0.36.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	modernc.org/libc v1.37.6 // indirect
 	modernc.org/mathutil v1.6.0 // indirect
