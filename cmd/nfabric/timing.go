@@ -57,6 +57,7 @@ type timingFlags struct {
 	pattern                                                                    string
 	congested, stepMS                                                          float64
 	model                                                                      modelFlags
+	loadOutstanding                                                            []int
 }
 
 func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
@@ -88,6 +89,7 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	f.IntVar(&tf.initiation, "initiation-cycles", m.Controller.InitiationCycles, "cycles between two lines entering the pipeline")
 	f.Float64Var(&tf.congested, "congested-share", d.Experiments.CongestedShare, "link share in the congested rows")
 	f.Float64Var(&tf.stepMS, "step-ms", d.Experiments.StepMS, "training-step time for Fig. 3(d) (ms)")
+	f.IntSliceVar(&tf.loadOutstanding, "load-outstanding", d.Experiments.LoadOutstanding, "per-stream outstanding limits the loaded-latency curve sweeps")
 	tf.model.add(f)
 }
 
@@ -137,6 +139,7 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
 	set("initiation-cycles", func() { m.Controller.InitiationCycles = tf.initiation })
 	set("congested-share", func() { s.Experiments.CongestedShare = tf.congested })
 	set("step-ms", func() { s.Experiments.StepMS = tf.stepMS })
+	set("load-outstanding", func() { s.Experiments.LoadOutstanding = tf.loadOutstanding })
 	if err := tf.model.apply(fl, m); err != nil {
 		return s, err
 	}
