@@ -188,7 +188,12 @@ func TimingTable4(ctx context.Context, s timing.Setup) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return table4Layout(s, TimingClosedForms(s), rows), nil
+	res := table4Layout(s, TimingClosedForms(s), rows)
+	if s.Model.Detailed() {
+		detailedNotes(s.Model, res)
+		res.Tables = append(res.Tables, ddr5RunsTable(rows))
+	}
+	return res, nil
 }
 
 // TimingEnvelope runs the Fig. 3 sweeps of s and lays them out: one table
@@ -198,7 +203,11 @@ func TimingEnvelope(ctx context.Context, s timing.Setup) (*report.Result, error)
 	if err != nil {
 		return nil, err
 	}
-	return envelopeLayout(s, TimingClosedForms(s), *r.Envelope, r.FiveCycleUnderBudget)
+	res, err := envelopeLayout(s, TimingClosedForms(s), *r.Envelope, r.FiveCycleUnderBudget)
+	if err == nil && s.Model.Detailed() {
+		detailedNotes(s.Model, res)
+	}
+	return res, err
 }
 
 func pct(v float64) string { return fmt.Sprintf("%.2f", v) }

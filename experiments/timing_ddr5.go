@@ -84,6 +84,19 @@ func timingDDR5Units(cfg Config, s timing.Setup) []Unit[TimingResult] {
 	return units
 }
 
+// detailedNote replaces the ideal preset's closed-form notes, which do
+// not hold under the detailed models.
+func detailedNote(m timing.Config) string {
+	return fmt.Sprintf("Model: memory %s, link %s (%s); the ideal preset's closed forms (T_agg / base path) do not hold here. Under the detailed models the bandwidth axis sets the CXL link's raw rate and the latency axis the round-trip port latency; exposure differences come from refresh, row conflicts, flit packing, the datapath's initiation rate and queue back-pressure ('nfabric reproduce --only timing' measures each in its ablation table).",
+		m.Memory.Model, m.LinkModel(), m.Link.CXL.Preset)
+}
+
+func detailedNotes(m timing.Config, res *report.Result) {
+	for i := range res.Tables {
+		res.Tables[i].Notes = []string{detailedNote(m)}
+	}
+}
+
 // ddr5Layout lays out the ddr5 part beside the ideal rows and the paper.
 func ddr5Layout(s timing.Setup, ideal []timing.Row, r TimingDDR5) (*report.Result, error) {
 	res := &report.Result{Title: "Timing exposure under the ddr5 preset"}
@@ -97,7 +110,7 @@ func ddr5Layout(s timing.Setup, ideal []timing.Row, r TimingDDR5) (*report.Resul
 			t := &env.Tables[i]
 			t.Name += "-ddr5"
 			t.Title = "ddr5 preset: " + t.Title
-			t.Notes = []string{"Under ddr5 the bandwidth axis sets the CXL link's raw rate (transfer rate x lanes; flit framing and headers take their share) and the latency axis sets the round-trip port latency (link.cxl.port_latency_ns = latency / 2 per direction) on top of the DRAM's own; the ideal preset's closed forms do not apply. See the ablation table for the mechanisms."}
+			t.Notes = []string{detailedNote(ddr5Setup(s).Model)}
 		}
 		for i := range env.Figures {
 			env.Figures[i].Name += "-ddr5"
