@@ -135,8 +135,8 @@ func ParseBandwidth(s string) (float64, error) {
 		}
 	}
 	bw := v * factor
-	if !(bw > 0) || math.IsInf(bw, 0) {
-		return 0, fmt.Errorf("bandwidth %q must be finite and > 0", s)
+	if !(bw >= 1) || math.IsInf(bw, 0) {
+		return 0, fmt.Errorf("bandwidth %q must be finite and at least 1 B/s", s)
 	}
 	return bw, nil
 }

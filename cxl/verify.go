@@ -12,6 +12,11 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
+// MaxVerifyLines bounds VerifyConfig.Lines: the test holds the written
+// lines, their expected responses and the controller's memory, about 140
+// bytes per line, so the bound keeps a run near 1.2 GB.
+const MaxVerifyLines = 1 << 23
+
 // VerifyConfig configures the functional tester.
 type VerifyConfig struct {
 	// Lines is the number of 64-byte packet lines of the Sec. 6 test
@@ -36,8 +41,8 @@ type VerifyConfig struct {
 // Validate returns an error naming the bad field.
 func (c VerifyConfig) Validate() error {
 	switch {
-	case c.Lines < 1 || c.Lines > 1<<26:
-		return fmt.Errorf("verify: lines %d out of range [1, %d]", c.Lines, 1<<26)
+	case c.Lines < 1 || c.Lines > MaxVerifyLines:
+		return fmt.Errorf("verify: lines %d out of range [1, %d]", c.Lines, MaxVerifyLines)
 	case c.Workers < 1 || c.Workers > lowbit.MaxPacketWorkers:
 		return fmt.Errorf("verify: workers %d out of range [1, %d] (the paper's packet carries up to 8)", c.Workers, lowbit.MaxPacketWorkers)
 	case c.Sweeps < 0 || c.Sweeps > 1<<20:

@@ -57,7 +57,14 @@ var palette = []color.Color{
 func Color(i int) color.Color { return palette[i%len(palette)] }
 
 // SVG renders the plot as SVG bytes.
-func (lp LinePlot) SVG() ([]byte, error) {
+func (lp LinePlot) SVG() (svg []byte, err error) {
+	// gonum/plot panics on ranges it cannot scale (a log axis whose
+	// padded range leaves float64); that is bad input, not a crash.
+	defer func() {
+		if r := recover(); r != nil {
+			svg, err = nil, fmt.Errorf("plot %q: values cannot be drawn (%v)", lp.Title, r)
+		}
+	}()
 	p := lp.axes()
 	xmin, xmax, err := lp.addSeries(p)
 	if err != nil {

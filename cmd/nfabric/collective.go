@@ -8,6 +8,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -50,11 +51,11 @@ github.com/neuronfabric/nfabric/workload ParseProfileYAML').`,
   nfabric collective --exposure 1.67 --window ring --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Workers < 1 {
-				return usagef("--workers %d must be >= 1", o.Workers)
+			if o.Workers < 2 {
+				return usagef("--workers %d: an All-Reduce needs at least 2 workers", o.Workers)
 			}
-			if o.PerNode < 1 {
-				return usagef("--per-node %d must be >= 1", o.PerNode)
+			if o.PerNode < 1 || o.Workers%o.PerNode != 0 {
+				return usagef("--per-node %d must be >= 1 and divide --workers %d (the hierarchical row needs whole nodes)", o.PerNode, o.Workers)
 			}
 			if o.Elements < 0 {
 				return usagef("--elements %d must be >= 0", o.Elements)
@@ -80,6 +81,9 @@ github.com/neuronfabric/nfabric/workload ParseProfileYAML').`,
 			}
 			if models != "" {
 				o.Models = strings.Split(models, ",")
+			}
+			if err := checkCollectiveNames(o); err != nil {
+				return err
 			}
 			cfg := experiments.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
 			r, err := experiments.RunCollective(cmd.Context(), cfg, o)
@@ -110,4 +114,25 @@ github.com/neuronfabric/nfabric/workload ParseProfileYAML').`,
 	f.StringVar(&out, "out", "", "also write JSON, Markdown and SVG into this directory")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// checkCollectiveNames checks the names the user typed (links, models,
+// the window's algorithm) before any work, so a typo is a usage error.
+func checkCollectiveNames(o experiments.CollectiveOptions) error {
+	if _, err := collective.LookupLink(o.Net, o.Links); err != nil {
+		return usagef("--net: %v", err)
+	}
+	if o.Window != "cxl" {
+		if _, err := collective.ParseAlgorithm(o.Window); err != nil {
+			return usagef("--window %q: want cxl or an algorithm: %v", o.Window, err)
+		}
+	}
+	for _, m := range append([]string{o.Model}, o.Models...) {
+		if _, err := workload.Builtin(m, 0); err != nil {
+			if _, statErr := os.Stat(m); statErr != nil {
+				return usagef("--model: %v", err)
+			}
+		}
+	}
+	return nil
 }

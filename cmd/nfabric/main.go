@@ -57,7 +57,26 @@ and writes its tables and figures under out/.`,
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands gives every command group without its own
+// action (nfabric payload, train, hw, ...) one: help when called bare, a
+// usage error naming the word for an unknown subcommand (cobra would print
+// the help and exit 0).
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if c.HasParent() && c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown %s subcommand %q (see '%s --help')", cmd.CommandPath(), args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		}
+	}
 }
 
 // subcommands lets each subcommand file add itself without editing this

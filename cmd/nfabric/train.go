@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
@@ -98,6 +100,9 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 		return err
 	}
 	if set("data") {
+		if !slices.Contains(data.Names(), f.data) {
+			return usagef("--data %q: want one of %s", f.data, strings.Join(data.Names(), ", "))
+		}
 		o.Data = f.data
 	}
 	o.DataDir = f.dataDir

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/spf13/cobra"
@@ -35,8 +36,8 @@ It ends with "N passed, N failed" and exits 1 if any check failed.`,
   nfabric verify --workers 5 --sweeps 500 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if lines < 1 {
-				return usagef("--lines %d: want at least 1", lines)
+			if lines < 1 || lines > cxl.MaxVerifyLines {
+				return usagef("--lines %d out of range [1, %d]", lines, cxl.MaxVerifyLines)
 			}
 			if workers < 1 || workers > lowbit.MaxPacketWorkers {
 				return usagef("--workers %d: the paper's packet carries 1 to %d workers", workers, lowbit.MaxPacketWorkers)
@@ -50,7 +51,7 @@ It ends with "N passed, N failed" and exits 1 if any check failed.`,
 			}
 			res, err := experiments.Functional(cmd.Context(), p)
 			if err != nil {
-				return fmt.Errorf("verify: %w", err)
+				return err // names itself ("verify: ...")
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
