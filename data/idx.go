@@ -1,12 +1,13 @@
 package data
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 )
@@ -14,13 +15,17 @@ import (
 // ReadIDX reads an IDX file of unsigned bytes (type code 0x08), gzipped or
 // not (detected from the content), and returns its dimensions and data.
 // The header is two zero bytes, the type code, the number of dimensions d,
-// then d big-endian uint32 sizes; the data follows. Errors name the file.
+// then d big-endian uint32 sizes; the data follows. The file is streamed:
+// memory is what the header's dimensions ask for (at most 1 GiB), so a
+// small gzip file that decompresses past them is rejected without
+// inflating it. Errors name the file.
 func ReadIDX(path string) (dims []int, data []uint8, err error) {
-	raw, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("idx: %w", err)
 	}
-	dims, data, err = decodeIDX(raw)
+	defer f.Close()
+	dims, data, err = decodeIDXFrom(bufio.NewReader(f))
 	if err != nil {
 		return nil, nil, fmt.Errorf("idx %s: %w", path, err)
 	}
@@ -30,47 +35,73 @@ func ReadIDX(path string) (dims []int, data []uint8, err error) {
 // maxIDXBytes bounds what a header may ask for (1 GiB).
 const maxIDXBytes = 1 << 30
 
+// maxTrailingCount bounds how far past the data trailing bytes are
+// counted for the error message.
+const maxTrailingCount = 1 << 20
+
 func decodeIDX(raw []byte) ([]int, []uint8, error) {
-	if len(raw) >= 2 && raw[0] == 0x1f && raw[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
+	return decodeIDXFrom(bufio.NewReader(bytes.NewReader(raw)))
+}
+
+func decodeIDXFrom(br *bufio.Reader) ([]int, []uint8, error) {
+	var r io.Reader = br
+	what := "file"
+	if m, _ := br.Peek(2); len(m) == 2 && m[0] == 0x1f && m[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gzip: %w", err)
 		}
-		raw, err = io.ReadAll(io.LimitReader(zr, maxIDXBytes+1024))
-		if err != nil {
-			return nil, nil, fmt.Errorf("gzip: %w", err)
-		}
+		r, what = zr, "decompressed data"
 	}
-	if len(raw) < 4 {
-		return nil, nil, fmt.Errorf("truncated header (%d bytes)", len(raw))
+	var head [4]byte
+	if n, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, nil, readErr(err, fmt.Sprintf("truncated header (%d bytes)", n))
 	}
-	if raw[0] != 0 || raw[1] != 0 {
-		return nil, nil, fmt.Errorf("bad magic %02x%02x%02x%02x", raw[0], raw[1], raw[2], raw[3])
+	if head[0] != 0 || head[1] != 0 {
+		return nil, nil, fmt.Errorf("bad magic %02x%02x%02x%02x", head[0], head[1], head[2], head[3])
 	}
-	if raw[2] != 0x08 {
-		return nil, nil, fmt.Errorf("element type 0x%02x, want 0x08 (unsigned byte)", raw[2])
+	if head[2] != 0x08 {
+		return nil, nil, fmt.Errorf("element type 0x%02x, want 0x08 (unsigned byte)", head[2])
 	}
-	nd := int(raw[3])
-	if nd == 0 || len(raw) < 4+4*nd {
-		return nil, nil, fmt.Errorf("truncated header: %d dimensions in %d bytes", nd, len(raw))
+	nd := int(head[3])
+	sizes := make([]byte, 4*nd)
+	if k, err := io.ReadFull(r, sizes); nd == 0 || err != nil {
+		return nil, nil, readErr(err, fmt.Sprintf("truncated header: %d dimensions in %d bytes", nd, 4+k))
 	}
 	dims := make([]int, nd)
-	n := 1
 	for i := range dims {
-		dims[i] = int(binary.BigEndian.Uint32(raw[4+4*i:]))
-		if dims[i] != 0 && n > math.MaxInt32/dims[i] {
-			return nil, nil, fmt.Errorf("dimensions %v too large", dims[:i+1])
+		dims[i] = int(binary.BigEndian.Uint32(sizes[4*i:]))
+	}
+	n := int64(1)
+	for _, d := range dims {
+		if n *= int64(d); n > maxIDXBytes {
+			return nil, nil, fmt.Errorf("dimensions %v too large (more than %d bytes)", dims, maxIDXBytes)
 		}
-		n *= dims[i]
 	}
-	body := raw[4+4*nd:]
-	if len(body) < n {
-		return nil, nil, fmt.Errorf("truncated: dimensions %v need %d bytes, file has %d", dims, n, len(body))
+	body := make([]byte, n)
+	if k, err := io.ReadFull(r, body); err != nil {
+		return nil, nil, readErr(err, fmt.Sprintf("truncated: dimensions %v need %d bytes, the %s has %d", dims, n, what, k))
 	}
-	if len(body) > n {
-		return nil, nil, fmt.Errorf("%d trailing bytes after %v data", len(body)-n, dims)
+	extra, err := io.Copy(io.Discard, io.LimitReader(r, maxTrailingCount+1))
+	if err != nil {
+		return nil, nil, readErr(err, "")
+	}
+	if extra > maxTrailingCount {
+		return nil, nil, fmt.Errorf("more than %d trailing bytes after %v data", maxTrailingCount, dims)
+	}
+	if extra > 0 {
+		return nil, nil, fmt.Errorf("%d trailing bytes after %v data", extra, dims)
 	}
 	return dims, body, nil
+}
+
+// readErr turns a short read into msg and keeps other read errors (a
+// corrupt gzip stream) as they are.
+func readErr(err error, msg string) error {
+	if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && msg != "" {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("read: %w", err)
 }
 
 // loadIDXPair reads an images file (N, H, W) and a labels file (N) from
