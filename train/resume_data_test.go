@@ -49,3 +49,16 @@ func subset(d *data.Dataset, n int) *data.Dataset {
 	c.Labels = d.Labels[:n]
 	return &c
 }
+
+// TestCheckpointErrorNamesFileOnce: a checkpoint that cannot be written
+// names its file once ("checkpoint X: checkpoint X:" before; issue 15,
+// item 15).
+func TestCheckpointErrorNamesFileOnce(t *testing.T) {
+	cfg := baseConfig()
+	cfg.Epochs, cfg.DiagEpochs = 1, nil
+	cfg.Checkpoint = filepath.Join(t.TempDir(), "no-such-dir", "c.ckpt")
+	_, err := Run(context.Background(), cfg, synthSets(320, 5))
+	if err == nil || strings.Count(err.Error(), cfg.Checkpoint) != 1 {
+		t.Errorf("err %v; want the checkpoint named once", err)
+	}
+}

@@ -73,6 +73,11 @@ type Timeline struct {
 	Spans      []LayerSpan `json:"spans"`
 }
 
+// MaxStepSeconds bounds one step's compute time: timelines count
+// picoseconds in int64 (about 106 days), and the replay adds communication
+// on top, so a step is kept well inside that range.
+const MaxStepSeconds = 1e6
+
 // Timeline computes the step timeline of p under s.
 func (p *Profile) Timeline(s Schedule) (*Timeline, error) {
 	if err := p.Validate(); err != nil {
@@ -96,6 +101,13 @@ func (p *Profile) Timeline(s Schedule) (*Timeline, error) {
 		return nil, fmt.Errorf("%s: backward factor %v must be finite and > 0", p.Name, bf)
 	}
 	rate := s.Accel.Rate()
+	var total float64 // the step's compute seconds, forward and backward
+	for _, l := range p.Layers {
+		total += l.FwdFLOPs * (1 + bf) * float64(batch) / rate
+	}
+	if !(total <= MaxStepSeconds) {
+		return nil, fmt.Errorf("%s: a step of %.3g s at batch %d is too long for the picosecond timeline (at most %g s)", p.Name, total, batch, float64(MaxStepSeconds))
+	}
 	toPS := func(flops float64) int64 { return int64(math.Round(flops * float64(batch) / rate * 1e12)) }
 	tl := &Timeline{Model: p.Name, Batch: batch, ForwardPS: toPS(p.FwdFLOPs())}
 	var t int64

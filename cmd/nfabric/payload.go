@@ -91,6 +91,15 @@ func (sf *specFlags) add(cmd *cobra.Command, formatDefault string) {
 	cmd.Flags().StringVar(&sf.gate, "gate", "pattern", "G-Ternary gate: pattern (the paper's 2-of-3), pattern:P, worker or margin:T (the last two are extensions)")
 }
 
+// checkWorkers refuses a negative --workers before any input is read (0
+// means "from the input").
+func (sf *specFlags) checkWorkers() error {
+	if sf.workers < 0 || sf.workers > lowbit.MaxWorkers {
+		return usagef("--workers %d out of range [1, %d] (or leave it out to take it from the input)", sf.workers, lowbit.MaxWorkers)
+	}
+	return nil
+}
+
 func (sf *specFlags) spec(workers int) (lowbit.Spec, error) {
 	var s lowbit.Spec
 	var err error
@@ -134,6 +143,9 @@ and element, and no output is written.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("-o FILE is required")
+			}
+			if err := sf.checkWorkers(); err != nil {
+				return err
 			}
 			g, err := readGradients(args, sf.workers)
 			if err != nil {
@@ -247,6 +259,9 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 			}
 			if mode != "counts" && mode != "binary" && mode != "ternary" {
 				return usagef("--mode %q: want counts, binary or ternary", mode)
+			}
+			if err := sf.checkWorkers(); err != nil {
+				return err
 			}
 			f, err := readPayload(args[0], raw, sf.workers, rawBase)
 			if err != nil {

@@ -45,3 +45,26 @@ func TestUsageMistakesExit2(t *testing.T) {
 		t.Errorf("nfabric payload: exit %d, out %q", code, out)
 	}
 }
+
+// TestMessagesPointTheRightWay: the error names the flag the user got
+// wrong (issue 15, item 15).
+func TestMessagesPointTheRightWay(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.f32")
+	os.WriteFile(g, make([]byte, 32), 0o644)
+	for _, c := range []struct {
+		args    []string
+		want    string
+		notWant string
+	}{
+		{[]string{"train", "run", "--epochs", "-1"}, "--epochs -1", "diag-epoch"},
+		{[]string{"payload", "encode", "--workers", "-1", "-o", filepath.Join(dir, "x"), g}, "--workers -1", "not 0"},
+		{[]string{"payload", "aggregate", "--workers", "-1", "-o", filepath.Join(dir, "x"), g}, "--workers -1", "holds"},
+		{[]string{"verify", "--lines", "0"}, "--lines 0", "verify: verify:"},
+	} {
+		_, _, stderr := nfabric(t, c.args...)
+		if !strings.Contains(stderr, c.want) || strings.Contains(stderr, c.notWant) {
+			t.Errorf("nfabric %s: stderr %q; want %q, not %q", strings.Join(c.args, " "), stderr, c.want, c.notWant)
+		}
+	}
+}
