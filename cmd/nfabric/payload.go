@@ -121,7 +121,16 @@ func (sf *specFlags) spec(workers int) (lowbit.Spec, error) {
 	if err := s.Validate(); err != nil {
 		return s, usagef("%v", err)
 	}
-	return s, nil
+	return s, checkMargin(s)
+}
+
+// checkMargin refuses a margin gate that can never pass: the vote margin
+// |2c - W| is at most W, so a threshold above W zeroes every element.
+func checkMargin(s lowbit.Spec) error {
+	if s.Format == lowbit.Ternary && s.Gate.Kind == lowbit.GateMargin && s.Gate.Threshold > s.Workers {
+		return usagef("--gate margin:%d exceeds W = %d: the margin |2c - W| is at most W, so every value would be zero", s.Gate.Threshold, s.Workers)
+	}
+	return nil
 }
 
 func newPayloadEncodeCmd() *cobra.Command {
@@ -157,6 +166,9 @@ and element, and no output is written.`,
 			}
 			if math.IsNaN(tau) || math.IsInf(tau, 0) || tau < 0 {
 				return usagef("--tau %v must be finite and non-negative", tau)
+			}
+			if cmd.Flags().Changed("tau") && !spec.GateBits() {
+				return usagef("--tau applies only to --format g-ternary --gate worker")
 			}
 			if base < 0 {
 				return usagef("--base %d must be non-negative", base)
@@ -270,6 +282,15 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 			if sf.workers != 0 && sf.workers != f.Spec.Workers {
 				return usagef("--workers %d, but %s holds %d workers", sf.workers, args[0], f.Spec.Workers)
 			}
+			if cmd.Flags().Changed("format") {
+				fm, err := lowbit.ParseFormat(sf.format)
+				if err != nil {
+					return usagef("--format: %v", err)
+				}
+				if fm != f.Spec.Format {
+					return usagef("--format %v, but %s is %v (--mode chooses what to compute)", fm, args[0], f.Spec.Format)
+				}
+			}
 			if cmd.Flags().Changed("layout") {
 				l, err := lowbit.ParseLayout(sf.layout)
 				if err != nil {
@@ -299,6 +320,9 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 					}
 					if s.Gate, err = lowbit.ParseGate(gateFlag); err != nil {
 						return usagef("--gate: %v", err)
+					}
+					if err := checkMargin(s); err != nil {
+						return err
 					}
 				}
 				u, err := f.Vote(s)

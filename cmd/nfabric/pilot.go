@@ -110,6 +110,9 @@ func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) erro
 		}
 		o.Fault.StartEpoch, o.Fault.EndEpoch = s, e
 	}
+	if o.Fault.Rate > 0 && o.Fault.StartEpoch > o.Train.Epochs {
+		return usagef("--fault-epochs %d-%d starts after the last of --epochs %d: nothing would be injected", o.Fault.StartEpoch, o.Fault.EndEpoch, o.Train.Epochs)
+	}
 	for name, kv := range map[string]struct {
 		dst *int64
 		val int64

@@ -218,6 +218,11 @@ func newTrainRunCmd() *cobra.Command {
 			if logEvery < 0 {
 				return usagef("--log-every %d < 0", logEvery)
 			}
+			for _, name := range []string{"seeds", "extensions"} {
+				if cmd.Flags().Changed(name) {
+					return usagef("--%s does not apply to train run (one policy, one seed: use --seed; see train validated/boundary)", name)
+				}
+			}
 			if resume && checkpoint == "" {
 				return usagef("--resume needs --checkpoint FILE")
 			}

@@ -68,3 +68,39 @@ func TestMessagesPointTheRightWay(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptedWithoutAWord: flags that used to be ignored or to give an
+// all-zero result are usage errors naming them (issue 15, item 9).
+func TestAcceptedWithoutAWord(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.f32")
+	nfp := filepath.Join(dir, "g.nfp")
+	if code, _, e := nfabric(t, "payload", "random", "--workers", "4", "--elements", "64", "-o", g); code != 0 {
+		t.Fatal(e)
+	}
+	if code, _, e := nfabric(t, "payload", "encode", "--workers", "4", "-o", nfp, g); code != 0 {
+		t.Fatal(e)
+	}
+	x := filepath.Join(dir, "x")
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"payload", "encode", "--workers", "4", "--format", "g-ternary", "--gate", "margin:5", "-o", x, g}, "margin:5"},
+		{[]string{"payload", "aggregate", "--mode", "ternary", "--gate", "margin:5", "-o", x, nfp}, "margin:5"},
+		{[]string{"payload", "aggregate", "--format", "g-ternary", "-o", x, nfp}, "--format"},
+		{[]string{"payload", "encode", "--workers", "4", "--tau", "0.5", "-o", x, g}, "--tau"},
+		{[]string{"pilot", "--fault-epochs", "3-4", "--epochs", "1"}, "--fault-epochs"},
+		{[]string{"train", "run", "--seeds", "3"}, "--seeds"},
+		{[]string{"train", "run", "--extensions"}, "--extensions"},
+	} {
+		code, _, stderr := nfabric(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.msg) {
+			t.Errorf("nfabric %s: exit %d, stderr %q; want 2 naming %s", strings.Join(c.args, " "), code, stderr, c.msg)
+		}
+	}
+	// The margin threshold W itself is valid.
+	if code, _, e := nfabric(t, "payload", "aggregate", "--mode", "ternary", "--gate", "margin:4", "-o", x, nfp); code != 0 {
+		t.Errorf("margin:4 with W = 4: %s", e)
+	}
+}
