@@ -41,6 +41,9 @@ func (t Telemetry) Validate() error {
 	if !finite(t.LineReads) || t.LineReads < 0 {
 		return fmt.Errorf("line read rate %v is not a finite non-negative number", t.LineReads)
 	}
+	if !finite(t.Pressure()) {
+		return fmt.Errorf("pressure %v / %v overflows", t.DemandGBps, t.CapacityGBps)
+	}
 	return nil
 }
 
