@@ -300,13 +300,15 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 					return usagef("--layout %v, but %s is %v", l, args[0], f.Spec.Layout)
 				}
 			}
-			var values []int64
+			// value(i) reads element i from the counts or the votes
+			// (no per-element int64 copy: memory stays near the input's).
+			var value func(i int) int64
+			var n int
 			width := 1
 			switch mode {
 			case "counts":
-				for _, c := range f.Counts() {
-					values = append(values, int64(c))
-				}
+				counts := f.Counts()
+				n, value = len(counts), func(i int) int64 { return int64(counts[i]) }
 				if f.Spec.Workers > 255 {
 					width = 2
 				}
@@ -329,26 +331,27 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 				if err != nil {
 					return fmt.Errorf("aggregate %s: %w", args[0], err)
 				}
-				for _, v := range u {
-					values = append(values, int64(v))
-				}
+				n, value = len(u), func(i int) int64 { return int64(u[i]) }
 			}
+			f.Signs, f.Gates = nil, nil // the file's bytes are no longer needed
 			return writeOutput(cmd, out, func(w io.Writer) error {
-				bw := bufio.NewWriter(w)
+				bw := bufio.NewWriterSize(w, 1<<16)
 				if outFmt == "csv" {
 					fmt.Fprintf(bw, "element,%s\n", map[string]string{"counts": "count", "binary": "u", "ternary": "t"}[mode])
-					for i, v := range values {
-						bw.WriteString(strconv.FormatInt(f.Base+int64(i), 10))
-						bw.WriteByte(',')
-						bw.WriteString(strconv.FormatInt(v, 10))
-						bw.WriteByte('\n')
+					var num []byte
+					for i := range n {
+						num = strconv.AppendInt(num[:0], f.Base+int64(i), 10)
+						num = append(num, ',')
+						num = strconv.AppendInt(num, value(i), 10)
+						num = append(num, '\n')
+						bw.Write(num)
 					}
 				} else {
-					for _, v := range values {
+					for i := range n {
 						if width == 2 {
-							bw.Write(binary.LittleEndian.AppendUint16(nil, uint16(v)))
+							bw.Write(binary.LittleEndian.AppendUint16(nil, uint16(value(i))))
 						} else {
-							bw.WriteByte(byte(v))
+							bw.WriteByte(byte(value(i)))
 						}
 					}
 				}
@@ -389,16 +392,37 @@ func readPayload(path string, raw bool, workers int, base int64) (*payload.File,
 	if base < 0 {
 		return nil, usagef("--base %d must be non-negative", base)
 	}
-	data, err := io.ReadAll(fh)
-	if err != nil {
-		return nil, fmt.Errorf("read payload %s: %w", path, err)
+	size := st.Size()
+	if !st.Mode().IsRegular() { // a pipe: its size is known only at the end
+		data, err := io.ReadAll(io.LimitReader(fh, payload.MaxElements+1))
+		if err != nil {
+			return nil, fmt.Errorf("read payload %s: %w", path, err)
+		}
+		size = int64(len(data))
+		return rawFile(path, data, size, workers, base)
 	}
-	if int64(len(data)) > payload.MaxElements {
-		return nil, fmt.Errorf("read payload %s: %d bytes is more than %d elements", path, len(data), int64(payload.MaxElements))
+	if size > payload.MaxElements {
+		return nil, fmt.Errorf("read payload %s: %d bytes is more than %d elements", path, size, int64(payload.MaxElements))
 	}
-	h := payload.Header{Spec: lowbit.Spec{Workers: workers, Layout: lowbit.ElementMajor, Format: lowbit.Binary}, Elements: int64(len(data)), Base: base}
+	return rawFile(path, fh, size, workers, base)
+}
+
+// rawFile reads size bytes of headerless packets from src (a reader or the
+// bytes already read) straight into the file's sign section.
+func rawFile(path string, src any, size int64, workers int, base int64) (*payload.File, error) {
+	if size > payload.MaxElements {
+		return nil, fmt.Errorf("read payload %s: %d bytes is more than %d elements", path, size, int64(payload.MaxElements))
+	}
+	h := payload.Header{Spec: lowbit.Spec{Workers: workers, Layout: lowbit.ElementMajor, Format: lowbit.Binary}, Elements: size, Base: base}
 	f := &payload.File{Header: h, Signs: make([]byte, h.SectionBytes())}
-	copy(f.Signs, data)
+	switch s := src.(type) {
+	case []byte:
+		copy(f.Signs, s)
+	case io.Reader:
+		if _, err := io.ReadFull(s, f.Signs[:size]); err != nil {
+			return nil, fmt.Errorf("read payload %s: %w", path, err)
+		}
+	}
 	if err := f.Check(); err != nil {
 		return nil, fmt.Errorf("read payload %s: %w", path, err)
 	}
