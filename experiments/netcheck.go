@@ -111,4 +111,3 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
-
