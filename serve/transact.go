@@ -6,6 +6,7 @@ import (
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/serve/wire"
 )
 
@@ -81,19 +82,19 @@ func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, error) {
 	return steps, reads, nil
 }
 
-// run runs the steps on the model: every transaction is accepted in order,
-// mode writes between acceptances, then all are completed. It returns the
-// response and the bad fields. The caller holds d.mu.
+// run runs the steps on the device as one host.Device.Transact batch:
+// every transaction is accepted in order, mode writes between
+// acceptances, then all are completed. It returns the response and the
+// bad fields, the mode writes' first. The caller holds d.mu.
 func (d *device) run(steps []step, reads int) (*pb.TransactResponse, []violation) {
-	m := d.m
-	out := &pb.TransactResponse{FirstSeq: m.Seq() + 1, Data: make([]byte, 0, reads*cxl.LineBytes),
-		ReadModes: make([]pb.Mode, 0, reads), ReadTransformed: make([]bool, 0, reads)}
-	var bad []violation
-	for i, st := range steps {
+	n := 0
+	for _, st := range steps {
+		n += max(st.n, 1)
+	}
+	hs := make([]host.Step, 0, n)
+	for _, st := range steps {
 		if st.op == 0 {
-			if err := m.SetMode(st.region, st.mode, st.time); err != nil {
-				bad = append(bad, violation{fmt.Sprintf("ops[%d].set_mode.region", i), err.Error()})
-			}
+			hs = append(hs, host.Step{ModeWrite: true, Region: st.region, Mode: st.mode, Time: st.time})
 			continue
 		}
 		for k := range st.n {
@@ -101,26 +102,47 @@ func (d *device) run(steps []step, reads int) (*pb.TransactResponse, []violation
 			if st.op == cxl.MemWr {
 				req.Data = st.data[k*cxl.LineBytes : min(len(st.data), (k+1)*cxl.LineBytes)]
 			}
-			m.Accept(req) // an invalid request is answered by Complete with its error
+			hs = append(hs, host.Step{Req: req})
 		}
 	}
+	res := make([]host.Outcome, len(hs))
+	first, _ := d.dev.Transact(hs, res)
+	out := &pb.TransactResponse{FirstSeq: first, Data: make([]byte, 0, reads*cxl.LineBytes),
+		ReadModes: make([]pb.Mode, 0, reads), ReadTransformed: make([]bool, 0, reads)}
+	var bad []violation
+	j := 0
 	for i, st := range steps {
+		if st.op == 0 {
+			if err := res[j].Err; err != nil {
+				bad = append(bad, violation{fmt.Sprintf("ops[%d].set_mode.region", i), err.Error()})
+			}
+			j++
+			continue
+		}
+		j += st.n
+	}
+	j = 0
+	for i, st := range steps {
+		if st.op == 0 {
+			j++
+			continue
+		}
 		name := "write"
 		if st.op == cxl.MemRd {
 			name = "read"
 		}
-		for range st.n {
-			r, _ := m.Complete()
+		for _, o := range res[j : j+st.n] {
 			out.Transactions++
 			if st.op == cxl.MemRd {
-				out.Data = append(out.Data, r.Data[:]...)
-				out.ReadModes = append(out.ReadModes, wire.Mode(r.Mode))
-				out.ReadTransformed = append(out.ReadTransformed, r.Transformed)
+				out.Data = append(out.Data, o.Resp.Data[:]...)
+				out.ReadModes = append(out.ReadModes, wire.Mode(o.Resp.Mode))
+				out.ReadTransformed = append(out.ReadTransformed, o.Resp.Transformed)
 			}
-			if r.Err != nil {
-				bad = append(bad, violation{fmt.Sprintf("ops[%d].%s.%s", i, name, errField(r.Err)), r.Err.Error()})
+			if o.Err != nil {
+				bad = append(bad, violation{fmt.Sprintf("ops[%d].%s.%s", i, name, errField(o.Err)), o.Err.Error()})
 			}
 		}
+		j += st.n
 	}
 	return out, bad
 }
