@@ -372,10 +372,9 @@ func (d *Device) Transact(steps []Step, out []Outcome) (firstSeq uint64, failed 
 	firstSeq = d.core.Seq() + 1
 	for i := range steps {
 		st := &steps[i]
-		out[i] = Outcome{}
 		if st.ModeWrite {
-			if err := d.core.SetMode(st.Region, st.Mode, st.Time); err != nil {
-				out[i].Err = err
+			out[i] = Outcome{Err: d.core.SetMode(st.Region, st.Mode, st.Time)}
+			if out[i].Err != nil {
 				failed++
 			}
 			continue
@@ -387,8 +386,9 @@ func (d *Device) Transact(steps []Step, out []Outcome) (firstSeq uint64, failed 
 		if steps[i].ModeWrite {
 			continue
 		}
-		out[i].Resp, _ = d.core.Complete()
-		if out[i].Err = out[i].Resp.Err; out[i].Err != nil {
+		o := &out[i]
+		o.Resp, _ = d.core.Complete()
+		if o.Err = o.Resp.Err; o.Err != nil {
 			failed++
 		}
 	}
