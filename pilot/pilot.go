@@ -130,7 +130,7 @@ type Config struct {
 	// Record, when not nil, receives the run's conversation with its
 	// control plane (controlled scenarios only); it is off by default and
 	// never part of the Result or its JSON.
-	Record *Recording
+	Record *Recording `json:"-"`
 }
 
 // Recording is a pilot's conversation with its control plane, enough to
