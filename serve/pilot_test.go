@@ -86,4 +86,5 @@ func TestRecordedPilotOverSocket(t *testing.T) {
 	if !reflect.DeepEqual(got, res.Actions) || !reflect.DeepEqual(rec.Actions, res.Actions) {
 		t.Fatalf("session actions %v\nrecorded %v\npilot took %v", got, rec.Actions, res.Actions)
 	}
+	t.Logf("%d events, %d actions, %d alarms", len(rec.Events), len(got), res.Alarms)
 }
