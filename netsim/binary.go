@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/neuronfabric/nfabric/report"
 )
 
 // Source is the ns-3 program (ns3/nfabric-telemetry.cc), embedded so the
@@ -98,6 +100,7 @@ func build(ctx context.Context, dir, bin string) error {
 		return fmt.Errorf("netsim: build: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	defer report.RegisterTemp(tmp)() // an interrupt removes it too
 	src := filepath.Join(tmp, "nfabric-telemetry.cc")
 	if err := os.WriteFile(src, Source, 0o644); err != nil {
 		return fmt.Errorf("netsim: build: %w", err)

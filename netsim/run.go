@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+
+	"github.com/neuronfabric/nfabric/report"
 )
 
 // Result is one finished ns-3 run.
@@ -81,6 +83,7 @@ func Run(ctx context.Context, c Config, sched *Schedule) (*Result, error) {
 		return nil, fmt.Errorf("netsim: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	defer report.RegisterTemp(dir)() // an interrupt removes it too
 	path := func(n string) string { return filepath.Join(dir, n) }
 	var sb bytes.Buffer
 	if err := sched.WriteCSV(&sb); err != nil {

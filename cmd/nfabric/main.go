@@ -148,17 +148,22 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // checkOutputs checks every command's output paths before it does any
-// work: --output/-o FILE by report.CheckOutput's rules ("-" is stdout),
-// --out DIR by report.CheckOutputDir. A bad path is a usage error.
+// work. A flag named "output", or any output flag with the shorthand -o
+// (telemetry's --out/-o), names a file: report.CheckOutput's rules, "-" is
+// stdout. A flag named "out" without -o names a directory:
+// report.CheckOutputDir. A bad path is a usage error.
 func checkOutputs(cmd *cobra.Command) error {
-	if f := cmd.Flags().Lookup("output"); f != nil && f.Value.String() != "" && f.Value.String() != "-" {
-		if _, _, err := report.CheckOutput(f.Value.String()); err != nil {
-			return usageError{fmt.Errorf("--output: %w", err)}
+	for _, name := range []string{"output", "out"} {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || f.Value.Type() != "string" || f.Value.String() == "" || f.Value.String() == "-" {
+			continue
 		}
-	}
-	if f := cmd.Flags().Lookup("out"); f != nil && f.Value.String() != "" && f.Value.Type() == "string" {
-		if err := report.CheckOutputDir(f.Value.String()); err != nil {
-			return usageError{fmt.Errorf("--out: %w", err)}
+		if name == "output" || f.Shorthand == "o" {
+			if _, _, err := report.CheckOutput(f.Value.String()); err != nil {
+				return usageError{fmt.Errorf("--%s: %w", name, err)}
+			}
+		} else if err := report.CheckOutputDir(f.Value.String()); err != nil {
+			return usageError{fmt.Errorf("--%s: %w", name, err)}
 		}
 	}
 	return nil

@@ -51,3 +51,17 @@ func TestOutputToDevices(t *testing.T) {
 		t.Fatalf("/dev/null is no longer a device: %v %v", st.Mode(), err)
 	}
 }
+
+// TestOutputFlagKinds: --out/-o of telemetry names a file (an existing
+// regular file is replaced), --out of the report commands a directory.
+func TestOutputFlagKinds(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "t.csv")
+	os.WriteFile(file, []byte("old"), 0o444)
+	if code, _, stderr := nfabric(t, "telemetry", "synthetic", "-o", file); code != 0 {
+		t.Fatalf("telemetry -o FILE: exit %d: %s", code, stderr)
+	}
+	st, _ := os.Stat(file)
+	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), "time_ns,") || st.Mode().Perm() != 0o444 {
+		t.Errorf("telemetry -o FILE wrote %.20q with mode %v", b, st.Mode().Perm())
+	}
+}
