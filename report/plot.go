@@ -17,6 +17,9 @@ import (
 type Series struct {
 	Name string
 	X, Y []float64
+	// Err, when set, holds one spread per point (e.g. the standard
+	// deviation over seeds of a mean); the plot shades Y ± Err as a band.
+	Err []float64
 	// Dashed draws the line dashed (useful for thresholds and references).
 	Dashed bool
 }
@@ -79,8 +82,8 @@ func (lp LinePlot) axes() *plot.Plot {
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(6)
 	p.Legend.YOffs = vg.Points(-4)
-	p.X.Tick.Marker = niceTicks{log: lp.LogX}
-	p.Y.Tick.Marker = niceTicks{log: lp.LogY}
+	p.X.Tick.Marker = niceTicks{log: lp.LogX, integer: lp.allIntegers(func(s Series) []float64 { return s.X })}
+	p.Y.Tick.Marker = niceTicks{log: lp.LogY, integer: lp.allIntegers(func(s Series) []float64 { return s.Y }) && !lp.hasErr()}
 	if lp.LogX {
 		p.X.Scale = plot.LogScale{}
 	}
@@ -98,18 +101,65 @@ func (lp LinePlot) axes() *plot.Plot {
 	return p
 }
 
+// allIntegers reports whether every value the series hold on one axis is a
+// whole number (epochs, counts), so that axis gets integer ticks only.
+func (lp LinePlot) allIntegers(axis func(Series) []float64) bool {
+	n := 0
+	for _, s := range lp.Series {
+		for _, v := range axis(s) {
+			if v != math.Trunc(v) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+func (lp LinePlot) hasErr() bool {
+	for _, s := range lp.Series {
+		if len(s.Err) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// band shades Y ± Err of s under its line, in the series' colour.
+func band(s Series, pts plotter.XYs, c color.Color, logY bool) (*plotter.Polygon, error) {
+	ring := make(plotter.XYs, 0, 2*len(pts))
+	for j, pt := range pts {
+		ring = append(ring, plotter.XY{X: pt.X, Y: pt.Y + s.Err[j]})
+	}
+	for j := len(pts) - 1; j >= 0; j-- {
+		lo := pts[j].Y - s.Err[j]
+		if logY && lo <= 0 {
+			lo = pts[j].Y / 10
+		}
+		ring = append(ring, plotter.XY{X: pts[j].X, Y: lo})
+	}
+	poly, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return nil, err
+	}
+	r, g, b, _ := c.RGBA()
+	poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x38}
+	poly.LineStyle.Width = 0
+	return poly, nil
+}
+
 // addSeries draws every series and returns the x range they span.
 func (lp LinePlot) addSeries(p *plot.Plot) (xmin, xmax float64, err error) {
 	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for i, s := range lp.Series {
-		if len(s.X) != len(s.Y) {
-			return 0, 0, fmt.Errorf("plot %q: series %q has %d x and %d y values", lp.Title, s.Name, len(s.X), len(s.Y))
+		if len(s.X) != len(s.Y) || (s.Err != nil && len(s.Err) != len(s.Y)) {
+			return 0, 0, fmt.Errorf("plot %q: series %q has %d x, %d y and %d spread values", lp.Title, s.Name, len(s.X), len(s.Y), len(s.Err))
 		}
 		pts := make(plotter.XYs, len(s.X))
 		for j := range s.X {
 			x, y := s.X[j], s.Y[j]
-			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
-				return 0, 0, fmt.Errorf("plot %q: series %q point %d is not finite", lp.Title, s.Name, j)
+			if !finite(x) || !finite(y) || (s.Err != nil && (!finite(s.Err[j]) || s.Err[j] < 0)) {
+				return 0, 0, fmt.Errorf("plot %q: series %q point %d is not finite (or its spread is negative)", lp.Title, s.Name, j)
 			}
 			if (lp.LogX && x <= 0) || (lp.LogY && y <= 0) {
 				return 0, 0, fmt.Errorf("plot %q: series %q point %d is not positive on a log axis", lp.Title, s.Name, j)
@@ -122,6 +172,13 @@ func (lp LinePlot) addSeries(p *plot.Plot) (xmin, xmax float64, err error) {
 			return 0, 0, fmt.Errorf("plot %q: %w", lp.Title, err)
 		}
 		c := Color(i)
+		if s.Err != nil {
+			poly, err := band(s, pts, c, lp.LogY)
+			if err != nil {
+				return 0, 0, fmt.Errorf("plot %q: %w", lp.Title, err)
+			}
+			p.Add(poly)
+		}
 		line.Color = c
 		line.Width = vg.Points(1.5)
 		if s.Dashed {
@@ -172,7 +229,11 @@ func (lp LinePlot) render(p *plot.Plot) ([]byte, error) {
 	if len(lp.XCategories) > 0 {
 		p.X.Min, p.X.Max = -0.5, float64(len(lp.XCategories))-0.5
 	}
-	w, hgt := lp.Width, lp.Height
+	return writeSVG(p, lp.Title, lp.Width, lp.Height)
+}
+
+// writeSVG renders p at w x h centimetres (zero: 16 x 10) as SVG.
+func writeSVG(p *plot.Plot, title string, w, hgt float64) ([]byte, error) {
 	if w == 0 {
 		w = 16
 	}
@@ -181,14 +242,16 @@ func (lp LinePlot) render(p *plot.Plot) ([]byte, error) {
 	}
 	wt, err := p.WriterTo(vg.Length(w)*vg.Centimeter, vg.Length(hgt)*vg.Centimeter, "svg")
 	if err != nil {
-		return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+		return nil, fmt.Errorf("plot %q: %w", title, err)
 	}
 	var buf bytes.Buffer
 	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+		return nil, fmt.Errorf("plot %q: %w", title, err)
 	}
 	return buf.Bytes(), nil
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Figure renders lp and wraps it as a Figure with the given file stem.
 func (lp LinePlot) Figure(name string) (Figure, error) {
@@ -201,8 +264,9 @@ func (lp LinePlot) Figure(name string) (Figure, error) {
 
 // niceTicks puts major ticks at 1, 2 and 5 times a power of ten: about five
 // on a linear axis, and every such value within range on a log axis (with
-// labels only on a readable subset).
-type niceTicks struct{ log bool }
+// labels only on a readable subset). An integer axis (epochs, counts) never
+// gets a step below 1.
+type niceTicks struct{ log, integer bool }
 
 func (t niceTicks) Ticks(min, max float64) []plot.Tick {
 	if !(max > min) {
@@ -231,6 +295,9 @@ func (t niceTicks) Ticks(min, max float64) []plot.Tick {
 			step = m * mag
 			break
 		}
+	}
+	if t.integer && step < 1 {
+		step = 1
 	}
 	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
 		if math.Abs(v) < step*1e-9 {
