@@ -387,9 +387,10 @@ func aggShare(r *train.Result) float64 {
 
 func ratioCell(r float64) string { return train.FormatRatio(r) }
 
-// curveFigure plots the mean validation accuracy per epoch of each policy.
+// curveFigure plots the mean validation accuracy per epoch of each policy,
+// shaded ± the standard deviation over seeds.
 func curveFigure(name, title string, runs []PolicyRuns) (report.Figure, error) {
-	lp := report.LinePlot{Title: title, XLabel: "epoch", YLabel: "validation accuracy (%), mean over seeds"}
+	lp := report.LinePlot{Title: title, XLabel: "epoch", YLabel: "validation accuracy (%), mean ± std over seeds"}
 	for _, pr := range runs {
 		n := len(pr.Runs[0].Result.Epochs)
 		s := report.Series{Name: pr.Label}
@@ -398,9 +399,10 @@ func curveFigure(name, title string, runs []PolicyRuns) (report.Figure, error) {
 			for _, r := range pr.Runs {
 				accs = append(accs, 100*r.Result.Epochs[e].ValAcc)
 			}
-			m, _ := MeanStd(accs)
+			m, sd := MeanStd(accs)
 			s.X = append(s.X, float64(e+1))
 			s.Y = append(s.Y, m)
+			s.Err = append(s.Err, sd)
 		}
 		lp.Series = append(lp.Series, s)
 	}
@@ -503,7 +505,8 @@ func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 // the given runs (averaged over seeds).
 func cosineTable(tname, dataName string, runs []PolicyRuns, paperData string, paper [2][3]string) report.Table {
 	t := report.Table{Name: tname, Title: "Table 5 analogue: low-bit/FP32 cosine alignment on " + dataName,
-		Columns: []string{"trajectory", "epoch", "aggregate", "global", "backbone", "head", "paper " + paperData + " global", "paper backbone", "paper head"}}
+		Columns: []string{"trajectory", "epoch", "aggregate", "global", "backbone", "head", "paper " + paperData + " global", "paper backbone", "paper head"},
+		Compare: []report.ColumnPair{{Measured: "global", Paper: "paper " + paperData + " global"}, {Measured: "backbone", Paper: "paper backbone"}, {Measured: "head", Paper: "paper head"}}}
 	for _, pr := range runs {
 		var b, te [3][]float64
 		epoch := 0
@@ -581,7 +584,8 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 	r18 := all[0].PaperModel
 	res := &report.Result{Block: "training-boundary", Title: "Boundary and layer-aware admission (Sec. 7.2-7.3, Fig. 5, Tables 5-6 analogues)", Data: all}
 	tb := report.Table{Name: "table6", Title: "Table 6 analogue: layer-aware mixed aggregation on " + d.Name + ", " + fmt.Sprint(o.Seeds) + " seeds",
-		Columns: []string{"policy", "final acc. (%) mean ± std", "paper CIFAR-100 acc. (%)", "traffic vs FP32 (this model)", "stored-plane traffic (this model)", "traffic with ResNet-18/100", "paper traffic"}}
+		Columns: []string{"policy", "final acc. (%) mean ± std", "paper CIFAR-100 acc. (%)", "traffic vs FP32 (this model)", "stored-plane traffic (this model)", "traffic with ResNet-18/100", "paper traffic"},
+		Compare: []report.ColumnPair{{Measured: "final acc. (%) mean ± std", Paper: "paper CIFAR-100 acc. (%)"}, {Measured: "traffic with ResNet-18/100", Paper: "paper traffic"}}}
 	finals := map[string]float64{}
 	for _, pr := range runs {
 		m, _ := MeanStd(pr.Finals())
@@ -662,6 +666,11 @@ func trainingLayout(cfg Config, runs []TrainRun) (*report.Result, error) {
 		res.Tables = append(res.Tables, r.Tables...)
 		res.Figures = append(res.Figures, r.Figures...)
 	}
+	fig7b, err := fig7bPlot(vr, br)
+	if err != nil {
+		return nil, err
+	}
+	res.Figures = append(res.Figures, fig7b)
 	for _, pr := range byRow(br) {
 		want, ok := paperTable6[pr.Label]
 		if !ok || want[1] == "-" {
@@ -675,4 +684,31 @@ func trainingLayout(cfg Config, runs []TrainRun) (*report.Result, error) {
 	}
 	res.Summary = append(res.Summary, fmt.Sprintf("Table 6 traffic column with ResNet-18/100: %d of 7 match the paper.", res.Passed))
 	return res, nil
+}
+
+// fig7bPlot is Fig. 7(b): each rule of the training block placed by its
+// normalized gradient traffic (the paper's accounting, bits per element /
+// 32, as Fig. 7(a)'s paths count it) against its final validation
+// accuracy, mean ± std over seeds; one group per study. The boundary
+// study contributes its uniform rules and the layer-aware splits of
+// Table 6 (not the learning-rate ablation or the extensions). Panel (a),
+// the modelled time per path, is the collective block's.
+func fig7bPlot(validated, boundary []TrainRun) (report.Figure, error) {
+	sp := report.ScatterPlot{Title: "Fig. 7(b): normalized traffic against final accuracy (training block's runs)",
+		XLabel: "normalized gradient traffic (x FP32, log scale)", YLabel: "final validation accuracy (%), mean ± std", LogX: true, Height: 12}
+	for _, study := range [][]TrainRun{validated, boundary} {
+		if len(study) == 0 {
+			continue
+		}
+		g := report.PointGroup{Name: study[0].Study + " study (" + study[0].Data.Name + ")"}
+		for _, pr := range byRow(study) {
+			if _, inTable6 := paperTable6[pr.Label]; study[0].Study == StudyBoundary && (!inTable6 || strings.HasSuffix(pr.Label, "@lr")) {
+				continue
+			}
+			m, sd := MeanStd(pr.Finals())
+			g.Points = append(g.Points, report.Point{Label: strings.TrimSuffix(pr.Label, " all"), X: pr.Runs[0].Result.Traffic.Paper.Ratio, Y: m, YErr: sd})
+		}
+		sp.Groups = append(sp.Groups, g)
+	}
+	return sp.Figure("fig7b-traffic-accuracy")
 }

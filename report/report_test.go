@@ -64,3 +64,80 @@ func TestLinePlotSVG(t *testing.T) {
 		t.Error("NaN point accepted")
 	}
 }
+
+func TestIntegerTicks(t *testing.T) {
+	for _, c := range []struct {
+		ticks    niceTicks
+		min, max float64
+		want     []float64
+	}{
+		{niceTicks{integer: true}, 1, 3, []float64{1, 2, 3}},
+		{niceTicks{}, 1, 3, []float64{1, 1.5, 2, 2.5, 3}},
+		{niceTicks{integer: true}, 0, 100, []float64{0, 20, 40, 60, 80, 100}},
+	} {
+		var got []float64
+		for _, tk := range c.ticks.Ticks(c.min, c.max) {
+			got = append(got, tk.Value)
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%+v.Ticks(%g, %g) = %v; want %v", c.ticks, c.min, c.max, got, c.want)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 1e-12 {
+				t.Errorf("%+v.Ticks(%g, %g) = %v; want %v", c.ticks, c.min, c.max, got, c.want)
+				break
+			}
+		}
+	}
+	epochs := LinePlot{Series: []Series{{X: []float64{1, 2, 3}, Y: []float64{50.5, 60, 61}}}}
+	if !epochs.allIntegers(func(s Series) []float64 { return s.X }) || epochs.allIntegers(func(s Series) []float64 { return s.Y }) {
+		t.Error("epochs 1..3 should get integer ticks and accuracies 50.5.. should not")
+	}
+}
+
+func TestPlotKindsRejectBadData(t *testing.T) {
+	for name, f := range map[string]func() ([]byte, error){
+		"negative spread": LinePlot{Series: []Series{{X: []float64{1}, Y: []float64{1}, Err: []float64{-1}}}}.SVG,
+		"spread count":    LinePlot{Series: []Series{{X: []float64{1, 2}, Y: []float64{1, 2}, Err: []float64{1}}}}.SVG,
+		"no bars":         BarPlot{}.SVG,
+		"zero bar on log": BarPlot{LogX: true, Bars: []Bar{{Label: "a", Value: 0}}}.SVG,
+		"NaN bar":         BarPlot{Bars: []Bar{{Label: "a", Value: math.NaN()}}}.SVG,
+		"no points":       ScatterPlot{}.SVG,
+		"zero x on log":   ScatterPlot{LogX: true, Groups: []PointGroup{{Points: []Point{{X: 0, Y: 1}}}}}.SVG,
+		"negative err":    ScatterPlot{Groups: []PointGroup{{Points: []Point{{X: 1, Y: 1, YErr: -1}}}}}.SVG,
+	} {
+		if _, err := f(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestPlotKindsDrawTheirLabels(t *testing.T) {
+	band, err := LinePlot{Title: "curve", Series: []Series{{Name: "s", X: []float64{1, 2, 3}, Y: []float64{1, 2, 3}, Err: []float64{0.1, 0.2, 0.3}}}}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars, err := BarPlot{Title: "bars", LogX: true, Groups: []string{"fam"}, Bars: []Bar{{Label: "path a", Value: 2.77, Text: "2.77 ms"}, {Label: "path <b>", Value: 436, Text: "436 ms"}}}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := ScatterPlot{Title: "pts", LogX: true, Groups: []PointGroup{{Name: "g", Points: []Point{{Label: "FP32", X: 1, Y: 80, YErr: 1}, {Label: "G-Binary", X: 0.03125, Y: 79, YErr: 0.5}}}}}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		svg  []byte
+		want []string
+	}{
+		{band, []string{"fill-opacity:0.2"}}, // the ± band is a translucent polygon
+		{bars, []string{">2.77 ms<", ">436 ms<", ">path &lt;b&gt;<", ">fam<"}},
+		{pts, []string{">FP32<", ">G-Binary<", ">g<"}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(string(c.svg), w) {
+				t.Errorf("SVG lacks %q", w)
+			}
+		}
+	}
+}
