@@ -100,6 +100,7 @@ func (bp BarPlot) SVG() ([]byte, error) {
 	p.Y.Tick.Length = 0
 	p.Legend.Top = false
 	p.Legend.Left = false
+	p.Legend.Padding = legendPadding
 	h := bp.Height
 	if h == 0 {
 		h = 2.5 + 0.8*float64(n)
@@ -174,6 +175,7 @@ func (sp ScatterPlot) SVG() ([]byte, error) {
 	}
 	p.Legend.Top = false
 	p.Legend.Left = true
+	p.Legend.Padding = legendPadding
 	return writeSVG(p, sp.Title, sp.Width, sp.Height)
 }
 

@@ -82,6 +82,7 @@ func (lp LinePlot) axes() *plot.Plot {
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(6)
 	p.Legend.YOffs = vg.Points(-4)
+	p.Legend.Padding = legendPadding
 	p.X.Tick.Marker = niceTicks{log: lp.LogX, integer: lp.allIntegers(func(s Series) []float64 { return s.X })}
 	p.Y.Tick.Marker = niceTicks{log: lp.LogY, integer: lp.allIntegers(func(s Series) []float64 { return s.Y }) && !lp.hasErr()}
 	if lp.LogX {
@@ -219,7 +220,7 @@ func (lp LinePlot) addHLines(p *plot.Plot, xmin, xmax float64) error {
 func (lp LinePlot) render(p *plot.Plot) ([]byte, error) {
 	// Leave headroom above the data for the legend, which sits top left.
 	if n := legendEntries(lp); n > 0 {
-		frac := 0.075 * float64(n)
+		frac := 0.09 * float64(n)
 		if lp.LogY && p.Y.Min > 0 {
 			p.Y.Max = p.Y.Max * math.Pow(p.Y.Max/p.Y.Min, frac)
 		} else {
@@ -250,6 +251,9 @@ func writeSVG(p *plot.Plot, title string, w, hgt float64) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// legendPadding separates legend entries, which touch at gonum's default.
+var legendPadding = vg.Points(2)
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
