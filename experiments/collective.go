@@ -317,7 +317,7 @@ func CollectiveLayout(r CollectiveResult) (*report.Result, error) {
 // fig7Table is the Fig. 7 table without its rows: title, columns, notes.
 func fig7Table(r CollectiveResult) report.Table {
 	S := float64(r.Elements) * 4
-	t := report.Table{Name: "fig7", Title: fmt.Sprintf("Fig. 7 analogue: one All-Reduce of %s's gradients (%d elements, %.2f GB FP32)", r.Model, r.Elements, S/1e9),
+	t := report.Table{Name: "fig7", Title: fmt.Sprintf("Fig. 7 analogue: one All-Reduce of %s's gradients (%d elements, %.3g GB FP32)", r.Model, r.Elements, S/1e9),
 		Columns: []string{"path", "route", "bits/elem", "normalized traffic", "measured time", "paper time", "algbw GB/s (FP32-equivalent)", "busbw GB/s"}}
 	shareNote := "each worker has its own CXL port at the link bandwidth"
 	if r.Shared {
