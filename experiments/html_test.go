@@ -101,7 +101,7 @@ func TestIndexHTMLInChromium(t *testing.T) {
 	}
 	for _, o := range outs {
 		st, _ := BlockStatus(o)
-		if want := `data-block="` + o.Block.Name + `" data-status="` + string(st) + `"`; !strings.Contains(dom, want) {
+		if want := `data-block="` + o.Block.Name + `" data-status="` + st + `"`; !strings.Contains(dom, want) {
 			t.Errorf("DOM lacks the section %s", want)
 		}
 	}

@@ -8,20 +8,12 @@ import (
 	"strings"
 )
 
-// Status is a block's outcome as REPORT.md and index.html show it.
-type Status string
-
-// The three outcomes of a block.
-const (
-	StatusOK      Status = "ok"
-	StatusSkipped Status = "skipped"
-	StatusFailed  Status = "failed"
-)
-
 // PageBlock is one evidence block on the HTML page.
 type PageBlock struct {
 	Name, Title string
-	Status      Status
+	// Status is the block's status word as REPORT.md prints it ("ok",
+	// "partial", "skipped", "failed"); the page styles it by the word.
+	Status string
 	// Detail says more about the status: the error of a failed block, the
 	// check counts, what a skipped block needs.
 	Detail string
@@ -307,7 +299,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max
 h1{font-size:1.6rem}h2{font-size:1.3rem;border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2.5rem}h3{font-size:1.05rem;margin-bottom:.3rem}
 nav ol{padding-left:1.4rem}nav li{margin:.15rem 0}
 .status{display:inline-block;font-size:.8rem;font-weight:600;padding:0 .45rem;border-radius:.6rem;margin-left:.4rem;vertical-align:middle}
-.status-ok{background:#dff3e3;color:#135c24}.status-skipped{background:#fff1c9;color:#6b4e00}.status-failed{background:#fbdada;color:#8a1010}
+.status-ok{background:#dff3e3;color:#135c24}.status-skipped,.status-partial{background:#fff1c9;color:#6b4e00}.status-failed{background:#fbdada;color:#8a1010}
 .detail{color:#555;font-size:.9rem}
 .tablewrap{overflow-x:auto}
 table{border-collapse:collapse;font-size:.85rem;margin:.4rem 0}

@@ -66,8 +66,8 @@ func TestPageHTML(t *testing.T) {
 			Notes: []string{"note <i>"}}},
 		Figures: []Figure{fig, evil}}
 	page, err := Page{Title: "R", Intro: []string{"intro"}, Blocks: []PageBlock{
-		{Name: "b", Title: "Block <b>", Status: StatusOK, Result: res, Files: []string{"b.md"}},
-		{Name: "c", Title: "Broken", Status: StatusFailed, Detail: "unit x: boom <!>"},
+		{Name: "b", Title: "Block <b>", Status: "ok", Result: res, Files: []string{"b.md"}},
+		{Name: "c", Title: "Broken", Status: "failed", Detail: "unit x: boom <!>"},
 	}}.HTML()
 	if err != nil {
 		t.Fatal(err)
