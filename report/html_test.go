@@ -100,3 +100,19 @@ func TestPageHTML(t *testing.T) {
 		}
 	}
 }
+
+// CompareCells is symmetric, a cell always matches itself (or is not
+// compared), and no cell text makes it panic.
+func FuzzCompareCells(f *testing.F) {
+	for _, s := range [][2]string{{"1", "1.0000"}, {"2.87 ms", "2.77 ms"}, {"-", "x"}, {"1e", "1e5"}, {"+.", "-"}, {"62.33 ± 0.31", "62.33"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if CompareCells(a, b) != CompareCells(b, a) {
+			t.Errorf("CompareCells(%q, %q) is not symmetric", a, b)
+		}
+		if c := CompareCells(a, a); c == CellsDiffer {
+			t.Errorf("CompareCells(%q, itself) = differ", a)
+		}
+	})
+}
