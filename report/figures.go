@@ -2,12 +2,10 @@ package report
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -115,140 +113,4 @@ func (bp BarPlot) Figure(name string) (Figure, error) {
 		return Figure{}, err
 	}
 	return Figure{Name: name, Title: bp.Title, SVG: svg}, nil
-}
-
-// ScatterPlot places labelled points, each with an optional vertical error
-// bar, in named groups (one colour each). Points are not joined: use it
-// where each point is its own thing (a rule, a path), not a trend.
-type ScatterPlot struct {
-	Title, XLabel, YLabel string
-	Groups                []PointGroup
-	LogX, LogY            bool
-	Width, Height         float64
-}
-
-// PointGroup is one colour of a ScatterPlot.
-type PointGroup struct {
-	Name   string
-	Points []Point
-}
-
-// Point is one labelled point; YErr (>= 0) draws Y ± YErr.
-type Point struct {
-	Label string
-	X, Y  float64
-	YErr  float64
-}
-
-// SVG renders the scatter plot. Labels sit right of their points; a point
-// sharing its x with an earlier one is labelled on the left, so the labels
-// of a column of points alternate sides.
-func (sp ScatterPlot) SVG() ([]byte, error) {
-	p := plot.New()
-	p.Title.Text = sp.Title
-	p.X.Label.Text, p.Y.Label.Text = sp.XLabel, sp.YLabel
-	p.X.Tick.Marker = niceTicks{log: sp.LogX}
-	p.Y.Tick.Marker = niceTicks{log: sp.LogY}
-	if sp.LogX {
-		p.X.Scale = plot.LogScale{}
-	}
-	if sp.LogY {
-		p.Y.Scale = plot.LogScale{}
-	}
-	p.Add(plotter.NewGrid())
-	var seenX []float64
-	for gi, g := range sp.Groups {
-		if err := sp.addGroup(p, g, Color(gi), &seenX); err != nil {
-			return nil, err
-		}
-	}
-	if len(seenX) == 0 {
-		return nil, fmt.Errorf("scatter plot %q: no points", sp.Title)
-	}
-	// Room for the labels on either side of the outermost points.
-	if sp.LogX {
-		f := math.Pow(p.X.Max/p.X.Min, 0.15)
-		p.X.Min, p.X.Max = p.X.Min/f, p.X.Max*f
-	} else {
-		d := 0.15 * math.Max(p.X.Max-p.X.Min, 1e-9)
-		p.X.Min, p.X.Max = p.X.Min-d, p.X.Max+d
-	}
-	p.Legend.Top = false
-	p.Legend.Left = true
-	p.Legend.Padding = legendPadding
-	return writeSVG(p, sp.Title, sp.Width, sp.Height)
-}
-
-// addGroup draws one group's points, error bars and labels.
-func (sp ScatterPlot) addGroup(p *plot.Plot, g PointGroup, c color.Color, seenX *[]float64) error {
-	var xys plotter.XYs
-	var errs plotter.YErrors
-	var right, left plotter.XYLabels
-	for _, pt := range g.Points {
-		if !finite(pt.X) || !finite(pt.Y) || !finite(pt.YErr) || pt.YErr < 0 || (sp.LogX && pt.X <= 0) || (sp.LogY && pt.Y-pt.YErr <= 0) {
-			return fmt.Errorf("scatter plot %q: point %q (%v, %v ± %v) cannot be drawn on these axes", sp.Title, pt.Label, pt.X, pt.Y, pt.YErr)
-		}
-		xys = append(xys, plotter.XY{X: pt.X, Y: pt.Y})
-		errs = append(errs, struct{ Low, High float64 }{pt.YErr, pt.YErr})
-		side := &right
-		for _, x := range *seenX {
-			if math.Abs(x-pt.X) <= 1e-9*math.Max(1, math.Abs(x)) {
-				if side == &right {
-					side = &left
-				} else {
-					side = &right
-				}
-			}
-		}
-		*seenX = append(*seenX, pt.X)
-		side.XYs = append(side.XYs, plotter.XY{X: pt.X, Y: pt.Y})
-		side.Labels = append(side.Labels, pt.Label)
-	}
-	sc, err := plotter.NewScatter(xys)
-	if err != nil {
-		return fmt.Errorf("scatter plot %q: %w", sp.Title, err)
-	}
-	sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
-	eb, err := plotter.NewYErrorBars(struct {
-		plotter.XYer
-		plotter.YErrorer
-	}{xys, errs})
-	if err != nil {
-		return fmt.Errorf("scatter plot %q: %w", sp.Title, err)
-	}
-	eb.LineStyle.Color = c
-	eb.LineStyle.Width = vg.Points(1)
-	p.Add(eb, sc)
-	if g.Name != "" {
-		p.Legend.Add(g.Name, sc)
-	}
-	for _, side := range []struct {
-		l     plotter.XYLabels
-		dx    vg.Length
-		align text.XAlignment
-	}{{right, vg.Points(6), draw.XLeft}, {left, vg.Points(-6), draw.XRight}} {
-		if len(side.l.XYs) == 0 {
-			continue
-		}
-		l, err := plotter.NewLabels(side.l)
-		if err != nil {
-			return fmt.Errorf("scatter plot %q: %w", sp.Title, err)
-		}
-		l.Offset = vg.Point{X: side.dx}
-		for i := range l.TextStyle {
-			l.TextStyle[i].XAlign, l.TextStyle[i].YAlign = side.align, draw.YCenter
-			l.TextStyle[i].Color = c
-		}
-		p.Add(l)
-	}
-	return nil
-}
-
-// Figure renders sp and wraps it as a Figure with the given file stem.
-func (sp ScatterPlot) Figure(name string) (Figure, error) {
-	svg, err := sp.SVG()
-	if err != nil {
-		return Figure{}, err
-	}
-	return Figure{Name: name, Title: sp.Title, SVG: svg}, nil
 }
