@@ -32,6 +32,10 @@ type LinePlot struct {
 	LogX, LogY bool
 	// HLines are horizontal reference lines, e.g. a 2% gate or 500 ps.
 	HLines []HLine
+	// TicksAtX puts the x ticks at the series' x values (e.g. line widths
+	// 64, 128, ... 1024 on a log axis) instead of at 1, 2 and 5 times a
+	// power of ten.
+	TicksAtX bool
 	// XCategories, when set, makes the x axis categorical: series X values
 	// are indices into it (0, 1, ...) and the ticks carry its labels.
 	XCategories []string
@@ -90,6 +94,19 @@ func (lp LinePlot) axes() *plot.Plot {
 	}
 	if lp.LogY {
 		p.Y.Scale = plot.LogScale{}
+	}
+	if lp.TicksAtX {
+		var ticks []plot.Tick
+		seen := map[float64]bool{}
+		for _, sr := range lp.Series {
+			for _, x := range sr.X {
+				if !seen[x] {
+					seen[x] = true
+					ticks = append(ticks, plot.Tick{Value: x, Label: label(x)})
+				}
+			}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
 	if len(lp.XCategories) > 0 {
 		var ticks []plot.Tick

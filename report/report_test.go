@@ -141,3 +141,18 @@ func TestPlotKindsDrawTheirLabels(t *testing.T) {
 		}
 	}
 }
+
+func TestTicksAtX(t *testing.T) {
+	svg, err := LinePlot{LogX: true, TicksAtX: true, Series: []Series{{X: []float64{64, 512}, Y: []float64{1, 2}}, {X: []float64{64, 128}, Y: []float64{3, 4}}}}.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">64<", ">128<", ">512<"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("x ticks lack %s", want)
+		}
+	}
+	if strings.Contains(string(svg), ">100<") {
+		t.Error("x ticks at powers of ten despite TicksAtX")
+	}
+}
