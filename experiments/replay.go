@@ -3,7 +3,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -392,7 +391,7 @@ func fig2Tables(o ReplayOptions, rows []ReplayRow) (a, b report.Table) {
 			paper = paperReplayCongested
 		}
 		b.AddRow(r.Model, r.Condition, r.Share, fmt.Sprintf("%.3f", r.IdentityMS), fmt.Sprintf("%.3f", r.LowBitMS),
-			timing.Time(math.Round(r.ExposedNS*1000)).String(), busy, meas, fmt.Sprintf("%.3f", r.StepIncrementPct), paper)
+			report.FormatSeconds(r.ExposedNS*1e-9), busy, meas, fmt.Sprintf("%.3f", r.StepIncrementPct), paper)
 	}
 	mode := "fast-forward (calibrated on event simulation, see the validation table)"
 	if o.Exact {
