@@ -283,8 +283,8 @@ func (lp LinePlot) Figure(name string) (Figure, error) {
 	return Figure{Name: name, Title: lp.Title, SVG: svg}, nil
 }
 
-// niceTicks puts major ticks at 1, 2 and 5 times a power of ten: about five
-// on a linear axis, and every such value within range on a log axis (with
+// niceTicks puts major ticks at 1, 2 and 5 times a power of ten: four to
+// seven on a linear axis, and every such value within range on a log axis (with
 // labels only on a readable subset). An integer axis (epochs, counts) never
 // gets a step below 1.
 type niceTicks struct{ log, integer bool }
@@ -310,11 +310,12 @@ func (t niceTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	raw := (max - min) / 5
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
+	// The 1-2-5 step nearest (in ratio) to a fifth of the range: four to
+	// seven ticks.
+	step, best := mag, math.Inf(1)
 	for _, m := range []float64{1, 2, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
-			break
+		if d := math.Abs(math.Log(m * mag / raw)); d < best {
+			step, best = m*mag, d
 		}
 	}
 	if t.integer && step < 1 {

@@ -74,6 +74,8 @@ func TestIntegerTicks(t *testing.T) {
 		{niceTicks{integer: true}, 1, 3, []float64{1, 2, 3}},
 		{niceTicks{}, 1, 3, []float64{1, 1.5, 2, 2.5, 3}},
 		{niceTicks{integer: true}, 0, 100, []float64{0, 20, 40, 60, 80, 100}},
+		{niceTicks{}, 118, 380, []float64{150, 200, 250, 300, 350}}, // step 50, not 100 (two ticks)
+		{niceTicks{}, 0, 125, []float64{0, 20, 40, 60, 80, 100, 120}},
 	} {
 		var got []float64
 		for _, tk := range c.ticks.Ticks(c.min, c.max) {
