@@ -258,6 +258,7 @@ func writeSVG(p *plot.Plot, title string, w, hgt float64) ([]byte, error) {
 	if hgt == 0 {
 		hgt = 10
 	}
+	fitTitle(p, vg.Length(w)*vg.Centimeter)
 	wt, err := p.WriterTo(vg.Length(w)*vg.Centimeter, vg.Length(hgt)*vg.Centimeter, "svg")
 	if err != nil {
 		return nil, fmt.Errorf("plot %q: %w", title, err)
@@ -267,6 +268,35 @@ func writeSVG(p *plot.Plot, title string, w, hgt float64) ([]byte, error) {
 		return nil, fmt.Errorf("plot %q: %w", title, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// fitTitle keeps p's title inside a canvas w wide: a title too long for
+// one line is broken at the separator (": ", ", ", " ") nearest its middle,
+// and a line still too long is set in a smaller font.
+func fitTitle(p *plot.Plot, w vg.Length) {
+	sty := &p.Title.TextStyle
+	room := w - vg.Points(8)
+	if p.Title.Text == "" || sty.Width(p.Title.Text) <= room {
+		return
+	}
+	t := p.Title.Text
+	best := -1
+	for _, sep := range []string{": ", ", ", " "} {
+		for i := 0; i+len(sep) <= len(t); i++ {
+			if t[i:i+len(sep)] == sep && (best < 0 || math.Abs(float64(i-len(t)/2)) < math.Abs(float64(best-len(t)/2))) {
+				best = i + len(sep) - 1
+			}
+		}
+		if best >= 0 {
+			break
+		}
+	}
+	if best > 0 {
+		p.Title.Text = t[:best] + "\n" + t[best+1:]
+	}
+	if tw := sty.Width(p.Title.Text); tw > room {
+		sty.Font.Size = vg.Length(math.Max(7, float64(sty.Font.Size)*float64(room/tw)))
+	}
 }
 
 // legendPadding separates legend entries, which touch at gonum's default.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 func TestFormatFloat(t *testing.T) {
@@ -156,5 +158,25 @@ func TestTicksAtX(t *testing.T) {
 	}
 	if strings.Contains(string(svg), ">100<") {
 		t.Error("x ticks at powers of ten despite TicksAtX")
+	}
+}
+
+func TestLongTitleIsBroken(t *testing.T) {
+	long := "ns-3 gpt2-xl, background onoff=8@0.9,on=5000us,off=0us: link utilization, queue, pressure and the Commander's mode"
+	p := LinePlot{Title: long, Series: []Series{{X: []float64{1, 2}, Y: []float64{1, 2}}}}.axes()
+	fitTitle(p, 16*vg.Centimeter)
+	lines := strings.Split(p.Title.Text, "\n")
+	if len(lines) != 2 || lines[0] != "ns-3 gpt2-xl, background onoff=8@0.9,on=5000us,off=0us:" {
+		t.Errorf("title broken as %q", lines)
+	}
+	for _, l := range lines {
+		if w := p.Title.TextStyle.Width(l); w > 16*vg.Centimeter {
+			t.Errorf("title line %q is %v wide", l, w)
+		}
+	}
+	short := LinePlot{Title: "short"}.axes()
+	fitTitle(short, 16*vg.Centimeter)
+	if short.Title.Text != "short" {
+		t.Errorf("short title changed to %q", short.Title.Text)
 	}
 }
