@@ -1,0 +1,217 @@
+package gemm
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Block sizes (in floats). MC and NC are multiples of every kernel's MR
+// and NR, so the tile grid always starts at the origin of C.
+const (
+	KC = 256  // depth of one packed block
+	MC = 144  // rows of C per packed A block
+	NC = 2048 // columns of C per packed B block
+)
+
+// serialFlops is the size (2·m·n·k) below which ParallelSgemm stays on the
+// calling goroutine: starting goroutines costs more than it saves.
+const serialFlops = 1 << 21
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C on the calling goroutine,
+// where op(X) is X, or Xᵀ when tX is set. op(A) is m×k with row stride lda
+// (A itself is k×m when tA), op(B) is k×n with row stride ldb and C is m×n
+// with row stride ldc. It panics when a dimension is negative, a stride is
+// too small or a slice too short.
+func Sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	p := problem{tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}
+	p.run(active, 1)
+}
+
+// ParallelSgemm is Sgemm with up to workers goroutines (the caller's
+// included; workers < 1 means 1). The result is bit for bit that of
+// Sgemm.
+func ParallelSgemm(workers int, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	p := problem{tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}
+	p.run(active, workers)
+}
+
+type problem struct {
+	tA, tB  bool
+	m, n, k int
+	alpha   float32
+	a       []float32
+	lda     int
+	b       []float32
+	ldb     int
+	beta    float32
+	c       []float32
+	ldc     int
+}
+
+// check panics with a message naming the first invalid argument.
+func (p *problem) check() {
+	if p.m < 0 || p.n < 0 || p.k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", p.m, p.n, p.k))
+	}
+	need := func(name string, x []float32, rows, cols, ld int) {
+		if ld < max(cols, 1) {
+			panic(fmt.Sprintf("gemm: %s stride %d < %d columns", name, ld, cols))
+		}
+		if rows > 0 && cols > 0 && len(x) < (rows-1)*ld+cols {
+			panic(fmt.Sprintf("gemm: %s has %d elements, a %dx%d matrix with stride %d needs %d", name, len(x), rows, cols, ld, (rows-1)*ld+cols))
+		}
+	}
+	ar, ac := p.m, p.k
+	if p.tA {
+		ar, ac = ac, ar
+	}
+	br, bc := p.k, p.n
+	if p.tB {
+		br, bc = bc, br
+	}
+	need("A", p.a, ar, ac, p.lda)
+	need("B", p.b, br, bc, p.ldb)
+	need("C", p.c, p.m, p.n, p.ldc)
+}
+
+func (p *problem) run(kr *kernel, workers int) {
+	p.check()
+	if p.m == 0 || p.n == 0 {
+		return
+	}
+	if p.k == 0 || p.alpha == 0 {
+		p.scaleC()
+		return
+	}
+	if workers < 1 || 2*p.m*p.n*p.k < serialFlops {
+		workers = 1
+	}
+	rows, cols := split(p.m, p.n, workers, kr)
+	mj, nj := (p.m+rows-1)/rows, (p.n+cols-1)/cols
+	jobs := mj * nj
+	var next atomic.Int64
+	loop := func() {
+		w := getScratch(kr)
+		defer scratchPool.Put(w)
+		for {
+			j := int(next.Add(1)) - 1
+			if j >= jobs {
+				return
+			}
+			i0, j0 := (j/nj)*rows, (j%nj)*cols
+			p.block(kr, w, i0, min(i0+rows, p.m), j0, min(j0+cols, p.n))
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(workers, jobs) - 1 {
+		wg.Go(loop)
+	}
+	loop()
+	wg.Wait()
+}
+
+// scaleC sets C = beta·C (C = 0 when beta is 0, without reading C).
+func (p *problem) scaleC() {
+	for i := 0; i < p.m; i++ {
+		row := p.c[i*p.ldc : i*p.ldc+p.n]
+		if p.beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= p.beta
+		}
+	}
+}
+
+// split chooses the rectangle of C (rows × cols, multiples of the kernel's
+// tile) that one job computes. One worker takes all rows and NC columns at
+// a time; several workers get about three jobs each so that uneven tiles
+// and a busy core even out. Any split gives the same bits.
+func split(m, n, workers int, kr *kernel) (rows, cols int) {
+	if workers == 1 {
+		return m, NC
+	}
+	target := 3 * workers
+	cols = min(NC, roundUp((n+target-1)/target, kr.nr))
+	nj := (n + cols - 1) / cols
+	rows = m
+	if nj < target {
+		parts := (target + nj - 1) / nj
+		rows = roundUp((m+parts-1)/parts, kr.mr)
+	}
+	return rows, cols
+}
+
+func roundUp(x, q int) int { return (x + q - 1) / q * q }
+
+// block computes rows [i0, i1) and columns [j0, j1) of C, looping over
+// NC-column blocks, then KC-deep blocks in ascending order, then MC-row
+// blocks, as in BLIS.
+func (p *problem) block(kr *kernel, w *scratch, i0, i1, j0, j1 int) {
+	for jc := j0; jc < j1; jc += NC {
+		nc := min(NC, j1-jc)
+		for pc := 0; pc < p.k; pc += KC {
+			kc := min(KC, p.k-pc)
+			beta := p.beta
+			if pc > 0 {
+				beta = 1
+			}
+			p.packB(w.b, kr.nr, pc, kc, jc, nc)
+			for ic := i0; ic < i1; ic += MC {
+				mc := min(MC, i1-ic)
+				p.packA(w.a, kr.mr, ic, mc, pc, kc)
+				p.macro(kr, w, ic, mc, jc, nc, kc, beta)
+			}
+		}
+	}
+}
+
+// macro runs the micro-kernel over the mc×nc block of C at (ic, jc) from
+// the packed panels in w. Edge tiles go through w.tile so that the kernel
+// never touches C outside the block.
+func (p *problem) macro(kr *kernel, w *scratch, ic, mc, jc, nc, kc int, beta float32) {
+	mr, nr := kr.mr, kr.nr
+	for jr := 0; jr < nc; jr += nr {
+		cols := min(nr, nc-jr)
+		bp := &w.b[jr*kc]
+		for ir := 0; ir < mc; ir += mr {
+			rows := min(mr, mc-ir)
+			ap := &w.a[ir*kc]
+			off := (ic+ir)*p.ldc + jc + jr
+			if rows == mr && cols == nr {
+				kr.fn(kc, ap, bp, &p.c[off], p.ldc, p.alpha, beta)
+				continue
+			}
+			t := w.tile[:mr*nr]
+			if beta != 0 {
+				for i := 0; i < rows; i++ {
+					copy(t[i*nr:i*nr+cols], p.c[off+i*p.ldc:])
+				}
+			}
+			kr.fn(kc, ap, bp, &t[0], nr, p.alpha, beta)
+			for i := 0; i < rows; i++ {
+				copy(p.c[off+i*p.ldc:off+i*p.ldc+cols], t[i*nr:])
+			}
+		}
+	}
+}
+
+// scratch holds one goroutine's packed panels and edge tile.
+type scratch struct {
+	a, b, tile []float32
+}
+
+var scratchPool sync.Pool
+
+func getScratch(kr *kernel) *scratch {
+	if w, ok := scratchPool.Get().(*scratch); ok && len(w.tile) >= kr.mr*kr.nr {
+		return w
+	}
+	return &scratch{
+		a:    make([]float32, MC*KC),
+		b:    make([]float32, KC*NC),
+		tile: make([]float32, maxTile),
+	}
+}
