@@ -89,6 +89,23 @@ func (p *problem) run(kr *kernel, workers int) {
 	}
 	rows, cols := split(p.m, p.n, workers, kr)
 	mj, nj := (p.m+rows-1)/rows, (p.n+cols-1)/cols
+	if workers == 1 || mj*nj == 1 {
+		// No goroutines and, once the pool holds a scratch, no allocation.
+		w := getScratch(kr)
+		for i0 := 0; i0 < p.m; i0 += rows {
+			for j0 := 0; j0 < p.n; j0 += cols {
+				p.block(kr, w, i0, min(i0+rows, p.m), j0, min(j0+cols, p.n))
+			}
+		}
+		scratchPool.Put(w)
+		return
+	}
+	parallel(*p, kr, workers, rows, cols, mj, nj)
+}
+
+// parallel lets up to workers goroutines take the mj×nj jobs of rows×cols
+// elements of C. It takes p by value so that only this path allocates.
+func parallel(p problem, kr *kernel, workers, rows, cols, mj, nj int) {
 	jobs := mj * nj
 	var next atomic.Int64
 	loop := func() {

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 )
 
@@ -184,6 +185,9 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 	if len(labels) != n || len(res) < len(reps) {
 		panic("nn: runShards: labels or results do not match the batch")
 	}
+	// Several replicas already keep the cores busy: each one's GEMMs get
+	// an equal share of them rather than GOMAXPROCS goroutines apiece.
+	workers := max(1, runtime.GOMAXPROCS(0)/len(reps))
 	var wg sync.WaitGroup
 	for k, r := range reps {
 		lo, hi := Shard(n, len(reps), k)
@@ -192,9 +196,7 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 			res[k] = ShardResult{}
 			continue
 		}
-		// Several replicas already keep the cores busy: run each one's
-		// GEMMs serially rather than nesting gonum's goroutines inside.
-		r.ws.serial = len(reps) > 1
+		r.ws.workers = workers
 		r.view.Shape = append(r.view.Shape[:0], x.Shape...)
 		r.view.Shape[0] = hi - lo
 		r.view.Data = x.Data[lo*d : hi*d]
@@ -212,7 +214,7 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 	wg.Wait()
 	for _, r := range reps {
 		r.view.Data = nil // do not keep the caller's batch alive
-		r.ws.serial = false
+		r.ws.workers = 0
 	}
 }
 
