@@ -24,7 +24,7 @@ const serialFlops = 1 << 21
 // with row stride ldc. It panics when a dimension is negative, a stride is
 // too small or a slice too short.
 func Sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	p := problem{tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}
+	p := problem{tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil}
 	p.run(active, 1)
 }
 
@@ -32,7 +32,7 @@ func Sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 // included; workers < 1 means 1). The result is bit for bit that of
 // Sgemm.
 func ParallelSgemm(workers int, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	p := problem{tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}
+	p := problem{tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil}
 	p.run(active, workers)
 }
 
@@ -47,6 +47,9 @@ type problem struct {
 	beta    float32
 	c       []float32
 	ldc     int
+	// packed, when set, is op(A) already packed by PackedA.Pack (a is then
+	// unused).
+	packed *PackedA
 }
 
 // check panics with a message naming the first invalid argument.
@@ -66,11 +69,13 @@ func (p *problem) check() {
 	if p.tA {
 		ar, ac = ac, ar
 	}
+	if p.packed == nil {
+		need("A", p.a, ar, ac, p.lda)
+	}
 	br, bc := p.k, p.n
 	if p.tB {
 		br, bc = bc, br
 	}
-	need("A", p.a, ar, ac, p.lda)
 	need("B", p.b, br, bc, p.ldb)
 	need("C", p.c, p.m, p.n, p.ldc)
 }
@@ -178,24 +183,29 @@ func (p *problem) block(kr *kernel, w *scratch, i0, i1, j0, j1 int) {
 			p.packB(w.b, kr.nr, pc, kc, jc, nc)
 			for ic := i0; ic < i1; ic += MC {
 				mc := min(MC, i1-ic)
-				p.packA(w.a, kr.mr, ic, mc, pc, kc)
-				p.macro(kr, w, ic, mc, jc, nc, kc, beta)
+				ap := w.a
+				if p.packed != nil {
+					ap = p.packed.data[pc*p.packed.mpad+ic*kc:]
+				} else {
+					p.packA(ap, kr.mr, ic, mc, pc, kc)
+				}
+				p.macro(kr, w, ap, ic, mc, jc, nc, kc, beta)
 			}
 		}
 	}
 }
 
 // macro runs the micro-kernel over the mc×nc block of C at (ic, jc) from
-// the packed panels in w. Edge tiles go through w.tile so that the kernel
-// never touches C outside the block.
-func (p *problem) macro(kr *kernel, w *scratch, ic, mc, jc, nc, kc int, beta float32) {
+// the packed A block ap and the packed B block in w. Edge tiles go
+// through w.tile so that the kernel never touches C outside the block.
+func (p *problem) macro(kr *kernel, w *scratch, apanel []float32, ic, mc, jc, nc, kc int, beta float32) {
 	mr, nr := kr.mr, kr.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		bp := &w.b[jr*kc]
 		for ir := 0; ir < mc; ir += mr {
 			rows := min(mr, mc-ir)
-			ap := &w.a[ir*kc]
+			ap := &apanel[ir*kc]
 			off := (ic+ir)*p.ldc + jc + jr
 			if rows == mr && cols == nr {
 				kr.fn(kc, ap, bp, &p.c[off], p.ldc, p.alpha, beta)
@@ -231,4 +241,44 @@ func getScratch(kr *kernel) *scratch {
 		b:    make([]float32, KC*NC),
 		tile: make([]float32, maxTile),
 	}
+}
+
+// PackedA is op(A) packed once for several products with the same A and
+// different B (a convolution's weights against each image's patches).
+// Products through it give the same bits as Sgemm.
+type PackedA struct {
+	kr         *kernel
+	m, k, mpad int
+	data       []float32
+}
+
+// Pack packs the m×k matrix op(A) (A[l*lda+i] when tA, else A[i*lda+l])
+// into pa, reusing its memory: for each KC block, slivers of MR rows, as
+// Sgemm would pack them. It panics like Sgemm on bad arguments.
+func (pa *PackedA) Pack(tA bool, m, k int, a []float32, lda int) {
+	p := problem{tA: tA, m: m, k: k, a: a, lda: lda, n: 0, ldb: 1, ldc: 1}
+	p.check()
+	kr := active
+	pa.kr, pa.m, pa.k, pa.mpad = kr, m, k, roundUp(m, kr.mr)
+	if cap(pa.data) < pa.mpad*k {
+		pa.data = make([]float32, pa.mpad*k)
+	}
+	pa.data = pa.data[:pa.mpad*k]
+	if m == 0 {
+		return
+	}
+	for pc := 0; pc < k; pc += KC {
+		p.packA(pa.data[pc*pa.mpad:], kr.mr, 0, m, pc, min(KC, k-pc))
+	}
+}
+
+// Mul computes C = alpha·op(A)·op(B) + beta·C with op(A) the m×k matrix
+// last packed into pa, op(B) k×n and C m×n as in ParallelSgemm, with up to
+// workers goroutines.
+func (pa *PackedA) Mul(workers int, tB bool, n int, alpha float32, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if pa.kr == nil {
+		panic("gemm: PackedA.Mul before Pack")
+	}
+	p := problem{tB: tB, m: pa.m, n: n, k: pa.k, alpha: alpha, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, packed: pa}
+	p.run(pa.kr, workers)
 }

@@ -144,7 +144,7 @@ func runCase(t *testing.T, rng *rand.Rand, s shape, kr *kernel, workers int) []f
 		}
 	}
 	want, mag := ref(s.tA, s.tB, s.m, s.n, s.k, s.alpha, a.data(), a.ld, b.data(), b.ld, s.beta, c.data(), c.ld)
-	p := problem{s.tA, s.tB, s.m, s.n, s.k, s.alpha, a.data(), a.ld, b.data(), b.ld, s.beta, c.data(), c.ld}
+	p := problem{s.tA, s.tB, s.m, s.n, s.k, s.alpha, a.data(), a.ld, b.data(), b.ld, s.beta, c.data(), c.ld, nil}
 	p.run(kr, workers)
 	for x, v := range c.buf {
 		if !c.inside(x) {
@@ -268,4 +268,54 @@ func TestPanics(t *testing.T) {
 			tt.f()
 		})
 	}
+}
+
+// TestPackedASameBits checks that products through PackedA give the bits
+// of Sgemm (which the reference test checks) for every kernel's packing,
+// including a reused PackedA that shrinks and grows.
+func TestPackedASameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var pa PackedA
+	for _, s := range []shape{
+		{m: 13, n: 35, k: KC + 1, alpha: 1, beta: 1, extra: 1},
+		{tA: true, m: MC + 7, n: 20, k: 2*KC + 3, alpha: 1, beta: 0},
+		{tA: true, tB: true, m: 5, n: 70, k: 9, alpha: 0.5, beta: 2, extra: 2},
+		{tB: true, m: 300, n: 257, k: 600, alpha: 1, beta: -1},
+		{m: 0, n: 4, k: 3, alpha: 1, beta: 1},
+	} {
+		seed := rng.Uint64()
+		want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, active, 1)
+		// The same instance again, through PackedA.
+		r := rand.New(rand.NewPCG(seed, 0))
+		ar, ac := s.m, s.k
+		if s.tA {
+			ar, ac = ac, ar
+		}
+		br, bc := s.k, s.n
+		if s.tB {
+			br, bc = bc, br
+		}
+		a := newGuarded(r, ar, ac, max(ac, 1)+s.extra)
+		b := newGuarded(r, br, bc, max(bc, 1)+s.extra)
+		c := newGuarded(r, s.m, s.n, max(s.n, 1)+s.extra)
+		if s.beta == 0 {
+			for i := range c.buf {
+				c.buf[i] = float32(math.NaN())
+			}
+		}
+		pa.Pack(s.tA, s.m, s.k, a.data(), a.ld)
+		pa.Mul(3, s.tB, s.n, s.alpha, b.data(), b.ld, s.beta, c.data(), c.ld)
+		for x := range want {
+			if math.Float32bits(c.buf[x]) != math.Float32bits(want[x]) {
+				t.Fatalf("%s: PackedA gives %g at %d, Sgemm %g", s, c.buf[x], x, want[x])
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("Mul before Pack did not panic")
+		}
+	}()
+	var empty PackedA
+	empty.Mul(1, false, 1, 1, []float32{1}, 1, 0, []float32{0}, 1)
 }

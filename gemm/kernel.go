@@ -15,8 +15,11 @@ type kernel struct {
 	fn     func(kc int, a, b, c *float32, ldc int, alpha, beta float32)
 }
 
-// maxTile bounds mr·nr over all kernels (the edge tile's size).
-const maxTile = 12 * 32
+// maxTile bounds mr·nr and maxMR bounds mr over all kernels.
+const (
+	maxTile = 12 * 32
+	maxMR   = 12
+)
 
 // portable is the Go micro-kernel, used under noasm, off amd64 and on CPUs
 // without FMA.

@@ -17,17 +17,17 @@ func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
 			}
 			continue
 		}
+		// op(A)(i, l) = a[i*lda+l]: interleave the rows, one step at a time.
+		var src [maxMR][]float32
 		for r := 0; r < rows; r++ {
-			src := p.a[(ic+s+r)*p.lda+pc:]
-			src = src[:kc]
-			for l, v := range src {
-				d[l*mr+r] = v
-			}
+			src[r] = p.a[(ic+s+r)*p.lda+pc:][:kc]
 		}
-		for r := rows; r < mr; r++ {
-			for l := 0; l < kc; l++ {
-				d[l*mr+r] = 0
+		for l := 0; l < kc; l++ {
+			dl := d[l*mr : l*mr+mr]
+			for r := 0; r < rows; r++ {
+				dl[r] = src[r][l]
 			}
+			clear(dl[rows:])
 		}
 	}
 }

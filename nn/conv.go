@@ -85,9 +85,10 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 		}
 		col := cv.ws.colBuf(ckk * p)
 		img := cv.C * h * w
+		cv.ws.packA(false, cv.F, ckk, cv.W, ckk) // W once for every image
 		for i := 0; i < n; i++ {
 			im2col(x.Data[i*img:(i+1)*img], 1, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, col)
-			cv.ws.gemm(false, false, cv.F, p, ckk, 1, cv.W, ckk, col, p, beta, cv.y.Data[i*cv.F*p:(i+1)*cv.F*p], p)
+			cv.ws.mulPacked(false, p, 1, col, p, beta, cv.y.Data[i*cv.F*p:(i+1)*cv.F*p], p)
 		}
 		return &cv.y
 	}
@@ -130,6 +131,9 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 		col := cv.ws.colBuf(ckk * p)
 		dcol := cv.ws.dcolBuf(ckk * p)
 		img := cv.C * h * w
+		if !cv.NoInputGrad {
+			cv.ws.packA(true, ckk, cv.F, cv.W, ckk) // Wᵀ once for every image
+		}
 		for i := 0; i < n; i++ {
 			dyi := dy.Data[i*cv.F*p : (i+1)*cv.F*p]
 			im2col(x.Data[i*img:(i+1)*img], 1, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, col)
@@ -137,7 +141,7 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 			if cv.NoInputGrad {
 				continue
 			}
-			cv.ws.gemm(true, false, ckk, p, cv.F, 1, cv.W, ckk, dyi, p, 0, dcol, p)
+			cv.ws.mulPacked(false, p, 1, dyi, p, 0, dcol, p)
 			col2im(dcol, 1, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, cv.dx.Data[i*img:(i+1)*img])
 		}
 		if cv.NoInputGrad {
