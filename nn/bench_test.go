@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -98,4 +99,40 @@ func BenchmarkMLPStep(b *testing.B) {
 		nn.TrainShards(reps, x, y, res)
 	}
 	b.ReportMetric(float64(128*b.N)/b.Elapsed().Seconds(), "images/s")
+}
+
+// BenchmarkStandInStep runs one training step (forward, backward) of the
+// training stand-ins (nn.StandInConfig) on a batch of 128 random 28×28
+// images split over W = 8 replicas, as the reproduce blocks run them:
+// 1 channel and 10 classes (Fashion-MNIST), 2 channels and 100 classes
+// (fashion-stack100).
+//
+//	go test -run '^$' -bench StandInStep -benchtime 20x ./nn
+func BenchmarkStandInStep(b *testing.B) {
+	for _, tt := range []struct{ c, classes int }{{1, 10}, {2, 100}} {
+		b.Run(fmt.Sprintf("C=%d/classes=%d", tt.c, tt.classes), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 0))
+			m, err := nn.NewResNet(rng, nn.StandInConfig(tt.c, 28, 28, tt.classes))
+			if err != nil {
+				b.Fatal(err)
+			}
+			const batch, w = 128, 8
+			reps := m.NewReplicas(w)
+			x := nn.NewTensor(batch, tt.c, 28, 28)
+			for i := range x.Data {
+				x.Data[i] = float32(rng.NormFloat64())
+			}
+			y := make([]int, batch)
+			for i := range y {
+				y[i] = rng.IntN(tt.classes)
+			}
+			res := make([]nn.ShardResult, w)
+			nn.TrainShards(reps, x, y, res)
+			b.ResetTimer()
+			for b.Loop() {
+				nn.TrainShards(reps, x, y, res)
+			}
+			b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "images/s")
+		})
+	}
 }

@@ -164,6 +164,13 @@ func TestModelGradients(t *testing.T) {
 			}
 			return m
 		}, 4},
+		{"resnet-stem-stride2", func(rng *rand.Rand) *Model {
+			m, err := NewResNet(rng, ResNetConfig{Blocks: []int{1, 1}, Width: 3, InChannels: 2, H: 9, W: 8, Classes: 3, StemStride: 2})
+			if err != nil {
+				panic(err)
+			}
+			return m
+		}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
