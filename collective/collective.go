@@ -48,6 +48,8 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // Algorithm is an All-Reduce algorithm.
@@ -211,8 +213,8 @@ func AllGather(n int, l Link, S float64) (Estimate, error) {
 	return e, nil
 }
 
-// LineBytes is the CXL cache-line size.
-const LineBytes = 64
+// LineBytes is the CXL cache-line size (declared once in lowbit).
+const LineBytes = lowbit.LineBytes
 
 // CXLPath is the NEURON-Fabric controller path.
 type CXLPath struct {
@@ -244,7 +246,7 @@ func (p CXLPath) Time(elements int64, bitsPerElement float64, aggregate bool) (E
 	if math.IsNaN(p.Exposure) || p.Exposure < 0 || p.Exposure > 10 {
 		return Estimate{}, fmt.Errorf("cxl path: exposure %v must be in [0, 10]", p.Exposure)
 	}
-	payload := math.Ceil(float64(elements)*bitsPerElement/8/LineBytes) * LineBytes
+	payload := float64(lowbit.PaddedBytes(int64(math.Ceil(float64(elements) * bitsPerElement / 8))))
 	moved := payload
 	if p.Shared {
 		moved *= float64(p.Workers)

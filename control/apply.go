@@ -6,19 +6,11 @@ import (
 	"github.com/neuronfabric/nfabric/cxl"
 )
 
-// ModeWriter is all the control plane may do to a controller: write a
-// region's mode latch. *cxl.Controller satisfies it. Because the edge holds
-// only this interface, the control plane cannot read or rewrite gradient
-// payloads (paper Sec. 3: "the control path only writes mode metadata").
-type ModeWriter interface {
-	SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error
-}
-
 // Apply writes actions into the mode latches of every region of each
 // action's group (a group's gradient buffer may span many regions), in
 // order, time-stamping each write with its step. It stops at the first
 // failure and says which action failed.
-func Apply(w ModeWriter, regions map[string][]cxl.RegionID, acts []Action) error {
+func Apply(w cxl.ModeWriter, regions map[string][]cxl.RegionID, acts []Action) error {
 	for _, a := range acts {
 		ids, ok := regions[a.Group]
 		if !ok || len(ids) == 0 {

@@ -13,7 +13,7 @@
 // sample), and the only output is a list of Actions, each a mode to write
 // into one layer group's mode latch. There are no goroutines, clocks or I/O
 // inside; Apply, at the edge, writes actions into a controller through the
-// ModeWriter interface, which can do nothing but set modes.
+// cxl.ModeWriter interface, which can do nothing but set modes.
 //
 // # A group's cycle
 //

@@ -41,20 +41,61 @@ func (m Mode) String() string {
 // Valid reports whether m is one of the four modes.
 func (m Mode) Valid() bool { return m < numModes }
 
+// modeTraits is the one table of what each mode implies for the rest of
+// the system: the payload format the runtime writes and whether reads go
+// through the low-bit aggregation datapath (the read-side transform, the
+// timing model's aggregation stages). Every other vocabulary (training
+// rules, the timing and replay models, traffic accounting) maps to a mode
+// and reads these through the methods below.
+var modeTraits = [numModes]struct {
+	format   lowbit.Format
+	datapath bool
+}{
+	Identity:   {lowbit.FP32, false},
+	FP32Bypass: {lowbit.FP32, false},
+	GBinary:    {lowbit.Binary, true},
+	GTernary:   {lowbit.Ternary, true},
+}
+
 // LowBit reports whether reads of aggregate views are transformed in m
-// (G-Binary and G-Ternary).
-func (m Mode) LowBit() bool { return m == GBinary || m == GTernary }
+// (G-Binary and G-Ternary): whether the mode goes through the low-bit
+// aggregation datapath.
+func (m Mode) LowBit() bool { return m.Valid() && modeTraits[m].datapath }
 
 // Format is the lowbit payload format the mode aggregates: FP32 for
 // Identity and FP32Bypass.
 func (m Mode) Format() lowbit.Format {
-	switch m {
-	case GBinary:
-		return lowbit.Binary
-	case GTernary:
-		return lowbit.Ternary
+	if !m.Valid() {
+		return lowbit.FP32
 	}
-	return lowbit.FP32
+	return modeTraits[m].format
+}
+
+// BitsPerElement returns the payload bits one worker sends per gradient
+// element in mode m with G-Ternary gate g, under accounting a
+// (lowbit.BitsPerElement of the mode's format).
+func (m Mode) BitsPerElement(g lowbit.Gate, a lowbit.Accounting) float64 {
+	return lowbit.BitsPerElement(m.Format(), g, a)
+}
+
+// ModeOf returns the mode that aggregates payload format f: FP32Bypass for
+// FP32 (the software collective), GBinary, GTernary.
+func ModeOf(f lowbit.Format) Mode {
+	switch f {
+	case lowbit.Binary:
+		return GBinary
+	case lowbit.Ternary:
+		return GTernary
+	}
+	return FP32Bypass
+}
+
+// ModeWriter writes a region's mode latch: all the control plane may do
+// to a controller. *Controller and *Core satisfy it. Because the control
+// plane holds only this interface, it cannot read or rewrite gradient
+// payloads (paper Sec. 3: "the control path only writes mode metadata").
+type ModeWriter interface {
+	SetMode(id RegionID, m Mode, ts int64) error
 }
 
 // Modes lists the four modes in Table 2 order.

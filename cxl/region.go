@@ -57,6 +57,15 @@ func (r Region) Slabs() int {
 	return n
 }
 
+// DataBytes returns the data-window size of a region of r's shape
+// (Workers, Layout, Gate) whose slabs hold lines aggregate lines each:
+// Slabs() * lines * 64. It is the one region-size formula; set
+// r.Size = r.DataBytes(lines), with lines = r.Layout.Lines(n) for n
+// elements.
+func (r Region) DataBytes(lines int) uint64 {
+	return uint64(r.Slabs()) * uint64(lines) * LineBytes
+}
+
 // SlabBytes returns the size of one slab: Size / Slabs().
 func (r Region) SlabBytes() uint64 {
 	if n := r.Slabs(); n > 0 {

@@ -212,7 +212,8 @@ const paperGradLines = 4096
 // fixed address range, read back under every mode.
 func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error {
 	n, w := cfg.Lines, cfg.Workers
-	reg := Region{Name: "sec6", Base: 0, Size: uint64(n) * LineBytes, Workers: w, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate}
+	reg := Region{Name: "sec6", Base: 0, Workers: w, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate}
+	reg.Size = reg.DataBytes(n)
 	ctl := cfg.newController(reg.End())
 	id, err := ctl.Map(reg)
 	if err != nil {
@@ -451,7 +452,7 @@ func verifyLatch(cfg VerifyConfig, res *VerifyResult) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x1a7c))
 	for _, lay := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
 		reg := Region{Name: "latch", Workers: 5, Layout: lay, Gate: lowbit.PaperGate}
-		reg.Size = uint64(reg.Slabs()) * LineBytes
+		reg.Size = reg.DataBytes(1)
 		c, _ := NewCore(Config{Capacity: reg.End()})
 		c.fault = cfg.fault
 		id, err := c.Map(reg)
@@ -530,7 +531,8 @@ func verifyLatch(cfg VerifyConfig, res *VerifyResult) {
 // response and a Go error of its kind, and stores nothing.
 func verifyErrors(cfg VerifyConfig, res *VerifyResult) {
 	chk := Check{Group: "errors", Name: "bad requests get error responses", Oracle: "error kind per request", Passed: true}
-	reg := Region{Name: "err", Base: 0, Size: 2 * LineBytes, Workers: 2, Layout: lowbit.WorkerMajor}
+	reg := Region{Name: "err", Base: 0, Workers: 2, Layout: lowbit.WorkerMajor}
+	reg.Size = reg.DataBytes(1)
 	c, _ := NewCore(Config{Capacity: reg.End() + LineBytes})
 	c.fault = cfg.fault
 	c.Map(reg)
@@ -594,7 +596,7 @@ func randomSweepCase(rng *rand.Rand) sweepCase {
 	}
 	lines := 1 + rng.IntN(16)
 	reg.Base = LineBytes * uint64(rng.IntN(64))
-	reg.Size = uint64(reg.Slabs()*lines) * LineBytes
+	reg.Size = reg.DataBytes(lines)
 	reg.Name = fmt.Sprintf("W=%d %v gate %v", reg.Workers, lay, reg.Gate)
 	return sweepCase{reg: reg, lines: lines}
 }
@@ -646,7 +648,16 @@ func runSweep(cfg VerifyConfig, rng *rand.Rand, sc sweepCase) (Check, int) {
 			data[s][j] = byte(rng.Uint32())
 		}
 	}
-	slabAddr := func(s, l int) uint64 { return reg.Base + uint64(s)*reg.SlabBytes() + uint64(l)*LineBytes }
+	signSlabs := slabs // the gate slabs follow the sign slabs
+	if reg.Gate.Kind == lowbit.GateWorker {
+		signSlabs /= 2
+	}
+	slabAddr := func(s, l int) uint64 {
+		if s < signSlabs {
+			return reg.SignAddr(s, l)
+		}
+		return reg.GateAddr(s-signSlabs, l)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, slabs)
 	for s := range slabs {
@@ -675,13 +686,8 @@ func runSweep(cfg VerifyConfig, rng *rand.Rand, sc sweepCase) (Check, int) {
 		}
 	}
 	// Oracle inputs: per aggregate line, the sign and gate lines.
-	w := reg.Workers
 	signsOf := func(l int) [][]byte {
-		n := 1
-		if reg.Layout == lowbit.WorkerMajor {
-			n = w
-		}
-		p := make([][]byte, n)
+		p := make([][]byte, signSlabs)
 		for k := range p {
 			p[k] = data[k][l*LineBytes : (l+1)*LineBytes]
 		}
@@ -691,10 +697,9 @@ func runSweep(cfg VerifyConfig, rng *rand.Rand, sc sweepCase) (Check, int) {
 		if reg.Gate.Kind != lowbit.GateWorker {
 			return nil
 		}
-		n := slabs / 2
-		p := make([][]byte, n)
+		p := make([][]byte, signSlabs)
 		for k := range p {
-			p[k] = data[n+k][l*LineBytes : (l+1)*LineBytes]
+			p[k] = data[signSlabs+k][l*LineBytes : (l+1)*LineBytes]
 		}
 		return p
 	}

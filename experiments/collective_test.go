@@ -4,60 +4,56 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/collective"
 )
 
-// Hand computation: 1.5e9 elements at 1 bit = 187,500,000 B = 2,929,687.5
-// lines -> 2,929,688 lines of 64 B, written and read at 2^37 B/s, times
-// (1 + e).
-func TestFig7Hand(t *testing.T) {
-	const e = 0.02
-	res, err := Fig7(context.Background(), Config{}, CollectiveOptions{Model: "gpt2-xl", Exposure: e, Elements: 1_500_000_000})
+// The GPT-scale window of ResNet-18 (11,173,962 parameters) through the
+// controller: ceil(4 x 11173962 / 64) lines written and read at 2^37 B/s
+// plus 2 x 200 ns; cycles = window x e x 2 GHz.
+func TestCollectiveHand(t *testing.T) {
+	r, err := RunCollective(context.Background(), Config{}, CollectiveOptions{Model: "gpt2-xl", Exposure: 0.01, Models: []string{"resnet18-cifar10"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := res.Data.(map[string]any)
-	rows := data["rows"].([]Fig7Row)
-	want := map[string]float64{
-		"G-Binary (CXL controller)":                       2 * 2929688 * 64 / math.Exp2(37) * (1 + e),
-		"FP32 CXL pooling (write + read, no aggregation)": 2 * 6e9 / math.Exp2(37),
-		"FP32 NCCL/RDMA ring":                             14*5e-6 + 1.75*6e9/25e9,
+	lines := math.Ceil(11173962 * 4 / 64.0)
+	win := 2*lines*64/math.Exp2(37) + 400e-9
+	if len(r.GPTScale) != 1 || math.Abs(r.GPTScale[0].WindowS-win) > 1e-15 || math.Abs(r.GPTScale[0].Cycles-win*0.01*2e9) > 1e-6 {
+		t.Errorf("rows %+v; want window %g", r.GPTScale, win)
 	}
-	found := 0
-	for _, r := range rows {
-		w, ok := want[r.Path]
-		if !ok {
-			continue
-		}
-		found++
-		// The CXL rows include 2 x 200 ns of latency, scaled by (1+e) when aggregating.
-		lat := 0.0
-		if r.Route == "cxl" {
-			lat = 400e-9
-			if r.Bits < 32 {
-				lat *= 1 + e
-			}
-		}
-		if math.Abs(r.Seconds-(w+lat)) > 1e-12 {
-			t.Errorf("%s: %.9f s; want %.9f", r.Path, r.Seconds, w+lat)
+	if r.Measured || r.Exposure != 0.01 || r.Elements != r.ProfileElements {
+		t.Errorf("exposure %v measured %v, elements %d of %d", r.Exposure, r.Measured, r.Elements, r.ProfileElements)
+	}
+	// The FP32 range spans the FP32 references and nothing else.
+	var lo, hi = math.Inf(1), math.Inf(-1)
+	for _, p := range r.Paths {
+		if p.Family == collective.FamilyFP32 {
+			lo, hi = math.Min(lo, p.Estimate.Seconds), math.Max(hi, p.Estimate.Seconds)
 		}
 	}
-	if found != len(want) {
-		t.Errorf("found %d of %d rows", found, len(want))
+	if r.FP32Lo != lo || r.FP32Hi != hi || !(lo < hi) {
+		t.Errorf("FP32 range %g..%g, want %g..%g", r.FP32Lo, r.FP32Hi, lo, hi)
 	}
-	if len(res.Figures) != 1 || len(res.Figures[0].SVG) == 0 {
-		t.Error("no figure")
+	// The paper's implied payload: 1.5e9 x 4 B written and read = 87.31 ms.
+	if want := 2*6e9/math.Exp2(37) + 400e-9; math.Abs(r.PaperPayload[0]-want) > 1e-12 {
+		t.Errorf("paper payload FP32 %g, want %g", r.PaperPayload[0], want)
+	}
+	res, err := CollectiveLayout(r)
+	if err != nil || len(res.Figures) != 1 || len(res.Figures[0].SVG) == 0 || len(res.Tables) != 2 {
+		t.Errorf("layout: %v", err)
 	}
 }
 
-func TestGPTScaleHand(t *testing.T) {
-	res, err := GPTScale(context.Background(), Config{}, CollectiveOptions{Exposure: 0.01, Models: []string{"resnet18-cifar10"}})
+// A negative exposure is measured once by the timing model's anchor.
+func TestCollectiveMeasuresExposure(t *testing.T) {
+	r, err := RunCollective(context.Background(), Config{}, CollectiveOptions{Exposure: -1, Models: []string{"resnet18-cifar10"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := res.Data.([]GPTScaleRow)
-	lines := math.Ceil(11173962 * 4 / 64.0)
-	win := 2*lines*64/math.Exp2(37) + 400e-9
-	if len(rows) != 1 || math.Abs(rows[0].WindowS-win) > 1e-15 || math.Abs(rows[0].Cycles-win*0.01*2e9) > 1e-6 {
-		t.Errorf("rows %+v; want window %g", rows, win)
+	if !r.Measured || !(r.Exposure > 0 && r.Exposure < 0.1) || r.GPTScale[0].Exposure != r.Exposure {
+		t.Errorf("exposure %v measured %v", r.Exposure, r.Measured)
+	}
+	if _, err := RunCollective(context.Background(), Config{}, CollectiveOptions{Workers: -1, Exposure: 0}); err == nil {
+		t.Error("-1 workers accepted")
 	}
 }

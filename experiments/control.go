@@ -15,15 +15,10 @@ import (
 )
 
 func init() {
-	Register(Block{
-		Name:  "control",
-		Title: "Control-plane pilots (Sec. 8, Fig. 6)",
-		Order: 50,
-		Run: func(ctx context.Context, cfg Config) (*report.Result, error) {
-			o := PilotDefaults(cfg.Full, cfg.Seed)
-			o.Logf = cfg.Logf
-			return Pilots(ctx, o)
-		},
+	RegisterReport("control", "Control-plane pilots (Sec. 8, Fig. 6)", 50, func(ctx context.Context, cfg Config) (*report.Result, error) {
+		o := PilotDefaults(cfg.Full, cfg.Seed)
+		o.Logf = cfg.Logf
+		return Pilots(ctx, o)
 	})
 }
 

@@ -9,8 +9,13 @@ import (
 )
 
 func init() {
-	Register(Block{Name: "functional", Title: "Functional correctness (Sec. 6)", Order: 10, Run: runFunctionalBlock})
+	Register(Spec[cxl.VerifyResult]{Name: "functional", Title: functionalTitle, Order: 10,
+		Units: functionalUnits, Layout: func(_ Config, rs []cxl.VerifyResult) (*report.Result, error) {
+			return FunctionalLayout(rs[0]), nil
+		}})
 }
+
+const functionalTitle = "Functional correctness (Sec. 6)"
 
 // FunctionalParams are the functional tester's parameters (see
 // cxl.VerifyConfig); `nfabric verify` sets them from its flags.
@@ -28,13 +33,17 @@ var (
 	functionalFull  = FunctionalParams{Lines: 1 << 21, Workers: 8, Sweeps: 1024}
 )
 
-func runFunctionalBlock(ctx context.Context, cfg Config) (*report.Result, error) {
+// functionalUnits is the block's one unit: the tester in the quick or
+// full configuration (its sweeps share one controller, so they do not split).
+func functionalUnits(cfg Config) ([]Unit[cxl.VerifyResult], error) {
 	p := functionalQuick
 	if cfg.Full {
 		p = functionalFull
 	}
-	p.Seed, p.Logf = cfg.Seed, cfg.logf
-	return Functional(ctx, p)
+	return []Unit[cxl.VerifyResult]{{Key: "verify", Run: func(ctx context.Context, cfg Config) (cxl.VerifyResult, error) {
+		p.Seed, p.Logf = cfg.Seed, cfg.logf
+		return RunFunctional(ctx, p)
+	}}}, nil
 }
 
 // paperFunctional is the paper's Sec. 6 outcome per mode: the payloads of
@@ -42,19 +51,34 @@ func runFunctionalBlock(ctx context.Context, cfg Config) (*report.Result, error)
 // exactly". FP32 bypass is not part of the paper's functional test.
 var paperFunctional = map[cxl.Mode]string{cxl.Identity: "match", cxl.GBinary: "match", cxl.GTernary: "match"}
 
-// Functional runs the transformation-aware functional tester and returns
-// its tables: the Sec. 6 read-back per mode with the paper's outcome and
-// the naive oracle beside ours, the checks beyond the paper, and the
-// controller's traffic counters. Failed checks are counted in
-// Result.Failed; the error is for a bad parameter or a cancelled ctx.
-func Functional(ctx context.Context, p FunctionalParams) (*report.Result, error) {
+// RunFunctional runs the transformation-aware functional tester (the
+// block's unit). Failed checks are counted in the result; the error is for
+// a bad parameter or a cancelled ctx.
+func RunFunctional(ctx context.Context, p FunctionalParams) (cxl.VerifyResult, error) {
 	vr, err := cxl.Verify(ctx, cxl.VerifyConfig{Lines: p.Lines, Workers: p.Workers, Sweeps: p.Sweeps, Seed: p.Seed, Logf: p.Logf})
+	if err != nil {
+		return cxl.VerifyResult{}, err
+	}
+	return *vr, nil
+}
+
+// Functional runs the tester and lays its result out (see FunctionalLayout).
+func Functional(ctx context.Context, p FunctionalParams) (*report.Result, error) {
+	vr, err := RunFunctional(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	return FunctionalLayout(vr), nil
+}
+
+// FunctionalLayout returns the tester's tables: the Sec. 6 read-back per
+// mode with the paper's outcome and the naive oracle beside ours, the
+// checks beyond the paper, and the controller's traffic counters. Failed
+// checks are counted in Result.Failed.
+func FunctionalLayout(vr cxl.VerifyResult) *report.Result {
 	res := &report.Result{
 		Block:  "functional",
-		Title:  "Functional correctness (Sec. 6)",
+		Title:  functionalTitle,
 		Data:   vr,
 		Passed: vr.Passed,
 		Failed: vr.Failed,
@@ -121,7 +145,7 @@ func Functional(ctx context.Context, p FunctionalParams) (*report.Result, error)
 		stats.AddRow(m.String(), s.WriteLines, s.ReadLines, s.TransformedLines, s.WriteBytes, s.ReadBytes, s.MediaLinesRead)
 	}
 	res.Tables = []report.Table{sec6, checks, stats}
-	return res, nil
+	return res
 }
 
 func passFail(ok bool) string {

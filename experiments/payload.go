@@ -5,17 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 )
 
 func init() {
-	Register(Block{
-		Name:  "payload",
-		Title: "Low-bit payload semantics and traffic accounting (Sec. 2)",
-		Order: 5,
-		Run:   runPayloadBlock,
-	})
+	RegisterReport("payload", "Low-bit payload semantics and traffic accounting (Sec. 2)", 5, runPayloadBlock)
 }
 
 // runPayloadBlock checks the Sec. 2 semantics on the paper's worked
@@ -133,8 +129,9 @@ func runPayloadBlock(ctx context.Context, cfg Config) (*report.Result, error) {
 	return res, nil
 }
 
-// crossCheck encodes random gradients under s, aggregates them with the
-// fast kernels and counts the elements that differ from RefAggregate.
+// crossCheck encodes random gradients under s through the host runtime,
+// aggregates them with the fast kernels (host.Payload.Vote) and counts the
+// elements that differ from RefAggregate.
 func crossCheck(r *rand.Rand, s lowbit.Spec, n int) (int, error) {
 	const tau = 0.5
 	g := make([][]float32, s.Workers)
@@ -148,36 +145,13 @@ func crossCheck(r *rand.Rand, s lowbit.Spec, n int) (int, error) {
 		}
 	}
 	base := r.IntN(1 << 20)
-	got := make([]int8, n)
-	switch s.Layout {
-	case lowbit.ElementMajor:
-		signs, gates := make([]byte, n), make([]byte, n)
-		if err := lowbit.PackPacket(signs, g); err != nil {
-			return 0, err
-		}
-		if err := lowbit.PackPacketGates(gates, g, tau); err != nil {
-			return 0, err
-		}
-		if err := lowbit.VotePacket(got, signs, gates, s, base); err != nil {
-			return 0, err
-		}
-	case lowbit.WorkerMajor:
-		signs, gates := make([][]byte, s.Workers), make([][]byte, s.Workers)
-		for k := range g {
-			signs[k] = make([]byte, lowbit.PlaneBytes(n))
-			gates[k] = make([]byte, lowbit.PlaneBytes(n))
-			if err := lowbit.EncodeSigns(signs[k], g[k]); err != nil {
-				return 0, err
-			}
-			if err := lowbit.EncodeGates(gates[k], g[k], tau); err != nil {
-				return 0, err
-			}
-		}
-		pos, nz := make([]byte, lowbit.PlaneBytes(n)), make([]byte, lowbit.PlaneBytes(n))
-		if err := lowbit.VotePlanes(pos, nz, signs, gates, n, s, base); err != nil {
-			return 0, err
-		}
-		lowbit.UnpackPlanes(got, pos, nz, n)
+	p, err := host.Encode(s, base, g, tau)
+	if err != nil {
+		return 0, err
+	}
+	got, err := p.Vote(s)
+	if err != nil {
+		return 0, err
 	}
 	want := lowbit.RefAggregate(g, s, tau, base)
 	bad := 0

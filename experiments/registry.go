@@ -1,17 +1,51 @@
 // Package experiments holds the paper's evidence blocks (its Table 3) as a
-// registry: each block has a name, a quick and a full configuration, and a
-// function that runs the experiments and returns their tables and figures
-// beside the paper's own numbers. The command `nfabric reproduce` runs the
-// registered blocks and writes their results; the per-topic commands
-// (`nfabric verify`, `nfabric timing`, ...) call the same experiment
-// functions with user-chosen parameters.
+// registry. The command `nfabric reproduce` runs the registered blocks and
+// writes their results; the per-topic commands (`nfabric verify`, `nfabric
+// timing`, ...) call the same experiment functions with user-chosen
+// parameters.
+//
+// # How a block is written
+//
+// A block is four parts, each with one job:
+//
+//  1. Options: a struct with the block's parameters and its quick and full
+//     values (e.g. FunctionalParams).
+//  2. Units: Spec.Units lists the block's work for a Config as independent
+//     units (seed x policy x configuration), each with a stable key unique
+//     in the block ("seed1/sign", "bw128/k5"). Listing units runs nothing.
+//     A unit's Run calls into the domain packages (cxl, timing, replay,
+//     collective, hw, ...) and returns a typed result R: plain exported
+//     fields, JSON-tagged, that survive a JSON round trip exactly (no
+//     interface or func fields, no NaN). The framework checks the round
+//     trip on every run, because shards travel as JSON.
+//  3. The typed result R itself, which tests assert on.
+//  4. Layout: Spec.Layout turns the results, in unit order, into a
+//     report.Result (tables with the paper's figures beside ours, notes,
+//     figures). It is pure: no I/O, no model calls and no formulas beyond
+//     formatting. A figure the notes quote is computed by a domain package
+//     inside a unit and carried in R.
+//
+// Then register it from an init function:
+//
+//	func init() {
+//		Register(Spec[FooResult]{Name: "foo", Title: "Foo (Sec. 4)", Order: 40,
+//			Units: fooUnits, Layout: fooLayout})
+//	}
+//
+// Because a block is units plus a pure layout, `reproduce --shard i/n` can
+// run any subset of the units on another machine and `nfabric report merge`
+// lays the gathered results out into the same bytes a single run writes
+// (see RunShard and Merge).
 //
 // Paper figures appear here only as constants feeding columns labelled
 // "paper"; every other figure comes from the domain packages.
 package experiments
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,11 +62,11 @@ import (
 type Config struct {
 	// Full selects the full configuration (minutes to an hour); the default
 	// quick one keeps the whole of `reproduce` to a few minutes.
-	Full bool
+	Full bool `json:"full"`
 	// Seed is the base seed; the same seed gives the same bytes out.
-	Seed uint64
+	Seed uint64 `json:"seed"`
 	// Logf reports progress; nil discards it.
-	Logf func(format string, args ...any)
+	Logf func(format string, args ...any) `json:"-"`
 }
 
 func (c Config) logf(format string, args ...any) {
@@ -41,16 +75,45 @@ func (c Config) logf(format string, args ...any) {
 	}
 }
 
-// Block is one evidence block of the paper.
-type Block struct {
+// Unit is one independent piece of a block's work.
+type Unit[R any] struct {
+	// Key identifies the unit within its block; it must be stable across
+	// runs of the same Config and unique in the block.
+	Key string
+	// Run does the work by calling the domain packages.
+	Run func(ctx context.Context, cfg Config) (R, error)
+}
+
+// Spec describes a block whose units return results of type R.
+type Spec[R any] struct {
 	// Name is the short identifier used by --only and as the file stem.
 	Name string
 	// Title names the evidence, e.g. "Functional correctness (Sec. 6)".
 	Title string
 	// Order places the block in the report (the paper's order).
 	Order int
-	// Run executes the block.
-	Run func(ctx context.Context, cfg Config) (*report.Result, error)
+	// Units lists the block's units for cfg, in a fixed order. It must not
+	// run them.
+	Units func(cfg Config) ([]Unit[R], error)
+	// Layout turns the units' results, in the order Units listed them,
+	// into the block's report. It must be pure (see the package doc).
+	Layout func(cfg Config, results []R) (*report.Result, error)
+}
+
+// Block is one registered evidence block of the paper.
+type Block struct {
+	Name  string
+	Title string
+	Order int
+
+	plan   func(cfg Config) ([]plannedUnit, error)
+	layout func(cfg Config, results []json.RawMessage) (*report.Result, error)
+}
+
+// plannedUnit is a Unit with its result type erased to JSON.
+type plannedUnit struct {
+	key string
+	run func(ctx context.Context, cfg Config) (json.RawMessage, error)
 }
 
 var (
@@ -58,18 +121,79 @@ var (
 	blocks = map[string]Block{}
 )
 
-// Register adds a block. It panics on a duplicate or unnamed block: both
-// are programming errors caught by any test that imports the package.
-func Register(b Block) {
+// Register adds a block. It panics on a duplicate or incomplete block:
+// both are programming errors caught by any test that imports the package.
+func Register[R any](s Spec[R]) {
+	b := newBlock(s)
 	mu.Lock()
 	defer mu.Unlock()
-	if b.Name == "" || b.Run == nil {
-		panic("experiments: block without name or Run")
+	if _, dup := blocks[s.Name]; dup {
+		panic("experiments: duplicate block " + s.Name)
 	}
-	if _, dup := blocks[b.Name]; dup {
-		panic("experiments: duplicate block " + b.Name)
+	blocks[s.Name] = b
+}
+
+// newBlock erases a Spec's result type: units return JSON and the layout
+// decodes it.
+func newBlock[R any](s Spec[R]) Block {
+	if s.Name == "" || s.Units == nil || s.Layout == nil {
+		panic("experiments: block without name, Units or Layout")
 	}
-	blocks[b.Name] = b
+	b := Block{Name: s.Name, Title: s.Title, Order: s.Order}
+	b.plan = func(cfg Config) ([]plannedUnit, error) {
+		us, err := s.Units(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		seen := map[string]bool{}
+		out := make([]plannedUnit, len(us))
+		for i, u := range us {
+			if u.Key == "" || strings.ContainsAny(u.Key, " \t\n") || seen[u.Key] || u.Run == nil {
+				return nil, fmt.Errorf("%s: unit %d: key %q is empty, has blanks or repeats, or Run is nil", s.Name, i, u.Key)
+			}
+			seen[u.Key] = true
+			out[i] = plannedUnit{key: u.Key, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
+				r, err := u.Run(ctx, cfg)
+				if err != nil {
+					return nil, err
+				}
+				return json.Marshal(r)
+			}}
+		}
+		return out, nil
+	}
+	b.layout = func(cfg Config, raws []json.RawMessage) (*report.Result, error) {
+		rs := make([]R, len(raws))
+		for i, raw := range raws {
+			if err := decodeExact(raw, &rs[i]); err != nil {
+				return nil, fmt.Errorf("%s: unit %d: %w", s.Name, i, err)
+			}
+		}
+		return s.Layout(cfg, rs)
+	}
+	return b
+}
+
+// decodeExact decodes raw into v and checks that v encodes back to the same
+// bytes, so a result read from a shard is the result the unit returned.
+func decodeExact(raw json.RawMessage, v any) error {
+	var want bytes.Buffer
+	if err := json.Compact(&want, raw); err != nil {
+		return fmt.Errorf("decode result: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(want.Bytes()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode result: %w", err)
+	}
+	got, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("re-encode result: %w", err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		return errors.New("result does not survive a JSON round trip (a field is not plain data)")
+	}
+	return nil
 }
 
 // Blocks returns the registered blocks in report order.
@@ -90,7 +214,8 @@ func Blocks() []Block {
 }
 
 // Select returns the blocks named in names (all blocks when names is
-// empty), or an error naming the unknown ones and listing the known ones.
+// empty) in report order, or an error naming the unknown ones and listing
+// the known ones.
 func Select(names []string) ([]Block, error) {
 	all := Blocks()
 	if len(names) == 0 {
@@ -129,10 +254,35 @@ type Outcome struct {
 	Wall   time.Duration
 }
 
+// unitResult is one unit's outcome as it travels in a shard file.
+type unitResult struct {
+	Block  string          `json:"block"`
+	Key    string          `json:"key"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Err    string          `json:"error,omitempty"`
+}
+
+// runUnit runs u and records its outcome; only a cancelled ctx is an error.
+func runUnit(ctx context.Context, b Block, u plannedUnit, cfg Config) (unitResult, error) {
+	raw, err := u.run(ctx, cfg)
+	if cerr := ctx.Err(); cerr != nil {
+		return unitResult{}, cerr
+	}
+	r := unitResult{Block: b.Name, Key: u.key, Result: raw}
+	if err != nil {
+		r.Result, r.Err = nil, fmt.Sprintf("%s: %v", u.key, err)
+	}
+	return r, nil
+}
+
 // Run runs the given blocks in order, writes each block's files into
 // outDir and then outDir/REPORT.md linking them. A failing block is
 // reported and the others still run; the returned error summarises the
 // failures. progress receives one line per block (nil discards it).
+//
+// Every unit's result goes through JSON before the layout sees it, as it
+// does when shards are merged, so a single run and merged shards write the
+// same bytes.
 func Run(ctx context.Context, bs []Block, cfg Config, outDir string, progress io.Writer) ([]Outcome, error) {
 	if progress == nil {
 		progress = io.Discard
@@ -141,44 +291,100 @@ func Run(ctx context.Context, bs []Block, cfg Config, outDir string, progress io
 		return nil, fmt.Errorf("create output directory %s: %w", outDir, err)
 	}
 	var outs []Outcome
-	var failed []string
 	for i, b := range bs {
 		if err := ctx.Err(); err != nil {
 			return outs, err
 		}
 		fmt.Fprintf(progress, "[%d/%d] %s: %s ...\n", i+1, len(bs), b.Name, b.Title)
 		start := time.Now()
-		bcfg := cfg
-		if bcfg.Logf == nil {
-			bcfg.Logf = func(format string, args ...any) {
-				fmt.Fprintf(progress, "    "+format+"\n", args...)
-			}
-		}
-		res, err := b.Run(ctx, bcfg)
-		o := Outcome{Block: b, Result: res, Err: err, Wall: time.Since(start)}
-		if err == nil && res != nil {
-			res.Block = b.Name
-			if res.Title == "" {
-				res.Title = b.Title
-			}
-			o.Files, err = res.WriteFiles(outDir)
+		bcfg := withProgress(cfg, progress)
+		o := Outcome{Block: b}
+		units, err := b.plan(bcfg)
+		if err != nil {
 			o.Err = err
 		}
-		if o.Err != nil {
-			failed = append(failed, b.Name)
+		var results []unitResult
+		for _, u := range units {
+			r, err := runUnit(ctx, b, u, bcfg)
+			if err != nil {
+				return outs, err
+			}
+			results = append(results, r)
+		}
+		if o.Err == nil {
+			o = layoutBlock(b, bcfg, results)
+		}
+		o.Wall = time.Since(start)
+		outs = append(outs, writeOutcome(o, outDir))
+		if o := outs[len(outs)-1]; o.Err != nil {
 			fmt.Fprintf(progress, "[%d/%d] %s: FAILED: %v\n", i+1, len(bs), b.Name, o.Err)
 		} else {
 			fmt.Fprintf(progress, "[%d/%d] %s: done in %s\n", i+1, len(bs), b.Name, o.Wall.Round(time.Millisecond))
 		}
-		outs = append(outs, o)
 	}
+	return outs, writeIndex(outs, cfg, outDir)
+}
+
+func withProgress(cfg Config, progress io.Writer) Config {
+	if cfg.Logf == nil {
+		cfg.Logf = func(format string, args ...any) {
+			fmt.Fprintf(progress, "    "+format+"\n", args...)
+		}
+	}
+	return cfg
+}
+
+// layoutBlock lays out b from its units' results, given in plan order; the
+// first failed unit fails the block.
+func layoutBlock(b Block, cfg Config, results []unitResult) Outcome {
+	o := Outcome{Block: b}
+	raws := make([]json.RawMessage, len(results))
+	for i, r := range results {
+		if r.Err != "" {
+			o.Err = errors.New(r.Err)
+			return o
+		}
+		raws[i] = r.Result
+	}
+	res, err := b.layout(cfg, raws)
+	if err == nil && res == nil {
+		err = errors.New("layout returned no result")
+	}
+	if err != nil {
+		o.Err = err
+		return o
+	}
+	res.Block = b.Name
+	if res.Title == "" {
+		res.Title = b.Title
+	}
+	o.Result = res
+	return o
+}
+
+// writeOutcome writes a laid-out block's files into outDir.
+func writeOutcome(o Outcome, outDir string) Outcome {
+	if o.Err == nil && o.Result != nil {
+		o.Files, o.Err = o.Result.WriteFiles(outDir)
+	}
+	return o
+}
+
+// writeIndex writes REPORT.md and summarises the failed blocks.
+func writeIndex(outs []Outcome, cfg Config, outDir string) error {
 	if err := report.WriteFileAtomic(filepath.Join(outDir, "REPORT.md"), []byte(Index(outs, cfg))); err != nil {
-		return outs, err
+		return err
+	}
+	var failed []string
+	for _, o := range outs {
+		if o.Err != nil {
+			failed = append(failed, o.Block.Name)
+		}
 	}
 	if len(failed) > 0 {
-		return outs, fmt.Errorf("%d block(s) failed: %s", len(failed), strings.Join(failed, ", "))
+		return fmt.Errorf("%d block(s) failed: %s", len(failed), strings.Join(failed, ", "))
 	}
-	return outs, nil
+	return nil
 }
 
 // Index renders REPORT.md: one line per block with its status and links,

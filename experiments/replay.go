@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/neuronfabric/nfabric/replay"
@@ -13,8 +14,15 @@ import (
 )
 
 func init() {
-	Register(Block{Name: "replay", Title: "Bucketized trace replay (Sec. 5.2, Fig. 2)", Order: 25, Run: runReplayBlock})
+	Register(Spec[ReplayUnit]{Name: "replay", Title: replayTitle, Order: 25, Units: replayUnits,
+		Layout: func(cfg Config, rs []ReplayUnit) (*report.Result, error) {
+			o := replayBlockOptions(cfg)
+			o.defaults()
+			return Fig2Layout(o, rs)
+		}})
 }
+
+const replayTitle = "Bucketized trace replay (Sec. 5.2, Fig. 2)"
 
 // Paper figures (comparison columns only): Sec. 5.2, healthy-CXL G-Binary
 // increment over the FP32 no-aggregation reference, and the congested case.
@@ -87,9 +95,6 @@ type ReplayRow struct {
 	// WallS is the replay's wall time: not in JSON, which must be the same
 	// bytes for a seed.
 	WallS float64 `json:"-"`
-
-	ready, finish []timing.Time
-	backward      timing.Time
 }
 
 type replayInput struct {
@@ -146,21 +151,56 @@ func (o *ReplayOptions) inputs() ([]replayInput, error) {
 	return in, nil
 }
 
-// runMode replays buckets in one mode, by fast-forward or exactly.
-func runMode(cfg timing.Config, bs []timing.Bucket, backward timing.Time, m replay.Mode, exact bool) (replay.Run, error) {
-	if exact {
-		return replay.Exact(cfg, bs, m)
-	}
-	c, err := replay.NewCalibrator(cfg, m)
-	if err != nil {
-		return replay.Run{}, err
-	}
-	return replay.FastForward(c, bs, backward)
+// ReplayUnit is one unit of the replay block: one model's replay in one
+// CXL condition, or one fast-forward validation check.
+type ReplayUnit struct {
+	Run   *ReplayRun   `json:"run,omitempty"`
+	Check *ReplayCheck `json:"check,omitempty"`
 }
 
-// Fig2 replays every model's buckets through the timing model, healthy and
-// congested, and returns panel (a) (overlap) and panel (b) (exposed cost).
-func Fig2(ctx context.Context, cfg Config, o ReplayOptions) (*report.Result, error) {
+// ReplayRun is one model's replay in one condition, with the per-bucket
+// times panel (a) plots.
+type ReplayRun struct {
+	Row ReplayRow `json:"row"`
+	// Ready and Finish are each bucket's ready time and (identity run,
+	// fast-forward only) completion, from the start of backward.
+	Ready    []timing.Time `json:"ready_ps"`
+	Finish   []timing.Time `json:"finish_ps,omitempty"`
+	Backward timing.Time   `json:"backward_ps"`
+}
+
+// ReplayCheck is one comparison of the fast-forward with event simulation.
+type ReplayCheck struct {
+	Trace     string       `json:"trace"`
+	Condition string       `json:"condition"`
+	Check     replay.Check `json:"check"`
+	Pass      bool         `json:"pass"`
+}
+
+// replayCondition is a CXL condition: healthy or congested.
+type replayCondition struct {
+	name string
+	cfg  timing.Config
+}
+
+func (o *ReplayOptions) conditions() []replayCondition {
+	healthy := o.Setup.Model
+	congested := healthy
+	congested.Link.Share = o.Setup.Experiments.CongestedShare
+	return []replayCondition{{"healthy", healthy}, {"congested", congested}}
+}
+
+// replayJob is one trace the validation compares.
+type replayJob struct {
+	name string
+	bs   []timing.Bucket
+	back timing.Time
+}
+
+// fig2Units lists the replay units of o: every input x condition, then
+// (with o.Validate) every validation trace x condition x mode. Listing
+// bucketizes the inputs but simulates nothing.
+func fig2Units(o ReplayOptions) ([]Unit[ReplayUnit], error) {
 	o.defaults()
 	if err := o.Setup.Validate(); err != nil {
 		return nil, err
@@ -169,82 +209,157 @@ func Fig2(ctx context.Context, cfg Config, o ReplayOptions) (*report.Result, err
 	if err != nil {
 		return nil, err
 	}
-	healthy := o.Setup.Model
-	congested := healthy
-	congested.Link.Share = o.Setup.Experiments.CongestedShare
-	pipe := healthy.PipelineLatency()
-	var rows []ReplayRow
-	for _, in := range ins {
-		bs := replay.Buckets(in.trace)
-		back := timing.Time(in.trace.BackwardPS)
-		var lines int64
-		for _, b := range bs {
-			lines += b.Lines
-		}
-		exact := o.Exact
-		if exact && lines > timing.MaxLinesPerRun {
-			return nil, fmt.Errorf("replay %s: %d lines is beyond exact simulation (%d); drop --exact to fast-forward", in.name, lines, int64(timing.MaxLinesPerRun))
-		}
-		for _, c := range []struct {
-			name string
-			cfg  timing.Config
-		}{{"healthy", healthy}, {"congested", congested}} {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			cfg.logf("replay %s (%d buckets, %d lines), %s CXL", in.name, len(bs), lines, c.name)
-			start := time.Now()
-			id, err := runMode(c.cfg, bs, back, replay.Identity, exact)
-			if err != nil {
-				return nil, fmt.Errorf("replay %s: %w", in.name, err)
-			}
-			lb, err := runMode(c.cfg, bs, back, replay.LowBit, exact)
-			if err != nil {
-				return nil, fmt.Errorf("replay %s: %w", in.name, err)
-			}
-			r := ReplayRow{Model: in.name, Condition: c.name, Share: c.cfg.Link.Share, Buckets: len(bs), Lines: lines,
-				ForwardMS: ps2ms(timing.Time(in.trace.ForwardPS)), BackwardMS: ps2ms(back),
-				IdentityMS: ps2ms(id.RunTime), LowBitMS: ps2ms(lb.RunTime), ExposedNS: (lb.RunTime - id.RunTime).NS(),
-				Exact: exact, backward: back, finish: id.Finish}
-			if id.RunTime > 0 {
-				r.IncrementPct = 100 * float64(lb.RunTime-id.RunTime) / float64(id.RunTime)
-			}
-			step := timing.Time(in.trace.ForwardPS) + max(back, id.RunTime)
-			if step > 0 {
-				r.StepIncrementPct = 100 * float64(lb.RunTime-id.RunTime) / float64(step)
-			}
-			// Hidden: nothing beyond one pipeline fill per busy period
-			// (exact runs: per non-empty bucket, an upper bound) reaches
-			// the end of the run.
-			periods := lb.Periods
-			if exact {
-				periods = 0
-				for _, b := range bs {
-					if b.Lines > 0 {
-						periods++
-					}
-				}
-			}
-			r.Hidden = lb.RunTime-id.RunTime <= pipe*timing.Time(max(periods, 1))
-			if !exact {
-				r.CommBusyMS = ps2ms(id.Busy)
-				if id.Busy > 0 {
-					r.OverlapPct = 100 * float64(id.BusyInBackward) / float64(id.Busy)
-					r.BusyIncrementPct = 100 * float64(lb.Busy-id.Busy) / float64(id.Busy)
-				}
-			}
-			r.ExposedTailMS = ps2ms(max(0, id.RunTime-back))
-			for _, b := range bs {
-				r.ready = append(r.ready, b.Ready)
-			}
-			r.WallS = time.Since(start).Seconds()
-			rows = append(rows, r)
+	var us []Unit[ReplayUnit]
+	for i, in := range ins {
+		for _, c := range o.conditions() {
+			us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("run/%d-%s/%s", i, keyName(in.name), c.name),
+				Run: func(ctx context.Context, cfg Config) (ReplayUnit, error) {
+					r, err := replayInputRun(ctx, cfg, o, in, c)
+					return ReplayUnit{Run: &r}, err
+				}})
 		}
 	}
+	if !o.Validate {
+		return us, nil
+	}
+	jobs, err := validationJobs(o, ins)
+	if err != nil {
+		return nil, err
+	}
+	for i, j := range jobs {
+		for _, c := range o.conditions() {
+			for _, m := range []replay.Mode{replay.Identity, replay.LowBit} {
+				us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("validate/%d/%s/%s", i, c.name, m),
+					Run: func(ctx context.Context, cfg Config) (ReplayUnit, error) {
+						cfg.logf("validate %s, %s, %s", j.name, c.name, m)
+						ch, err := replay.Validate(c.cfg, j.bs, j.back, m)
+						if err != nil {
+							return ReplayUnit{}, fmt.Errorf("validate %s: %w", j.name, err)
+						}
+						return ReplayUnit{Check: &ReplayCheck{Trace: j.name, Condition: c.name, Check: ch, Pass: ch.Within()}}, nil
+					}})
+			}
+		}
+	}
+	return us, nil
+}
 
-	a := report.Table{Name: "fig2a", Title: "Fig. 2(a) analogue: baseline bucket overlap with the backward tail (FP32 identity run, healthy CXL)",
+// keyName turns a model name or trace path into a unit-key component.
+func keyName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\n' || r == '/' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// replayInputRun replays one input in one condition, identity and low-bit.
+func replayInputRun(ctx context.Context, cfg Config, o ReplayOptions, in replayInput, c replayCondition) (ReplayRun, error) {
+	bs := replay.Buckets(in.trace)
+	back, fwd := timing.Time(in.trace.BackwardPS), timing.Time(in.trace.ForwardPS)
+	var lines int64
+	for _, b := range bs {
+		lines += b.Lines
+	}
+	if o.Exact && lines > timing.MaxLinesPerRun {
+		return ReplayRun{}, fmt.Errorf("replay %s: %d lines is beyond exact simulation (%d); drop --exact to fast-forward", in.name, lines, int64(timing.MaxLinesPerRun))
+	}
+	if err := ctx.Err(); err != nil {
+		return ReplayRun{}, err
+	}
+	cfg.logf("replay %s (%d buckets, %d lines), %s CXL", in.name, len(bs), lines, c.name)
+	start := time.Now()
+	id, err := replay.RunMode(c.cfg, bs, back, replay.Identity, o.Exact)
+	if err != nil {
+		return ReplayRun{}, fmt.Errorf("replay %s: %w", in.name, err)
+	}
+	lb, err := replay.RunMode(c.cfg, bs, back, replay.LowBit, o.Exact)
+	if err != nil {
+		return ReplayRun{}, fmt.Errorf("replay %s: %w", in.name, err)
+	}
+	inc := replay.Compare(id, lb, bs, fwd, back, c.cfg.PipelineLatency())
+	r := ReplayRun{Backward: back, Finish: id.Finish, Row: ReplayRow{Model: in.name, Condition: c.name, Share: c.cfg.Link.Share,
+		Buckets: len(bs), Lines: lines, ForwardMS: ps2ms(fwd), BackwardMS: ps2ms(back),
+		IdentityMS: ps2ms(id.RunTime), LowBitMS: ps2ms(lb.RunTime), ExposedNS: inc.Exposed.NS(),
+		IncrementPct: inc.IncrementPct, BusyIncrementPct: inc.BusyIncrementPct, StepIncrementPct: inc.StepIncrementPct,
+		Hidden: inc.Hidden, OverlapPct: inc.OverlapPct, ExposedTailMS: ps2ms(inc.ExposedTail), Exact: o.Exact}}
+	if !o.Exact {
+		r.Row.CommBusyMS = ps2ms(id.Busy)
+	}
+	for _, b := range bs {
+		r.Ready = append(r.Ready, b.Ready)
+	}
+	r.Row.WallS = time.Since(start).Seconds()
+	return r, nil
+}
+
+// Fig2 replays every model's buckets through the timing model, healthy and
+// congested, and lays out panel (a) (overlap) and panel (b) (exposed
+// cost), plus the fast-forward validation when o.Validate.
+func Fig2(ctx context.Context, cfg Config, o ReplayOptions) (*report.Result, error) {
+	o.defaults()
+	us, err := fig2Units(o)
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]ReplayUnit, len(us))
+	for i, u := range us {
+		if rs[i], err = u.Run(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return Fig2Layout(o, rs)
+}
+
+// Fig2Layout lays out the replay's units (o with its defaults applied).
+func Fig2Layout(o ReplayOptions, us []ReplayUnit) (*report.Result, error) {
+	var runs []ReplayRun
+	var checks []ReplayCheck
+	for _, u := range us {
+		if u.Run != nil {
+			runs = append(runs, *u.Run)
+		}
+		if u.Check != nil {
+			checks = append(checks, *u.Check)
+		}
+	}
+	rows := make([]ReplayRow, len(runs))
+	for i, r := range runs {
+		rows[i] = r.Row
+	}
+	a, b := fig2Tables(o, rows)
+	res := &report.Result{Block: "replay", Title: replayTitle, Tables: []report.Table{a, b}}
+	figA, err := fig2aPlot(runs)
+	if err != nil {
+		return nil, err
+	}
+	figB, err := fig2bPlot(rows, o.Setup.Experiments.GatePct)
+	if err != nil {
+		return nil, err
+	}
+	res.Figures = []report.Figure{figA, figB}
+	data := map[string]any{"rows": rows}
+	if o.Validate {
+		var vt report.Table
+		vt, res.Passed, res.Failed = validationTable(checks)
+		res.Tables = append(res.Tables, vt)
+		cs := make([]replay.Check, len(checks))
+		for i, c := range checks {
+			cs[i] = c.Check
+		}
+		data["validation"] = cs
+	}
+	res.Data = data
+	return res, nil
+}
+
+// fig2Tables lays out panels (a) and (b).
+func fig2Tables(o ReplayOptions, rows []ReplayRow) (a, b report.Table) {
+	healthy := o.Setup.Model
+	a = report.Table{Name: "fig2a", Title: "Fig. 2(a) analogue: baseline bucket overlap with the backward tail (FP32 identity run, healthy CXL)",
 		Columns: []string{"model", "buckets", "lines", "forward ms", "backward ms", "comm busy ms", "comm done ms", "overlap with backward %", "exposed comm tail ms"}}
-	b := report.Table{Name: "fig2b", Title: "Fig. 2(b) analogue: G-Binary exposed increment over the FP32 no-aggregation reference",
+	b = report.Table{Name: "fig2b", Title: "Fig. 2(b) analogue: G-Binary exposed increment over the FP32 no-aggregation reference",
 		Columns: []string{"model", "CXL", "link share", "reference ms", "G-Binary ms", "exposed", "measured % of controller busy", "% of replay", "% of step", "paper %"}}
 	for _, r := range rows {
 		if r.Condition == "healthy" {
@@ -282,33 +397,12 @@ func Fig2(ctx context.Context, cfg Config, o ReplayOptions) (*report.Result, err
 	}
 	b.Notes = []string{
 		fmt.Sprintf("Increment = (G-Binary run - FP32 identity run) / identity run, the same lines through the same model, differing only by the %d-stage %.0f GHz datapath; 'hidden' when at most one pipeline latency (%v) per busy period of the controller is exposed, i.e. no per-line cost survives, only pipeline fills. Congested = link share %.2f of %.0f GiB/s (background traffic holds the rest).",
-			healthy.Controller.Stages, healthy.Controller.ClockGHz, pipe, o.Setup.Experiments.CongestedShare, healthy.Link.BandwidthGiBps),
+			healthy.Controller.Stages, healthy.Controller.ClockGHz, healthy.PipelineLatency(), o.Setup.Experiments.CongestedShare, healthy.Link.BandwidthGiBps),
 		"Three normalisations of the same exposed time: per unit of controller busy time (the datapath's cost per communicated line, comparable with the full-LLC-miss anchor because every replayed line misses the LLC: 8 streams x 2 MiB rings against 8 MiB), per replay (start of backward to the last bucket's completion) and per step. The paper does not say which it uses; its 1.25-1.65% sit just under its 1.67% anchor, like our busy-time column under ours.",
 		"Per replay, the increment is small wherever backward is the bottleneck (BERT-large, GPT-2 XL under the default A100 compute model): buckets are served from an idle controller between ready times and only the last buckets' extra time reaches the end of the run; GPT-3's 700 GB of gradients outrun its backward, buckets queue, and the whole increment is exposed.",
 		"% of step divides the same exposed time by forward + max(backward, reference run): the cost a training step would see.",
 	}
-	res := &report.Result{Block: "replay", Title: "Bucketized trace replay (Sec. 5.2, Fig. 2)", Tables: []report.Table{a, b}}
-	figA, err := fig2aPlot(rows)
-	if err != nil {
-		return nil, err
-	}
-	figB, err := fig2bPlot(rows, o.Setup.Experiments.GatePct)
-	if err != nil {
-		return nil, err
-	}
-	res.Figures = []report.Figure{figA, figB}
-	data := map[string]any{"rows": rows}
-	if o.Validate {
-		vt, checks, pass, fail, err := validateReplay(ctx, cfg, o, ins, healthy, congested)
-		if err != nil {
-			return nil, err
-		}
-		res.Tables = append(res.Tables, vt)
-		res.Passed, res.Failed = pass, fail
-		data["validation"] = checks
-	}
-	res.Data = data
-	return res, nil
+	return a, b
 }
 
 func capString(b workload.BucketOptions) string {
@@ -348,28 +442,28 @@ func downsample(length, n int) []int {
 	return out
 }
 
-func fig2aPlot(rows []ReplayRow) (report.Figure, error) {
+func fig2aPlot(runs []ReplayRun) (report.Figure, error) {
 	lp := report.LinePlot{Title: "Fig. 2(a): buckets ready (backward) vs communicated (FP32, healthy CXL)",
 		XLabel: "time from start of backward / backward duration", YLabel: "cumulative fraction of gradient buckets"}
-	for _, r := range rows {
-		if r.Condition != "healthy" || r.backward <= 0 || len(r.ready) == 0 {
+	for _, r := range runs {
+		if r.Row.Condition != "healthy" || r.Backward <= 0 || len(r.Ready) == 0 {
 			continue
 		}
-		n := len(r.ready)
+		n := len(r.Ready)
 		idx := downsample(n, 200)
 		var rx, ry, dx, dy []float64
 		for _, i := range idx {
 			y := float64(i+1) / float64(n)
-			rx = append(rx, float64(r.ready[i])/float64(r.backward))
+			rx = append(rx, float64(r.Ready[i])/float64(r.Backward))
 			ry = append(ry, y)
-			if len(r.finish) == n {
-				dx = append(dx, float64(r.finish[i])/float64(r.backward))
+			if len(r.Finish) == n {
+				dx = append(dx, float64(r.Finish[i])/float64(r.Backward))
 				dy = append(dy, y)
 			}
 		}
-		lp.Series = append(lp.Series, report.Series{Name: r.Model + " ready", X: rx, Y: ry, Dashed: true})
+		lp.Series = append(lp.Series, report.Series{Name: r.Row.Model + " ready", X: rx, Y: ry, Dashed: true})
 		if len(dx) > 0 {
-			lp.Series = append(lp.Series, report.Series{Name: r.Model + " communicated", X: dx, Y: dy})
+			lp.Series = append(lp.Series, report.Series{Name: r.Row.Model + " communicated", X: dx, Y: dy})
 		}
 	}
 	return lp.Figure("fig2a-overlap")
@@ -382,16 +476,23 @@ func fig2bPlot(rows []ReplayRow, gate float64) (report.Figure, error) {
 	busy := report.Series{Name: "healthy CXL, % of controller busy time"}
 	run := report.Series{Name: "healthy CXL, % of replay", Dashed: true}
 	cong := report.Series{Name: "congested CXL, % of replay"}
+	// Each model's x is its place among the healthy rows; a congested row
+	// finds its model's x by name, not by following its healthy row.
+	at := map[string]float64{}
 	for _, r := range rows {
 		if r.Condition == "healthy" {
 			x := float64(len(names))
+			at[r.Model] = x
 			names = append(names, r.Model)
 			if !r.Exact {
 				busy.X, busy.Y = append(busy.X, x), append(busy.Y, r.BusyIncrementPct)
 			}
 			run.X, run.Y = append(run.X, x), append(run.Y, r.IncrementPct)
-		} else {
-			cong.X, cong.Y = append(cong.X, float64(len(names)-1)), append(cong.Y, r.IncrementPct)
+		}
+	}
+	for _, r := range rows {
+		if x, ok := at[r.Model]; ok && r.Condition == "congested" {
+			cong.X, cong.Y = append(cong.X, x), append(cong.Y, r.IncrementPct)
 		}
 	}
 	for _, s := range []report.Series{busy, run, cong} {
@@ -406,18 +507,11 @@ func fig2bPlot(rows []ReplayRow, gate float64) (report.Figure, error) {
 	return lp.Figure("fig2b-exposed")
 }
 
-// validateReplay compares the fast-forward with event simulation.
-func validateReplay(ctx context.Context, cfg Config, o ReplayOptions, ins []replayInput, healthy, congested timing.Config) (report.Table, []replay.Check, int, int, error) {
-	t := report.Table{Name: "fig2-validation", Title: "Fast-forward against full event simulation (run time)",
-		Columns: []string{"trace", "CXL", "mode", "buckets", "lines", "event sim", "fast-forward", "difference %", "within 0.1%"}}
-	var checks []replay.Check
-	pass, fail := 0, 0
-	type job struct {
-		name string
-		bs   []timing.Bucket
-		back timing.Time
-	}
-	var jobs []job
+// validationJobs lists the traces the validation compares: each input
+// scaled down by o.ValidateScale (at most o.ValidateBuckets buckets), then
+// the o.ValidateFull models whole.
+func validationJobs(o ReplayOptions, ins []replayInput) ([]replayJob, error) {
+	var jobs []replayJob
 	for _, in := range ins {
 		bs := replay.Buckets(in.trace)
 		k := o.ValidateScale
@@ -425,55 +519,48 @@ func validateReplay(ctx context.Context, cfg Config, o ReplayOptions, ins []repl
 		if len(sb) > o.ValidateBuckets {
 			sb = sb[:o.ValidateBuckets]
 		}
-		jobs = append(jobs, job{fmt.Sprintf("%s / %d (first %d buckets)", in.name, k, len(sb)), sb, timing.Time(in.trace.BackwardPS) / timing.Time(k)})
+		jobs = append(jobs, replayJob{fmt.Sprintf("%s / %d (first %d buckets)", in.name, k, len(sb)), sb, timing.Time(in.trace.BackwardPS) / timing.Time(k)})
 	}
 	for _, m := range o.ValidateFull {
 		p, err := workload.LoadProfile(m, o.Seq)
 		if err != nil {
-			return t, nil, 0, 0, err
+			return nil, err
 		}
 		tl, err := p.Timeline(workload.Schedule{Accel: o.Accel, Batch: o.Batch})
 		if err != nil {
-			return t, nil, 0, 0, err
+			return nil, err
 		}
 		tr, err := workload.Bucketize(tl, o.Buckets)
 		if err != nil {
-			return t, nil, 0, 0, err
+			return nil, err
 		}
-		jobs = append(jobs, job{p.Name + " (whole trace)", replay.Buckets(tr), timing.Time(tl.BackwardPS)})
+		jobs = append(jobs, replayJob{p.Name + " (whole trace)", replay.Buckets(tr), timing.Time(tl.BackwardPS)})
 	}
-	for _, j := range jobs {
-		for _, c := range []struct {
-			name string
-			cfg  timing.Config
-		}{{"healthy", healthy}, {"congested", congested}} {
-			for _, m := range []replay.Mode{replay.Identity, replay.LowBit} {
-				if err := ctx.Err(); err != nil {
-					return t, nil, 0, 0, err
-				}
-				cfg.logf("validate %s, %s, %s", j.name, c.name, m)
-				ch, err := replay.Validate(c.cfg, j.bs, j.back, m)
-				if err != nil {
-					return t, nil, 0, 0, fmt.Errorf("validate %s: %w", j.name, err)
-				}
-				ok := math.Abs(ch.RelErrPct) <= 0.1
-				if ok {
-					pass++
-				} else {
-					fail++
-				}
-				checks = append(checks, ch)
-				t.AddRow(j.name, c.name, ch.Mode, ch.Buckets, ch.Lines, ch.Exact.String(), ch.Fast.String(), fmt.Sprintf("%.5f", ch.RelErrPct), ok)
-			}
+	return jobs, nil
+}
+
+// validationTable lays out the fast-forward checks and counts them.
+func validationTable(checks []ReplayCheck) (t report.Table, pass, fail int) {
+	t = report.Table{Name: "fig2-validation", Title: "Fast-forward against full event simulation (run time)",
+		Columns: []string{"trace", "CXL", "mode", "buckets", "lines", "event sim", "fast-forward", "difference %", "within 0.1%"}}
+	for _, c := range checks {
+		if c.Pass {
+			pass++
+		} else {
+			fail++
 		}
+		ch := c.Check
+		t.AddRow(c.Trace, c.Condition, ch.Mode, ch.Buckets, ch.Lines, ch.Exact.String(), ch.Fast.String(), fmt.Sprintf("%.5f", ch.RelErrPct), c.Pass)
 	}
 	t.Notes = []string{
 		"Scaled traces divide every bucket's lines and ready time by the factor, keeping the ratio of communication to compute. The fast-forward simulates T(C), the service of C lines on an idle system, up to 131,072 lines, extends it in closed form (periodic in W x outstanding lines, steady-state slope), and serves buckets in busy periods (see package replay); the whole-trace rows compare it with simulating every line.",
 	}
-	return t, checks, pass, fail, nil
+	return t, pass, fail
 }
 
-func runReplayBlock(ctx context.Context, cfg Config) (*report.Result, error) {
+// replayBlockOptions is the block's configuration: the default models,
+// validated on scaled traces plus whole small models.
+func replayBlockOptions(cfg Config) ReplayOptions {
 	o := ReplayOptions{Validate: true}
 	if cfg.Full {
 		o.ValidateBuckets = 1024
@@ -481,5 +568,7 @@ func runReplayBlock(ctx context.Context, cfg Config) (*report.Result, error) {
 	} else {
 		o.ValidateFull = []string{"resnet18-cifar10"}
 	}
-	return Fig2(ctx, cfg, o)
+	return o
 }
+
+func replayUnits(cfg Config) ([]Unit[ReplayUnit], error) { return fig2Units(replayBlockOptions(cfg)) }

@@ -16,12 +16,7 @@ import (
 )
 
 func init() {
-	Register(Block{
-		Name:  "training",
-		Title: "Training evidence and boundary (Sec. 7, Fig. 4-5, Tables 5-6)",
-		Order: 40,
-		Run:   runTrainingBlock,
-	})
+	RegisterReport("training", "Training evidence and boundary (Sec. 7, Fig. 4-5, Tables 5-6)", 40, runTrainingBlock)
 }
 
 // TrainOptions describe a family of training runs (one per policy and

@@ -336,7 +336,7 @@ func TestSynthRegistersAndPath(t *testing.T) {
 		}
 		// Cross-check the path depth with Yosys's own ltp -noff on the
 		// same netlist: it counts the cells of the longest path too.
-		work := filepath.Join(dir, "synth-"+c.ModuleName())
+		work := filepath.Join(dir, "synth-yosys-"+c.ModuleName())
 		cmd := exec.Command("yosys", "-p", "read_json netlist.json; ltp -noff")
 		cmd.Dir = work
 		out, err := cmd.CombinedOutput()

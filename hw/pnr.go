@@ -3,8 +3,10 @@ package hw
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,13 +14,8 @@ import (
 	"strings"
 )
 
-// Device is the iCE40 part the place-and-route proxy targets.
-const (
-	PnrDevice  = "hx8k"
-	PnrPackage = "ct256"
-	// PnrTargetMHz is the paper's out-of-context route target.
-	PnrTargetMHz = 100.0
-)
+// PnrTargetMHz is the paper's out-of-context route target.
+const PnrTargetMHz = 100.0
 
 // WrapperVerilog returns the I/O wrapper that lets a wide datapath be
 // placed on a small FPGA: a serial shift register collects a request
@@ -62,24 +59,255 @@ endmodule
 `, c.ModuleName(), w)
 }
 
-// PnrResult is one nextpnr-ice40 run.
+// PnrResult is one place-and-route run of the wrapped datapath.
 type PnrResult struct {
 	Width  int `json:"width"`
 	Stages int `json:"stages"`
+	// Part is the device routed on, Yosys and Nextpnr the versions of the
+	// tools that ran.
+	Part    Part   `json:"part"`
+	Yosys   string `json:"yosys"`
+	Nextpnr string `json:"nextpnr"`
 	// Fits is false when the design does not fit the device; Reason says
 	// why (the utilisation nextpnr reported, or its error).
 	Fits   bool   `json:"fits"`
 	Reason string `json:"reason,omitempty"`
-	// LCs used and available (ICESTORM_LC), from nextpnr's utilisation.
-	LCs      int `json:"lcs"`
-	LCsTotal int `json:"lcs_total"`
+	// Logic cells used and available (ICESTORM_LC on iCE40, TRELLIS_COMB
+	// on ECP5) and flip-flops placed (TRELLIS_FF on ECP5; on iCE40 the
+	// flip-flops sit inside the logic cells and FFsPlaced is 0).
+	Logic      int `json:"logic"`
+	LogicTotal int `json:"logic_total"`
+	FFsPlaced  int `json:"ffs_placed,omitempty"`
 	// FmaxMHz is nextpnr's post-route maximum frequency of clk.
 	FmaxMHz float64 `json:"fmax_mhz"`
 	// Pass is nextpnr's verdict against PnrTargetMHz.
 	Pass bool `json:"pass"`
-	// Yosys's synth_ice40 counts of the wrapped design (for reference).
+	// The family's Yosys mapping of the wrapped design: 4-input LUTs and
+	// registers (for reference).
 	LUT4 int `json:"lut4"`
 	FFs  int `json:"ffs"`
+}
+
+// PnrOptions controls Pnr.
+type PnrOptions struct {
+	// Part is the device; the zero Part is DefaultICE40.
+	Part Part
+	// Yosys is the Yosys build that maps the design; the zero Tool is
+	// Debian's yosys.
+	Yosys Tool
+	// Dir keeps build products (see SynthOptions.Dir).
+	Dir string
+	// Seed is nextpnr's placer seed.
+	Seed int
+}
+
+// Pnr maps the wrapped datapath with the part family's Yosys flow
+// (synth_ice40 or synth_ecp5) and places and routes it with nextpnr
+// against PnrTargetMHz. A design that does not fit returns Fits = false
+// and no error; an error means the flow itself failed. The post-route
+// figures come from nextpnr's JSON report (--report), the log being the
+// fallback.
+func Pnr(ctx context.Context, c Config, opts PnrOptions) (PnrResult, error) {
+	if err := c.Validate(); err != nil {
+		return PnrResult{}, err
+	}
+	part := opts.Part
+	if part == (Part{}) {
+		part = DefaultICE40
+	}
+	if err := part.Validate(); err != nil {
+		return PnrResult{}, err
+	}
+	ys := opts.Yosys
+	if ys.Name == "" {
+		ys = Yosys
+	}
+	np := part.Family.Nextpnr()
+	c = c.Normalized()
+	res := PnrResult{Width: c.Width, Stages: c.Stages, Part: part}
+	for _, t := range []Tool{ys, np} {
+		if _, err := t.Path(); err != nil {
+			return res, err
+		}
+	}
+	res.Yosys, res.Nextpnr = ys.Version(ctx), np.Version(ctx)
+	work, cleanup, err := workDir(opts.Dir, fmt.Sprintf("pnr-%s-%s", part.Family, c.ModuleName()))
+	if err != nil {
+		return res, err
+	}
+	defer cleanup()
+	if err := pnrSynth(ctx, work, c, part, ys, &res); err != nil {
+		return res, err
+	}
+	args := append(part.nextpnrArgs(), "--json", "top.json", "--report", "report.json",
+		"--freq", strconv.FormatFloat(PnrTargetMHz, 'f', -1, 64), "--seed", strconv.Itoa(opts.Seed), "--log", "nextpnr.log", "-q")
+	_, runErr := run(ctx, work, nil, np, args...)
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return pnrOutcome(work, c, part, runErr, res)
+}
+
+// pnrSynth writes the sources and maps them with the family's synth pass.
+func pnrSynth(ctx context.Context, work string, c Config, part Part, ys Tool, res *PnrResult) error {
+	src, err := c.Verilog()
+	if err != nil {
+		return err
+	}
+	files := map[string]string{c.ModuleName() + ".v": src, "wrap.v": WrapperVerilog(c)}
+	for n, s := range files {
+		if err := os.WriteFile(filepath.Join(work, n), []byte(s), 0o644); err != nil {
+			return err
+		}
+	}
+	pass := part.Family.SynthPass()
+	script := fmt.Sprintf("read_verilog %s.v wrap.v; %s -top nf_pnr_top -json top.json; tee -q -o stat.json stat -json", c.ModuleName(), pass)
+	if _, err := run(ctx, work, nil, ys, "-q", "-p", script); err != nil {
+		return fmt.Errorf("yosys %s of %s: %w", pass, c.ModuleName(), err)
+	}
+	st, err := readStat(filepath.Join(work, "stat.json"), "nf_pnr_top")
+	if err != nil {
+		return err
+	}
+	res.FFs = st.Registers()
+	res.LUT4 = st.Count(part.Family.LUTCell())
+	return nil
+}
+
+// pnrOutcome reads nextpnr's report (or log) and classifies the run.
+func pnrOutcome(work string, c Config, part Part, runErr error, res PnrResult) (PnrResult, error) {
+	var miss *MissingToolError
+	if errors.As(runErr, &miss) {
+		return res, runErr
+	}
+	logText, logErr := os.ReadFile(filepath.Join(work, "nextpnr.log"))
+	if logErr != nil && runErr != nil {
+		return res, runErr
+	}
+	pl, err := ParsePnrLog(string(logText))
+	if err != nil {
+		return res, err
+	}
+	util, fmax, hasFmax := pl.Utilisation, pl.FmaxMHz, pl.HasFmax
+	pass := pl.Pass
+	if data, err := os.ReadFile(filepath.Join(work, "report.json")); err == nil && runErr == nil {
+		rep, err := ParsePnrReport(data)
+		if err != nil {
+			return res, err
+		}
+		util = rep.Utilisation
+		if f, ok := rep.Clock("clk"); ok {
+			fmax, hasFmax, pass = f.Achieved, true, f.Achieved >= f.Constraint
+		}
+	}
+	lc := part.Family.LogicBel()
+	if u, ok := util[lc]; ok {
+		res.Logic, res.LogicTotal = u[0], u[1]
+	}
+	if u, ok := util["TRELLIS_FF"]; ok {
+		res.FFsPlaced = u[0]
+	}
+	if runErr != nil {
+		res.Reason = "nextpnr failed"
+		if len(pl.Errors) > 0 {
+			res.Reason = strings.TrimSpace(strings.TrimPrefix(pl.Errors[0], "ERROR:"))
+		}
+		if res.LogicTotal > 0 && res.Logic > res.LogicTotal {
+			res.Reason = fmt.Sprintf("needs %d logic cells, the %s has %d", res.Logic, part.Device, res.LogicTotal)
+			return res, nil
+		}
+		if fitsError(pl.Errors) {
+			return res, nil
+		}
+		return res, fmt.Errorf("%s on %s: %w", part.Family.Nextpnr().Name, c.ModuleName(), runErr)
+	}
+	if !hasFmax {
+		return res, fmt.Errorf("%s on %s: no maximum frequency in the report or the log", part.Family.Nextpnr().Name, c.ModuleName())
+	}
+	res.Fits = true
+	res.FmaxMHz, res.Pass = fmax, pass
+	return res, nil
+}
+
+// fitsError reports whether nextpnr's errors say the design is too big.
+func fitsError(errs []string) bool {
+	for _, e := range errs {
+		l := strings.ToLower(e)
+		if strings.Contains(l, "unable to place") || strings.Contains(l, "no bels") || strings.Contains(l, "too many") || strings.Contains(l, "utilisation") {
+			return true
+		}
+	}
+	return false
+}
+
+// PnrReport is what ParsePnrReport extracts from nextpnr's --report JSON.
+type PnrReport struct {
+	// Fmax maps a clock net name to its achieved and constrained MHz.
+	Fmax map[string]ClockFmax
+	// Utilisation maps a bel type to used/available.
+	Utilisation map[string][2]int
+}
+
+// ClockFmax is one clock's post-route frequency.
+type ClockFmax struct {
+	Achieved   float64 `json:"achieved"`
+	Constraint float64 `json:"constraint"`
+}
+
+// Clock returns the frequency of the clock whose net name contains name
+// (nextpnr names the global net, e.g. "$glbnet$clk$TRELLIS_IO_IN"); with
+// several matches the one named exactly name wins, then the slowest.
+func (r PnrReport) Clock(name string) (ClockFmax, bool) {
+	if f, ok := r.Fmax[name]; ok {
+		return f, true
+	}
+	var best ClockFmax
+	found := false
+	for n, f := range r.Fmax {
+		if strings.Contains(n, name) && (!found || f.Achieved < best.Achieved) {
+			best, found = f, true
+		}
+	}
+	return best, found
+}
+
+// ParsePnrReport parses the JSON that nextpnr writes with --report (the
+// "fmax" and "utilization" objects; critical paths are ignored). Negative
+// counts and non-finite or negative frequencies
+// are errors.
+func ParsePnrReport(data []byte) (PnrReport, error) {
+	var doc struct {
+		Fmax        map[string]ClockFmax `json:"fmax"`
+		Utilization map[string]struct {
+			Used      *int `json:"used"`
+			Available *int `json:"available"`
+		} `json:"utilization"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return PnrReport{}, fmt.Errorf("parse nextpnr report: %w", err)
+	}
+	if doc.Utilization == nil {
+		return PnrReport{}, errors.New("nextpnr report: no utilization object")
+	}
+	r := PnrReport{Fmax: map[string]ClockFmax{}, Utilisation: map[string][2]int{}}
+	for n, f := range doc.Fmax {
+		for _, v := range []float64{f.Achieved, f.Constraint} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return PnrReport{}, fmt.Errorf("nextpnr report: clock %q has frequency %v", n, v)
+			}
+		}
+		r.Fmax[n] = f
+	}
+	for bel, u := range doc.Utilization {
+		if u.Used == nil || u.Available == nil {
+			return PnrReport{}, fmt.Errorf("nextpnr report: bel %q lacks used or available", bel)
+		}
+		if *u.Used < 0 || *u.Available < 0 {
+			return PnrReport{}, fmt.Errorf("nextpnr report: bel %q has a negative count", bel)
+		}
+		r.Utilisation[bel] = [2]int{*u.Used, *u.Available}
+	}
+	return r, nil
 }
 
 // PnrLog is what ParsePnrLog extracts from nextpnr's output.
@@ -102,7 +330,7 @@ var (
 	reFmax = regexp.MustCompile(`^Info: Max frequency for clock '[^']*': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)$`)
 )
 
-// ParsePnrLog parses nextpnr-ice40's log (its stderr).
+// ParsePnrLog parses nextpnr's log (the same format for every family).
 func ParsePnrLog(log string) (PnrLog, error) {
 	p := PnrLog{Utilisation: map[string][2]int{}}
 	sc := bufio.NewScanner(strings.NewReader(log))
@@ -135,106 +363,4 @@ func ParsePnrLog(log string) (PnrLog, error) {
 		return p, fmt.Errorf("nextpnr log: %w", err)
 	}
 	return p, nil
-}
-
-// PnrOptions controls Pnr.
-type PnrOptions struct {
-	// Dir keeps build products (see SynthOptions.Dir).
-	Dir string
-	// Seed is nextpnr's placer seed.
-	Seed int
-}
-
-// Pnr synthesizes the wrapped datapath with synth_ice40 and places and
-// routes it with nextpnr-ice40 on an HX8K (ct256) against 100 MHz. A design
-// that does not fit returns Fits = false and no error; an error means the
-// flow itself failed.
-func Pnr(ctx context.Context, c Config, opts PnrOptions) (PnrResult, error) {
-	if err := c.Validate(); err != nil {
-		return PnrResult{}, err
-	}
-	c = c.Normalized()
-	res := PnrResult{Width: c.Width, Stages: c.Stages}
-	for _, t := range []Tool{Yosys, Nextpnr} {
-		if _, err := t.Path(); err != nil {
-			return res, err
-		}
-	}
-	work, cleanup, err := workDir(opts.Dir, "pnr-"+c.ModuleName())
-	if err != nil {
-		return res, err
-	}
-	defer cleanup()
-	src, err := c.Verilog()
-	if err != nil {
-		return res, err
-	}
-	files := map[string]string{c.ModuleName() + ".v": src, "wrap.v": WrapperVerilog(c)}
-	for n, s := range files {
-		if err := os.WriteFile(filepath.Join(work, n), []byte(s), 0o644); err != nil {
-			return res, err
-		}
-	}
-	script := fmt.Sprintf("read_verilog %s.v wrap.v; synth_ice40 -top nf_pnr_top -json top.json; tee -q -o stat.json stat -json", c.ModuleName())
-	if _, err := run(ctx, work, nil, Yosys, "-q", "-p", script); err != nil {
-		return res, fmt.Errorf("yosys synth_ice40 of %s: %w", c.ModuleName(), err)
-	}
-	st, err := readStat(filepath.Join(work, "stat.json"), "nf_pnr_top")
-	if err != nil {
-		return res, err
-	}
-	res.FFs = st.Registers()
-	res.LUT4 = st.Count("SB_LUT4")
-	args := []string{"--" + PnrDevice, "--package", PnrPackage, "--json", "top.json", "--asc", "top.asc",
-		"--freq", strconv.FormatFloat(PnrTargetMHz, 'f', -1, 64), "--seed", strconv.Itoa(opts.Seed), "--log", "nextpnr.log", "-q"}
-	_, runErr := run(ctx, work, nil, Nextpnr, args...)
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	logText, err := os.ReadFile(filepath.Join(work, "nextpnr.log"))
-	if err != nil && runErr != nil {
-		return res, runErr
-	}
-	pl, err := ParsePnrLog(string(logText))
-	if err != nil {
-		return res, err
-	}
-	if u, ok := pl.Utilisation["ICESTORM_LC"]; ok {
-		res.LCs, res.LCsTotal = u[0], u[1]
-	}
-	if runErr != nil {
-		var miss *MissingToolError
-		if errors.As(runErr, &miss) {
-			return res, runErr
-		}
-		res.Reason = "nextpnr failed"
-		if len(pl.Errors) > 0 {
-			res.Reason = strings.TrimSpace(strings.TrimPrefix(pl.Errors[0], "ERROR:"))
-		}
-		if res.LCsTotal > 0 && res.LCs > res.LCsTotal {
-			res.Reason = fmt.Sprintf("needs %d logic cells, the %s has %d", res.LCs, strings.ToUpper(PnrDevice), res.LCsTotal)
-			return res, nil
-		}
-		if fitsError(pl.Errors) {
-			return res, nil
-		}
-		return res, fmt.Errorf("nextpnr-ice40 on %s: %w", c.ModuleName(), runErr)
-	}
-	if !pl.HasFmax {
-		return res, fmt.Errorf("nextpnr-ice40 on %s: no maximum frequency in the log", c.ModuleName())
-	}
-	res.Fits = true
-	res.FmaxMHz, res.Pass = pl.FmaxMHz, pl.Pass
-	return res, nil
-}
-
-// fitsError reports whether nextpnr's errors say the design is too big.
-func fitsError(errs []string) bool {
-	for _, e := range errs {
-		l := strings.ToLower(e)
-		if strings.Contains(l, "unable to place") || strings.Contains(l, "no bels") || strings.Contains(l, "too many") || strings.Contains(l, "utilisation") {
-			return true
-		}
-	}
-	return false
 }

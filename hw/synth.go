@@ -118,6 +118,8 @@ type SynthResult struct {
 	Path PathResult `json:"path"`
 	// ECP5 is the `synth_ecp5` result (nil unless requested).
 	ECP5 *Stat `json:"ecp5,omitempty"`
+	// Yosys is the version line of the Yosys that ran.
+	Yosys string `json:"yosys"`
 }
 
 // SynthOptions selects what Synth runs.
@@ -127,6 +129,8 @@ type SynthOptions struct {
 	// Dir keeps build products under Dir (e.g. hw/build); "" uses a
 	// temporary directory that is removed afterwards.
 	Dir string
+	// Yosys is the Yosys build (YosysBuilds); the zero Tool is Debian's.
+	Yosys Tool
 }
 
 // Synth runs Yosys generic-cell synthesis (`synth -top M`, which maps with
@@ -139,10 +143,15 @@ func Synth(ctx context.Context, c Config, opts SynthOptions) (SynthResult, error
 	}
 	c = c.Normalized()
 	res := SynthResult{Width: c.Width, Stages: c.Stages, SplitCount: c.SplitCount}
-	if _, err := Yosys.Path(); err != nil {
+	ys := opts.Yosys
+	if ys.Name == "" {
+		ys = Yosys
+	}
+	if _, err := ys.Path(); err != nil {
 		return res, err
 	}
-	work, cleanup, err := workDir(opts.Dir, "synth-"+c.ModuleName())
+	res.Yosys = ys.Version(ctx)
+	work, cleanup, err := workDir(opts.Dir, "synth-"+ys.Name+"-"+c.ModuleName())
 	if err != nil {
 		return res, err
 	}
@@ -157,7 +166,7 @@ func Synth(ctx context.Context, c Config, opts SynthOptions) (SynthResult, error
 		return res, err
 	}
 	script := fmt.Sprintf("read_verilog %s; synth -top %s; tee -q -o stat.json stat -json; write_json netlist.json", vfile, m)
-	if _, err := run(ctx, work, nil, Yosys, "-q", "-p", script); err != nil {
+	if _, err := run(ctx, work, nil, ys, "-q", "-p", script); err != nil {
 		return res, fmt.Errorf("yosys synth of %s: %w", m, err)
 	}
 	if res.Generic, err = readStat(filepath.Join(work, "stat.json"), m); err != nil {
@@ -172,7 +181,7 @@ func Synth(ctx context.Context, c Config, opts SynthOptions) (SynthResult, error
 	}
 	if opts.ECP5 {
 		script := fmt.Sprintf("read_verilog %s; synth_ecp5 -top %s; tee -q -o ecp5.json stat -json", vfile, m)
-		if _, err := run(ctx, work, nil, Yosys, "-q", "-p", script); err != nil {
+		if _, err := run(ctx, work, nil, ys, "-q", "-p", script); err != nil {
 			return res, fmt.Errorf("yosys synth_ecp5 of %s: %w", m, err)
 		}
 		s, err := readStat(filepath.Join(work, "ecp5.json"), m)

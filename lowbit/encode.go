@@ -8,8 +8,13 @@ import (
 // PlaneBytes returns the bytes a bit-plane of n elements takes: ceil(n/8).
 func PlaneBytes(n int) int { return (n + 7) / 8 }
 
-// Lines returns how many 64-byte lines hold n bytes: ceil(n/64).
-func Lines(nbytes int) int { return (nbytes + LineBytes - 1) / LineBytes }
+// Lines returns how many 64-byte lines hold nbytes bytes: ceil(nbytes/64).
+// It is the one round-up-to-lines helper; every package that sizes
+// payloads in lines uses it.
+func Lines[T ~int | ~int64 | ~uint64](nbytes T) T { return (nbytes + LineBytes - 1) / LineBytes }
+
+// PaddedBytes returns nbytes rounded up to whole lines: Lines(nbytes) * 64.
+func PaddedBytes[T ~int | ~int64 | ~uint64](nbytes T) T { return Lines(nbytes) * LineBytes }
 
 // EncodeSigns writes the G-Binary bit-plane of g into dst, LSB first: bit
 // j%8 of dst[j/8] is 1{g[j] > 0}. Zero, -0 and negative values encode as 0.

@@ -99,6 +99,20 @@ func (l Layout) ElementsPerLine() int {
 	return PacketElements
 }
 
+// SlabBytes returns the unpadded bytes of n elements' payload in one slab
+// of the layout: n (one packet byte per element) element-major,
+// PlaneBytes(n) (one worker's bit-plane) worker-major.
+func (l Layout) SlabBytes(n int) int {
+	if l == WorkerMajor {
+		return PlaneBytes(n)
+	}
+	return n
+}
+
+// Lines returns how many payload lines of the layout hold n elements:
+// ceil(n / ElementsPerLine()), one slab's worth.
+func (l Layout) Lines(n int) int { return Lines(l.SlabBytes(n)) }
+
 // GateKind selects the G-Ternary zero gate.
 type GateKind uint8
 

@@ -36,6 +36,7 @@ import (
 	"hash/crc32"
 	"io"
 
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
@@ -73,31 +74,21 @@ func (h Header) Validate() error {
 	return nil
 }
 
-func padLine(n int64) int64 {
-	return (n + lowbit.LineBytes - 1) / lowbit.LineBytes * lowbit.LineBytes
-}
-
-// PlaneStride is the bytes between worker planes in the worker-major
-// layout: one plane padded to whole lines.
-func (h Header) PlaneStride() int64 { return padLine((h.Elements + 7) / 8) }
+// dataBytes is the size of everything after the header: the region data
+// window the payload fills (host.DataBytes).
+func (h Header) dataBytes() int64 { return host.DataBytes(h.Spec, int(h.Elements)) }
 
 // SectionBytes is the size of the sign data (and of the gate data, when
 // present).
 func (h Header) SectionBytes() int64 {
-	if h.Spec.Layout == lowbit.WorkerMajor {
-		return int64(h.Spec.Workers) * h.PlaneStride()
+	if h.Spec.GateBits() {
+		return h.dataBytes() / 2
 	}
-	return padLine(h.Elements)
+	return h.dataBytes()
 }
 
 // FileBytes is the exact size of a file with this header.
-func (h Header) FileBytes() int64 {
-	n := HeaderBytes + h.SectionBytes()
-	if h.Spec.GateBits() {
-		n += h.SectionBytes()
-	}
-	return n
-}
+func (h Header) FileBytes() int64 { return HeaderBytes + h.dataBytes() }
 
 // MarshalBinary encodes the header line.
 func (h Header) MarshalBinary() ([]byte, error) {
@@ -196,66 +187,29 @@ type File struct {
 	Gates []byte
 }
 
-// Plane returns worker k's sign plane (worker-major files only).
-func (f *File) Plane(k int) []byte {
-	s := f.PlaneStride()
-	return f.Signs[int64(k)*s : int64(k)*s+(f.Elements+7)/8]
-}
-
-// GatePlane returns worker k's gate plane (worker-major, worker gate).
-func (f *File) GatePlane(k int) []byte {
-	s := f.PlaneStride()
-	return f.Gates[int64(k)*s : int64(k)*s+(f.Elements+7)/8]
+// Payload returns the file's data as the host runtime's payload (sharing
+// the bytes): the layout, the software reduction and the slabs live there.
+func (f *File) Payload() *host.Payload {
+	return &host.Payload{Spec: f.Spec, Elements: int(f.Elements), Base: int(f.Base), Signs: f.Signs, Gates: f.Gates}
 }
 
 // Encode packs W workers' FP32 gradients (g[k] is worker k's, all the same
-// length) into a payload under h.Spec. For the worker gate, tau is the
-// magnitude threshold each worker's gate bits use (|g| > tau). h.Elements
-// is set from g. A NaN or Inf is an error naming the worker and element.
+// length) into a payload under h.Spec, through host.Encode. For the worker
+// gate, tau is the magnitude threshold each worker's gate bits use
+// (|g| > tau). h.Elements is set from g. A NaN or Inf is an error naming
+// the worker and element.
 func Encode(h Header, g [][]float32, tau float32) (*File, error) {
-	if len(g) != h.Spec.Workers {
-		return nil, fmt.Errorf("%d workers of gradients for a %d-worker spec", len(g), h.Spec.Workers)
+	if len(g) > 0 {
+		h.Elements = int64(len(g[0]))
 	}
-	if len(g) == 0 {
-		return nil, errors.New("no workers")
-	}
-	n := len(g[0])
-	for k := range g {
-		if len(g[k]) != n {
-			return nil, fmt.Errorf("worker %d has %d elements, worker 0 has %d", k, len(g[k]), n)
-		}
-	}
-	h.Elements = int64(n)
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
-	f := &File{Header: h, Signs: make([]byte, h.SectionBytes())}
-	if h.Spec.GateBits() {
-		f.Gates = make([]byte, h.SectionBytes())
+	p, err := host.Encode(h.Spec, int(h.Base), g, tau)
+	if err != nil {
+		return nil, err
 	}
-	switch h.Spec.Layout {
-	case lowbit.ElementMajor:
-		if err := lowbit.PackPacket(f.Signs, g); err != nil {
-			return nil, err
-		}
-		if f.Gates != nil {
-			if err := lowbit.PackPacketGates(f.Gates, g, tau); err != nil {
-				return nil, err
-			}
-		}
-	case lowbit.WorkerMajor:
-		for k := range g {
-			if err := lowbit.EncodeSigns(f.Plane(k), g[k]); err != nil {
-				return nil, fmt.Errorf("worker %d: %w", k, err)
-			}
-			if f.Gates != nil {
-				if err := lowbit.EncodeGates(f.GatePlane(k), g[k], tau); err != nil {
-					return nil, fmt.Errorf("worker %d: %w", k, err)
-				}
-			}
-		}
-	}
-	return f, nil
+	return &File{Header: h, Signs: p.Signs, Gates: p.Gates}, nil
 }
 
 // WriteTo writes the file.
@@ -312,72 +266,12 @@ func Read(r io.Reader, size int64) (*File, error) {
 // packet bits at or above W. A writer that sets them is broken, and
 // silently ignoring them would hide it. Read calls it; callers that build
 // a File from other sources (headerless packets) call it themselves.
-func (f *File) Check() error {
-	check := func(what string, data []byte) error {
-		switch f.Spec.Layout {
-		case lowbit.ElementMajor:
-			mask := byte(0xff << f.Spec.Workers)
-			if f.Spec.Workers == 8 {
-				mask = 0
-			}
-			for i := int64(0); i < f.Elements; i++ {
-				if data[i]&mask != 0 {
-					return fmt.Errorf("%s byte %d sets bits for workers beyond W=%d", what, i, f.Spec.Workers)
-				}
-			}
-			for i := f.Elements; i < int64(len(data)); i++ {
-				if data[i] != 0 {
-					return fmt.Errorf("%s padding byte %d is not zero", what, i)
-				}
-			}
-		case lowbit.WorkerMajor:
-			stride := f.PlaneStride()
-			nb := (f.Elements + 7) / 8
-			for k := int64(0); k < int64(f.Spec.Workers); k++ {
-				p := data[k*stride : (k+1)*stride]
-				if r := f.Elements % 8; r != 0 && p[nb-1]>>r != 0 {
-					return fmt.Errorf("%s plane %d sets bits past element %d", what, k, f.Elements)
-				}
-				for i := nb; i < stride; i++ {
-					if p[i] != 0 {
-						return fmt.Errorf("%s plane %d padding byte %d is not zero", what, k, i)
-					}
-				}
-			}
-		}
-		return nil
-	}
-	if err := check("sign", f.Signs); err != nil {
-		return err
-	}
-	if f.Gates != nil {
-		return check("gate", f.Gates)
-	}
-	return nil
-}
+func (f *File) Check() error { return f.Payload().Check() }
 
 // Counts returns the sign count c of every element (for the worker gate,
 // the count of gated-on positive votes is not what this returns: it counts
 // sign bits only, as the controller's count view does).
-func (f *File) Counts() []uint16 {
-	n := int(f.Elements)
-	out := make([]uint16, n)
-	switch f.Spec.Layout {
-	case lowbit.ElementMajor:
-		c := make([]byte, n)
-		lowbit.CountPacket(c, f.Signs[:n], f.Spec.Workers)
-		for i, v := range c {
-			out[i] = uint16(v)
-		}
-	case lowbit.WorkerMajor:
-		planes := make([][]byte, f.Spec.Workers)
-		for k := range planes {
-			planes[k] = f.Plane(k)
-		}
-		lowbit.CountPlanes(out, planes, n)
-	}
-	return out
-}
+func (f *File) Counts() []uint16 { return f.Payload().Counts() }
 
 // Vote returns the aggregate u (G-Binary) or m*u (G-Ternary) of every
 // element under spec s, which must match the file's layout and workers;
@@ -385,41 +279,9 @@ func (f *File) Counts() []uint16 {
 // be read as G-Ternary under a positional or margin gate), but the worker
 // gate needs gate bits in the file.
 func (f *File) Vote(s lowbit.Spec) ([]int8, error) {
-	if s.Layout != f.Spec.Layout || s.Workers != f.Spec.Workers {
-		return nil, fmt.Errorf("spec %v with %d workers does not match the file's %v with %d", s.Layout, s.Workers, f.Spec.Layout, f.Spec.Workers)
-	}
-	if s.GateBits() && f.Gates == nil {
+	u, err := f.Payload().Vote(s)
+	if errors.Is(err, host.ErrNoGateBits) {
 		return nil, errors.New("the worker gate needs gate bits, and this file has none (encode it with --gate worker)")
 	}
-	n := int(f.Elements)
-	out := make([]int8, n)
-	switch s.Layout {
-	case lowbit.ElementMajor:
-		var gates []byte
-		if s.GateBits() {
-			gates = f.Gates[:n]
-		}
-		if err := lowbit.VotePacket(out, f.Signs[:n], gates, s, int(f.Base)); err != nil {
-			return nil, err
-		}
-	case lowbit.WorkerMajor:
-		signs := make([][]byte, s.Workers)
-		var gates [][]byte
-		for k := range signs {
-			signs[k] = f.Plane(k)
-		}
-		if s.GateBits() {
-			gates = make([][]byte, s.Workers)
-			for k := range gates {
-				gates[k] = f.GatePlane(k)
-			}
-		}
-		nb := (n + 7) / 8
-		pos, nz := make([]byte, nb), make([]byte, nb)
-		if err := lowbit.VotePlanes(pos, nz, signs, gates, n, s, int(f.Base)); err != nil {
-			return nil, err
-		}
-		lowbit.UnpackPlanes(out, pos, nz, n)
-	}
-	return out, nil
+	return u, err
 }

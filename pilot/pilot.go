@@ -155,7 +155,7 @@ type Diag struct {
 
 // latchCounter counts the latch writes the control plane makes.
 type latchCounter struct {
-	w train.LatchWriter
+	w cxl.ModeWriter
 	n int
 }
 
@@ -354,7 +354,7 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 			es.Traffic /= float64(steps)
 		}
 		pol := agg.Policy()
-		es.Backbone, es.Head = modeName(pol[nn.Backbone]), modeName(pol[nn.Head])
+		es.Backbone, es.Head = pol[nn.Backbone].Rule.Mode().String(), pol[nn.Head].Rule.Mode().String()
 		_, va, err := train.Evaluate(reps, sets.Test, 8*64)
 		if err != nil {
 			return nil, fmt.Errorf("pilot: %w", err)
@@ -381,14 +381,4 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	}
 	res.LatchOps = latch.n
 	return res, nil
-}
-
-func modeName(s train.RuleSpec) string {
-	switch s.Rule {
-	case train.GBinary:
-		return cxl.GBinary.String()
-	case train.GTernary:
-		return cxl.GTernary.String()
-	}
-	return cxl.FP32Bypass.String()
 }

@@ -37,6 +37,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/neuronfabric/nfabric/workload"
 )
@@ -52,12 +54,25 @@ const (
 	LowBit
 )
 
-func (m Mode) String() string {
-	if m == LowBit {
-		return "g-binary"
+// ModeFor returns the replay path of controller mode m: LowBit when m
+// goes through the low-bit datapath (cxl.Mode.LowBit), else Identity.
+func ModeFor(m cxl.Mode) Mode {
+	if m.LowBit() {
+		return LowBit
 	}
-	return "identity"
+	return Identity
 }
+
+// Controller returns the controller mode the path stands for, whose name
+// it goes by: cxl.GBinary for LowBit, cxl.Identity otherwise.
+func (m Mode) Controller() cxl.Mode {
+	if m == LowBit {
+		return cxl.GBinary
+	}
+	return cxl.Identity
+}
+
+func (m Mode) String() string { return m.Controller().String() }
 
 func (m Mode) window() timing.Window {
 	if m == LowBit {
@@ -66,8 +81,9 @@ func (m Mode) window() timing.Window {
 	return timing.None
 }
 
-// Lines returns the cache lines of a bucket of n bytes: ceil(n / 64).
-func Lines(n int64) int64 { return (n + timing.LineBytes - 1) / timing.LineBytes }
+// Lines returns the cache lines of a bucket of n bytes: ceil(n / 64)
+// (lowbit.Lines).
+func Lines(n int64) int64 { return lowbit.Lines(n) }
 
 // Buckets converts a workload trace into timing buckets (FP32 bytes in
 // 64-byte lines, ready times in picoseconds from the start of backward).

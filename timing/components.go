@@ -3,11 +3,14 @@ package timing
 import (
 	"fmt"
 	"regexp"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // LineBytes is the CXL cache-line (flit payload) size the whole model moves:
-// 64 bytes (paper Sec. 3, "64-byte CXL response granularity").
-const LineBytes = 64
+// 64 bytes (paper Sec. 3, "64-byte CXL response granularity"), declared
+// once in lowbit.
+const LineBytes = lowbit.LineBytes
 
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(\[[0-9]+\])?(\.[A-Za-z][A-Za-z0-9]*(\[[0-9]+\])?)*$`)
 

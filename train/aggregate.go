@@ -265,5 +265,5 @@ func (a *Aggregator) ControllerTransactions() int {
 	if a.ctrl == nil {
 		return 0
 	}
-	return a.ctrl.reqs
+	return a.ctrl.transactions()
 }

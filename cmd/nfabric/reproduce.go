@@ -17,6 +17,7 @@ func newReproduceCmd() *cobra.Command {
 		out   string
 		seed  uint64
 		list  bool
+		shard string
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce",
@@ -25,11 +26,21 @@ func newReproduceCmd() *cobra.Command {
 with --only) and writes, for each block, a JSON file, a Markdown table with the
 paper's figures beside ours, and its SVG figures into --out, plus REPORT.md
 linking them. Files are written atomically. --quick (the default) keeps the
-whole run to minutes; --full runs the configurations behind the notes.`,
+whole run to minutes; --full runs the configurations behind the notes.
+
+--shard i/n runs only every n-th unit of work (units are seed x policy x
+configuration runs; the global order is the selected blocks in report order,
+each block's units in a fixed order) starting at unit i, and writes
+--out/shard-i-of-n.json instead of the report. Run all n shards (on as many
+machines as you like, with the same --only/--full/--seed), gather the
+shard files and run 'nfabric report merge DIR...' to write the same out/ a
+single run writes, byte for byte.`,
 		Example: `  nfabric reproduce
   nfabric reproduce --only functional,timing --out results
   nfabric reproduce --full --seed 7
-  nfabric reproduce --list`,
+  nfabric reproduce --list
+  nfabric reproduce --shard 0/4 --out shards   # ... through 3/4, then:
+  nfabric report merge shards --out out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if full && quick {
@@ -53,6 +64,18 @@ whole run to minutes; --full runs the configurations behind the notes.`,
 				return fmt.Errorf("no evidence blocks are registered")
 			}
 			cfg := experiments.Config{Full: full, Seed: seed}
+			if shard != "" {
+				sh, err := experiments.ParseShard(shard)
+				if err != nil {
+					return usagef("--shard: %v", err)
+				}
+				path, err := experiments.RunShard(cmd.Context(), bs, cfg, sh, out, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
+				return nil
+			}
 			outs, err := experiments.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
 			if len(outs) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(out, "REPORT.md"))
@@ -67,5 +90,6 @@ whole run to minutes; --full runs the configurations behind the notes.`,
 	f.StringVar(&out, "out", "out", "output directory")
 	f.Uint64Var(&seed, "seed", 1, "base random seed")
 	f.BoolVar(&list, "list", false, "list the registered blocks and exit")
+	f.StringVar(&shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")
 	return cmd
 }

@@ -142,23 +142,10 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
 }
 
 func (tf *timingFlags) print(cmd *cobra.Command, res *report.Result) error {
-	if tf.out != "" {
-		if res.Block == "" {
-			res.Block = "timing"
-		}
-		paths, err := res.WriteFiles(tf.out)
-		if err != nil {
-			return err
-		}
-		for _, p := range paths {
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", p)
-		}
+	if res.Block == "" {
+		res.Block = "timing"
 	}
-	if tf.json {
-		return res.WriteJSON(cmd.OutOrStdout())
-	}
-	_, err := fmt.Fprint(cmd.OutOrStdout(), res.Text())
-	return err
+	return printResult(cmd, res, tf.json, tf.out)
 }
 
 func newTimingTable4Cmd() *cobra.Command {

@@ -173,23 +173,6 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	return nil
 }
 
-func printResult(cmd *cobra.Command, res *report.Result, asJSON bool, out string) error {
-	if out != "" {
-		files, err := res.WriteFiles(out)
-		if err != nil {
-			return fmt.Errorf("write results to %s: %w", out, err)
-		}
-		for _, f := range files {
-			fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
-		}
-	}
-	if asJSON {
-		return res.WriteJSON(cmd.OutOrStdout())
-	}
-	_, err := fmt.Fprint(cmd.OutOrStdout(), res.Text())
-	return err
-}
-
 func stderrLogf(cmd *cobra.Command, quiet bool) func(string, ...any) {
 	if quiet {
 		return nil

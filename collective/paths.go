@@ -1,0 +1,121 @@
+package collective
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+// Path families of Fig. 7.
+const (
+	FamilyFP32         = "FP32 reference"
+	FamilySoftwareSign = "software sign"
+	FamilyFabric       = "NEURON-Fabric"
+)
+
+// Paths is one All-Reduce of a model's gradients, to be timed on every
+// path of the paper's Fig. 7.
+type Paths struct {
+	// Elements is the number of gradient elements.
+	Elements int64
+	// Workers is W, the number of data-parallel workers.
+	Workers int
+	// Net carries the FP32 software collectives; Intra and PerNode add the
+	// hierarchical row when Workers is a multiple of PerNode above it.
+	Net, Intra Link
+	PerNode    int
+	// CXL is the controller link; Shared makes the workers share one port.
+	CXL    Link
+	Shared bool
+	// Exposure is the exposed low-bit datapath fraction on the controller.
+	Exposure float64
+}
+
+// PathTime is one modelled path.
+type PathTime struct {
+	Path   string `json:"path"`
+	Route  string `json:"route"`
+	Family string `json:"family"`
+	// Bits is the payload bits per element; Traffic = Bits / 32.
+	Bits    float64 `json:"bits_per_element"`
+	Traffic float64 `json:"normalized_traffic"`
+	// Controller marks the CXL rows, where no ring of links exists and
+	// busbw does not apply.
+	Controller bool     `json:"controller"`
+	Estimate   Estimate `json:"estimate"`
+}
+
+// Controller path names (the keys a caller attaches paper figures to).
+const (
+	PathFP32Pooling   = "FP32 CXL pooling (write + read, no aggregation)"
+	PathGBinary       = "G-Binary (CXL controller)"
+	PathGTernaryPaper = "G-Ternary (CXL controller, paper's 1.58-bit accounting)"
+	PathGTernaryPlane = "G-Ternary (CXL controller, 2 bit-planes: sign + worker gate)"
+)
+
+// Times models the All-Reduce on every path, in Fig. 7's order: the FP32
+// references (CXL pooling, ring, double binary tree, halving-doubling,
+// hierarchical when it applies), the software sign methods (SignOfMean's
+// FP32 ring, MajoritySignSGD's all-gather of 1-bit signs) and the
+// controller paths (G-Binary, G-Ternary at the paper's 1.58 bits and at two
+// stored bit-planes).
+func (p Paths) Times() ([]PathTime, error) {
+	if p.Workers < 1 {
+		return nil, fmt.Errorf("workers %d must be >= 1", p.Workers)
+	}
+	cxl := CXLPath{Link: p.CXL, Workers: p.Workers, Shared: p.Shared, Exposure: p.Exposure}
+	S := float64(p.Elements) * 4
+	var out []PathTime
+	add := func(path, route, family string, bits float64, controller bool, est Estimate, err error) error {
+		if err != nil {
+			return err
+		}
+		out = append(out, PathTime{Path: path, Route: route, Family: family, Bits: bits, Traffic: bits / 32, Controller: controller, Estimate: est})
+		return nil
+	}
+	est, err := cxl.Time(p.Elements, 32, false)
+	if err := add(PathFP32Pooling, p.CXL.Name, FamilyFP32, 32, true, est, err); err != nil {
+		return nil, err
+	}
+	for _, alg := range []Algorithm{Ring, Tree, HalvingDoubling} {
+		est, err := AllReduce{Alg: alg, N: p.Workers, Link: p.Net}.Time(S)
+		if err := add("FP32 NCCL/RDMA "+alg.String(), fmt.Sprintf("%s, %d workers", p.Net.Name, p.Workers), FamilyFP32, 32, false, est, err); err != nil {
+			return nil, err
+		}
+	}
+	if p.PerNode > 1 && p.Workers > p.PerNode && p.Workers%p.PerNode == 0 {
+		est, err := AllReduce{Alg: Hierarchical, N: p.Workers, PerNode: p.PerNode, Intra: p.Intra, Link: p.Net}.Time(S)
+		route := fmt.Sprintf("%d x %s + %d nodes x %s", p.PerNode, p.Intra.Name, p.Workers/p.PerNode, p.Net.Name)
+		if err := add("FP32 hierarchical", route, FamilyFP32, 32, false, est, err); err != nil {
+			return nil, err
+		}
+	}
+	est, err = AllReduce{Alg: Ring, N: p.Workers, Link: p.Net}.Time(S)
+	if err := add("SignOfMean (FP32 ring mean, then sign)", p.Net.Name, FamilySoftwareSign, 32, false, est, err); err != nil {
+		return nil, err
+	}
+	est, err = AllGather(p.Workers, p.Net, math.Ceil(float64(p.Elements)/8))
+	if err := add("MajoritySignSGD (ring all-gather of signs)", p.Net.Name, FamilySoftwareSign, 1, false, est, err); err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		path string
+		bits float64
+	}{
+		{PathGBinary, lowbit.BitsPerElement(lowbit.Binary, lowbit.Gate{}, lowbit.PaperAccounting)},
+		{PathGTernaryPaper, lowbit.BitsPerElement(lowbit.Ternary, lowbit.Gate{}, lowbit.PaperAccounting)},
+		{PathGTernaryPlane, 2},
+	} {
+		est, err := cxl.Time(p.Elements, c.bits, true)
+		if err := add(c.path, p.CXL.Name, FamilyFabric, c.bits, true, est, err); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ExposedCycles is the datapath time a window of windowS seconds exposes
+// at exposed fraction e, in cycles of a clockHz controller: window x e x f
+// (the paper's GPT-scale check, Sec. 5.1).
+func ExposedCycles(windowS, e, clockHz float64) float64 { return windowS * e * clockHz }

@@ -1,0 +1,285 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+// NonFiniteError is a NaN or Inf in a worker's gradient of a bucket: the
+// bucket cannot become a low-bit payload and stays on FP32. It unwraps to
+// the *lowbit.NonFiniteError of the first bad element.
+type NonFiniteError struct {
+	Bucket string
+	Worker int
+	Err    *lowbit.NonFiniteError
+}
+
+func (e *NonFiniteError) Error() string {
+	return fmt.Sprintf("bucket %s worker %d: %v", e.Bucket, e.Worker, e.Err)
+}
+
+func (e *NonFiniteError) Unwrap() error { return e.Err }
+
+// Bucket is one parameter group or gradient bucket mapped into a device
+// region: the workers encode their gradients into its payload, Write puts
+// the payload lines on the device, Read fetches the aggregate under the
+// latched mode, and Decode, Values or Counts turn it into the update.
+type Bucket struct {
+	d     *Device
+	id    cxl.RegionID
+	reg   cxl.Region
+	pay   *Payload
+	reqs  []cxl.Req
+	resps []cxl.Resp
+	agg   []byte // the aggregate read: packet bytes, or the pos plane
+	nz    []byte // worker-major nz plane
+	mode  cxl.Mode
+	read  bool // agg holds an aggregate
+}
+
+func newBucket(d *Device, id cxl.RegionID, r cxl.Region, n int) (*Bucket, error) {
+	s := lowbit.Spec{Workers: r.Workers, Layout: r.Layout, Format: lowbit.Binary}
+	if r.Gate.Kind == lowbit.GateWorker {
+		s.Format, s.Gate = lowbit.Ternary, r.Gate
+	}
+	p, err := NewPayload(s, n, r.Element0)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bucket{d: d, id: id, reg: r, pay: p, agg: make([]byte, p.SlabBytes())}
+	if r.Layout == lowbit.WorkerMajor {
+		b.nz = make([]byte, p.SlabBytes())
+	}
+	return b, nil
+}
+
+// ID returns the bucket's region.
+func (b *Bucket) ID() cxl.RegionID { return b.id }
+
+// Region returns the bucket's region as mapped (its Mode is the mode
+// latched at mapping; Device.Mode reads the current latch).
+func (b *Bucket) Region() cxl.Region { return b.reg }
+
+// Lines returns the bucket's aggregate lines.
+func (b *Bucket) Lines() int { return b.reg.PayloadLines() }
+
+// Elements returns the bucket's gradient length n.
+func (b *Bucket) Elements() int { return b.pay.Elements }
+
+// Payload returns the bucket's payload buffer (what Write sends).
+func (b *Bucket) Payload() *Payload { return b.pay }
+
+// EncodeWorker encodes worker k's gradient g (Elements() long) into the
+// payload, with worker-gate threshold tau (|g| > tau). Different workers may encode concurrently. A NaN or Inf
+// returns a *NonFiniteError naming the bucket, worker and index.
+func (b *Bucket) EncodeWorker(k int, g []float32, tau float32) error {
+	if err := b.pay.EncodeWorker(k, g, tau); err != nil {
+		return b.nonFinite(k, err)
+	}
+	b.d.count(func(a *Accounting) { a.Encoded += int64(len(g)); a.FP32Bytes += 4 * int64(len(g)) })
+	return nil
+}
+
+func (b *Bucket) nonFinite(k int, err error) error {
+	var e *lowbit.NonFiniteError
+	if errors.As(err, &e) {
+		b.d.count(func(a *Accounting) { a.Rejected++ })
+		return &NonFiniteError{Bucket: b.reg.Name, Worker: k, Err: e}
+	}
+	return fmt.Errorf("bucket %s: %w", b.reg.Name, err)
+}
+
+// Write seals the payload (element-major: gathers the workers' planes into
+// packets) and writes every payload line into the region as MemWr
+// transactions, in one batch: worker-major worker after worker, its sign
+// lines then its gate lines; element-major line after line, the sign
+// packet then the gate packet.
+func (b *Bucket) Write() error {
+	p, r := b.pay, b.reg
+	p.Seal()
+	b.reqs = b.reqs[:0]
+	sb := p.SlabBytes()
+	add := func(addr uint64, slab []byte, l int) {
+		b.reqs = append(b.reqs, cxl.Write(0, addr, slab[l*lowbit.LineBytes:(l+1)*lowbit.LineBytes]))
+	}
+	gated := p.Gates != nil
+	if r.Layout == lowbit.WorkerMajor {
+		for k := 0; k < r.Workers; k++ {
+			for l := range sb / lowbit.LineBytes {
+				add(r.SignAddr(k, l), p.SignSlab(k), l)
+			}
+			if gated {
+				for l := range sb / lowbit.LineBytes {
+					add(r.GateAddr(k, l), p.GateSlab(k), l)
+				}
+			}
+		}
+	} else {
+		for l := range sb / lowbit.LineBytes {
+			add(r.SignAddr(0, l), p.SignSlab(0), l)
+			if gated {
+				add(r.GateAddr(0, l), p.GateSlab(0), l)
+			}
+		}
+	}
+	b.read = false
+	return b.run()
+}
+
+// run issues b.reqs as one batch.
+func (b *Bucket) run() error {
+	if cap(b.resps) < len(b.reqs) {
+		b.resps = make([]cxl.Resp, len(b.reqs))
+	}
+	if _, err := b.d.do(b.reqs, b.resps[:len(b.reqs)]); err != nil {
+		return fmt.Errorf("bucket %s: %w", b.reg.Name, err)
+	}
+	return nil
+}
+
+// Read reads the bucket's aggregate view under the region's latched mode
+// and returns that mode. It is an error when the latch holds a mode that
+// does not aggregate (identity, FP32 bypass: the caller's software
+// collective handles the bucket then) or changes during the read.
+func (b *Bucket) Read() (cxl.Mode, error) {
+	r := b.reg
+	b.reqs = b.reqs[:0]
+	parts := r.RespLines()
+	for l := range r.PayloadLines() {
+		for part := range parts {
+			b.reqs = append(b.reqs, cxl.Read(0, r.ViewAddr(l, part)))
+		}
+	}
+	b.read = false
+	if err := b.run(); err != nil {
+		return 0, err
+	}
+	mode := b.resps[0].Mode
+	for i, resp := range b.resps[:len(b.reqs)] {
+		if !resp.Transformed || resp.Mode != mode {
+			return resp.Mode, fmt.Errorf("bucket %s: aggregate view line %d read untransformed in mode %v", r.Name, i/parts, resp.Mode)
+		}
+		l := i / parts
+		dst := b.agg
+		if i%parts == 1 {
+			dst = b.nz
+		}
+		copy(dst[l*lowbit.LineBytes:], resp.Data[:])
+	}
+	b.mode, b.read = mode, true
+	b.d.count(func(a *Accounting) { a.Aggregates++ })
+	return mode, nil
+}
+
+// Values writes the aggregate of the last Read into dst (at most
+// Elements() long, element 0 first): u = sgn(2c - W) under G-Binary, m*u
+// under G-Ternary, each -1, 0 or +1.
+func (b *Bucket) Values(dst []int8) error {
+	return b.decode(len(dst), func(j int, v int8) { dst[j] = v })
+}
+
+// Decode is Values as float32, the update direction an optimizer applies.
+func (b *Bucket) Decode(dst []float32) error {
+	return b.decode(len(dst), func(j int, v int8) { dst[j] = float32(v) })
+}
+
+func (b *Bucket) decode(n int, set func(j int, v int8)) error {
+	if err := b.check(n); err != nil {
+		return err
+	}
+	if b.reg.Layout == lowbit.WorkerMajor {
+		for j := range n {
+			bit := byte(1) << (j % 8)
+			switch {
+			case b.nz[j/8]&bit == 0:
+				set(j, 0)
+			case b.agg[j/8]&bit != 0:
+				set(j, 1)
+			default:
+				set(j, -1)
+			}
+		}
+		return nil
+	}
+	if b.mode == cxl.GTernary {
+		for j, v := range b.agg[:n] {
+			set(j, int8(v))
+		}
+		return nil
+	}
+	// The element-major G-Binary response is the count c per element.
+	w := b.reg.Workers
+	var vote [lowbit.MaxPacketWorkers + 1]int8
+	for c := 0; c <= w; c++ {
+		vote[c] = lowbit.RefSign(2*c - w)
+	}
+	for j, c := range b.agg[:n] {
+		if int(c) > w {
+			return fmt.Errorf("bucket %s: count %d at element %d exceeds %d workers", b.reg.Name, c, j, w)
+		}
+		set(j, vote[c])
+	}
+	return nil
+}
+
+// Counts writes the sign count c of every element of the last Read into
+// dst: the element-major G-Binary response (the paper's functional-test
+// view). Worker-major responses carry planes, not counts.
+func (b *Bucket) Counts(dst []uint8) error {
+	if err := b.check(len(dst)); err != nil {
+		return err
+	}
+	if b.reg.Layout != lowbit.ElementMajor || b.mode != cxl.GBinary {
+		return fmt.Errorf("bucket %s: counts come from element-major G-Binary reads, not %v %v", b.reg.Name, b.reg.Layout, b.mode)
+	}
+	copy(dst, b.agg)
+	return nil
+}
+
+func (b *Bucket) check(n int) error {
+	if !b.read {
+		return fmt.Errorf("bucket %s: no aggregate read since the last write", b.reg.Name)
+	}
+	if n > b.pay.Elements {
+		return fmt.Errorf("bucket %s: %d elements asked, the bucket has %d", b.reg.Name, n, b.pay.Elements)
+	}
+	return nil
+}
+
+// EncodeWorkers has every worker encode its gradient of every bucket, one
+// goroutine per worker, as W workers encode their own payloads on their
+// own devices. g(k, i) is worker k's gradient for buckets[i]; tau(k, i, g)
+// its worker-gate threshold (nil: 0). A worker stops at its first failure;
+// the error returned is the lowest-numbered worker's.
+func EncodeWorkers(buckets []*Bucket, w int, g func(k, i int) []float32, tau func(k, i int, g []float32) float32) error {
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, b := range buckets {
+				gi := g(k, i)
+				var t float32
+				if tau != nil && b.pay.Gates != nil {
+					t = tau(k, i, gi)
+				}
+				if err := b.EncodeWorker(k, gi, t); err != nil {
+					errs[k] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package host
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+// Config opens a Device.
+type Config struct {
+	// Workers is W, the number of workers whose payloads every region
+	// aggregates: 1-8 element-major, 1-lowbit.MaxWorkers worker-major.
+	Workers int
+	// Layout is how the workers' payloads are arranged in lines.
+	Layout lowbit.Layout
+	// Gate is the G-Ternary zero gate of buckets that do not name their
+	// own; the zero value is the paper's 2-of-3 pattern.
+	Gate lowbit.Gate
+	// Capacity is the device size in bytes (a multiple of 64); 0 means
+	// cxl.MaxCapacity. Memory is sparse: only lines written cost memory.
+	Capacity uint64
+}
+
+// Validate returns an error naming the bad field.
+func (c Config) Validate() error {
+	s := lowbit.Spec{Workers: c.Workers, Layout: c.Layout, Format: lowbit.Ternary, Gate: c.Gate}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("host config: %w", err)
+	}
+	if c.Capacity%lowbit.LineBytes != 0 || c.Capacity > cxl.MaxCapacity {
+		return fmt.Errorf("host config: capacity %d is not a multiple of 64 up to %d", c.Capacity, uint64(cxl.MaxCapacity))
+	}
+	return nil
+}
+
+// Accounting is what the runtime did, for the report the paper's Sec. 11
+// asks of a runtime: the encoding cost and the traffic it caused. All
+// counts are cumulative since Open.
+type Accounting struct {
+	// Encoded counts gradient elements encoded, summed over workers.
+	Encoded int64 `json:"encoded_elements"`
+	// FP32Bytes is what those elements take as FP32: 4 * Encoded.
+	FP32Bytes int64 `json:"fp32_bytes"`
+	// PayloadBytes counts payload bytes written to the device: 64 per
+	// line written (signs, gate bits and line padding).
+	PayloadBytes int64 `json:"payload_bytes"`
+	// WriteLines and ReadLines count the MemWr and MemRd transactions the
+	// runtime issued; Transactions is their sum.
+	WriteLines   int64 `json:"write_lines"`
+	ReadLines    int64 `json:"read_lines"`
+	Transactions int64 `json:"transactions"`
+	// Aggregates counts bucket aggregates read back (Bucket.Read).
+	Aggregates int64 `json:"aggregates"`
+	// Rejected counts bucket encodings refused for a NaN or Inf: those
+	// buckets stay on FP32.
+	Rejected int64 `json:"rejected"`
+}
+
+// Stats is a device's accounting and its controller's counters.
+type Stats struct {
+	Host       Accounting `json:"host"`
+	Controller cxl.Stats  `json:"controller"`
+}
+
+// Device is one CXL memory controller and the runtime's view of it: the
+// buckets mapped into it and the accounting. Its methods are safe for
+// concurrent use; a Bucket's are not (one goroutine drives a bucket,
+// though workers may encode into it concurrently).
+type Device struct {
+	cfg Config
+	ctl *cxl.Controller
+
+	mu   sync.Mutex
+	next uint64 // first free address: regions are mapped one after another
+	tag  uint16
+	acct Accounting
+}
+
+// Open returns a device with no regions.
+func Open(cfg Config) (*Device, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Capacity == 0 {
+		cfg.Capacity = cxl.MaxCapacity
+	}
+	ctl, err := cxl.New(cxl.Config{Capacity: cfg.Capacity})
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	return &Device{cfg: cfg, ctl: ctl}, nil
+}
+
+// Config returns the configuration the device was opened with (Capacity
+// filled in).
+func (d *Device) Config() Config { return d.cfg }
+
+// ModeWriter returns the only capability the control plane gets: writing
+// mode latches.
+func (d *Device) ModeWriter() cxl.ModeWriter { return d.ctl }
+
+// BucketConfig describes one parameter group or gradient bucket to map.
+type BucketConfig struct {
+	// Name labels the region in reports.
+	Name string
+	// Elements is the bucket's gradient length n (at least 1).
+	Elements int
+	// Element0 is the flattened gradient index of element 0; the
+	// positional gate depends on it.
+	Element0 int
+	// Mode is the mode latched when the region is mapped.
+	Mode cxl.Mode
+	// Gate is the bucket's G-Ternary gate; nil means the device's.
+	Gate *lowbit.Gate
+}
+
+// region returns the region a bucket maps to at base: one slab of
+// lowbit.Layout.Lines(n) lines per worker (worker-major) or one packet
+// slab (element-major), doubled for the worker gate's gate bits.
+func (d *Device) region(b BucketConfig, base uint64) (cxl.Region, error) {
+	if b.Elements < 1 {
+		return cxl.Region{}, fmt.Errorf("bucket %q: %d elements, want at least 1", b.Name, b.Elements)
+	}
+	r := cxl.Region{Name: b.Name, Base: base, Mode: b.Mode, Workers: d.cfg.Workers, Layout: d.cfg.Layout, Gate: d.cfg.Gate, Element0: b.Element0}
+	if b.Gate != nil {
+		r.Gate = *b.Gate
+	}
+	r.Size = r.DataBytes(d.cfg.Layout.Lines(b.Elements))
+	if err := r.Validate(); err != nil {
+		return cxl.Region{}, fmt.Errorf("bucket %q: %w", b.Name, err)
+	}
+	return r, nil
+}
+
+// Map maps a region for the bucket after the last one mapped and returns
+// the bucket, ready to encode into.
+func (d *Device) Map(b BucketConfig) (*Bucket, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, err := d.region(b, d.next)
+	if err != nil {
+		return nil, err
+	}
+	if r.End() > d.cfg.Capacity {
+		return nil, fmt.Errorf("bucket %q: needs bytes up to %#x, the device has %#x", b.Name, r.End(), d.cfg.Capacity)
+	}
+	id, err := d.ctl.Map(r)
+	if err != nil {
+		return nil, fmt.Errorf("bucket %q: %w", b.Name, err)
+	}
+	d.next = r.End()
+	return newBucket(d, id, r, b.Elements)
+}
+
+// Unmap removes a bucket's region. Its address range is not reused.
+func (d *Device) Unmap(id cxl.RegionID) error { return d.ctl.Unmap(id) }
+
+// Region returns a region's table row with its current mode.
+func (d *Device) Region(id cxl.RegionID) (cxl.Region, error) { return d.ctl.Region(id) }
+
+// SetMode writes a region's mode latch (the control path).
+func (d *Device) SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error {
+	return d.ctl.SetMode(id, m, ts)
+}
+
+// Mode returns a region's current mode latch.
+func (d *Device) Mode(id cxl.RegionID) (cxl.Mode, error) { return d.ctl.Mode(id) }
+
+// Stats returns the device's accounting and controller counters.
+func (d *Device) Stats() Stats {
+	d.mu.Lock()
+	a := d.acct
+	d.mu.Unlock()
+	return Stats{Host: a, Controller: d.ctl.Stats()}
+}
+
+// WriteLines writes data, whole lines, line i at addrs[i], as one batch of
+// MemWr transactions. It stops at and returns the first failure.
+func (d *Device) WriteLines(addrs []uint64, data []byte) error {
+	if len(data) != len(addrs)*lowbit.LineBytes {
+		return fmt.Errorf("host: write %d lines with %d bytes of data", len(addrs), len(data))
+	}
+	reqs := make([]cxl.Req, len(addrs))
+	for i, a := range addrs {
+		reqs[i] = cxl.Write(0, a, data[i*lowbit.LineBytes:(i+1)*lowbit.LineBytes])
+	}
+	_, err := d.do(reqs, make([]cxl.Resp, len(reqs)))
+	return err
+}
+
+// ReadLines reads the lines at addrs as one batch of MemRd transactions
+// and returns the responses (each says the mode it completed under and
+// whether it was transformed). It returns the first failure too.
+func (d *Device) ReadLines(addrs []uint64) ([]cxl.Resp, error) {
+	reqs := make([]cxl.Req, len(addrs))
+	for i, a := range addrs {
+		reqs[i] = cxl.Read(0, a)
+	}
+	out := make([]cxl.Resp, len(reqs))
+	_, err := d.do(reqs, out)
+	return out, err
+}
+
+// do tags and runs a batch of transactions under one controller lock and
+// accounts for them; it returns the first failed response's error.
+func (d *Device) do(reqs []cxl.Req, out []cxl.Resp) (int, error) {
+	d.mu.Lock()
+	for i := range reqs {
+		d.tag++
+		reqs[i].Tag = d.tag
+		if reqs[i].Op == cxl.MemWr {
+			d.acct.WriteLines++
+			d.acct.PayloadBytes += lowbit.LineBytes
+		} else {
+			d.acct.ReadLines++
+		}
+	}
+	d.acct.Transactions += int64(len(reqs))
+	d.mu.Unlock()
+	failed := d.ctl.DoBatch(reqs, out)
+	if failed > 0 {
+		for i := range out[:len(reqs)] {
+			if out[i].Err != nil {
+				return failed, out[i].Err
+			}
+		}
+	}
+	return 0, nil
+}
+
+func (d *Device) count(f func(a *Accounting)) {
+	d.mu.Lock()
+	f(&d.acct)
+	d.mu.Unlock()
+}

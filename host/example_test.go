@@ -1,0 +1,58 @@
+package host_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/host"
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+// Three workers' gradients of one bucket go through the controller under
+// G-Ternary with the paper's 2-of-3 gate: encode, write, read, decode.
+func Example() {
+	dev, err := host.Open(host.Config{Workers: 3, Layout: lowbit.ElementMajor})
+	if err != nil {
+		panic(err)
+	}
+	b, err := dev.Map(host.BucketConfig{Name: "fc1.weight", Elements: 4, Mode: cxl.GTernary})
+	if err != nil {
+		panic(err)
+	}
+	grads := [][]float32{
+		{0.5, -1, 2, 0.1},
+		{0.2, -3, 1, -0.4},
+		{-0.1, 2, 4, -0.2},
+	}
+	for k, g := range grads {
+		if err := b.EncodeWorker(k, g, 0); err != nil {
+			panic(err)
+		}
+	}
+	if err := b.Write(); err != nil {
+		panic(err)
+	}
+	mode, err := b.Read()
+	if err != nil {
+		panic(err)
+	}
+	u := make([]int8, 4)
+	if err := b.Values(u); err != nil {
+		panic(err)
+	}
+	a := dev.Stats().Host
+	fmt.Println(mode, u)
+	fmt.Printf("%d elements encoded (%d FP32 bytes), %d payload bytes, %d transactions\n", a.Encoded, a.FP32Bytes, a.PayloadBytes, a.Transactions)
+
+	// A NaN keeps the bucket on FP32: the error names bucket, worker and
+	// element.
+	err = b.EncodeWorker(1, []float32{1, float32(math.NaN()), 0, 0}, 0)
+	var nf *host.NonFiniteError
+	fmt.Println(errors.As(err, &nf), err)
+	// Output:
+	// g-ternary [1 -1 0 -1]
+	// 12 elements encoded (48 FP32 bytes), 64 payload bytes, 2 transactions
+	// true bucket fc1.weight worker 1: element 1 is NaN, not a finite number
+}

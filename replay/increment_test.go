@@ -1,0 +1,54 @@
+package replay
+
+import (
+	"math"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/timing"
+)
+
+func TestCompareHand(t *testing.T) {
+	ns := timing.Nanosecond
+	bs := []timing.Bucket{{Lines: 10}, {Lines: 0}, {Lines: 5}}
+	for _, tc := range []struct {
+		name              string
+		id, lb            Run
+		fwd, back         timing.Time
+		wantInc, wantStep float64
+		wantBusy, wantOv  float64
+		wantTail          timing.Time
+		hidden            bool
+	}{
+		// Fast-forward: 1000 ns -> 1010 ns, 2 busy periods of a 5 ns
+		// pipeline: 10 ns exposed <= 2 x 5 ns, hidden. Step = 500 +
+		// max(800, 1000) = 1500 ns. Busy 600 -> 606 ns, 300 of it in
+		// backward.
+		{"fast-forward hidden", Run{RunTime: 1000 * ns, Busy: 600 * ns, BusyInBackward: 300 * ns},
+			Run{RunTime: 1010 * ns, Busy: 606 * ns, Periods: 2}, 500 * ns, 800 * ns,
+			1, 100 * 10.0 / 1500, 1, 50, 200 * ns, true},
+		// Exact: periods are the 2 non-empty buckets; 11 ns > 10 ns.
+		{"exact exposed", Run{RunTime: 1000 * ns, Exact: true}, Run{RunTime: 1011 * ns, Exact: true}, 0, 2000 * ns,
+			1.1, 100 * 11.0 / 2000, 0, 0, 0, false},
+	} {
+		got := Compare(tc.id, tc.lb, bs, tc.fwd, tc.back, 5*ns)
+		for _, c := range []struct {
+			what      string
+			got, want float64
+		}{{"increment", got.IncrementPct, tc.wantInc}, {"step", got.StepIncrementPct, tc.wantStep},
+			{"busy", got.BusyIncrementPct, tc.wantBusy}, {"overlap", got.OverlapPct, tc.wantOv}} {
+			if math.Abs(c.got-c.want) > 1e-12 {
+				t.Errorf("%s: %s %v, want %v", tc.name, c.what, c.got, c.want)
+			}
+		}
+		if got.ExposedTail != tc.wantTail || got.Hidden != tc.hidden || got.Exposed != tc.lb.RunTime-tc.id.RunTime {
+			t.Errorf("%s: %+v", tc.name, got)
+		}
+	}
+	// One period at least: 5 ns over zero periods is still one fill.
+	if !Hidden(5*ns, 5*ns, 0) || Hidden(6*ns, 5*ns, 1) {
+		t.Error("Hidden with no or one period")
+	}
+	if !(Check{RelErrPct: -0.1}).Within() || (Check{RelErrPct: 0.11}).Within() {
+		t.Error("Within at the 0.1% tolerance")
+	}
+}

@@ -1,0 +1,62 @@
+package timing
+
+import "fmt"
+
+// Closed forms of the model, used to explain its measured figures (the
+// Table 4 and Fig. 3 notes) and tested against the simulator.
+
+// BasePathNS is one controller read's unloaded path: LLC lookup + memory
+// latency + one link interval, in ns.
+func (c Config) BasePathNS() float64 {
+	return c.LLC.HitLatencyNS + c.Memory.LatencyNS + c.GateInterval()/1000
+}
+
+// LatencyBoundExposurePct is the exposure of a latency-bound run (no
+// queueing to overlap the datapath, T_overlap = 0) whose datapath has the
+// given depth: stages x cycle / (LLC lookup + memory latency + one link
+// interval), in percent.
+func (c Config) LatencyBoundExposurePct(stages int) float64 {
+	return 100 * float64(stages) * float64(c.Cycle()) / (1000*(c.LLC.HitLatencyNS+c.Memory.LatencyNS) + c.GateInterval())
+}
+
+// BasePathForExposureNS inverts the latency-bound form: the base path (ns)
+// at which this model's datapath would expose pct percent.
+func (c Config) BasePathForExposureNS(pct float64) float64 {
+	return c.PipelineLatency().NS() / (pct / 100)
+}
+
+// SaturationBandwidthGiBps is the per-stack link bandwidth (GiB/s) below
+// which the W x Outstanding lines in flight keep one link busy: the link
+// interval g at which W*L*g = lookup + memory + g. It is 0 with at most one
+// line in flight.
+func (c Config) SaturationBandwidthGiBps() float64 {
+	inflight := float64(c.Streams.Count * c.Streams.Outstanding)
+	if inflight <= 1 {
+		return 0
+	}
+	g := (c.LLC.HitLatencyNS + c.Memory.LatencyNS) * 1e-9 / (inflight - 1)
+	return LineBytes / g / (1 << 30)
+}
+
+// InFlight is the number of lines the streams keep outstanding: W x L.
+func (c Config) InFlight() int { return c.Streams.Count * c.Streams.Outstanding }
+
+// SharedLinkGiBps is the link bandwidth one stack's own traffic gets:
+// bandwidth x share.
+func (c Config) SharedLinkGiBps() float64 { return c.Link.BandwidthGiBps * c.Link.Share }
+
+// PipelineRateGBps is the datapath's own rate: one 64 B line per
+// initiation interval, in GB/s.
+func (c Config) PipelineRateGBps() float64 {
+	return LineBytes / (float64(max(1, c.Controller.InitiationCycles)) * float64(c.Cycle()) * 1e-3)
+}
+
+// DepthSeries names a Fig. 3 line by its datapath depth: "5 cycles".
+func DepthSeries(stages int) string { return fmt.Sprintf("%d cycles", stages) }
+
+// FixedPathNS is the part of a controller read's path that does not
+// depend on the memory latency: LLC lookup + one link interval, in ns.
+func (c Config) FixedPathNS() float64 { return c.LLC.HitLatencyNS + c.GateInterval()/1000 }
+
+// LinkIntervalNS is one line's interval on a stack's link, in ns.
+func (c Config) LinkIntervalNS() float64 { return c.GateInterval() / 1000 }
