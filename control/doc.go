@@ -30,8 +30,8 @@
 // # Bad input
 //
 // NaN or negative losses, cosines outside [-1, 1], steps that do not
-// increase, unknown groups and bad telemetry (NaN, non-positive capacity,
-// time going backwards) are errors that change no state, except that bad
+// increase, unknown groups (also in NaN/Inf reports) and bad telemetry
+// (NaN, non-positive capacity, time going backwards) are errors that change no state, except that bad
 // telemetry makes the Commander fall back to FP32 until a good sample
 // arrives, and a sample older than CommanderConfig.StaleNS does the same.
 package control

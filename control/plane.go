@@ -125,6 +125,12 @@ const (
 	EvDiag
 	// EvTelemetry delivers a network telemetry sample.
 	EvTelemetry
+	// EvNonFinite reports that the runtime found NaN or Inf in Group's
+	// gradients at step Step (and kept those buckets on FP32, as the host
+	// runtime does). An admitted group takes a recovery alarm, as on a
+	// loss CUSUM alarm but for that group only: cooldown on FP32 from the
+	// next step. Other phases already run FP32 and are unchanged.
+	EvNonFinite
 )
 
 func (t EventType) String() string {
@@ -137,6 +143,8 @@ func (t EventType) String() string {
 		return "diag"
 	case EvTelemetry:
 		return "telemetry"
+	case EvNonFinite:
+		return "non-finite"
 	}
 	return fmt.Sprintf("EventType(%d)", uint8(t))
 }
@@ -148,7 +156,8 @@ type Event struct {
 	TimeNS int64
 	// Loss is the training loss (EvLoss).
 	Loss float64
-	// Group, CosBinary and CosTernary are the diagnostics (EvDiag).
+	// Group, CosBinary and CosTernary are the diagnostics (EvDiag);
+	// Group is also the group of an EvNonFinite report.
 	Group                 string
 	CosBinary, CosTernary float64
 	// Telemetry is the sample (EvTelemetry).
@@ -200,6 +209,7 @@ type groupState struct {
 	phase    Phase
 	since    int64    // step the phase began
 	admitted cxl.Mode // the ladder's (or the default's) low-bit choice
+	alarm    string   // why the last recovery alarm was raised
 	latched  cxl.Mode // the mode last written to the latch
 	diag     diag
 	steps    [cxl.NumModes]int64 // steps run in each mode
@@ -266,6 +276,16 @@ func (p *Plane) Step(ev Event) ([]Action, error) {
 		return nil, nil
 	case EvTelemetry:
 		return nil, p.cmd.observe(ev.Telemetry)
+	case EvNonFinite:
+		g, ok := p.byName[ev.Group]
+		if !ok {
+			return nil, fmt.Errorf("control: NaN/Inf report for unknown group %q", ev.Group)
+		}
+		if g.phase == Admitted {
+			p.raise(g, "NaN/Inf gradients reported")
+			p.alarms++
+		}
+		return nil, nil
 	}
 	return nil, fmt.Errorf("control: unknown event type %d", ev.Type)
 }
@@ -298,13 +318,18 @@ func (p *Plane) observeLoss(ev Event) error {
 	for _, g := range p.groups {
 		if g.phase == Admitted {
 			lowbit = true
-			g.phase, g.since = Cooldown, p.step+1 // takes effect at the next step
+			p.raise(g, "loss CUSUM exceeded threshold")
 		}
 	}
 	if lowbit {
 		p.alarms++
 	}
 	return nil
+}
+
+// raise sends an admitted group to cooldown from the next step.
+func (p *Plane) raise(g *groupState, why string) {
+	g.phase, g.since, g.alarm = Cooldown, p.step+1, why
 }
 
 // decide runs the per-group state machine for the step that starts now and
@@ -360,7 +385,7 @@ func (p *Plane) advance(g *groupState) string {
 			return "recovery alarm: cooldown over, calibrating"
 		}
 		if s == g.since {
-			return "recovery alarm: loss CUSUM exceeded threshold, cooldown on FP32"
+			return "recovery alarm: " + g.alarm + ", cooldown on FP32"
 		}
 	case Calibrating:
 		if s-g.since >= p.cfg.CalibrationSteps {

@@ -26,6 +26,7 @@ import (
 //	loss N VALUE                   EvLoss
 //	diag N GROUP COSBIN COSTER     EvDiag
 //	telemetry TIME DEMAND CAP RATE EvTelemetry
+//	nonfinite N GROUP              EvNonFinite
 //	expect GROUP MODE              the group's latched mode
 //	expect-phase GROUP PHASE
 //	expect-alarms N
@@ -187,6 +188,8 @@ func scriptEvent(f []string) (Event, error) {
 		return Event{Type: EvDiag, Step: int64(num(1)), Group: f[2], CosBinary: num(3), CosTernary: num(4)}, nil
 	case "telemetry":
 		return Event{Type: EvTelemetry, Telemetry: Telemetry{TimeNS: int64(num(1)), DemandGBps: num(2), CapacityGBps: num(3), LineReads: num(4)}}, nil
+	case "nonfinite":
+		return Event{Type: EvNonFinite, Step: int64(num(1)), Group: f[2]}, nil
 	}
 	return Event{}, fmt.Errorf("unknown event %q", f[0])
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/collective"
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/workload"
 )
@@ -88,20 +89,17 @@ func Predict(in PredictorInput) (Forecast, error) {
 	if w < 1 {
 		return Forecast{}, fmt.Errorf("predictor: CXL path with %d workers", w)
 	}
-	f.CacheLineReads = w * ceilDiv(elems*4, lowbit.LineBytes)
-	for _, m := range []struct {
-		name string
-		f    lowbit.Format
-	}{{"g-binary", lowbit.Binary}, {"g-ternary", lowbit.Ternary}} {
-		bits := lowbit.BitsPerElement(m.f, lowbit.PaperGate, lowbit.PaperAccounting)
+	f.CacheLineReads = w * lowbit.Lines(elems*4)
+	for _, m := range []cxl.Mode{cxl.GBinary, cxl.GTernary} {
+		bits := m.BitsPerElement(lowbit.PaperGate, lowbit.PaperAccounting)
 		e, err := in.CXL.Time(elems, bits, true)
 		if err != nil {
-			return Forecast{}, fmt.Errorf("predictor: %s path: %w", m.name, err)
+			return Forecast{}, fmt.Errorf("predictor: %v path: %w", m, err)
 		}
-		f.LowBitS[m.name] = e.Seconds
+		f.LowBitS[m.String()] = e.Seconds
 		// Each worker reads the aggregate: one response line per 64
 		// elements (element-major counts), the paper's packet.
-		f.LowBitCacheLineReads[m.name] = w * ceilDiv(elems, lowbit.PacketElements)
+		f.LowBitCacheLineReads[m.String()] = w * lowbit.Lines(elems)
 	}
 	// Peak demand over a sliding window of a twentieth of backward (at
 	// least 1 ns): buckets cut from one tensor become ready at the same
@@ -123,5 +121,3 @@ func Predict(in PredictorInput) (Forecast, error) {
 	}
 	return f, nil
 }
-
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

@@ -16,7 +16,7 @@ func init() {
 	Register(Spec[CollectiveResult]{Name: "collective", Title: collectiveTitle, Order: 30,
 		Units: func(Config) ([]Unit[CollectiveResult], error) {
 			return []Unit[CollectiveResult]{{Key: "gpt2-xl", Run: func(ctx context.Context, cfg Config) (CollectiveResult, error) {
-				return RunCollective(ctx, cfg, CollectiveOptions{Exposure: -1})
+				return RunCollective(ctx, cfg, DefaultCollectiveOptions())
 			}}}, nil
 		},
 		Layout: func(_ Config, rs []CollectiveResult) (*report.Result, error) { return CollectiveLayout(rs[0]) },
@@ -65,6 +65,16 @@ type CollectiveOptions struct {
 	// Models are the GPT-scale check's profiles (default bert-large,
 	// gpt2-xl, gpt3).
 	Models []string
+}
+
+// DefaultCollectiveOptions is the paper's setting: GPT-2 XL on 8 workers,
+// FP32 collectives over InfiniBand (4 per node on NVLink for the
+// hierarchical row), the 128 GiB/s CXL link, the GPT-scale window through
+// the controller, and an exposure to be measured (-1).
+func DefaultCollectiveOptions() CollectiveOptions {
+	o := CollectiveOptions{Exposure: -1}
+	o.defaults()
+	return o
 }
 
 func (o *CollectiveOptions) defaults() {

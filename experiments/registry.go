@@ -110,6 +110,20 @@ type Block struct {
 	layout func(cfg Config, results []json.RawMessage) (*report.Result, error)
 }
 
+// UnitKeys lists the keys of b's units for cfg, in their order, without
+// running them (e.g. to choose a shard count).
+func (b Block) UnitKeys(cfg Config) ([]string, error) {
+	us, err := b.plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(us))
+	for i, u := range us {
+		keys[i] = u.key
+	}
+	return keys, nil
+}
+
 // plannedUnit is a Unit with its result type erased to JSON.
 type plannedUnit struct {
 	key string

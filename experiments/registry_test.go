@@ -179,3 +179,34 @@ func TestResultsMustRoundTrip(t *testing.T) {
 		t.Error("duplicate unit keys accepted")
 	}
 }
+
+// FuzzMergeShard feeds arbitrary shard files to the merge: it must fail
+// with an error, never panic, and when it succeeds every unit is there.
+func FuzzMergeShard(f *testing.F) {
+	bs := []Block{synthBlock("alpha", 2, -1)}
+	lookup := func([]string) ([]Block, error) { return bs, nil }
+	seed := f.TempDir()
+	if _, err := RunShard(context.Background(), bs, Config{Seed: 1}, Shard{0, 1}, seed, nil); err != nil {
+		f.Fatal(err)
+	}
+	good, err := os.ReadFile(filepath.Join(seed, "shard-0-of-1.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"format":"nfabric-shard/1","config":{"full":false,"seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "shard-0-of-1.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := t.TempDir()
+		if _, err := merge([]string{dir}, out, nil, lookup); err != nil {
+			return
+		}
+		if _, err := os.Stat(filepath.Join(out, "alpha.json")); err != nil {
+			t.Errorf("merge succeeded without writing the block: %v", err)
+		}
+	})
+}

@@ -120,22 +120,31 @@ func (o *ReplayOptions) defaults() {
 	}
 }
 
+// profileInput bucketizes a profile's step under o's compute model.
+func (o *ReplayOptions) profileInput(model string) (replayInput, error) {
+	p, err := workload.LoadProfile(model, o.Seq)
+	if err != nil {
+		return replayInput{}, err
+	}
+	tl, err := p.Timeline(workload.Schedule{Accel: o.Accel, Batch: o.Batch})
+	if err != nil {
+		return replayInput{}, err
+	}
+	tr, err := workload.Bucketize(tl, o.Buckets)
+	if err != nil {
+		return replayInput{}, err
+	}
+	return replayInput{name: p.Name, trace: tr}, nil
+}
+
 func (o *ReplayOptions) inputs() ([]replayInput, error) {
 	var in []replayInput
 	for _, m := range o.Models {
-		p, err := workload.LoadProfile(m, o.Seq)
+		pin, err := o.profileInput(m)
 		if err != nil {
 			return nil, err
 		}
-		tl, err := p.Timeline(workload.Schedule{Accel: o.Accel, Batch: o.Batch})
-		if err != nil {
-			return nil, err
-		}
-		tr, err := workload.Bucketize(tl, o.Buckets)
-		if err != nil {
-			return nil, err
-		}
-		in = append(in, replayInput{name: p.Name, trace: tr})
+		in = append(in, pin)
 	}
 	for _, path := range o.Traces {
 		tr, err := workload.ReadTrace(path)
@@ -469,7 +478,7 @@ func fig2aPlot(runs []ReplayRun) (report.Figure, error) {
 	return lp.Figure("fig2a-overlap")
 }
 
-func fig2bPlot(rows []ReplayRow, gate float64) (report.Figure, error) {
+func fig2bPlot(rows []ReplayRow, budgetPct float64) (report.Figure, error) {
 	lp := report.LinePlot{Title: "Fig. 2(b): G-Binary exposed increment over the FP32 reference",
 		YLabel: "exposed increment (%)"}
 	var names []string
@@ -501,8 +510,8 @@ func fig2bPlot(rows []ReplayRow, gate float64) (report.Figure, error) {
 		}
 	}
 	lp.XLabel, lp.XCategories = "model", names
-	if gate > 0 {
-		lp.HLines = []report.HLine{{Y: gate, Label: fmt.Sprintf("%.0f%% gate", gate)}}
+	if budgetPct > 0 {
+		lp.HLines = []report.HLine{{Y: budgetPct, Label: fmt.Sprintf("%.0f%% gate", budgetPct)}}
 	}
 	return lp.Figure("fig2b-exposed")
 }
@@ -522,19 +531,11 @@ func validationJobs(o ReplayOptions, ins []replayInput) ([]replayJob, error) {
 		jobs = append(jobs, replayJob{fmt.Sprintf("%s / %d (first %d buckets)", in.name, k, len(sb)), sb, timing.Time(in.trace.BackwardPS) / timing.Time(k)})
 	}
 	for _, m := range o.ValidateFull {
-		p, err := workload.LoadProfile(m, o.Seq)
+		in, err := o.profileInput(m)
 		if err != nil {
 			return nil, err
 		}
-		tl, err := p.Timeline(workload.Schedule{Accel: o.Accel, Batch: o.Batch})
-		if err != nil {
-			return nil, err
-		}
-		tr, err := workload.Bucketize(tl, o.Buckets)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, replayJob{p.Name + " (whole trace)", replay.Buckets(tr), timing.Time(tl.BackwardPS)})
+		jobs = append(jobs, replayJob{in.name + " (whole trace)", replay.Buckets(in.trace), timing.Time(in.trace.BackwardPS)})
 	}
 	return jobs, nil
 }

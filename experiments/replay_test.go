@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -55,6 +56,15 @@ func runReplayUnits(t *testing.T, o ReplayOptions) []ReplayUnit {
 	for i, u := range us {
 		if rs[i], err = u.Run(context.Background(), Config{}); err != nil {
 			t.Fatal(err)
+		}
+		// Shards carry units as JSON: the result must survive it exactly.
+		raw, err := json.Marshal(rs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back ReplayUnit
+		if err := decodeExact(raw, &back); err != nil {
+			t.Errorf("unit %s: %v", u.Key, err)
 		}
 	}
 	return rs

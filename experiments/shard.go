@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -158,7 +159,7 @@ func readShards(dirs []string) ([]shardFile, error) {
 	first := files[0]
 	seen := make(map[int]bool)
 	for _, f := range files {
-		if f.Of != first.Of || f.Config.Full != first.Config.Full || f.Config.Seed != first.Config.Seed || !equalStrings(f.Blocks, first.Blocks) {
+		if f.Of != first.Of || f.Config.Full != first.Config.Full || f.Config.Seed != first.Config.Seed || !slices.Equal(f.Blocks, first.Blocks) {
 			return nil, fmt.Errorf("shards %d/%d and %d/%d come from different runs (configuration, blocks or shard count differ)", first.Shard, first.Of, f.Shard, f.Of)
 		}
 		if seen[f.Shard] {
@@ -200,18 +201,6 @@ func readShard(path string) (shardFile, error) {
 	return f, nil
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // Merge reads the shards in dirs, checks that together they hold every
 // unit of their run exactly once, and lays the blocks out into outDir: the
 // same files, byte for byte, that a single Run of the same configuration
@@ -233,7 +222,7 @@ func merge(dirs []string, outDir string, logf func(format string, args ...any), 
 	if err != nil {
 		return nil, fmt.Errorf("shards name a block this binary lacks: %w", err)
 	}
-	if !equalStrings(blockNames(bs), files[0].Blocks) {
+	if !slices.Equal(blockNames(bs), files[0].Blocks) {
 		return nil, errors.New("shards list their blocks out of report order")
 	}
 	cfg.Logf = logf

@@ -39,6 +39,8 @@ type Bucket struct {
 	nz    []byte // worker-major nz plane
 	mode  cxl.Mode
 	read  bool // agg holds an aggregate
+
+	unmapped bool // set by Device.Unmap, under the device's lock
 }
 
 func newBucket(d *Device, id cxl.RegionID, r cxl.Region, n int) (*Bucket, error) {
@@ -132,6 +134,12 @@ func (b *Bucket) Write() error {
 
 // run issues b.reqs as one batch.
 func (b *Bucket) run() error {
+	b.d.mu.Lock()
+	gone := b.unmapped
+	b.d.mu.Unlock()
+	if gone {
+		return fmt.Errorf("bucket %s: region %d is unmapped", b.reg.Name, b.id)
+	}
 	if cap(b.resps) < len(b.reqs) {
 		b.resps = make([]cxl.Resp, len(b.reqs))
 	}
@@ -179,51 +187,68 @@ func (b *Bucket) Read() (cxl.Mode, error) {
 // Elements() long, element 0 first): u = sgn(2c - W) under G-Binary, m*u
 // under G-Ternary, each -1, 0 or +1.
 func (b *Bucket) Values(dst []int8) error {
-	return b.decode(len(dst), func(j int, v int8) { dst[j] = v })
+	if err := b.check(len(dst)); err != nil {
+		return err
+	}
+	n := len(dst)
+	switch {
+	case b.reg.Layout == lowbit.WorkerMajor:
+		lowbit.UnpackPlanes(dst, b.agg, b.nz, n)
+	case b.mode == cxl.GTernary:
+		for j, v := range b.agg[:n] {
+			dst[j] = int8(v)
+		}
+	default:
+		vote, err := b.countVotes()
+		if err != nil {
+			return err
+		}
+		for j, c := range b.agg[:n] {
+			dst[j] = vote[c]
+		}
+	}
+	return nil
 }
 
 // Decode is Values as float32, the update direction an optimizer applies.
 func (b *Bucket) Decode(dst []float32) error {
-	return b.decode(len(dst), func(j int, v int8) { dst[j] = float32(v) })
-}
-
-func (b *Bucket) decode(n int, set func(j int, v int8)) error {
-	if err := b.check(n); err != nil {
+	if err := b.check(len(dst)); err != nil {
 		return err
 	}
-	if b.reg.Layout == lowbit.WorkerMajor {
-		for j := range n {
-			bit := byte(1) << (j % 8)
-			switch {
-			case b.nz[j/8]&bit == 0:
-				set(j, 0)
-			case b.agg[j/8]&bit != 0:
-				set(j, 1)
-			default:
-				set(j, -1)
-			}
-		}
-		return nil
-	}
-	if b.mode == cxl.GTernary {
+	n := len(dst)
+	switch {
+	case b.reg.Layout == lowbit.WorkerMajor:
+		lowbit.DecodePlanes(dst, b.agg, b.nz, n, 1)
+	case b.mode == cxl.GTernary:
 		for j, v := range b.agg[:n] {
-			set(j, int8(v))
+			dst[j] = float32(int8(v))
 		}
-		return nil
+	default:
+		vote, err := b.countVotes()
+		if err != nil {
+			return err
+		}
+		for j, c := range b.agg[:n] {
+			dst[j] = float32(vote[c])
+		}
 	}
-	// The element-major G-Binary response is the count c per element.
+	return nil
+}
+
+// countVotes checks the element-major G-Binary response (every count c in
+// [0, W]) and returns its decode table vote[c] = sgn(2c - W).
+func (b *Bucket) countVotes() (*[256]int8, error) {
 	w := b.reg.Workers
-	var vote [lowbit.MaxPacketWorkers + 1]int8
+	for j, c := range b.agg[:b.pay.Elements] {
+		if int(c) > w {
+			return nil, fmt.Errorf("bucket %s: count %d at element %d exceeds %d workers", b.reg.Name, c, j, w)
+		}
+	}
+	var vote [256]int8
 	for c := 0; c <= w; c++ {
 		vote[c] = lowbit.RefSign(2*c - w)
 	}
-	for j, c := range b.agg[:n] {
-		if int(c) > w {
-			return fmt.Errorf("bucket %s: count %d at element %d exceeds %d workers", b.reg.Name, c, j, w)
-		}
-		set(j, vote[c])
-	}
-	return nil
+	return &vote, nil
 }
 
 // Counts writes the sign count c of every element of the last Read into

@@ -72,10 +72,11 @@ type Device struct {
 	cfg Config
 	ctl *cxl.Controller
 
-	mu   sync.Mutex
-	next uint64 // first free address: regions are mapped one after another
-	tag  uint16
-	acct Accounting
+	mu      sync.Mutex
+	next    uint64 // first free address: regions are mapped one after another
+	tag     uint16
+	acct    Accounting
+	buckets map[cxl.RegionID]*Bucket
 }
 
 // Open returns a device with no regions.
@@ -90,7 +91,7 @@ func Open(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
-	return &Device{cfg: cfg, ctl: ctl}, nil
+	return &Device{cfg: cfg, ctl: ctl, buckets: map[cxl.RegionID]*Bucket{}}, nil
 }
 
 // Config returns the configuration the device was opened with (Capacity
@@ -150,12 +151,42 @@ func (d *Device) Map(b BucketConfig) (*Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket %q: %w", b.Name, err)
 	}
+	bk, err := newBucket(d, id, r, b.Elements)
+	if err != nil {
+		_ = d.ctl.Unmap(id) // undo the mapping; the bucket error is the one to report
+		return nil, err
+	}
 	d.next = r.End()
-	return newBucket(d, id, r, b.Elements)
+	d.buckets[id] = bk
+	return bk, nil
 }
 
-// Unmap removes a bucket's region. Its address range is not reused.
-func (d *Device) Unmap(id cxl.RegionID) error { return d.ctl.Unmap(id) }
+// Bucket returns the mapped bucket of a region.
+func (d *Device) Bucket(id cxl.RegionID) (*Bucket, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b, ok := d.buckets[id]
+	if !ok {
+		return nil, fmt.Errorf("host: region %d is not a mapped bucket", id)
+	}
+	return b, nil
+}
+
+// Unmap removes a bucket's region; the bucket's Write and Read fail after
+// it. Its address range is not reused, and stored lines stay as plain
+// memory.
+func (d *Device) Unmap(id cxl.RegionID) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.ctl.Unmap(id); err != nil {
+		return fmt.Errorf("host: %w", err)
+	}
+	if b, ok := d.buckets[id]; ok {
+		b.unmapped = true
+		delete(d.buckets, id)
+	}
+	return nil
+}
 
 // Region returns a region's table row with its current mode.
 func (d *Device) Region(id cxl.RegionID) (cxl.Region, error) { return d.ctl.Region(id) }

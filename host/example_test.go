@@ -56,3 +56,33 @@ func Example() {
 	// 12 elements encoded (48 FP32 bytes), 64 payload bytes, 2 transactions
 	// true bucket fc1.weight worker 1: element 1 is NaN, not a finite number
 }
+
+// A remote client that encodes its own payloads drives the raw surface:
+// map a bucket, write its lines by address, flip the latch as the control
+// plane, read the aggregate view lines, and read the counters.
+func ExampleDevice_WriteLines() {
+	dev, err := host.Open(host.Config{Workers: 2, Layout: lowbit.ElementMajor})
+	if err != nil {
+		panic(err)
+	}
+	b, err := dev.Map(host.BucketConfig{Name: "remote", Elements: 64, Mode: cxl.FP32Bypass})
+	if err != nil {
+		panic(err)
+	}
+	r := b.Region()
+	packet := make([]byte, 64) // byte i, bit k: worker k's sign of element i
+	packet[0], packet[1], packet[2] = 0b11, 0b01, 0b00
+	if err := dev.WriteLines([]uint64{r.SignAddr(0, 0)}, packet); err != nil {
+		panic(err)
+	}
+	if err := dev.ModeWriter().SetMode(b.ID(), cxl.GBinary, 1); err != nil {
+		panic(err)
+	}
+	resps, err := dev.ReadLines([]uint64{r.ViewAddr(0, 0)})
+	if err != nil {
+		panic(err)
+	}
+	st := dev.Stats()
+	fmt.Println(resps[0].Mode, resps[0].Data[:3], st.Host.Transactions, st.Controller.ModeChanges)
+	// Output: g-binary [2 1 0] 2 1
+}

@@ -223,40 +223,59 @@ type PathResult struct {
 // delay; a type missing from it is an error, as is a combinational loop.
 // Registers (IsRegister) start and end paths and add no delay here.
 func LongestPath(netlist []byte, module string, delay map[string]float64) (PathResult, error) {
-	type cell struct {
-		Type  string                       `json:"type"`
-		Dirs  map[string]string            `json:"port_directions"`
-		Conns map[string][]json.RawMessage `json:"connections"`
+	g, err := parseCombGraph(netlist, module, delay)
+	if err != nil {
+		return PathResult{}, err
 	}
+	return g.longest()
+}
+
+// combNode is one combinational cell: its type, delay, name and the bits
+// it reads.
+type combNode struct {
+	typ  string
+	ins  []int
+	d    float64
+	name string
+}
+
+// combGraph is a module's combinational cells and, for each bit, the
+// index of the cell driving it.
+type combGraph struct {
+	nodes  []combNode
+	driver map[int]int
+}
+
+type netlistCell struct {
+	Type  string                       `json:"type"`
+	Dirs  map[string]string            `json:"port_directions"`
+	Conns map[string][]json.RawMessage `json:"connections"`
+}
+
+// parseCombGraph reads module's combinational cells from a Yosys netlist,
+// in name order (deterministic tie-breaking).
+func parseCombGraph(netlist []byte, module string, delay map[string]float64) (combGraph, error) {
 	var doc struct {
 		Modules map[string]struct {
-			Cells map[string]cell `json:"cells"`
+			Cells map[string]netlistCell `json:"cells"`
 		} `json:"modules"`
 	}
+	g := combGraph{driver: map[int]int{}}
 	if err := json.Unmarshal(netlist, &doc); err != nil {
-		return PathResult{}, fmt.Errorf("parse yosys netlist: %w", err)
+		return g, fmt.Errorf("parse yosys netlist: %w", err)
 	}
 	mod, ok := doc.Modules[module]
 	if !ok {
 		mod, ok = doc.Modules[`\`+module]
 	}
 	if !ok {
-		return PathResult{}, fmt.Errorf("yosys netlist: no module %q", module)
+		return g, fmt.Errorf("yosys netlist: no module %q", module)
 	}
-	// bit number -> index of the combinational cell driving it.
-	type node struct {
-		typ  string
-		ins  []int
-		d    float64
-		name string
-	}
-	var nodes []node
-	driver := map[int]int{}
 	names := make([]string, 0, len(mod.Cells))
 	for n := range mod.Cells {
 		names = append(names, n)
 	}
-	sort.Strings(names) // deterministic tie-breaking
+	sort.Strings(names)
 	for _, n := range names {
 		c := mod.Cells[n]
 		if IsRegister(c.Type) {
@@ -264,46 +283,62 @@ func LongestPath(netlist []byte, module string, delay map[string]float64) (PathR
 		}
 		d, ok := delay[c.Type]
 		if !ok {
-			return PathResult{}, fmt.Errorf("yosys netlist: cell %s has type %s with no delay in the table", n, c.Type)
+			return g, fmt.Errorf("yosys netlist: cell %s has type %s with no delay in the table", n, c.Type)
 		}
-		nd := node{typ: c.Type, d: d, name: n}
-		var outs []int
-		ports := make([]string, 0, len(c.Conns))
-		for p := range c.Conns {
-			ports = append(ports, p)
+		nd := combNode{typ: c.Type, d: d, name: n}
+		outs, ins, err := cellBits(n, c)
+		if err != nil {
+			return g, err
 		}
-		sort.Strings(ports)
-		for _, p := range ports {
-			for _, raw := range c.Conns[p] {
-				var bit int
-				if json.Unmarshal(raw, &bit) != nil {
-					continue // constant "0", "1", "x", "z"
-				}
-				switch c.Dirs[p] {
-				case "output":
-					outs = append(outs, bit)
-				case "input":
-					nd.ins = append(nd.ins, bit)
-				default:
-					return PathResult{}, fmt.Errorf("yosys netlist: cell %s port %s has direction %q", n, p, c.Dirs[p])
-				}
-			}
-		}
-		idx := len(nodes)
-		nodes = append(nodes, nd)
+		nd.ins = ins
+		idx := len(g.nodes)
+		g.nodes = append(g.nodes, nd)
 		for _, b := range outs {
-			if prev, dup := driver[b]; dup {
-				return PathResult{}, fmt.Errorf("yosys netlist: bit %d driven by both %s and %s", b, nodes[prev].name, n)
+			if prev, dup := g.driver[b]; dup {
+				return g, fmt.Errorf("yosys netlist: bit %d driven by both %s and %s", b, g.nodes[prev].name, n)
 			}
-			driver[b] = idx
+			g.driver[b] = idx
 		}
 	}
-	// Longest path by memoised DFS; state 1 = on the stack (loop check).
+	return g, nil
+}
+
+// cellBits lists the bits cell n drives and reads, ports in name order;
+// constants ("0", "1", "x", "z") are not bits.
+func cellBits(n string, c netlistCell) (outs, ins []int, err error) {
+	ports := make([]string, 0, len(c.Conns))
+	for p := range c.Conns {
+		ports = append(ports, p)
+	}
+	sort.Strings(ports)
+	for _, p := range ports {
+		for _, raw := range c.Conns[p] {
+			var bit int
+			if json.Unmarshal(raw, &bit) != nil {
+				continue
+			}
+			switch c.Dirs[p] {
+			case "output":
+				outs = append(outs, bit)
+			case "input":
+				ins = append(ins, bit)
+			default:
+				return nil, nil, fmt.Errorf("yosys netlist: cell %s port %s has direction %q", n, p, c.Dirs[p])
+			}
+		}
+	}
+	return outs, ins, nil
+}
+
+// longest finds the slowest path by memoised depth-first search (a cell
+// on the stack seen again is a combinational loop).
+func (g combGraph) longest() (PathResult, error) {
 	const (
 		unseen = iota
 		active
 		done
 	)
+	nodes, driver := g.nodes, g.driver
 	state := make([]uint8, len(nodes))
 	arr := make([]float64, len(nodes))
 	depth := make([]int, len(nodes))
@@ -350,9 +385,14 @@ func LongestPath(netlist []byte, module string, delay map[string]float64) (PathR
 			stack = stack[:len(stack)-1]
 		}
 	}
+	return g.path(arr, depth, from), nil
+}
+
+// path reads the slowest path back from the search's arrival times.
+func (g combGraph) path(arr []float64, depth, from []int) PathResult {
 	var res PathResult
 	worst := -1
-	for i := range nodes {
+	for i := range g.nodes {
 		res.Depth = max(res.Depth, depth[i])
 		if worst < 0 || arr[i] > arr[worst] {
 			worst = i
@@ -361,8 +401,8 @@ func LongestPath(netlist []byte, module string, delay map[string]float64) (PathR
 	if worst >= 0 {
 		res.DelayFO4 = arr[worst]
 		for n := worst; n >= 0; n = from[n] {
-			res.Cells = append([]string{nodes[n].typ}, res.Cells...)
+			res.Cells = append([]string{g.nodes[n].typ}, res.Cells...)
 		}
 	}
-	return res, nil
+	return res
 }

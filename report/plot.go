@@ -58,6 +58,19 @@ func Color(i int) color.Color { return palette[i%len(palette)] }
 
 // SVG renders the plot as SVG bytes.
 func (lp LinePlot) SVG() ([]byte, error) {
+	p := lp.axes()
+	xmin, xmax, err := lp.addSeries(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := lp.addHLines(p, xmin, xmax); err != nil {
+		return nil, err
+	}
+	return lp.render(p)
+}
+
+// axes makes the plot with its title, labels, scales, ticks and grid.
+func (lp LinePlot) axes() *plot.Plot {
 	p := plot.New()
 	p.Title.Text = lp.Title
 	p.X.Label.Text = lp.XLabel
@@ -82,26 +95,31 @@ func (lp LinePlot) SVG() ([]byte, error) {
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
 	p.Add(plotter.NewGrid())
-	xmin, xmax := math.Inf(1), math.Inf(-1)
+	return p
+}
+
+// addSeries draws every series and returns the x range they span.
+func (lp LinePlot) addSeries(p *plot.Plot) (xmin, xmax float64, err error) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for i, s := range lp.Series {
 		if len(s.X) != len(s.Y) {
-			return nil, fmt.Errorf("plot %q: series %q has %d x and %d y values", lp.Title, s.Name, len(s.X), len(s.Y))
+			return 0, 0, fmt.Errorf("plot %q: series %q has %d x and %d y values", lp.Title, s.Name, len(s.X), len(s.Y))
 		}
 		pts := make(plotter.XYs, len(s.X))
 		for j := range s.X {
 			x, y := s.X[j], s.Y[j]
 			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
-				return nil, fmt.Errorf("plot %q: series %q point %d is not finite", lp.Title, s.Name, j)
+				return 0, 0, fmt.Errorf("plot %q: series %q point %d is not finite", lp.Title, s.Name, j)
 			}
 			if (lp.LogX && x <= 0) || (lp.LogY && y <= 0) {
-				return nil, fmt.Errorf("plot %q: series %q point %d is not positive on a log axis", lp.Title, s.Name, j)
+				return 0, 0, fmt.Errorf("plot %q: series %q point %d is not positive on a log axis", lp.Title, s.Name, j)
 			}
 			pts[j] = plotter.XY{X: x, Y: y}
 			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
 		}
 		line, points, err := plotter.NewLinePoints(pts)
 		if err != nil {
-			return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+			return 0, 0, fmt.Errorf("plot %q: %w", lp.Title, err)
 		}
 		c := Color(i)
 		line.Color = c
@@ -117,13 +135,18 @@ func (lp LinePlot) SVG() ([]byte, error) {
 			p.Legend.Add(s.Name, line, points)
 		}
 	}
+	return xmin, xmax, nil
+}
+
+// addHLines draws the reference lines across [xmin, xmax].
+func (lp LinePlot) addHLines(p *plot.Plot, xmin, xmax float64) error {
 	for _, h := range lp.HLines {
 		if math.IsInf(xmin, 0) {
 			break
 		}
 		ref, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: h.Y}, {X: xmax, Y: h.Y}})
 		if err != nil {
-			return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+			return fmt.Errorf("plot %q: %w", lp.Title, err)
 		}
 		ref.Color = color.Gray{Y: 0x55}
 		ref.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
@@ -132,6 +155,11 @@ func (lp LinePlot) SVG() ([]byte, error) {
 			p.Legend.Add(h.Label, ref)
 		}
 	}
+	return nil
+}
+
+// render leaves headroom for the legend, sizes the canvas and writes SVG.
+func (lp LinePlot) render(p *plot.Plot) ([]byte, error) {
 	// Leave headroom above the data for the legend, which sits top left.
 	if n := legendEntries(lp); n > 0 {
 		frac := 0.075 * float64(n)

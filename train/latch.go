@@ -84,26 +84,30 @@ func (a *Aggregator) readLatches() error {
 		}
 		mode[g], seen[g] = m, true
 		t.on = m.LowBit()
-		switch m {
-		case cxl.GBinary:
-			t.spec = RuleSpec{Rule: GBinary}
-		case cxl.GTernary:
-			t.spec = RuleSpec{Rule: GTernary, Gate: a.gate}
+		if t.on {
+			t.spec, _ = a.latchSpec(m)
 		}
 	}
 	for g := range mode {
-		switch mode[g] {
-		case cxl.GBinary:
-			a.policy[g] = RuleSpec{Rule: GBinary}
-		case cxl.GTernary:
-			a.policy[g] = RuleSpec{Rule: GTernary, Gate: a.gate}
-		case cxl.FP32Bypass:
-			a.policy[g] = RuleSpec{Rule: FP32}
-		default:
-			if seen[g] {
-				return fmt.Errorf("latched aggregator: %s latch holds %v, which is not a gradient path", groupName(nn.Group(g)), mode[g])
-			}
+		if s, ok := a.latchSpec(mode[g]); ok {
+			a.policy[g] = s
+		} else if seen[g] {
+			return fmt.Errorf("latched aggregator: %s latch holds %v, which is not a gradient path", groupName(nn.Group(g)), mode[g])
 		}
 	}
 	return nil
+}
+
+// latchSpec is the rule spec a latch holding m selects (RuleOf, with the
+// aggregator's G-Ternary gate).
+func (a *Aggregator) latchSpec(m cxl.Mode) (RuleSpec, bool) {
+	r, ok := RuleOf(m)
+	if !ok {
+		return RuleSpec{}, false
+	}
+	s := RuleSpec{Rule: r}
+	if r == GTernary {
+		s.Gate = a.gate
+	}
+	return s, true
 }

@@ -67,6 +67,21 @@ func (r Rule) Mode() cxl.Mode {
 	return cxl.FP32Bypass
 }
 
+// RuleOf is the inverse of Rule.Mode on the gradient paths: the rule a
+// group's mode latch selects (FP32Bypass: FP32, GBinary, GTernary). It
+// reports false for Identity, which carries no gradient.
+func RuleOf(m cxl.Mode) (Rule, bool) {
+	switch m {
+	case cxl.FP32Bypass:
+		return FP32, true
+	case cxl.GBinary:
+		return GBinary, true
+	case cxl.GTernary:
+		return GTernary, true
+	}
+	return 0, false
+}
+
 // ViaController reports whether r's aggregate is read from the cxl
 // controller model.
 func (r Rule) ViaController() bool { return r.Mode().LowBit() }

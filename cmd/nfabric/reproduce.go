@@ -47,8 +47,13 @@ single run writes, byte for byte.`,
 				return usagef("--quick and --full are exclusive")
 			}
 			if list {
+				cfg := experiments.Config{Full: full, Seed: seed}
 				for _, b := range experiments.Blocks() {
-					fmt.Fprintf(cmd.OutOrStdout(), "%-12s %s\n", b.Name, b.Title)
+					keys, err := b.UnitKeys(cfg)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%-12s %3d units  %s\n", b.Name, len(keys), b.Title)
 				}
 				return nil
 			}
@@ -89,7 +94,7 @@ single run writes, byte for byte.`,
 	f.BoolVar(&quick, "quick", false, "run the quick configurations (the default)")
 	f.StringVar(&out, "out", "out", "output directory")
 	f.Uint64Var(&seed, "seed", 1, "base random seed")
-	f.BoolVar(&list, "list", false, "list the registered blocks and exit")
+	f.BoolVar(&list, "list", false, "list the registered blocks and their units of work (with --full: the full configuration's) and exit")
 	f.StringVar(&shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")
 	return cmd
 }

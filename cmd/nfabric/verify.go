@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/spf13/cobra"
 )
 
@@ -37,8 +38,8 @@ It ends with "N passed, N failed" and exits 1 if any check failed.`,
 			if lines < 1 {
 				return usagef("--lines %d: want at least 1", lines)
 			}
-			if workers < 1 || workers > 8 {
-				return usagef("--workers %d: the paper's packet carries 1 to 8 workers", workers)
+			if workers < 1 || workers > lowbit.MaxPacketWorkers {
+				return usagef("--workers %d: the paper's packet carries 1 to %d workers", workers, lowbit.MaxPacketWorkers)
 			}
 			if sweeps < 0 {
 				return usagef("--sweeps %d: want 0 or more", sweeps)

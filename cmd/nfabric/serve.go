@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/neuronfabric/nfabric/serve"
+	"github.com/neuronfabric/nfabric/serve/client"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+func init() { subcommands = append(subcommands, newServeCmd) }
+
+// serveAddr is where 'nfabric serve' listens and 'serve check' dials.
+type serveAddr struct {
+	socket, tcp, tokenFile string
+}
+
+func (a *serveAddr) add(f *pflag.FlagSet) {
+	f.StringVar(&a.socket, "socket", defaultSocket(), "Unix socket path (the default transport)")
+	f.StringVar(&a.tcp, "tcp", "", "listen on (or dial) this TCP address instead, e.g. 127.0.0.1:7878; needs --token-file or TLS with client certificates")
+	f.StringVar(&a.tokenFile, "token-file", "", "bearer token file (one line, 16+ characters) every call must carry")
+}
+
+func defaultSocket() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "nfabric.sock")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("nfabric-%d.sock", os.Getuid()))
+}
+
+func newServeCmd() *cobra.Command {
+	var (
+		addr                        serveAddr
+		certFile, keyFile, clientCA string
+		logFormat                   string
+		debug, selftest             bool
+		drain                       time.Duration
+		maxMsg, maxRegions, maxSess int
+		maxEvents                   int
+		maxDevBytes                 uint64
+	)
+	def := serve.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "serve the controller model and the control plane over gRPC (nfabric.v1)",
+		Long: `serve runs the gRPC services of api/nfabric/v1: Controller (devices with the
+cxl controller model's semantics: regions, batched line transactions, mode
+latches, statistics) and Control (control-plane sessions: events in, mode
+writes out; dump and replay; Predictor forecasts), with gRPC health and
+reflection so grpcurl works.
+
+It listens on a Unix socket (mode 0600, removed on exit) unless --tcp is
+given; TCP needs --token-file or --tls-cert/--tls-key/--tls-client-ca, and
+refuses other clients with UNAUTHENTICATED. Devices and sessions belong to
+the client connection and are freed when it closes. SIGTERM or SIGINT
+drains calls in flight (up to --drain-timeout) and stops.
+
+--selftest starts a server on a temporary socket, runs 'serve check' against
+it and exits: "N passed, N failed", status 1 on a failure.`,
+		Example: `  nfabric serve
+  nfabric serve --socket /run/nfabric.sock --log-format json
+  nfabric serve --tcp 127.0.0.1:7878 --token-file ~/.nfabric-token
+  nfabric serve --selftest`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts := serve.Options{MaxMessageBytes: maxMsg, MaxRegions: maxRegions, MaxSessions: maxSess, MaxSessionEvents: maxEvents, MaxDeviceBytes: maxDevBytes}
+			if maxMsg < 1<<16 || maxRegions < 1 || maxSess < 1 || maxEvents < 1 || maxDevBytes < 64 {
+				return usagef("limits: --max-message-bytes >= 65536, --max-regions, --max-sessions, --max-session-events >= 1, --max-device-bytes >= 64")
+			}
+			lvl := slog.LevelInfo
+			if debug {
+				lvl = slog.LevelDebug
+			}
+			switch logFormat {
+			case "text":
+				opts.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
+			case "json":
+				opts.Logger = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
+			default:
+				return usagef("--log-format %q: want text or json", logFormat)
+			}
+			if selftest {
+				return runSelftest(cmd, opts)
+			}
+			// Catch the signals before the socket exists, so that a signal
+			// sent once it does always drains.
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			lis, err := listen(&addr, certFile, keyFile, clientCA, &opts)
+			if err != nil {
+				return err
+			}
+			srv := serve.New(opts)
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(lis) }()
+			select {
+			case err := <-errc:
+				return err
+			case <-ctx.Done():
+			}
+			opts.Logger.Info("signal: draining", "timeout", drain.String())
+			dctx, cancel := context.WithTimeout(context.Background(), drain)
+			defer cancel()
+			srv.Shutdown(dctx)
+			return <-errc
+		},
+	}
+	f := cmd.Flags()
+	addr.add(f)
+	f.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM)")
+	f.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM)")
+	f.StringVar(&clientCA, "tls-client-ca", "", "CA (PEM) that must have signed client certificates")
+	f.StringVar(&logFormat, "log-format", "text", "structured log format on stderr: text or json")
+	f.BoolVar(&debug, "debug", false, "log every call")
+	f.BoolVar(&selftest, "selftest", false, "serve on a temporary socket, run the self-test against it, exit")
+	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight")
+	f.IntVar(&maxMsg, "max-message-bytes", def.MaxMessageBytes, "largest request or response")
+	f.IntVar(&maxRegions, "max-regions", def.MaxRegions, "mapped regions per device")
+	f.IntVar(&maxSess, "max-sessions", def.MaxSessions, "open control sessions")
+	f.IntVar(&maxEvents, "max-session-events", def.MaxSessionEvents, "events one session records")
+	f.Uint64Var(&maxDevBytes, "max-device-bytes", def.MaxDeviceBytes, "sum of the open devices' capacities")
+	cmd.AddCommand(newServeCheckCmd())
+	return cmd
+}
+
+// listen opens the transport the flags ask for and sets opts' credentials.
+func listen(a *serveAddr, certFile, keyFile, clientCA string, opts *serve.Options) (net.Listener, error) {
+	if a.tokenFile != "" {
+		tok, err := serve.ReadToken(a.tokenFile)
+		if err != nil {
+			return nil, usagef("--token-file: %v", err)
+		}
+		opts.Token = tok
+	}
+	if certFile != "" || keyFile != "" || clientCA != "" {
+		cfg, err := serve.TLSConfig(certFile, keyFile, clientCA)
+		if err != nil {
+			return nil, usagef("--tls-*: %v", err)
+		}
+		opts.TLS = cfg
+	}
+	if a.tcp == "" {
+		return serve.ListenUnix(a.socket)
+	}
+	if opts.Token == "" && (opts.TLS == nil || clientCA == "") {
+		return nil, usagef("--tcp %s: needs --token-file, or --tls-cert, --tls-key and --tls-client-ca (client certificates)", a.tcp)
+	}
+	lis, err := net.Listen("tcp", a.tcp)
+	if err != nil {
+		return nil, fmt.Errorf("--tcp %s: %w", a.tcp, err)
+	}
+	if ap, ok := lis.Addr().(*net.TCPAddr); ok && opts.TLS == nil && !ap.IP.IsLoopback() && opts.Logger != nil {
+		opts.Logger.Warn("bearer token over plain TCP on a non-loopback address: anyone on the path can read it; add --tls-cert and --tls-key", "addr", ap.String())
+	}
+	return lis, nil
+}
+
+// runSelftest serves on a temporary socket and checks it.
+func runSelftest(cmd *cobra.Command, opts serve.Options) error {
+	dir, err := os.MkdirTemp("", "nfabric-selftest-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s.sock")
+	lis, err := serve.ListenUnix(sock)
+	if err != nil {
+		return err
+	}
+	srv := serve.New(opts)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	checkErr := runCheck(cmd, "unix://"+sock, client.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	if err := <-errc; err != nil {
+		return err
+	}
+	if _, err := os.Stat(sock); err == nil {
+		return fmt.Errorf("selftest: socket %s left behind", sock)
+	}
+	return checkErr
+}
+
+func runCheck(cmd *cobra.Command, target string, o client.Options) error {
+	c, err := client.Dial(target, o)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+	defer cancel()
+	checks, err := client.SelfTest(ctx, c, 4096, 1)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, ch := range checks {
+		verdict := "ok"
+		if !ch.Passed {
+			verdict, failed = "FAILED", failed+1
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%-6s %-36s %s\n", verdict, ch.Name, ch.Detail)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%d passed, %d failed\n", len(checks)-failed, failed)
+	if failed > 0 {
+		return fmt.Errorf("serve check: %d of %d checks failed", failed, len(checks))
+	}
+	return nil
+}
+
+func newServeCheckCmd() *cobra.Command {
+	var addr serveAddr
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "run the self-test against a running 'nfabric serve'",
+		Long: `check connects to a running server (the same --socket, --tcp and --token-file
+flags) and runs the self-test: the Sec. 6 packet test read back under every
+mode and judged by closed forms, a bad request that must name its field, and a
+control session. It ends with "N passed, N failed" and exits 1 on a failure.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := client.Options{}
+			if addr.tokenFile != "" {
+				tok, err := serve.ReadToken(addr.tokenFile)
+				if err != nil {
+					return usagef("--token-file: %v", err)
+				}
+				o.Token = tok
+			}
+			target := "unix://" + addr.socket
+			if addr.tcp != "" {
+				target = addr.tcp
+			}
+			return runCheck(cmd, target, o)
+		},
+	}
+	addr.add(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,265 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/serve/wire"
+)
+
+// model is what the Controller service needs of a device: the operations
+// of cxl.Core, which satisfies it. It is the one seam between the service
+// and the device semantics (a host-runtime device can take its place).
+type model interface {
+	Map(cxl.Region) (cxl.RegionID, error)
+	Unmap(cxl.RegionID) error
+	Region(cxl.RegionID) (cxl.Region, error)
+	Regions() []cxl.RegionID
+	SetMode(cxl.RegionID, cxl.Mode, int64) error
+	Mode(cxl.RegionID) (cxl.Mode, error)
+	Accept(cxl.Req) (uint64, error)
+	Complete() (cxl.Resp, bool)
+	Seq() uint64
+	Stats() cxl.Stats
+	ModeChanges() []cxl.ModeChange
+}
+
+var _ model = (*cxl.Core)(nil)
+
+// device is one opened controller: a model behind a mutex, so that each
+// call runs with no other call on the device in between.
+type device struct {
+	capacity uint64
+	workers  int
+	layout   lowbit.Layout
+	gate     lowbit.Gate
+
+	mu sync.Mutex
+	m  model
+}
+
+type controllerService struct {
+	pb.UnimplementedControllerServer
+	s *Server
+}
+
+func (c *controllerService) OpenDevice(ctx context.Context, req *pb.OpenDeviceRequest) (*pb.OpenDeviceResponse, error) {
+	d := &device{capacity: req.GetCapacityBytes(), workers: int(req.GetWorkers())}
+	if d.workers == 0 {
+		d.workers = lowbit.MaxPacketWorkers
+	}
+	var err error
+	if d.layout, err = wire.ParseLayout("layout", req.GetLayout(), lowbit.ElementMajor); err != nil {
+		return nil, fieldStatus("layout", err)
+	}
+	if d.gate, err = wire.ParseGate("gate", req.GetGate(), lowbit.PaperGate); err != nil {
+		return nil, fieldStatus("gate", err)
+	}
+	// The defaults must make a valid region: check them on a one-slab
+	// region now rather than at the first MapRegion.
+	probe := cxl.Region{Name: "device defaults", Workers: d.workers, Layout: d.layout, Gate: d.gate}
+	probe.Size = uint64(probe.Slabs()) * cxl.LineBytes
+	if err := probe.Validate(); err != nil {
+		return nil, fieldStatus("workers", err)
+	}
+	if req.GetLinesHint() > 1<<28 {
+		return nil, fieldStatus("lines_hint", fmt.Errorf("%d out of range [0, %d]", req.GetLinesHint(), 1<<28))
+	}
+	core, err := cxl.NewCore(cxl.Config{Capacity: d.capacity, LinesHint: int(req.GetLinesHint())})
+	if err != nil {
+		return nil, fieldStatus("capacity_bytes", err)
+	}
+	d.m = core
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.ownerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.devBytes+d.capacity > s.opts.MaxDeviceBytes || s.devBytes+d.capacity < s.devBytes {
+		return nil, exhausted("capacity_bytes: %d more bytes of device memory would exceed the server's limit of %d (%d in use)", d.capacity, s.opts.MaxDeviceBytes, s.devBytes)
+	}
+	id := s.newID()
+	o.devices[id] = d
+	s.devBytes += d.capacity
+	s.log.Info("device opened", "device", id, "capacity", d.capacity, "workers", d.workers, "layout", d.layout.String(), "gate", d.gate.String())
+	return &pb.OpenDeviceResponse{Device: id, CapacityBytes: d.capacity}, nil
+}
+
+// device returns the calling connection's device id.
+func (c *controllerService) device(ctx context.Context, id uint64) (*device, error) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.ownerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := o.devices[id]
+	if d == nil {
+		return nil, notFound("device", id)
+	}
+	return d, nil
+}
+
+func (c *controllerService) CloseDevice(ctx context.Context, req *pb.CloseDeviceRequest) (*pb.CloseDeviceResponse, error) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.ownerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := o.devices[req.GetDevice()]
+	if d == nil {
+		return nil, notFound("device", req.GetDevice())
+	}
+	delete(o.devices, req.GetDevice())
+	s.devBytes -= d.capacity
+	s.log.Info("device closed", "device", req.GetDevice())
+	return &pb.CloseDeviceResponse{}, nil
+}
+
+func (c *controllerService) MapRegion(ctx context.Context, req *pb.MapRegionRequest) (*pb.MapRegionResponse, error) {
+	d, err := c.device(ctx, req.GetDevice())
+	if err != nil {
+		return nil, err
+	}
+	r := cxl.Region{Name: req.GetName(), Base: req.GetBase(), Size: req.GetSize(), Workers: int(req.GetWorkers())}
+	if r.Workers == 0 {
+		r.Workers = d.workers
+	}
+	if req.GetMode() != pb.Mode_MODE_UNSPECIFIED {
+		if r.Mode, err = wire.ParseMode("mode", req.GetMode()); err != nil {
+			return nil, fieldStatus("mode", err)
+		}
+	}
+	if r.Layout, err = wire.ParseLayout("layout", req.GetLayout(), d.layout); err != nil {
+		return nil, fieldStatus("layout", err)
+	}
+	if r.Gate, err = wire.ParseGate("gate", req.GetGate(), d.gate); err != nil {
+		return nil, fieldStatus("gate", err)
+	}
+	if req.GetElement0() > 1<<62 {
+		return nil, fieldStatus("element0", fmt.Errorf("%d too large", req.GetElement0()))
+	}
+	r.Element0 = int(req.GetElement0())
+	if n := req.GetElements(); n > 0 && r.Size == 0 {
+		if n > 1<<50 {
+			return nil, fieldStatus("elements", fmt.Errorf("%d too many", n))
+		}
+		r.Size = r.DataBytes(r.Layout.Lines(int(n)))
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n := len(d.m.Regions()); n >= c.s.opts.MaxRegions {
+		return nil, exhausted("device %d has %d regions mapped, the server's limit", req.GetDevice(), n)
+	}
+	id, err := d.m.Map(r)
+	if err != nil {
+		return nil, fieldStatus(regionField(r, err), err)
+	}
+	return &pb.MapRegionResponse{Region: wire.Region(id, r, true)}, nil
+}
+
+// regionField names the MapRegion field a cxl.Region error is about.
+func regionField(r cxl.Region, err error) string {
+	msg := err.Error()
+	// Skip `region "NAME": `, so that a name cannot look like a field.
+	if p := fmt.Sprintf("region %q: ", r.Name); strings.HasPrefix(msg, p) {
+		msg = msg[len(p):]
+	}
+	for _, f := range []struct{ word, field string }{
+		{"overlaps", "base"}, {"beyond capacity", "size"}, {"workers", "workers"}, {"layout", "layout"}, {"gate", "gate"},
+		{"base", "base"}, {"size", "size"}, {"element0", "element0"}, {"mode", "mode"}, {"footprint", "size"},
+	} {
+		if strings.Contains(msg, f.word) {
+			return f.field
+		}
+	}
+	return "region"
+}
+
+func (c *controllerService) UnmapRegion(ctx context.Context, req *pb.UnmapRegionRequest) (*pb.UnmapRegionResponse, error) {
+	d, err := c.device(ctx, req.GetDevice())
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.m.Unmap(cxl.RegionID(req.GetRegion())); err != nil {
+		return nil, status.Errorf(codes.NotFound, "region: %v", err)
+	}
+	return &pb.UnmapRegionResponse{}, nil
+}
+
+func (c *controllerService) SetMode(ctx context.Context, req *pb.SetModeRequest) (*pb.SetModeResponse, error) {
+	d, err := c.device(ctx, req.GetDevice())
+	if err != nil {
+		return nil, err
+	}
+	m, err := wire.ParseMode("mode", req.GetMode())
+	if err != nil {
+		return nil, fieldStatus("mode", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.m.SetMode(cxl.RegionID(req.GetRegion()), m, req.GetTime()); err != nil {
+		return nil, status.Errorf(codes.NotFound, "region: %v", err)
+	}
+	return &pb.SetModeResponse{AfterSeq: d.m.Seq()}, nil
+}
+
+func (c *controllerService) GetMode(ctx context.Context, req *pb.GetModeRequest) (*pb.GetModeResponse, error) {
+	d, err := c.device(ctx, req.GetDevice())
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m, err := d.m.Mode(cxl.RegionID(req.GetRegion()))
+	if err != nil {
+		return nil, status.Errorf(codes.NotFound, "region: %v", err)
+	}
+	return &pb.GetModeResponse{Mode: wire.Mode(m)}, nil
+}
+
+func (c *controllerService) GetStats(ctx context.Context, req *pb.GetStatsRequest) (*pb.GetStatsResponse, error) {
+	d, err := c.device(ctx, req.GetDevice())
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := wire.Stats(d.m.Stats())
+	for _, id := range d.m.Regions() {
+		r, err := d.m.Region(id)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "region %d: %v", id, err)
+		}
+		out.Regions = append(out.Regions, wire.Region(id, r, true))
+	}
+	for _, ch := range d.m.ModeChanges() {
+		out.Log = append(out.Log, wire.ModeChange(ch))
+	}
+	return out, nil
+}
+
+// errField names the address or data field a cxl transaction error is
+// about.
+func errField(err error) string {
+	if errors.Is(err, cxl.ErrBadLength) {
+		return "data"
+	}
+	return "addr"
+}

@@ -1,0 +1,308 @@
+package serve
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
+)
+
+// Options configures a Server. Zero values take the defaults in
+// DefaultOptions.
+type Options struct {
+	// MaxMessageBytes bounds a request and a response (default 16 MiB).
+	MaxMessageBytes int
+	// MaxRegions bounds the mapped regions of one device (default 4096).
+	MaxRegions int
+	// MaxSessions bounds the open control sessions of the server
+	// (default 256).
+	MaxSessions int
+	// MaxSessionEvents bounds the events one session records for Dump
+	// (default 1 Mi, about 100 MiB of records at most).
+	MaxSessionEvents int
+	// MaxDeviceBytes bounds the sum of the open devices' capacities
+	// (default 4 GiB).
+	MaxDeviceBytes uint64
+	// Token, when not empty, is the bearer token every call must carry
+	// ("authorization: Bearer TOKEN").
+	Token string
+	// TLS, when not nil, serves TLS with this configuration (set ClientAuth
+	// to tls.RequireAndVerifyClientCert for client certificates).
+	TLS *tls.Config
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns the defaults of 'nfabric serve'.
+func DefaultOptions() Options {
+	return Options{MaxMessageBytes: 16 << 20, MaxRegions: 4096, MaxSessions: 256, MaxSessionEvents: 1 << 20, MaxDeviceBytes: 4 << 30}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = d.MaxMessageBytes
+	}
+	if o.MaxRegions <= 0 {
+		o.MaxRegions = d.MaxRegions
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = d.MaxSessions
+	}
+	if o.MaxSessionEvents <= 0 {
+		o.MaxSessionEvents = d.MaxSessionEvents
+	}
+	if o.MaxDeviceBytes == 0 {
+		o.MaxDeviceBytes = d.MaxDeviceBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Server serves the Controller and Control services, health and
+// reflection.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	grpc   *grpc.Server
+	health *health.Server
+
+	nextConn atomic.Uint64
+	mu       sync.Mutex
+	conns    map[uint64]*owner
+	nextID   uint64
+	devBytes uint64 // sum of open devices' capacities
+	sessions int    // open sessions
+}
+
+// owner is what one client connection holds.
+type owner struct {
+	peer     string
+	devices  map[uint64]*device
+	sessions map[uint64]*session
+}
+
+// Usage is a snapshot of what the server holds.
+type Usage struct {
+	Connections, Devices, Sessions int
+	DeviceBytes                    uint64
+}
+
+// New returns a server; serve it with Serve.
+func New(opts Options) *Server {
+	opts = opts.withDefaults()
+	s := &Server{opts: opts, log: opts.Logger, conns: map[uint64]*owner{}, health: health.NewServer()}
+	gopts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(opts.MaxMessageBytes),
+		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
+		grpc.StatsHandler(connTracker{s}),
+		grpc.ChainUnaryInterceptor(s.logCall, s.recoverUnary, s.authUnary),
+		grpc.ChainStreamInterceptor(s.authStream),
+		// Find peers that vanished without closing their connection.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+	}
+	if opts.TLS != nil {
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	}
+	s.grpc = grpc.NewServer(gopts...)
+	pb.RegisterControllerServer(s.grpc, &controllerService{s: s})
+	pb.RegisterControlServer(s.grpc, &controlService{s: s})
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	for _, name := range []string{"", pb.Controller_ServiceDesc.ServiceName, pb.Control_ServiceDesc.ServiceName} {
+		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	reflection.Register(s.grpc)
+	return s
+}
+
+// Serve accepts connections on lis until Shutdown.
+func (s *Server) Serve(lis net.Listener) error {
+	s.log.Info("serving", "addr", lis.Addr().String(), "network", lis.Addr().Network(), "tls", s.opts.TLS != nil, "token", s.opts.Token != "")
+	err := s.grpc.Serve(lis)
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown drains: health turns NOT_SERVING, new calls are refused,
+// calls in flight finish; when ctx ends first, the rest are cut off.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+		s.log.Info("drained")
+	case <-ctx.Done():
+		s.log.Warn("drain timed out, stopping", "err", ctx.Err())
+		s.grpc.Stop()
+		<-done
+	}
+}
+
+// Usage returns what the server holds now.
+func (s *Server) Usage() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := Usage{Connections: len(s.conns), DeviceBytes: s.devBytes, Sessions: s.sessions}
+	for _, o := range s.conns {
+		u.Devices += len(o.devices)
+	}
+	return u
+}
+
+// connKey tags a connection's context with its id.
+type connKey struct{}
+
+// connTracker ties resources to connections.
+type connTracker struct{ s *Server }
+
+func (t connTracker) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
+	id := t.s.nextConn.Add(1)
+	t.s.mu.Lock()
+	t.s.conns[id] = &owner{peer: info.RemoteAddr.String(), devices: map[uint64]*device{}, sessions: map[uint64]*session{}}
+	t.s.mu.Unlock()
+	return context.WithValue(ctx, connKey{}, id)
+}
+
+func (t connTracker) HandleConn(ctx context.Context, st stats.ConnStats) {
+	if _, ok := st.(*stats.ConnEnd); ok {
+		if id, ok := ctx.Value(connKey{}).(uint64); ok {
+			t.s.release(id)
+		}
+	}
+}
+
+func (connTracker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (connTracker) HandleRPC(context.Context, stats.RPCStats)                       {}
+
+// release frees everything connection id owned.
+func (s *Server) release(id uint64) {
+	s.mu.Lock()
+	o := s.conns[id]
+	if o == nil {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.conns, id)
+	var bytes uint64
+	for _, d := range o.devices {
+		bytes += d.capacity
+	}
+	s.devBytes -= bytes
+	s.sessions -= len(o.sessions)
+	s.mu.Unlock()
+	if len(o.devices) > 0 || len(o.sessions) > 0 {
+		s.log.Info("connection closed, resources freed", "conn", id, "peer", o.peer, "devices", len(o.devices), "device_bytes", bytes, "sessions", len(o.sessions))
+	}
+}
+
+// ownerOf returns the calling connection's owner; s.mu must be held.
+func (s *Server) ownerOf(ctx context.Context) (*owner, error) {
+	id, _ := ctx.Value(connKey{}).(uint64)
+	o := s.conns[id]
+	if o == nil {
+		return nil, status.Error(codes.Unavailable, "connection is closing")
+	}
+	return o, nil
+}
+
+// logCall logs every unary call: failures at info, the rest at debug.
+func (s *Server) logCall(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := h(ctx, req)
+	id, _ := ctx.Value(connKey{}).(uint64)
+	lvl := slog.LevelDebug
+	if err != nil {
+		lvl = slog.LevelInfo
+	}
+	s.log.Log(ctx, lvl, "call", "method", info.FullMethod, "conn", id, "code", status.Code(err).String(), "us", time.Since(start).Microseconds(), "err", errString(err))
+	return resp, err
+}
+
+// recoverUnary turns a panic in a handler into INTERNAL for that call, so
+// that one bad request can never stop the server for other clients.
+func (s *Server) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in handler", "method", info.FullMethod, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			resp, err = nil, status.Errorf(codes.Internal, "%s: internal error (logged)", info.FullMethod)
+		}
+	}()
+	return h(ctx, req)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return status.Convert(err).Message()
+}
+
+// authorize checks the bearer token, when one is configured.
+func (s *Server) authorize(ctx context.Context) error {
+	if s.opts.Token == "" {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		tok, ok := strings.CutPrefix(v, "Bearer ")
+		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1 {
+			return nil
+		}
+	}
+	return status.Error(codes.Unauthenticated, "missing or wrong bearer token (send metadata 'authorization: Bearer TOKEN')")
+}
+
+func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := s.authorize(ctx); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := s.authorize(ss.Context()); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+// newID returns a fresh device or session id; s.mu must be held.
+func (s *Server) newID() uint64 {
+	s.nextID++
+	return s.nextID
+}
+
+func notFound(kind string, id uint64) error {
+	return status.Errorf(codes.NotFound, "%s %d: no such %s on this connection", kind, id, kind)
+}
+
+func exhausted(format string, args ...any) error {
+	return status.Errorf(codes.ResourceExhausted, format, args...)
+}

@@ -1,0 +1,285 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
+	"github.com/neuronfabric/nfabric/collective"
+	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/serve/wire"
+	"github.com/neuronfabric/nfabric/workload"
+)
+
+// session is one control plane and the record of what it was fed.
+type session struct {
+	cfg    *pb.SessionConfig // effective, every default filled in
+	params []uint64
+	groups map[string]bool
+
+	mu     sync.Mutex
+	plane  *control.Plane
+	events []*pb.RecordedEvent
+}
+
+type controlService struct {
+	pb.UnimplementedControlServer
+	s *Server
+}
+
+// newSession builds a session from a wire config.
+func newSession(c *pb.SessionConfig) (*session, error) {
+	cfg, params, err := wire.ParseSessionConfig("config", c)
+	if err != nil {
+		return nil, err
+	}
+	p, err := control.New(cfg)
+	if err != nil {
+		return nil, &wire.FieldError{Field: "config", Err: err}
+	}
+	ss := &session{cfg: wire.SessionConfig(cfg, params), params: params, plane: p, groups: map[string]bool{}}
+	for _, g := range cfg.Groups {
+		ss.groups[g] = true
+	}
+	return ss, nil
+}
+
+// step feeds one event to the plane. A decoded event is recorded (also
+// when the plane rejects it: rejected telemetry changes the Commander's
+// trust, so replay needs it); the error is a *wire.FieldError.
+func (ss *session) step(field string, e *pb.Event, maxEvents int) (acts []control.Action, alarm bool, err error) {
+	ev, err := wire.ParseEvent(field, e)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(ss.events) >= maxEvents {
+		return nil, false, errSessionFull
+	}
+	before := ss.plane.Alarms()
+	acts, perr := ss.plane.Step(ev)
+	rec := &pb.RecordedEvent{Event: proto.Clone(e).(*pb.Event)}
+	if perr != nil {
+		rec.Error = perr.Error()
+		err = &wire.FieldError{Field: wire.EventField(field, ev, func(g string) bool { return ss.groups[g] }), Err: perr}
+	}
+	ss.events = append(ss.events, rec)
+	return acts, ss.plane.Alarms() > before, err
+}
+
+var errSessionFull = fmt.Errorf("session holds the server's limit of recorded events")
+
+func (c *controlService) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (*pb.OpenSessionResponse, error) {
+	ss, err := newSession(req.GetConfig())
+	if err != nil {
+		return nil, fieldStatus("config", err)
+	}
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.ownerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.sessions >= s.opts.MaxSessions {
+		return nil, exhausted("the server holds %d sessions, its limit", s.sessions)
+	}
+	id := s.newID()
+	o.sessions[id] = ss
+	s.sessions++
+	s.log.Info("session opened", "session", id, "groups", len(ss.params))
+	return &pb.OpenSessionResponse{Session: id, Config: ss.cfg}, nil
+}
+
+func (c *controlService) session(ctx context.Context, id uint64) (*session, error) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.ownerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ss := o.sessions[id]
+	if ss == nil {
+		return nil, notFound("session", id)
+	}
+	return ss, nil
+}
+
+func (c *controlService) CloseSession(ctx context.Context, req *pb.CloseSessionRequest) (*pb.CloseSessionResponse, error) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.ownerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if o.sessions[req.GetSession()] == nil {
+		return nil, notFound("session", req.GetSession())
+	}
+	delete(o.sessions, req.GetSession())
+	s.sessions--
+	return &pb.CloseSessionResponse{}, nil
+}
+
+func (c *controlService) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	ss, err := c.session(ctx, req.GetSession())
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	acts, alarm, err := ss.step("event", req.GetEvent(), c.s.opts.MaxSessionEvents)
+	if err == errSessionFull {
+		return nil, exhausted("session %d: %v (%d)", req.GetSession(), err, c.s.opts.MaxSessionEvents)
+	}
+	if err != nil {
+		return nil, fieldStatus("event", err)
+	}
+	out := &pb.SendResponse{Alarms: uint32(ss.plane.Alarms()), Alarm: alarm}
+	for _, a := range acts {
+		out.Actions = append(out.Actions, wire.Action(a))
+	}
+	return out, nil
+}
+
+func (c *controlService) Status(ctx context.Context, req *pb.StatusRequest) (*pb.StatusResponse, error) {
+	ss, err := c.session(ctx, req.GetSession())
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := &pb.StatusResponse{Alarms: uint32(ss.plane.Alarms()), Events: uint64(len(ss.events))}
+	for i, g := range ss.plane.Status() {
+		out.Groups = append(out.Groups, wire.GroupStatus(g, ss.params[i]))
+	}
+	return out, nil
+}
+
+func (c *controlService) Dump(ctx context.Context, req *pb.DumpRequest) (*pb.SessionDump, error) {
+	ss, err := c.session(ctx, req.GetSession())
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := &pb.SessionDump{Config: ss.cfg, Events: ss.events}
+	for _, a := range ss.plane.Log() {
+		out.Actions = append(out.Actions, wire.Action(a))
+	}
+	return proto.Clone(out).(*pb.SessionDump), nil
+}
+
+func (c *controlService) Replay(_ context.Context, d *pb.SessionDump) (*pb.ReplayResponse, error) {
+	if len(d.GetEvents()) > c.s.opts.MaxSessionEvents {
+		return nil, exhausted("events: %d events, more than the server's limit of %d", len(d.GetEvents()), c.s.opts.MaxSessionEvents)
+	}
+	out, err := Replay(d)
+	if err != nil {
+		return nil, fieldStatus("config", err)
+	}
+	return out, nil
+}
+
+// Replay runs a dump's events through a fresh plane and compares the
+// outcome (actions and per-event errors) with the dump's.
+func Replay(d *pb.SessionDump) (*pb.ReplayResponse, error) {
+	ss, err := newSession(d.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.ReplayResponse{Matches: true}
+	mismatch := func(i int, format string, args ...any) {
+		if out.Matches {
+			out.Matches, out.FirstMismatch, out.Mismatch = false, uint64(i), fmt.Sprintf(format, args...)
+		}
+	}
+	for i, rec := range d.GetEvents() {
+		field := fmt.Sprintf("events[%d].event", i)
+		n := len(ss.events)
+		_, _, err := ss.step(field, rec.GetEvent(), len(d.GetEvents()))
+		got := ""
+		if len(ss.events) > n {
+			got = ss.events[n].GetError()
+		} else if err != nil {
+			got = err.Error() // not an event the plane could see
+		}
+		if got != rec.GetError() {
+			mismatch(i, "event %d: error %q, recorded %q", i, got, rec.GetError())
+		}
+	}
+	for _, a := range ss.plane.Log() {
+		out.Actions = append(out.Actions, wire.Action(a))
+	}
+	if len(out.Actions) != len(d.GetActions()) {
+		mismatch(len(d.GetEvents()), "%d actions, recorded %d", len(out.Actions), len(d.GetActions()))
+	}
+	for i := range min(len(out.Actions), len(d.GetActions())) {
+		if !proto.Equal(out.Actions[i], d.GetActions()[i]) {
+			mismatch(len(d.GetEvents()), "action %d: %v, recorded %v", i, out.Actions[i], d.GetActions()[i])
+			break
+		}
+	}
+	return out, nil
+}
+
+func (c *controlService) Forecast(_ context.Context, req *pb.ForecastRequest) (*pb.ForecastResponse, error) {
+	in, err := predictorInput(req)
+	if err != nil {
+		return nil, fieldStatus("model", err)
+	}
+	f, err := control.Predict(in)
+	if err != nil {
+		return nil, fieldStatus("model", err)
+	}
+	return &pb.ForecastResponse{Model: f.Model, ForwardS: f.ForwardS, BackwardS: f.BackwardS, GradientBytes: f.GradientBytes,
+		ShardBytesPerGpu: f.ShardBytesPerGPU, AllreduceS: f.AllReduceS, LowbitS: f.LowBitS, PeakCxlBytesPerS: f.PeakCXLBytesPerS,
+		CacheLineReads: f.CacheLineReads, LowbitCacheLineReads: f.LowBitCacheLineReads, Pressure: f.Pressure}, nil
+}
+
+// predictorInput decodes a forecast request; errors name the field.
+func predictorInput(req *pb.ForecastRequest) (control.PredictorInput, error) {
+	var in control.PredictorInput
+	prof, err := workload.Builtin(req.GetModel(), int(req.GetSeq()))
+	if err != nil {
+		return in, &wire.FieldError{Field: "model", Err: err}
+	}
+	n := int(req.GetWorkers())
+	if n == 0 {
+		n = 8
+	}
+	if n > 1<<20 {
+		return in, wire.Fieldf("workers", "%d too many", n)
+	}
+	name := func(s, def string) string {
+		if s == "" {
+			return def
+		}
+		return s
+	}
+	fp32, err := collective.LookupLink(name(req.GetFp32Link(), "ib"), nil)
+	if err != nil {
+		return in, &wire.FieldError{Field: "fp32_link", Err: err}
+	}
+	cxlLink, err := collective.LookupLink(name(req.GetCxlLink(), "cxl"), nil)
+	if err != nil {
+		return in, &wire.FieldError{Field: "cxl_link", Err: err}
+	}
+	alg, err := collective.ParseAlgorithm(name(req.GetAlgorithm(), "ring"))
+	if err != nil {
+		return in, &wire.FieldError{Field: "algorithm", Err: err}
+	}
+	if req.GetBucketBytes() > 1<<40 || req.GetBatch() > 1<<20 {
+		return in, wire.Fieldf("bucket_bytes", "bucket %d bytes or batch %d out of range", req.GetBucketBytes(), req.GetBatch())
+	}
+	return control.PredictorInput{
+		Profile:  prof,
+		Schedule: workload.Schedule{Accel: workload.A100, Batch: int(req.GetBatch())},
+		Buckets:  workload.BucketOptions{CapBytes: int64(req.GetBucketBytes())},
+		FP32:     collective.AllReduce{Alg: alg, N: n, Link: fp32},
+		CXL:      collective.CXLPath{Link: cxlLink, Workers: n},
+	}, nil
+}

@@ -1,0 +1,145 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+
+	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/serve/wire"
+)
+
+// step is one decoded op of a batch: n line transactions from addr, or a
+// mode-latch write.
+type step struct {
+	op     cxl.Opcode // 0 for a mode write
+	addr   uint64
+	n      int
+	tag    uint16
+	data   []byte
+	region cxl.RegionID
+	mode   cxl.Mode
+	time   int64
+}
+
+// readRespBytes is a bound on the encoded size of one read line in a
+// response: 64 data bytes, a mode and a flag (packed), with slack.
+const readRespBytes = cxl.LineBytes + 4
+
+// decodeOps checks what the encoding requires of a batch (it does not
+// judge addresses: the device does) and returns its steps and the number
+// of lines read. maxLines bounds the transactions, maxRead the lines read.
+func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, error) {
+	steps := make([]step, 0, len(ops))
+	lines, reads := 0, 0
+	for i, op := range ops {
+		f := fmt.Sprintf("ops[%d]", i)
+		var st step
+		var tag uint32
+		switch x := op.GetOp().(type) {
+		case *pb.Op_Write:
+			w := x.Write
+			if len(w.GetData()) == 0 {
+				return nil, 0, wire.Fieldf(f+".write.data", "empty (want whole 64-byte lines)")
+			}
+			st = step{op: cxl.MemWr, addr: w.GetAddr(), n: (len(w.GetData()) + cxl.LineBytes - 1) / cxl.LineBytes, data: w.GetData()}
+			tag, f = w.GetTag(), f+".write"
+		case *pb.Op_Read:
+			r := x.Read
+			if r.GetLines() == 0 {
+				return nil, 0, wire.Fieldf(f+".read.lines", "0 (want at least 1)")
+			}
+			st = step{op: cxl.MemRd, addr: r.GetAddr(), n: int(r.GetLines())}
+			tag, f = r.GetTag(), f+".read"
+			reads += st.n
+		case *pb.Op_SetMode:
+			m, err := wire.ParseMode(f+".set_mode.mode", x.SetMode.GetMode())
+			if err != nil {
+				return nil, 0, err
+			}
+			steps = append(steps, step{region: cxl.RegionID(x.SetMode.GetRegion()), mode: m, time: x.SetMode.GetTime()})
+			continue
+		default:
+			return nil, 0, wire.Fieldf(f, "no op set (want write, read or set_mode)")
+		}
+		if tag > 0xffff {
+			return nil, 0, wire.Fieldf(f+".tag", "%d does not fit the 16-bit tag", tag)
+		}
+		st.tag = uint16(tag)
+		if last := uint64(st.n-1) * cxl.LineBytes; st.addr+last < st.addr {
+			return nil, 0, wire.Fieldf(f+".addr", "%#x + %d lines wraps the address space", st.addr, st.n)
+		}
+		lines += st.n
+		if lines > maxLines {
+			return nil, 0, wire.Fieldf(f, "the batch exceeds %d transactions", maxLines)
+		}
+		if reads > maxRead {
+			return nil, 0, wire.Fieldf(f+".read.lines", "the batch reads more than %d lines, the most a response of the server's message size holds", maxRead)
+		}
+		steps = append(steps, st)
+	}
+	return steps, reads, nil
+}
+
+// run runs the steps on the model: every transaction is accepted in order,
+// mode writes between acceptances, then all are completed. It returns the
+// response and the bad fields. The caller holds d.mu.
+func (d *device) run(steps []step, reads int) (*pb.TransactResponse, []violation) {
+	m := d.m
+	out := &pb.TransactResponse{FirstSeq: m.Seq() + 1, Data: make([]byte, 0, reads*cxl.LineBytes),
+		ReadModes: make([]pb.Mode, 0, reads), ReadTransformed: make([]bool, 0, reads)}
+	var bad []violation
+	for i, st := range steps {
+		if st.op == 0 {
+			if err := m.SetMode(st.region, st.mode, st.time); err != nil {
+				bad = append(bad, violation{fmt.Sprintf("ops[%d].set_mode.region", i), err.Error()})
+			}
+			continue
+		}
+		for k := range st.n {
+			req := cxl.Req{Op: st.op, Tag: st.tag + uint16(k), Addr: st.addr + uint64(k)*cxl.LineBytes}
+			if st.op == cxl.MemWr {
+				req.Data = st.data[k*cxl.LineBytes : min(len(st.data), (k+1)*cxl.LineBytes)]
+			}
+			m.Accept(req) // an invalid request is answered by Complete with its error
+		}
+	}
+	for i, st := range steps {
+		name := "write"
+		if st.op == cxl.MemRd {
+			name = "read"
+		}
+		for range st.n {
+			r, _ := m.Complete()
+			out.Transactions++
+			if st.op == cxl.MemRd {
+				out.Data = append(out.Data, r.Data[:]...)
+				out.ReadModes = append(out.ReadModes, wire.Mode(r.Mode))
+				out.ReadTransformed = append(out.ReadTransformed, r.Transformed)
+			}
+			if r.Err != nil {
+				bad = append(bad, violation{fmt.Sprintf("ops[%d].%s.%s", i, name, errField(r.Err)), r.Err.Error()})
+			}
+		}
+	}
+	return out, bad
+}
+
+func (c *controllerService) Transact(ctx context.Context, req *pb.TransactRequest) (*pb.TransactResponse, error) {
+	d, err := c.device(ctx, req.GetDevice())
+	if err != nil {
+		return nil, err
+	}
+	maxRead := c.s.opts.MaxMessageBytes/readRespBytes - 1
+	steps, reads, err := decodeOps(req.GetOps(), 2*c.s.opts.MaxMessageBytes/cxl.LineBytes, maxRead)
+	if err != nil {
+		return nil, fieldStatus("ops", err)
+	}
+	d.mu.Lock()
+	out, bad := d.run(steps, reads)
+	d.mu.Unlock()
+	if len(bad) > 0 {
+		return nil, badRequest(bad)
+	}
+	return out, nil
+}

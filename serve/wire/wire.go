@@ -1,0 +1,188 @@
+// Package wire converts between the domain types of cxl and control and the
+// nfabric.v1 protobuf messages, in both directions, for the server and the
+// client alike. Decoders never panic: a bad message gives a *FieldError
+// naming the offending field by its path in the request.
+package wire
+
+import (
+	"fmt"
+	"math"
+
+	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
+	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
+)
+
+// FieldError is a bad value in a request: Field is its path, e.g.
+// "ops[3].write.addr" or "event.step.step".
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Fieldf returns a *FieldError for field with a formatted message.
+func Fieldf(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Mode returns the wire value of m: cxl.Mode plus one.
+func Mode(m cxl.Mode) pb.Mode { return pb.Mode(m) + 1 }
+
+// ParseMode returns the cxl mode of a wire value; MODE_UNSPECIFIED and
+// values beyond the enum are errors naming field.
+func ParseMode(field string, m pb.Mode) (cxl.Mode, error) {
+	if m < pb.Mode_MODE_IDENTITY || int(m) > cxl.NumModes {
+		return 0, Fieldf(field, "unknown mode %d (want MODE_IDENTITY, MODE_FP32_BYPASS, MODE_G_BINARY or MODE_G_TERNARY)", int32(m))
+	}
+	return cxl.Mode(m - 1), nil
+}
+
+// Layout returns the wire value of l.
+func Layout(l lowbit.Layout) pb.Layout {
+	if l == lowbit.WorkerMajor {
+		return pb.Layout_LAYOUT_WORKER_MAJOR
+	}
+	return pb.Layout_LAYOUT_ELEMENT_MAJOR
+}
+
+// ParseLayout returns the layout of a wire value, or def when it is
+// LAYOUT_UNSPECIFIED.
+func ParseLayout(field string, l pb.Layout, def lowbit.Layout) (lowbit.Layout, error) {
+	switch l {
+	case pb.Layout_LAYOUT_UNSPECIFIED:
+		return def, nil
+	case pb.Layout_LAYOUT_ELEMENT_MAJOR:
+		return lowbit.ElementMajor, nil
+	case pb.Layout_LAYOUT_WORKER_MAJOR:
+		return lowbit.WorkerMajor, nil
+	}
+	return 0, Fieldf(field, "unknown layout %d (want LAYOUT_ELEMENT_MAJOR or LAYOUT_WORKER_MAJOR)", int32(l))
+}
+
+// ParseGate returns the gate named by s (lowbit.ParseGate syntax), or def
+// when s is empty.
+func ParseGate(field, s string, def lowbit.Gate) (lowbit.Gate, error) {
+	if s == "" {
+		return def, nil
+	}
+	g, err := lowbit.ParseGate(s)
+	if err != nil {
+		return lowbit.Gate{}, &FieldError{Field: field, Err: err}
+	}
+	return g, nil
+}
+
+// Region returns the wire form of region id r.
+func Region(id cxl.RegionID, r cxl.Region, mapped bool) *pb.Region {
+	return &pb.Region{
+		Id: uint32(id), Name: r.Name, Base: r.Base, Size: r.Size, Mode: Mode(r.Mode),
+		Workers: uint32(r.Workers), Layout: Layout(r.Layout), Gate: r.Gate.String(), Element0: uint64(r.Element0),
+		Slabs: uint32(r.Slabs()), SlabBytes: r.SlabBytes(), PayloadLines: uint64(r.PayloadLines()), Elements: uint64(r.Elements()),
+		ViewBase: r.ViewAddr(0, 0), End: r.End(), Mapped: mapped,
+	}
+}
+
+// Stats returns the wire form of a controller's counters.
+func Stats(s cxl.Stats) *pb.GetStatsResponse {
+	out := &pb.GetStatsResponse{Transactions: s.Transactions, Completed: s.Completed, ModeChanges: s.ModeChanges}
+	for i, m := range s.Modes {
+		out.Modes = append(out.Modes, &pb.ModeStats{Mode: Mode(cxl.Mode(i)), ReadLines: m.ReadLines, WriteLines: m.WriteLines,
+			TransformedLines: m.TransformedLines, ReadBytes: m.ReadBytes, WriteBytes: m.WriteBytes, MediaLinesRead: m.MediaLinesRead})
+	}
+	for i, k := range cxl.ErrKinds {
+		out.Errors = append(out.Errors, &pb.ErrorCount{Kind: k.Error(), Count: s.Errors[i]})
+	}
+	return out
+}
+
+// ModeChange returns the wire form of a mode-change log entry.
+func ModeChange(c cxl.ModeChange) *pb.ModeChange {
+	return &pb.ModeChange{Region: uint32(c.Region), From: Mode(c.From), To: Mode(c.To), AfterSeq: c.AfterSeq, Time: c.Time}
+}
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Event returns the wire form of a control event.
+func Event(ev control.Event) *pb.Event {
+	switch ev.Type {
+	case control.EvStep:
+		return &pb.Event{Event: &pb.Event_Step{Step: &pb.StepEvent{Step: ev.Step, TimeNs: ev.TimeNS}}}
+	case control.EvLoss:
+		return &pb.Event{Event: &pb.Event_Loss{Loss: &pb.LossEvent{Step: ev.Step, Loss: ev.Loss}}}
+	case control.EvDiag:
+		return &pb.Event{Event: &pb.Event_Diag{Diag: &pb.DiagEvent{Step: ev.Step, Group: ev.Group, CosBinary: ev.CosBinary, CosTernary: ev.CosTernary}}}
+	case control.EvTelemetry:
+		t := ev.Telemetry
+		return &pb.Event{Event: &pb.Event_Telemetry{Telemetry: &pb.TelemetryEvent{TimeNs: t.TimeNS, DemandGbps: t.DemandGBps, CapacityGbps: t.CapacityGBps, LineReadsPerS: t.LineReads}}}
+	case control.EvNonFinite:
+		return &pb.Event{Event: &pb.Event_NonFinite{NonFinite: &pb.NonFiniteEvent{Step: ev.Step, Group: ev.Group}}}
+	}
+	return &pb.Event{}
+}
+
+// ParseEvent returns the control event of a wire event. It checks only
+// what the encoding requires (one kind set); the plane judges the values.
+// field is the event's path, e.g. "event".
+func ParseEvent(field string, e *pb.Event) (control.Event, error) {
+	switch x := e.GetEvent().(type) {
+	case *pb.Event_Step:
+		return control.Event{Type: control.EvStep, Step: x.Step.GetStep(), TimeNS: x.Step.GetTimeNs()}, nil
+	case *pb.Event_Loss:
+		return control.Event{Type: control.EvLoss, Step: x.Loss.GetStep(), Loss: x.Loss.GetLoss()}, nil
+	case *pb.Event_Diag:
+		d := x.Diag
+		return control.Event{Type: control.EvDiag, Step: d.GetStep(), Group: d.GetGroup(), CosBinary: d.GetCosBinary(), CosTernary: d.GetCosTernary()}, nil
+	case *pb.Event_Telemetry:
+		t := x.Telemetry
+		return control.Event{Type: control.EvTelemetry, TimeNS: t.GetTimeNs(), Telemetry: control.Telemetry{
+			TimeNS: t.GetTimeNs(), DemandGBps: t.GetDemandGbps(), CapacityGBps: t.GetCapacityGbps(), LineReads: t.GetLineReadsPerS()}}, nil
+	case *pb.Event_NonFinite:
+		return control.Event{Type: control.EvNonFinite, Step: x.NonFinite.GetStep(), Group: x.NonFinite.GetGroup()}, nil
+	}
+	return control.Event{}, Fieldf(field, "no event set (want one of step, loss, diag, telemetry, non_finite)")
+}
+
+// EventField names the field of ev that a control.Plane error is about:
+// the step of a step event, the loss of a loss event, the group or the
+// cosines of diagnostics, the sample of telemetry, the group of a NaN/Inf
+// report. known reports whether a group is in the session.
+func EventField(field string, ev control.Event, known func(string) bool) string {
+	switch ev.Type {
+	case control.EvStep:
+		return field + ".step.step"
+	case control.EvLoss:
+		return field + ".loss.loss"
+	case control.EvDiag:
+		if !known(ev.Group) {
+			return field + ".diag.group"
+		}
+		if !finite(ev.CosBinary) || math.Abs(ev.CosBinary) > 1 {
+			return field + ".diag.cos_binary"
+		}
+		return field + ".diag.cos_ternary"
+	case control.EvTelemetry:
+		return field + ".telemetry"
+	case control.EvNonFinite:
+		return field + ".non_finite.group"
+	}
+	return field
+}
+
+// Action returns the wire form of a control action.
+func Action(a control.Action) *pb.Action {
+	return &pb.Action{Step: a.Step, Group: a.Group, Mode: Mode(a.Mode), Reason: a.Reason}
+}
+
+// ParseAction returns the control action of a wire action.
+func ParseAction(field string, a *pb.Action) (control.Action, error) {
+	m, err := ParseMode(field+".mode", a.GetMode())
+	if err != nil {
+		return control.Action{}, err
+	}
+	return control.Action{Step: a.GetStep(), Group: a.GetGroup(), Mode: m, Reason: a.GetReason()}, nil
+}
