@@ -6,8 +6,8 @@ import (
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
-	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
@@ -15,12 +15,14 @@ import (
 )
 
 func init() {
-	RegisterReport("control", "Control-plane pilots (Sec. 8, Fig. 6)", 50, func(ctx context.Context, cfg Config) (*report.Result, error) {
-		o := PilotDefaults(cfg.Full, cfg.Seed)
-		o.Logf = cfg.Logf
-		return Pilots(ctx, o)
-	})
+	Register(Spec[ControlUnit]{Name: "control", Title: controlTitle, Order: 50,
+		Units: func(cfg Config) ([]Unit[ControlUnit], error) { return PilotDefaults(cfg.Full, cfg.Seed).Units() },
+		Layout: func(cfg Config, us []ControlUnit) (*report.Result, error) {
+			return PilotDefaults(cfg.Full, cfg.Seed).Layout(us)
+		}})
 }
+
+const controlTitle = "Control-plane pilots (Sec. 8, Fig. 6)"
 
 // Paper figures of Sec. 8 (CIFAR-10/ResNet-18 G-Binary-default pilot).
 const (
@@ -44,7 +46,11 @@ type PilotOptions struct {
 	// on a congested telemetry trace with StepMS per step.
 	Delays []float64
 	StepMS float64
-	Logf   func(format string, args ...any)
+	// Telemetry, when not nil, is the telemetry the delay runs deliver
+	// to the Commander (e.g. a CSV read by control.ReadTelemetry) in
+	// place of the synthetic healthy/congested episodes.
+	Telemetry []control.Telemetry
+	Logf      func(format string, args ...any)
 }
 
 // PilotDefaults returns the reproduce block's quick or full pilots. The
@@ -53,14 +59,14 @@ type PilotOptions struct {
 // package defaults because per-batch losses of an MLP on MNIST fluctuate by
 // tens of percent from step to step once the loss is small, and a tight
 // CUSUM alarms on that noise (calibrated on the fault-free always-FP32
-// trace: no alarm at these values).
+// scenario: no alarm at these values).
 func PilotDefaults(full bool, seed uint64) PilotOptions {
 	easy := TrainOptions{Data: "mnist", Model: "mlp", Hidden: []int{256}, Epochs: 8, Batch: 128, Workers: 8,
 		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 2, Seed: seed,
 		Layout: lowbit.WorkerMajor, TrainN: 6000, TestN: 2000}
 	hard := BoundaryOptions(false, seed)
 	hard.Seeds, hard.Epochs = 1, 3
-	cc := control.DefaultConfig("backbone", "head")
+	cc := control.DefaultConfig(pilot.Groups()...)
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 46, 46, 10
 	cc.LossK, cc.LossH, cc.LossAlpha = 0.3, 3, 0.05
 	// Ladder calibrated on this workload's own warm-up diagnostics (the
@@ -83,65 +89,228 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 	return o
 }
 
-func (o PilotOptions) pilotConfig(tr pilot.Trace, t TrainOptions, seed uint64) pilot.Config {
+func (o PilotOptions) pilotConfig(sc pilot.Scenario, t TrainOptions, seed uint64) pilot.Config {
 	tc := t.Config(train.Uniform(train.RuleSpec{Rule: train.FP32}), seed)
 	tc.DiagEpochs = nil
 	tc.Logf = o.Logf
-	return pilot.Config{Trace: tr, Train: tc, Control: o.Control, Gate: lowbit.PaperGate, DiagEvery: o.DiagEvery, Fault: o.Fault,
+	return pilot.Config{Scenario: sc, Train: tc, Control: o.Control, Gate: lowbit.PaperGate, DiagEvery: o.DiagEvery, Fault: o.Fault,
 		StepNS: int64(o.StepMS * 1e6)}
 }
 
-type traceRuns struct {
-	trace pilot.Trace
-	runs  []*pilot.Result
+// ControlUnit is one unit of the control block; exactly one part is set.
+type ControlUnit struct {
+	// Pilot is one Fig. 6 recovery pilot (a scenario and a seed) or the
+	// live admission loop on the hard workload.
+	Pilot *PilotRun `json:"pilot,omitempty"`
+	// Delay is one telemetry-delay run of the Commander.
+	Delay *DelayRun `json:"delay,omitempty"`
+	// Predictor holds the Predictor's forecasts for the built-in profiles.
+	Predictor []Forecast `json:"predictor,omitempty"`
 }
 
-// Pilots runs the Fig. 6 recovery pilot (four traces over the seeds), the
-// live admission loop on the hard workload, and the telemetry-delay runs.
-func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
-	res := &report.Result{Title: "Control-plane pilots (Sec. 8, Fig. 6)"}
-	sets, setName, err := o.Train.LoadSets()
+// Forecast is the Predictor's forecast for one built-in profile.
+type Forecast struct {
+	Profile  string           `json:"profile"` // workload.Builtin name
+	Forecast control.Forecast `json:"forecast"`
+}
+
+// The two kinds of PilotRun.
+const (
+	PartFig6     = "fig6"
+	PartLiveLoop = "live-loop"
+)
+
+// PilotRun is one pilot with the data set it trained on.
+type PilotRun struct {
+	Part   string       `json:"part"` // PartFig6 or PartLiveLoop
+	Data   string       `json:"data"`
+	Result pilot.Result `json:"result"`
+}
+
+// DelayRun is G-Binary-default with the Commander on congested telemetry
+// delivered DelayMS late.
+type DelayRun struct {
+	DelayMS float64 `json:"delay_ms"`
+	// Modes is every step's modes (pilot.Result.ModeTimeline).
+	Modes  []string     `json:"modes"`
+	Result pilot.Result `json:"result"`
+}
+
+// Units lists the block's units: each Fig. 6 scenario for each seed, the
+// live loop, one run per telemetry delay, and the Predictor's forecasts.
+func (o PilotOptions) Units() ([]Unit[ControlUnit], error) {
+	if o.Train.Seeds < 1 {
+		return nil, fmt.Errorf("seeds %d < 1", o.Train.Seeds)
+	}
+	var us []Unit[ControlUnit]
+	for _, sc := range pilot.Scenarios() {
+		for s := range o.Train.Seeds {
+			seed := o.Train.Seed + uint64(s)
+			us = append(us, Unit[ControlUnit]{Key: fmt.Sprintf("%s/%s/seed%d", PartFig6, sc, seed), Run: func(ctx context.Context, cfg Config) (ControlUnit, error) {
+				return o.pilotUnit(ctx, PartFig6, o.Train, o.pilotConfig(sc, o.Train, seed), cfg.Logf)
+			}})
+		}
+	}
+	us = append(us, Unit[ControlUnit]{Key: PartLiveLoop, Run: func(ctx context.Context, cfg Config) (ControlUnit, error) {
+		return o.pilotUnit(ctx, PartLiveLoop, o.Hard, o.pilotConfig(pilot.FP32Default, o.Hard, o.Hard.Seed), cfg.Logf)
+	}})
+	for _, d := range o.Delays {
+		us = append(us, Unit[ControlUnit]{Key: fmt.Sprintf("delay/%gms", d), Run: func(ctx context.Context, cfg Config) (ControlUnit, error) {
+			return o.delayUnit(ctx, d, cfg.Logf)
+		}})
+	}
+	us = append(us, Unit[ControlUnit]{Key: "predictor", Run: func(context.Context, Config) (ControlUnit, error) {
+		f, err := predictorForecasts()
+		return ControlUnit{Predictor: f}, err
+	}})
+	return us, nil
+}
+
+// pilotUnit runs one pilot of pc on t's data set.
+func (o PilotOptions) pilotUnit(ctx context.Context, part string, t TrainOptions, pc pilot.Config, logf func(string, ...any)) (ControlUnit, error) {
+	sets, name, err := t.LoadSets()
+	if err != nil {
+		return ControlUnit{}, err
+	}
+	pc.Train.Logf = logf
+	r, err := pilot.Run(ctx, pc, sets)
+	if err != nil {
+		if part == PartLiveLoop {
+			return ControlUnit{}, fmt.Errorf("live loop on %s: %w", name, err)
+		}
+		return ControlUnit{}, fmt.Errorf("pilot %s seed %d: %w", pc.Scenario, pc.Train.Seed, err)
+	}
+	return ControlUnit{Pilot: &PilotRun{Part: part, Data: name, Result: *r}}, nil
+}
+
+// RunUnits runs the block's units in order (what `nfabric pilot` does in
+// one process).
+func (o PilotOptions) RunUnits(ctx context.Context) ([]ControlUnit, error) {
+	us, err := o.Units()
 	if err != nil {
 		return nil, err
 	}
-	var all []traceRuns
-	for _, tr := range pilot.Traces() {
-		tr := tr
-		runs := traceRuns{trace: tr}
-		for s := 0; s < o.Train.Seeds; s++ {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			r, err := pilot.Run(ctx, o.pilotConfig(tr, o.Train, o.Train.Seed+uint64(s)), sets)
-			if err != nil {
-				return nil, fmt.Errorf("pilot %s seed %d: %w", tr, o.Train.Seed+uint64(s), err)
-			}
-			runs.runs = append(runs.runs, r)
-		}
-		all = append(all, runs)
+	return runInOrder(ctx, us, o.Logf)
+}
+
+// Pilots runs the Fig. 6 recovery pilot (four scenarios over the seeds),
+// the live admission loop on the hard workload, and the telemetry-delay
+// runs, and lays them out.
+func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
+	us, err := o.RunUnits(ctx)
+	if err != nil {
+		return nil, err
 	}
+	return o.Layout(us)
+}
+
+// scenarioStats are one scenario's Fig. 6 figures over its n seeds.
+type scenarioStats struct {
+	scenario                     string
+	n                            float64
+	low, traffic, alarms, writes float64 // sums over the seeds
+	accMean, accStd              float64 // final accuracy (%)
+}
+
+// cells formats the stats' means as the Fig. 6 table does.
+func (st scenarioStats) cells() (low, traffic, acc string) {
+	return fmt.Sprintf("%.2f", 100*st.low/st.n), fmt.Sprintf("%.3fx", st.traffic/st.n), fmt.Sprintf("%.2f ± %.2f", st.accMean, st.accStd)
+}
+
+// scenarioRuns are one scenario's pilots over the seeds.
+type scenarioRuns struct {
+	scenario pilot.Scenario
+	runs     []*pilot.Result
+}
+
+func (sr scenarioRuns) stats() scenarioStats {
+	st := scenarioStats{scenario: sr.scenario.String()}
+	var accs []float64
+	for _, r := range sr.runs {
+		st.low += r.LowBitSteps
+		st.traffic += r.Traffic
+		st.alarms += float64(r.Alarms)
+		st.writes += float64(r.LatchOps)
+		accs = append(accs, 100*r.Final)
+	}
+	st.n = float64(len(sr.runs))
+	st.accMean, st.accStd = MeanStd(accs)
+	return st
+}
+
+// controlParts splits the units by part, scenarios in Fig. 6 order.
+func controlParts(us []ControlUnit) (fig6 []scenarioRuns, setName string, live *PilotRun, delays []DelayRun, fc []Forecast, err error) {
+	at := map[pilot.Scenario]int{}
+	for _, u := range us {
+		switch {
+		case u.Pilot != nil && u.Pilot.Part == PartLiveLoop:
+			live = u.Pilot
+		case u.Pilot != nil:
+			sc, perr := pilot.ParseScenario(u.Pilot.Result.Scenario)
+			if perr != nil {
+				return nil, "", nil, nil, nil, perr
+			}
+			i, ok := at[sc]
+			if !ok {
+				i = len(fig6)
+				at[sc] = i
+				fig6 = append(fig6, scenarioRuns{scenario: sc})
+			}
+			r := u.Pilot.Result
+			fig6[i].runs = append(fig6[i].runs, &r)
+			setName = u.Pilot.Data
+		case u.Delay != nil:
+			delays = append(delays, *u.Delay)
+		default:
+			fc = u.Predictor
+		}
+	}
+	if len(fig6) == 0 || live == nil {
+		return nil, "", nil, nil, nil, fmt.Errorf("control: no Fig. 6 pilot or no live loop among %d units", len(us))
+	}
+	return fig6, setName, live, delays, fc, nil
+}
+
+// Layout lays out the block's units (Units' order): the Fig. 6 table and
+// figures, the G-Binary-default timeline, the live loop, the telemetry
+// delays and the Predictor. The JSON carries every unit.
+func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
+	all, setName, live, delays, fc, err := controlParts(us)
+	if err != nil {
+		return nil, err
+	}
+	res := &report.Result{Title: controlTitle, Data: us}
+	t, gd := o.fig6Table(all, setName)
+	res.Tables = append(res.Tables, t)
+	figs, err := pilotFigures(all, o.Fault)
+	if err != nil {
+		return nil, err
+	}
+	res.Figures = append(res.Figures, figs...)
+	res.Tables = append(res.Tables, timelineTable(all[len(all)-1].runs[0]), o.liveTable(live), o.delayTable(delays), predictorTable(fc))
+	low, traffic, acc := gd.cells()
+	res.Summary = []string{fmt.Sprintf("G-Binary-default: %s steps low-bit, traffic %s, final %s (paper: %s, %s, %s %%).",
+		low+"%", traffic, acc, paperPilotLowBit, paperPilotTraffic, paperPilotAcc)}
+	return res, nil
+}
+
+// fig6Table is the Fig. 6 analogue; it returns G-Binary-default's stats
+// for the summary.
+func (o PilotOptions) fig6Table(all []scenarioRuns, setName string) (report.Table, scenarioStats) {
 	t := report.Table{Name: "fig6", Title: fmt.Sprintf("Fig. 6 analogue: recovery pilot on %s (%d seeds, fault: label noise %.0f%% in epochs %d-%d)",
 		setName, o.Train.Seeds, 100*o.Fault.Rate, o.Fault.StartEpoch, o.Fault.EndEpoch),
-		Columns: []string{"trace", "steps low-bit %", "traffic vs FP32", "final acc. (%)", "recovery alarms", "latch writes",
+		Columns: []string{"scenario", "steps low-bit %", "traffic vs FP32", "final acc. (%)", "recovery alarms", "latch writes",
 			"paper steps low-bit", "paper traffic", "paper final acc. (%)"}}
-	for _, tr := range all {
-		var low, traffic, alarms, writes float64
-		var accs []float64
-		for _, r := range tr.runs {
-			low += r.LowBitSteps
-			traffic += r.Traffic
-			alarms += float64(r.Alarms)
-			writes += float64(r.LatchOps)
-			accs = append(accs, 100*r.Final)
-		}
-		n := float64(len(tr.runs))
-		m, sd := MeanStd(accs)
+	var gd scenarioStats
+	for _, sr := range all {
+		st := sr.stats()
 		pl, pt, pa := "-", "-", "-"
-		if tr.trace == pilot.GBinaryDefault {
+		if sr.scenario == pilot.GBinaryDefault {
 			pl, pt, pa = paperPilotLowBit, paperPilotTraffic, paperPilotAcc
+			gd = st
 		}
-		t.AddRow(tr.trace.String(), fmt.Sprintf("%.2f", 100*low/n), fmt.Sprintf("%.3fx", traffic/n), fmt.Sprintf("%.2f ± %.2f", m, sd),
-			fmt.Sprintf("%.1f", alarms/n), fmt.Sprintf("%.0f", writes/n), pl, pt, pa)
+		low, traffic, acc := st.cells()
+		t.AddRow(st.scenario, low, traffic, acc, fmt.Sprintf("%.1f", st.alarms/st.n), fmt.Sprintf("%.0f", st.writes/st.n), pl, pt, pa)
 	}
 	t.Notes = []string{
 		fmt.Sprintf("Workload: %s, %s %v, W=%d, batch %d, %d epochs, FP32 lr %g, low-bit lr %g; the paper's pilot is CIFAR-10/ResNet-18.",
@@ -152,15 +321,11 @@ func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
 		"The control plane acted only through mode-latch writes on the training run's controller model; it never read gradients or payloads.",
 		"fp32-default re-runs the ladder after each recovery on the latest diagnostics; the low-bit/FP32 cosines fall as training converges (backbone G-Binary about .6 at the start, about .2 a few epochs in), so once demoted it may stay on FP32: the ladder's fixed thresholds are calibrated at warm-up only.",
 	}
-	res.Tables = append(res.Tables, t)
-	figs, err := pilotFigures(all, o.Fault)
-	if err != nil {
-		return nil, err
-	}
-	res.Figures = append(res.Figures, figs...)
+	return t, gd
+}
 
-	// Mode timeline of one G-Binary-default run.
-	gd := all[len(all)-1].runs[0]
+// timelineTable is the per-epoch mode timeline of one G-Binary-default run.
+func timelineTable(gd *pilot.Result) report.Table {
 	tl := report.Table{Name: "fig6-timeline", Title: fmt.Sprintf("G-Binary-default timeline, seed %d: per epoch", gd.Seed),
 		Columns: []string{"epoch", "fault", "train loss", "val acc. (%)", "backbone low-bit %", "head low-bit %", "traffic", "backbone mode at end", "head mode at end"}}
 	for _, e := range gd.Epochs {
@@ -168,32 +333,28 @@ func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
 		if e.Fault {
 			f = "label noise"
 		}
-		tl.AddRow(e.Epoch, f, fmt.Sprintf("%.4f", e.TrainLoss), fmt.Sprintf("%.2f", 100*e.ValAcc), fmt.Sprintf("%.1f", 100*e.LowBitBackbone),
-			fmt.Sprintf("%.1f", 100*e.LowBitHead), fmt.Sprintf("%.4f", e.Traffic), e.Backbone, e.Head)
+		tl.AddRow(e.Epoch, f, fmt.Sprintf("%.4f", e.TrainLoss), fmt.Sprintf("%.2f", 100*e.ValAcc), fmt.Sprintf("%.1f", 100*e.LowBit[nn.Backbone]),
+			fmt.Sprintf("%.1f", 100*e.LowBit[nn.Head]), fmt.Sprintf("%.4f", e.Traffic), e.Modes[nn.Backbone], e.Modes[nn.Head])
 	}
 	for _, a := range gd.Actions {
 		tl.Notes = append(tl.Notes, a.String())
 	}
-	res.Tables = append(res.Tables, tl)
+	return tl
+}
 
-	// The live admission loop on the hard workload.
-	hs, hardName, err := o.Hard.LoadSets()
-	if err != nil {
-		return nil, err
-	}
-	hr, err := pilot.Run(ctx, o.pilotConfig(pilot.FP32Default, o.Hard, o.Hard.Seed), hs)
-	if err != nil {
-		return nil, fmt.Errorf("live loop on %s: %w", hardName, err)
-	}
-	lt := report.Table{Name: "live-loop", Title: fmt.Sprintf("Live admission loop on %s (FP32-default)", hardName),
+// liveTable is the live admission loop on the hard workload.
+func (o PilotOptions) liveTable(live *PilotRun) report.Table {
+	hr := &live.Result
+	lt := report.Table{Name: "live-loop", Title: fmt.Sprintf("Live admission loop on %s (FP32-default)", live.Data),
 		Columns: []string{"group", "warm-up cosine G-Binary", "warm-up cosine G-Ternary", "settled mode", "paper (CIFAR-100)"}}
-	var wb, wt [2]float64
+	var w pilot.Diag
 	if hr.Warmup != nil {
-		wb = [2]float64{hr.Warmup.Binary.Backbone, hr.Warmup.Binary.Head}
-		wt = [2]float64{hr.Warmup.Ternary.Backbone, hr.Warmup.Ternary.Head}
+		w = *hr.Warmup
 	}
-	lt.AddRow("backbone", fmt.Sprintf("%.3f", wb[0]), fmt.Sprintf("%.3f", wt[0]), hr.Settled[0], "g-ternary")
-	lt.AddRow("head", fmt.Sprintf("%.3f", wb[1]), fmt.Sprintf("%.3f", wt[1]), hr.Settled[1], "fp32-bypass")
+	paper := train.PerGroup[string]{nn.Backbone: "g-ternary", nn.Head: "fp32-bypass"}
+	for _, g := range nn.Groups() {
+		lt.AddRow(g.String(), fmt.Sprintf("%.3f", w.Binary.Groups[g]), fmt.Sprintf("%.3f", w.Ternary.Groups[g]), hr.Settled[g], paper[g])
+	}
 	lt.Notes = []string{
 		fmt.Sprintf("Final accuracy %.2f%%, %.1f%% of steps low-bit, traffic %.4fx FP32.", 100*hr.Final, 100*hr.LowBitSteps, hr.Traffic),
 		fmt.Sprintf("Ladder thresholds %.2f (G-Binary) and %.2f (G-Ternary), calibrated on the easy workload's warm-up cosines (see PilotDefaults), not on this workload; the cosines above are what this workload measured at the end of warm-up.",
@@ -202,108 +363,80 @@ func Pilots(ctx context.Context, o PilotOptions) (*report.Result, error) {
 	for _, a := range hr.Actions {
 		lt.Notes = append(lt.Notes, a.String())
 	}
-	res.Tables = append(res.Tables, lt)
-
-	// Telemetry-delay sensitivity with the Commander on congested telemetry.
-	dt, err := o.delayTable(ctx, sets)
-	if err != nil {
-		return nil, err
-	}
-	res.Tables = append(res.Tables, dt)
-	pt, err := predictorTable()
-	if err != nil {
-		return nil, err
-	}
-	res.Tables = append(res.Tables, pt)
-	res.Summary = []string{fmt.Sprintf("G-Binary-default: %s steps low-bit, traffic %s, final %s (paper: %s, %s, %s %%).",
-		t.Rows[3][1]+"%", t.Rows[3][2], t.Rows[3][3], paperPilotLowBit, paperPilotTraffic, paperPilotAcc)}
-	type traceJSON struct {
-		Trace string          `json:"trace"`
-		Runs  []*pilot.Result `json:"runs"`
-	}
-	var js []traceJSON
-	for _, tr := range all {
-		js = append(js, traceJSON{tr.trace.String(), tr.runs})
-	}
-	res.Data = map[string]any{"pilots": js, "live_loop": hr}
-	return res, nil
+	return lt
 }
 
-// delayTable runs G-Binary-default with the Commander on a congested
-// telemetry trace, delivering each sample late by each delay, and compares
-// the latch timeline with the undelayed run.
-func (o PilotOptions) delayTable(ctx context.Context, sets *data.Sets) (report.Table, error) {
-	t := report.Table{Name: "telemetry-delay", Title: fmt.Sprintf("Commander telemetry delay: healthy and congested episodes of 20 steps (step = %g ms)", o.StepMS),
-		Columns: []string{"delay (ms)", "steps low-bit %", "latch writes", "steps whose modes differ from no delay", "paper"}}
+// delayUnit runs G-Binary-default with the Commander on a congested
+// telemetry trace (control.Episodes), each sample delivered delayMS late.
+func (o PilotOptions) delayUnit(ctx context.Context, delayMS float64, logf func(string, ...any)) (ControlUnit, error) {
+	sets, _, err := o.Train.LoadSets()
+	if err != nil {
+		return ControlUnit{}, err
+	}
 	steps := o.Train.Epochs * (sets.Train.Len() / o.Train.Batch)
+	tel := o.Telemetry
+	if tel == nil {
+		if tel, err = o.episodes(steps); err != nil {
+			return ControlUnit{}, err
+		}
+	}
+	pc := o.pilotConfig(pilot.GBinaryDefault, o.Train, o.Train.Seed)
+	pc.Train.Logf = logf
+	pc.Control.Commander.Enabled = true
+	pc.Control.Commander.Smooth = 0.05
+	// Thresholds on the averaged pressure: the healthy scenario
+	// averages about 0.17, the congested one about 0.49.
+	pc.Control.Commander.RelievePressure, pc.Control.Commander.ReleasePressure = 0.4, 0.25
+	pc.Telemetry, pc.TelemetryDelayNS = tel, int64(delayMS*1e6)
+	pc.Fault = pilot.Fault{}
+	r, err := pilot.Run(ctx, pc, sets)
+	if err != nil {
+		return ControlUnit{}, fmt.Errorf("delay %g ms: %w", delayMS, err)
+	}
+	return ControlUnit{Delay: &DelayRun{DelayMS: delayMS, Modes: r.ModeTimeline(steps), Result: *r}}, nil
+}
+
+// episodes is the synthetic telemetry of the delay runs: healthy and
+// congested CXL episodes of 20 steps each, sampled every tenth of a step,
+// over steps steps.
+func (o PilotOptions) episodes(steps int) ([]control.Telemetry, error) {
 	dur := int64(float64(steps) * o.StepMS * 1e6)
 	healthy, congested := control.HealthyScenario(), control.CongestedScenario()
 	healthy.StepNS = int64(o.StepMS * 1e6)
 	congested.StepNS = healthy.StepNS
 	episode := 20 * healthy.StepNS
-	tel, err := control.Episodes(healthy, congested, episode, dur, healthy.StepNS/10, o.Train.Seed)
-	if err != nil {
-		return t, err
-	}
-	var base []string
-	for _, d := range o.Delays {
-		if err := ctx.Err(); err != nil {
-			return t, err
-		}
-		pc := o.pilotConfig(pilot.GBinaryDefault, o.Train, o.Train.Seed)
-		pc.Control.Commander.Enabled = true
-		pc.Control.Commander.Smooth = 0.05
-		// Thresholds on the averaged pressure: the healthy scenario
-		// averages about 0.17, the congested one about 0.49.
-		pc.Control.Commander.RelievePressure, pc.Control.Commander.ReleasePressure = 0.4, 0.25
-		pc.Telemetry, pc.TelemetryDelayNS = tel, int64(d*1e6)
-		pc.Fault = pilot.Fault{}
-		r, err := pilot.Run(ctx, pc, sets)
-		if err != nil {
-			return t, fmt.Errorf("delay %g ms: %w", d, err)
-		}
-		modes := timeline(r, steps)
-		if base == nil {
-			base = modes
-		}
+	return control.Episodes(healthy, congested, episode, dur, healthy.StepNS/10, o.Train.Seed)
+}
+
+// delayTable compares each delay run's mode timeline with the first
+// (undelayed) one's.
+func (o PilotOptions) delayTable(runs []DelayRun) report.Table {
+	t := report.Table{Name: "telemetry-delay", Title: fmt.Sprintf("Commander telemetry delay: healthy and congested episodes of 20 steps (step = %g ms)", o.StepMS),
+		Columns: []string{"delay (ms)", "steps low-bit %", "latch writes", "steps whose modes differ from no delay", "paper"}}
+	for _, d := range runs {
+		base := runs[0].Modes
 		diff := 0
-		for i := range modes {
-			if modes[i] != base[i] {
+		for i := range d.Modes {
+			if d.Modes[i] != base[i] {
 				diff++
 			}
 		}
 		paper := ""
-		if d == 10 {
+		if d.DelayMS == 10 {
 			paper = "< 0.04% step cost (see timing block, Fig. 3(d))"
 		}
-		t.AddRow(d, fmt.Sprintf("%.2f", 100*r.LowBitSteps), r.LatchOps, diff, paper)
+		t.AddRow(d.DelayMS, fmt.Sprintf("%.2f", 100*d.Result.LowBitSteps), d.Result.LatchOps, diff, paper)
 	}
 	t.Notes = []string{
 		"Telemetry (control.Episodes) alternates 2 s of healthy and 2 s of congested CXL, sampled every 10 ms. The Commander averages pressure (demand / capacity) with weight 0.05 per sample and grants low-bit relief at 0.4, releasing it at 0.25 (the healthy episodes average about 0.17, the congested ones 0.49); a sample taken at t reaches it at t + delay. No fault is injected in these runs.",
 		"The step cost of a late latch update (reads that still take the datapath) is the timing model's Fig. 3(d); this table shows how often the delay changes the mode a step runs.",
 	}
-	return t, nil
+	return t
 }
 
-// timeline expands a run's actions into the backbone/head modes of every
-// step.
-func timeline(r *pilot.Result, steps int) []string {
-	out := make([]string, steps)
-	cur := map[string]string{"backbone": "fp32-bypass", "head": "fp32-bypass"}
-	ai := 0
-	for s := 0; s < steps; s++ {
-		for ai < len(r.Actions) && r.Actions[ai].Step == int64(s) {
-			cur[r.Actions[ai].Group] = r.Actions[ai].Mode.String()
-			ai++
-		}
-		out[s] = cur["backbone"] + "/" + cur["head"]
-	}
-	return out
-}
-
-// pilotFigures plots, per trace and epoch, the validation accuracy and the
+// pilotFigures plots, per scenario and epoch, the validation accuracy and the
 // backbone's low-bit share, each the mean over seeds.
-func pilotFigures(all []traceRuns, fault pilot.Fault) ([]report.Figure, error) {
+func pilotFigures(all []scenarioRuns, fault pilot.Fault) ([]report.Figure, error) {
 	window := ""
 	if fault.Rate > 0 {
 		window = fmt.Sprintf(" (fault in epochs %d-%d)", fault.StartEpoch, fault.EndEpoch)
@@ -312,13 +445,13 @@ func pilotFigures(all []traceRuns, fault pilot.Fault) ([]report.Figure, error) {
 	low := report.LinePlot{Title: "Fig. 6 analogue: mode timeline" + window, XLabel: "epoch", YLabel: "backbone steps on a low-bit mode (%)"}
 	for _, tr := range all {
 		n := len(tr.runs[0].Epochs)
-		sa := report.Series{Name: tr.trace.String()}
-		sl := report.Series{Name: tr.trace.String(), Dashed: tr.trace == pilot.AlwaysFP32 || tr.trace == pilot.AlwaysGBinary}
+		sa := report.Series{Name: tr.scenario.String()}
+		sl := report.Series{Name: tr.scenario.String(), Dashed: tr.scenario == pilot.AlwaysFP32 || tr.scenario == pilot.AlwaysGBinary}
 		for e := 0; e < n; e++ {
 			var a, l float64
 			for _, r := range tr.runs {
 				a += 100 * r.Epochs[e].ValAcc
-				l += 100 * r.Epochs[e].LowBitBackbone
+				l += 100 * r.Epochs[e].LowBit[nn.Backbone]
 			}
 			k := float64(len(tr.runs))
 			sa.X, sa.Y = append(sa.X, float64(e+1)), append(sa.Y, a/k)
@@ -338,24 +471,23 @@ func pilotFigures(all []traceRuns, fault pilot.Fault) ([]report.Figure, error) {
 	return []report.Figure{fa, fl}, nil
 }
 
-// predictorTable is the Predictor's forecast for the built-in profiles: the
-// quantities the paper's Predictor stores, from trace-derived timing only.
-func predictorTable() (report.Table, error) {
-	t := report.Table{Name: "predictor", Title: "Predictor forecasts per training step (8 workers, ring All-Reduce over InfiniBand HDR, CXL 128 GiB/s)",
-		Columns: []string{"model", "forward ms", "backward ms", "gradient MiB", "shard MiB/GPU", "FP32 All-Reduce ms", "G-Binary path ms", "G-Ternary path ms",
-			"peak CXL demand GB/s", "pressure", "FP32 line reads", "G-Binary line reads"}}
+// predictorForecasts are the Predictor's forecasts for the built-in
+// profiles: the quantities the paper's Predictor stores, from
+// trace-derived timing only.
+func predictorForecasts() ([]Forecast, error) {
 	ib, err := collective.LookupLink("ib", nil)
 	if err != nil {
-		return t, err
+		return nil, err
 	}
 	cxlLink, err := collective.LookupLink("cxl", nil)
 	if err != nil {
-		return t, err
+		return nil, err
 	}
+	var out []Forecast
 	for _, name := range []string{"resnet18-cifar10", "bert-large", "gpt2-xl", "gpt3"} {
 		prof, err := workload.Builtin(name, 0)
 		if err != nil {
-			return t, err
+			return nil, err
 		}
 		f, err := control.Predict(control.PredictorInput{
 			Profile:  prof,
@@ -364,9 +496,21 @@ func predictorTable() (report.Table, error) {
 			CXL:      collective.CXLPath{Link: cxlLink, Workers: 8},
 		})
 		if err != nil {
-			return t, fmt.Errorf("predictor %s: %w", name, err)
+			return nil, fmt.Errorf("predictor %s: %w", name, err)
 		}
-		t.AddRow(name, fmt.Sprintf("%.3f", f.ForwardS*1e3), fmt.Sprintf("%.3f", f.BackwardS*1e3), fmt.Sprintf("%.1f", float64(f.GradientBytes)/(1<<20)),
+		out = append(out, Forecast{Profile: name, Forecast: f})
+	}
+	return out, nil
+}
+
+// predictorTable lays out the Predictor's forecasts.
+func predictorTable(fc []Forecast) report.Table {
+	t := report.Table{Name: "predictor", Title: "Predictor forecasts per training step (8 workers, ring All-Reduce over InfiniBand HDR, CXL 128 GiB/s)",
+		Columns: []string{"model", "forward ms", "backward ms", "gradient MiB", "shard MiB/GPU", "FP32 All-Reduce ms", "G-Binary path ms", "G-Ternary path ms",
+			"peak CXL demand GB/s", "pressure", "FP32 line reads", "G-Binary line reads"}}
+	for _, pf := range fc {
+		f := pf.Forecast
+		t.AddRow(pf.Profile, fmt.Sprintf("%.3f", f.ForwardS*1e3), fmt.Sprintf("%.3f", f.BackwardS*1e3), fmt.Sprintf("%.1f", float64(f.GradientBytes)/(1<<20)),
 			fmt.Sprintf("%.1f", f.ShardBytesPerGPU/(1<<20)), fmt.Sprintf("%.2f", f.AllReduceS*1e3), fmt.Sprintf("%.3f", f.LowBitS["g-binary"]*1e3),
 			fmt.Sprintf("%.3f", f.LowBitS["g-ternary"]*1e3), fmt.Sprintf("%.1f", f.PeakCXLBytesPerS/1e9), fmt.Sprintf("%.2f", f.Pressure),
 			f.CacheLineReads, f.LowBitCacheLineReads["g-binary"])
@@ -376,5 +520,5 @@ func predictorTable() (report.Table, error) {
 		"Peak CXL demand is the highest rate at which gradient bytes become ready during backward, over a window of a twentieth of backward, times the 8 workers; pressure is that over the CXL link bandwidth: above 1 the FP32 path cannot keep up with backward and low-bit relief pays.",
 		"The Predictor sees no gradients, weights or losses: only the profile, the schedule and the link models.",
 	}
-	return t, nil
+	return t
 }

@@ -2,15 +2,17 @@ package experiments
 
 import (
 	"context"
-	"strings"
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/pilot"
 )
 
 // TestPilotsSmall runs the control block on a small slice of MNIST: four
-// traces, the live loop and the delay runs all complete, and the fixed
-// traces report their fixed traffic exactly.
+// scenarios, the live loop and the delay runs all complete, the fixed
+// scenarios report their fixed traffic exactly, and every unit survives
+// the JSON round trip.
 func TestPilotsSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains small models")
@@ -21,21 +23,53 @@ func TestPilotsSmall(t *testing.T) {
 	o.Control.WarmupSteps, o.Control.CooldownSteps, o.Control.CalibrationSteps = 10, 5, 2
 	o.Fault = pilot.Fault{StartEpoch: 2, EndEpoch: 2, Rate: 0.5}
 	o.Delays = []float64{0, 100}
-	res, err := Pilots(context.Background(), o)
+	us, err := o.RunUnits(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tables) != 5 || len(res.Figures) != 2 {
-		t.Fatalf("%d tables, %d figures", len(res.Tables), len(res.Figures))
+	fig6, _, live, delays, fc, err := controlParts(us)
+	if err != nil {
+		t.Fatal(err)
 	}
-	fig6 := res.Tables[0]
-	want := map[string][2]string{"always-fp32": {"0.00", "1.000x"}, "always-g-binary": {"100.00", "0.031x"}}
-	for _, r := range fig6.Rows {
-		if w, ok := want[r[0]]; ok && (r[1] != w[0] || r[2] != w[1]) {
-			t.Errorf("%s: low-bit %s traffic %s; want %s %s", r[0], r[1], r[2], w[0], w[1])
+	if len(fig6) != 4 || live == nil || len(delays) != 2 || len(fc) != 4 {
+		t.Fatalf("%d scenarios, live loop %v, %d delay runs, %d forecasts", len(fig6), live != nil, len(delays), len(fc))
+	}
+	// The fixed scenarios' traffic is known in closed form: FP32 is 1,
+	// G-Binary sends 1 bit of 32 on every step.
+	for _, sr := range fig6 {
+		r := sr.runs[0]
+		switch sr.scenario {
+		case pilot.AlwaysFP32:
+			if r.LowBitSteps != 0 || r.Traffic != 1 || r.Alarms != 0 {
+				t.Errorf("always-fp32: low-bit %v traffic %v alarms %d", r.LowBitSteps, r.Traffic, r.Alarms)
+			}
+		case pilot.AlwaysGBinary:
+			if r.LowBitSteps != 1 || r.Traffic != 1.0/32 {
+				t.Errorf("always-g-binary: low-bit %v traffic %v", r.LowBitSteps, r.Traffic)
+			}
 		}
 	}
-	if !strings.Contains(fig6.Rows[3][6], "81.11") {
-		t.Errorf("paper column of g-binary-default: %q", fig6.Rows[3][6])
+	for _, d := range delays {
+		if len(d.Modes) != d.Result.Steps {
+			t.Errorf("delay %g ms: %d timeline steps, %d run steps", d.DelayMS, len(d.Modes), d.Result.Steps)
+		}
+	}
+	// Every unit survives the JSON round trip shards travel by.
+	for i, u := range us {
+		raw, err := json.Marshal(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back ControlUnit
+		if err := decodeExact(raw, &back); err != nil || !reflect.DeepEqual(back, u) {
+			t.Errorf("unit %d: JSON round trip: %v", i, err)
+		}
+	}
+	res, err := o.Layout(us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tables) != 5 || len(res.Figures) != 2 || res.Tables[0].Name != "fig6" {
+		t.Fatalf("%d tables, %d figures", len(res.Tables), len(res.Figures))
 	}
 }

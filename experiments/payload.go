@@ -11,21 +11,122 @@ import (
 )
 
 func init() {
-	RegisterReport("payload", "Low-bit payload semantics and traffic accounting (Sec. 2)", 5, runPayloadBlock)
+	Register(Spec[PayloadUnit]{Name: "payload", Title: payloadTitle, Order: 5,
+		Units: payloadUnits, Layout: func(_ Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil }})
 }
 
-// runPayloadBlock checks the Sec. 2 semantics on the paper's worked
-// example and on random payloads (fast kernels against the reference
-// loops), and tabulates bits per element under each accounting.
-func runPayloadBlock(ctx context.Context, cfg Config) (*report.Result, error) {
-	res := &report.Result{Title: "Low-bit payload semantics and traffic accounting (Sec. 2)"}
+const payloadTitle = "Low-bit payload semantics and traffic accounting (Sec. 2)"
 
-	// The paper's example: eight workers, six positive and two negative.
-	ex := report.Table{
-		Name:    "example",
-		Title:   "Sec. 2 worked example: 8 workers, 6 positive and 2 negative",
-		Columns: []string{"element (flat index)", "packet byte", "count c", "margin a", "G-Binary u", "G-Ternary m*u", "paper"},
+// PayloadUnit is one unit of the payload block: the paper's worked
+// example, one kernel cross-check, or the bits-per-element accounting.
+type PayloadUnit struct {
+	Example *PayloadExample `json:"example,omitempty"`
+	Check   *KernelCheck    `json:"check,omitempty"`
+	Bits    []PayloadBits   `json:"bits,omitempty"`
+}
+
+// PayloadExample is the Sec. 2 example through the fast kernels: eight
+// workers' packed signs per element, their count c and the G-Binary and
+// G-Ternary (2-of-3 gate) results.
+type PayloadExample struct {
+	Packets []byte `json:"packets"`
+	Counts  []int  `json:"counts"`
+	Binary  []int  `json:"binary"`
+	Ternary []int  `json:"ternary"`
+}
+
+// KernelCheck is one cross-check of the fast kernels (encode through the
+// host runtime, host.Payload.Vote) against lowbit.RefAggregate on random
+// gradients.
+type KernelCheck struct {
+	Layout     string `json:"layout"`
+	Workers    int    `json:"workers"`
+	Format     string `json:"format"`
+	Gate       string `json:"gate"` // "-" for G-Binary
+	Elements   int    `json:"elements"`
+	Mismatches int    `json:"mismatches"`
+}
+
+// PayloadBits is one format's bits per element under each accounting.
+type PayloadBits struct {
+	Format string  `json:"format"`
+	Gate   string  `json:"gate"`
+	Paper  float64 `json:"paper_bits"`
+	Ratio  float64 `json:"ratio"`
+	Planes float64 `json:"plane_bits"`
+	Base3  float64 `json:"base3_bits"`
+	// PaperRatio is the paper's Table 6 ratio ("-" where it has none).
+	PaperRatio string `json:"paper_ratio"`
+}
+
+// payloadSpecs lists the kernel cross-checks: both layouts, several
+// worker counts, G-Binary and G-Ternary under three gates.
+func payloadSpecs() []lowbit.Spec {
+	gates := []lowbit.Gate{lowbit.PaperGate, {Kind: lowbit.GateWorker}, {Kind: lowbit.GateMargin, Threshold: 2}}
+	var out []lowbit.Spec
+	for _, layout := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
+		ws := []int{8, 3}
+		if layout == lowbit.WorkerMajor {
+			ws = []int{8, 64, 1000}
+		}
+		for _, w := range ws {
+			out = append(out, lowbit.Spec{Workers: w, Layout: layout, Format: lowbit.Binary})
+			for _, g := range gates {
+				out = append(out, lowbit.Spec{Workers: w, Layout: layout, Format: lowbit.Ternary, Gate: g})
+			}
+		}
 	}
+	return out
+}
+
+// payloadUnits lists the example, one unit per cross-check (each with its
+// own random stream, so shards are independent) and the accounting.
+func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
+	n := 1 << 16
+	if cfg.Full {
+		n = 1 << 20
+	}
+	us := []Unit[PayloadUnit]{{Key: "example", Run: func(context.Context, Config) (PayloadUnit, error) {
+		ex, err := payloadExample()
+		return PayloadUnit{Example: ex}, err
+	}}}
+	for i, s := range payloadSpecs() {
+		m := n
+		if s.Workers > 64 {
+			m = n / 16
+		}
+		key := fmt.Sprintf("check/%s/w%d/%s", s.Layout, s.Workers, s.Format)
+		if s.Format == lowbit.Ternary {
+			key += "/" + s.Gate.String()
+		}
+		us = append(us, Unit[PayloadUnit]{Key: key, Run: func(ctx context.Context, cfg Config) (PayloadUnit, error) {
+			if err := ctx.Err(); err != nil {
+				return PayloadUnit{}, err
+			}
+			r := rand.New(rand.NewPCG(cfg.Seed, 0x706179+uint64(i)))
+			bad, err := crossCheck(r, s, m)
+			if err != nil {
+				return PayloadUnit{}, err
+			}
+			gate := "-"
+			if s.Format == lowbit.Ternary {
+				gate = s.Gate.String()
+				if s.Gate.Extension() {
+					gate += " (extension)"
+				}
+			}
+			return PayloadUnit{Check: &KernelCheck{Layout: s.Layout.String(), Workers: s.Workers, Format: s.Format.String(), Gate: gate, Elements: m, Mismatches: bad}}, nil
+		}})
+	}
+	us = append(us, Unit[PayloadUnit]{Key: "bits", Run: func(context.Context, Config) (PayloadUnit, error) {
+		return PayloadUnit{Bits: payloadBits()}, nil
+	}})
+	return us, nil
+}
+
+// payloadExample runs the paper's example: eight workers, six positive
+// and two negative, at flat indices 0, 1, 2 (the third is gated).
+func payloadExample() (*PayloadExample, error) {
 	packet := []byte{0b00111111, 0b11110011, 0b00111111}
 	counts := make([]byte, len(packet))
 	lowbit.CountPacket(counts, packet, 8)
@@ -37,69 +138,18 @@ func runPayloadBlock(ctx context.Context, cfg Config) (*report.Result, error) {
 	if err := lowbit.VotePacket(ter, packet, nil, lowbit.Spec{Workers: 8, Format: lowbit.Ternary, Gate: lowbit.PaperGate}, 0); err != nil {
 		return nil, err
 	}
-	paperEx := []string{"u = +1 (G-Ternary keeps)", "u = +1 (G-Ternary keeps)", "u = +1, G-Ternary returns 0 (gate zero)"}
+	ex := &PayloadExample{Packets: packet}
 	for i := range packet {
-		ex.AddRow(i, fmt.Sprintf("%08b", packet[i]), int(counts[i]), 2*int(counts[i])-8, int(bin[i]), int(ter[i]), paperEx[i])
+		ex.Counts = append(ex.Counts, int(counts[i]))
+		ex.Binary = append(ex.Binary, int(bin[i]))
+		ex.Ternary = append(ex.Ternary, int(ter[i]))
 	}
-	ex.Notes = []string{"Gate: the paper's fixed 2-of-3 pattern (flat index mod 3 == 2 returns zero)."}
-	res.Tables = append(res.Tables, ex)
+	return ex, nil
+}
 
-	// Fast kernels against the reference loops on random payloads.
-	n := 1 << 16
-	if cfg.Full {
-		n = 1 << 20
-	}
-	r := rand.New(rand.NewPCG(cfg.Seed, 0x706179))
-	chk := report.Table{
-		Name:    "kernels",
-		Title:   "Kernel cross-check: fast kernels against the per-element reference loops",
-		Columns: []string{"layout", "workers", "format", "gate", "elements", "mismatches"},
-	}
-	gates := []lowbit.Gate{lowbit.PaperGate, {Kind: lowbit.GateWorker}, {Kind: lowbit.GateMargin, Threshold: 2}}
-	for _, layout := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
-		ws := []int{8, 3}
-		if layout == lowbit.WorkerMajor {
-			ws = []int{8, 64, 1000}
-		}
-		for _, w := range ws {
-			for _, spec := range append([]lowbit.Spec{{Workers: w, Layout: layout, Format: lowbit.Binary}},
-				lowbit.Spec{Workers: w, Layout: layout, Format: lowbit.Ternary, Gate: gates[0]},
-				lowbit.Spec{Workers: w, Layout: layout, Format: lowbit.Ternary, Gate: gates[1]},
-				lowbit.Spec{Workers: w, Layout: layout, Format: lowbit.Ternary, Gate: gates[2]}) {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				m := n
-				if w > 64 {
-					m = n / 16
-				}
-				bad, err := crossCheck(r, spec, m)
-				if err != nil {
-					return nil, err
-				}
-				gate := "-"
-				if spec.Format == lowbit.Ternary {
-					gate = spec.Gate.String()
-					if spec.Gate.Extension() {
-						gate += " (extension)"
-					}
-				}
-				chk.AddRow(layout.String(), w, spec.Format.String(), gate, m, bad)
-				if bad == 0 {
-					res.Passed++
-				} else {
-					res.Failed++
-				}
-			}
-		}
-	}
-	res.Tables = append(res.Tables, chk)
-
-	bits := report.Table{
-		Name:    "bits",
-		Title:   "Payload bits per element and ratio to FP32",
-		Columns: []string{"format", "gate", "paper accounting (bits)", "ratio", "paper ratio", "stored planes (bits)", "base-3 packing (bits)"},
-	}
+// payloadBits tabulates lowbit.BitsPerElement under the three accountings.
+func payloadBits() []PayloadBits {
+	var out []PayloadBits
 	for _, row := range []struct {
 		f     lowbit.Format
 		g     lowbit.Gate
@@ -116,17 +166,53 @@ func runPayloadBlock(ctx context.Context, cfg Config) (*report.Result, error) {
 			gate = row.g.String()
 		}
 		pb := lowbit.BitsPerElement(row.f, row.g, lowbit.PaperAccounting)
-		bits.AddRow(row.f.String(), gate, pb, pb/32, row.paper,
-			lowbit.BitsPerElement(row.f, row.g, lowbit.PlaneAccounting),
-			lowbit.BitsPerElement(row.f, row.g, lowbit.Base3Accounting))
+		out = append(out, PayloadBits{Format: row.f.String(), Gate: gate, Paper: pb, Ratio: pb / 32, PaperRatio: row.paper,
+			Planes: lowbit.BitsPerElement(row.f, row.g, lowbit.PlaneAccounting),
+			Base3:  lowbit.BitsPerElement(row.f, row.g, lowbit.Base3Accounting)})
 	}
+	return out
+}
+
+// PayloadLayout lays the units out: the worked example beside the paper's
+// reading, the cross-checks with a pass/fail count, the accounting.
+func PayloadLayout(us []PayloadUnit) *report.Result {
+	res := &report.Result{Title: payloadTitle}
+	ex := report.Table{Name: "example", Title: "Sec. 2 worked example: 8 workers, 6 positive and 2 negative",
+		Columns: []string{"element (flat index)", "packet byte", "count c", "margin a", "G-Binary u", "G-Ternary m*u", "paper"}}
+	chk := report.Table{Name: "kernels", Title: "Kernel cross-check: fast kernels against the per-element reference loops",
+		Columns: []string{"layout", "workers", "format", "gate", "elements", "mismatches"}}
+	bits := report.Table{Name: "bits", Title: "Payload bits per element and ratio to FP32",
+		Columns: []string{"format", "gate", "paper accounting (bits)", "ratio", "paper ratio", "stored planes (bits)", "base-3 packing (bits)"}}
+	paperEx := []string{"u = +1 (G-Ternary keeps)", "u = +1 (G-Ternary keeps)", "u = +1, G-Ternary returns 0 (gate zero)"}
+	for _, u := range us {
+		switch {
+		case u.Example != nil:
+			e := u.Example
+			for i := range e.Packets {
+				ex.AddRow(i, fmt.Sprintf("%08b", e.Packets[i]), e.Counts[i], 2*e.Counts[i]-8, e.Binary[i], e.Ternary[i], paperEx[i])
+			}
+		case u.Check != nil:
+			c := u.Check
+			chk.AddRow(c.Layout, c.Workers, c.Format, c.Gate, c.Elements, c.Mismatches)
+			if c.Mismatches == 0 {
+				res.Passed++
+			} else {
+				res.Failed++
+			}
+		default:
+			for _, b := range u.Bits {
+				bits.AddRow(b.Format, b.Gate, b.Paper, b.Ratio, b.PaperRatio, b.Planes, b.Base3)
+			}
+		}
+	}
+	ex.Notes = []string{"Gate: the paper's fixed 2-of-3 pattern (flat index mod 3 == 2 returns zero)."}
 	bits.Notes = []string{
 		"The paper counts G-Ternary at log2(3) = 1.58 bits whatever the gate; its Table 6 traffic column follows from that.",
 		"With the paper's positional gate the controller derives m from the element index, so the stored payload is the 1-bit sign plane; a worker-gate payload stores two planes (2 bits) or packs five trits per byte (1.6 bits).",
 	}
-	res.Tables = append(res.Tables, bits)
+	res.Tables = append(res.Tables, ex, chk, bits)
 	res.Summary = []string{fmt.Sprintf("%d passed, %d failed", res.Passed, res.Failed)}
-	return res, nil
+	return res
 }
 
 // crossCheck encodes random gradients under s through the host runtime,

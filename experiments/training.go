@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/neuronfabric/nfabric/data"
@@ -16,8 +17,18 @@ import (
 )
 
 func init() {
-	RegisterReport("training", "Training evidence and boundary (Sec. 7, Fig. 4-5, Tables 5-6)", 40, runTrainingBlock)
+	Register(Spec[TrainRun]{Name: "training", Title: trainingTitle, Order: 40, Units: trainingUnits, Layout: trainingLayout})
 }
+
+const trainingTitle = "Training evidence and boundary (Sec. 7, Fig. 4-5, Tables 5-6)"
+
+// The two studies of the training block.
+const (
+	// StudyValidated is the Fig. 4 analogue (ValidatedOptions).
+	StudyValidated = "validated"
+	// StudyBoundary is the Fig. 5 / Table 6 analogue (BoundaryOptions).
+	StudyBoundary = "boundary"
+)
 
 // TrainOptions describe a family of training runs (one per policy and
 // seed). The CLI fills them from flags; ValidatedOptions and
@@ -77,6 +88,23 @@ func BoundaryOptions(full bool, seed uint64) TrainOptions {
 	return o
 }
 
+// RunOptions are the defaults of one run (`nfabric train run`): the
+// boundary study's quick model and learning rates on MNIST, one seed.
+func RunOptions() TrainOptions {
+	o := BoundaryOptions(false, 1)
+	o.Data, o.Seeds = "mnist", 1
+	return o
+}
+
+// DefaultAugment turns augmentation on for the CIFAR data sets, which the
+// paper trains with a 4-pixel random crop and a horizontal flip; other
+// sets keep o.Augment.
+func (o *TrainOptions) DefaultAugment() {
+	if strings.HasPrefix(o.Data, "cifar") {
+		o.Augment = true
+	}
+}
+
 // Config returns the train.Config of one run.
 func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 	c := train.Config{Model: o.Model, Hidden: o.Hidden, Workers: o.Workers, Batch: o.Batch, Epochs: o.Epochs,
@@ -95,7 +123,15 @@ func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 
 // LoadSets loads and trims the options' data set. For the validated
 // regime a missing Fashion-MNIST falls back to MNIST (fallback reports it).
+// The last set loaded is kept, so the units of one study (one policy and
+// seed each) load it once; the sets are only read.
 func (o TrainOptions) LoadSets() (sets *data.Sets, name string, err error) {
+	key := fmt.Sprintf("%q %q %d %d %d", o.Data, o.DataDir, o.TrainN, o.TestN, o.PerClass)
+	lastSets.Lock()
+	defer lastSets.Unlock()
+	if lastSets.key == key {
+		return lastSets.sets, lastSets.name, nil
+	}
 	sets, err = data.Load(o.Data, o.DataDir)
 	name = o.Data
 	if err != nil && o.Data == "fashion-mnist" && o.DataDir == "" {
@@ -106,21 +142,213 @@ func (o TrainOptions) LoadSets() (sets *data.Sets, name string, err error) {
 	if err != nil {
 		return nil, name, fmt.Errorf("load %s: %w", o.Data, err)
 	}
-	return &data.Sets{Train: train.Subset(sets.Train, o.TrainN, o.PerClass), Test: train.Subset(sets.Test, o.TestN, 0)}, name, nil
+	sets = &data.Sets{Train: train.Subset(sets.Train, o.TrainN, o.PerClass), Test: train.Subset(sets.Test, o.TestN, 0)}
+	lastSets.key, lastSets.sets, lastSets.name = key, sets, name
+	return sets, name, nil
 }
 
-// PolicyRuns are the runs of one policy over the seeds.
+var lastSets struct {
+	sync.Mutex
+	key  string
+	sets *data.Sets
+	name string
+}
+
+// DataInfo names the data set a run trained on, for the layout.
+type DataInfo struct {
+	Name    string `json:"name"`
+	Train   int    `json:"train_images"`
+	Test    int    `json:"test_images"`
+	Classes int    `json:"classes"`
+}
+
+func dataInfo(name string, sets *data.Sets) DataInfo {
+	return DataInfo{Name: name, Train: sets.Train.Len(), Test: sets.Test.Len(), Classes: sets.Train.Classes}
+}
+
+// ModelTraffic is a policy's traffic on a reference model.
+type ModelTraffic struct {
+	Params int `json:"params"`
+	Head   int `json:"head_params"`
+	// Ratio is the traffic ratio to FP32 under the paper's accounting.
+	Ratio float64 `json:"ratio"`
+}
+
+// TrainRun is one unit of the training block: one policy of one study
+// trained for one seed, with its whole history.
+type TrainRun struct {
+	Study string `json:"study"` // StudyValidated or StudyBoundary
+	// Label is the policy's row in the study's tables.
+	Label  string       `json:"label"`
+	Policy string       `json:"policy"` // train.Policy.String()
+	Seed   uint64       `json:"seed"`
+	Data   DataInfo     `json:"data"`
+	Result train.Result `json:"result"`
+	// PaperModel is the same policy's traffic on the paper's model,
+	// ResNet-18 with 100 classes (nn.ResNet18).
+	PaperModel ModelTraffic `json:"paper_model"`
+}
+
+// policyRow is one row of a study: a policy and its label.
+type policyRow struct {
+	policy train.Policy
+	label  string
+}
+
+// studyRows lists the policies of a study: the validated study's five
+// rules; the boundary study's seven policies of Table 6, the two sign
+// references, the learning-rate ablation (FP32 head at the low-bit
+// learning rate) and, with o.Extensions, the extensions beyond the paper.
+func studyRows(study string, o TrainOptions) ([]policyRow, error) {
+	var rows []policyRow
+	add := func(p train.Policy, label string) { rows = append(rows, policyRow{p, label}) }
+	if study == StudyValidated {
+		for _, r := range []train.Rule{train.FP32, train.GBinary, train.GTernary, train.MajoritySign, train.SignOfMean} {
+			p := train.Uniform(train.RuleSpec{Rule: r})
+			add(p, p.Label())
+		}
+		return rows, nil
+	}
+	if study != StudyBoundary {
+		return nil, fmt.Errorf("unknown study %q", study)
+	}
+	for _, p := range append(Table6Policies(), train.Uniform(train.RuleSpec{Rule: train.MajoritySign}), train.Uniform(train.RuleSpec{Rule: train.SignOfMean})) {
+		add(p, p.Label())
+	}
+	for _, r := range []train.Rule{train.GBinary, train.GTernary} {
+		add(train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32, LR: o.SignLR}),
+			train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32}).Label()+" @lr")
+	}
+	if o.Extensions {
+		for _, spec := range []string{"g-binary+ef", "g-ternary+ef", "g-ternary/margin:4", "g-ternary/worker", "backbone=g-binary+ef,head=fp32"} {
+			p, err := train.ParsePolicy(spec)
+			if err != nil {
+				return nil, err
+			}
+			add(p, p.Label()+" [extension]")
+		}
+	}
+	return rows, nil
+}
+
+// StudyUnits lists a study's units: every policy for o.Seeds seeds
+// (Seed, Seed+1, ...), policy-major. Each loads o's data set and trains
+// with o's model (the block's options, not fixed here).
+func StudyUnits(study string, o TrainOptions) ([]Unit[TrainRun], error) {
+	if o.Seeds < 1 {
+		return nil, fmt.Errorf("seeds %d < 1", o.Seeds)
+	}
+	rows, err := studyRows(study, o)
+	if err != nil {
+		return nil, err
+	}
+	var us []Unit[TrainRun]
+	for _, r := range rows {
+		for s := range o.Seeds {
+			seed := o.Seed + uint64(s)
+			us = append(us, Unit[TrainRun]{Key: fmt.Sprintf("%s/%s/seed%d", study, r.policy, seed),
+				Run: func(ctx context.Context, cfg Config) (TrainRun, error) {
+					return trainUnit(ctx, study, o, r, seed, cfg.Logf)
+				}})
+		}
+	}
+	return us, nil
+}
+
+// trainUnit trains one policy for one seed.
+func trainUnit(ctx context.Context, study string, o TrainOptions, row policyRow, seed uint64, logf func(string, ...any)) (TrainRun, error) {
+	sets, name, err := o.LoadSets()
+	if err != nil {
+		return TrainRun{}, err
+	}
+	start := time.Now()
+	cfg := o.Config(row.policy, seed)
+	cfg.Logf = nil
+	if o.Epochs > 5 {
+		cfg.Logf = logf
+	}
+	r, err := train.Run(ctx, cfg, sets)
+	if err != nil {
+		return TrainRun{}, fmt.Errorf("%s seed %d: %w", row.label, seed, err)
+	}
+	if logf != nil {
+		logf("training: %s seed %d: final acc %.2f%% (%.1fs; aggregation %.0f%% of step time)",
+			row.label, seed, 100*r.Final, time.Since(start).Seconds(), 100*aggShare(r))
+	}
+	r18 := paperModel()
+	return TrainRun{Study: study, Label: row.label, Policy: row.policy.String(), Seed: seed, Data: dataInfo(name, sets), Result: *r,
+		PaperModel: ModelTraffic{Params: r18.NumParams(), Head: r18.GroupParams(nn.Head), Ratio: train.PolicyTraffic(r18, row.policy).Paper.Ratio}}, nil
+}
+
+// paperModel is the paper's Table 6 model, ResNet-18 with 100 classes,
+// for its traffic arithmetic (built once; only its shape is read).
+var paperModel = sync.OnceValue(func() *nn.Model { return nn.ResNet18(rand.New(rand.NewPCG(0, 0)), 100) })
+
+// RunStudy runs a study's units in order (what `nfabric train validated`
+// and `boundary` do in one process).
+func RunStudy(ctx context.Context, study string, o TrainOptions) ([]TrainRun, error) {
+	us, err := StudyUnits(study, o)
+	if err != nil {
+		return nil, err
+	}
+	return runInOrder(ctx, us, o.Logf)
+}
+
+// runInOrder runs units one after the other in this process, as a
+// per-topic command does (reproduce runs them through the registry).
+func runInOrder[R any](ctx context.Context, us []Unit[R], logf func(string, ...any)) ([]R, error) {
+	out := make([]R, 0, len(us))
+	for _, u := range us {
+		r, err := u.Run(ctx, Config{Logf: logf})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// trainingUnits are the block's units: the validated study, then the
+// boundary study, in the block's quick or full options.
+func trainingUnits(cfg Config) ([]Unit[TrainRun], error) {
+	v, err := StudyUnits(StudyValidated, ValidatedOptions(cfg.Full, cfg.Seed+1))
+	if err != nil {
+		return nil, err
+	}
+	b, err := StudyUnits(StudyBoundary, BoundaryOptions(cfg.Full, cfg.Seed+1))
+	if err != nil {
+		return nil, err
+	}
+	return append(v, b...), nil
+}
+
+// PolicyRuns are the runs of one row of a study over the seeds.
 type PolicyRuns struct {
-	Policy train.Policy
-	Label  string
-	Runs   []*train.Result
+	Label string
+	Runs  []TrainRun
 }
 
 // Finals returns the final validation accuracies in percent.
 func (pr PolicyRuns) Finals() []float64 {
 	out := make([]float64, len(pr.Runs))
 	for i, r := range pr.Runs {
-		out[i] = 100 * r.Final
+		out[i] = 100 * r.Result.Final
+	}
+	return out
+}
+
+// byRow groups runs by label, in the order the labels first appear.
+func byRow(runs []TrainRun) []PolicyRuns {
+	var out []PolicyRuns
+	at := map[string]int{}
+	for _, r := range runs {
+		i, ok := at[r.Label]
+		if !ok {
+			i = len(out)
+			at[r.Label] = i
+			out = append(out, PolicyRuns{Label: r.Label})
+		}
+		out[i].Runs = append(out[i].Runs, r)
 	}
 	return out
 }
@@ -148,39 +376,6 @@ func pm(xs []float64) string {
 	return fmt.Sprintf("%.2f ± %.2f", m, s)
 }
 
-// RunPolicies trains every policy for o.Seeds seeds. labels, if not nil,
-// overrides the policies' labels.
-func RunPolicies(ctx context.Context, o TrainOptions, sets *data.Sets, policies []train.Policy, labels []string) ([]PolicyRuns, error) {
-	if o.Seeds < 1 {
-		return nil, fmt.Errorf("seeds %d < 1", o.Seeds)
-	}
-	out := make([]PolicyRuns, len(policies))
-	for i, p := range policies {
-		out[i] = PolicyRuns{Policy: p, Label: p.Label()}
-		if labels != nil {
-			out[i].Label = labels[i]
-		}
-		for s := 0; s < o.Seeds; s++ {
-			start := time.Now()
-			cfg := o.Config(p, o.Seed+uint64(s))
-			cfg.Logf = nil
-			if o.Logf != nil && o.Epochs > 5 {
-				cfg.Logf = o.Logf
-			}
-			r, err := train.Run(ctx, cfg, sets)
-			if err != nil {
-				return nil, fmt.Errorf("%s seed %d: %w", out[i].Label, cfg.Seed, err)
-			}
-			out[i].Runs = append(out[i].Runs, r)
-			if o.Logf != nil {
-				o.Logf("training: %s seed %d: final acc %.2f%% (%.1fs; aggregation %.0f%% of step time)",
-					out[i].Label, cfg.Seed, 100*r.Final, time.Since(start).Seconds(), 100*aggShare(r))
-			}
-		}
-	}
-	return out, nil
-}
-
 func aggShare(r *train.Result) float64 {
 	t := r.Timing
 	tot := t.Compute + t.Aggregate + t.Optimizer
@@ -196,12 +391,12 @@ func ratioCell(r float64) string { return train.FormatRatio(r) }
 func curveFigure(name, title string, runs []PolicyRuns) (report.Figure, error) {
 	lp := report.LinePlot{Title: title, XLabel: "epoch", YLabel: "validation accuracy (%), mean over seeds"}
 	for _, pr := range runs {
-		n := len(pr.Runs[0].Epochs)
+		n := len(pr.Runs[0].Result.Epochs)
 		s := report.Series{Name: pr.Label}
 		for e := 0; e < n; e++ {
 			var accs []float64
 			for _, r := range pr.Runs {
-				accs = append(accs, 100*r.Epochs[e].ValAcc)
+				accs = append(accs, 100*r.Result.Epochs[e].ValAcc)
 			}
 			m, _ := MeanStd(accs)
 			s.X = append(s.X, float64(e+1))
@@ -219,7 +414,8 @@ func timingTable(name string, runs []PolicyRuns) report.Table {
 		Columns: []string{"policy", "steps", "compute ms/step", "aggregation ms/step", "aggregation share", "controller transactions/step"}}
 	for _, pr := range runs {
 		var tm train.Timing
-		for _, r := range pr.Runs {
+		for _, run := range pr.Runs {
+			r := run.Result
 			tm.Steps += r.Timing.Steps
 			tm.Compute += r.Timing.Compute
 			tm.Aggregate += r.Timing.Aggregate
@@ -237,27 +433,30 @@ func timingTable(name string, runs []PolicyRuns) report.Table {
 	return t
 }
 
-func describe(o TrainOptions, setName string, sets *data.Sets) string {
+func describe(o TrainOptions, d DataInfo) string {
 	return fmt.Sprintf("%s (%d train / %d test images, %d classes), model %s %v, W=%d virtual workers, batch %d, %d epochs, SGD momentum %g, weight decay %g, lr FP32 %g / sign rules %g, %d seeds from %d, controller layout %v",
-		setName, sets.Train.Len(), sets.Test.Len(), sets.Train.Classes, o.Model, o.Hidden, o.Workers, o.Batch, o.Epochs, o.Momentum, o.WeightDecay, o.LR, o.SignLR, o.Seeds, o.Seed, o.Layout)
+		d.Name, d.Train, d.Test, d.Classes, o.Model, o.Hidden, o.Workers, o.Batch, o.Epochs, o.Momentum, o.WeightDecay, o.LR, o.SignLR, o.Seeds, o.Seed, o.Layout)
 }
 
-// Validated runs the Fig. 4 analogue: FP32, G-Binary, G-Ternary,
-// MajoritySignSGD and SignOfMean on the easy workload.
+// Validated runs the Fig. 4 analogue (FP32, G-Binary, G-Ternary,
+// MajoritySignSGD and SignOfMean on the easy workload) and lays it out.
 func Validated(ctx context.Context, o TrainOptions) (*report.Result, error) {
-	sets, name, err := o.LoadSets()
+	runs, err := RunStudy(ctx, StudyValidated, o)
 	if err != nil {
 		return nil, err
 	}
-	var pols []train.Policy
-	for _, r := range []train.Rule{train.FP32, train.GBinary, train.GTernary, train.MajoritySign, train.SignOfMean} {
-		pols = append(pols, train.Uniform(train.RuleSpec{Rule: r}))
+	return ValidatedLayout(o, runs)
+}
+
+// ValidatedLayout lays out the validated study's runs (RunStudy's, in
+// order): the Fig. 4 table and curves and the cosine diagnostics of the
+// FP32 trajectory.
+func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
+	if len(all) == 0 {
+		return nil, fmt.Errorf("validated study: no runs")
 	}
-	runs, err := RunPolicies(ctx, o, sets, pols, nil)
-	if err != nil {
-		return nil, err
-	}
-	res := &report.Result{Block: "training-validated", Title: "Validated low-bit regime (Sec. 7.1, Fig. 4 analogue)"}
+	runs, d := byRow(all), all[0].Data
+	res := &report.Result{Block: "training-validated", Title: "Validated low-bit regime (Sec. 7.1, Fig. 4 analogue)", Data: all}
 	tb := report.Table{Name: "validated", Title: "Fig. 4 analogue: final validation accuracy, " + fmt.Sprint(o.Seeds) + " seeds",
 		Columns: []string{"rule", "final acc. (%) mean ± std", "per seed (%)", "traffic vs FP32 (paper accounting)", "Δ vs FP32 (points)", "Δ vs MajoritySignSGD (points)"}}
 	finals := map[string]float64{}
@@ -271,11 +470,11 @@ func Validated(ctx context.Context, o TrainOptions) (*report.Result, error) {
 		for _, f := range pr.Finals() {
 			seeds = append(seeds, fmt.Sprintf("%.2f", f))
 		}
-		tb.AddRow(pr.Label, pm(pr.Finals()), strings.Join(seeds, " "), ratioCell(pr.Runs[0].Traffic.Paper.Ratio),
+		tb.AddRow(pr.Label, pm(pr.Finals()), strings.Join(seeds, " "), ratioCell(pr.Runs[0].Result.Traffic.Paper.Ratio),
 			fmt.Sprintf("%+.2f", m-finals["FP32 all"]), fmt.Sprintf("%+.2f", m-finals["MajoritySignSGD all"]))
 	}
 	tb.Notes = []string{
-		"Workload: " + describe(o, name, sets) + ".",
+		"Workload: " + describe(o, d) + ".",
 		"Paper (CIFAR-10/ResNet-18): G-Binary and G-Ternary stay within 2 points of FP32 and within 1 point of MajoritySignSGD.",
 		"G-Binary and G-Ternary are computed by the cxl controller model (workers write payload lines; the update is the aggregate read); MajoritySignSGD is the same vote in software.",
 	}
@@ -287,12 +486,12 @@ func Validated(ctx context.Context, o TrainOptions) (*report.Result, error) {
 		verdict = "does not hold"
 	}
 	res.Summary = append(res.Summary, fmt.Sprintf("Fig. 4 claim (G-Binary/G-Ternary within 2 points of FP32, within 1 of MajoritySignSGD) %s on %s: FP32 %.2f, G-Binary %.2f, G-Ternary %.2f, MajoritySignSGD %.2f, SignOfMean %.2f.",
-		verdict, name, finals["FP32 all"], gb, gt, finals["MajoritySignSGD all"], finals["SignOfMean all"]))
-	res.Tables = append(res.Tables, tb, cosineTable("cosine-validated", name, runs[:1], "CIFAR-10", [2][3]string{{".505", ".694", ".531"}, {".415", ".567", ".435"}}))
+		verdict, d.Name, finals["FP32 all"], gb, gt, finals["MajoritySignSGD all"], finals["SignOfMean all"]))
+	res.Tables = append(res.Tables, tb, cosineTable("cosine-validated", d.Name, runs[:1], "CIFAR-10", [2][3]string{{".505", ".694", ".531"}, {".415", ".567", ".435"}}))
 	if o.WallClock {
 		res.Tables = append(res.Tables, timingTable("timing-validated", runs))
 	}
-	fig, err := curveFigure("fig4-validated", "Fig. 4 analogue: "+name, runs)
+	fig, err := curveFigure("fig4-validated", "Fig. 4 analogue: "+d.Name, runs)
 	if err != nil {
 		return nil, err
 	}
@@ -309,12 +508,12 @@ func cosineTable(tname, dataName string, runs []PolicyRuns, paperData string, pa
 		var b, te [3][]float64
 		epoch := 0
 		for _, r := range pr.Runs {
-			for _, d := range r.Diags {
+			for _, d := range r.Result.Diags {
 				epoch = d.Epoch
-				for i, v := range []float64{d.Binary.Global, d.Binary.Backbone, d.Binary.Head} {
+				for i, v := range []float64{d.Binary.Global, d.Binary.Groups[nn.Backbone], d.Binary.Groups[nn.Head]} {
 					b[i] = append(b[i], v)
 				}
-				for i, v := range []float64{d.Ternary.Global, d.Ternary.Backbone, d.Ternary.Head} {
+				for i, v := range []float64{d.Ternary.Global, d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head]} {
 					te[i] = append(te[i], v)
 				}
 			}
@@ -360,52 +559,33 @@ func Table6Policies() []train.Policy {
 	return []train.Policy{train.Uniform(f), train.Uniform(b), train.Uniform(t), train.Split(b, f), train.Split(t, f), train.Split(f, b), train.Split(f, t)}
 }
 
-// Boundary runs the Fig. 5 / Table 6 analogue: the seven policies of Table
-// 6, the two sign references, the learning-rate ablation (FP32 head at the
-// low-bit learning rate) and the Table 5 cosine diagnostics.
+// Boundary runs the Fig. 5 / Table 6 analogue (the seven policies of
+// Table 6, the two sign references, the learning-rate ablation and the
+// Table 5 cosine diagnostics) and lays it out.
 func Boundary(ctx context.Context, o TrainOptions) (*report.Result, error) {
-	sets, name, err := o.LoadSets()
+	runs, err := RunStudy(ctx, StudyBoundary, o)
 	if err != nil {
 		return nil, err
 	}
-	pols := Table6Policies()
-	pols = append(pols, train.Uniform(train.RuleSpec{Rule: train.MajoritySign}), train.Uniform(train.RuleSpec{Rule: train.SignOfMean}))
-	labels := make([]string, 0, len(pols)+2)
-	for _, p := range pols {
-		labels = append(labels, p.Label())
+	return BoundaryLayout(o, runs)
+}
+
+// BoundaryLayout lays out the boundary study's runs (RunStudy's, in
+// order): Table 6 with the paper's model's traffic beside ours, the Fig. 5
+// curves and the Table 5 cosines.
+func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
+	if len(all) == 0 {
+		return nil, fmt.Errorf("boundary study: no runs")
 	}
-	// Learning-rate ablation: FP32 head at the sign learning rate.
-	for _, r := range []train.Rule{train.GBinary, train.GTernary} {
-		pols = append(pols, train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32, LR: o.SignLR}))
-		labels = append(labels, train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32}).Label()+" @lr")
-	}
-	if o.Extensions {
-		for _, spec := range []string{"g-binary+ef", "g-ternary+ef", "g-ternary/margin:4", "g-ternary/worker", "backbone=g-binary+ef,head=fp32"} {
-			p, err := train.ParsePolicy(spec)
-			if err != nil {
-				return nil, err
-			}
-			pols = append(pols, p)
-			labels = append(labels, p.Label()+" [extension]")
-		}
-	}
-	runs, err := RunPolicies(ctx, o, sets, pols, labels)
-	if err != nil {
-		return nil, err
-	}
-	// The paper's arithmetic on the paper's model.
-	r18 := nn.ResNet18(rand.New(rand.NewPCG(0, 0)), 100)
-	res := &report.Result{Block: "training-boundary", Title: "Boundary and layer-aware admission (Sec. 7.2-7.3, Fig. 5, Tables 5-6 analogues)"}
-	tb := report.Table{Name: "table6", Title: "Table 6 analogue: layer-aware mixed aggregation on " + name + ", " + fmt.Sprint(o.Seeds) + " seeds",
+	runs, d := byRow(all), all[0].Data
+	r18 := all[0].PaperModel
+	res := &report.Result{Block: "training-boundary", Title: "Boundary and layer-aware admission (Sec. 7.2-7.3, Fig. 5, Tables 5-6 analogues)", Data: all}
+	tb := report.Table{Name: "table6", Title: "Table 6 analogue: layer-aware mixed aggregation on " + d.Name + ", " + fmt.Sprint(o.Seeds) + " seeds",
 		Columns: []string{"policy", "final acc. (%) mean ± std", "paper CIFAR-100 acc. (%)", "traffic vs FP32 (this model)", "stored-plane traffic (this model)", "traffic with ResNet-18/100", "paper traffic"}}
 	finals := map[string]float64{}
-	for i, pr := range runs {
+	for _, pr := range runs {
 		m, _ := MeanStd(pr.Finals())
 		finals[pr.Label] = m
-		p := pr.Policy
-		if strings.HasSuffix(pr.Label, "@lr") {
-			p = pols[i]
-		}
 		paper, ok := paperTable6[pr.Label]
 		if !ok {
 			paper = [2]string{"-", "-"}
@@ -414,13 +594,14 @@ func Boundary(ctx context.Context, o TrainOptions) (*report.Result, error) {
 		if strings.HasSuffix(label, "@lr") {
 			label = strings.TrimSuffix(label, " @lr") + fmt.Sprintf(" (head at the sign lr %g; ablation)", o.SignLR)
 		}
-		tb.AddRow(label, pm(pr.Finals()), paper[0], ratioCell(pr.Runs[0].Traffic.Paper.Ratio), ratioCell(pr.Runs[0].Traffic.Stored.Ratio),
-			ratioCell(train.PolicyTraffic(r18, p).Paper.Ratio), paper[1])
+		r := pr.Runs[0]
+		tb.AddRow(label, pm(pr.Finals()), paper[0], ratioCell(r.Result.Traffic.Paper.Ratio), ratioCell(r.Result.Traffic.Stored.Ratio),
+			ratioCell(r.PaperModel.Ratio), paper[1])
 	}
 	tb.Notes = []string{
-		"Workload: " + describe(o, name, sets) + ".",
-		fmt.Sprintf("This model: %d parameters, head %d (%.2f%%); ResNet-18/100: %d, head %d (%.2f%%).", runs[0].Runs[0].Params, runs[0].Runs[0].Head,
-			100*float64(runs[0].Runs[0].Head)/float64(runs[0].Runs[0].Params), r18.NumParams(), r18.GroupParams(nn.Head), 100*float64(r18.GroupParams(nn.Head))/float64(r18.NumParams())),
+		"Workload: " + describe(o, d) + ".",
+		fmt.Sprintf("This model: %d parameters, head %d (%.2f%%); ResNet-18/100: %d, head %d (%.2f%%).", all[0].Result.Params, all[0].Result.Head,
+			100*float64(all[0].Result.Head)/float64(all[0].Result.Params), r18.Params, r18.Head, 100*float64(r18.Head)/float64(r18.Params)),
 		"Learning rates: FP32 0.05; sign rules chosen by a small sweep of the sign rate (2e-5, 1e-4, 3e-4, 5e-4) on the quick stand-in configuration, as the paper tunes its low-bit and FP32 rates separately.",
 		"Traffic counts gradient payload bits only (paper accounting: FP32 32, G-Binary 1, G-Ternary 1.58 bits/element); 'stored-plane' counts the bits our payload actually stores (positional gate: 1 bit, derived by the controller).",
 		"The 'traffic with ResNet-18/100' column applies the same arithmetic to nn.ResNet18(100 classes) and must equal the paper's column.",
@@ -442,11 +623,11 @@ func Boundary(ctx context.Context, o TrainOptions) (*report.Result, error) {
 			diagRuns = append(diagRuns, pr)
 		}
 	}
-	res.Tables = append(res.Tables, cosineTable("table5", name, diagRuns, "CIFAR-100", [2][3]string{{".510", ".723", ".174"}, {".419", ".591", ".142"}}))
+	res.Tables = append(res.Tables, cosineTable("table5", d.Name, diagRuns, "CIFAR-100", [2][3]string{{".510", ".723", ".174"}, {".419", ".591", ".142"}}))
 	if o.WallClock {
 		res.Tables = append(res.Tables, timingTable("timing-boundary", runs))
 	}
-	fig, err := curveFigure("fig5-boundary", "Fig. 5 analogue: "+name, runs[:3])
+	fig, err := curveFigure("fig5-boundary", "Fig. 5 analogue: "+d.Name, runs[:3])
 	if err != nil {
 		return nil, err
 	}
@@ -454,38 +635,44 @@ func Boundary(ctx context.Context, o TrainOptions) (*report.Result, error) {
 	return res, nil
 }
 
-func runTrainingBlock(ctx context.Context, cfg Config) (*report.Result, error) {
-	start := time.Now()
-	res := &report.Result{Title: "Training evidence and boundary (Sec. 7, Fig. 4-5, Tables 5-6)"}
-	vo := ValidatedOptions(cfg.Full, cfg.Seed+1)
-	vo.Logf = cfg.Logf
-	v, err := Validated(ctx, vo)
+// trainingLayout lays out the block: the validated study, then the
+// boundary study, and the check that the traffic arithmetic on the paper's
+// model gives the paper's Table 6 column exactly (the block fails
+// otherwise). The JSON carries every run.
+func trainingLayout(cfg Config, runs []TrainRun) (*report.Result, error) {
+	var vr, br []TrainRun
+	for _, r := range runs {
+		if r.Study == StudyValidated {
+			vr = append(vr, r)
+		} else {
+			br = append(br, r)
+		}
+	}
+	v, err := ValidatedLayout(ValidatedOptions(cfg.Full, cfg.Seed+1), vr)
 	if err != nil {
 		return nil, fmt.Errorf("validated regime: %w", err)
 	}
-	bo := BoundaryOptions(cfg.Full, cfg.Seed+1)
-	bo.Logf = cfg.Logf
-	b, err := Boundary(ctx, bo)
+	b, err := BoundaryLayout(BoundaryOptions(cfg.Full, cfg.Seed+1), br)
 	if err != nil {
 		return nil, fmt.Errorf("boundary: %w", err)
 	}
+	res := &report.Result{Title: trainingTitle, Data: runs}
 	for _, r := range []*report.Result{v, b} {
 		res.Summary = append(res.Summary, r.Summary...)
 		res.Tables = append(res.Tables, r.Tables...)
 		res.Figures = append(res.Figures, r.Figures...)
 	}
-	// The traffic arithmetic with the paper's model is exact or the block fails.
-	r18 := nn.ResNet18(rand.New(rand.NewPCG(0, 0)), 100)
-	for _, p := range Table6Policies() {
-		if ratioCell(train.PolicyTraffic(r18, p).Paper.Ratio) == paperTable6[p.Label()][1] {
+	for _, pr := range byRow(br) {
+		want, ok := paperTable6[pr.Label]
+		if !ok || want[1] == "-" {
+			continue
+		}
+		if ratioCell(pr.Runs[0].PaperModel.Ratio) == want[1] {
 			res.Passed++
 		} else {
 			res.Failed++
 		}
 	}
 	res.Summary = append(res.Summary, fmt.Sprintf("Table 6 traffic column with ResNet-18/100: %d of 7 match the paper.", res.Passed))
-	if cfg.Logf != nil {
-		cfg.Logf("training: wall time %.0fs", time.Since(start).Seconds())
-	}
 	return res, nil
 }

@@ -2,9 +2,11 @@ package experiments
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -44,39 +46,67 @@ func TestMeanStd(t *testing.T) {
 }
 
 // TestBoundaryTiny runs the whole boundary study on a sliver of the
-// stand-in to check the tables' shape (not the accuracies). Without
-// WallClock there is no step-time table.
+// stand-in and checks the typed runs (not the accuracies): every row and
+// seed ran, in order, with its diagnostics; the paper's model's traffic
+// equals the paper's Table 6 column; each run survives a JSON round trip
+// exactly; and the layout has Table 6, Table 5 and Fig. 5 (without
+// WallClock no step-time table).
 func TestBoundaryTiny(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads MNIST")
 	}
 	o := BoundaryOptions(false, 1)
 	o.TrainN, o.TestN, o.Epochs, o.Seeds, o.Hidden, o.Batch, o.DiagSteps = 256, 128, 1, 2, []int{8}, 64, 2
-	res, err := Boundary(context.Background(), o)
+	runs, err := RunStudy(context.Background(), StudyBoundary, o)
 	if errors.Is(err, data.ErrNotFound) {
 		t.Skip(err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tables) != 2 || len(res.Tables[0].Rows) != 11 || len(res.Figures) != 1 {
-		t.Fatalf("got %d tables (%d rows), %d figures", len(res.Tables), len(res.Tables[0].Rows), len(res.Figures))
+	rows := byRow(runs)
+	if len(runs) != 11*2 || len(rows) != 11 {
+		t.Fatalf("%d runs in %d rows; want 22 in 11", len(runs), len(rows))
 	}
-	for _, row := range res.Tables[0].Rows[:7] {
-		if row[5] != row[6] {
-			t.Errorf("%s: ResNet-18/100 traffic %s differs from the paper's %s", row[0], row[5], row[6])
+	for i, p := range Table6Policies() {
+		r := rows[i].Runs[0]
+		if r.Label != p.Label() || r.Policy != p.String() || r.Seed != o.Seed || rows[i].Runs[1].Seed != o.Seed+1 {
+			t.Errorf("row %d: %q %q seed %d; want %q %q seed %d", i, r.Label, r.Policy, r.Seed, p.Label(), p, o.Seed)
+		}
+		if got, want := train.FormatRatio(r.PaperModel.Ratio), paperTable6[p.Label()][1]; got != want {
+			t.Errorf("%s: ResNet-18/100 traffic %s; paper %s", r.Label, got, want)
 		}
 	}
-	if !strings.Contains(res.Tables[1].Title, "cosine") || len(res.Tables[1].Rows) != 4 {
-		t.Errorf("cosine table %q has %d rows; want 4", res.Tables[1].Title, len(res.Tables[1].Rows))
+	for _, r := range runs {
+		if len(r.Result.Diags) != 1 || r.Result.Diags[0].Steps != 2 || len(r.Result.Epochs) != 1 || r.Data.Train != 256 {
+			t.Errorf("%s seed %d: %d diags, %d epochs, %d images", r.Label, r.Seed, len(r.Result.Diags), len(r.Result.Epochs), r.Data.Train)
+		}
+		raw, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back TrainRun
+		if err := decodeExact(raw, &back); err != nil || !reflect.DeepEqual(back.Result.History, r.Result.History) {
+			t.Errorf("%s seed %d: JSON round trip: %v", r.Label, r.Seed, err)
+		}
+	}
+	res, err := BoundaryLayout(o, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tables) != 2 || res.Tables[0].Name != "table6" || res.Tables[1].Name != "table5" || len(res.Figures) != 1 {
+		t.Errorf("layout: %d tables, %d figures", len(res.Tables), len(res.Figures))
 	}
 }
 
 func TestTrainOptionsErrors(t *testing.T) {
 	o := BoundaryOptions(false, 1)
 	o.Seeds = 0
-	if _, err := RunPolicies(context.Background(), o, nil, nil, nil); err == nil {
+	if _, err := StudyUnits(StudyBoundary, o); err == nil {
 		t.Error("zero seeds accepted")
+	}
+	if _, err := StudyUnits("sideways", BoundaryOptions(false, 1)); err == nil {
+		t.Error("unknown study accepted")
 	}
 	o = BoundaryOptions(false, 1)
 	o.Data = "no-such-set"

@@ -19,7 +19,20 @@ const (
 	Backbone Group = iota
 	// Head is the final classifier (its weight and bias).
 	Head
+	// NumGroups is the number of groups: arrays indexed by Group have
+	// this length, so a new group added above it reaches every policy,
+	// accounting and diagnostic without further edits.
+	NumGroups int = iota
 )
+
+// Groups lists the groups in index order.
+func Groups() []Group {
+	gs := make([]Group, NumGroups)
+	for i := range gs {
+		gs[i] = Group(i)
+	}
+	return gs
+}
 
 // String returns "backbone" or "head".
 func (g Group) String() string {

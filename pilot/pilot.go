@@ -3,12 +3,17 @@
 // control plane (package control) writing those latches from training-health
 // telemetry, warm-up diagnostics and, optionally, network telemetry.
 //
-// A pilot is a closed loop at step granularity:
+// A pilot is a closed loop at step granularity, run by train.Loop (the one
+// training loop) with the pilot's hooks:
 //
-//	plane.Step(step)  ->  control.Apply (mode latches only)
-//	forward/backward of W shards  ->  latched aggregation (FP32 mean or controller)
-//	SGD with each group's learning rate (the low-bit rate on a low-bit latch)
-//	plane.Step(loss); every DiagEvery steps plane.Step(diagnostics)
+//	before step:      plane.Step(telemetry due, step)  ->  control.Apply (mode latches only)
+//	train.Loop:       forward/backward of W shards  ->  latched aggregation (FP32 mean or
+//	                  controller)  ->  SGD with each group's learning rate (the low-bit
+//	                  rate on a low-bit latch; velocity cleared on a rule switch)
+//	after aggregation: plane.Step(loss); every DiagEvery steps plane.Step(diagnostics)
+//
+// Each pilot runs one Scenario of the paper's Fig. 6 (always-fp32,
+// always-g-binary, fp32-default admission, g-binary-default recovery).
 //
 // The control plane never sees gradients or payloads: it gets the loss,
 // cosine diagnostics and telemetry, and returns mode writes.
@@ -24,9 +29,11 @@ package pilot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/cxl"
@@ -36,12 +43,13 @@ import (
 	"github.com/neuronfabric/nfabric/train"
 )
 
-// Trace is one of the Fig. 6 traces.
-type Trace uint8
+// Scenario is one of the Fig. 6 pilot scenarios: which latches the run
+// starts on and whether the control plane may change them.
+type Scenario uint8
 
 const (
 	// AlwaysFP32 keeps every latch on FP32 bypass (reference).
-	AlwaysFP32 Trace = iota
+	AlwaysFP32 Scenario = iota
 	// AlwaysGBinary keeps every latch on G-Binary (reference).
 	AlwaysGBinary
 	// FP32Default starts on FP32 and admits low-bit modes through the
@@ -52,27 +60,40 @@ const (
 	GBinaryDefault
 )
 
-var traceNames = [...]string{"always-fp32", "always-g-binary", "fp32-default", "g-binary-default"}
+var scenarioNames = [...]string{"always-fp32", "always-g-binary", "fp32-default", "g-binary-default"}
 
-func (t Trace) String() string {
-	if int(t) < len(traceNames) {
-		return traceNames[t]
+func (s Scenario) String() string {
+	if int(s) < len(scenarioNames) {
+		return scenarioNames[s]
 	}
-	return fmt.Sprintf("Trace(%d)", uint8(t))
+	return fmt.Sprintf("Scenario(%d)", uint8(s))
 }
 
-// ParseTrace accepts the names String returns.
-func ParseTrace(s string) (Trace, error) {
-	for i, n := range traceNames {
+// ParseScenario accepts the names String returns.
+func ParseScenario(s string) (Scenario, error) {
+	for i, n := range scenarioNames {
 		if s == n {
-			return Trace(i), nil
+			return Scenario(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown trace %q (want always-fp32, always-g-binary, fp32-default or g-binary-default)", s)
+	return 0, fmt.Errorf("unknown scenario %q (want %s)", s, strings.Join(scenarioNames[:], ", "))
 }
 
-// Traces lists the four traces of Fig. 6.
-func Traces() []Trace { return []Trace{AlwaysFP32, AlwaysGBinary, FP32Default, GBinaryDefault} }
+// Scenarios lists the four scenarios of Fig. 6.
+func Scenarios() []Scenario {
+	return []Scenario{AlwaysFP32, AlwaysGBinary, FP32Default, GBinaryDefault}
+}
+
+// Groups returns the names the control plane knows the layer groups by
+// (nn.Group.String, in index order): the value of control.Config.Groups
+// for a pilot.
+func Groups() []string {
+	names := make([]string, 0, nn.NumGroups)
+	for _, g := range nn.Groups() {
+		names = append(names, g.String())
+	}
+	return names
+}
 
 // Fault is the injected degradation window: from the first step of epoch
 // StartEpoch to the last of EndEpoch (1-based, inclusive), each training
@@ -85,12 +106,12 @@ type Fault struct {
 
 // Config is one pilot run.
 type Config struct {
-	Trace Trace
+	Scenario Scenario
 	// Train holds the model, workers, batch, epochs, learning rates and
 	// seed; its Policy is ignored (the latches decide).
 	Train train.Config
-	// Control configures the plane for the controlled traces; its Groups
-	// are set to backbone and head, and Default from the trace.
+	// Control configures the plane for the controlled scenarios; its
+	// Groups are set to Groups(), and Default from the scenario.
 	Control control.Config
 	// Gate is G-Ternary's gate in the latched regions.
 	Gate lowbit.Gate
@@ -98,8 +119,10 @@ type Config struct {
 	DiagEvery int
 	// Fault is the degradation window.
 	Fault Fault
-	// Telemetry, when not nil, is replayed to the Commander: sample t is
-	// delivered once the step clock passes t.TimeNS + TelemetryDelayNS.
+	// Telemetry is the telemetry source of the Commander, in time order
+	// (e.g. control.Episodes, or a CSV read by control.ReadTelemetry);
+	// nil means none. Sample t is delivered once the step clock
+	// (step × StepNS) reaches t.TimeNS + TelemetryDelayNS.
 	Telemetry        []control.Telemetry
 	TelemetryDelayNS int64
 	// StepNS is the step clock the telemetry is matched against.
@@ -111,38 +134,37 @@ type EpochStat struct {
 	Epoch     int     `json:"epoch"`
 	TrainLoss float64 `json:"train_loss"`
 	ValAcc    float64 `json:"val_acc"`
-	// LowBit is the share of the epoch's steps on which each group ran a
-	// low-bit mode; Traffic the mean traffic ratio to FP32 (paper
-	// accounting).
-	LowBitBackbone float64 `json:"lowbit_backbone"`
-	LowBitHead     float64 `json:"lowbit_head"`
-	Traffic        float64 `json:"traffic"`
+	// LowBit is, per group, the share of the epoch's steps on which the
+	// group ran a low-bit mode; Traffic the mean traffic ratio to FP32
+	// (paper accounting).
+	LowBit  train.PerGroup[float64] `json:"lowbit"`
+	Traffic float64                 `json:"traffic"`
 	// Modes is each group's mode at the end of the epoch.
-	Backbone string `json:"backbone_mode"`
-	Head     string `json:"head_mode"`
-	Fault    bool   `json:"fault"`
+	Modes train.PerGroup[string] `json:"modes"`
+	Fault bool                   `json:"fault"`
 }
 
 // Result is a finished pilot.
 type Result struct {
-	Trace string `json:"trace"`
-	Seed  uint64 `json:"seed"`
-	Steps int    `json:"steps"`
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
+	Steps    int    `json:"steps"`
 	// LowBitSteps is the share of steps on which any group ran low-bit
 	// (the paper's "steps low-bit").
 	LowBitSteps float64 `json:"lowbit_steps"`
 	// Traffic is the mean per-step traffic ratio to FP32 (paper accounting).
-	Traffic  float64          `json:"traffic"`
-	Final    float64          `json:"final_acc"`
-	Epochs   []EpochStat      `json:"epochs"`
-	Actions  []control.Action `json:"actions,omitempty"`
-	Alarms   int              `json:"alarms"`
-	Diags    []Diag           `json:"diags,omitempty"`
-	Settled  [2]string        `json:"settled"` // final backbone and head modes
-	Warmup   *Diag            `json:"warmup,omitempty"`
-	LatchOps int              `json:"latch_writes"`
+	Traffic float64          `json:"traffic"`
+	Final   float64          `json:"final_acc"`
+	Epochs  []EpochStat      `json:"epochs"`
+	Actions []control.Action `json:"actions,omitempty"`
+	Alarms  int              `json:"alarms"`
+	Diags   []Diag           `json:"diags,omitempty"`
+	// Settled is each group's mode at the end of the run.
+	Settled  train.PerGroup[string] `json:"settled"`
+	Warmup   *Diag                  `json:"warmup,omitempty"`
+	LatchOps int                    `json:"latch_writes"`
 	// VelocityResets counts group rule switches, at each of which the
-	// group's SGD velocity was cleared.
+	// group's SGD velocity was cleared (train.Loop).
 	VelocityResets int `json:"velocity_resets"`
 }
 
@@ -164,221 +186,269 @@ func (l *latchCounter) SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error {
 	return l.w.SetMode(id, m, ts)
 }
 
-// Run runs one pilot on sets.
+// Run runs one pilot on sets: the latched aggregator of cfg.Train's model
+// under cfg.Scenario, trained by train.Loop with the pilot's hooks (see the
+// package doc). It stops with ctx's error once ctx is done.
 func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
+	tc, err := cfg.trainConfig(sets)
+	if err != nil {
+		return nil, fmt.Errorf("pilot: %w", err)
+	}
+	m, err := train.NewModel(tc, sets.Train, tc.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("pilot: %w", err)
+	}
+	agg, err := train.NewLatchedAggregator(m, tc.Workers, tc.Layout, cfg.Gate)
+	if err != nil {
+		return nil, fmt.Errorf("pilot: %w", err)
+	}
+	l := train.NewLoop(tc, m, agg, sets.Train, sets.Test)
+	if sets.Train.Len() < len(l.Stepper.Y) {
+		return nil, fmt.Errorf("pilot: training split smaller than one batch of %d", len(l.Stepper.Y))
+	}
+	p, err := newRun(cfg, tc, l)
+	if err != nil {
+		return nil, fmt.Errorf("pilot: %w", err)
+	}
+	l.Hooks = train.Hooks{BeforeStep: p.beforeStep, AfterAggregate: p.afterAggregate, EndEpoch: p.endEpoch}
+	if err := l.Run(ctx, 1, tc.Epochs); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("pilot: %s: %w", cfg.Scenario, err)
+	}
+	return p.result(), nil
+}
+
+// trainConfig validates cfg and sets and returns the training
+// configuration the loop runs (FP32 policy: the latches decide).
+func (cfg Config) trainConfig(sets *data.Sets) (train.Config, error) {
 	tc := cfg.Train
 	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	if tc.Workers == 0 {
+		tc.Workers = 8
+	}
 	if err := tc.Validate(); err != nil {
-		return nil, fmt.Errorf("pilot: %w", err)
+		return tc, err
 	}
-	if cfg.Fault.Rate < 0 || cfg.Fault.Rate > 1 || math.IsNaN(cfg.Fault.Rate) {
-		return nil, fmt.Errorf("pilot: fault rate %v out of [0, 1]", cfg.Fault.Rate)
+	switch {
+	case cfg.Fault.Rate < 0 || cfg.Fault.Rate > 1 || math.IsNaN(cfg.Fault.Rate):
+		return tc, fmt.Errorf("fault rate %v out of [0, 1]", cfg.Fault.Rate)
+	case cfg.DiagEvery < 0:
+		return tc, fmt.Errorf("diag_every %d is negative", cfg.DiagEvery)
+	case sets == nil || sets.Train == nil || sets.Test == nil:
+		return tc, fmt.Errorf("no training or test split")
+	case cfg.Scenario > GBinaryDefault:
+		return tc, fmt.Errorf("unknown scenario %d", cfg.Scenario)
 	}
-	if cfg.DiagEvery < 0 {
-		return nil, fmt.Errorf("pilot: diag_every %d is negative", cfg.DiagEvery)
-	}
-	if sets == nil || sets.Train == nil || sets.Test == nil {
-		return nil, fmt.Errorf("pilot: no training or test split")
-	}
-	tr := sets.Train
-	m, err := train.NewModel(tc, tr, tc.Seed)
-	if err != nil {
-		return nil, fmt.Errorf("pilot: %w", err)
-	}
-	st := train.NewStepper(tc, m, tr)
-	if tr.Len() < len(st.Y) {
-		return nil, fmt.Errorf("pilot: training split smaller than one batch of %d", len(st.Y))
-	}
-	w := len(st.Reps)
-	reps := st.Reps
-	opt := nn.NewSGD(m, tc.LR, tc.Momentum, tc.WeightDecay)
-	agg, err := train.NewLatchedAggregator(m, w, tc.Layout, cfg.Gate)
-	if err != nil {
-		return nil, fmt.Errorf("pilot: %w", err)
-	}
-	lw, regions := agg.Latches()
-	latch := &latchCounter{w: lw}
+	return tc, nil
+}
 
-	var plane *control.Plane
+// run is the state of one pilot: the loop, the control plane (nil for
+// the fixed scenarios), the latches and the statistics.
+type run struct {
+	cfg     Config
+	tc      train.Config
+	loop    *train.Loop
+	plane   *control.Plane
+	latch   *latchCounter
+	regions map[string][]cxl.RegionID
+	noise   *rand.Rand
+	tel     []control.Telemetry
+	res     *Result
+	es      EpochStat // the epoch being run
+
+	epochSteps int
+	lowSteps   int
+	trafficSum float64
+}
+
+// newRun maps the latches: the plane of a controlled scenario, or every
+// latch written once to the fixed scenario's mode.
+func newRun(cfg Config, tc train.Config, l *train.Loop) (*run, error) {
+	lw, regions := l.Agg.Latches()
+	p := &run{cfg: cfg, tc: tc, loop: l, latch: &latchCounter{w: lw}, regions: regions,
+		noise: rand.New(rand.NewPCG(tc.Seed, 0x6e6f6973)), tel: cfg.Telemetry,
+		res: &Result{Scenario: cfg.Scenario.String(), Seed: tc.Seed}}
 	fixed := cxl.FP32Bypass
-	switch cfg.Trace {
-	case AlwaysFP32:
+	switch cfg.Scenario {
 	case AlwaysGBinary:
 		fixed = cxl.GBinary
 	case FP32Default, GBinaryDefault:
 		cc := cfg.Control
-		cc.Groups = []string{"backbone", "head"}
+		cc.Groups = Groups()
 		cc.Default = control.FP32Default
-		if cfg.Trace == GBinaryDefault {
+		if cfg.Scenario == GBinaryDefault {
 			cc.Default, cc.LowBitMode = control.LowBitDefault, cxl.GBinary
 		}
-		if plane, err = control.New(cc); err != nil {
-			return nil, fmt.Errorf("pilot: %w", err)
+		plane, err := control.New(cc)
+		if err != nil {
+			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("pilot: unknown trace %d", cfg.Trace)
+		p.plane = plane
+		return p, nil
 	}
-	if plane == nil {
-		for g, ids := range regions {
-			for _, id := range ids {
-				if err := latch.SetMode(id, fixed, 0); err != nil {
-					return nil, fmt.Errorf("pilot: latch %s: %w", g, err)
-				}
+	for _, g := range Groups() {
+		for _, id := range regions[g] {
+			if err := p.latch.SetMode(id, fixed, 0); err != nil {
+				return nil, fmt.Errorf("latch %s: %w", g, err)
 			}
 		}
 	}
+	return p, nil
+}
 
-	res := &Result{Trace: cfg.Trace.String(), Seed: tc.Seed}
-	dst := m.NewGrads()
-	grads := st.Grads
-	noise := rand.New(rand.NewPCG(tc.Seed, 0x6e6f6973))
-	tel := cfg.Telemetry
-	var lowSteps, step int
-	var prev train.Policy
-	var trafficSum float64
-	for epoch := 1; epoch <= tc.Epochs; epoch++ {
-		b, err := st.Batches(epoch)
+// beforeStep delivers the telemetry that is due and the step to the plane,
+// applies its mode writes, and injects the fault's label noise.
+func (p *run) beforeStep(s *train.Step) error {
+	if p.es.Epoch != s.Epoch {
+		p.es, p.epochSteps = EpochStat{Epoch: s.Epoch, Fault: p.faulty(s.Epoch)}, 0
+	}
+	if p.plane != nil {
+		now := int64(s.Index) * p.cfg.StepNS
+		for len(p.tel) > 0 && p.tel[0].TimeNS+p.cfg.TelemetryDelayNS <= now {
+			if _, err := p.plane.Step(control.Event{Type: control.EvTelemetry, Telemetry: p.tel[0]}); err != nil {
+				return err
+			}
+			p.tel = p.tel[1:]
+		}
+		acts, err := p.plane.Step(control.Event{Type: control.EvStep, Step: int64(s.Index), TimeNS: now})
 		if err != nil {
-			return nil, fmt.Errorf("pilot: %w", err)
+			return err
 		}
-		fault := cfg.Fault.Rate > 0 && epoch >= cfg.Fault.StartEpoch && epoch <= cfg.Fault.EndEpoch
-		var es EpochStat
-		es.Epoch, es.Fault = epoch, fault
-		steps := 0
-		for n := b.Next(st.X, st.Y); n > 0; n = b.Next(st.X, st.Y) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			now := int64(step) * cfg.StepNS
-			if plane != nil {
-				for len(tel) > 0 && tel[0].TimeNS+cfg.TelemetryDelayNS <= now {
-					if _, err := plane.Step(control.Event{Type: control.EvTelemetry, Telemetry: tel[0]}); err != nil {
-						return nil, fmt.Errorf("pilot: step %d: %w", step, err)
-					}
-					tel = tel[1:]
-				}
-				acts, err := plane.Step(control.Event{Type: control.EvStep, Step: int64(step), TimeNS: now})
-				if err != nil {
-					return nil, fmt.Errorf("pilot: step %d: %w", step, err)
-				}
-				if err := control.Apply(latch, regions, acts); err != nil {
-					return nil, fmt.Errorf("pilot: step %d: %w", step, err)
-				}
-			}
-			if fault {
-				for i := range st.Y[:n] {
-					if noise.Float64() < cfg.Fault.Rate {
-						st.Y[i] = noise.IntN(tr.Classes)
-					}
-				}
-			}
-			loss, _, err := st.Step(n)
-			if err != nil {
-				return nil, fmt.Errorf("pilot: %s epoch %d step %d: %w", cfg.Trace, epoch, step, err)
-			}
-			if err := agg.Aggregate(grads, dst); err != nil {
-				return nil, fmt.Errorf("pilot: step %d: %w", step, err)
-			}
-			pol := agg.Policy()
-			// A group whose rule changed starts with a clear velocity: the
-			// velocity accumulates update directions, whose scale differs
-			// by orders of magnitude between a sign vote (|d| = 1) and an
-			// FP32 mean, so carrying it across a switch would turn the
-			// last sign steps into a huge FP32 step (we saw training
-			// diverge that way). A runtime switching precision would
-			// re-initialise that optimizer state too.
-			for g := range pol {
-				if step > 0 && pol[g].Rule != prev[g].Rule {
-					for i, prm := range m.Params {
-						if int(prm.Group) == g {
-							clear(opt.Vel[i])
-						}
-					}
-					res.VelocityResets++
-				}
-			}
-			prev = pol
-			var lrs [2]float32
-			low := false
-			for g := range pol {
-				lrs[g] = tc.LR
-				if pol[g].Rule.Sign() {
-					lrs[g] = tc.SignLR
-					low = true
-					if g == int(nn.Backbone) {
-						es.LowBitBackbone++
-					} else {
-						es.LowBitHead++
-					}
-				}
-			}
-			for i, prm := range m.Params {
-				opt.StepParam(i, dst[i], lrs[prm.Group])
-			}
-			tratio := train.PolicyTraffic(m, pol).Paper.Ratio
-			trafficSum += tratio
-			es.Traffic += tratio
-			if low {
-				lowSteps++
-			}
-			if plane != nil {
-				if _, err := plane.Step(control.Event{Type: control.EvLoss, Step: int64(step), Loss: loss}); err != nil {
-					return nil, fmt.Errorf("pilot: step %d: %w", step, err)
-				}
-				if cfg.DiagEvery > 0 && step%cfg.DiagEvery == 0 {
-					bin, ter := train.StepCosines(m, grads)
-					d := Diag{Step: step, Binary: bin, Ternary: ter}
-					res.Diags = append(res.Diags, d)
-					if res.Warmup == nil && int64(step) >= cfg.Control.WarmupSteps-int64(cfg.DiagEvery) {
-						dd := d
-						res.Warmup = &dd
-					}
-					for _, ev := range []control.Event{
-						{Type: control.EvDiag, Step: int64(step), Group: "backbone", CosBinary: bin.Backbone, CosTernary: ter.Backbone},
-						{Type: control.EvDiag, Step: int64(step), Group: "head", CosBinary: bin.Head, CosTernary: ter.Head},
-					} {
-						if _, err := plane.Step(ev); err != nil {
-							return nil, fmt.Errorf("pilot: step %d: %w", step, err)
-						}
-					}
-				}
-			}
-			es.TrainLoss += loss
-			steps++
-			step++
-		}
-		if steps > 0 {
-			es.TrainLoss /= float64(steps)
-			es.LowBitBackbone /= float64(steps)
-			es.LowBitHead /= float64(steps)
-			es.Traffic /= float64(steps)
-		}
-		pol := agg.Policy()
-		es.Backbone, es.Head = pol[nn.Backbone].Rule.Mode().String(), pol[nn.Head].Rule.Mode().String()
-		_, va, err := train.Evaluate(reps, sets.Test, 8*64)
-		if err != nil {
-			return nil, fmt.Errorf("pilot: %w", err)
-		}
-		es.ValAcc = va
-		res.Epochs = append(res.Epochs, es)
-		if tc.Logf != nil {
-			tc.Logf("%s seed %d epoch %d/%d: loss %.4f val acc %.4f, low-bit backbone %.0f%% head %.0f%%, traffic %.4f%s",
-				cfg.Trace, tc.Seed, epoch, tc.Epochs, es.TrainLoss, va, 100*es.LowBitBackbone, 100*es.LowBitHead, es.Traffic, map[bool]string{true: " (fault)"}[fault])
+		if err := control.Apply(p.latch, p.regions, acts); err != nil {
+			return err
 		}
 	}
-	res.Steps = step
-	if step > 0 {
-		res.LowBitSteps = float64(lowSteps) / float64(step)
-		res.Traffic = trafficSum / float64(step)
+	if p.es.Fault {
+		y := p.loop.Stepper.Y[:s.N]
+		for i := range y {
+			if p.noise.Float64() < p.cfg.Fault.Rate {
+				y[i] = p.noise.IntN(p.loop.Stepper.Model.Classes)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *run) faulty(epoch int) bool {
+	f := p.cfg.Fault
+	return f.Rate > 0 && epoch >= f.StartEpoch && epoch <= f.EndEpoch
+}
+
+// afterAggregate counts the step's low-bit groups and traffic, and sends
+// the loss and, every DiagEvery steps, the cosine diagnostics to the plane.
+func (p *run) afterAggregate(s *train.Step) error {
+	for _, g := range nn.Groups() {
+		if s.Policy[g].Rule.Sign() {
+			p.es.LowBit[g]++
+		}
+	}
+	if s.Policy.LowBit() {
+		p.lowSteps++
+	}
+	tratio := train.PolicyTraffic(p.loop.Stepper.Model, s.Policy).Paper.Ratio
+	p.trafficSum += tratio
+	p.es.Traffic += tratio
+	p.epochSteps++
+	if p.plane == nil {
+		return nil
+	}
+	step := int64(s.Index)
+	if _, err := p.plane.Step(control.Event{Type: control.EvLoss, Step: step, Loss: s.Loss}); err != nil {
+		return err
+	}
+	if p.cfg.DiagEvery == 0 || s.Index%p.cfg.DiagEvery != 0 {
+		return nil
+	}
+	bin, ter := train.StepCosines(p.loop.Stepper.Model, p.loop.Stepper.Grads)
+	d := Diag{Step: s.Index, Binary: bin, Ternary: ter}
+	p.res.Diags = append(p.res.Diags, d)
+	if p.res.Warmup == nil && step >= p.cfg.Control.WarmupSteps-int64(p.cfg.DiagEvery) {
+		p.res.Warmup = &d
+	}
+	for _, g := range nn.Groups() {
+		ev := control.Event{Type: control.EvDiag, Step: step, Group: g.String(), CosBinary: bin.Groups[g], CosTernary: ter.Groups[g]}
+		if _, err := p.plane.Step(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endEpoch closes the epoch's statistics.
+func (p *run) endEpoch(e *train.EpochStat) error {
+	if p.es.Epoch != e.Epoch {
+		p.es, p.epochSteps = EpochStat{Epoch: e.Epoch, Fault: p.faulty(e.Epoch)}, 0
+	}
+	es := &p.es
+	es.TrainLoss = e.TrainLoss
+	if steps := float64(p.epochSteps); steps > 0 {
+		for g := range es.LowBit {
+			es.LowBit[g] /= steps
+		}
+		es.Traffic /= steps
+	}
+	pol := p.loop.Agg.Policy()
+	for _, g := range nn.Groups() {
+		es.Modes[g] = pol[g].Rule.Mode().String()
+	}
+	es.ValAcc = e.ValAcc
+	p.res.Epochs = append(p.res.Epochs, *es)
+	if p.tc.Logf != nil {
+		var low strings.Builder
+		for _, g := range nn.Groups() {
+			fmt.Fprintf(&low, " %v %.0f%%", g, 100*es.LowBit[g])
+		}
+		p.tc.Logf("%s seed %d epoch %d/%d: loss %.4f val acc %.4f, low-bit%s, traffic %.4f%s",
+			p.cfg.Scenario, p.tc.Seed, e.Epoch, p.tc.Epochs, es.TrainLoss, es.ValAcc, low.String(), es.Traffic, map[bool]string{true: " (fault)"}[es.Fault])
+	}
+	return nil
+}
+
+// result closes the run's statistics.
+func (p *run) result() *Result {
+	res := p.res
+	res.Steps = p.loop.Timing.Steps
+	if res.Steps > 0 {
+		res.LowBitSteps = float64(p.lowSteps) / float64(res.Steps)
+		res.Traffic = p.trafficSum / float64(res.Steps)
 	}
 	if n := len(res.Epochs); n > 0 {
 		res.Final = res.Epochs[n-1].ValAcc
-		res.Settled = [2]string{res.Epochs[n-1].Backbone, res.Epochs[n-1].Head}
+		res.Settled = res.Epochs[n-1].Modes
 	}
-	if plane != nil {
-		res.Actions = plane.Log()
-		res.Alarms = plane.Alarms()
+	if p.plane != nil {
+		res.Actions = p.plane.Log()
+		res.Alarms = p.plane.Alarms()
 	}
-	res.LatchOps = latch.n
-	return res, nil
+	res.LatchOps = p.latch.n
+	res.VelocityResets = p.loop.VelocityResets
+	return res
+}
+
+// ModeTimeline expands the run's actions into the modes of each of its
+// first steps steps: the groups' modes in index order, joined by "/"
+// (e.g. "g-binary/fp32-bypass"). Every group starts on FP32 bypass, as
+// the control plane's latches do.
+func (r *Result) ModeTimeline(steps int) []string {
+	out := make([]string, steps)
+	names := Groups()
+	cur := make(map[string]string, len(names))
+	for _, g := range names {
+		cur[g] = cxl.FP32Bypass.String()
+	}
+	modes := make([]string, len(names))
+	ai := 0
+	for s := range out {
+		for ai < len(r.Actions) && r.Actions[ai].Step == int64(s) {
+			cur[r.Actions[ai].Group] = r.Actions[ai].Mode.String()
+			ai++
+		}
+		for i, g := range names {
+			modes[i] = cur[g]
+		}
+		out[s] = strings.Join(modes, "/")
+	}
+	return out
 }

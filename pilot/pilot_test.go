@@ -1,13 +1,20 @@
 package pilot
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/train"
 )
 
@@ -34,12 +41,12 @@ func blobs(n, classes int, seed uint64) *data.Dataset {
 	return d
 }
 
-func testConfig(tr Trace) Config {
+func testConfig(sc Scenario) Config {
 	cc := control.DefaultConfig()
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 10, 8, 4
 	cc.Ladder = control.Ladder{BinaryMin: 0.2, TernaryMin: 0.1}
 	return Config{
-		Trace:     tr,
+		Scenario:  sc,
 		Train:     train.Config{Model: "mlp", Hidden: []int{16}, Workers: 8, Batch: 64, Epochs: 4, LR: 0.05, SignLR: 0.002, Momentum: 0.9, Seed: 3},
 		Control:   cc,
 		Gate:      lowbit.PaperGate,
@@ -48,10 +55,10 @@ func testConfig(tr Trace) Config {
 	}
 }
 
-func TestTraces(t *testing.T) {
+func TestScenarios(t *testing.T) {
 	sets := &data.Sets{Train: blobs(1024, 4, 1), Test: blobs(256, 4, 2)}
-	results := map[Trace]*Result{}
-	for _, tr := range Traces() {
+	results := map[Scenario]*Result{}
+	for _, tr := range Scenarios() {
 		res, err := Run(context.Background(), testConfig(tr), sets)
 		if err != nil {
 			t.Fatalf("%v: %v", tr, err)
@@ -68,7 +75,7 @@ func TestTraces(t *testing.T) {
 		t.Errorf("always-g-binary: low-bit %v traffic %v", r.LowBitSteps, r.Traffic)
 	}
 	gd := results[GBinaryDefault]
-	if gd.Epochs[0].LowBitBackbone == 1 {
+	if gd.Epochs[0].LowBit[nn.Backbone] == 1 {
 		t.Error("g-binary-default did not start on FP32 (warm-up)")
 	}
 	if gd.Alarms == 0 {
@@ -85,20 +92,111 @@ func TestTraces(t *testing.T) {
 	if again.Final != gd.Final || again.LowBitSteps != gd.LowBitSteps || len(again.Actions) != len(gd.Actions) {
 		t.Error("pilot is not deterministic")
 	}
-	for _, tr := range []Trace{FP32Default, GBinaryDefault} {
+	for _, tr := range []Scenario{FP32Default, GBinaryDefault} {
 		if results[tr].LatchOps == 0 || len(results[tr].Actions) == 0 {
 			t.Errorf("%v: the plane wrote no latch", tr)
 		}
 	}
 }
 
-func TestParseTrace(t *testing.T) {
-	for _, tr := range Traces() {
-		if p, err := ParseTrace(tr.String()); err != nil || p != tr {
-			t.Errorf("ParseTrace(%q) = %v, %v", tr, p, err)
+func TestParseScenario(t *testing.T) {
+	for _, sc := range Scenarios() {
+		if p, err := ParseScenario(sc.String()); err != nil || p != sc {
+			t.Errorf("ParseScenario(%q) = %v, %v", sc, p, err)
 		}
 	}
-	if _, err := ParseTrace("sometimes"); err == nil {
-		t.Error("unknown trace accepted")
+	if _, err := ParseScenario("sometimes"); err == nil {
+		t.Error("unknown scenario accepted")
+	}
+}
+
+// TestAlwaysFP32EqualsTrainRun checks that the pilot and train.Run share
+// one training loop: an always-FP32 pilot without fault trains exactly as
+// train.Run with the FP32 policy, bit for bit in every epoch's training
+// loss and validation accuracy, and with the same number of steps.
+func TestAlwaysFP32EqualsTrainRun(t *testing.T) {
+	sets := &data.Sets{Train: blobs(1024, 4, 1), Test: blobs(256, 4, 2)}
+	cfg := testConfig(AlwaysFP32)
+	cfg.Fault = Fault{}
+	pr, err := Run(context.Background(), cfg, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := cfg.Train
+	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	tr, err := train.Run(context.Background(), tc, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Steps != len(tr.Steps) || len(pr.Epochs) != len(tr.Epochs) {
+		t.Fatalf("pilot %d steps %d epochs, train.Run %d steps %d epochs", pr.Steps, len(pr.Epochs), len(tr.Steps), len(tr.Epochs))
+	}
+	for i, pe := range pr.Epochs {
+		te := tr.Epochs[i]
+		if math.Float64bits(pe.TrainLoss) != math.Float64bits(te.TrainLoss) || math.Float64bits(pe.ValAcc) != math.Float64bits(te.ValAcc) {
+			t.Errorf("epoch %d: pilot loss %v acc %v, train.Run loss %v acc %v", pe.Epoch, pe.TrainLoss, pe.ValAcc, te.TrainLoss, te.ValAcc)
+		}
+	}
+	if pr.Final != tr.Final || pr.VelocityResets != 0 || pr.Traffic != 1 {
+		t.Errorf("pilot final %v resets %d traffic %v; train.Run final %v", pr.Final, pr.VelocityResets, pr.Traffic, tr.Final)
+	}
+}
+
+// TestResultJSONRoundTrip checks that a pilot's result, per-group fields
+// included, reads back from its JSON exactly.
+func TestResultJSONRoundTrip(t *testing.T) {
+	sets := &data.Sets{Train: blobs(512, 4, 1), Test: blobs(128, 4, 2)}
+	cfg := testConfig(GBinaryDefault)
+	cfg.Train.Epochs = 2
+	res, err := Run(context.Background(), cfg, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, res) {
+		t.Errorf("round trip changed the result:\n got %+v\nwant %+v", back, *res)
+	}
+	if !bytes.Contains(b, []byte(`"settled":{"backbone":"`)) {
+		t.Errorf("settled modes not keyed by group name: %s", b)
+	}
+}
+
+func TestModeTimeline(t *testing.T) {
+	r := &Result{Actions: []control.Action{
+		{Step: 1, Group: "backbone", Mode: cxl.GBinary},
+		{Step: 3, Group: "head", Mode: cxl.GTernary},
+		{Step: 3, Group: "backbone", Mode: cxl.FP32Bypass},
+	}}
+	want := []string{"fp32-bypass/fp32-bypass", "g-binary/fp32-bypass", "g-binary/fp32-bypass", "fp32-bypass/g-ternary", "fp32-bypass/g-ternary"}
+	if got := r.ModeTimeline(5); !reflect.DeepEqual(got, want) {
+		t.Errorf("timeline %q; want %q", got, want)
+	}
+}
+
+// TestDeterministicAcrossGOMAXPROCS runs the recovery pilot with
+// GOMAXPROCS 1 and 4 and compares the results' JSON byte for byte.
+func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	sets := &data.Sets{Train: blobs(512, 4, 1), Test: blobs(128, 4, 2)}
+	var out [2][]byte
+	for i, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		res, err := Run(context.Background(), testConfig(GBinaryDefault), sets)
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("GOMAXPROCS 1 and 4 give different pilots")
 	}
 }

@@ -54,7 +54,7 @@ func NewAggregator(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*Aggrega
 	for k := range a.in {
 		a.in[k] = make([][]float32, len(m.Params))
 	}
-	if p[0].EF || p[1].EF {
+	if p.any(func(s RuleSpec) bool { return s.EF }) {
 		a.ef = make([][][]float32, w)
 		for k := range a.ef {
 			a.ef[k] = make([][]float32, len(m.Params))
@@ -95,7 +95,7 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 			return err
 		}
 	}
-	if a.policy[0].Rule == FP32 || a.policy[0].Rule == SignOfMean || a.policy[1].Rule == FP32 || a.policy[1].Rule == SignOfMean {
+	if a.policy.any(func(s RuleSpec) bool { return s.Rule == FP32 || s.Rule == SignOfMean }) {
 		a.Mean()
 	}
 	if err := a.prepare(grads); err != nil {

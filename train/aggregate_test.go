@@ -305,11 +305,10 @@ func TestStepCosinesDirect(t *testing.T) {
 	}
 	for v, got := range []Cosines{bin, ter} {
 		want := Cosines{
-			Global:   (dots[v][0] + dots[v][1]) / math.Sqrt((nus[v][0]+nus[v][1])*(nms[v][0]+nms[v][1])),
-			Backbone: dots[v][0] / math.Sqrt(nus[v][0]*nms[v][0]),
-			Head:     dots[v][1] / math.Sqrt(nus[v][1]*nms[v][1]),
+			Global: (dots[v][0] + dots[v][1]) / math.Sqrt((nus[v][0]+nus[v][1])*(nms[v][0]+nms[v][1])),
+			Groups: [nn.NumGroups]float64{dots[v][0] / math.Sqrt(nus[v][0]*nms[v][0]), dots[v][1] / math.Sqrt(nus[v][1]*nms[v][1])},
 		}
-		for _, pair := range [][2]float64{{got.Global, want.Global}, {got.Backbone, want.Backbone}, {got.Head, want.Head}} {
+		for _, pair := range [][2]float64{{got.Global, want.Global}, {got.Groups[nn.Backbone], want.Groups[nn.Backbone]}, {got.Groups[nn.Head], want.Groups[nn.Head]}} {
 			if math.Abs(pair[0]-pair[1]) > 1e-9 {
 				t.Errorf("variant %d: cosines %+v; want %+v", v, got, want)
 				break

@@ -1,16 +1,61 @@
 package train
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 
 	"github.com/neuronfabric/nfabric/nn"
 )
 
 // Cosines are cosine alignments for the whole model and each layer group.
+// They marshal as one JSON object: "global", then one key per group named
+// by nn.Group.String ({"global":…,"backbone":…,"head":…}).
 type Cosines struct {
-	Global   float64 `json:"global"`
-	Backbone float64 `json:"backbone"`
-	Head     float64 `json:"head"`
+	Global float64
+	Groups PerGroup[float64]
+}
+
+// MarshalJSON writes "global" first, then the groups in index order.
+func (c Cosines) MarshalJSON() ([]byte, error) {
+	v, err := json.Marshal(c.Global)
+	if err != nil {
+		return nil, fmt.Errorf("global cosine: %w", err)
+	}
+	gs, err := c.Groups.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b := append([]byte(`{"global":`), v...)
+	if len(gs) > 2 {
+		b = append(b, ',')
+	}
+	return append(b, gs[1:]...), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; a missing key reads as 0,
+// an unknown one is an error.
+func (c *Cosines) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("cosines: %w", err)
+	}
+	var out Cosines
+	if raw, ok := m["global"]; ok {
+		if err := json.Unmarshal(raw, &out.Global); err != nil {
+			return fmt.Errorf("cosines: global: %w", err)
+		}
+		delete(m, "global")
+	}
+	rest, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("cosines: %w", err)
+	}
+	if err := out.Groups.UnmarshalJSON(rest); err != nil {
+		return fmt.Errorf("cosines: %w", err)
+	}
+	*c = out
+	return nil
 }
 
 // Diag is the low-bit/FP32 cosine diagnostic of one epoch (paper Table 5):
@@ -26,7 +71,7 @@ type Diag struct {
 }
 
 // cosAcc accumulates dot products and squared norms per group.
-type cosAcc struct{ dot, nu, nm [2]float64 }
+type cosAcc struct{ dot, nu, nm [nn.NumGroups]float64 }
 
 func (c *cosAcc) add(g nn.Group, u, m []float32) {
 	var dot, nu, nm float64
@@ -49,10 +94,29 @@ func cosine(dot, nu, nm float64) float64 {
 }
 
 func (c *cosAcc) cosines() Cosines {
-	return Cosines{
-		Global:   cosine(c.dot[0]+c.dot[1], c.nu[0]+c.nu[1], c.nm[0]+c.nm[1]),
-		Backbone: cosine(c.dot[0], c.nu[0], c.nm[0]),
-		Head:     cosine(c.dot[1], c.nu[1], c.nm[1]),
+	var out Cosines
+	var dot, nu, nm float64
+	for _, g := range nn.Groups() {
+		out.Groups[g] = cosine(c.dot[g], c.nu[g], c.nm[g])
+		dot, nu, nm = dot+c.dot[g], nu+c.nu[g], nm+c.nm[g]
+	}
+	out.Global = cosine(dot, nu, nm)
+	return out
+}
+
+// add adds c's cosines to dst's.
+func (dst *Cosines) add(c Cosines) {
+	dst.Global += c.Global
+	for g := range dst.Groups {
+		dst.Groups[g] += c.Groups[g]
+	}
+}
+
+// scale multiplies every cosine by s.
+func (c *Cosines) scale(s float64) {
+	c.Global *= s
+	for g := range c.Groups {
+		c.Groups[g] *= s
 	}
 }
 

@@ -52,6 +52,16 @@
 // EF-SignSGD style per-worker residuals) and the G-Ternary worker gate and
 // margin gate (lowbit.GateWorker, lowbit.GateMargin).
 //
+// # The training loop
+//
+// Loop is the one training loop: per epoch the Stepper's batches, per step
+// forward/backward, aggregation, the velocity reset of a group whose rule
+// switched, and SGD with each group's learning rate (Config.RuleLR), then
+// validation. Drivers add their work through Hooks (before step, after
+// aggregation, end of epoch): Run records the history, the diagnostics and
+// the checkpoints; package pilot steers the mode latches from the control
+// plane.
+//
 // # Diagnostics, traffic and checkpoints
 //
 // Per step a run records the loss; per epoch the validation accuracy; at

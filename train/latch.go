@@ -37,8 +37,9 @@ func NewLatchedAggregator(m *nn.Model, w int, layout lowbit.Layout, gate lowbit.
 }
 
 // Latches returns the controller's mode-latch writer (the only capability
-// the control plane gets) and the regions of each layer group
-// ("backbone", "head"), for a latched aggregator; nil otherwise.
+// the control plane gets) and the regions of each layer group, keyed by the
+// group's name (nn.Group.String: the names the control plane knows groups
+// by), for a latched aggregator; nil otherwise.
 func (a *Aggregator) Latches() (cxl.ModeWriter, map[string][]cxl.RegionID) {
 	if !a.latched {
 		return nil, nil
@@ -46,7 +47,7 @@ func (a *Aggregator) Latches() (cxl.ModeWriter, map[string][]cxl.RegionID) {
 	groups := map[string][]cxl.RegionID{}
 	for i, prm := range a.model.Params {
 		if b := a.ctrl.ts[i].b; b != nil {
-			name := groupName(prm.Group)
+			name := prm.Group.String()
 			groups[name] = append(groups[name], b.ID())
 		}
 	}
@@ -57,18 +58,11 @@ func (a *Aggregator) Latches() (cxl.ModeWriter, map[string][]cxl.RegionID) {
 // aggregator, the one its latches selected).
 func (a *Aggregator) Policy() Policy { return a.policy }
 
-func groupName(g nn.Group) string {
-	if g == nn.Head {
-		return "head"
-	}
-	return "backbone"
-}
-
 // readLatches sets the policy from the latches: a group's regions must
 // agree, since the control plane writes a group at once.
 func (a *Aggregator) readLatches() error {
-	var mode [2]cxl.Mode
-	var seen [2]bool
+	var mode [nn.NumGroups]cxl.Mode
+	var seen [nn.NumGroups]bool
 	for i, prm := range a.model.Params {
 		t := &a.ctrl.ts[i]
 		if t.b == nil {
@@ -80,7 +74,7 @@ func (a *Aggregator) readLatches() error {
 		}
 		g := prm.Group
 		if seen[g] && m != mode[g] {
-			return fmt.Errorf("latched aggregator: %s regions disagree (%v and %v)", groupName(g), mode[g], m)
+			return fmt.Errorf("latched aggregator: %s regions disagree (%v and %v)", g, mode[g], m)
 		}
 		mode[g], seen[g] = m, true
 		t.on = m.LowBit()
@@ -92,7 +86,7 @@ func (a *Aggregator) readLatches() error {
 		if s, ok := a.latchSpec(mode[g]); ok {
 			a.policy[g] = s
 		} else if seen[g] {
-			return fmt.Errorf("latched aggregator: %s latch holds %v, which is not a gradient path", groupName(nn.Group(g)), mode[g])
+			return fmt.Errorf("latched aggregator: %s latch holds %v, which is not a gradient path", nn.Group(g), mode[g])
 		}
 	}
 	return nil

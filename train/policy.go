@@ -259,17 +259,27 @@ func ParseRuleSpec(s string) (RuleSpec, error) {
 	return spec, nil
 }
 
-// Policy maps each layer group to its aggregation (paper Sec. 7.3): Policy[nn.Backbone]
-// and Policy[nn.Head].
-type Policy [2]RuleSpec
+// Policy maps each layer group to its aggregation (paper Sec. 7.3):
+// Policy[g] is group g's, for every nn.Group.
+type Policy [nn.NumGroups]RuleSpec
 
 // Uniform returns the policy that applies s to every group.
-func Uniform(s RuleSpec) Policy { return Policy{s, s} }
+func Uniform(s RuleSpec) Policy {
+	var p Policy
+	for g := range p {
+		p[g] = s
+	}
+	return p
+}
 
 // Split returns the policy with backbone rule b and head rule h.
-func Split(b, h RuleSpec) Policy { return Policy{b, h} }
+func Split(b, h RuleSpec) Policy {
+	p := Uniform(b)
+	p[nn.Head] = h
+	return p
+}
 
-// Validate checks both groups.
+// Validate checks every group.
 func (p Policy) Validate() error {
 	for g, s := range p {
 		if err := s.Validate(); err != nil {
@@ -280,18 +290,44 @@ func (p Policy) Validate() error {
 }
 
 // Extension reports whether any group uses an extension beyond the paper.
-func (p Policy) Extension() bool { return p[0].Extension() || p[1].Extension() }
+func (p Policy) Extension() bool { return p.any(RuleSpec.Extension) }
 
 // Cxl reports whether any group goes through the controller model.
-func (p Policy) Cxl() bool { return p[0].Rule.ViaController() || p[1].Rule.ViaController() }
+func (p Policy) Cxl() bool { return p.any(func(s RuleSpec) bool { return s.Rule.ViaController() }) }
 
-// String formats the policy as ParsePolicy reads it: one spec when both
-// groups agree, else "backbone=...,head=...".
+// LowBit reports whether any group applies a sign rule.
+func (p Policy) LowBit() bool { return p.any(func(s RuleSpec) bool { return s.Rule.Sign() }) }
+
+func (p Policy) any(f func(RuleSpec) bool) bool {
+	for _, s := range p {
+		if f(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// uniform reports whether every group has the same spec as the first.
+func (p Policy) uniform(same func(a, b RuleSpec) bool) bool {
+	for _, s := range p[1:] {
+		if !same(p[0], s) {
+			return false
+		}
+	}
+	return true
+}
+
+// String formats the policy as ParsePolicy reads it: one spec when every
+// group agrees, else "backbone=...,head=..." (groups in index order).
 func (p Policy) String() string {
-	if p[0] == p[1] {
+	if p.uniform(func(a, b RuleSpec) bool { return a == b }) {
 		return p[0].String()
 	}
-	return "backbone=" + p[0].String() + ",head=" + p[1].String()
+	parts := make([]string, len(p))
+	for g, s := range p {
+		parts[g] = nn.Group(g).String() + "=" + s.String()
+	}
+	return strings.Join(parts, ",")
 }
 
 // Label is a human name in the style of the paper's Table 6, e.g.
@@ -307,10 +343,28 @@ func (p Policy) Label() string {
 		}
 		return n
 	}
-	if p[0].Rule == p[1].Rule && p[0].EF == p[1].EF && p[0].Gate == p[1].Gate {
+	if p.uniform(func(a, b RuleSpec) bool { return a.Rule == b.Rule && a.EF == b.EF && a.Gate == b.Gate }) {
 		return name(p[0]) + " all"
 	}
-	return name(p[0]) + " backbone + " + name(p[1]) + " head"
+	parts := make([]string, len(p))
+	for g, s := range p {
+		parts[g] = name(s) + " " + nn.Group(g).String()
+	}
+	return strings.Join(parts, " + ")
+}
+
+// ParseGroup accepts a group's name as nn.Group.String writes it, in any
+// case.
+func ParseGroup(s string) (nn.Group, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	names := make([]string, 0, nn.NumGroups)
+	for _, g := range nn.Groups() {
+		if g.String() == name {
+			return g, nil
+		}
+		names = append(names, g.String())
+	}
+	return 0, fmt.Errorf("unknown group %q (want %s)", strings.TrimSpace(s), strings.Join(names, " or "))
 }
 
 // ParsePolicy reads a policy: either one rule spec for every group
@@ -331,20 +385,15 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 		return Uniform(spec), nil
 	}
-	var seen [2]bool
+	var seen [nn.NumGroups]bool
 	for _, part := range strings.Split(s, ",") {
 		name, val, ok := strings.Cut(part, "=")
 		if !ok {
 			return p, fmt.Errorf("policy %q: entry %q is not group=rule", s, part)
 		}
-		var g nn.Group
-		switch strings.ToLower(strings.TrimSpace(name)) {
-		case "backbone":
-			g = nn.Backbone
-		case "head":
-			g = nn.Head
-		default:
-			return p, fmt.Errorf("policy %q: unknown group %q (want backbone or head)", s, strings.TrimSpace(name))
+		g, err := ParseGroup(name)
+		if err != nil {
+			return p, fmt.Errorf("policy %q: %w", s, err)
 		}
 		if seen[g] {
 			return p, fmt.Errorf("policy %q: group %v given twice", s, g)

@@ -21,8 +21,8 @@ type Traffic struct {
 
 // PolicyTraffic returns the traffic of one step of m under p.
 func PolicyTraffic(m *nn.Model, p Policy) Traffic {
-	groups := make([]lowbit.Group, 0, 2)
-	for g := nn.Backbone; g <= nn.Head; g++ {
+	groups := make([]lowbit.Group, 0, nn.NumGroups)
+	for _, g := range nn.Groups() {
 		s := p[g]
 		lg := lowbit.Group{Name: g.String(), Elements: int64(m.GroupParams(g)), Format: s.Format()}
 		if s.Rule == GTernary {

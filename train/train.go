@@ -123,9 +123,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// GroupLR returns the learning rate of group g.
-func (c Config) GroupLR(g nn.Group) float32 {
-	s := c.Policy[g]
+// RuleLR returns the learning rate of a group aggregated by s: s.LR when
+// set, else SignLR for a sign rule and LR for FP32. Loop applies it to the
+// rule each group actually ran on each step.
+func (c Config) RuleLR(s RuleSpec) float32 {
 	switch {
 	case s.LR != 0:
 		return s.LR
@@ -215,7 +216,8 @@ type Result struct {
 }
 
 // Run trains cfg.Model on sets.Train and validates on sets.Test after every
-// epoch. It stops early with ctx's error (after writing nothing partial).
+// epoch, through one Loop. It stops early with ctx's error (after writing
+// nothing partial).
 func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("train config: %w", err)
@@ -232,14 +234,11 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	w := cfg.Workers
-	st := NewStepper(cfg, m, tr)
-	reps := st.Reps
-	opt := nn.NewSGD(m, cfg.LR, cfg.Momentum, cfg.WeightDecay)
-	agg, err := NewAggregator(m, cfg.Policy, w, cfg.Layout)
+	agg, err := NewAggregator(m, cfg.Policy, cfg.Workers, cfg.Layout)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
+	l := NewLoop(cfg, m, agg, tr, te)
 	res := &Result{
 		Policy: cfg.Policy.String(), Label: cfg.Policy.Label(), Model: m.Name,
 		Params: m.NumParams(), Head: m.GroupParams(nn.Head),
@@ -247,7 +246,7 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	}
 	start := 1
 	if cfg.Resume {
-		ep, hist, err := loadCheckpoint(cfg, m, opt, agg)
+		ep, hist, err := loadCheckpoint(cfg, m, l.Opt, agg)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -257,82 +256,14 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 			cfg.logf("resumed %s after epoch %d", cfg.Checkpoint, ep)
 		}
 	}
-	lrs := [2]float32{cfg.GroupLR(nn.Backbone), cfg.GroupLR(nn.Head)}
-	dst := m.NewGrads()
-	grads := st.Grads
-	var ds diagScratch
-	for epoch := start; epoch <= cfg.Epochs; epoch++ {
-		b, err := st.Batches(epoch)
-		if err != nil {
-			return nil, fmt.Errorf("train: %w", err)
+	l.Hooks = runHooks(cfg, l, res)
+	if err := l.Run(ctx, start, cfg.Epochs); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, ctx.Err()
 		}
-		nb := b.Batches()
-		diag := slices.Contains(cfg.DiagEpochs, epoch)
-		var dg Diag
-		var lossSum, accSum float64
-		steps := 0
-		for n := b.Next(st.X, st.Y); n > 0; n = b.Next(st.X, st.Y) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			t0 := time.Now()
-			loss, correct, err := st.Step(n)
-			if err != nil {
-				return nil, fmt.Errorf("train: epoch %d step %d: %w", epoch, len(res.Steps)+1, err)
-			}
-			t1 := time.Now()
-			if err := agg.Aggregate(grads, dst); err != nil {
-				return nil, fmt.Errorf("train: epoch %d step %d: %w", epoch, len(res.Steps)+1, err)
-			}
-			t2 := time.Now()
-			for i, prm := range m.Params {
-				opt.StepParam(i, dst[i], lrs[prm.Group])
-			}
-			t3 := time.Now()
-			if diag && (cfg.DiagSteps == 0 || dg.Steps < cfg.DiagSteps) {
-				bc, tc := ds.step(m, grads, agg.Mean())
-				dg.Steps++
-				addCos(&dg.Binary, bc)
-				addCos(&dg.Ternary, tc)
-			}
-			res.Timing.Diag += time.Since(t3)
-			res.Timing.Compute += t1.Sub(t0)
-			res.Timing.Aggregate += t2.Sub(t1)
-			res.Timing.Optimizer += t3.Sub(t2)
-			res.Timing.Steps++
-			steps++
-			acc := float64(correct) / float64(n)
-			res.Steps = append(res.Steps, StepStat{Epoch: epoch, Loss: loss, Acc: acc})
-			lossSum += loss
-			accSum += acc
-			if cfg.LogEvery > 0 && steps%cfg.LogEvery == 0 {
-				cfg.logf("%s epoch %d/%d step %d/%d loss %.4f", res.Label, epoch, cfg.Epochs, steps, nb, loss)
-			}
-		}
-		if diag && dg.Steps > 0 {
-			dg.Epoch = epoch
-			scaleCos(&dg.Binary, 1/float64(dg.Steps))
-			scaleCos(&dg.Ternary, 1/float64(dg.Steps))
-			res.Diags = append(res.Diags, dg)
-		}
-		t4 := time.Now()
-		vl, va, err := Evaluate(reps, te, 8*64)
-		if err != nil {
-			return nil, fmt.Errorf("train: %w", err)
-		}
-		res.Timing.Eval += time.Since(t4)
-		es := EpochStat{Epoch: epoch, ValAcc: va, ValLoss: vl}
-		if steps > 0 {
-			es.TrainLoss, es.TrainAcc = lossSum/float64(steps), accSum/float64(steps)
-		}
-		res.Epochs = append(res.Epochs, es)
-		cfg.logf("%s epoch %d/%d: train loss %.4f acc %.4f, val acc %.4f", res.Label, epoch, cfg.Epochs, es.TrainLoss, es.TrainAcc, va)
-		if cfg.Checkpoint != "" {
-			if err := saveCheckpoint(cfg, m, opt, agg, epoch, res.History); err != nil {
-				return nil, err
-			}
-		}
+		return nil, fmt.Errorf("train: %w", err)
 	}
+	res.Timing = l.Timing
 	res.Timing.ControllerTransactions = agg.ControllerTransactions()
 	if n := len(res.Epochs); n > 0 {
 		res.Final = res.Epochs[n-1].ValAcc
@@ -340,16 +271,42 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 	return res, nil
 }
 
-func addCos(dst *Cosines, c Cosines) {
-	dst.Global += c.Global
-	dst.Backbone += c.Backbone
-	dst.Head += c.Head
-}
-
-func scaleCos(c *Cosines, s float64) {
-	c.Global *= s
-	c.Backbone *= s
-	c.Head *= s
+// runHooks are Run's additions to the loop: the step history, the cosine
+// diagnostics of cfg.DiagEpochs, progress logs and the checkpoint.
+func runHooks(cfg Config, l *Loop, res *Result) Hooks {
+	var ds diagScratch
+	var dg Diag
+	m := l.Stepper.Model
+	return Hooks{
+		AfterAggregate: func(s *Step) error {
+			if slices.Contains(cfg.DiagEpochs, s.Epoch) && (cfg.DiagSteps == 0 || dg.Steps < cfg.DiagSteps) {
+				bc, tc := ds.step(m, l.Stepper.Grads, l.Agg.Mean())
+				dg.Steps++
+				dg.Binary.add(bc)
+				dg.Ternary.add(tc)
+			}
+			res.Steps = append(res.Steps, StepStat{Epoch: s.Epoch, Loss: s.Loss, Acc: float64(s.Correct) / float64(s.N)})
+			if cfg.LogEvery > 0 && s.InEpoch%cfg.LogEvery == 0 {
+				cfg.logf("%s epoch %d/%d step %d/%d loss %.4f", res.Label, s.Epoch, cfg.Epochs, s.InEpoch, s.Batches, s.Loss)
+			}
+			return nil
+		},
+		EndEpoch: func(es *EpochStat) error {
+			if dg.Steps > 0 {
+				dg.Epoch = es.Epoch
+				dg.Binary.scale(1 / float64(dg.Steps))
+				dg.Ternary.scale(1 / float64(dg.Steps))
+				res.Diags = append(res.Diags, dg)
+			}
+			dg = Diag{}
+			res.Epochs = append(res.Epochs, *es)
+			cfg.logf("%s epoch %d/%d: train loss %.4f acc %.4f, val acc %.4f", res.Label, es.Epoch, cfg.Epochs, es.TrainLoss, es.TrainAcc, es.ValAcc)
+			if cfg.Checkpoint != "" {
+				return saveCheckpoint(cfg, m, l.Opt, l.Agg, es.Epoch, res.History)
+			}
+			return nil
+		},
+	}
 }
 
 func (c Config) logf(format string, args ...any) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
 	"github.com/spf13/cobra"
@@ -153,8 +154,8 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	}
 	if set("augment") {
 		o.Augment = f.augment
-	} else if strings.HasPrefix(o.Data, "cifar") {
-		o.Augment = true
+	} else {
+		o.DefaultAugment()
 	}
 	if o.Seeds < 1 || o.Seeds > 100 {
 		return usagef("--seeds %d out of range [1, 100]", o.Seeds)
@@ -192,8 +193,7 @@ func newTrainRunCmd() *cobra.Command {
 		quiet      bool
 		out        string
 	)
-	def := experiments.BoundaryOptions(false, 1)
-	def.Data, def.Seeds = "mnist", 1
+	def := experiments.RunOptions()
 	cmd := &cobra.Command{
 		Use:   "run --policy POLICY [flags]",
 		Short: "train one policy for one seed; checkpoint after every epoch, resume with --resume",
@@ -260,8 +260,8 @@ func runReport(r *train.Result, dataName string, o experiments.TrainOptions) *re
 	if len(r.Diags) > 0 {
 		dt := report.Table{Name: "cosine", Title: "Low-bit/FP32 cosine alignment", Columns: []string{"epoch", "steps", "aggregate", "global", "backbone", "head"}}
 		for _, d := range r.Diags {
-			dt.AddRow(d.Epoch, d.Steps, "G-Binary", d.Binary.Global, d.Binary.Backbone, d.Binary.Head)
-			dt.AddRow(d.Epoch, d.Steps, "G-Ternary (2-of-3)", d.Ternary.Global, d.Ternary.Backbone, d.Ternary.Head)
+			dt.AddRow(d.Epoch, d.Steps, "G-Binary", d.Binary.Global, d.Binary.Groups[nn.Backbone], d.Binary.Groups[nn.Head])
+			dt.AddRow(d.Epoch, d.Steps, "G-Ternary (2-of-3)", d.Ternary.Global, d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head])
 		}
 		res.Tables = append(res.Tables, dt)
 	}

@@ -1,6 +1,6 @@
 module github.com/neuronfabric/nfabric/validation/akita
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/neuronfabric/nfabric v0.0.0
@@ -9,6 +9,7 @@ require (
 
 require (
 	github.com/rs/xid v1.6.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
