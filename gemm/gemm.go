@@ -102,7 +102,7 @@ func (p *problem) run(kr *kernel, workers int) {
 				p.block(kr, w, i0, min(i0+rows, p.m), j0, min(j0+cols, p.n))
 			}
 		}
-		scratchPool.Put(w)
+		putScratch(w)
 		return
 	}
 	parallel(*p, kr, workers, rows, cols, mj, nj)
@@ -115,7 +115,7 @@ func parallel(p problem, kr *kernel, workers, rows, cols, mj, nj int) {
 	var next atomic.Int64
 	loop := func() {
 		w := getScratch(kr)
-		defer scratchPool.Put(w)
+		defer putScratch(w)
 		for {
 			j := int(next.Add(1)) - 1
 			if j >= jobs {
@@ -230,10 +230,21 @@ type scratch struct {
 	a, b, tile []float32
 }
 
-var scratchPool sync.Pool
+// scratches holds the scratch buffers not in use. Unlike a sync.Pool it
+// never drops them (a pool may, and under the race detector does at
+// random), so a GEMM in steady state does not allocate; it holds at most
+// as many as GEMM goroutines ever ran at once.
+var scratches struct {
+	sync.Mutex
+	free []*scratch
+}
 
 func getScratch(kr *kernel) *scratch {
-	if w, ok := scratchPool.Get().(*scratch); ok && len(w.tile) >= kr.mr*kr.nr {
+	scratches.Lock()
+	defer scratches.Unlock()
+	if n := len(scratches.free); n > 0 {
+		w := scratches.free[n-1]
+		scratches.free = scratches.free[:n-1]
 		return w
 	}
 	return &scratch{
@@ -241,6 +252,12 @@ func getScratch(kr *kernel) *scratch {
 		b:    make([]float32, KC*NC),
 		tile: make([]float32, maxTile),
 	}
+}
+
+func putScratch(w *scratch) {
+	scratches.Lock()
+	scratches.free = append(scratches.free, w)
+	scratches.Unlock()
 }
 
 // PackedA is op(A) packed once for several products with the same A and
