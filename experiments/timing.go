@@ -57,6 +57,8 @@ type TimingResult struct {
 	// FiveCycleUnderBudget is whether the 5-cycle datapath of Fig. 3(a)
 	// stays below the exposure budget at every bandwidth swept.
 	FiveCycleUnderBudget bool `json:"five_cycle_under_budget,omitempty"`
+	// DDR5 is the ddr5-preset part (timing_ddr5.go).
+	DDR5 *TimingDDR5 `json:"ddr5,omitempty"`
 }
 
 func (r *TimingResult) merge(o TimingResult) {
@@ -68,6 +70,12 @@ func (r *TimingResult) merge(o TimingResult) {
 	}
 	if o.Envelope != nil {
 		r.Envelope, r.FiveCycleUnderBudget = o.Envelope, o.FiveCycleUnderBudget
+	}
+	if o.DDR5 != nil {
+		if r.DDR5 == nil {
+			r.DDR5 = &TimingDDR5{}
+		}
+		r.DDR5.merge(*o.DDR5)
 	}
 }
 
@@ -110,7 +118,7 @@ func TimingClosedForms(s timing.Setup) TimingForms {
 // the last two runs its pairs in parallel inside the timing package).
 func timingUnits(cfg Config) ([]Unit[TimingResult], error) {
 	s := timingSetup(cfg)
-	return []Unit[TimingResult]{
+	return append([]Unit[TimingResult]{
 		{Key: "closed-form", Run: func(context.Context, Config) (TimingResult, error) {
 			f := TimingClosedForms(s)
 			return TimingResult{Forms: &f}, nil
@@ -124,7 +132,7 @@ func timingUnits(cfg Config) ([]Unit[TimingResult], error) {
 			cfg.logf("timing: Fig. 3 envelope")
 			return runEnvelope(ctx, s)
 		}},
-	}, nil
+	}, timingDDR5Units(cfg, s)...), nil
 }
 
 func runEnvelope(ctx context.Context, s timing.Setup) (TimingResult, error) {
@@ -134,7 +142,7 @@ func runEnvelope(ctx context.Context, s timing.Setup) (TimingResult, error) {
 	}
 	under := true
 	for _, p := range env.Bandwidth {
-		if p.Series == timing.DepthSeries(5) && p.Pair.OverheadPct >= s.Experiments.GatePct {
+		if p.Series == timing.DepthSeries(5) && p.Pair.OverheadPct >= s.Experiments.ExposureBudgetPct {
 			under = false
 		}
 	}
@@ -152,13 +160,24 @@ func TimingLayout(s timing.Setup, r TimingResult) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &report.Result{
+	out := &report.Result{
 		Title:   timingTitle,
 		Summary: append(t4.Summary, env.Summary...),
 		Tables:  append(t4.Tables, env.Tables...),
 		Figures: env.Figures,
 		Data:    map[string]any{"setup": s, "table4": r.Table4, "envelope": *r.Envelope},
-	}, nil
+	}
+	if r.DDR5 != nil {
+		d, err := ddr5Layout(s, r.Table4, *r.DDR5)
+		if err != nil {
+			return nil, err
+		}
+		out.Summary = append(out.Summary, d.Summary...)
+		out.Tables = append(out.Tables, d.Tables...)
+		out.Figures = append(out.Figures, d.Figures...)
+		out.Data.(map[string]any)["ddr5"] = *r.DDR5
+	}
+	return out, nil
 }
 
 // TimingTable4 runs the Table 4 configurations of s and lays them out:
@@ -169,7 +188,12 @@ func TimingTable4(ctx context.Context, s timing.Setup) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return table4Layout(s, TimingClosedForms(s), rows), nil
+	res := table4Layout(s, TimingClosedForms(s), rows)
+	if s.Model.Detailed() {
+		detailedNotes(s.Model, res)
+		res.Tables = append(res.Tables, ddr5RunsTable(rows))
+	}
+	return res, nil
 }
 
 // TimingEnvelope runs the Fig. 3 sweeps of s and lays them out: one table
@@ -179,7 +203,11 @@ func TimingEnvelope(ctx context.Context, s timing.Setup) (*report.Result, error)
 	if err != nil {
 		return nil, err
 	}
-	return envelopeLayout(s, TimingClosedForms(s), *r.Envelope, r.FiveCycleUnderBudget)
+	res, err := envelopeLayout(s, TimingClosedForms(s), *r.Envelope, r.FiveCycleUnderBudget)
+	if err == nil && s.Model.Detailed() {
+		detailedNotes(s.Model, res)
+	}
+	return res, err
 }
 
 func pct(v float64) string { return fmt.Sprintf("%.2f", v) }
@@ -295,7 +323,7 @@ func describeGroup(group string, g []timing.Row, m timing.Config, ex timing.Expe
 // figure each.
 func envelopeLayout(s timing.Setup, f TimingForms, env timing.Envelope, fiveUnder bool) (*report.Result, error) {
 	res := &report.Result{Title: "Timing exposure: Fig. 3 envelope", Data: env}
-	budget := []report.HLine{{Y: s.Experiments.GatePct, Label: fmt.Sprintf("%g%% exposed-cost gate", s.Experiments.GatePct)}}
+	budget := []report.HLine{{Y: s.Experiments.ExposureBudgetPct, Label: fmt.Sprintf("%g%% exposed-cost gate", s.Experiments.ExposureBudgetPct)}}
 	for _, panel := range []func() (report.Table, report.Figure, error){
 		func() (report.Table, report.Figure, error) { return fig3a(s, f, env, budget) },
 		func() (report.Table, report.Figure, error) { return fig3b(s, f, env, budget) },
@@ -309,7 +337,7 @@ func envelopeLayout(s timing.Setup, f TimingForms, env timing.Envelope, fiveUnde
 		res.Tables = append(res.Tables, t)
 		res.Figures = append(res.Figures, fig)
 	}
-	res.Summary = []string{fmt.Sprintf("Fig. 3(a): the 5-cycle datapath stays below the %g%% gate at every bandwidth swept: %v.", s.Experiments.GatePct, fiveUnder)}
+	res.Summary = []string{fmt.Sprintf("Fig. 3(a): the 5-cycle datapath stays below the %g%% gate at every bandwidth swept: %v.", s.Experiments.ExposureBudgetPct, fiveUnder)}
 	return res, nil
 }
 

@@ -130,9 +130,14 @@ type Calibrator struct {
 	cfg    timing.Config
 	mode   Mode
 	period int64 // W x outstanding lines: one round of the closed loops
-	memo   map[int64]timing.Time
-	slope  float64 // ps per line in steady state; 0 until measured
-	Events int64
+	memo   map[calKey]timing.Time
+	// refresh is the period after which the model repeats in absolute time
+	// (tREFI under the ddr5 memory, whose refreshes and command clock are
+	// fixed to absolute time; 0 when the model is shift-invariant), and
+	// phase the current busy period's start modulo it.
+	refresh, phase timing.Time
+	slope          float64 // ps per line in steady state; 0 until measured
+	Events         int64
 }
 
 // NewCalibrator returns a calibrator for cfg in mode m.
@@ -141,21 +146,46 @@ func NewCalibrator(cfg timing.Config, m Mode) (*Calibrator, error) {
 		return nil, err
 	}
 	p := int64(cfg.Streams.Count) * int64(cfg.Streams.Outstanding)
-	return &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[int64]timing.Time{}}, nil
+	c := &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[calKey]timing.Time{}}
+	if cfg.Memory.Model == timing.MemoryDDR5 {
+		c.refresh = cfg.Memory.DDR5.RefreshIntervalPS()
+	}
+	return c, nil
+}
+
+// calKey memoises T(C) per refresh phase.
+type calKey struct {
+	lines int64
+	phase timing.Time
+}
+
+// setStart tells the calibrator that a busy period starts at s.
+func (c *Calibrator) setStart(s timing.Time) {
+	if c.refresh > 0 {
+		c.phase = s % c.refresh
+	}
 }
 
 // direct simulates C lines ready at 0 (memoised).
 func (c *Calibrator) direct(C int64) (timing.Time, error) {
-	if t, ok := c.memo[C]; ok {
+	return c.directAt(C, c.phase)
+}
+
+// directAt simulates C lines ready at phase on an idle system and returns
+// the time from phase to the last completion (memoised).
+func (c *Calibrator) directAt(C int64, phase timing.Time) (timing.Time, error) {
+	k := calKey{C, phase}
+	if t, ok := c.memo[k]; ok {
 		return t, nil
 	}
-	r, err := timing.Simulate(c.cfg, timing.Replay{Buckets: []timing.Bucket{{Ready: 0, Lines: C}}}, c.mode.window())
+	r, err := timing.Simulate(c.cfg, timing.Replay{Buckets: []timing.Bucket{{Ready: phase, Lines: C}}}, c.mode.window())
 	if err != nil {
 		return 0, fmt.Errorf("calibrate %d lines: %w", C, err)
 	}
 	c.Events += r.Events
-	c.memo[C] = r.RunTime
-	return r.RunTime, nil
+	t := max(r.RunTime-phase, 0)
+	c.memo[k] = t
+	return t, nil
 }
 
 // T returns the time to serve C lines, all ready at 0, on an idle system:
@@ -168,11 +198,12 @@ func (c *Calibrator) T(C int64) (timing.Time, error) {
 		return c.direct(C)
 	}
 	if c.slope == 0 {
-		hi, err := c.direct(DirectLines)
+		// The slope spans many refresh intervals; phase 0 stands for all.
+		hi, err := c.directAt(DirectLines, 0)
 		if err != nil {
 			return 0, err
 		}
-		lo, err := c.direct(DirectLines - SlopeLines)
+		lo, err := c.directAt(DirectLines-SlopeLines, 0)
 		if err != nil {
 			return 0, err
 		}
@@ -180,7 +211,10 @@ func (c *Calibrator) T(C int64) (timing.Time, error) {
 	}
 	k := (C - DirectLines + c.period - 1) / c.period
 	C0 := C - k*c.period
-	t0, err := c.direct(C0)
+	// Beyond DirectLines the run spans many refresh intervals and the
+	// start phase moves it by at most about one tRFC: phase 0 stands for
+	// all, so a long replay calibrates once, not once per busy period.
+	t0, err := c.directAt(C0, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -221,6 +255,7 @@ func FastForward(c *Calibrator, buckets []timing.Bucket, backward timing.Time) (
 			// The system is idle: a new busy period starts.
 			closeBusy(prev)
 			busyStart, start = b.Ready, b.Ready
+			c.setStart(b.Ready)
 			r.Periods++
 			clear(perStream)
 			maxStream = 0

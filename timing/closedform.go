@@ -8,7 +8,7 @@ import "fmt"
 // BasePathNS is one controller read's unloaded path: LLC lookup + memory
 // latency + one link interval, in ns.
 func (c Config) BasePathNS() float64 {
-	return c.LLC.HitLatencyNS + c.Memory.LatencyNS + c.GateInterval()/1000
+	return c.LLC.HitLatencyNS + c.Memory.LatencyNS + c.LinkInterval()/1000
 }
 
 // LatencyBoundExposurePct is the exposure of a latency-bound run (no
@@ -16,7 +16,7 @@ func (c Config) BasePathNS() float64 {
 // given depth: stages x cycle / (LLC lookup + memory latency + one link
 // interval), in percent.
 func (c Config) LatencyBoundExposurePct(stages int) float64 {
-	return 100 * float64(stages) * float64(c.Cycle()) / (1000*(c.LLC.HitLatencyNS+c.Memory.LatencyNS) + c.GateInterval())
+	return 100 * float64(stages) * float64(c.Cycle()) / (1000*(c.LLC.HitLatencyNS+c.Memory.LatencyNS) + c.LinkInterval())
 }
 
 // BasePathForExposureNS inverts the latency-bound form: the base path (ns)
@@ -56,7 +56,7 @@ func DepthSeries(stages int) string { return fmt.Sprintf("%d cycles", stages) }
 
 // FixedPathNS is the part of a controller read's path that does not
 // depend on the memory latency: LLC lookup + one link interval, in ns.
-func (c Config) FixedPathNS() float64 { return c.LLC.HitLatencyNS + c.GateInterval()/1000 }
+func (c Config) FixedPathNS() float64 { return c.LLC.HitLatencyNS + c.LinkInterval()/1000 }
 
 // LinkIntervalNS is one line's interval on a stack's link, in ns.
-func (c Config) LinkIntervalNS() float64 { return c.GateInterval() / 1000 }
+func (c Config) LinkIntervalNS() float64 { return c.LinkInterval() / 1000 }

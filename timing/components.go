@@ -42,6 +42,10 @@ type LLC struct {
 	clock   uint64
 	// Hits, Misses and Writebacks count accesses since Build.
 	Hits, Misses, Writebacks int64
+	// victim is the line address of the dirty line the last Access
+	// evicted; hasVictim says whether it evicted one.
+	victim    uint64
+	hasVictim bool
 }
 
 // LLCBuilder builds LLCs. Its zero value is not useful: start from
@@ -97,6 +101,7 @@ func (c *LLC) Access(addr uint64, write bool) bool {
 	victim, oldest := 0, ^uint64(0)
 	for i, t := range tags {
 		if t == tag {
+			c.hasVictim = false
 			c.stamp[base+i] = c.clock
 			if write {
 				c.dirty[base+i] = true
@@ -110,14 +115,20 @@ func (c *LLC) Access(addr uint64, write bool) bool {
 	}
 	c.Misses++
 	v := base + victim
+	c.hasVictim = false
 	if c.tags[v] != 0 && c.dirty[v] {
 		c.Writebacks++
+		c.victim, c.hasVictim = (c.tags[v]-1)*LineBytes, true
 	}
 	c.tags[v] = tag
 	c.stamp[v] = c.clock
 	c.dirty[v] = write
 	return false
 }
+
+// Victim returns the byte address of the dirty line the last Access
+// evicted, if it evicted one.
+func (c *LLC) Victim() (addr uint64, ok bool) { return c.victim, c.hasVictim }
 
 // ---------------------------------------------------------------- Link
 

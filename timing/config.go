@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 
 	"gopkg.in/yaml.v3"
 )
@@ -59,15 +60,76 @@ type LinkConfig struct {
 	BandwidthGiBps float64 `yaml:"bandwidth_gibps" json:"bandwidth_gibps"`
 	// Share is the fraction of the bandwidth left to gradient lines: 1 is
 	// healthy; below 1 models background traffic holding the rest
-	// (congestion). Default 1.
+	// (congestion). Default 1. Under the cxl link it scales the flit rate.
 	Share float64 `yaml:"share" json:"share"`
+	// Model is "gate" (the paper's abstraction: one bandwidth gate of
+	// BandwidthGiBps on the response direction, nothing else), "cxl" (the
+	// two-way flit link of CXL below) or "auto" (gate under the ideal
+	// memory, cxl under ddr5). Default auto.
+	Model string `yaml:"model" json:"model"`
+	// CXL is the two-way link, used when the effective model is cxl.
+	CXL CXLConfig `yaml:"cxl" json:"cxl"`
 }
 
 // MemoryConfig describes the CXL-attached memory.
 type MemoryConfig struct {
-	// LatencyNS: paper Sec. 4, 200 ns fixed access latency.
+	// Model is "ideal" (the paper's abstraction: LatencyNS fixed, unlimited
+	// concurrency) or "ddr5" (the DDR5 channels and scheduler of DDR5).
+	// Default ideal.
+	Model string `yaml:"model" json:"model"`
+	// LatencyNS: paper Sec. 4, 200 ns fixed access latency (ideal only).
 	LatencyNS float64 `yaml:"latency_ns" json:"latency_ns"`
+	// DDR5 is the DRAM behind each stack under the ddr5 model.
+	DDR5 DDR5Config `yaml:"ddr5" json:"ddr5"`
 }
+
+// Memory and link model names.
+const (
+	MemoryIdeal = "ideal"
+	MemoryDDR5  = "ddr5"
+	LinkAuto    = "auto"
+	LinkGate    = "gate"
+	LinkCXL     = "cxl"
+)
+
+// Model presets: ideal is the paper's stated abstraction (fixed-latency
+// memory, one gate), ddr5 the DDR5-4800 channels behind a CXL 3.x link on
+// PCIe 6.0 x16.
+const (
+	PresetIdeal = "ideal"
+	PresetDDR5  = "ddr5"
+)
+
+// Presets lists the model presets.
+func Presets() []string { return []string{PresetIdeal, PresetDDR5} }
+
+// PresetConfig returns DefaultConfig under a model preset.
+func PresetConfig(name string) (Config, error) {
+	c := DefaultConfig()
+	switch name {
+	case PresetIdeal:
+	case PresetDDR5:
+		c.Memory.Model = MemoryDDR5
+	default:
+		return Config{}, fmt.Errorf("unknown timing preset %q (want ideal or ddr5)", name)
+	}
+	return c, nil
+}
+
+// LinkModel returns the effective link model, gate or cxl.
+func (c Config) LinkModel() string {
+	if c.Link.Model == LinkAuto || c.Link.Model == "" {
+		if c.Memory.Model == MemoryDDR5 {
+			return LinkCXL
+		}
+		return LinkGate
+	}
+	return c.Link.Model
+}
+
+// Detailed reports whether the configuration needs the event-driven
+// device (DDR5 memory or the two-way link) rather than the ideal stack.
+func (c Config) Detailed() bool { return c.Memory.Model == MemoryDDR5 || c.LinkModel() == LinkCXL }
 
 // ControllerConfig describes the controller stacks and their datapath.
 type ControllerConfig struct {
@@ -90,11 +152,13 @@ type ControllerConfig struct {
 // DefaultConfig returns the paper's default configuration (Sec. 4) with
 // the assumptions documented on each field.
 func DefaultConfig() Config {
+	d, _ := DDR5Preset(PresetDDR5_4800)
+	x, _ := CXLPreset(PresetPCIe6x16)
 	return Config{
 		Streams: StreamsConfig{Count: 8, Outstanding: 16, FootprintMiB: 2, Passes: 2, Pattern: "read"},
 		LLC:     LLCConfig{SizeMiB: 8, Ways: 16, HitLatencyNS: 10},
-		Link:    LinkConfig{BandwidthGiBps: 128, Share: 1},
-		Memory:  MemoryConfig{LatencyNS: 200},
+		Link:    LinkConfig{BandwidthGiBps: 128, Share: 1, Model: LinkAuto, CXL: x},
+		Memory:  MemoryConfig{Model: MemoryIdeal, LatencyNS: 200, DDR5: d},
 		Controller: ControllerConfig{Stacks: 1, InterleaveBytes: 64, Stages: 5, ClockGHz: 2,
 			InitiationCycles: 1},
 	}
@@ -176,6 +240,27 @@ func (c Config) Validate() error {
 	if err := checkRange("memory.latency_ns", c.Memory.LatencyNS, 0, 1e6); err != nil {
 		return err
 	}
+	// The zero values ("") mean ideal and auto; the DDR5 and CXL sections
+	// are checked when they are used.
+	switch c.Memory.Model {
+	case "", MemoryIdeal:
+	case MemoryDDR5:
+		if err := c.Memory.DDR5.Validate(); err != nil {
+			return fmt.Errorf("memory.ddr5.%w", err)
+		}
+	default:
+		return fmt.Errorf("memory.model: want ideal or ddr5, got %q", c.Memory.Model)
+	}
+	switch c.Link.Model {
+	case "", LinkAuto, LinkGate, LinkCXL:
+	default:
+		return fmt.Errorf("link.model: want auto, gate or cxl, got %q", c.Link.Model)
+	}
+	if c.LinkModel() == LinkCXL {
+		if err := c.Link.CXL.Validate(); err != nil {
+			return fmt.Errorf("link.cxl.%w", err)
+		}
+	}
 	k := c.Controller
 	if err := checkInt("controller.stacks", k.Stacks, 1, 1024); err != nil {
 		return err
@@ -218,9 +303,9 @@ func (c Config) LinkBytesPerSec() int64 {
 	return b
 }
 
-// GateInterval returns the exact per-line gate interval in picoseconds as
+// LinkInterval returns the exact per-line link (gate) interval in picoseconds as
 // a float (465.66 ps at 128 GiB/s).
-func (c Config) GateInterval() float64 {
+func (c Config) LinkInterval() float64 {
 	return float64(LineBytes) * float64(Second) / float64(c.LinkBytesPerSec())
 }
 
@@ -252,8 +337,18 @@ func (s Setup) Validate() error {
 // their defaults; unknown fields, a second document and invalid values are
 // errors naming the field. An empty document gives DefaultSetup.
 func DecodeSetup(r io.Reader) (Setup, error) {
-	s := DefaultSetup()
-	dec := yaml.NewDecoder(r)
+	doc, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
+	if err != nil {
+		return Setup{}, err
+	}
+	if len(doc) > 1<<20 {
+		return Setup{}, errors.New("configuration larger than 1 MiB")
+	}
+	s, err := presetBase(doc)
+	if err != nil {
+		return Setup{}, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -270,6 +365,52 @@ func DecodeSetup(r io.Reader) (Setup, error) {
 	}
 	if err := s.Validate(); err != nil {
 		return Setup{}, err
+	}
+	return s, nil
+}
+
+// presetBase returns DefaultSetup with the DDR5 and CXL presets the
+// document names (model.memory.ddr5.preset, model.link.cxl.preset)
+// applied, so that the document's explicit fields override a preset.
+func presetBase(doc []byte) (Setup, error) {
+	var p struct {
+		Model struct {
+			Memory struct {
+				DDR5 struct {
+					Preset string `yaml:"preset"`
+				} `yaml:"ddr5"`
+			} `yaml:"memory"`
+			Link struct {
+				CXL struct {
+					Preset string `yaml:"preset"`
+				} `yaml:"cxl"`
+			} `yaml:"link"`
+		} `yaml:"model"`
+	}
+	s := DefaultSetup()
+	if err := yaml.Unmarshal(doc, &p); err != nil {
+		return Setup{}, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return Setup{}, err
+	}
+	if err := checkIntFields(&root, reflect.TypeOf(s), ""); err != nil {
+		return Setup{}, err
+	}
+	if n := p.Model.Memory.DDR5.Preset; n != "" {
+		d, err := DDR5Preset(n)
+		if err != nil {
+			return Setup{}, fmt.Errorf("model.memory.ddr5.preset: %w", err)
+		}
+		s.Model.Memory.DDR5 = d
+	}
+	if n := p.Model.Link.CXL.Preset; n != "" {
+		x, err := CXLPreset(n)
+		if err != nil {
+			return Setup{}, fmt.Errorf("model.link.cxl.preset: %w", err)
+		}
+		s.Model.Link.CXL = x
 	}
 	return s, nil
 }

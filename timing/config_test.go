@@ -24,8 +24,8 @@ func TestDefaultsValid(t *testing.T) {
 		t.Errorf("PipelineLatency() = %v; want 2.5ns (5 stages at 2 GHz)", got)
 	}
 	// 64 B at 128 GiB/s = 2^6 / 2^37 s = 2^-31 s.
-	if got, want := c.GateInterval(), 1e12/(1<<31); got != want {
-		t.Errorf("GateInterval() = %v ps; want %v", got, want)
+	if got, want := c.LinkInterval(), 1e12/(1<<31); got != want {
+		t.Errorf("LinkInterval() = %v ps; want %v", got, want)
 	}
 }
 
@@ -63,7 +63,7 @@ func TestValidateNamesField(t *testing.T) {
 		{"experiments.footprint_ratios[0]", func(s *Setup) { s.Experiments.FootprintRatios = []float64{0} }},
 		{"experiments.delays_ms[0]", func(s *Setup) { s.Experiments.DelaysMS = []float64{5000} }},
 		{"experiments.step_ms", func(s *Setup) { s.Experiments.StepMS = 0 }},
-		{"experiments.gate_pct", func(s *Setup) { s.Experiments.GatePct = 101 }},
+		{"experiments.exposure_budget_pct", func(s *Setup) { s.Experiments.ExposureBudgetPct = 101 }},
 	} {
 		s := DefaultSetup()
 		tc.mut(&s)
@@ -131,6 +131,9 @@ func FuzzDecodeSetup(f *testing.F) {
 	f.Add("experiments:\n  delays_ms: [0, 10]\n  step_ms: 250\n")
 	f.Add("model:\n  streams: {count: 2, pattern: write-read, footprint_mib: 0.5}\n")
 	f.Add("model: &a {}\nexperiments: *a\n")
+	f.Add("model:\n  memory:\n    model: ddr5\n    ddr5: {preset: ddr5-6400, t_rfc_ns: 410, mapping: ro:ch:ra:ba:bg:co}\n")
+	f.Add("model:\n  link: {model: cxl, cxl: {preset: pcie5-x16, request_credits: 4}}\n")
+	f.Add("model:\n  memory:\n    ddr5:\n      channels: 2.5\n")
 	f.Fuzz(func(t *testing.T, doc string) {
 		s, err := DecodeSetup(strings.NewReader(doc))
 		if err != nil {

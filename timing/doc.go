@@ -33,7 +33,7 @@
 //
 // # Engine
 //
-// Engine keeps integer picosecond time and a container/heap event queue
+// Engine keeps integer picosecond time and a binary-heap event queue
 // keyed by (time, sequence number), so events at the same time run in the
 // order they were scheduled; events are pooled, so memory is bounded by the
 // requests in flight, not by the lines simulated. A run is a pure function
@@ -52,7 +52,46 @@
 // per second on one core; Stack.Accept panics if arrival order is ever
 // violated, and the tests check that time never goes backwards.
 //
+// # Presets: ideal and ddr5
+//
+// The model comes in two presets (PresetConfig, --memory):
+//
+//   - ideal is the paper's stated abstraction and the model described
+//     above: memory.model ideal, link.model gate. Every Idealisation below
+//     holds.
+//   - ddr5 replaces the memory and the link (memory.model ddr5, link.model
+//     auto = cxl) by an event-driven Device per stack: the host's egress
+//     with request credits, the request direction of a CXL link (M2S Req,
+//     M2S RwD), the device's ingress buffer, DDR5 sub-channels (Channel:
+//     ranks, bank groups, banks with row-buffer state; tRCD, tCL/tCWL,
+//     tRP, tRAS, tRTP, tWR, tWTR_S/L, tCCD_S/L, tCCD_L_WR, tRRD_S/L,
+//     tFAW, BL16, all-bank refresh tREFI/tRFC staggered across the
+//     stack's channels; open or closed page; FR-FCFS over finite read and
+//     write queues with write-drain watermarks; a configurable address
+//     mapping), the controller front end, the aggregation pipeline, a
+//     finite response queue, and the response direction (S2M DRS, S2M
+//     NDR). Messages are cut into 16-byte slots packed into 68-byte
+//     (CXL 2.0) or 256-byte (CXL 3.x) flits; a flit leaves as soon as the
+//     link is free with whatever is waiting, so light traffic sends
+//     half-empty flits (flit packing), and every message pays the port
+//     latency in each direction. Dirty LLC evictions become timed posted
+//     writebacks; a write access completes when its writeback has left the
+//     host, which bounds the host's write buffer. Presets: DDR5-4800 and
+//     DDR5-6400 (JEDEC speed bins) and gem5's DDR5_4400_4x8
+//     (DDR5Preset, with sources and the unit reconciliation), PCIe 5.0 x16
+//     and 6.0 x16 links (CXLPreset); 'nfabric timing presets' prints the
+//     cycle counts. Validation: closed-form tests of each constraint in
+//     isolation here, and a cross-check against Akita v4's mem/dram in
+//     validation/akita.
+//
+// The paper's 128 GiB/s, 200 ns point is the ideal preset; it also stays
+// reachable piecewise: memory.model ideal with link.model cxl keeps the
+// fixed 200 ns memory behind the two-way link, and memory.model ddr5 with
+// link.model gate keeps the one 128 GiB/s gate behind the DRAM.
+//
 // # Idealisations
+//
+// Of the ideal preset (the ddr5 preset removes the first three):
 //
 //   - Queues are unbounded. The closed-loop streams bound what is in
 //     flight (W x Outstanding), so no queue grows beyond that; there is no
@@ -60,17 +99,30 @@
 //   - Memory has a fixed latency and unlimited concurrency (no DRAM banks,
 //     row buffers, refresh or bus turnaround); the link gate is the only
 //     bandwidth limit, one per stack, on the response direction.
+//   - Request headers, flow-control credits and the request direction of
+//     the link are not modelled.
+//
+// Of both presets:
+//
 //   - The pipeline accepts a line whenever its entry is free, not on a clock
 //     edge (no clock-domain crossing or alignment), so a k-stage pipeline
 //     adds exactly k cycles.
 //   - The LLC holds tags only and updates them at lookup time; writes
-//     allocate without a fill and are absorbed (dirty evictions are counted
-//     as writebacks, not timed). No coherence, MSHR merging or prefetch.
-//     A hit never reaches the controller even for a low-bit region: the
-//     paper's Fig. 3(c) assumes the same; functional semantics are the cxl
+//     allocate without a fill (under ideal they are absorbed and dirty
+//     evictions are counted, not timed; under ddr5 the evictions are timed
+//     writebacks). No coherence, MSHR merging or prefetch. A hit never
+//     reaches the controller even for a low-bit region: the paper's
+//     Fig. 3(c) assumes the same; functional semantics are the cxl
 //     package's business.
-//   - Request headers, flow-control credits and the request direction of
-//     the link are not modelled.
+//
+// Of the ddr5 preset: one command per decision on a command bus of
+// command_cycles per command (no separate CA-bus modelling of two-cycle
+// commands beyond that); no same-bank refresh, RFM, power-down or
+// self-refresh; reads and writes of one queue are not reordered across
+// the queues except by the watermarks (or together, write_high 0); the
+// link's retry, ack/nak and credit-return flits are not modelled (credits
+// return one port latency after they free); the pipeline and response
+// link are reservation servers fed in DRAM issue order.
 //
 // # What reproduces and what does not
 //

@@ -1,7 +1,5 @@
 package timing
 
-import "container/heap"
-
 // Clock tells the current simulated time.
 type Clock interface {
 	Now() Time
@@ -33,25 +31,66 @@ type event struct {
 	arg int64
 }
 
-// eventHeap implements heap.Interface ordered by (t, seq): the invariant is
-// !less(q[i], q[parent(i)]) for every i > 0.
+// eventHeap is a binary min-heap ordered by (t, seq): the invariant is
+// !before(q[i], q[parent(i)]) for every i > 0. It is written out for
+// *event (no interface calls) because the heap is the engine's hot path.
 type eventHeap []*event
 
-func (q eventHeap) Len() int { return len(q) }
-func (q eventHeap) Less(i, j int) bool {
-	if q[i].t != q[j].t {
-		return q[i].t < q[j].t
+func before(a, b *event) bool {
+	if a.t != b.t {
+		return a.t < b.t
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
 }
-func (q eventHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventHeap) Push(x any)   { *q = append(*q, x.(*event)) }
-func (q *eventHeap) Pop() any {
+
+func (q eventHeap) up(i int) {
+	e := q[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !before(e, q[p]) {
+			break
+		}
+		q[i] = q[p]
+		i = p
+	}
+	q[i] = e
+}
+
+func (q eventHeap) down(i int) {
+	n := len(q)
+	e := q[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && before(q[r], q[c]) {
+			c = r
+		}
+		if !before(q[c], e) {
+			break
+		}
+		q[i] = q[c]
+		i = c
+	}
+	q[i] = e
+}
+
+func (q *eventHeap) push(e *event) {
+	*q = append(*q, e)
+	q.up(len(*q) - 1)
+}
+
+func (q *eventHeap) pop() *event {
 	old := *q
 	n := len(old) - 1
-	e := old[n]
+	e := old[0]
+	old[0] = old[n]
 	old[n] = nil
 	*q = old[:n]
+	if n > 0 {
+		q.down(0)
+	}
 	return e
 }
 
@@ -68,7 +107,7 @@ type Engine struct {
 	hooks []Hook
 	// running is the event being handled while it still sits at the top of
 	// the heap; the first Schedule from its handler reuses it in place
-	// (one heap.Fix instead of a Pop and a Push).
+	// (one sift-down instead of a pop and a push).
 	running *event
 	// Events counts the events run so far.
 	Events int64
@@ -94,7 +133,7 @@ func (e *Engine) Schedule(t Time, h Handler, arg int64) {
 		e.running = nil
 		*ev = event{t: t, seq: e.seq, h: h, arg: arg}
 		e.seq++
-		heap.Fix(&e.q, 0)
+		e.q.down(0) // the new time is >= now, so it can only sink
 		return
 	}
 	var ev *event
@@ -106,7 +145,7 @@ func (e *Engine) Schedule(t Time, h Handler, arg int64) {
 	}
 	*ev = event{t: t, seq: e.seq, h: h, arg: arg}
 	e.seq++
-	heap.Push(&e.q, ev)
+	e.q.push(ev)
 }
 
 // Pending returns the number of queued events (not counting the one
@@ -137,7 +176,7 @@ func (e *Engine) Run() Time {
 		h.Handle(e.now, arg)
 		if e.running == ev { // the handler scheduled nothing: retire it
 			e.running = nil
-			heap.Pop(&e.q)
+			e.q.pop()
 			ev.h = nil
 			e.free = append(e.free, ev)
 		}

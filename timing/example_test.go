@@ -60,3 +60,25 @@ func ExampleMakeStackBuilder() {
 	// Device[0].Ctrl 2.5ns 42.966ns
 	// Device[1].Ctrl 5ns 45.466ns
 }
+
+// The ddr5 preset: one read on an idle system crosses the LLC (10 ns),
+// one 256-byte request flit and the port (2 + 25 ns), waits for the DDR5
+// clock edge, pays tRCD + tCL + BL/2 (88 cycles of 417 ps), the front end
+// (10 ns), one response flit and the port (2 + 25 ns).
+func ExamplePresetConfig() {
+	cfg, err := timing.PresetConfig(timing.PresetDDR5)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg.Streams.Count, cfg.Streams.Outstanding, cfg.Streams.Passes = 1, 1, 1
+	cfg.Streams.FootprintMiB = 1.0 / 16384 // one line
+	r, err := timing.Simulate(cfg, nil, timing.None)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cfg.Memory.Model, cfg.LinkModel(), r.RunTime)
+	// Output:
+	// ddr5 cxl 110.809ns
+}

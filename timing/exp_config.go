@@ -28,23 +28,28 @@ type Experiments struct {
 	// to. Assumption: 1000 ms (the paper states none); the cost scales as
 	// 1/StepMS and the table reports the break-even step as well.
 	StepMS float64 `yaml:"step_ms" json:"step_ms"`
-	// GatePct is the exposed-cost gate (paper Sec. 5.3: 2%).
-	GatePct float64 `yaml:"gate_pct" json:"gate_pct"`
+	// LoadOutstanding are the per-stream outstanding limits the
+	// loaded-latency curve sweeps (RunLoadedLatency).
+	LoadOutstanding []int `yaml:"load_outstanding" json:"load_outstanding"`
+	// ExposureBudgetPct is the exposed-cost budget a configuration must stay
+	// under (paper Sec. 5.3: 2%).
+	ExposureBudgetPct float64 `yaml:"exposure_budget_pct" json:"exposure_budget_pct"`
 }
 
 // DefaultExperiments returns the full sweeps.
 func DefaultExperiments() Experiments {
 	return Experiments{
-		CongestedShare:  0.25,
-		StreamCounts:    []int{1, 2, 3, 4, 5, 6, 7, 8},
-		StackCounts:     []int{1, 2, 4, 8},
-		BandwidthsGiBps: []float64{8, 16, 32, 64, 128, 256, 512},
-		Depths:          []int{5, 10, 20},
-		LatenciesNS:     []float64{50, 100, 200, 400, 800},
-		FootprintRatios: []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 4},
-		DelaysMS:        []float64{0, 0.1, 1, 2, 5, 10},
-		StepMS:          1000,
-		GatePct:         2,
+		CongestedShare:    0.25,
+		StreamCounts:      []int{1, 2, 3, 4, 5, 6, 7, 8},
+		StackCounts:       []int{1, 2, 4, 8},
+		BandwidthsGiBps:   []float64{8, 16, 32, 64, 128, 256, 512},
+		Depths:            []int{5, 10, 20},
+		LatenciesNS:       []float64{50, 100, 200, 400, 800},
+		FootprintRatios:   []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 4},
+		DelaysMS:          []float64{0, 0.1, 1, 2, 5, 10},
+		StepMS:            1000,
+		LoadOutstanding:   []int{1, 2, 4, 8, 16, 32, 64},
+		ExposureBudgetPct: 2,
 	}
 }
 
@@ -55,6 +60,7 @@ func QuickExperiments() Experiments {
 	e.LatenciesNS = []float64{50, 200, 800}
 	e.FootprintRatios = []float64{0.5, 1, 2, 4}
 	e.DelaysMS = []float64{0, 1, 10}
+	e.LoadOutstanding = []int{1, 4, 16, 64}
 	return e
 }
 
@@ -96,11 +102,14 @@ func (e Experiments) Validate() error {
 	if err := checkList("delays_ms", e.DelaysMS, 0, 1000); err != nil {
 		return err
 	}
+	if err := checkList("load_outstanding", e.LoadOutstanding, 1, 1<<16); err != nil {
+		return err
+	}
 	if !finite(e.StepMS) || e.StepMS <= 0 || e.StepMS > 1e7 {
 		return fmt.Errorf("step_ms: must be in (0, 1e7], got %g", e.StepMS)
 	}
-	if !finite(e.GatePct) || e.GatePct <= 0 || e.GatePct > 100 {
-		return fmt.Errorf("gate_pct: must be in (0, 100], got %g", e.GatePct)
+	if !finite(e.ExposureBudgetPct) || e.ExposureBudgetPct <= 0 || e.ExposureBudgetPct > 100 {
+		return fmt.Errorf("exposure_budget_pct: must be in (0, 100], got %g", e.ExposureBudgetPct)
 	}
 	return nil
 }

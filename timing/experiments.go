@@ -155,12 +155,12 @@ type DelayPoint struct {
 
 // Envelope holds the four panels of Fig. 3.
 type Envelope struct {
-	Bandwidth []Point      `json:"bandwidth"`
-	Latency   []Point      `json:"latency"`
-	Footprint []Point      `json:"footprint"`
-	Delay     []DelayPoint `json:"delay"`
-	GatePct   float64      `json:"gate_pct"`
-	StepMS    float64      `json:"step_ms"`
+	Bandwidth         []Point      `json:"bandwidth"`
+	Latency           []Point      `json:"latency"`
+	Footprint         []Point      `json:"footprint"`
+	Delay             []DelayPoint `json:"delay"`
+	ExposureBudgetPct float64      `json:"exposure_budget_pct"`
+	StepMS            float64      `json:"step_ms"`
 }
 
 // PaperDelayBoundPct is the step cost below which the paper places a 10 ms
@@ -184,7 +184,7 @@ func RunEnvelope(ctx context.Context, s Setup) (Envelope, error) {
 		return Envelope{}, err
 	}
 	base, ex := s.Model, s.Experiments
-	env := Envelope{GatePct: ex.GatePct, StepMS: ex.StepMS}
+	env := Envelope{ExposureBudgetPct: ex.ExposureBudgetPct, StepMS: ex.StepMS}
 	var jobs []job
 	var pts []*Point
 	panel := func(dst *[]Point, series string, x float64, c Config) {
@@ -193,15 +193,13 @@ func RunEnvelope(ctx context.Context, s Setup) (Envelope, error) {
 	}
 	for _, k := range ex.Depths {
 		for _, bw := range ex.BandwidthsGiBps {
-			c := base
-			c.Link.BandwidthGiBps = bw
+			c := base.WithLinkGiBps(bw)
 			c.Controller.Stages = k
 			panel(&env.Bandwidth, fmt.Sprintf("%d cycles", k), bw, c)
 		}
 	}
 	for _, l := range ex.LatenciesNS {
-		c := base
-		c.Memory.LatencyNS = l
+		c := base.WithAccessLatencyNS(l)
 		panel(&env.Latency, fmt.Sprintf("%d cycles", base.Controller.Stages), l, c)
 	}
 	llcLines := int64(base.LLC.SizeMiB*(1<<20)) / LineBytes
@@ -268,4 +266,29 @@ func RunEnvelope(ctx context.Context, s Setup) (Envelope, error) {
 		dp.BreakEvenStepMS = 100 * ms / PaperDelayBoundPct
 	}
 	return env, nil
+}
+
+// WithLinkGiBps returns c with each stack's link bandwidth set to bw GiB/s
+// per direction: link.bandwidth_gibps under the gate; under the cxl link
+// the transfer rate that gives a raw rate of bw GiB/s on the configured
+// lanes (flit framing and headers then take their share of it).
+func (c Config) WithLinkGiBps(bw float64) Config {
+	c.Link.BandwidthGiBps = bw
+	if c.LinkModel() == LinkCXL {
+		x := &c.Link.CXL
+		x.TransferGTps = bw * (1 << 30) * 8 / (float64(x.Lanes) * x.EncodingEfficiency * 1e9)
+	}
+	return c
+}
+
+// WithAccessLatencyNS returns c with the memory access latency the Fig. 3(b)
+// panel sweeps set to ns: memory.latency_ns under the ideal memory; under
+// ddr5, whose DRAM latency follows from its timing, the CXL port latency
+// is set to ns/2 per direction, so the sweep adds the same fixed round trip.
+func (c Config) WithAccessLatencyNS(ns float64) Config {
+	c.Memory.LatencyNS = ns
+	if c.Memory.Model == MemoryDDR5 {
+		c.Link.CXL.PortLatencyNS = ns / 2
+	}
+	return c
 }

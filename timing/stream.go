@@ -200,6 +200,8 @@ func (st *Stream) tryIssue(now Time) {
 		st.hasPending = false
 		st.issued, st.lastIssue = true, now
 		st.outstanding++
-		st.sys.eng.Schedule(st.sys.access(st, now, st.pending), st, evComplete)
+		if t, async := st.sys.access(st, now, st.pending); !async {
+			st.sys.eng.Schedule(t, st, evComplete)
+		}
 	}
 }

@@ -25,7 +25,10 @@ type System struct {
 	eng        *Engine
 	llc        *LLC
 	stacks     []*Stack
+	devices    []*Device
 	streams    []*Stream
+	lat        latencyHist
+	tracer     *Tracer
 	interleave uint64
 	lowBit     Window
 	hitLat     Time
@@ -120,7 +123,12 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 			WithInitiationCycles(cfg.Controller.InitiationCycles)).
 		WithLink(MakeLinkBuilder().WithBandwidth(cfg.LinkBytesPerSec()))
 	for i := 0; i < cfg.Controller.Stacks; i++ {
-		sys.stacks = append(sys.stacks, sb.Build(fmt.Sprintf("Device[%d].Ctrl", i)))
+		name := fmt.Sprintf("Device[%d].Ctrl", i)
+		if cfg.Detailed() {
+			sys.devices = append(sys.devices, newDevice(name, sys, cfg))
+		} else {
+			sys.stacks = append(sys.stacks, sb.Build(name))
+		}
 	}
 	iv := fromNS(cfg.Streams.IssueIntervalNS)
 	for i, src := range sources {
@@ -138,23 +146,54 @@ func (sys *System) Engine() *Engine { return sys.eng }
 // Streams returns the request streams in index order.
 func (sys *System) Streams() []*Stream { return sys.streams }
 
-// Stacks returns the controller stacks in index order.
+// Stacks returns the ideal controller stacks in index order (none under
+// the detailed models; see Devices).
 func (sys *System) Stacks() []*Stack { return sys.stacks }
+
+// Devices returns the detailed controller stacks in index order (none
+// under the ideal model).
+func (sys *System) Devices() []*Device { return sys.devices }
+
+// SetTracer records the run's slices into tr (see Tracer); call before
+// Run.
+func (sys *System) SetTracer(tr *Tracer) { sys.tracer = tr }
+
+func (sys *System) traceSlice(track string, start, end Time) {
+	if sys.tracer != nil {
+		sys.tracer.add(track, start, end)
+	}
+}
+
+// readDone records a controller read's latency from issue to completion.
+func (sys *System) readDone(_ *Stream, issue, done Time, _ bool) { sys.lat.add(done - issue) }
+
+// stackOf returns the stack index of addr and its stack-local line.
+func (sys *System) stackOf(addr uint64) (int, uint64) {
+	n := uint64(max(len(sys.stacks), len(sys.devices)))
+	g := addr / sys.interleave
+	local := (g/n)*sys.interleave + addr%sys.interleave
+	return int(g % n), local / LineBytes
+}
 
 // LLC returns the shared cache.
 func (sys *System) LLC() *LLC { return sys.llc }
 
 // access performs the LLC lookup for r issued at now and, on a read miss,
-// the controller access; it returns when r completes at its stream.
-func (sys *System) access(from *Stream, now Time, r Request) Time {
+// the controller access; it returns when r completes at its stream, or
+// async when a detailed device will complete it with an event.
+func (sys *System) access(from *Stream, now Time, r Request) (done Time, async bool) {
 	hit := sys.llc.Access(r.Addr, r.Write)
 	t := now + sys.hitLat
+	sys.traceSlice(sys.llc.name, now, t)
+	if sys.devices != nil {
+		return sys.deviceAccess(from, now, t, r, hit)
+	}
 	if r.Write {
 		sys.writes++
-		return t
+		return t, false
 	}
 	if hit {
-		return t
+		return t, false
 	}
 	from.ControllerReads++
 	st := sys.stacks[(r.Addr/sys.interleave)%uint64(len(sys.stacks))]
@@ -162,7 +201,39 @@ func (sys *System) access(from *Stream, now Time, r Request) Time {
 	if low {
 		sys.lowReads++
 	}
-	return st.Accept(t, low)
+	done = st.Accept(t, low)
+	sys.readDone(from, now, done, low)
+	sys.traceSlice(st.name, t, done)
+	return done, false
+}
+
+// deviceAccess is access under the detailed models: a dirty eviction
+// becomes a posted writeback to its stack (a write access completes when
+// its writeback has left the host, so the host's write buffer is bounded
+// by the streams' outstanding limit), and a read miss completes when its
+// data arrives.
+func (sys *System) deviceAccess(from *Stream, now, t Time, r Request, hit bool) (Time, bool) {
+	wbAsync := false
+	if v, ok := sys.llc.Victim(); ok && !hit {
+		s, line := sys.stackOf(v)
+		sys.devices[s].submit(t, from, line, true, false, r.Write, now)
+		wbAsync = r.Write
+	}
+	if r.Write {
+		sys.writes++
+		return t, wbAsync
+	}
+	if hit {
+		return t, false
+	}
+	from.ControllerReads++
+	low := sys.lowBit.has(now)
+	if low {
+		sys.lowReads++
+	}
+	s, line := sys.stackOf(r.Addr)
+	sys.devices[s].submit(t, from, line, false, low, false, now)
+	return 0, true
 }
 
 // Result summarises one run.
@@ -190,6 +261,73 @@ type Result struct {
 	LinkUtil float64 `json:"link_util"`
 	// Events is the number of engine events run.
 	Events int64 `json:"events"`
+	// Latency summarises the controller reads.
+	Latency Latency `json:"read_latency"`
+	// Detail holds the detailed models' counters (nil under ideal).
+	Detail *DetailStats `json:"detail,omitempty"`
+}
+
+// DetailStats are the counters of the detailed models, summed over the
+// stacks.
+type DetailStats struct {
+	// DRAM column commands, activations, conflict precharges and
+	// all-bank refreshes; RowHitRate is the column commands that found
+	// their row open; DataBusUtil is the busiest channel's data-bus time
+	// over the run.
+	DRAMReads   int64   `json:"dram_reads"`
+	DRAMWrites  int64   `json:"dram_writes"`
+	Acts        int64   `json:"activates"`
+	Precharges  int64   `json:"precharges"`
+	Refreshes   int64   `json:"refreshes"`
+	RowHitRate  float64 `json:"row_hit_rate"`
+	DataBusUtil float64 `json:"data_bus_util"`
+	// ReqLinkUtil and RespLinkUtil are the busiest stack's flit time over
+	// the run in each direction (cxl link only); Flits counts both.
+	ReqLinkUtil  float64 `json:"req_link_util"`
+	RespLinkUtil float64 `json:"resp_link_util"`
+	Flits        int64   `json:"flits"`
+	// RespFlits counts the response direction's flits alone (its lines
+	// per flit measure flit packing).
+	RespFlits int64 `json:"resp_flits"`
+	// CreditStalls counts requests that waited at the host for a request
+	// credit.
+	CreditStalls int64 `json:"credit_stalls"`
+}
+
+// detail collects the devices' counters.
+func (sys *System) detail(run Time) (*DetailStats, Time) {
+	d := &DetailStats{}
+	var busy, dbus, req Time
+	for _, dev := range sys.devices {
+		for _, ch := range dev.chans {
+			d.DRAMReads += ch.Reads
+			d.DRAMWrites += ch.Writes
+			d.Acts += ch.Acts
+			d.Precharges += ch.Pres
+			d.Refreshes += ch.Refreshes
+			dbus = max(dbus, ch.DataBusy)
+		}
+		if dev.Gate != nil {
+			busy = max(busy, dev.Gate.Busy)
+		} else {
+			busy = max(busy, dev.RespLink.BusyTime())
+			req = max(req, dev.ReqLink.BusyTime())
+			d.Flits += dev.RespLink.Flits + dev.ReqLink.Flits
+			d.RespFlits += dev.RespLink.Flits
+		}
+		d.CreditStalls += dev.CreditStalls
+	}
+	if col := d.DRAMReads + d.DRAMWrites; col > 0 {
+		// Rows a refresh closed before their first use make Acts exceed
+		// the misses; never report a negative rate.
+		d.RowHitRate = max(0, float64(col-d.Acts)/float64(col))
+	}
+	if run > 0 {
+		d.DataBusUtil = float64(dbus) / float64(run)
+		d.ReqLinkUtil = float64(req) / float64(run)
+		d.RespLinkUtil = float64(busy) / float64(run)
+	}
+	return d, busy
 }
 
 // Run simulates until every stream is done and returns the result. Call it
@@ -220,6 +358,20 @@ func (sys *System) Run() Result {
 	if r.RunTime > 0 {
 		r.LinkUtil = float64(busy) / float64(r.RunTime)
 	}
+	if sys.devices != nil {
+		r.Detail, busy = sys.detail(r.RunTime)
+		for _, d := range sys.devices {
+			r.ControllerReads += d.Reads
+			r.PipeWait += d.Pipe.Wait
+			if d.Gate != nil {
+				r.LinkWait += d.Gate.Wait
+			}
+		}
+		if r.RunTime > 0 {
+			r.LinkUtil = float64(busy) / float64(r.RunTime)
+		}
+	}
+	r.Latency = sys.lat.summary()
 	r.Events = sys.eng.Events
 	return r
 }
@@ -227,21 +379,7 @@ func (sys *System) Run() Result {
 // Simulate builds and runs one system: cfg with workload w (nil: Sweep)
 // and the given low-bit window.
 func Simulate(cfg Config, w Workload, lowBit Window) (Result, error) {
-	if w == nil {
-		w = Sweep{}
-	}
-	if err := cfg.Validate(); err != nil {
-		return Result{}, err
-	}
-	src, err := w.Sources(cfg)
-	if err != nil {
-		return Result{}, err
-	}
-	sys, err := NewSystem(cfg, src, lowBit)
-	if err != nil {
-		return Result{}, err
-	}
-	return sys.Run(), nil
+	return SimulateTraced(cfg, w, lowBit, nil)
 }
 
 // Pair is an identity run and a low-bit run of the same configuration and
@@ -286,4 +424,24 @@ func RunWindowPair(cfg Config, w Workload, lowBit Window) (Pair, error) {
 		p.OverheadPct = 100 * float64(p.Exposed) / float64(id.RunTime)
 	}
 	return p, nil
+}
+
+// SimulateTraced is Simulate with the run's slices recorded into tr.
+func SimulateTraced(cfg Config, w Workload, lowBit Window, tr *Tracer) (Result, error) {
+	if w == nil {
+		w = Sweep{}
+	}
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	src, err := w.Sources(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	sys, err := NewSystem(cfg, src, lowBit)
+	if err != nil {
+		return Result{}, err
+	}
+	sys.SetTracer(tr)
+	return sys.Run(), nil
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/report"
@@ -38,7 +40,8 @@ rejected); flags override the file.`,
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newTimingTable4Cmd(), newTimingEnvelopeCmd(), newTimingConfigCmd(), newTimingReplayCmd())
+	cmd.AddCommand(newTimingTable4Cmd(), newTimingEnvelopeCmd(), newTimingConfigCmd(), newTimingReplayCmd(),
+		newTimingPresetsCmd(), newTimingRunCmd(), newTimingLoadedCmd())
 	return cmd
 }
 
@@ -53,6 +56,8 @@ type timingFlags struct {
 	footprint, llcMiB, llcLat, bw, share, lat, clock, issue                    float64
 	pattern                                                                    string
 	congested, stepMS                                                          float64
+	model                                                                      modelFlags
+	loadOutstanding                                                            []int
 }
 
 func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
@@ -84,6 +89,8 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	f.IntVar(&tf.initiation, "initiation-cycles", m.Controller.InitiationCycles, "cycles between two lines entering the pipeline")
 	f.Float64Var(&tf.congested, "congested-share", d.Experiments.CongestedShare, "link share in the congested rows")
 	f.Float64Var(&tf.stepMS, "step-ms", d.Experiments.StepMS, "training-step time for Fig. 3(d) (ms)")
+	f.IntSliceVar(&tf.loadOutstanding, "load-outstanding", d.Experiments.LoadOutstanding, "per-stream outstanding limits the loaded-latency curve sweeps")
+	tf.model.add(f)
 }
 
 // setup reads --config (if any), applies --quick and every flag the user
@@ -132,6 +139,10 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
 	set("initiation-cycles", func() { m.Controller.InitiationCycles = tf.initiation })
 	set("congested-share", func() { s.Experiments.CongestedShare = tf.congested })
 	set("step-ms", func() { s.Experiments.StepMS = tf.stepMS })
+	set("load-outstanding", func() { s.Experiments.LoadOutstanding = tf.loadOutstanding })
+	if err := tf.model.apply(fl, m); err != nil {
+		return s, err
+	}
 	if err := s.Validate(); err != nil {
 		if tf.config != "" {
 			return s, usagef("configuration (%s and flags): %v", tf.config, err)
@@ -205,12 +216,21 @@ func newTimingConfigCmd() *cobra.Command {
 	var tf timingFlags
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "print the effective configuration as YAML (a starting point for --config)",
+		Short: "print the presets and the effective configuration as YAML (a starting point for --config)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := tf.setup(cmd)
 			if err != nil {
 				return err
+			}
+			// The presets go first as YAML comments, so the output stays a
+			// valid --config file.
+			var buf bytes.Buffer
+			if err := timing.DescribePresets(&buf); err != nil {
+				return err
+			}
+			for _, l := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+				fmt.Fprintln(cmd.OutOrStdout(), strings.TrimRight("# "+l, " "))
 			}
 			return timing.EncodeSetup(cmd.OutOrStdout(), s)
 		},

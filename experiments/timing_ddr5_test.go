@@ -1,0 +1,54 @@
+package experiments
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/timing"
+)
+
+// The ddr5 layout puts each preset's measured range in its own column of
+// the side-by-side Table 4 and carries the ablations and loaded-latency
+// points through unchanged.
+func TestDDR5LayoutColumns(t *testing.T) {
+	pair := func(id, lb timing.Time) timing.Pair {
+		return timing.Pair{Identity: timing.Result{RunTime: id}, LowBit: timing.Result{RunTime: lb}, Exposed: lb - id,
+			OverheadPct: 100 * float64(lb-id) / float64(id), PipelineLatency: 2500}
+	}
+	ideal := []timing.Row{{Group: timing.GroupFullMiss, Pair: pair(1000000, 1011900)}}
+	d := TimingDDR5{
+		Table4:    []timing.Row{{Group: timing.GroupFullMiss, Pair: pair(1000000, 1042100)}},
+		Ablations: []timing.Ablation{{Mechanism: timing.MechNone, Pair: pair(1000000, 1042100)}, {Mechanism: timing.MechRefresh, Pair: pair(1000000, 1000600)}},
+		Loaded: []PresetLoadPoints{{Preset: "ddr5", Points: []timing.LoadPoint{{Mode: "identity", Outstanding: 4, DeliveredGiBps: 14.2,
+			Latency: timing.Latency{MeanNS: 128.3, P50NS: 96, P99NS: 425}}}}},
+	}
+	res, err := ddr5Layout(timing.DefaultSetup(), ideal, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, tb := range res.Tables {
+		found[tb.Name] = true
+		if tb.Name == "table4-presets" {
+			for _, r := range tb.Rows {
+				if strings.HasPrefix(r[0], "full LLC-miss") && (r[1] != "1.19" || r[2] != "4.21") {
+					t.Errorf("full-miss row %v: want ideal 1.19, ddr5 4.21", r)
+				}
+			}
+		}
+		if tb.Name == "ddr5-ablations" && !strings.Contains(tb.Notes[0], "from 4.21% to 0.06%") {
+			t.Errorf("ablation note %q does not quote the measured change", tb.Notes[0])
+		}
+		if tb.Name == "loaded-latency" && (len(tb.Rows) != 1 || tb.Rows[0][3] != "14.20" || tb.Rows[0][4] != "128.3") {
+			t.Errorf("loaded-latency rows %v", tb.Rows)
+		}
+	}
+	for _, n := range []string{"table4-presets", "table4-runs-ddr5", "ddr5-ablations", "loaded-latency"} {
+		if !found[n] {
+			t.Errorf("no table %s", n)
+		}
+	}
+	if len(res.Figures) != 1 || res.Figures[0].Name != "loaded-latency" || len(res.Figures[0].SVG) == 0 {
+		t.Errorf("figures %v", res.Figures)
+	}
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Measurements of nfabric.torch on this machine (CPU, gloo):
+
+1. encode / vote cost per MB of FP32 gradient (nfabric.lowbit on one
+   tensor; --device cuda where a GPU is present);
+2. the DDP hook's step time and bytes on the wire per mode against
+   PyTorch's allreduce_hook, with --ranks processes and a ResNet-18-sized
+   model (the paper's CIFAR ResNet-18, 11.17 M parameters).
+
+    /usr/bin/python3 python/benchmarks/hook.py --ranks 4 --steps 3 --json out.json
+
+Timings on a shared machine are noisy: compare modes within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+from typing import Dict, List
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "torch"))
+
+MODES = ["allreduce_hook", "fp32", "g-binary", "g-ternary", "backbone=g-binary,head=fp32"]
+
+
+def kernels(device: str, elements: int, reps: int) -> List[Dict]:
+    from nfabric import lowbit
+    g = torch.randn(elements, device=device)
+    mb = elements * 4 / 2**20
+    out = []
+
+    def timeit(fn) -> float:
+        fn()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        ts = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            ts.append(time.perf_counter() - t0)
+        return statistics.median(ts)
+
+    t = timeit(lambda: lowbit.encode_signs(g))
+    out.append({"op": "encode_signs (incl. NaN/Inf check)", "workers": 1, "ms_per_mb": 1e3 * t / mb})
+    for w in (4, 8):
+        planes = torch.stack([lowbit.encode_signs(torch.randn(elements, device=device)) for _ in range(w)])
+        for fmt in (lowbit.Format.BINARY, lowbit.Format.TERNARY):
+            spec = lowbit.Spec(w, lowbit.Layout.WORKER_MAJOR, fmt)
+            t = timeit(lambda: lowbit.vote_planes(planes, elements, spec, 0))
+            out.append({"op": f"vote_planes {fmt}", "workers": w, "ms_per_mb": 1e3 * t / mb})
+        spec = lowbit.Spec(w, lowbit.Layout.ELEMENT_MAJOR, lowbit.Format.BINARY)
+        packet = lowbit.planes_to_packet(planes, elements)
+        t = timeit(lambda: lowbit.vote_packet(packet, spec, 0))
+        out.append({"op": "vote_packet g-binary", "workers": w, "ms_per_mb": 1e3 * t / mb})
+    return out
+
+
+def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    import nfabric.torch as nt
+    from models import resnet18
+    from nfabric.policy import Policy
+    res = []
+    for mode in MODES:
+        torch.manual_seed(0)
+        model = resnet18(10)
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        fabric = None
+        if mode == "allreduce_hook":
+            ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+        else:
+            fabric = nt.register(ddp, Policy.parse(mode))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        g = torch.Generator().manual_seed(rank)
+        x, y = torch.randn(batch, 3, 32, 32, generator=g), torch.randint(10, (batch,), generator=g)
+        times = []
+        for s in range(steps + 1):  # step 0 builds and rebuilds the buckets
+            dist.barrier()
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(ddp(x), y).backward()
+            opt.step()
+            t = torch.tensor([time.perf_counter() - t0])
+            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+            if s > 0:
+                times.append(float(t))
+            elif fabric is not None:
+                hook0 = fabric.stats.hook_seconds
+        row = {"mode": mode, "step_s_median": statistics.median(times), "step_s": times,
+               "parameters": sum(p.numel() for p in model.parameters())}
+        if fabric is not None:
+            st = fabric.stats.summary()
+            per = st["steps"]
+            row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
+                        "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
+                        "ratio_with_headers": st["ratio_with_headers"], "hook_s_per_step": (st["hook_seconds"] - hook0) / steps})
+        else:
+            row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
+        res.append(row)
+        del ddp, fabric
+    if rank == 0:
+        with open(os.path.join(outdir, "ddp.json"), "w") as f:
+            json.dump(res, f)
+    dist.destroy_process_group()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=3, help="timed steps per mode (after one untimed)")
+    ap.add_argument("--batch", type=int, default=4, help="images per rank")
+    ap.add_argument("--elements", type=int, default=1 << 22, help="elements for the kernel timings")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--skip-ddp", action="store_true")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    out = {"torch": torch.__version__, "threads_per_rank": 1, "device": args.device}
+    out["kernels"] = kernels(args.device, args.elements, args.reps)
+    print(f"nfabric.lowbit on {args.device}, {args.elements} elements ({args.elements * 4 / 2**20:.0f} MB FP32), "
+          f"median of {args.reps}:")
+    for k in out["kernels"]:
+        print(f"  {k['op']:<38} W={k['workers']:<2} {k['ms_per_mb']:8.3f} ms/MB")
+    if not args.skip_ddp:
+        with tempfile.TemporaryDirectory() as tmp:
+            mp.spawn(rank_main, args=(args.ranks, "file://" + os.path.join(tmp, "init"), args.steps, args.batch, tmp),
+                     nprocs=args.ranks, join=True)
+            out["ddp"] = json.load(open(os.path.join(tmp, "ddp.json")))
+        base = out["ddp"][0]["step_s_median"]
+        print(f"DDP over gloo, {args.ranks} ranks x 1 thread, ResNet-18 ({out['ddp'][0]['parameters']} parameters), "
+              f"batch {args.batch}/rank, median of {args.steps} steps:")
+        print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'in hook s':>10} {'wire B/step':>12} "
+              f"{'vs FP32':>9} {'+headers':>9}")
+        for r in out["ddp"]:
+            hk = r.get("hook_s_per_step")
+            print(f"  {r['mode']:<30} {r['step_s_median']:8.3f} {r['step_s_median'] / base:18.2f} "
+                  f"{'-' if hk is None else format(hk, '.3f'):>10} {r['wire_bytes_per_step']:12.0f} {r['ratio']:9.5f} "
+                  f"{r.get('ratio_with_headers', 1.0):9.5f}")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

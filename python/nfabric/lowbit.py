@@ -1,0 +1,655 @@
+"""NEURON-Fabric's low-bit gradient payloads on torch tensors.
+
+The semantics are exactly those of the Go package ``lowbit`` (``go doc
+./lowbit``), on CPU and CUDA tensors. For W workers, worker k and gradient
+element i::
+
+    b[k,i] = 1{g[k,i] > 0}            zero, -0 and negative values encode as 0
+    c[i]   = popcount(b[0,i] .. b[W-1,i])
+    a[i]   = 2 c[i] - W               the signed vote margin
+    u[i]   = sgn(a[i])                G-Binary; 0 on a tie (W even)
+    t[i]   = m[i] u[i]                G-Ternary, with a zero gate m[i] in {0, 1}
+
+The gate's element index i is the element's index in the model's flattened
+parameter vector (``base``), never its index inside a DDP bucket. NaN and
++-Inf never become a sign: the encoders raise :class:`NonFiniteError` naming
+the first offending element, and the caller keeps that bucket on FP32.
+
+Layouts (bit order as in Go):
+
+* worker-major plane: worker k's signs of n elements in ``ceil(n/8)`` bytes,
+  byte j bit q = b[k, 8 j + q] (LSB first); any W from 1 to 1024.
+* element-major packet (the paper's): byte i bit k = b[k, i], W <= 8.
+
+Gates: the paper's 2-of-3 pattern (element i zeroed when i mod 3 == 2) is
+the default; a period-P pattern, a vote-margin gate (|a| < T zeroed) and
+per-worker gate bits (worker k votes only where |g| > tau) are extensions
+beyond the paper, as in Go.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Optional, Sequence, Tuple, Union
+
+import torch
+
+__all__ = [
+    "LINE_BYTES", "PACKET_ELEMENTS", "PLANE_ELEMENTS", "MAX_PACKET_WORKERS", "MAX_WORKERS",
+    "Format", "Layout", "GateKind", "Gate", "PAPER_GATE", "Spec", "NonFiniteError",
+    "parse_format", "parse_layout", "parse_gate", "plane_bytes", "lines",
+    "check_finite", "encode_signs", "encode_gates", "pack_packet", "pack_packet_gates",
+    "planes_to_packet", "packet_to_planes", "count_packet", "count_planes",
+    "gate_keeps", "pattern_keeps", "any_nonfinite", "vote_packet", "vote_planes", "decode", "aggregate",
+]
+
+LINE_BYTES = 64
+"""Size of a CXL cache line in bytes."""
+PACKET_ELEMENTS = LINE_BYTES
+"""Elements one element-major packet line holds."""
+PLANE_ELEMENTS = LINE_BYTES * 8
+"""Elements one worker-major bit-plane line holds."""
+MAX_PACKET_WORKERS = 8
+"""Most workers an element-major packet carries."""
+MAX_WORKERS = 1024
+"""Most workers the worker-major layout supports."""
+
+
+class Format(enum.IntEnum):
+    """A gradient payload format (numbered as in Go and the payload header)."""
+
+    FP32 = 0
+    BINARY = 1
+    TERNARY = 2
+
+    def __str__(self) -> str:
+        return {0: "fp32", 1: "g-binary", 2: "g-ternary"}[int(self)]
+
+
+class Layout(enum.IntEnum):
+    """How worker payloads are arranged in cache lines."""
+
+    ELEMENT_MAJOR = 0
+    WORKER_MAJOR = 1
+
+    def __str__(self) -> str:
+        return "element-major" if self == Layout.ELEMENT_MAJOR else "worker-major"
+
+    def max_workers(self) -> int:
+        """The most workers the layout carries."""
+        return MAX_PACKET_WORKERS if self == Layout.ELEMENT_MAJOR else MAX_WORKERS
+
+
+class GateKind(enum.IntEnum):
+    """The G-Ternary zero gate's kind."""
+
+    PATTERN = 0
+    WORKER = 1
+    MARGIN = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """A G-Ternary zero gate. ``Gate()`` is the paper's 2-of-3 pattern.
+
+    ``period`` applies to the pattern gate (0 means 3; 2 to 64),
+    ``threshold`` to the margin gate (|a| < threshold is zeroed; 1 to 2048).
+    """
+
+    kind: GateKind = GateKind.PATTERN
+    period: int = 0
+    threshold: int = 0
+
+    def effective_period(self) -> int:
+        return 3 if self.period == 0 else self.period
+
+    def extension(self) -> bool:
+        """Whether the gate goes beyond the paper's evaluation."""
+        return not (self.kind == GateKind.PATTERN and self.effective_period() == 3)
+
+    def validate(self) -> None:
+        if self.kind == GateKind.PATTERN:
+            p = self.effective_period()
+            if p < 2 or p > 64:
+                raise ValueError(f"gate pattern period {p} out of range [2, 64]")
+        elif self.kind == GateKind.MARGIN:
+            if self.threshold < 1 or self.threshold > 2 * MAX_WORKERS:
+                raise ValueError(f"gate margin threshold {self.threshold} out of range [1, {2 * MAX_WORKERS}]")
+        elif self.kind != GateKind.WORKER:
+            raise ValueError(f"unknown gate kind {self.kind}")
+
+    def __str__(self) -> str:
+        if self.kind == GateKind.PATTERN:
+            return f"pattern:{self.effective_period()}"
+        if self.kind == GateKind.WORKER:
+            return "worker"
+        return f"margin:{self.threshold}"
+
+
+PAPER_GATE = Gate(GateKind.PATTERN, 3)
+"""The paper's evaluated gate: the fixed 2-of-3 pattern."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """One low-bit aggregation: workers, layout, format and (G-Ternary) gate."""
+
+    workers: int
+    layout: Layout = Layout.WORKER_MAJOR
+    format: Format = Format.BINARY
+    gate: Gate = Gate()
+
+    def gate_bits(self) -> bool:
+        """Whether workers write gate bits beside their signs."""
+        return self.format == Format.TERNARY and self.gate.kind == GateKind.WORKER
+
+    def validate(self) -> None:
+        if self.format not in (Format.BINARY, Format.TERNARY):
+            raise ValueError(f"format {self.format} has no low-bit aggregate")
+        limit = Layout(self.layout).max_workers()
+        if self.workers < 1 or self.workers > limit:
+            raise ValueError(f"{Layout(self.layout)} payloads carry 1 to {limit} workers, not {self.workers}")
+        if self.format == Format.TERNARY:
+            self.gate.validate()
+
+
+class NonFiniteError(ValueError):
+    """A NaN or infinite gradient, which never becomes a sign: the bucket that
+    holds it stays on FP32."""
+
+    def __init__(self, index: int, value: float, worker: Optional[int] = None):
+        self.index, self.value, self.worker = index, value, worker
+        who = "" if worker is None else f"worker {worker}: "
+        super().__init__(f"{who}element {index} is {value}, not a finite number")
+
+
+def parse_format(s: str) -> Format:
+    """Accepts fp32, g-binary (binary) and g-ternary (ternary), as Go's ParseFormat."""
+    v = s.strip().lower()
+    if v in ("fp32", "float32"):
+        return Format.FP32
+    if v in ("g-binary", "gbinary", "binary", "bin"):
+        return Format.BINARY
+    if v in ("g-ternary", "gternary", "ternary", "ter"):
+        return Format.TERNARY
+    raise ValueError(f"unknown format {s!r} (want fp32, g-binary or g-ternary)")
+
+
+def parse_layout(s: str) -> Layout:
+    """Accepts element-major (packet) and worker-major (planes)."""
+    v = s.strip().lower()
+    if v in ("element-major", "element", "packet"):
+        return Layout.ELEMENT_MAJOR
+    if v in ("worker-major", "worker", "planes", "plane"):
+        return Layout.WORKER_MAJOR
+    raise ValueError(f"unknown layout {s!r} (want element-major or worker-major)")
+
+
+def parse_gate(s: str) -> Gate:
+    """Accepts pattern (the paper's 2-of-3), pattern:P, worker and margin:T."""
+    name, sep, arg = s.strip().lower().partition(":")
+
+    def num() -> int:
+        if not sep:
+            raise ValueError(f"gate {s!r} needs a number after ':'")
+        try:
+            return int(arg)
+        except ValueError as e:
+            raise ValueError(f"gate {s!r}: {e}") from None
+
+    if name in ("pattern", "paper", "2of3"):
+        g = Gate(GateKind.PATTERN, num() if sep else 3)
+    elif name == "worker":
+        if sep:
+            raise ValueError(f"gate {s!r} takes no argument")
+        g = Gate(GateKind.WORKER)
+    elif name == "margin":
+        g = Gate(GateKind.MARGIN, threshold=num())
+    else:
+        raise ValueError(f"unknown gate {s!r} (want pattern, pattern:P, worker or margin:T)")
+    try:
+        g.validate()
+    except ValueError as e:
+        raise ValueError(f"gate {s!r}: {e}") from None
+    return g
+
+
+def plane_bytes(n: int) -> int:
+    """Bytes a bit-plane of n elements takes: ceil(n/8)."""
+    return (n + 7) // 8
+
+
+def lines(nbytes: int) -> int:
+    """How many 64-byte lines hold nbytes."""
+    return (nbytes + LINE_BYTES - 1) // LINE_BYTES
+
+
+_BIT_WEIGHTS = {}  # device -> uint8 tensor [1, 2, 4, ..., 128]
+_SHIFTS = {}
+_POPCOUNT = {}
+
+
+def _weights(device: torch.device) -> torch.Tensor:
+    t = _BIT_WEIGHTS.get(device)
+    if t is None:
+        t = torch.tensor([1 << q for q in range(8)], dtype=torch.uint8, device=device)
+        _BIT_WEIGHTS[device] = t
+    return t
+
+
+def _shifts(device: torch.device) -> torch.Tensor:
+    t = _SHIFTS.get(device)
+    if t is None:
+        t = torch.arange(8, dtype=torch.uint8, device=device)
+        _SHIFTS[device] = t
+    return t
+
+
+def _popcount_table(device: torch.device) -> torch.Tensor:
+    t = _POPCOUNT.get(device)
+    if t is None:
+        t = torch.tensor([bin(b).count("1") for b in range(256)], dtype=torch.uint8, device=device)
+        _POPCOUNT[device] = t
+    return t
+
+
+def any_nonfinite(g: torch.Tensor) -> torch.Tensor:
+    """A 0-d bool tensor: whether g holds a NaN or Inf (no host sync). max
+    propagates NaN and |Inf| is Inf, so one reduction decides; it is many
+    times faster than isfinite on CPU."""
+    if g.numel() == 0:
+        return torch.zeros((), dtype=torch.bool, device=g.device)
+    return ~torch.isfinite(g.reshape(-1).abs().amax())
+
+
+def check_finite(g: torch.Tensor, worker: Optional[int] = None) -> None:
+    """Raises NonFiniteError for the first NaN or Inf of g (flattened)."""
+    flat = g.reshape(-1)
+    if bool(any_nonfinite(flat)):
+        i = int(torch.nonzero(~torch.isfinite(flat))[0].item())
+        raise NonFiniteError(i, float(flat[i].item()), worker)
+
+
+# (x * _GATHER) >> 56 moves bit 8q of x to bit 56 + q: the eight 0/1 bytes
+# of a little-endian word become one byte, LSB first. Every partial product
+# lands on a distinct bit, so no carry disturbs bits 56-63.
+_GATHER = 0x0102040810204080
+_SPREAD = {}  # device -> int64 [256]: byte b -> eight 0/1 bytes, LSB first
+_VOTE8 = {}   # device -> int64 [65536]: (up | un << 8) -> eight int8 votes
+
+
+def _spread_table(device: torch.device) -> torch.Tensor:
+    t = _SPREAD.get(device)
+    if t is None:
+        v = [sum(((b >> q) & 1) << (8 * q) for q in range(8)) for b in range(256)]
+        t = torch.tensor(v, dtype=torch.int64, device=device)
+        _SPREAD[device] = t
+    return t
+
+
+def _vote_table(device: torch.device) -> torch.Tensor:
+    t = _VOTE8.get(device)
+    if t is None:
+        bits = _spread_table(torch.device("cpu")).view(torch.int8).view(256, 8)
+        lanes = bits.view(1, 256, 8) - bits.view(256, 1, 8)  # [un, up, lane]: +1, 0 or -1 per lane
+        t = lanes.reshape(65536, 8).contiguous().view(torch.int64).reshape(-1).to(device)
+        _VOTE8[device] = t
+    return t
+
+
+def _pack_bits(bits: torch.Tensor) -> torch.Tensor:
+    """Packs a bool/uint8 vector of 0/1 into bytes, LSB first, zero-padded."""
+    n = bits.numel()
+    nb = plane_bytes(n)
+    b = bits.reshape(-1).to(torch.uint8)
+    if nb * 8 != n:
+        b = torch.cat([b, b.new_zeros(nb * 8 - n)])
+    if b.storage_offset() % 8:
+        b = b.clone()  # a wider view needs an aligned start
+    words = b.view(torch.int64)
+    return ((words * _GATHER) >> 56).to(torch.uint8)
+
+
+def _unpack_bits(planes: torch.Tensor, n: int) -> torch.Tensor:
+    """Unpacks [..., nb] uint8 planes into [..., n] uint8 bits, LSB first."""
+    t = _spread_table(planes.device)[planes.long()]
+    return t.view(torch.uint8).reshape(*planes.shape[:-1], planes.shape[-1] * 8)[..., :n]
+
+
+def encode_signs(g: torch.Tensor, worker: Optional[int] = None) -> torch.Tensor:
+    """The G-Binary bit-plane of g (flattened): bit i is 1{g[i] > 0}.
+
+    Returns ceil(n/8) uint8 bytes on g's device, unused bits of the last byte
+    clear. A NaN or Inf raises NonFiniteError.
+    """
+    check_finite(g, worker)
+    return _pack_bits(g.reshape(-1) > 0)
+
+
+def _check_tau(tau: float) -> None:
+    if not (tau >= 0) or tau == float("inf"):
+        raise ValueError(f"gate threshold {tau} must be finite and non-negative")
+
+
+def encode_gates(g: torch.Tensor, tau: Union[float, torch.Tensor], worker: Optional[int] = None) -> torch.Tensor:
+    """The worker gate's bit-plane (an extension beyond the paper): bit i is
+    1{|g[i]| > tau}. tau is a finite non-negative number, or a tensor of
+    per-element thresholds (float32, as Go compares float32 values)."""
+    check_finite(g, worker)
+    flat = g.reshape(-1)
+    if isinstance(tau, torch.Tensor):
+        return _pack_bits(flat.abs() > tau.reshape(-1))
+    _check_tau(float(tau))
+    t = torch.tensor(float(tau), dtype=flat.dtype, device=flat.device)
+    return _pack_bits(flat.abs() > t)
+
+
+def _workers_matrix(g: Union[torch.Tensor, Sequence[torch.Tensor]]) -> torch.Tensor:
+    if isinstance(g, torch.Tensor):
+        if g.dim() != 2:
+            raise ValueError(f"gradients must be [workers, elements], got shape {tuple(g.shape)}")
+        return g
+    n = {t.numel() for t in g}
+    if len(n) > 1:
+        raise ValueError(f"workers have different element counts {sorted(n)}")
+    return torch.stack([t.reshape(-1) for t in g])
+
+
+def _check_workers_finite(g: torch.Tensor) -> None:
+    for k in range(g.shape[0]):
+        check_finite(g[k], k)
+
+
+def _pack_packet_bits(bits: torch.Tensor) -> torch.Tensor:
+    w = bits.shape[0]
+    if w < 1 or w > MAX_PACKET_WORKERS:
+        raise ValueError(f"element-major packets carry 1 to {MAX_PACKET_WORKERS} workers, not {w}")
+    wt = _weights(bits.device)[:w].view(w, 1)
+    return (bits.to(torch.uint8) * wt).sum(dim=0, dtype=torch.uint8)
+
+
+def pack_packet(g: Union[torch.Tensor, Sequence[torch.Tensor]]) -> torch.Tensor:
+    """The paper's element-major packets of W <= 8 workers: bit k of byte i
+    is 1{g[k][i] > 0}; bits at or above W are 0. Returns n uint8 bytes."""
+    m = _workers_matrix(g)
+    _check_workers_finite(m)
+    return _pack_packet_bits(m > 0)
+
+
+def pack_packet_gates(g: Union[torch.Tensor, Sequence[torch.Tensor]], tau: float) -> torch.Tensor:
+    """Element-major gate packets (worker gate extension): bit k of byte i
+    is 1{|g[k][i]| > tau}."""
+    _check_tau(float(tau))
+    m = _workers_matrix(g)
+    _check_workers_finite(m)
+    return _pack_packet_bits(m.abs() > torch.tensor(float(tau), dtype=m.dtype, device=m.device))
+
+
+def planes_to_packet(planes: torch.Tensor, n: int) -> torch.Tensor:
+    """Gathers W <= 8 worker bit-planes [W, nb] of n elements into
+    element-major packets: bit k of byte i = bit i of planes[k]."""
+    return _pack_packet_bits(_unpack_bits(planes, n))
+
+
+def packet_to_planes(packet: torch.Tensor, workers: int) -> torch.Tensor:
+    """Scatters element-major packets of n elements into W bit-planes [W, nb]."""
+    sh = _shifts(packet.device)[:workers].view(workers, 1)
+    bits = (packet.view(1, -1) >> sh) & 1
+    return torch.stack([_pack_bits(bits[k]) for k in range(workers)])
+
+
+def count_packet(packet: torch.Tensor, workers: int) -> torch.Tensor:
+    """The sign count of element-major packets: popcount(byte & (2^W - 1)),
+    bits at or above W ignored. Returns uint8 counts."""
+    if workers < 1 or workers > MAX_PACKET_WORKERS:
+        raise ValueError(f"element-major packets carry 1 to {MAX_PACKET_WORKERS} workers, not {workers}")
+    mask = (1 << workers) - 1
+    return _popcount_table(packet.device)[(packet & mask).long()]
+
+
+def count_planes(planes: torch.Tensor, n: int) -> torch.Tensor:
+    """The sign count of each of n elements over worker-major planes [W, nb]:
+    c[i] = sum_k bit i of planes[k]. Returns int16 counts."""
+    w = planes.shape[0]
+    c = torch.zeros(n, dtype=torch.int16, device=planes.device)
+    for k in range(w):
+        c += _unpack_bits(planes[k], n)
+    return c
+
+
+def _flat_index(base: Union[int, torch.Tensor], n: int, device: torch.device) -> torch.Tensor:
+    if isinstance(base, torch.Tensor):
+        if base.numel() != n:
+            raise ValueError(f"{base.numel()} flattened indices for {n} elements")
+        return base.to(device=device, dtype=torch.int64)
+    if base < 0:
+        raise ValueError(f"negative base element index {base}")
+    return torch.arange(base, base + n, dtype=torch.int64, device=device)
+
+
+def gate_keeps(gate: Gate, base: Union[int, torch.Tensor], margin: torch.Tensor) -> torch.Tensor:
+    """Which elements the gate keeps, as Go's RefGateKeeps: the pattern gate
+    on the flattened index (base + i, or base[i] when base is a tensor of
+    indices), the margin gate on |a| >= threshold. The worker gate keeps
+    everything here (it gates per worker, before the vote)."""
+    n = margin.numel()
+    if gate.kind == GateKind.PATTERN:
+        p = gate.effective_period()
+        if isinstance(base, int):
+            return pattern_keeps(p, base, n, margin.device)
+        return _flat_index(base, n, margin.device) % p != p - 1
+    if gate.kind == GateKind.MARGIN:
+        return margin.abs() >= gate.threshold
+    return torch.ones(n, dtype=torch.bool, device=margin.device)
+
+
+def pattern_keeps(period: int, base: int, n: int, device: torch.device) -> torch.Tensor:
+    """The period-p pattern gate's keep mask of elements base .. base+n-1:
+    False where the index mod p is p-1 (a tiled period, no integer math
+    per element)."""
+    if base < 0:
+        raise ValueError(f"negative base element index {base}")
+    one = torch.ones(period, dtype=torch.bool, device=device)
+    one[period - 1] = False
+    o = base % period
+    reps = (o + n + period - 1) // period
+    return one.repeat(max(reps, 1))[o:o + n]
+
+
+def _check_spec(spec: Spec, layout: Layout, base: Union[int, torch.Tensor]) -> None:
+    if spec.layout != layout:
+        raise ValueError(f"spec layout is {Layout(spec.layout)}, kernel wants {layout}")
+    if isinstance(base, int) and base < 0:
+        raise ValueError(f"negative base element index {base}")
+    spec.validate()
+
+
+_L01, _L55, _L33, _L0F = 0x0101010101010101, 0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F
+_L08, _L10 = 0x0808080808080808, 0x1010101010101010
+
+
+def _i64(v: int) -> int:
+    """A 64-bit lane constant as the signed value torch's int64 holds."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _popcount8(x: torch.Tensor) -> torch.Tensor:
+    """The set bits of each byte lane of int64 words (Go's popcount8). The
+    masks clear what the arithmetic shifts bring into the top lane."""
+    x = x - ((x >> 1) & _L55)
+    x = (x & _L33) + ((x >> 2) & _L33)
+    return (x + (x >> 4)) & _L0F
+
+
+def _packet_words(p: torch.Tensor) -> Tuple[torch.Tensor, int]:
+    n = p.numel()
+    pad = (-n) % 8
+    if pad:
+        p = torch.cat([p.reshape(-1), p.new_zeros(pad)])
+    p = p.reshape(-1).contiguous()
+    if p.storage_offset() % 8:
+        p = p.clone()
+    return p.view(torch.int64), n
+
+
+def vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor] = 0,
+                gates: Optional[torch.Tensor] = None, keep: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Aggregates element-major packets into int8 u (G-Binary) or m*u
+    (G-Ternary) per element, eight elements a word as Go's portable kernel
+    does. base is the flattened index of element 0 (or a tensor of each
+    element's flattened index); keep, if given, the pattern gate's keep
+    mask. gates holds the per-worker gate packets for the worker gate."""
+    _check_spec(spec, Layout.ELEMENT_MAJOR, base)
+    w = spec.workers
+    mask = _i64(((1 << w) - 1) * _L01)
+    x, n = _packet_words(signs)
+    if spec.gate_bits():
+        if gates is None or gates.numel() < signs.numel():
+            raise ValueError("the worker gate needs a gate packet per sign packet")
+        g, _ = _packet_words(gates[:n])
+        g = g & mask
+        d = _popcount8(x & g) + 8 * _L01 - _popcount8(~x & g)  # P - N + 8 per lane, in [0, 16]
+        pos = ((d + 7 * _L01) & _L10) >> 4
+        neg = (~(d + 8 * _L01) & _L10) >> 4
+    else:
+        c = _popcount8(x & mask)
+        pos = ((c + (7 - w // 2) * _L01) & _L08) >> 3          # 2c > W
+        neg = (~(c + (8 - (w + 1) // 2) * _L01) & _L08) >> 3   # 2c < W
+        if spec.format == Format.TERNARY and spec.gate.kind == GateKind.MARGIN:
+            t = spec.gate.threshold
+            km = torch.zeros_like(c)
+            hi = (w + t + 1) // 2
+            if hi <= 8:
+                km |= ((c + (8 - hi) * _L01) & _L08) >> 3
+            if w - t >= 0:
+                lo = (w - t) // 2
+                km |= (~(c + (8 - (lo + 1)) * _L01) & _L08) >> 3
+            pos, neg = pos & km, neg & km
+    u = (pos | (neg * 0xFF)).view(torch.int8)[:n]
+    if spec.format == Format.TERNARY and spec.gate.kind == GateKind.PATTERN:
+        m = keep if keep is not None else gate_keeps(spec.gate, base, u)
+        u = u * m.to(torch.int8)
+    return u
+
+
+class _SlicedCounter:
+    """A bit-sliced counter over byte lanes (Go's bitCounter): slice b holds
+    bit b of every element's count, eight elements a byte, so adding a
+    worker's plane is a few bitwise operations on n/8 bytes."""
+
+    def __init__(self, workers: int, like: torch.Tensor):
+        self.m = max(1, int(workers).bit_length())
+        self.s = [torch.zeros_like(like) for _ in range(self.m)]
+
+    def add(self, x: torch.Tensor) -> None:
+        for b in range(self.m):
+            carry = self.s[b] & x
+            self.s[b] ^= x
+            x = carry
+
+    def gt(self, k: int) -> torch.Tensor:
+        """Lanes whose count is greater than k (k >= 0)."""
+        if k >= 1 << self.m:
+            return torch.zeros_like(self.s[0])
+        gt = torch.zeros_like(self.s[0])
+        eq = torch.full_like(self.s[0], -1)
+        for b in range(self.m - 1, -1, -1):
+            if (k >> b) & 1 == 0:
+                gt |= eq & self.s[b]
+                eq &= ~self.s[b]
+            else:
+                eq &= self.s[b]
+        return gt
+
+    def gt_counter(self, other: "_SlicedCounter") -> torch.Tensor:
+        """Lanes where this count is greater than other's (equal widths)."""
+        gt = torch.zeros_like(self.s[0])
+        eq = torch.full_like(self.s[0], -1)
+        for b in range(self.m - 1, -1, -1):
+            gt |= eq & self.s[b] & ~other.s[b]
+            eq &= ~(self.s[b] ^ other.s[b])
+        return gt
+
+
+def _words(planes: torch.Tensor) -> torch.Tensor:
+    """[W, nb] uint8 planes as [W, ceil(nb/8)] int64 words (zero-padded), so
+    the bitwise kernels touch eight bytes an element."""
+    w, nb = planes.shape
+    pad = (-nb) % 8
+    if pad:
+        planes = torch.cat([planes, planes.new_zeros(w, pad)], dim=1)
+    planes = planes.contiguous()
+    if planes.storage_offset() % 8:
+        planes = planes.clone()
+    return planes.view(torch.int64)
+
+
+def vote_planes(signs: torch.Tensor, n: int, spec: Spec, base: Union[int, torch.Tensor] = 0,
+                gates: Optional[torch.Tensor] = None, keep: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Aggregates worker-major planes [W, nb] of n elements into int8 u or
+    m*u per element (Go's VotePlanes followed by UnpackPlanes), through a
+    bit-sliced counter as Go's portable kernel does. keep, if given, is the
+    pattern gate's precomputed keep mask (what gate_keeps returns)."""
+    _check_spec(spec, Layout.WORKER_MAJOR, base)
+    w = spec.workers
+    if signs.dim() != 2 or signs.shape[0] != w:
+        raise ValueError(f"vote: {signs.shape[0] if signs.dim() else 0} sign planes for {w} workers")
+    if signs.shape[1] < plane_bytes(n):
+        raise ValueError(f"vote: planes hold {signs.shape[1]} bytes, want {plane_bytes(n)}")
+    sw = _words(signs[:, :plane_bytes(n)])
+    ternary = spec.format == Format.TERNARY
+    kind = spec.gate.kind
+    if spec.gate_bits():
+        if gates is None or tuple(gates.shape) != tuple(signs.shape):
+            raise ValueError("the worker gate needs one gate plane per worker, shaped like the sign planes")
+        gw = _words(gates[:, :plane_bytes(n)])
+        c, cn = _SlicedCounter(w, sw[0]), _SlicedCounter(w, sw[0])
+        for k in range(w):
+            c.add(sw[k] & gw[k])
+            cn.add(~sw[k] & gw[k])
+        up, un = c.gt_counter(cn), cn.gt_counter(c)
+    else:
+        c = _SlicedCounter(w, sw[0])
+        for k in range(w):
+            c.add(sw[k])
+        up = c.gt(w // 2)               # 2c > W
+        un = ~c.gt((w + 1) // 2 - 1)    # 2c < W
+        if ternary and kind == GateKind.MARGIN:
+            t = spec.gate.threshold
+            km = torch.zeros_like(up)
+            hi = (w + t + 1) // 2
+            if hi >= 1:
+                km |= c.gt(hi - 1)
+            if w - t >= 0:
+                km |= ~c.gt((w - t) // 2)
+            up, un = up & km, un & km
+    idx = up.view(torch.uint8).long() | (un.view(torch.uint8).long() << 8)
+    u = _vote_table(up.device)[idx].view(torch.int8)[:n]
+    if ternary and kind == GateKind.PATTERN:
+        mask = keep if keep is not None else gate_keeps(spec.gate, base, u)
+        u = u * mask.to(torch.int8)
+    return u
+
+
+def decode(u: torch.Tensor, scale: float = 1.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The FP32 update scale * u[i] for aggregate values u in {-1, 0, +1}."""
+    return u.to(dtype) * torch.tensor(scale, dtype=dtype, device=u.device)
+
+
+def aggregate(g: Union[torch.Tensor, Sequence[torch.Tensor]], spec: Spec, base: Union[int, torch.Tensor] = 0,
+              tau: float = 0.0) -> torch.Tensor:
+    """The aggregate of W workers' gradients [W, n] under spec, through the
+    spec's layout: encode each worker, vote. For the worker gate, tau is the
+    absolute threshold (|g| > tau). Raises NonFiniteError naming the worker."""
+    m = _workers_matrix(g)
+    spec.validate()
+    if m.shape[0] != spec.workers:
+        raise ValueError(f"{m.shape[0]} workers of gradients for a {spec.workers}-worker spec")
+    n = m.shape[1]
+    if spec.layout == Layout.ELEMENT_MAJOR:
+        gates = pack_packet_gates(m, tau) if spec.gate_bits() else None
+        return vote_packet(pack_packet(m), spec, base, gates)
+    signs = torch.stack([encode_signs(m[k], k) for k in range(spec.workers)])
+    gates = torch.stack([encode_gates(m[k], tau, k) for k in range(spec.workers)]) if spec.gate_bits() else None
+    return vote_planes(signs, n, spec, base, gates)

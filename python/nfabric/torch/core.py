@@ -1,0 +1,172 @@
+"""The one aggregation mechanism the DDP hook and the virtual workers share:
+a group's elements inside a flat vector (a DDP bucket, or the model's
+gradients), what one worker encodes from them, and the vote of W workers'
+payloads into the update."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Optional, Tuple
+
+import torch
+
+from .. import lowbit
+from ..lowbit import Format, GateKind, Layout
+from ..policy import RuleSpec
+from .groups import ParamInfo
+
+
+@dataclasses.dataclass
+class Segments:
+    """A group's elements inside one flat source vector: runs of whole
+    parameter tensors (DDP never splits a tensor across buckets)."""
+
+    params: List[ParamInfo]
+    offsets: List[int]  # where each tensor starts in the source vector
+
+    def __post_init__(self) -> None:
+        self.lengths = [p.numel for p in self.params]
+        self.n = sum(self.lengths)
+        starts, s = [], 0
+        for ln in self.lengths:
+            starts.append(s)
+            s += ln
+        self.starts = starts  # where each tensor starts in the group vector
+        self.contiguous = all(self.offsets[i] + self.lengths[i] == self.offsets[i + 1] for i in range(len(self.params) - 1))
+        self._flat: Dict[torch.device, torch.Tensor] = {}
+        self._keep: Dict[Tuple[int, torch.device], torch.Tensor] = {}
+
+    def flat_index(self, device: torch.device) -> torch.Tensor:
+        """Each element's index in the model's flattened parameter vector."""
+        t = self._flat.get(device)
+        if t is None:
+            t = torch.cat([torch.arange(p.flat_base, p.flat_base + p.numel, dtype=torch.int64) for p in self.params]).to(device)
+            self._flat[device] = t
+        return t
+
+    def keep(self, period: int, device: torch.device) -> torch.Tensor:
+        """The period-p pattern gate's keep mask over the group's elements,
+        tiled per parameter tensor from its flattened index."""
+        key = (period, device)
+        t = self._keep.get(key)
+        if t is None:
+            t = torch.cat([lowbit.pattern_keeps(period, p.flat_base, p.numel, device) for p in self.params])
+            self._keep[key] = t
+        return t
+
+    def gather(self, src: torch.Tensor) -> torch.Tensor:
+        if self.contiguous:
+            return src[self.offsets[0]:self.offsets[0] + self.n]
+        return torch.cat([src[o:o + n] for o, n in zip(self.offsets, self.lengths)])
+
+    def scatter(self, dst: torch.Tensor, vals: torch.Tensor) -> None:
+        if self.contiguous:
+            dst[self.offsets[0]:self.offsets[0] + self.n].copy_(vals)
+            return
+        for o, s, n in zip(self.offsets, self.starts, self.lengths):
+            dst[o:o + n].copy_(vals[s:s + n])
+
+    def tensors(self, v: torch.Tensor) -> List[Tuple[ParamInfo, torch.Tensor]]:
+        """Views of a group vector, one per parameter tensor."""
+        return [(p, v[s:s + n]) for p, s, n in zip(self.params, self.starts, self.lengths)]
+
+
+def lowbit_spec(rule: RuleSpec, workers: int, layout: Layout) -> lowbit.Spec:
+    return lowbit.Spec(workers, layout, rule.rule, rule.gate if rule.rule == Format.TERNARY else lowbit.Gate())
+
+
+def ef_input(g: torch.Tensor, residual: Optional[torch.Tensor], rule: RuleSpec) -> torch.Tensor:
+    """The payload source p: g, or g + e with error feedback."""
+    if not rule.ef or residual is None:
+        return g
+    return g + residual
+
+
+def ef_commit(p: torch.Tensor, residual: torch.Tensor, seg: Segments) -> None:
+    """e <- p - s (2b - 1), s = mean |p| over each parameter tensor (summed in
+    float64, as the Go trainer does), b = 1{p > 0}."""
+    for _, (s0, n) in enumerate(zip(seg.starts, seg.lengths)):
+        pp = p[s0:s0 + n]
+        sc = pp.abs().double().mean().float() if n else torch.zeros((), device=p.device)
+        residual[s0:s0 + n] = pp - sc * ((pp > 0).to(pp.dtype) * 2 - 1)
+
+
+def worker_tau(p: torch.Tensor, seg: Segments, rule: RuleSpec) -> torch.Tensor:
+    """Per-element worker-gate thresholds: gate_tau (0 means 1) times the
+    mean |p| of the element's parameter tensor."""
+    rel = rule.gate_tau or 1.0
+    parts = []
+    for s0, n in zip(seg.starts, seg.lengths):
+        m = p[s0:s0 + n].abs().double().mean().float() if n else torch.zeros((), device=p.device)
+        parts.append((rel * m).expand(n))
+    return torch.cat(parts) if parts else p.new_zeros(0)
+
+
+def nonfinite(p: torch.Tensor) -> torch.Tensor:
+    """A 0-d float tensor, 1 when p holds a NaN or Inf (no host sync)."""
+    return lowbit.any_nonfinite(p).to(torch.float32)
+
+
+def encode(p: torch.Tensor, rule: RuleSpec, seg: Segments, worker: Optional[int] = None
+           ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """One worker's payload of a group: its sign plane and, for the worker
+    gate, its gate plane. Raises lowbit.NonFiniteError."""
+    signs = lowbit.encode_signs(p, worker)
+    gates = None
+    if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.WORKER:
+        gates = lowbit.encode_gates(p, worker_tau(p, seg, rule), worker)
+    return signs, gates
+
+
+def vote(signs: torch.Tensor, gates: Optional[torch.Tensor], seg: Segments, rule: RuleSpec, layout: Layout) -> torch.Tensor:
+    """The int8 aggregate of W workers' planes [W, nb] of the group, through
+    the layout (element-major: the runtime's gather into the paper's packet,
+    then the packet vote)."""
+    w = signs.shape[0]
+    spec = lowbit_spec(rule, w, layout)
+    idx = seg.flat_index(signs.device)
+    keep = None
+    if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.PATTERN:
+        keep = seg.keep(rule.gate.effective_period(), signs.device)
+    if layout == Layout.ELEMENT_MAJOR:
+        packet = lowbit.planes_to_packet(signs, seg.n)
+        gp = lowbit.planes_to_packet(gates, seg.n) if gates is not None else None
+        return lowbit.vote_packet(packet, spec, idx, gp, keep)
+    return lowbit.vote_planes(signs, seg.n, spec, idx, gates, keep)
+
+
+def payload_bytes(rule: RuleSpec, n: int) -> int:
+    """Bytes one worker sends for n elements of a group under rule."""
+    if rule.rule == Format.FP32:
+        return 4 * n
+    planes = 2 if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.WORKER else 1
+    return planes * lowbit.plane_bytes(n)
+
+
+class Cosines:
+    """Per-group accumulators of the diagnostics the admission ladder reads:
+    the cosine of the G-Binary and G-Ternary (the paper's 2-of-3 gate)
+    votes with the FP32 mean, over a step's elements (Go's
+    train.StepCosines)."""
+
+    def __init__(self) -> None:
+        self.acc: Dict[str, List[float]] = {}
+
+    def add(self, group: str, signs: torch.Tensor, seg: Segments, mean: torch.Tensor) -> None:
+        """signs: the W workers' sign planes [W, nb] of the group's elements;
+        mean: their FP32 mean."""
+        spec = lowbit.Spec(signs.shape[0], Layout.WORKER_MAJOR, Format.BINARY)
+        u = lowbit.vote_planes(signs, seg.n, spec, 0).to(torch.float64)
+        t = u * seg.keep(3, u.device).to(torch.float64)
+        m = mean.to(torch.float64)
+        a = self.acc.setdefault(group, [0.0] * 5)
+        for i, v in enumerate([float(u @ m), float(u @ u), float(t @ m), float(t @ t), float(m @ m)]):
+            a[i] += v
+
+    def take(self) -> Dict[str, Tuple[float, float]]:
+        """(cos binary, cos ternary) per group, and a fresh start."""
+        def cos(dot: float, nu: float, nm: float) -> float:
+            return dot / (nu * nm) ** 0.5 if nu > 0 and nm > 0 else 0.0
+        out = {g: (cos(a[0], a[1], a[4]), cos(a[2], a[3], a[4])) for g, a in self.acc.items()}
+        self.acc = {}
+        return out

@@ -1,0 +1,146 @@
+"""What the DDP hook and the virtual workers share: the checked setup
+(groups, policy, layout limit, controller) and the per-step mode state."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Dict, List, Mapping, Optional, Sequence, Union
+
+import torch
+
+from ..lowbit import Format, Layout
+from ..policy import Policy, RuleSpec
+from .control import StepContext, as_controller, resolve_modes
+from .groups import Assignment, assign_groups
+from .stats import RecoveryEvent, Stats
+
+PolicyArg = Union[str, Policy]
+GroupsArg = Optional[Mapping[str, Sequence[str]]]
+
+def resolve_control(backend: str, control: object, serve: Optional[str]) -> object:
+    """Checks the backend and turns a control address into a ServeControl,
+    before training starts."""
+    if backend not in ("collective", "controller"):
+        raise ValueError(f"unknown backend {backend!r} (want 'collective' or 'controller')")
+    if backend == "controller" and not serve:
+        raise ValueError("backend='controller' needs serve='ADDRESS' of a running `nfabric serve` "
+                         "(a Unix socket path, unix:///path, or host:port)")
+    if isinstance(control, str):
+        from .serve import ServeControl
+        return ServeControl(control)
+    return control
+
+
+class ModeState:
+    """The groups, their policy and each step's modes, with the statistics."""
+
+    def __init__(self, model: torch.nn.Module, policy: PolicyArg, groups: GroupsArg, control: object,
+                 workers: int, backend: str = "collective", serve: Optional[str] = None):
+        control = resolve_control(backend, control, serve)
+        self.backend = backend
+        self.control_object = control
+        self.policy = Policy.parse(policy) if isinstance(policy, str) else policy
+        if not isinstance(self.policy, Policy):
+            raise TypeError(f"policy must be a policy string or nfabric.policy.Policy, not {type(policy).__name__}")
+        self.policy.validate_rates()
+        self.assignment: Assignment = assign_groups(model, groups)
+        self.groups: List[str] = self.assignment.groups
+        self.policy.check_groups(self.groups)
+        self.controller = as_controller(control)
+        self.workers = workers
+        layout = Layout(self.policy.layout)
+        may_low = self.controller is not None or any(self.policy.spec(g).low_bit() for g in self.groups)
+        if may_low and workers > layout.max_workers():
+            raise ValueError(f"{workers} workers is more than the {layout} layout carries ({layout.max_workers()}); "
+                             "use layout='worker-major' (up to 1024) or fewer workers")
+        if workers < 1:
+            raise ValueError(f"workers {workers} < 1")
+        self.layout = layout
+        self.stats = Stats()
+        self.current_step = 0
+        self.modes: Dict[str, Format] = self.policy.modes(self.groups)
+        self.loss: Optional[float] = None
+        self.optimizer: Optional[torch.optim.Optimizer] = None
+        self.velocity_resets = 0
+
+    def diag_now(self) -> bool:
+        """Whether this step measures the cosine diagnostics of its FP32
+        groups (a controller with diag_every = N asks every N steps)."""
+        every = int(getattr(self.control_object, "diag_every", 0) or 0)
+        return every > 0 and self.current_step % every == 0
+
+    def send_diag(self, cos: Dict[str, tuple]) -> None:
+        fn = getattr(self.control_object, "diag", None)
+        for g, (b, t) in cos.items():
+            try:
+                fn(self.current_step, g, b, t)
+            except Exception as e:  # noqa: BLE001
+                warnings.warn(f"nfabric: step {self.current_step}: sending diagnostics failed ({e})",
+                              RuntimeWarning, stacklevel=2)
+                return
+
+    def bind_control(self) -> None:
+        """Opens a remote controller's session (rank 0 only)."""
+        bind = getattr(self.control_object, "bind", None)
+        if bind is not None:
+            bind({g: self.assignment.elements(g) for g in self.groups})
+
+    def report_nonfinite(self, groups: Sequence[str]) -> None:
+        """Tells a controller that can hear it (rank 0) that these groups
+        met a NaN/Inf this step; its failure only warns."""
+        fn = getattr(self.control_object, "non_finite", None)
+        if fn is None:
+            return
+        for g in groups:
+            try:
+                fn(self.current_step, g)
+            except Exception as e:  # noqa: BLE001
+                warnings.warn(f"nfabric: step {self.current_step}: reporting NaN/Inf to the controller failed ({e})",
+                              RuntimeWarning, stacklevel=2)
+
+    def rule(self, group: str) -> RuleSpec:
+        """The group's spec under this step's mode."""
+        return self.policy.spec(group).with_rule(self.modes[group])
+
+    def scale(self, group: str) -> float:
+        return self.policy.scale(group, self.modes[group])
+
+    def ask(self) -> Dict[str, Format]:
+        """The controller's modes for this step; FP32 everywhere, with a
+        warning and an event, when it fails."""
+        pm = self.policy.modes(self.groups)
+        if self.controller is None:
+            return pm
+        try:
+            return resolve_modes(self.controller(StepContext(self.current_step, pm, self.loss, self.stats)), self.groups)
+        except Exception as e:  # noqa: BLE001 - any controller failure must fall back, visibly
+            warnings.warn(f"nfabric: step {self.current_step}: the controller failed ({e}); running every group on FP32 "
+                          "this step", RuntimeWarning, stacklevel=2)
+            self.stats.event(RecoveryEvent(self.current_step, "control-lost", tuple(self.groups)))
+            return {g: Format.FP32 for g in self.groups}
+
+    def apply(self, modes: Dict[str, Format]) -> None:
+        """Adopts the step's modes: records control returns to FP32 and resets
+        the momentum of groups whose rule changed (an attached optimizer)."""
+        changed = [g for g in self.groups if modes[g] != self.modes[g]]
+        back = tuple(g for g in changed if modes[g] == Format.FP32)
+        lost = bool(self.stats.events) and self.stats.events[-1].step == self.current_step and \
+            self.stats.events[-1].reason == "control-lost"
+        if back and self.current_step > 0 and not lost:
+            self.stats.event(RecoveryEvent(self.current_step, "control", back))
+        if changed and self.current_step > 0 and self.optimizer is not None:
+            self._reset_velocity(changed)
+        self.modes = modes
+
+    def _reset_velocity(self, groups: List[str]) -> None:
+        # A sign vote (|u| = 1 at the sign rate) and an FP32 mean differ by
+        # orders of magnitude; carrying momentum across a switch turns the
+        # last steps of one into a huge step of the other (the Go pilots
+        # reset it too).
+        assert self.optimizer is not None
+        for g in groups:
+            for p in self.assignment.members(g):
+                st = self.optimizer.state.get(p.param)
+                if st and "momentum_buffer" in st:
+                    del st["momentum_buffer"]
+                    self.velocity_resets += 1

@@ -1,0 +1,373 @@
+"""The DDP communication hook: NEURON-Fabric aggregation in
+``torch.nn.parallel.DistributedDataParallel``.
+
+Per gradient bucket and layer group:
+
+* FP32 (calibration, recovery, groups the policy keeps on FP32, and every
+  bucket where some rank holds a NaN or Inf): the mean by all-reduce,
+  exactly PyTorch's ``allreduce_hook`` when the whole bucket is FP32.
+* G-Binary / G-Ternary through the ``collective`` backend: every rank packs
+  the signs of its gradient (b = 1{g > 0}, eight elements a byte) on the
+  device, all-gathers the packed planes, and computes the controller's
+  read response, the vote u = sgn(2c - W) (times the zero gate for
+  G-Ternary), where the data is. The gate uses each element's index in the
+  model's flattened parameter vector, recovered from the bucket's
+  parameters, so a bucket boundary never moves the 2-of-3 pattern.
+
+Before a low-bit bucket is encoded, the ranks agree on a one-element flag
+(all-reduce, MAX): a NaN or Inf on any rank sends that bucket to FP32 on
+every rank. Modes change only at step boundaries; a controller is asked on
+rank 0 before each step's first bucket and its answer is broadcast.
+"""
+
+import time
+from typing import Dict, List, Optional, Tuple
+
+import torch
+import torch.distributed as dist
+
+from ..lowbit import Format
+from .. import lowbit
+from .core import Cosines, Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, vote
+from .fabric import GroupsArg, ModeState, PolicyArg
+from .stats import RecoveryEvent
+
+__all__ = ["register", "Fabric"]
+
+
+def _global_rank(pg: Optional[dist.ProcessGroup], rank: int) -> int:
+    if pg is None or pg is dist.group.WORLD:
+        return rank
+    fn = getattr(dist, "get_global_rank", None) or getattr(dist.distributed_c10d, "_get_global_rank")
+    return fn(pg, rank)
+
+
+def _all_gather_bytes(send: torch.Tensor, world: int, pg: Optional[dist.ProcessGroup]) -> List[torch.Tensor]:
+    """Every rank's packed bytes. The tensor form where the backend has it
+    (NCCL, torch >= 1.13 names it all_gather_into_tensor or
+    _all_gather_base); gloo has only the list form."""
+    if world == 1:
+        return [send]
+    backend = dist.get_backend(pg)
+    into = getattr(dist, "all_gather_into_tensor", None) or getattr(dist, "_all_gather_base", None)
+    if backend == "nccl" and into is not None:
+        out = torch.empty(world * send.numel(), dtype=send.dtype, device=send.device)
+        into(out, send, group=pg)
+        return list(out.view(world, -1))
+    outs = [torch.empty_like(send) for _ in range(world)]
+    dist.all_gather(outs, send, group=pg)
+    return outs
+
+
+class Fabric(ModeState):
+    """The state of a registered hook: groups, policy, modes and statistics.
+
+    ``assignment.report()`` tells which parameters went where,
+    ``stats.summary()`` the bytes on the wire per group and mode against
+    FP32, the low-bit step fraction and the recovery events.
+    """
+
+    def __init__(self, ddp_model: torch.nn.Module, policy: PolicyArg, groups: GroupsArg, control: object,
+                 backend: str, process_group: Optional[dist.ProcessGroup], serve: Optional[str] = None,
+                 token: Optional[str] = None):
+        if not isinstance(ddp_model, torch.nn.parallel.DistributedDataParallel):
+            raise TypeError(f"register needs a torch.nn.parallel.DistributedDataParallel model, got "
+                            f"{type(ddp_model).__name__}; for one process use nfabric.torch.virtual")
+        if not dist.is_initialized():
+            raise RuntimeError("torch.distributed is not initialized (call init_process_group first)")
+        self.pg = process_group
+        world = dist.get_world_size(process_group)
+        super().__init__(ddp_model.module, policy, groups, control, world, backend, serve)
+        self.rank = dist.get_rank(process_group)
+        self.ctrl = None
+        if backend == "controller":
+            from .serve import Client, ControllerBackend
+            gates = {g: self.policy.spec(g).gate for g in self.groups}
+            self.ctrl = ControllerBackend(Client(serve, token), self.assignment, world, self.layout, gates)
+        if world > 1:
+            # Every rank must take part in the per-step mode broadcast, or
+            # none: check that all ranks were given a controller (or none).
+            have = torch.tensor([1.0 if self.controller is not None else 0.0, 1.0])
+            if dist.get_backend(process_group) == "nccl":  # NCCL reduces device tensors only
+                have = have.cuda()
+            dist.all_reduce(have, group=process_group)
+            if have[0].item() not in (0.0, have[1].item()):
+                raise ValueError(f"control= was given on {int(have[0].item())} of {world} ranks: give the same "
+                                 "controller on every rank (only rank 0's is asked; the others follow its broadcast)")
+        if self.rank == 0:
+            self.bind_control()
+        self._src = _global_rank(process_group, 0)
+        self._layouts: Dict[Tuple[int, Tuple[int, ...]], Dict[str, Segments]] = {}
+        self._open = False
+        self.residuals: Dict[int, torch.Tensor] = {}
+        # buckets[i]: the parameter names of bucket i in the latest step
+        # (DDP rebuilds its buckets after the first step).
+        self.buckets: Dict[int, List[str]] = {}
+
+    def observe(self, loss: float) -> None:
+        """Reports the training loss to the controller (read on rank 0)."""
+        self.loss = float(loss)
+
+    def attach_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
+        """Lets a mode switch reset the momentum of the switched group."""
+        self.optimizer = optimizer
+
+    def close(self) -> None:
+        """Frees what this rank holds on nfabric serve (its device, and on
+        rank 0 the control session); closing the process does it too."""
+        if self.ctrl is not None:
+            self.ctrl.close()
+        close = getattr(self.control_object, "close", None)
+        if close is not None and self.rank == 0:
+            close()
+
+    # -- step boundaries -------------------------------------------------
+
+    def _begin_step(self, device: torch.device) -> None:
+        self._open = True
+        self.buckets = {}
+        self._diag = Cosines() if self.diag_now() else None
+        if self.controller is None:
+            self.apply(self.policy.modes(self.groups))
+            return
+        codes = torch.zeros(len(self.groups), dtype=torch.int64)
+        if self.rank == 0:
+            modes = self.ask()
+            codes = torch.tensor([int(modes[g]) for g in self.groups], dtype=torch.int64)
+        if self.workers > 1:
+            if dist.get_backend(self.pg) == "nccl":
+                codes = codes.to(device)
+            dist.broadcast(codes, src=self._src, group=self.pg)
+            self.stats.add_header(8 * len(self.groups))
+        self.apply({g: Format(int(c)) for g, c in zip(self.groups, codes.tolist())})
+
+    def _end_step(self) -> None:
+        if self._diag is not None and self.rank == 0:
+            self.send_diag(self._diag.take())
+        self.stats.end_step()
+        self.current_step += 1
+        self._open = False
+
+    # -- buckets -----------------------------------------------------------
+
+    def _layout(self, bucket: dist.GradBucket) -> Dict[str, Segments]:
+        params = bucket.parameters()
+        key = (bucket.index(), tuple(id(p) for p in params))
+        lay = self._layouts.get(key)
+        if lay is not None:
+            return lay
+        buf = bucket.buffer()
+        grads = bucket.gradients()
+        base, size = buf.data_ptr(), buf.element_size()
+        per: Dict[str, Tuple[list, list]] = {}
+        off = 0
+        for p, g in zip(params, grads):
+            info = self.assignment.info(p)
+            o = (g.data_ptr() - base) // size
+            if not (0 <= o and o + p.numel() <= buf.numel()):
+                o = off  # not a view of the buffer: the buffer is the concatenation
+            off = o + p.numel()
+            ps, os = per.setdefault(info.group, ([], []))
+            ps.append(info)
+            os.append(o)
+        lay = {g: Segments(*per[g]) for g in self.groups if g in per}
+        self._layouts[key] = lay
+        return lay
+
+    def _allreduce_mean(self, t: torch.Tensor):
+        t.div_(self.workers)
+        return dist.all_reduce(t, group=self.pg, async_op=True)
+
+    def hook(self, bucket: dist.GradBucket) -> torch.futures.Future:
+        t0 = time.perf_counter()
+        try:
+            return self._hook_bucket(bucket)
+        finally:
+            self.stats.add_time(time.perf_counter() - t0)
+
+    def _hook_bucket(self, bucket: dist.GradBucket) -> torch.futures.Future:
+        buf = bucket.buffer()
+        if not self._open:
+            self._begin_step(buf.device)
+        lay = self._layout(bucket)
+        self.buckets[bucket.index()] = [info.name for seg in lay.values() for info in seg.params]
+        low = [g for g in lay if self.modes[g] != Format.FP32]
+        if low:
+            fut = self._mixed(bucket, buf, lay, low)
+        elif self._diag is not None:
+            fut = self._fp32_with_diag(buf, lay)
+        else:
+            for g, seg in lay.items():
+                self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+            fut = self._allreduce_mean(buf).get_future().then(lambda f: f.value()[0])
+        if bucket.is_last():
+            self._end_step()
+        return fut
+
+    def _fp32_with_diag(self, buf: torch.Tensor, lay: Dict[str, Segments]):
+        """An FP32 bucket on a diagnostics step: the planes are all-gathered
+        too (counted as header bytes), and the votes compared with the mean."""
+        bad = torch.stack([nonfinite(lay[g].gather(buf)) for g in lay]).max().reshape(1)
+        if self.workers > 1:
+            dist.all_reduce(bad, op=dist.ReduceOp.MAX, group=self.pg)
+        planes = None
+        if bad.item() == 0:
+            parts = [lowbit.encode_signs(lay[g].gather(buf)) for g in lay]
+            sizes = [t.numel() for t in parts]
+            outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
+            self.stats.add_header(4 + sum(sizes))
+            planes = (sizes, outs)
+        self._allreduce_mean(buf).wait()
+        o = 0
+        for g, seg in lay.items():
+            self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+            if planes is not None:
+                sizes, outs = planes
+                n = sizes.pop(0)
+                signs = torch.stack([x[o:o + n] for x in outs])
+                o += n
+                self._diag.add(g, signs, seg, seg.gather(buf))
+        fut: torch.futures.Future = torch.futures.Future()
+        fut.set_result(buf)
+        return fut
+
+    def _fallback(self, bucket: dist.GradBucket, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str]):
+        self.stats.event(RecoveryEvent(self.current_step, "nonfinite", tuple(low), bucket.index()))
+        if self.rank == 0:
+            self.report_nonfinite(low)
+        for g, seg in lay.items():
+            self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+        return self._allreduce_mean(buf).get_future().then(lambda f: f.value()[0])
+
+    def _mixed(self, bucket: dist.GradBucket, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str]):
+        rules = {g: self.rule(g) for g in low}
+        inputs = {}
+        for g in low:
+            seg = lay[g]
+            res = self._residual(seg, buf) if rules[g].ef else None
+            inputs[g] = (ef_input(seg.gather(buf), res, rules[g]), res)
+        flag = torch.stack([nonfinite(p) for p, _ in inputs.values()]).max().reshape(1)
+        if self.workers > 1:
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=self.pg)
+            self.stats.add_header(4)
+        if flag.item() > 0:
+            return self._fallback(bucket, buf, lay, low)
+        # The FP32 groups of the bucket reduce while the low-bit ones encode.
+        fp = [g for g in lay if g not in rules]
+        work, fpvec = None, None
+        if fp:
+            fpvec = torch.cat([lay[g].gather(buf) for g in fp]) if len(fp) > 1 else lay[fp[0]].gather(buf).clone()
+            work = self._allreduce_mean(fpvec)
+        if self.ctrl is not None:
+            self._via_controller(buf, lay, low, rules, inputs)
+        else:
+            self._via_collective(buf, lay, low, rules, inputs)
+        if work is not None:
+            work.wait()
+            o = 0
+            for g in fp:
+                seg = lay[g]
+                seg.scatter(buf, fpvec[o:o + seg.n])
+                o += seg.n
+                self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+        fut: torch.futures.Future = torch.futures.Future()
+        fut.set_result(buf)
+        return fut
+
+    def _finish(self, g: str, seg: Segments, buf: torch.Tensor, u: torch.Tensor, rules, inputs) -> None:
+        p, res = inputs[g]
+        if res is not None:
+            ef_commit(p, res, seg)
+            self._store_residual(seg, res)
+        seg.scatter(buf, u.to(buf.dtype) * self.scale(g))
+        self.stats.add(g, self.modes[g], payload_bytes(rules[g], seg.n), seg.n)
+
+    def _via_collective(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs) -> None:
+        """Each rank's planes all-gathered, the vote on every rank."""
+        parts, index = [], []
+        for g in low:
+            p, _ = inputs[g]
+            s, gt = encode(p, rules[g], lay[g], self.rank)
+            index.append((g, len(parts), gt is not None))
+            parts.append(s)
+            if gt is not None:
+                parts.append(gt)
+        sizes = [t.numel() for t in parts]
+        outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        for g, i, has_gates in index:
+            a, n = starts[i], sizes[i]
+            signs = torch.stack([o[a:a + n] for o in outs])
+            gates = None
+            if has_gates:
+                b = starts[i + 1]
+                gates = torch.stack([o[b:b + n] for o in outs])
+            self._finish(g, lay[g], buf, vote(signs, gates, lay[g], rules[g], self.layout), rules, inputs)
+
+    def _via_controller(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs) -> None:
+        """The planes, one per parameter tensor, all-gathered, written as
+        payload lines into this rank's nfabric serve device under the step's
+        mode latch, and the aggregate read back."""
+        parts, index = [], []
+        for g in low:
+            p, _ = inputs[g]
+            for info, view in lay[g].tensors(p):
+                s, _ = encode(view, rules[g], Segments([info], [0]), self.rank)
+                index.append((g, info, len(parts)))
+                parts.append(s)
+        sizes = [t.numel() for t in parts]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
+        items = [(info, torch.stack([o[starts[i]:starts[i] + sizes[i]] for o in outs]), self.modes[g])
+                 for g, info, i in index]
+        us = self.ctrl.aggregate(items, self.current_step)
+        for g in low:
+            u = torch.cat([us[j] for j, (gg, _, _) in enumerate(index) if gg == g])
+            self._finish(g, lay[g], buf, u, rules, inputs)
+
+    # -- error feedback ----------------------------------------------------
+
+    def _residual(self, seg: Segments, buf: torch.Tensor) -> torch.Tensor:
+        parts = []
+        for info in seg.params:
+            r = self.residuals.get(id(info.param))
+            if r is None:
+                r = torch.zeros(info.numel, dtype=buf.dtype, device=buf.device)
+                self.residuals[id(info.param)] = r
+            parts.append(r)
+        return torch.cat(parts)
+
+    def _store_residual(self, seg: Segments, res: torch.Tensor) -> None:
+        for info, s0, n in zip(seg.params, seg.starts, seg.lengths):
+            self.residuals[id(info.param)] = res[s0:s0 + n].clone()
+
+
+# No "from __future__ import annotations" in this file: DDP checks that the
+# hook's annotations are the GradBucket and Future classes themselves.
+def _hook(state: "Fabric", bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+    return state.hook(bucket)
+
+
+def register(ddp_model: torch.nn.parallel.DistributedDataParallel, policy: PolicyArg = "g-binary",
+             groups: GroupsArg = None, control: object = None, backend: str = "collective",
+             process_group: Optional[dist.ProcessGroup] = None, serve: Optional[str] = None,
+             token: Optional[str] = None) -> Fabric:
+    """Registers NEURON-Fabric aggregation as ddp_model's communication hook.
+
+    policy: a policy string (``"backbone=g-binary,head=fp32"``) or
+    nfabric.policy.Policy, whose learning rates scale the low-bit update
+    (the optimizer must run at ``policy.lr``). groups: module-name patterns
+    per group (default: the final classifier in ``head``, the rest in
+    ``backbone``). control: None (the policy's modes), a local controller
+    (nfabric.torch.control) or any object with ``decide(ctx)``. backend:
+    ``"collective"`` (all-gather of the packed planes, vote on every rank)
+    or ``"controller"`` (the payload lines through the controller model of
+    the ``nfabric serve`` at ``serve``; bit-identical updates). control may
+    also be the address of an ``nfabric serve`` (a ServeControl with the
+    plane's defaults) or a ``nfabric.torch.serve.ServeControl``. Every
+    check (groups, policy, world size against the layout, backend, the
+    server and its API version) runs here, before training starts.
+    """
+    fabric = Fabric(ddp_model, policy, groups, control, backend, process_group, serve, token)
+    ddp_model.register_comm_hook(fabric, _hook)
+    return fabric

@@ -1,0 +1,318 @@
+"""Clients of ``nfabric serve`` (the Go controller model and control plane
+over gRPC, ``api/nfabric/v1``).
+
+* :class:`Client` connects (``unix:///path``, a socket path, or
+  ``host:port`` with a bearer token) and checks that the server speaks
+  nfabric.v1 before anything else happens.
+* :class:`ControllerBackend` is the hook's ``backend="controller"``: every
+  rank opens its own device, maps one region per parameter tensor (its
+  flattened index as ``element0``, so the positional gate is the model's),
+  writes the W workers' payload lines (all-gathered, as on the
+  ``collective`` path) under the step's mode latch and reads the
+  aggregate back: the paper's Fig. 1 path, for fidelity checks. It gives
+  updates bit-identical to the ``collective`` backend.
+* :class:`ServeControl` is a controller (``control=``): rank 0 holds a
+  session with the control service, sends each step, the loss the loop
+  reports, NaN/Inf reports and optional per-group diagnostics, and applies
+  the mode writes the plane returns. A failing call raises, and the hook
+  then runs that step on FP32 with a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import torch
+
+from .. import lowbit
+from ..lowbit import Format, GateKind, Layout
+
+__all__ = ["Client", "ControllerBackend", "ServeControl", "ServeError"]
+
+
+class ServeError(RuntimeError):
+    """nfabric serve could not be used: unreachable, another API version,
+    or a call it rejected."""
+
+
+def _modules():
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        raise ServeError("talking to nfabric serve needs grpcio (Debian: python3-grpcio; pip: grpcio)") from None
+    try:
+        from .._proto.nfabric.v1 import control_pb2, control_pb2_grpc, controller_pb2, controller_pb2_grpc
+    except ImportError as e:
+        raise ServeError(f"the generated nfabric.v1 modules (nfabric._proto, made by api/generate.sh) are missing "
+                         f"or unusable: {e}") from None
+    import grpc
+    return grpc, controller_pb2, controller_pb2_grpc, control_pb2, control_pb2_grpc
+
+
+def _target(address: str) -> str:
+    if address.startswith(("unix:", "dns:", "ipv4:", "ipv6:")):
+        return address
+    if address.startswith("/") or address.startswith("."):
+        return "unix://" + os.path.abspath(address)
+    return address
+
+
+class Client:
+    """A connection to nfabric serve. ``token``: the bearer token for TCP
+    servers (``--token-file``). The constructor checks the server: an
+    unreachable address, or a server without the nfabric.v1 services (a
+    different version of nfabric serve), is a ServeError naming it."""
+
+    def __init__(self, address: str, token: Optional[str] = None, timeout: float = 10.0):
+        grpc, self.cpb, cg, self.kpb, kg = _modules()
+        self.grpc = grpc
+        self.address = address
+        self.timeout = timeout
+        opts = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)]
+        self.channel = grpc.insecure_channel(_target(address), options=opts)
+        self.metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self.controller = cg.ControllerStub(self.channel)
+        self.control = kg.ControlStub(self.channel)
+        self._check()
+
+    def call(self, method, request, what: str):
+        try:
+            return method(request, timeout=self.timeout, metadata=self.metadata)
+        except self.grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else None
+            if code == self.grpc.StatusCode.UNAVAILABLE:
+                raise ServeError(f"nfabric serve at {self.address} is unreachable ({what}): {e.details()}") from None
+            if code == self.grpc.StatusCode.UNIMPLEMENTED:
+                raise ServeError(f"the server at {self.address} does not implement {what}: it is not an nfabric serve "
+                                 "speaking nfabric.v1 (a different version?)") from None
+            raise ServeError(f"nfabric serve at {self.address}: {what}: {code}: {e.details()}") from None
+
+    def _check(self) -> None:
+        # Device and session 0 never exist: NOT_FOUND proves both services
+        # are there and speak nfabric.v1; UNIMPLEMENTED means they are not.
+        for method, req, what in [(self.controller.GetStats, self.cpb.GetStatsRequest(device=0), "nfabric.v1.Controller"),
+                                  (self.control.Status, self.kpb.StatusRequest(session=0), "nfabric.v1.Control")]:
+            try:
+                method(req, timeout=self.timeout, metadata=self.metadata)
+            except self.grpc.RpcError as e:
+                if e.code() in (self.grpc.StatusCode.NOT_FOUND, self.grpc.StatusCode.INVALID_ARGUMENT):
+                    continue
+                self.call(method, req, what)  # raises the ServeError for this code
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+_MODE = {Format.BINARY: "MODE_G_BINARY", Format.TERNARY: "MODE_G_TERNARY"}
+
+
+class ControllerBackend:
+    """One rank's device on nfabric serve, with a region per parameter tensor."""
+
+    def __init__(self, client: Client, assignment, workers: int, layout: Layout, gates: Mapping[str, lowbit.Gate],
+                 chunk_bytes: int = 4 << 20):
+        self.c = client
+        self.w = workers
+        self.layout = Layout(layout)
+        self.chunk = chunk_bytes
+        pb = client.cpb
+        self.pb = pb
+        self.gates = dict(gates)
+        epl = self.layout_elements()
+        # Footprint upper bound: data slabs plus the view window.
+        cap = 64
+        for p in assignment.params:
+            lines = (p.numel + epl - 1) // epl
+            cap += (self.w + 2) * 2 * lines * 64 if self.layout == Layout.WORKER_MAJOR else 2 * lines * 64
+        lay = pb.LAYOUT_WORKER_MAJOR if self.layout == Layout.WORKER_MAJOR else pb.LAYOUT_ELEMENT_MAJOR
+        r = client.call(client.controller.OpenDevice,
+                        pb.OpenDeviceRequest(capacity_bytes=cap, workers=workers, layout=lay), "OpenDevice")
+        self.device = r.device
+        self.regions: Dict[int, object] = {}
+        base = 0
+        for p in assignment.params:
+            gate = self.gates.get(p.group, lowbit.PAPER_GATE)
+            if gate.kind == GateKind.WORKER:
+                raise ServeError(f"group {p.group}: the worker gate needs gate slabs; the controller backend runs "
+                                 "the pattern and margin gates")
+            # The server sizes the data window for the element count.
+            req = pb.MapRegionRequest(device=self.device, name=p.name, base=base, elements=p.numel,
+                                      mode=pb.MODE_FP32_BYPASS, gate=str(gate), element0=p.flat_base)
+            reg = client.call(client.controller.MapRegion, req, f"MapRegion {p.name}").region
+            self.regions[id(p.param)] = reg
+            base = reg.end
+
+    def layout_elements(self) -> int:
+        return lowbit.PLANE_ELEMENTS if self.layout == Layout.WORKER_MAJOR else lowbit.PACKET_ELEMENTS
+
+    def aggregate(self, items: Sequence[Tuple[object, torch.Tensor, Format]], step: int) -> List[torch.Tensor]:
+        """The int8 aggregates of parameter tensors from their W workers'
+        sign planes: items are (ParamInfo, planes [W, nb], mode). Writes
+        the mode latch, the lines, and reads the aggregate in one batch per
+        chunk."""
+        pb = self.pb
+        out: List[Optional[torch.Tensor]] = [None] * len(items)
+        batch, reads, size = [], [], 0
+        for i, (info, planes, mode) in enumerate(items):
+            reg = self.regions[id(info.param)]
+            n = info.numel
+            lines = reg.payload_lines
+            batch.append(pb.Op(set_mode=pb.SetMode(region=reg.id, mode=getattr(pb, _MODE[mode]), time=step)))
+            if self.layout == Layout.WORKER_MAJOR:
+                for k in range(self.w):
+                    data = torch.zeros(lines * 64, dtype=torch.uint8)
+                    data[:planes.shape[1]] = planes[k].cpu()
+                    batch.append(pb.Op(write=pb.Write(addr=reg.base + k * reg.slab_bytes, data=data.numpy().tobytes())))
+                batch.append(pb.Op(read=pb.Read(addr=reg.view_base, lines=2 * lines)))
+            else:
+                data = torch.zeros(lines * 64, dtype=torch.uint8)
+                data[:n] = lowbit.planes_to_packet(planes, n).cpu()
+                batch.append(pb.Op(write=pb.Write(addr=reg.base, data=data.numpy().tobytes())))
+                batch.append(pb.Op(read=pb.Read(addr=reg.view_base, lines=lines)))
+            reads.append((i, info, mode, lines))
+            size += (self.w + 2) * lines * 64
+            if size >= self.chunk:
+                self._run(batch, reads, out, planes.device)
+                batch, reads, size = [], [], 0
+        if batch:
+            self._run(batch, reads, out, items[0][1].device)
+        return out  # type: ignore[return-value]
+
+    def _run(self, ops, reads, out, device) -> None:
+        r = self.c.call(self.c.controller.Transact, self.pb.TransactRequest(device=self.device, ops=ops), "Transact")
+        data = torch.frombuffer(bytearray(r.data), dtype=torch.uint8)
+        o = 0
+        for i, info, mode, lines in reads:
+            n = info.numel
+            if self.layout == Layout.WORKER_MAJOR:
+                view = data[o:o + 2 * lines * 64].view(lines, 2, 64)
+                o += 2 * lines * 64
+                pos, nz = view[:, 0].reshape(-1), view[:, 1].reshape(-1)
+                bits_up = lowbit._unpack_bits(pos & nz, n).to(torch.int8)
+                bits_un = lowbit._unpack_bits(nz & ~pos, n).to(torch.int8)
+                u = bits_up - bits_un
+            else:
+                view = data[o:o + lines * 64]
+                o += lines * 64
+                if mode == Format.BINARY:  # the count byte c: u = sgn(2c - W)
+                    u = torch.sign(2 * view[:n].to(torch.int16) - self.w).to(torch.int8)
+                else:  # int8 m u
+                    u = view[:n].view(torch.int8).clone()
+            out[i] = u.to(device)
+
+    def close(self) -> None:
+        try:
+            self.c.call(self.c.controller.CloseDevice, self.pb.CloseDeviceRequest(device=self.device), "CloseDevice")
+        except ServeError:
+            pass
+
+
+class ServeControl:
+    """A controller backed by a session of nfabric serve's control plane.
+
+    ``default``: "fp32" (admission: FP32 until the ladder admits a mode on
+    diagnostics) or "lowbit" (the low-bit ``lowbit_mode`` after warm-up;
+    the Supervisor recovers to FP32 on a loss alarm). warmup, cooldown,
+    calibration, cusum_k, cusum_h, cusum_alpha, ladder_binary,
+    ladder_ternary: as ``nfabric pilot``'s flags (None: the plane's
+    defaults). diag_every = N measures the cosine diagnostics of the groups
+    running FP32 every N steps (an extra all-gather of their sign planes in
+    DDP) and sends them. Give the same ServeControl on every rank; only rank
+    0's opens a session. The session is opened when the hook binds the
+    groups.
+    """
+
+    def __init__(self, address: str, default: str = "fp32", lowbit_mode: str = "g-binary", token: Optional[str] = None,
+                 diag_every: int = 0, **config: float):
+        if default not in ("fp32", "lowbit"):
+            raise ValueError(f"default {default!r}: want fp32 or lowbit")
+        self.address, self.token = address, token
+        self.default, self.lowbit_mode = default, lowbit.parse_format(lowbit_mode)
+        allowed = {"warmup", "cooldown", "calibration", "cusum_k", "cusum_h", "cusum_alpha", "ladder_binary",
+                   "ladder_ternary"}
+        bad = sorted(set(config) - allowed)
+        if bad:
+            raise ValueError(f"unknown control setting(s) {bad} (want {sorted(allowed)})")
+        self.config = config
+        # Steps between cosine diagnostics of FP32 groups (0: none); the
+        # admission ladder ("fp32" default) admits on them.
+        self.diag_every = diag_every
+        self.client: Optional[Client] = None
+        self.session: Optional[int] = None
+        self.modes: Dict[str, Format] = {}
+        self.actions: List[Tuple[int, str, str, str]] = []
+        self.alarms = 0
+        self._loss_sent: Optional[int] = None
+
+    def bind(self, groups: Mapping[str, int]) -> None:
+        """Opens the session for these groups (name -> parameter count)."""
+        self.client = Client(self.address, self.token)
+        k = self.client.kpb
+        from google.protobuf import wrappers_pb2 as w
+        cfg = k.SessionConfig(groups=[k.Group(name=g, parameters=int(n)) for g, n in groups.items()],
+                              default=k.DEFAULT_FP32 if self.default == "fp32" else k.DEFAULT_LOWBIT,
+                              lowbit_mode=getattr(self.client.cpb, _MODE[self.lowbit_mode]))
+        for name, v in self.config.items():
+            wrap = w.Int64Value(value=int(v)) if name in ("warmup", "cooldown", "calibration") else w.DoubleValue(value=float(v))
+            getattr(cfg, name).CopyFrom(wrap)
+        r = self.client.call(self.client.control.OpenSession, k.OpenSessionRequest(config=cfg), "OpenSession")
+        self.session = r.session
+        self.modes = {g: Format.FP32 for g in groups}
+
+    def _send(self, event) -> None:
+        assert self.client is not None and self.session is not None
+        k = self.client.kpb
+        r = self.client.call(self.client.control.Send, k.SendRequest(session=self.session, event=event), "Send")
+        self.alarms = r.alarms
+        names = {v: n for n, v in self.client.cpb.Mode.items()}
+        for a in r.actions:
+            mode = names[a.mode]
+            self.actions.append((a.step, a.group, mode, a.reason))
+            self.modes[a.group] = {"MODE_G_BINARY": Format.BINARY, "MODE_G_TERNARY": Format.TERNARY}.get(mode, Format.FP32)
+
+    def decide(self, ctx) -> Dict[str, Format]:
+        if self.session is None:
+            raise ServeError("the control session is not open (ServeControl.bind was not called)")
+        k = self.client.kpb  # type: ignore[union-attr]
+        if ctx.loss is not None and ctx.step > 0 and self._loss_sent != ctx.step - 1:
+            self._send(k.Event(loss=k.LossEvent(step=ctx.step - 1, loss=float(ctx.loss))))
+            self._loss_sent = ctx.step - 1
+        self._send(k.Event(step=k.StepEvent(step=ctx.step, time_ns=time.time_ns())))
+        return dict(self.modes)
+
+    def diag(self, step: int, group: str, cos_binary: float, cos_ternary: float) -> None:
+        """Reports a group's cosine diagnostics (the ladder admits on them)."""
+        k = self.client.kpb  # type: ignore[union-attr]
+        self._send(k.Event(diag=k.DiagEvent(step=step, group=group, cos_binary=cos_binary, cos_ternary=cos_ternary)))
+
+    def telemetry(self, demand_gbps: float, capacity_gbps: float, line_reads_per_s: float = 0.0,
+                  time_ns: Optional[int] = None) -> None:
+        """Feeds a network telemetry sample to the plane's Commander (what a
+        runtime measures of its links; nothing here measures it for you)."""
+        k = self.client.kpb  # type: ignore[union-attr]
+        self._send(k.Event(telemetry=k.TelemetryEvent(time_ns=time.time_ns() if time_ns is None else time_ns,
+                                                      demand_gbps=demand_gbps, capacity_gbps=capacity_gbps,
+                                                      line_reads_per_s=line_reads_per_s)))
+
+    def non_finite(self, step: int, group: str) -> None:
+        k = self.client.kpb  # type: ignore[union-attr]
+        self._send(k.Event(non_finite=k.NonFiniteEvent(step=step, group=group)))
+
+    def replay_matches(self) -> Tuple[bool, str]:
+        """Dumps the session and replays it through a fresh Go plane: whether
+        the actions are identical (the service's own check)."""
+        c = self.client
+        k = c.kpb  # type: ignore[union-attr]
+        d = c.call(c.control.Dump, k.DumpRequest(session=self.session), "Dump")  # type: ignore[union-attr]
+        r = c.call(c.control.Replay, d, "Replay")  # type: ignore[union-attr]
+        return bool(r.matches), r.mismatch
+
+    def close(self) -> None:
+        if self.client is not None and self.session is not None:
+            try:
+                self.client.call(self.client.control.CloseSession,
+                                 self.client.kpb.CloseSessionRequest(session=self.session), "CloseSession")
+            except ServeError:
+                pass

@@ -1,0 +1,117 @@
+"""Traffic and mode statistics, measured from what the aggregation sent.
+
+Bytes are what one worker (rank) puts on the wire per step: 4 bytes an
+element on the FP32 path, the packed planes on the low-bit path (one bit an
+element, two with worker gate bits), and separately the small control
+messages (the per-bucket NaN/Inf flag, the broadcast modes) as "header"
+bytes. The FP32 reference is every element at 4 bytes: their ratio is the
+paper's traffic ratio, measured rather than computed from the format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..lowbit import Format
+
+
+@dataclasses.dataclass
+class RecoveryEvent:
+    """A group or bucket sent to FP32 against its low-bit mode: ``reason`` is
+    ``"nonfinite"`` (a NaN/Inf on some rank), ``"control"`` (the control
+    plane returned it to FP32) or ``"control-lost"`` (the control service
+    failed; FP32 until it answers)."""
+
+    step: int
+    reason: str
+    groups: Tuple[str, ...]
+    bucket: Optional[int] = None
+
+    def as_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class Stats:
+    """Per-step and total traffic by group and mode, the low-bit step
+    fraction and the recovery events."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.low_bit_steps = 0
+        self.bytes: Dict[Tuple[str, str], int] = {}
+        self.fp32_bytes: Dict[Tuple[str, str], int] = {}
+        self.header_bytes = 0
+        self.events: List[RecoveryEvent] = []
+        self.history: List[Dict[str, Any]] = []
+        # Wall time inside the hook (encode, the low-bit collectives and the
+        # vote; an FP32 bucket's all-reduce only starts there).
+        self.hook_seconds = 0.0
+        self._step: Dict[str, Any] = self._fresh()
+
+    @staticmethod
+    def _fresh() -> Dict[str, Any]:
+        return {"bytes": 0, "fp32_bytes": 0, "header_bytes": 0, "modes": {}}
+
+    def add(self, group: str, mode: Format, nbytes: int, elements: int) -> None:
+        key = (group, str(mode))
+        self.bytes[key] = self.bytes.get(key, 0) + nbytes
+        self.fp32_bytes[key] = self.fp32_bytes.get(key, 0) + 4 * elements
+        s = self._step
+        s["bytes"] += nbytes
+        s["fp32_bytes"] += 4 * elements
+        modes = s["modes"]
+        if modes.get(group) not in (None, str(mode)):
+            modes[group] = "mixed"
+        else:
+            modes[group] = str(mode)
+
+    def add_time(self, seconds: float) -> None:
+        self.hook_seconds += seconds
+
+    def add_header(self, nbytes: int) -> None:
+        self.header_bytes += nbytes
+        self._step["header_bytes"] += nbytes
+
+    def event(self, ev: RecoveryEvent) -> None:
+        self.events.append(ev)
+
+    def end_step(self) -> None:
+        s = self._step
+        s["step"] = self.steps
+        low = any(m != str(Format.FP32) for m in s["modes"].values())
+        s["low_bit"] = low
+        self.low_bit_steps += int(low)
+        self.steps += 1
+        self.history.append(s)
+        self._step = self._fresh()
+
+    def summary(self) -> Dict[str, Any]:
+        """Totals: bytes per group and mode, the payload ratio against FP32
+        (without and with headers), the low-bit step fraction, events."""
+        tb, tf = sum(self.bytes.values()), sum(self.fp32_bytes.values())
+        rows = []
+        for (g, m), b in sorted(self.bytes.items()):
+            f = self.fp32_bytes[(g, m)]
+            rows.append({"group": g, "mode": m, "bytes": b, "fp32_bytes": f, "ratio": b / f if f else 0.0})
+        return {
+            "steps": self.steps,
+            "low_bit_step_fraction": self.low_bit_steps / self.steps if self.steps else 0.0,
+            "groups": rows,
+            "bytes": tb,
+            "fp32_bytes": tf,
+            "header_bytes": self.header_bytes,
+            "ratio": tb / tf if tf else 0.0,
+            "ratio_with_headers": (tb + self.header_bytes) / tf if tf else 0.0,
+            "recovery_events": [e.as_dict() for e in self.events],
+            "hook_seconds": self.hook_seconds,
+        }
+
+    def text(self) -> str:
+        s = self.summary()
+        out = [f"{s['steps']} steps, low-bit step fraction {s['low_bit_step_fraction']:.4f}, "
+               f"wire bytes/FP32 {s['ratio']:.5f} (with headers {s['ratio_with_headers']:.5f})"]
+        for r in s["groups"]:
+            out.append(f"  {r['group']:<10} {r['mode']:<10} {r['bytes']:>14} B  vs FP32 {r['fp32_bytes']:>14} B  ratio {r['ratio']:.5f}")
+        out.append(f"  headers {s['header_bytes']} B; recovery events {len(s['recovery_events'])}")
+        return "\n".join(out)

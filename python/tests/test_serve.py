@@ -1,0 +1,193 @@
+"""nfabric.torch against a running `nfabric serve` (the Go controller model
+and control plane over gRPC).
+
+Oracles: the collective backend (the controller backend must give
+bit-identical updates, step for step, over gloo with 2 and 4 ranks); the
+Go control package's own recovery script (control/testdata/recovery.txt:
+warm-up, a loss spike, recovery to FP32, re-admission), whose expected
+modes the Python-driven session must reproduce; and the service's Replay,
+which reruns the recorded event stream through a fresh Go plane.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import warnings
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.dirname(__file__))
+import ddp_worker as W  # noqa: E402
+
+import nfabric.torch as nt  # noqa: E402
+from nfabric.lowbit import Format  # noqa: E402
+
+
+def spawn(workers, tmp, scenarios):
+    mp.spawn(W.worker, args=(workers, "file://" + os.path.join(tmp, "init"), tmp, scenarios), nprocs=workers, join=True)
+    out = {}
+    for r in range(workers):
+        with open(os.path.join(tmp, f"rank{r}.pkl"), "rb") as f:
+            out[r] = pickle.load(f)
+    return out
+
+
+POLICIES = ["g-binary", "g-ternary", "g-ternary/margin:2", "backbone=g-ternary,head=fp32"]
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_controller_backend_equals_collective(serve_socket, tmp_path, workers):
+    scen = []
+    for i, pol in enumerate(POLICIES):
+        for be in ("collective", "controller"):
+            scen.append({"name": f"{be}{i}", "policy": pol, "backend": be, "serve": serve_socket})
+    scen.append({"name": "admit", "policy": "g-binary", "ctl": "serve-admit", "serve": serve_socket})
+    scen.append({"name": "em-controller", "policy": "g-ternary", "backend": "controller", "serve": serve_socket,
+                 "layout": "element-major"})
+    res = spawn(workers, str(tmp_path), scen)
+    for r in range(workers):
+        for i, pol in enumerate(POLICIES):
+            a, b = res[r][f"collective{i}"], res[r][f"controller{i}"]
+            for step in range(W.STEPS):
+                for n in a["params"][step]:
+                    assert torch.equal(a["params"][step][n], b["params"][step][n]), f"{pol} W={workers} rank {r} step {step} {n}"
+            assert b["stats"]["low_bit_step_fraction"] == 1.0
+        # FP32-default admission on measured diagnostics (every cosine passes
+        # a ladder at -1): FP32 through warm-up, then G-Binary, on every rank.
+        assert [h["low_bit"] for h in res[r]["admit"]["history"]] == [False, False, True, True], f"rank {r}"
+        em, wm = res[r]["em-controller"], res[r]["collective1"]
+        for step in range(W.STEPS):
+            for n in wm["params"][step]:
+                assert torch.equal(em["params"][step][n], wm["params"][step][n]), f"element-major rank {r} step {step} {n}"
+
+
+# control/testdata/recovery.txt, transcribed: the losses fed after each
+# step and the mode the group must run at each step.
+RECOVERY_CONFIG = dict(default="lowbit", warmup=2, cooldown=3, calibration=2, cusum_k=0.02, cusum_h=0.5, cusum_alpha=0.1)
+RECOVERY_LOSSES = [1.0, 1.0, 1.0, 1.4, 1.4, None, None, None, None, None, None]
+RECOVERY_MODES = {2: Format.BINARY, 3: Format.BINARY, 4: Format.BINARY, 5: Format.FP32, 8: Format.FP32, 10: Format.BINARY}
+
+
+def test_control_round_trip_matches_the_go_plane(serve_socket):
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    ctl = nt.serve.ServeControl(serve_socket, **RECOVERY_CONFIG)
+    v = nt.VirtualWorkers(model, 4, "g-binary", groups={"all": ["*"]}, control=ctl)
+    opt = torch.optim.SGD(model.parameters(), lr=v.policy.lr)
+    g = torch.Generator().manual_seed(0)
+    ran = []
+    for step, loss in enumerate(RECOVERY_LOSSES):
+        opt.zero_grad()
+        v.step((torch.randn(16, 6, generator=g), torch.randint(3, (16,), generator=g)))
+        opt.step()
+        ran.append(v.modes["all"])
+        # The injected loss stream (a spike at steps 3-4) replaces the real loss.
+        v.loss = loss
+    assert ran[:2] == [Format.FP32, Format.FP32], "warm-up runs FP32"
+    for step, mode in RECOVERY_MODES.items():
+        assert ran[step] == mode, f"step {step}: ran {ran[step]}, the Go script expects {mode}"
+    assert ctl.alarms == 1
+    assert [h["low_bit"] for h in v.stats.history] == [m != Format.FP32 for m in ran]
+    assert [(e.step, e.reason) for e in v.stats.events] == [(5, "control")]
+    ok, why = ctl.replay_matches()
+    assert ok, why
+    ctl.close()
+
+
+def test_admission_diagnostics_are_the_votes_cosines(serve_socket):
+    """The cosines sent to the plane are those of the majority vote with the
+    FP32 mean, computed here in closed form from the shard gradients."""
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    ctl = nt.serve.ServeControl(serve_socket, default="fp32", warmup=1, ladder_binary=-1.0, diag_every=1)
+    v = nt.VirtualWorkers(model, 3, "g-binary", control=ctl)
+    batch = (torch.randn(12, 6, generator=torch.Generator().manual_seed(2)), torch.randint(3, (12,)))
+    grads, _ = v.shard_grads(batch)
+    v.step(batch)
+    c = ctl.client
+    dump = c.call(c.control.Dump, c.kpb.DumpRequest(session=ctl.session), "Dump")
+    sent = {e.event.diag.group: (e.event.diag.cos_binary, e.event.diag.cos_ternary)
+            for e in dump.events if e.event.WhichOneof("event") == "diag"}
+    for g, gr in grads.items():
+        u = torch.sign(2 * (gr > 0).sum(0) - 3).double()
+        mean = gr.double().mean(0)
+        flat = torch.cat([torch.arange(p.flat_base, p.flat_base + p.numel) for p in v.assignment.members(g)])
+        t = u * (flat % 3 != 2)
+        cb = float(u @ mean / (u.norm() * mean.norm()))
+        ct = float(t @ mean / (t.norm() * mean.norm()))
+        assert sent[g] == pytest.approx((cb, ct), abs=1e-6), g
+    ctl.telemetry(demand_gbps=10.0, capacity_gbps=100.0)
+    v.step(batch)
+    assert v.modes == {"head": Format.BINARY, "backbone": Format.BINARY}
+    ok, why = ctl.replay_matches()
+    assert ok, why
+
+
+def test_lost_control_service_falls_back_to_fp32(serve_socket, nfabric_cli, tmp_path):
+    import subprocess
+    import time
+    sock = tmp_path / "lost.sock"
+    proc = subprocess.Popen([str(nfabric_cli), "serve", "--socket", str(sock)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if sock.exists():
+            break
+        time.sleep(0.05)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    ctl = nt.serve.ServeControl(str(sock), default="lowbit", warmup=1)
+    v = nt.VirtualWorkers(model, 2, "g-binary", control=ctl)
+    batch = (torch.randn(8, 6), torch.randint(3, (8,)))
+    v.step(batch)
+    v.step(batch)
+    assert v.modes == {"head": Format.BINARY, "backbone": Format.BINARY}
+    proc.kill()
+    proc.wait()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        v.step(batch)
+    assert any("controller failed" in str(m.message) and "unreachable" in str(m.message) for m in w)
+    assert v.modes == {"head": Format.FP32, "backbone": Format.FP32}
+    assert v.stats.events[-1].reason == "control-lost"
+
+
+def test_wrong_server_is_a_clear_error(tmp_path):
+    try:
+        import grpc
+        import nfabric._proto.nfabric.v1.controller_pb2  # noqa: F401
+    except ImportError as e:
+        pytest.skip(f"skipped: the nfabric serve client needs python3-grpcio and nfabric._proto ({e})")
+    from concurrent import futures
+    srv = grpc.server(futures.ThreadPoolExecutor(1))  # serves nothing: not nfabric.v1
+    sock = tmp_path / "other.sock"
+    srv.add_insecure_port(f"unix://{sock}")
+    srv.start()
+    try:
+        with pytest.raises(nt.serve.ServeError, match="does not implement nfabric.v1.Controller.*different version"):
+            nt.serve.Client(str(sock))
+        with pytest.raises(nt.serve.ServeError, match="unreachable"):
+            nt.serve.Client(str(tmp_path / "nobody.sock"))
+    finally:
+        srv.stop(0)
+
+
+def test_fig6_traces_on_synthetic_data(serve_socket, tmp_path):
+    import json
+    import pathlib
+    ex = pathlib.Path(__file__).resolve().parents[2] / "examples" / "torch"
+    sys.path.insert(0, str(ex))
+    try:
+        import cifar_resnet18
+    finally:
+        sys.path.remove(str(ex))
+    out = tmp_path / "f6.json"
+    assert cifar_resnet18.main(["--synthetic", "64", "--image", "8", "--width", "4", "--blocks", "1,1", "--epochs", "3",
+                                "--batch", "16", "--workers", "4", "--data", "cifar10", "--fig6", "--serve", serve_socket,
+                                "--warmup", "2", "--diag-every", "1", "--fault-epochs", "1:2", "--json", str(out)]) == 0
+    rows = {r["policy"]: r for r in json.loads(out.read_text())["results"]}
+    assert list(rows) == ["always-FP32", "always-G-Binary", "FP32-default", "G-Binary-default"]
+    assert rows["always-FP32"]["low_bit_step_fraction"] == 0.0 and rows["always-G-Binary"]["low_bit_step_fraction"] == 1.0
+    # Both controlled traces start on FP32 (warm-up), so neither is all low-bit.
+    for k in ("FP32-default", "G-Binary-default"):
+        assert rows[k]["low_bit_step_fraction"] < 1.0

@@ -1,0 +1,526 @@
+package timing
+
+import "fmt"
+
+// ddr5Timing holds one channel's constraints in picoseconds (whole clock
+// cycles times tCK), the values the scheduler compares.
+type ddr5Timing struct {
+	ck, cl, cwl, rcd, rp, ras, rc, rtp, wr, ccds, ccdl, ccdlwr, rrds, rrdl, faw, wtrs, wtrl, rtrs, refi, rfc, burst, cmd Time
+	// rtw is the read-to-write turnaround on one rank: CL + BL/2 + 2 nCK
+	// - CWL (Ramulator2's DDR5 rule, read DQS offset 0, one preamble).
+	rtw Time
+}
+
+func makeDDR5Timing(d DDR5Config) ddr5Timing {
+	ck := d.ClockPS()
+	c := func(ns float64) Time { return Time(d.cycles(ns)) * ck }
+	t := ddr5Timing{ck: ck, cl: c(d.TCLNS), cwl: c(d.TCWLNS), rcd: c(d.TRCDNS), rp: c(d.TRPNS), ras: c(d.TRASNS),
+		rtp: c(d.TRTPNS), wr: c(d.TWRNS), ccds: c(d.TCCDSNS), ccdl: c(d.TCCDLNS), ccdlwr: c(d.TCCDLWR),
+		rrds: c(d.TRRDSNS), rrdl: c(d.TRRDLNS), faw: c(d.TFAWNS), wtrs: c(d.TWTRSNS), wtrl: c(d.TWTRLNS),
+		rtrs: c(d.TRTRSNS), refi: c(d.TREFINS), rfc: c(d.TRFCNS), burst: Time(d.BurstCycles()) * ck,
+		cmd: Time(d.CmdTicks) * ck}
+	t.rc = t.ras + t.rp
+	// Column-to-column spacing is never shorter than the burst: the data
+	// bus carries one burst at a time.
+	t.ccds, t.ccdl, t.ccdlwr = max(t.ccds, t.burst), max(t.ccdl, t.burst), max(t.ccdlwr, t.burst)
+	t.rtw = t.cl + t.burst + 2*ck - t.cwl
+	return t
+}
+
+// DRAMAccess is one request handed to a DDR5 channel.
+type DRAMAccess struct {
+	// ID is the owner's handle, passed back in DRAMSink.ColumnIssued.
+	ID    int32
+	Write bool
+	// Rank, Group, Bank and Row locate the line (see DDR5Mapper).
+	Rank, Group, Bank int32
+	Row               int64
+	// Arrive is when the request entered the channel queue.
+	Arrive Time
+	bank   int32 // flattened (rank, group, bank)
+}
+
+// DRAMSink receives a channel's column commands.
+type DRAMSink interface {
+	// ColumnIssued reports that a's RD or WR issued at issue; its data
+	// burst ends at dataEnd (read data ready, or write data written).
+	ColumnIssued(a DRAMAccess, issue, dataEnd Time)
+	// ReadSlot returns the earliest time a read may issue because a
+	// response-queue entry is free then (0 when one is free now).
+	ReadSlot() Time
+}
+
+type bankState struct {
+	open                             bool
+	row                              int64
+	nextACT, nextRD, nextWR, nextPRE Time
+	hitStamp                         uint64
+}
+
+type groupState struct{ nextACT, nextRD, nextWR Time }
+
+type rankState struct {
+	nextACT, nextRD, nextWR Time
+	faw                     [4]Time // times of the last four ACTs, a ring
+	fawN, fawI              int
+	refDue                  Time
+}
+
+// Channel is one DDR5 sub-channel and its scheduler: ranks, bank groups
+// and banks with row-buffer state, the JEDEC command constraints of
+// ddr5Timing, all-bank refresh, open- or closed-page policy, and an
+// FR-FCFS scheduler over finite read and write queues with write-drain
+// watermarks. It is event-driven: a decision runs when work arrives or
+// when the earliest pending command becomes legal, and issues one command
+// per decision on the command bus.
+//
+// Scheduling rule: among the queue being served (reads, or writes while
+// draining), each request's next command (RD/WR on a row hit, PRE on a
+// conflict, ACT on a closed bank) gets its earliest legal time; the
+// command with the earliest time issues, a row hit winning a tie and
+// then the oldest request (first-ready, first-come-first-served). A
+// conflicting PRE is withheld while a queued request still hits the open
+// row. When a rank's refresh falls due, the rank takes no new command:
+// its open banks are precharged as soon as tRAS/tRTP/tWR allow, REF
+// issues tRP later and the rank stays blocked for tRFC.
+type Channel struct {
+	name   string
+	eng    Scheduler
+	sink   DRAMSink
+	t      ddr5Timing
+	closed bool
+	groups int32 // bank groups per rank
+	banksG int32 // banks per group
+	banks  []bankState
+	grp    []groupState
+	ranks  []rankState
+
+	nextCmd       Time
+	readQ, writeQ []DRAMAccess
+	rqCap, wqCap  int
+	high, low     int
+	draining      bool
+	pendingAt     Time
+	inDecide      bool
+	stamp         uint64
+
+	// Counters since NewChannel: column commands, activations,
+	// precharges (conflicts; refresh precharges excluded) and refreshes.
+	Reads, Writes, Acts, Pres, Refreshes int64
+	// DataBusy sums the data-bus time of all bursts.
+	DataBusy Time
+}
+
+// NewChannel builds an idle channel for d (which must be valid) that
+// reports column commands to sink and schedules its decisions on eng.
+func NewChannel(name string, d DDR5Config, eng Scheduler, sink DRAMSink) *Channel {
+	if err := d.Validate(); err != nil {
+		panic(fmt.Sprintf("timing: channel %s: %v", name, err))
+	}
+	nb := d.Ranks * d.BankGroups * d.BanksPerGroup
+	ch := &Channel{name: mustName(name), eng: eng, sink: sink, t: makeDDR5Timing(d), closed: d.PagePolicy == "closed",
+		groups: int32(d.BankGroups), banksG: int32(d.BanksPerGroup),
+		banks: make([]bankState, nb), grp: make([]groupState, d.Ranks*d.BankGroups), ranks: make([]rankState, d.Ranks),
+		rqCap: d.ReadQueue, wqCap: d.WriteQueue, high: d.WriteHigh, low: d.WriteLow, pendingAt: Never}
+	for r := range ch.ranks {
+		ch.ranks[r].refDue = Never
+		if ch.t.refi > 0 {
+			// Stagger the ranks' refreshes across the interval.
+			ch.ranks[r].refDue = ch.t.refi * Time(r+1) / Time(d.Ranks)
+		}
+	}
+	ch.readQ = make([]DRAMAccess, 0, d.ReadQueue)
+	ch.writeQ = make([]DRAMAccess, 0, d.WriteQueue)
+	return ch
+}
+
+// Name returns the component's hierarchical name.
+func (ch *Channel) Name() string { return ch.name }
+
+// StaggerRefresh places this channel's refreshes at slot k of n evenly
+// spaced slots of tREFI (rank r of R at slot k*R + r of n*R), so that the
+// channels of a stack do not all refresh at once. Call before any Push.
+func (ch *Channel) StaggerRefresh(k, n int) {
+	if ch.t.refi == 0 {
+		return
+	}
+	nr := len(ch.ranks)
+	for r := range ch.ranks {
+		ch.ranks[r].refDue = ch.t.refi * Time(k*nr+r+1) / Time(n*nr)
+	}
+}
+
+// CanAccept reports whether the read (or write) queue has room.
+func (ch *Channel) CanAccept(write bool) bool {
+	if write {
+		return len(ch.writeQ) < ch.wqCap
+	}
+	return len(ch.readQ) < ch.rqCap
+}
+
+// Queued returns the number of queued reads and writes.
+func (ch *Channel) Queued() (reads, writes int) { return len(ch.readQ), len(ch.writeQ) }
+
+// Push queues a at now (the caller checked CanAccept) and wakes the
+// scheduler.
+func (ch *Channel) Push(now Time, a DRAMAccess) {
+	a.Arrive = now
+	a.bank = (a.Rank*ch.groups+a.Group)*ch.banksG + a.Bank
+	if a.Write {
+		if len(ch.writeQ) >= ch.wqCap {
+			panic("timing: DDR5 write queue overflow")
+		}
+		ch.writeQ = append(ch.writeQ, a)
+	} else {
+		if len(ch.readQ) >= ch.rqCap {
+			panic("timing: DDR5 read queue overflow")
+		}
+		ch.readQ = append(ch.readQ, a)
+	}
+	if !ch.inDecide {
+		// Wake only if this request's own next command is legal before
+		// the pending decision (a refresh due earlier wakes too).
+		var slot Time
+		if !a.Write {
+			slot = ch.sink.ReadSlot()
+		}
+		_, at := ch.next(now, &a, slot, false)
+		ch.wake(min(at, max(now, ch.nextRefresh())))
+	}
+}
+
+// alignUp rounds t up to the channel's clock edge.
+func (ch *Channel) alignUp(t Time) Time {
+	if r := t % ch.t.ck; r != 0 {
+		return t + ch.t.ck - r
+	}
+	return t
+}
+
+func (ch *Channel) wake(t Time) {
+	t = ch.alignUp(t)
+	if t < ch.pendingAt {
+		ch.pendingAt = t
+		ch.eng.Schedule(t, ch, 0)
+	}
+}
+
+// Handle runs a scheduling decision; stale wake-ups are ignored.
+func (ch *Channel) Handle(now Time, _ int64) {
+	if now != ch.pendingAt {
+		return
+	}
+	ch.pendingAt = Never
+	ch.decide(now)
+}
+
+type cmdKind uint8
+
+const (
+	cmdNone cmdKind = iota
+	cmdACT
+	cmdPRE
+	cmdCol
+)
+
+// decide issues every command that is legal at now, one per command-bus
+// slot, and arranges the next wake-up.
+func (ch *Channel) decide(now Time) {
+	ch.inDecide = true
+	defer func() { ch.inDecide = false }()
+	for {
+		ch.refreshDue(now)
+		var q *[]DRAMAccess
+		var i int
+		var kind cmdKind
+		var at Time
+		if ch.high == 0 {
+			q, i, kind, at = ch.pickUnified(now)
+		} else {
+			if q = ch.serve(); q == nil {
+				return
+			}
+			i, kind, at = ch.pick(now, *q)
+		}
+		if kind == cmdNone {
+			return
+		}
+		if at > now {
+			ch.wake(min(at, ch.nextRefresh()))
+			return
+		}
+		ch.issue(now, q, i, kind)
+	}
+}
+
+// pickUnified is pick over both queues (no write drain): the earlier
+// command wins, a row hit and then the older request breaking ties.
+func (ch *Channel) pickUnified(now Time) (*[]DRAMAccess, int, cmdKind, Time) {
+	ir, kr, ar := ch.pick(now, ch.readQ)
+	iw, kw, aw := ch.pick(now, ch.writeQ)
+	switch {
+	case kw == cmdNone:
+		return &ch.readQ, ir, kr, ar
+	case kr == cmdNone:
+		return &ch.writeQ, iw, kw, aw
+	case aw < ar || (aw == ar && kw == cmdCol && kr != cmdCol) ||
+		(aw == ar && (kw == cmdCol) == (kr == cmdCol) && ch.writeQ[iw].Arrive < ch.readQ[ir].Arrive):
+		return &ch.writeQ, iw, kw, aw
+	}
+	return &ch.readQ, ir, kr, ar
+}
+
+// serve applies the write-drain watermarks and returns the queue to
+// serve, nil when both are empty.
+func (ch *Channel) serve() *[]DRAMAccess {
+	nr, nw := len(ch.readQ), len(ch.writeQ)
+	if ch.draining {
+		if nw == 0 || (nw <= ch.low && nr > 0) {
+			ch.draining = false
+		}
+	} else if nw >= ch.high || (nr == 0 && nw > 0) {
+		ch.draining = true
+	}
+	switch {
+	case ch.draining:
+		return &ch.writeQ
+	case nr > 0:
+		return &ch.readQ
+	}
+	return nil
+}
+
+func (ch *Channel) nextRefresh() Time {
+	t := Never
+	for i := range ch.ranks {
+		t = min(t, ch.ranks[i].refDue)
+	}
+	return t
+}
+
+// refreshDue performs every refresh that has fallen due by now: the
+// rank's open banks precharge (PREA) when their tRAS/tRTP/tWR allow, REF
+// follows tRP later (and tRC after the last ACT), and no bank of the rank
+// activates for tRFC after it.
+func (ch *Channel) refreshDue(now Time) {
+	per := ch.groups * ch.banksG
+	for r := range ch.ranks {
+		rk := &ch.ranks[r]
+		for rk.refDue <= now {
+			bs := ch.banks[int32(r)*per : int32(r+1)*per]
+			pre := max(rk.refDue, ch.nextCmd)
+			anyOpen := false
+			for i := range bs {
+				if bs[i].open {
+					anyOpen = true
+					pre = max(pre, bs[i].nextPRE)
+				}
+			}
+			ref := ch.alignUp(pre)
+			if anyOpen {
+				ref += ch.t.rp
+			}
+			for i := range bs {
+				ref = max(ref, bs[i].nextACT)
+			}
+			ref = ch.alignUp(ref)
+			for i := range bs {
+				bs[i].open = false
+				bs[i].nextACT = ref + ch.t.rfc
+			}
+			ch.nextCmd = max(ch.nextCmd, ref+ch.t.ck)
+			rk.refDue += ch.t.refi
+			ch.Refreshes++
+		}
+	}
+}
+
+// pick returns the request whose next command is legal first (see the
+// type doc for the tie rules) and that command's time.
+func (ch *Channel) pick(now Time, q []DRAMAccess) (int, cmdKind, Time) {
+	ch.stamp++
+	for i := range q {
+		b := &ch.banks[q[i].bank]
+		if b.open && b.row == q[i].Row {
+			b.hitStamp = ch.stamp
+		}
+	}
+	best, bestKind, bestAt := -1, cmdNone, Never
+	slot := Time(0)
+	if len(q) > 0 && !q[0].Write {
+		slot = ch.sink.ReadSlot()
+	}
+	for i := range q {
+		kind, at := ch.next(now, &q[i], slot, true)
+		if kind == cmdNone {
+			continue
+		}
+		if at < bestAt || (at == bestAt && kind == cmdCol && bestKind != cmdCol) {
+			best, bestKind, bestAt = i, kind, at
+		}
+	}
+	return best, bestKind, bestAt
+}
+
+// next returns a's next command and its earliest legal time at or after
+// now; cmdNone when withhold is set and the command is a conflicting PRE
+// that the open row's pending hits hold back.
+func (ch *Channel) next(now Time, a *DRAMAccess, slot Time, withhold bool) (cmdKind, Time) {
+	b := &ch.banks[a.bank]
+	g := &ch.grp[a.bank/ch.banksG]
+	rk := &ch.ranks[a.Rank]
+	at := max(now, ch.nextCmd)
+	var kind cmdKind
+	switch {
+	case b.open && b.row == a.Row:
+		kind = cmdCol
+		if a.Write {
+			at = max(at, b.nextWR, g.nextWR, rk.nextWR)
+		} else {
+			at = max(at, b.nextRD, g.nextRD, rk.nextRD, slot)
+		}
+	case b.open:
+		if withhold && !ch.closed && b.hitStamp == ch.stamp {
+			return cmdNone, Never
+		}
+		kind = cmdPRE
+		at = max(at, b.nextPRE)
+	default:
+		kind = cmdACT
+		at = max(at, b.nextACT, g.nextACT, rk.nextACT)
+		if rk.fawN == 4 {
+			at = max(at, rk.faw[rk.fawI]+ch.t.faw)
+		}
+	}
+	return kind, ch.alignUp(at)
+}
+
+// issue puts q[i]'s next command on the bus at t and updates every
+// constraint it sets.
+func (ch *Channel) issue(t Time, q *[]DRAMAccess, i int, kind cmdKind) {
+	a := (*q)[i]
+	b := &ch.banks[a.bank]
+	gi := a.bank / ch.banksG
+	rk := &ch.ranks[a.Rank]
+	tm := &ch.t
+	ch.nextCmd = t + tm.cmd
+	switch kind {
+	case cmdACT:
+		ch.Acts++
+		b.open, b.row = true, a.Row
+		b.nextACT = max(b.nextACT, t+tm.rc)
+		b.nextRD, b.nextWR = max(b.nextRD, t+tm.rcd), max(b.nextWR, t+tm.rcd)
+		b.nextPRE = max(b.nextPRE, t+tm.ras)
+		g := &ch.grp[gi]
+		g.nextACT = max(g.nextACT, t+tm.rrdl)
+		rk.nextACT = max(rk.nextACT, t+tm.rrds)
+		rk.faw[rk.fawI] = t
+		rk.fawI = (rk.fawI + 1) % 4
+		rk.fawN = min(rk.fawN+1, 4) // once full, faw[fawI] is the oldest
+	case cmdPRE:
+		ch.Pres++
+		b.open = false
+		b.nextACT = max(b.nextACT, t+tm.rp)
+	case cmdCol:
+		// Leave the queue first, so that the sink sees the free entry.
+		*q = append((*q)[:i], (*q)[i+1:]...)
+		ch.column(t, a, b, gi)
+	}
+}
+
+// column issues a RD or WR (RDA/WRA under the closed-page policy).
+func (ch *Channel) column(t Time, a DRAMAccess, b *bankState, gi int32) {
+	tm := &ch.t
+	g := &ch.grp[gi]
+	rk := &ch.ranks[a.Rank]
+	ch.DataBusy += tm.burst
+	var end Time
+	if a.Write {
+		ch.Writes++
+		end = t + tm.cwl + tm.burst
+		b.nextPRE = max(b.nextPRE, end+tm.wr)
+		g.nextWR = max(g.nextWR, t+tm.ccdlwr)
+		rk.nextWR = max(rk.nextWR, t+tm.ccds)
+		g.nextRD = max(g.nextRD, end+tm.wtrl)
+		rk.nextRD = max(rk.nextRD, end+tm.wtrs)
+		ch.otherRanks(a.Rank, t+tm.cwl+tm.burst+tm.rtrs-tm.cl, t+tm.burst+tm.rtrs)
+		if ch.closed {
+			b.open = false
+			b.nextACT = max(b.nextACT, end+tm.wr+tm.rp)
+		}
+	} else {
+		ch.Reads++
+		end = t + tm.cl + tm.burst
+		b.nextPRE = max(b.nextPRE, t+tm.rtp)
+		g.nextRD = max(g.nextRD, t+tm.ccdl)
+		rk.nextRD = max(rk.nextRD, t+tm.ccds)
+		g.nextWR = max(g.nextWR, t+tm.rtw)
+		rk.nextWR = max(rk.nextWR, t+tm.rtw)
+		ch.otherRanks(a.Rank, t+tm.burst+tm.rtrs, t+tm.rtw+tm.rtrs)
+		if ch.closed {
+			b.open = false
+			b.nextACT = max(b.nextACT, t+tm.rtp+tm.rp)
+		}
+	}
+	ch.sink.ColumnIssued(a, t, end)
+}
+
+// otherRanks applies the rank-switch spacing to every rank but r.
+func (ch *Channel) otherRanks(r int32, rd, wr Time) {
+	for i := range ch.ranks {
+		if int32(i) != r {
+			ch.ranks[i].nextRD = max(ch.ranks[i].nextRD, rd)
+			ch.ranks[i].nextWR = max(ch.ranks[i].nextWR, wr)
+		}
+	}
+}
+
+// RowHits returns the column commands that found their row already open
+// (every column command whose row no ACT of its own had to open).
+func (ch *Channel) RowHits() int64 { return ch.Reads + ch.Writes - ch.Acts }
+
+// DDR5Mapper splits a stack-local line number into a DDR5 location by the
+// configured bit order (DDR5Config.Mapping, most significant first).
+type DDR5Mapper struct {
+	shift, mask [6]uint64 // indexed like mappingFields
+}
+
+// NewDDR5Mapper returns the mapper of a valid d.
+func NewDDR5Mapper(d DDR5Config) DDR5Mapper {
+	fs, err := parseMapping(d.Mapping)
+	if err != nil {
+		panic(fmt.Sprintf("timing: DDR5 mapping: %v", err))
+	}
+	size := map[string]int{"ro": d.Rows, "ra": d.Ranks, "bg": d.BankGroups, "ba": d.BanksPerGroup,
+		"co": d.RowBytes / LineBytes, "ch": d.Channels}
+	var m DDR5Mapper
+	pos := uint64(0)
+	for i := len(fs) - 1; i >= 0; i-- {
+		k := indexOf(mappingFields, fs[i])
+		bits := uint64(0)
+		for 1<<bits < size[fs[i]] {
+			bits++
+		}
+		m.shift[k], m.mask[k] = pos, 1<<bits-1
+		pos += bits
+	}
+	return m
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// Map returns the channel and the access (rank, group, bank, row) of a
+// stack-local line number; rows beyond the device wrap around.
+func (m DDR5Mapper) Map(line uint64) (channel int, a DRAMAccess) {
+	f := func(k int) uint64 { return (line >> m.shift[k]) & m.mask[k] }
+	// mappingFields order: ro, ra, bg, ba, co, ch
+	a.Row, a.Rank, a.Group, a.Bank = int64(f(0)), int32(f(1)), int32(f(2)), int32(f(3))
+	return int(f(5)), a
+}
