@@ -69,7 +69,10 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 	easy := TrainOptions{Data: "mnist", Model: "mlp", Hidden: []int{256}, Epochs: 8, Batch: 128, Workers: 8,
 		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 2, Seed: seed,
 		Layout: lowbit.WorkerMajor, TrainN: 6000, TestN: 2000}
+	// The pilots keep the MLP stand-ins, on which their ladder and CUSUM
+	// are calibrated (the training block moved to the ResNet stand-ins).
 	hard := BoundaryOptions(false, seed)
+	hard.Data, hard.Model = "mnist-pairs100", "mlp"
 	hard.Seeds, hard.Epochs = 1, 3
 	cc := control.DefaultConfig(pilot.Groups()...)
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 46, 46, 10
@@ -89,6 +92,7 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 		o.Control.WarmupSteps, o.Control.CooldownSteps, o.Control.CalibrationSteps = 468, 300, 50
 		o.Fault = pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5}
 		o.Hard = BoundaryOptions(true, seed)
+		o.Hard.Data, o.Hard.Model = "mnist-pairs100", "mlp"
 		o.Hard.Seeds, o.Hard.Epochs = 1, 4
 	}
 	o.NS3 = NS3Defaults(full, seed)

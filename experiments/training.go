@@ -64,26 +64,33 @@ type TrainOptions struct {
 	Logf      func(format string, args ...any)
 }
 
-// ValidatedOptions is the Fig. 4 analogue: an MLP on Fashion-MNIST (MNIST
-// if Fashion-MNIST is not installed), five rules, three seeds.
+// ValidatedOptions is the Fig. 4 analogue: the ResNet stand-in
+// (resnet-standin, nn.StandInConfig: BasicBlocks, BatchNorm, GAP, a head of
+// 0.84% of the parameters) on Fashion-MNIST (MNIST if Fashion-MNIST is not
+// installed), five rules; one seed in the quick configuration (the ResNet
+// costs about 100 CPU-seconds a seed there), three in the full one. Model
+// "mlp" is the earlier stand-in.
 func ValidatedOptions(full bool, seed uint64) TrainOptions {
-	o := TrainOptions{Data: "fashion-mnist", Model: "mlp", Hidden: []int{256}, Epochs: 3, Batch: 128, Workers: 8,
-		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 3, Seed: seed,
+	o := TrainOptions{Data: "fashion-mnist", Model: "resnet-standin", Hidden: []int{256}, Epochs: 3, Batch: 128, Workers: 8,
+		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 1, Seed: seed,
 		Layout: lowbit.WorkerMajor, TrainN: 6000, TestN: 2000, DiagSteps: 10}
 	if full {
-		o.Epochs, o.TrainN, o.TestN, o.DiagSteps = 8, 0, 0, 100
+		o.Epochs, o.TrainN, o.TestN, o.DiagSteps, o.Seeds = 8, 0, 0, 100, 3
 	}
 	return o
 }
 
-// BoundaryOptions is the Fig. 5 / Table 6 analogue on mnist-pairs100, the
-// 100-class stand-in for CIFAR-100.
+// BoundaryOptions is the Fig. 5 / Table 6 analogue on mnist-stack100, the
+// 100-class stand-in for CIFAR-100 that a GAP network can learn (two digits
+// in two channels), with the ResNet stand-in; one seed in the quick
+// configuration (about 280 CPU-seconds a seed), three in the full one.
+// Data "mnist-pairs100" and model "mlp" are the earlier stand-in.
 func BoundaryOptions(full bool, seed uint64) TrainOptions {
-	o := TrainOptions{Data: "mnist-pairs100", Model: "mlp", Hidden: []int{256}, Epochs: 3, Batch: 128, Workers: 8,
-		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 3, Seed: seed,
+	o := TrainOptions{Data: "mnist-stack100", Model: "resnet-standin", Hidden: []int{256}, Epochs: 3, Batch: 128, Workers: 8,
+		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 1, Seed: seed,
 		Layout: lowbit.WorkerMajor, TrainN: 6000, TestN: 2000, DiagSteps: 10}
 	if full {
-		o.Epochs, o.TrainN, o.TestN, o.DiagSteps, o.Extensions = 6, 0, 0, 100, true
+		o.Epochs, o.TrainN, o.TestN, o.DiagSteps, o.Extensions, o.Seeds = 6, 0, 0, 100, true, 3
 	}
 	return o
 }
