@@ -188,3 +188,43 @@ func TestFastForwardDDR5IdleStarts(t *testing.T) {
 		}
 	}
 }
+
+// Under ddr5 queued busy periods up to ExactPeriodLines are event-
+// simulated at their own ready times: the fast-forward must match one full
+// event simulation of the whole trace (a different path: one system, no
+// period splitting or merging) within 0.1%, and its busy time must cover
+// the run.
+func TestFastForwardDDR5Queued(t *testing.T) {
+	h, err := timing.PresetConfig(timing.PresetDDR5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bs := range map[string][]timing.Bucket{
+		"random mixed": randomTrace(3, 30, 256, 2048),
+		"queue":        {{Lines: 3000}, {Ready: 500 * timing.Nanosecond, Lines: 2000}, {Ready: 900 * timing.Nanosecond, Lines: 0}, {Ready: 1500 * timing.Nanosecond, Lines: 2500}},
+	} {
+		for _, m := range []Mode{Identity, LowBit} {
+			ch, err := Validate(h, bs, 0, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ch.Within() {
+				t.Errorf("%s/%v: fast-forward %v, events %v (%.4f%%)", name, m, ch.Fast, ch.Exact, ch.RelErrPct)
+			}
+		}
+	}
+	c, _ := NewCalibrator(h, LowBit)
+	bs := randomTrace(4, 20, 256, 2048)
+	r, err := FastForward(c, bs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Busy <= 0 || r.Busy > r.RunTime-bs[0].Ready || r.Periods < 1 {
+		t.Errorf("busy %v over run %v from %v, %d periods", r.Busy, r.RunTime, bs[0].Ready, r.Periods)
+	}
+	for i, f := range r.Finish {
+		if f < bs[i].Ready || f > r.RunTime {
+			t.Errorf("bucket %d finishes at %v, ready %v, run %v", i, f, bs[i].Ready, r.RunTime)
+		}
+	}
+}
