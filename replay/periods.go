@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/neuronfabric/nfabric/timing"
 )
@@ -171,4 +172,56 @@ func (c *Calibrator) exactPeriod(bs []timing.Bucket) ([]timing.Time, timing.Time
 		fin[k] = max(fin[k], b.Ready)
 	}
 	return fin, res.RunTime, nil
+}
+
+// Anchors are the sizes beyond DirectLines at which the calibrator
+// simulates T(C) under ddr5 (phase 0). Between them T is interpolated
+// linearly; beyond the last it grows at the rate of the last span.
+var Anchors = [...]int64{1 << 18, 1 << 19, 1 << 21}
+
+// tAnchored is T(C) for C > DirectLines under ddr5. The rate there
+// drifts with the ring over the footprint and the refresh interval, so
+// one slope from DirectLines-SlopeLines to DirectLines was up to 6% off.
+// Instead T runs piecewise linearly through T(DirectLines) and T at each
+// anchor, all simulated at phase 0 (the start phase still moves a run
+// of a few hundred thousand lines by up to 0.7%; see the package doc).
+// The offset within one round of the loop
+// period P keeps the congruence of the ideal path: T(C0) - G(C0) with
+// C0 = C mod P just below DirectLines, simulated, is added to the line
+// G(C). At the anchors (multiples of P) T is the simulated value.
+func (c *Calibrator) tAnchored(C int64) (timing.Time, error) {
+	pts := [len(Anchors) + 1]int64{DirectLines}
+	copy(pts[1:], Anchors[:])
+	j := 0
+	for j+2 < len(pts) && C > pts[j+1] {
+		j++
+	}
+	lo, err := c.directAt(pts[j], 0)
+	if err != nil {
+		return 0, err
+	}
+	hi, err := c.directAt(pts[j+1], 0)
+	if err != nil {
+		return 0, err
+	}
+	rate := float64(hi-lo) / float64(pts[j+1]-pts[j])
+	g := float64(lo) + rate*float64(C-pts[j])
+	k := (C - DirectLines + c.period - 1) / c.period
+	if C0 := C - k*c.period; C0 != DirectLines {
+		t0, err := c.directAt(C0, 0)
+		if err != nil {
+			return 0, err
+		}
+		a0, err := c.directAt(pts[0], 0)
+		if err != nil {
+			return 0, err
+		}
+		a1, err := c.directAt(pts[1], 0)
+		if err != nil {
+			return 0, err
+		}
+		r0 := float64(a1-a0) / float64(pts[1]-pts[0])
+		g += float64(t0) - (float64(a0) - r0*float64(DirectLines-C0))
+	}
+	return timing.Time(math.Round(g)), nil
 }
