@@ -255,7 +255,7 @@ func fig2Units(o ReplayOptions) ([]Unit[ReplayUnit], error) {
 	for i, j := range jobs {
 		for _, c := range o.runConditions() {
 			for _, m := range []replay.Mode{replay.Identity, replay.LowBit} {
-				us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("validate/%d/%s/%s", i, c.name, m),
+				us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("validate/%d/%s/%s", i, keyName(c.name), m),
 					Run: func(ctx context.Context, cfg Config) (ReplayUnit, error) {
 						cfg.logf("validate %s, %s, %s", j.name, c.name, m)
 						ch, err := replay.Validate(c.cfg, j.bs, j.back, m)
