@@ -25,3 +25,15 @@ func ExampleCXLPath_Time() {
 	// Output:
 	// FP32 bypass 87.31 ms, G-Binary 2.77 ms
 }
+
+// ASTRA-sim's published ring All-Reduce regression (tests/rt_template): 1 MiB
+// on an 8-NPU ring of 50 GB/s (GiB/s in its conversion) and 500 ns.
+func ExampleAstraRingAllReduce() {
+	sys := collective.AstraSystem{DatasetSplits: 4, ActiveChunks: 1, LocalMemBWGBps: 50, EndpointDelay: 10}
+	d := collective.AstraDim{Topology: collective.AstraRing, NPUs: 8, BandwidthGBps: 50, LatencyNS: 500}
+	e, _ := collective.AstraRingAllReduce(sys, d, 1<<20)
+	fmt.Printf("%d cycles: %d chunks, messages of %d B, hop %d + bus %d + reduce %d cycles\n",
+		e.Cycles, e.Chunks, e.MsgBytes, e.NetCycles, e.BusCycles, e.ReduceCycles)
+	// Output:
+	// 117780 cycles: 4 chunks, messages of 32768 B, hop 1110 + bus 10 + reduce 1965 cycles
+}

@@ -622,41 +622,73 @@ func verifySweeps(ctx context.Context, cfg VerifyConfig, res *VerifyResult) erro
 	return nil
 }
 
+// sweepRun is one random sweep case in progress: the controller, the
+// region, the payload each writer wrote (one slab per writer; gate slabs
+// follow the sign slabs) and the check being filled in.
+type sweepRun struct {
+	ctl       *Controller
+	id        RegionID
+	reg       Region
+	lines     int
+	data      [][]byte
+	signSlabs int
+	chk       Check
+}
+
+// fail records a mismatch; the first one is the check's detail.
+func (r *sweepRun) fail(format string, args ...any) {
+	r.chk.Mismatches++
+	if r.chk.Passed {
+		r.chk.Passed = false
+		r.chk.Detail = fmt.Sprintf(format, args...)
+	}
+}
+
+// runSweep runs one case: concurrent writers and mode flips, random reads
+// judged by the oracle of the mode each response completed under, then
+// the storage check. The random draws happen in a fixed order.
 func runSweep(cfg VerifyConfig, rng *rand.Rand, sc sweepCase) (Check, int) {
-	reg := sc.reg
-	chk := Check{Group: "sweep", Oracle: "mode-specific oracle of the response's mode; storage == written", Passed: true}
-	fail := func(format string, args ...any) {
-		chk.Mismatches++
-		if chk.Passed {
-			chk.Passed = false
-			chk.Detail = fmt.Sprintf(format, args...)
-		}
-	}
-	ctl := cfg.newController(reg.End() + 4*LineBytes)
-	id, err := ctl.Map(reg)
+	r := &sweepRun{reg: sc.reg, lines: sc.lines,
+		chk: Check{Group: "sweep", Oracle: "mode-specific oracle of the response's mode; storage == written", Passed: true}}
+	r.ctl = cfg.newController(r.reg.End() + 4*LineBytes)
+	id, err := r.ctl.Map(r.reg)
 	if err != nil {
-		fail("map: %v", err)
-		return chk, 0
+		r.fail("map: %v", err)
+		return r.chk, 0
 	}
-	// Payload: one slab per writer; random bytes, including bits at or
-	// above W in element-major packets (they must be ignored).
-	slabs := reg.Slabs()
-	data := make([][]byte, slabs)
-	for s := range data {
-		data[s] = make([]byte, sc.lines*LineBytes)
-		for j := range data[s] {
-			data[s][j] = byte(rng.Uint32())
+	r.id = id
+	r.write(rng)
+	reads := r.readAll(rng)
+	r.checkStorage()
+	if r.chk.Passed {
+		r.chk.Detail = fmt.Sprintf("%d reads, %d mode changes, storage intact", reads, r.ctl.Stats().ModeChanges)
+	}
+	return r.chk, r.chk.Lines
+}
+
+// slabAddr is the address of line l of writer slab s.
+func (r *sweepRun) slabAddr(s, l int) uint64 {
+	if s < r.signSlabs {
+		return r.reg.SignAddr(s, l)
+	}
+	return r.reg.GateAddr(s-r.signSlabs, l)
+}
+
+// write fills every slab with random bytes (including bits at or above W
+// in element-major packets, which must be ignored) and writes them, one
+// goroutine per writer, while a control goroutine flips the mode.
+func (r *sweepRun) write(rng *rand.Rand) {
+	slabs := r.reg.Slabs()
+	r.data = make([][]byte, slabs)
+	for s := range r.data {
+		r.data[s] = make([]byte, r.lines*LineBytes)
+		for j := range r.data[s] {
+			r.data[s][j] = byte(rng.Uint32())
 		}
 	}
-	signSlabs := slabs // the gate slabs follow the sign slabs
-	if reg.Gate.Kind == lowbit.GateWorker {
-		signSlabs /= 2
-	}
-	slabAddr := func(s, l int) uint64 {
-		if s < signSlabs {
-			return reg.SignAddr(s, l)
-		}
-		return reg.GateAddr(s-signSlabs, l)
+	r.signSlabs = slabs
+	if r.reg.Gate.Kind == lowbit.GateWorker {
+		r.signSlabs /= 2
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, slabs)
@@ -664,8 +696,8 @@ func runSweep(cfg VerifyConfig, rng *rand.Rand, sc sweepCase) (Check, int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for l := range sc.lines {
-				if _, err := ctl.WriteLine(uint16(s), slabAddr(s, l), data[s][l*LineBytes:(l+1)*LineBytes]); err != nil && errs[s] == nil {
+			for l := range r.lines {
+				if _, err := r.ctl.WriteLine(uint16(s), r.slabAddr(s, l), r.data[s][l*LineBytes:(l+1)*LineBytes]); err != nil && errs[s] == nil {
 					errs[s] = err
 				}
 			}
@@ -676,111 +708,127 @@ func runSweep(cfg VerifyConfig, rng *rand.Rand, sc sweepCase) (Check, int) {
 	go func() { // the control goroutine
 		defer wg.Done()
 		for j := range flips {
-			ctl.SetMode(id, Mode(j%NumModes), int64(j))
+			r.ctl.SetMode(r.id, Mode(j%NumModes), int64(j))
 		}
 	}()
 	wg.Wait()
 	for s, err := range errs {
 		if err != nil {
-			fail("writer %d: %v", s, err)
+			r.fail("writer %d: %v", s, err)
 		}
 	}
-	// Oracle inputs: per aggregate line, the sign and gate lines.
-	signsOf := func(l int) [][]byte {
-		p := make([][]byte, signSlabs)
-		for k := range p {
-			p[k] = data[k][l*LineBytes : (l+1)*LineBytes]
-		}
-		return p
-	}
-	gatesOf := func(l int) [][]byte {
-		if reg.Gate.Kind != lowbit.GateWorker {
-			return nil
-		}
-		p := make([][]byte, signSlabs)
-		for k := range p {
-			p[k] = data[signSlabs+k][l*LineBytes : (l+1)*LineBytes]
-		}
-		return p
-	}
-	// Every readable address: raw slab lines and view lines.
-	type probe struct {
-		addr       uint64
-		slab, line int // slab -1: a worker-major view line
-		part       int
-	}
-	var probes []probe
-	for s := range slabs {
-		for l := range sc.lines {
-			probes = append(probes, probe{slabAddr(s, l), s, l, 0})
+}
+
+// sweepProbe is one readable address: a raw slab line, or (slab -1) a
+// worker-major view line's part.
+type sweepProbe struct {
+	addr       uint64
+	slab, line int
+	part       int
+}
+
+func (r *sweepRun) probes() []sweepProbe {
+	var ps []sweepProbe
+	for s := range r.reg.Slabs() {
+		for l := range r.lines {
+			ps = append(ps, sweepProbe{r.slabAddr(s, l), s, l, 0})
 		}
 	}
-	if reg.Layout == lowbit.WorkerMajor {
-		for l := range sc.lines {
+	if r.reg.Layout == lowbit.WorkerMajor {
+		for l := range r.lines {
 			for part := range 2 {
-				probes = append(probes, probe{reg.ViewAddr(l, part), -1, l, part})
+				ps = append(ps, sweepProbe{r.reg.ViewAddr(l, part), -1, l, part})
 			}
 		}
 	}
+	return ps
+}
+
+// signsOf and gatesOf are the oracle's inputs for aggregate line l.
+func (r *sweepRun) signsOf(l int) [][]byte {
+	p := make([][]byte, r.signSlabs)
+	for k := range p {
+		p[k] = r.data[k][l*LineBytes : (l+1)*LineBytes]
+	}
+	return p
+}
+
+func (r *sweepRun) gatesOf(l int) [][]byte {
+	if r.reg.Gate.Kind != lowbit.GateWorker {
+		return nil
+	}
+	p := make([][]byte, r.signSlabs)
+	for k := range p {
+		p[k] = r.data[r.signSlabs+k][l*LineBytes : (l+1)*LineBytes]
+	}
+	return p
+}
+
+// readAll reads three times as many random probes as there are, switching
+// the mode between transactions at random, and returns the read count.
+func (r *sweepRun) readAll(rng *rand.Rand) int {
+	probes := r.probes()
 	mode := Mode(rng.IntN(NumModes))
-	ctl.SetMode(id, mode, 0)
+	r.ctl.SetMode(r.id, mode, 0)
 	reads := 3 * len(probes)
 	for j := range reads {
 		if rng.IntN(4) == 0 { // a mode switch between transactions
 			mode = Mode(rng.IntN(NumModes))
-			ctl.SetMode(id, mode, int64(j))
+			r.ctl.SetMode(r.id, mode, int64(j))
 		}
-		p := probes[rng.IntN(len(probes))]
-		resp, err := ctl.ReadLine(uint16(j), p.addr)
-		chk.Lines++
-		if resp.Mode != mode {
-			fail("read %#x completed under %v, the latch holds %v", p.addr, resp.Mode, mode)
-			continue
-		}
-		var want Line
-		transformed := false
-		wantErr := false
-		switch {
-		case p.slab < 0 && !mode.LowBit():
-			wantErr = true
-		case p.slab < 0:
-			pos, nz := expectPlanes(&reg, mode, p.line, signsOf(p.line), gatesOf(p.line))
-			want, transformed = pos, true
-			if p.part == 1 {
-				want = nz
-			}
-		case reg.Layout == lowbit.ElementMajor && p.slab == 0:
-			var gates []byte
-			if g := gatesOf(p.line); g != nil {
-				gates = g[0]
-			}
-			want, transformed = expectPacket(&reg, mode, p.line, signsOf(p.line)[0], gates), mode.LowBit()
-		default:
-			copy(want[:], data[p.slab][p.line*LineBytes:])
-		}
-		if wantErr {
-			if !errIs(err, ErrUnmappedView) {
-				fail("view read %#x in %v: error %v, want %v", p.addr, mode, err, ErrUnmappedView)
-			}
-			continue
-		}
-		if err != nil || resp.Data != want || resp.Transformed != transformed {
-			fail("read %#x in %v: err %v transformed %v data %x, want %x", p.addr, mode, err, resp.Transformed, resp.Data, want)
-		}
+		r.read(uint16(j), probes[rng.IntN(len(probes))], mode)
 	}
+	return reads
+}
+
+// read issues one read and judges it by the oracle of the latched mode.
+func (r *sweepRun) read(tag uint16, p sweepProbe, mode Mode) {
+	resp, err := r.ctl.ReadLine(tag, p.addr)
+	r.chk.Lines++
+	if resp.Mode != mode {
+		r.fail("read %#x completed under %v, the latch holds %v", p.addr, resp.Mode, mode)
+		return
+	}
+	var want Line
+	transformed := false
+	switch {
+	case p.slab < 0 && !mode.LowBit():
+		if !errIs(err, ErrUnmappedView) {
+			r.fail("view read %#x in %v: error %v, want %v", p.addr, mode, err, ErrUnmappedView)
+		}
+		return
+	case p.slab < 0:
+		pos, nz := expectPlanes(&r.reg, mode, p.line, r.signsOf(p.line), r.gatesOf(p.line))
+		want, transformed = pos, true
+		if p.part == 1 {
+			want = nz
+		}
+	case r.reg.Layout == lowbit.ElementMajor && p.slab == 0:
+		var gates []byte
+		if g := r.gatesOf(p.line); g != nil {
+			gates = g[0]
+		}
+		want, transformed = expectPacket(&r.reg, mode, p.line, r.signsOf(p.line)[0], gates), mode.LowBit()
+	default:
+		copy(want[:], r.data[p.slab][p.line*LineBytes:])
+	}
+	if err != nil || resp.Data != want || resp.Transformed != transformed {
+		r.fail("read %#x in %v: err %v transformed %v data %x, want %x", p.addr, mode, err, resp.Transformed, resp.Data, want)
+	}
+}
+
+// checkStorage checks that reads left every stored line as written.
+func (r *sweepRun) checkStorage() {
+	slabs := r.reg.Slabs()
 	for s := range slabs {
-		for l := range sc.lines {
-			got, err := ctl.Peek(slabAddr(s, l))
-			if err != nil || !bytes.Equal(got[:], data[s][l*LineBytes:(l+1)*LineBytes]) {
-				fail("stored line %#x changed: %x, written %x", slabAddr(s, l), got, data[s][l*LineBytes:(l+1)*LineBytes])
+		for l := range r.lines {
+			got, err := r.ctl.Peek(r.slabAddr(s, l))
+			if err != nil || !bytes.Equal(got[:], r.data[s][l*LineBytes:(l+1)*LineBytes]) {
+				r.fail("stored line %#x changed: %x, written %x", r.slabAddr(s, l), got, r.data[s][l*LineBytes:(l+1)*LineBytes])
 			}
 		}
 	}
-	if n := len(ctl.StoredLines()); n != slabs*sc.lines {
-		fail("%d lines stored, %d written", n, slabs*sc.lines)
+	if n := len(r.ctl.StoredLines()); n != slabs*r.lines {
+		r.fail("%d lines stored, %d written", n, slabs*r.lines)
 	}
-	if chk.Passed {
-		chk.Detail = fmt.Sprintf("%d reads, %d mode changes, storage intact", reads, ctl.Stats().ModeChanges)
-	}
-	return chk, chk.Lines
 }

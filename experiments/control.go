@@ -6,7 +6,9 @@ import (
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/netsim"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
@@ -50,7 +52,10 @@ type PilotOptions struct {
 	// to the Commander (e.g. a CSV read by control.ReadTelemetry) in
 	// place of the synthetic healthy/congested episodes.
 	Telemetry []control.Telemetry
-	Logf      func(format string, args ...any)
+	// NS3 is the job whose ns-3 telemetry the block's ns-3 pilot replays
+	// (control_ns3.go); skipped when ns-3 is not installed.
+	NS3  netsim.PairOptions
+	Logf func(format string, args ...any)
 }
 
 // PilotDefaults returns the reproduce block's quick or full pilots. The
@@ -86,6 +91,7 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 		o.Hard = BoundaryOptions(true, seed)
 		o.Hard.Seeds, o.Hard.Epochs = 1, 4
 	}
+	o.NS3 = NS3Defaults(full, seed)
 	return o
 }
 
@@ -106,6 +112,8 @@ type ControlUnit struct {
 	Delay *DelayRun `json:"delay,omitempty"`
 	// Predictor holds the Predictor's forecasts for the built-in profiles.
 	Predictor []Forecast `json:"predictor,omitempty"`
+	// NS3 is the Commander pilot on ns-3 telemetry (or why it was skipped).
+	NS3 *NS3Run `json:"ns3,omitempty"`
 }
 
 // Forecast is the Predictor's forecast for one built-in profile.
@@ -159,6 +167,9 @@ func (o PilotOptions) Units() ([]Unit[ControlUnit], error) {
 			return o.delayUnit(ctx, d, cfg.Logf)
 		}})
 	}
+	us = append(us, Unit[ControlUnit]{Key: "ns3-telemetry", Run: func(ctx context.Context, cfg Config) (ControlUnit, error) {
+		return o.ns3Unit(ctx, cfg.Logf)
+	}})
 	us = append(us, Unit[ControlUnit]{Key: "predictor", Run: func(context.Context, Config) (ControlUnit, error) {
 		f, err := predictorForecasts()
 		return ControlUnit{Predictor: f}, err
@@ -261,6 +272,7 @@ func controlParts(us []ControlUnit) (fig6 []scenarioRuns, setName string, live *
 			setName = u.Pilot.Data
 		case u.Delay != nil:
 			delays = append(delays, *u.Delay)
+		case u.NS3 != nil: // laid out by ns3Table
 		default:
 			fc = u.Predictor
 		}
@@ -288,6 +300,9 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 	}
 	res.Figures = append(res.Figures, figs...)
 	res.Tables = append(res.Tables, timelineTable(all[len(all)-1].runs[0]), o.liveTable(live), o.delayTable(delays), predictorTable(fc))
+	if err := o.layoutNS3(res, us, delays); err != nil {
+		return nil, err
+	}
 	low, traffic, acc := gd.cells()
 	res.Summary = []string{fmt.Sprintf("G-Binary-default: %s steps low-bit, traffic %s, final %s (paper: %s, %s, %s %%).",
 		low+"%", traffic, acc, paperPilotLowBit, paperPilotTraffic, paperPilotAcc)}
@@ -380,20 +395,32 @@ func (o PilotOptions) delayUnit(ctx context.Context, delayMS float64, logf func(
 			return ControlUnit{}, err
 		}
 	}
-	pc := o.pilotConfig(pilot.GBinaryDefault, o.Train, o.Train.Seed)
-	pc.Train.Logf = logf
-	pc.Control.Commander.Enabled = true
-	pc.Control.Commander.Smooth = 0.05
-	// Thresholds on the averaged pressure: the healthy scenario
-	// averages about 0.17, the congested one about 0.49.
-	pc.Control.Commander.RelievePressure, pc.Control.Commander.ReleasePressure = 0.4, 0.25
-	pc.Telemetry, pc.TelemetryDelayNS = tel, int64(delayMS*1e6)
-	pc.Fault = pilot.Fault{}
-	r, err := pilot.Run(ctx, pc, sets)
+	r, err := o.telemetryPilot(ctx, sets, tel, delayMS, logf)
 	if err != nil {
 		return ControlUnit{}, fmt.Errorf("delay %g ms: %w", delayMS, err)
 	}
 	return ControlUnit{Delay: &DelayRun{DelayMS: delayMS, Modes: r.ModeTimeline(steps), Result: *r}}, nil
+}
+
+// telemetryCommander is the Commander of the telemetry runs: on, pressure
+// averaged with weight 0.05 per sample, thresholds on the averaged
+// pressure (the synthetic healthy scenario averages about 0.17, the
+// congested one about 0.49).
+func telemetryCommander(cc control.CommanderConfig) control.CommanderConfig {
+	cc.Enabled, cc.Smooth = true, 0.05
+	cc.RelievePressure, cc.ReleasePressure = 0.4, 0.25
+	return cc
+}
+
+// telemetryPilot runs G-Binary-default, fault-free, with the Commander
+// reading tel, each sample delivered delayMS late.
+func (o PilotOptions) telemetryPilot(ctx context.Context, sets *data.Sets, tel []control.Telemetry, delayMS float64, logf func(string, ...any)) (*pilot.Result, error) {
+	pc := o.pilotConfig(pilot.GBinaryDefault, o.Train, o.Train.Seed)
+	pc.Train.Logf = logf
+	pc.Control.Commander = telemetryCommander(pc.Control.Commander)
+	pc.Telemetry, pc.TelemetryDelayNS = tel, int64(delayMS*1e6)
+	pc.Fault = pilot.Fault{}
+	return pilot.Run(ctx, pc, sets)
 }
 
 // episodes is the synthetic telemetry of the delay runs: healthy and

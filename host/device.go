@@ -21,6 +21,10 @@ type Config struct {
 	// Capacity is the device size in bytes (a multiple of 64); 0 means
 	// cxl.MaxCapacity. Memory is sparse: only lines written cost memory.
 	Capacity uint64
+	// LinesHint is how many distinct lines the caller expects to write
+	// (cxl.Config.LinesHint): it presizes storage and never changes
+	// behaviour. 0 means no hint.
+	LinesHint int
 }
 
 // Validate returns an error naming the bad field.
@@ -31,6 +35,9 @@ func (c Config) Validate() error {
 	}
 	if c.Capacity%lowbit.LineBytes != 0 || c.Capacity > cxl.MaxCapacity {
 		return fmt.Errorf("host config: capacity %d is not a multiple of 64 up to %d", c.Capacity, uint64(cxl.MaxCapacity))
+	}
+	if c.LinesHint < 0 || c.LinesHint > 1<<28 {
+		return fmt.Errorf("host config: lines hint %d out of range [0, %d]", c.LinesHint, 1<<28)
 	}
 	return nil
 }
@@ -47,7 +54,8 @@ type Accounting struct {
 	// line written (signs, gate bits and line padding).
 	PayloadBytes int64 `json:"payload_bytes"`
 	// WriteLines and ReadLines count the MemWr and MemRd transactions the
-	// runtime issued; Transactions is their sum.
+	// runtime issued, failed ones included; Transactions counts every
+	// transaction issued (a bad opcode counts only there).
 	WriteLines   int64 `json:"write_lines"`
 	ReadLines    int64 `json:"read_lines"`
 	Transactions int64 `json:"transactions"`
@@ -66,14 +74,15 @@ type Stats struct {
 
 // Device is one CXL memory controller and the runtime's view of it: the
 // buckets mapped into it and the accounting. Its methods are safe for
-// concurrent use; a Bucket's are not (one goroutine drives a bucket,
-// though workers may encode into it concurrently).
+// concurrent use, and each runs with no other call on the controller in
+// between; a Bucket's are not (one goroutine drives a bucket, though
+// workers may encode into it concurrently).
 type Device struct {
 	cfg Config
-	ctl *cxl.Controller
 
-	mu      sync.Mutex
-	next    uint64 // first free address: regions are mapped one after another
+	mu      sync.Mutex // guards everything below, the controller included
+	core    *cxl.Core
+	next    uint64 // first free address: Map maps after every region mapped
 	tag     uint16
 	acct    Accounting
 	buckets map[cxl.RegionID]*Bucket
@@ -87,11 +96,11 @@ func Open(cfg Config) (*Device, error) {
 	if cfg.Capacity == 0 {
 		cfg.Capacity = cxl.MaxCapacity
 	}
-	ctl, err := cxl.New(cxl.Config{Capacity: cfg.Capacity})
+	core, err := cxl.NewCore(cxl.Config{Capacity: cfg.Capacity, LinesHint: cfg.LinesHint})
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
-	return &Device{cfg: cfg, ctl: ctl, buckets: map[cxl.RegionID]*Bucket{}}, nil
+	return &Device{cfg: cfg, core: core, buckets: map[cxl.RegionID]*Bucket{}}, nil
 }
 
 // Config returns the configuration the device was opened with (Capacity
@@ -100,7 +109,15 @@ func (d *Device) Config() Config { return d.cfg }
 
 // ModeWriter returns the only capability the control plane gets: writing
 // mode latches.
-func (d *Device) ModeWriter() cxl.ModeWriter { return d.ctl }
+func (d *Device) ModeWriter() cxl.ModeWriter { return modeWriter{d} }
+
+// modeWriter is a Device seen as a cxl.ModeWriter: SetMode and nothing
+// else.
+type modeWriter struct{ d *Device }
+
+func (w modeWriter) SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error {
+	return w.d.SetMode(id, m, ts)
+}
 
 // BucketConfig describes one parameter group or gradient bucket to map.
 type BucketConfig struct {
@@ -147,18 +164,34 @@ func (d *Device) Map(b BucketConfig) (*Bucket, error) {
 	if r.End() > d.cfg.Capacity {
 		return nil, fmt.Errorf("bucket %q: needs bytes up to %#x, the device has %#x", b.Name, r.End(), d.cfg.Capacity)
 	}
-	id, err := d.ctl.Map(r)
+	id, err := d.core.Map(r)
 	if err != nil {
 		return nil, fmt.Errorf("bucket %q: %w", b.Name, err)
 	}
 	bk, err := newBucket(d, id, r, b.Elements)
 	if err != nil {
-		_ = d.ctl.Unmap(id) // undo the mapping; the bucket error is the one to report
+		_ = d.core.Unmap(id) // undo the mapping; the bucket error is the one to report
 		return nil, err
 	}
 	d.next = r.End()
 	d.buckets[id] = bk
 	return bk, nil
+}
+
+// MapRegion maps r exactly as given (base, size, layout, gate, mode: the
+// raw surface of a client that lays out its own regions) and returns its
+// id. The errors are cxl.Core.Map's, unwrapped, so a caller can tell a
+// bad field from an overlap. It is not a Bucket; a later Map places its
+// bucket after the highest region end mapped so far.
+func (d *Device) MapRegion(r cxl.Region) (cxl.RegionID, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	id, err := d.core.Map(r)
+	if err != nil {
+		return cxl.NoRegion, err
+	}
+	d.next = max(d.next, r.End())
+	return id, nil
 }
 
 // Bucket returns the mapped bucket of a region.
@@ -178,7 +211,7 @@ func (d *Device) Bucket(id cxl.RegionID) (*Bucket, error) {
 func (d *Device) Unmap(id cxl.RegionID) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.ctl.Unmap(id); err != nil {
+	if err := d.core.Unmap(id); err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
 	if b, ok := d.buckets[id]; ok {
@@ -189,26 +222,59 @@ func (d *Device) Unmap(id cxl.RegionID) error {
 }
 
 // Region returns a region's table row with its current mode.
-func (d *Device) Region(id cxl.RegionID) (cxl.Region, error) { return d.ctl.Region(id) }
+func (d *Device) Region(id cxl.RegionID) (cxl.Region, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Region(id)
+}
 
-// SetMode writes a region's mode latch (the control path).
+// Regions returns the mapped regions' ids in table order.
+func (d *Device) Regions() []cxl.RegionID {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Regions()
+}
+
+// SetMode writes a region's mode latch (the control path). It takes
+// effect for transactions issued after it.
 func (d *Device) SetMode(id cxl.RegionID, m cxl.Mode, ts int64) error {
-	return d.ctl.SetMode(id, m, ts)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.SetMode(id, m, ts)
 }
 
 // Mode returns a region's current mode latch.
-func (d *Device) Mode(id cxl.RegionID) (cxl.Mode, error) { return d.ctl.Mode(id) }
+func (d *Device) Mode(id cxl.RegionID) (cxl.Mode, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Mode(id)
+}
+
+// Seq returns the sequence number of the last transaction issued (0
+// before the first): a mode write now applies to those after it.
+func (d *Device) Seq() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.Seq()
+}
+
+// ModeChanges returns the controller's mode-change log, oldest first.
+func (d *Device) ModeChanges() []cxl.ModeChange {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.core.ModeChanges()
+}
 
 // Stats returns the device's accounting and controller counters.
 func (d *Device) Stats() Stats {
 	d.mu.Lock()
-	a := d.acct
-	d.mu.Unlock()
-	return Stats{Host: a, Controller: d.ctl.Stats()}
+	defer d.mu.Unlock()
+	return Stats{Host: d.acct, Controller: d.core.Stats()}
 }
 
 // WriteLines writes data, whole lines, line i at addrs[i], as one batch of
-// MemWr transactions. It stops at and returns the first failure.
+// MemWr transactions. A bad line stores nothing and the others are still
+// written; it returns the first failure.
 func (d *Device) WriteLines(addrs []uint64, data []byte) error {
 	if len(data) != len(addrs)*lowbit.LineBytes {
 		return fmt.Errorf("host: write %d lines with %d bytes of data", len(addrs), len(data))
@@ -234,31 +300,99 @@ func (d *Device) ReadLines(addrs []uint64) ([]cxl.Resp, error) {
 	return out, err
 }
 
-// do tags and runs a batch of transactions under one controller lock and
-// accounts for them; it returns the first failed response's error.
+// do tags and runs a batch of transactions, each to completion before the
+// next, with no other call in between, and accounts for them; it returns
+// the first failed response's error.
 func (d *Device) do(reqs []cxl.Req, out []cxl.Resp) (int, error) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	var first error
+	failed := 0
 	for i := range reqs {
 		d.tag++
 		reqs[i].Tag = d.tag
-		if reqs[i].Op == cxl.MemWr {
-			d.acct.WriteLines++
-			d.acct.PayloadBytes += lowbit.LineBytes
-		} else {
-			d.acct.ReadLines++
-		}
-	}
-	d.acct.Transactions += int64(len(reqs))
-	d.mu.Unlock()
-	failed := d.ctl.DoBatch(reqs, out)
-	if failed > 0 {
-		for i := range out[:len(reqs)] {
-			if out[i].Err != nil {
-				return failed, out[i].Err
+		d.account(reqs[i].Op)
+		var err error
+		if out[i], err = d.core.Do(reqs[i]); err != nil {
+			if failed == 0 {
+				first = err
 			}
+			failed++
 		}
 	}
-	return 0, nil
+	return failed, first
+}
+
+// account counts one transaction issued; d.mu is held.
+func (d *Device) account(op cxl.Opcode) {
+	switch op {
+	case cxl.MemWr:
+		d.acct.WriteLines++
+		d.acct.PayloadBytes += lowbit.LineBytes
+	case cxl.MemRd:
+		d.acct.ReadLines++
+	}
+	d.acct.Transactions++
+}
+
+// Step is one element of a Transact batch: the line transaction Req, or,
+// when ModeWrite is set, a write of Region's mode latch to Mode with the
+// caller's timestamp Time.
+type Step struct {
+	Req       cxl.Req
+	ModeWrite bool
+	Region    cxl.RegionID
+	Mode      cxl.Mode
+	Time      int64
+}
+
+// Outcome is what one Step did. Resp is a transaction's response (zero
+// for a mode write); Err is nil on success, else Resp.Err (a *cxl.Error)
+// or the mode write's error. A failed step changed nothing.
+type Outcome struct {
+	Resp cxl.Resp
+	Err  error
+}
+
+// Transact runs a batch in which every step stands alone, with no other
+// call on the controller in between: it accepts the transactions in order
+// with their caller-chosen tags, applying each mode write between the
+// acceptances around it (so it governs exactly the transactions after it,
+// as a latch written at a transaction boundary does), then completes them
+// all. A bad step stores nothing and the others still complete; out[i]
+// (out must be as long as steps) is step i's outcome. It returns the
+// sequence number the batch's first transaction has (or would have) and
+// the number of failed steps. Every transaction counts in the accounting.
+func (d *Device) Transact(steps []Step, out []Outcome) (firstSeq uint64, failed int) {
+	if len(out) < len(steps) {
+		panic(fmt.Sprintf("host: Transact: %d outcomes for %d steps", len(out), len(steps)))
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	firstSeq = d.core.Seq() + 1
+	for i := range steps {
+		st := &steps[i]
+		if st.ModeWrite {
+			out[i] = Outcome{Err: d.core.SetMode(st.Region, st.Mode, st.Time)}
+			if out[i].Err != nil {
+				failed++
+			}
+			continue
+		}
+		d.account(st.Req.Op)
+		d.core.Accept(st.Req) //nolint:errcheck // Complete answers an invalid request with its error
+	}
+	for i := range steps {
+		if steps[i].ModeWrite {
+			continue
+		}
+		o := &out[i]
+		o.Resp, _ = d.core.Complete()
+		if o.Err = o.Resp.Err; o.Err != nil {
+			failed++
+		}
+	}
+	return firstSeq, failed
 }
 
 func (d *Device) count(f func(a *Accounting)) {

@@ -27,8 +27,11 @@
 // mapped into it and the accounting the paper's Sec. 11 says a runtime
 // must report (elements encoded, payload bytes against the FP32 bytes they
 // replace, lines and transactions, buckets kept on FP32). Its raw methods
-// (Map, Unmap, WriteLines, ReadLines, SetMode, Mode, Stats) are the
-// surface a remote client drives when it encodes payloads itself.
+// (MapRegion, Unmap, Transact, WriteLines, ReadLines, SetMode, Mode,
+// Stats) are the surface a remote client drives when it encodes payloads
+// itself: nfabric serve's Controller service is a Device per opened
+// device. Transact is the controller's batch: steps with the caller's
+// tags, mode writes between acceptances, and one outcome per step.
 //
 // Payload is the layout of one bucket's data window on its own, without a
 // controller: the bytes a payload file holds (package payload) and the

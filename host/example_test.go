@@ -86,3 +86,48 @@ func ExampleDevice_WriteLines() {
 	fmt.Println(resps[0].Mode, resps[0].Data[:3], st.Host.Transactions, st.Controller.ModeChanges)
 	// Output: g-binary [2 1 0] 2 1
 }
+
+// A raw client maps its own region and runs one batch in which a mode
+// write sits between two reads of the same aggregate line, and a bad
+// address fails alone.
+func ExampleDevice_Transact() {
+	dev, err := host.Open(host.Config{Workers: 2, Capacity: 1 << 12})
+	if err != nil {
+		panic(err)
+	}
+	r := cxl.Region{Name: "raw", Base: 1024, Mode: cxl.FP32Bypass, Workers: 2, Layout: lowbit.ElementMajor}
+	r.Size = r.DataBytes(1)
+	id, err := dev.MapRegion(r)
+	if err != nil {
+		panic(err)
+	}
+	signs := make([]byte, 64)
+	for i := range signs {
+		signs[i] = 0b11 // both workers' sign bit set
+	}
+	steps := []host.Step{
+		{Req: cxl.Write(1, r.SignAddr(0, 0), signs)},
+		{Req: cxl.Read(2, r.ViewAddr(0, 0))},
+		{ModeWrite: true, Region: id, Mode: cxl.GBinary, Time: 1},
+		{Req: cxl.Read(3, r.ViewAddr(0, 0))},
+		{Req: cxl.Read(4, 1<<12)},
+	}
+	out := make([]host.Outcome, len(steps))
+	first, failed := dev.Transact(steps, out)
+	fmt.Println("first seq", first, "failed", failed)
+	for _, o := range out[1:] {
+		if o.Resp.Kind == 0 && o.Err == nil {
+			fmt.Println("mode write")
+			continue
+		}
+		fmt.Printf("tag %d: %v transformed=%v byte0=%d err=%v\n", o.Resp.Tag, o.Resp.Mode, o.Resp.Transformed, o.Resp.Data[0], o.Err != nil)
+	}
+	fmt.Printf("%+v\n", dev.Stats().Host)
+	// Output:
+	// first seq 1 failed 1
+	// tag 2: fp32-bypass transformed=false byte0=3 err=false
+	// mode write
+	// tag 3: g-binary transformed=true byte0=2 err=false
+	// tag 4: identity transformed=false byte0=0 err=true
+	// {Encoded:0 FP32Bytes:0 PayloadBytes:64 WriteLines:1 ReadLines:3 Transactions:4 Aggregates:0 Rejected:0}
+}

@@ -127,6 +127,21 @@ type Config struct {
 	TelemetryDelayNS int64
 	// StepNS is the step clock the telemetry is matched against.
 	StepNS int64
+	// Record, when not nil, receives the run's conversation with its
+	// control plane (controlled scenarios only); it is off by default and
+	// never part of the Result or its JSON.
+	Record *Recording `json:"-"`
+}
+
+// Recording is a pilot's conversation with its control plane, enough to
+// replay it elsewhere (a control session of nfabric serve, say): the
+// plane's configuration, every event the pilot stepped the plane with in
+// order, and the actions the plane returned, which the pilot applied to
+// its mode latches in that order.
+type Recording struct {
+	Control control.Config
+	Events  []control.Event
+	Actions []control.Action
 }
 
 // EpochStat is one epoch of a pilot.
@@ -286,6 +301,9 @@ func newRun(cfg Config, tc train.Config, l *train.Loop) (*run, error) {
 			return nil, err
 		}
 		p.plane = plane
+		if cfg.Record != nil {
+			*cfg.Record = Recording{Control: cc}
+		}
 		return p, nil
 	}
 	for _, g := range Groups() {
@@ -307,12 +325,12 @@ func (p *run) beforeStep(s *train.Step) error {
 	if p.plane != nil {
 		now := int64(s.Index) * p.cfg.StepNS
 		for len(p.tel) > 0 && p.tel[0].TimeNS+p.cfg.TelemetryDelayNS <= now {
-			if _, err := p.plane.Step(control.Event{Type: control.EvTelemetry, Telemetry: p.tel[0]}); err != nil {
+			if _, err := p.step(control.Event{Type: control.EvTelemetry, Telemetry: p.tel[0]}); err != nil {
 				return err
 			}
 			p.tel = p.tel[1:]
 		}
-		acts, err := p.plane.Step(control.Event{Type: control.EvStep, Step: int64(s.Index), TimeNS: now})
+		acts, err := p.step(control.Event{Type: control.EvStep, Step: int64(s.Index), TimeNS: now})
 		if err != nil {
 			return err
 		}
@@ -329,6 +347,16 @@ func (p *run) beforeStep(s *train.Step) error {
 		}
 	}
 	return nil
+}
+
+// step steps the plane with ev and records both when asked to.
+func (p *run) step(ev control.Event) ([]control.Action, error) {
+	acts, err := p.plane.Step(ev)
+	if r := p.cfg.Record; r != nil {
+		r.Events = append(r.Events, ev)
+		r.Actions = append(r.Actions, acts...)
+	}
+	return acts, err
 }
 
 func (p *run) faulty(epoch int) bool {
@@ -355,7 +383,7 @@ func (p *run) afterAggregate(s *train.Step) error {
 		return nil
 	}
 	step := int64(s.Index)
-	if _, err := p.plane.Step(control.Event{Type: control.EvLoss, Step: step, Loss: s.Loss}); err != nil {
+	if _, err := p.step(control.Event{Type: control.EvLoss, Step: step, Loss: s.Loss}); err != nil {
 		return err
 	}
 	if p.cfg.DiagEvery == 0 || s.Index%p.cfg.DiagEvery != 0 {
@@ -369,7 +397,7 @@ func (p *run) afterAggregate(s *train.Step) error {
 	}
 	for _, g := range nn.Groups() {
 		ev := control.Event{Type: control.EvDiag, Step: step, Group: g.String(), CosBinary: bin.Groups[g], CosTernary: ter.Groups[g]}
-		if _, err := p.plane.Step(ev); err != nil {
+		if _, err := p.step(ev); err != nil {
 			return err
 		}
 	}

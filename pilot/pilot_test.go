@@ -200,3 +200,52 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		t.Error("GOMAXPROCS 1 and 4 give different pilots")
 	}
 }
+
+// TestRecord checks the recording of a recovery pilot: its actions are the
+// ones the pilot applied (Result.Actions), a fresh plane stepped with the
+// recorded events returns exactly them, and recording changes nothing in
+// the result's JSON.
+func TestRecord(t *testing.T) {
+	sets := &data.Sets{Train: blobs(512, 4, 1), Test: blobs(128, 4, 2)}
+	cfg := testConfig(GBinaryDefault)
+	plain, err := Run(context.Background(), cfg, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Recording
+	cfg.Record = &rec
+	res, err := Run(context.Background(), cfg, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(plain)
+	b, _ := json.Marshal(res)
+	if !bytes.Equal(a, b) {
+		t.Error("recording changed the result")
+	}
+	if res.Alarms == 0 || len(rec.Actions) == 0 || !reflect.DeepEqual(rec.Actions, res.Actions) {
+		t.Fatalf("recorded %d actions, result has %d (alarms %d)", len(rec.Actions), len(res.Actions), res.Alarms)
+	}
+	if want := res.Steps + res.Steps + len(res.Diags)*nn.NumGroups; len(rec.Events) != want {
+		t.Errorf("%d events recorded, want %d (a step and a loss per step, diagnostics per group)", len(rec.Events), want)
+	}
+	plane, err := control.New(rec.Control)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []control.Action
+	for i, ev := range rec.Events {
+		acts, err := plane.Step(ev)
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		got = append(got, acts...)
+	}
+	if !reflect.DeepEqual(got, rec.Actions) {
+		t.Errorf("replayed actions %v, recorded %v", got, rec.Actions)
+	}
+	cfg.Scenario, rec = AlwaysFP32, Recording{Events: []control.Event{{}}}
+	if _, err := Run(context.Background(), cfg, sets); err != nil || len(rec.Events) != 1 {
+		t.Errorf("a fixed scenario touched the recording (%v)", err)
+	}
+}

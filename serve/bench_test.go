@@ -10,6 +10,7 @@ import (
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/serve"
 	"github.com/neuronfabric/nfabric/serve/client"
@@ -81,27 +82,35 @@ func BenchmarkWriteAggregate(b *testing.B) {
 		report(b, cpu)
 	})
 	b.Run("inprocess", func(b *testing.B) {
-		ctl, _ := cxl.New(cxl.Config{Capacity: region.End()})
-		if _, err := ctl.Map(region); err != nil {
+		// The service's own device path, host.Device.Transact, without the
+		// socket, the encoding and the server.
+		dev, err := host.Open(host.Config{Workers: 8, Capacity: region.End()})
+		if err != nil {
 			b.Fatal(err)
 		}
-		writes := make([]cxl.Req, benchLines)
-		reads := make([]cxl.Req, benchLines)
-		for l := range benchLines {
-			writes[l] = cxl.Write(uint16(l), uint64(l)*cxl.LineBytes, payload[l*cxl.LineBytes:(l+1)*cxl.LineBytes])
-			reads[l] = cxl.Read(uint16(l), uint64(l)*cxl.LineBytes)
+		if _, err := dev.MapRegion(region); err != nil {
+			b.Fatal(err)
 		}
-		resps := make([]cxl.Resp, benchLines)
+		writes := make([]host.Step, benchLines)
+		reads := make([]host.Step, benchLines)
+		for l := range benchLines {
+			writes[l].Req = cxl.Write(uint16(l), uint64(l)*cxl.LineBytes, payload[l*cxl.LineBytes:(l+1)*cxl.LineBytes])
+			reads[l].Req = cxl.Read(uint16(l), uint64(l)*cxl.LineBytes)
+		}
+		res := make([]host.Outcome, benchLines)
 		out := make([]byte, 0, benchLines*cxl.LineBytes)
 		b.ResetTimer()
 		cpu := startCPU()
 		for range b.N {
-			if ctl.DoBatch(writes, resps) > 0 || ctl.DoBatch(reads, resps) > 0 {
-				b.Fatal("failed transactions")
+			if _, f := dev.Transact(writes, res); f > 0 {
+				b.Fatal("failed writes")
+			}
+			if _, f := dev.Transact(reads, res); f > 0 {
+				b.Fatal("failed reads")
 			}
 			out = out[:0]
-			for i := range resps {
-				out = append(out, resps[i].Data[:]...) // what the service copies into its response
+			for i := range res {
+				out = append(out, res[i].Resp.Data[:]...) // what the service copies into its response
 			}
 		}
 		report(b, cpu)

@@ -12,39 +12,25 @@ import (
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/serve/wire"
 )
 
-// model is what the Controller service needs of a device: the operations
-// of cxl.Core, which satisfies it. It is the one seam between the service
-// and the device semantics (a host-runtime device can take its place).
-type model interface {
-	Map(cxl.Region) (cxl.RegionID, error)
-	Unmap(cxl.RegionID) error
-	Region(cxl.RegionID) (cxl.Region, error)
-	Regions() []cxl.RegionID
-	SetMode(cxl.RegionID, cxl.Mode, int64) error
-	Mode(cxl.RegionID) (cxl.Mode, error)
-	Accept(cxl.Req) (uint64, error)
-	Complete() (cxl.Resp, bool)
-	Seq() uint64
-	Stats() cxl.Stats
-	ModeChanges() []cxl.ModeChange
-}
-
-var _ model = (*cxl.Core)(nil)
-
-// device is one opened controller: a model behind a mutex, so that each
-// call runs with no other call on the device in between.
+// device is one opened controller: a host.Device (the one implementation
+// of the device semantics, cxl.Core's, and of the runtime's accounting)
+// with the region defaults it was opened with. Each host.Device call is
+// atomic; the mutex makes the service's compound calls atomic too (count
+// the regions then map, stats with the region table and the log), so
+// each RPC runs with no other call on the device in between.
 type device struct {
 	capacity uint64
 	workers  int
 	layout   lowbit.Layout
 	gate     lowbit.Gate
 
-	mu sync.Mutex
-	m  model
+	mu  sync.Mutex
+	dev *host.Device
 }
 
 type controllerService struct {
@@ -74,11 +60,14 @@ func (c *controllerService) OpenDevice(ctx context.Context, req *pb.OpenDeviceRe
 	if req.GetLinesHint() > 1<<28 {
 		return nil, fieldStatus("lines_hint", fmt.Errorf("%d out of range [0, %d]", req.GetLinesHint(), 1<<28))
 	}
-	core, err := cxl.NewCore(cxl.Config{Capacity: d.capacity, LinesHint: int(req.GetLinesHint())})
+	if d.capacity == 0 {
+		return nil, fieldStatus("capacity_bytes", errors.New("0 (want a positive multiple of 64)"))
+	}
+	dev, err := host.Open(host.Config{Workers: d.workers, Layout: d.layout, Gate: d.gate, Capacity: d.capacity, LinesHint: int(req.GetLinesHint())})
 	if err != nil {
 		return nil, fieldStatus("capacity_bytes", err)
 	}
-	d.m = core
+	d.dev = dev
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,10 +151,10 @@ func (c *controllerService) MapRegion(ctx context.Context, req *pb.MapRegionRequ
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if n := len(d.m.Regions()); n >= c.s.opts.MaxRegions {
+	if n := len(d.dev.Regions()); n >= c.s.opts.MaxRegions {
 		return nil, exhausted("device %d has %d regions mapped, the server's limit", req.GetDevice(), n)
 	}
-	id, err := d.m.Map(r)
+	id, err := d.dev.MapRegion(r)
 	if err != nil {
 		return nil, fieldStatus(regionField(r, err), err)
 	}
@@ -197,7 +186,7 @@ func (c *controllerService) UnmapRegion(ctx context.Context, req *pb.UnmapRegion
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.m.Unmap(cxl.RegionID(req.GetRegion())); err != nil {
+	if err := d.dev.Unmap(cxl.RegionID(req.GetRegion())); err != nil {
 		return nil, status.Errorf(codes.NotFound, "region: %v", err)
 	}
 	return &pb.UnmapRegionResponse{}, nil
@@ -214,10 +203,10 @@ func (c *controllerService) SetMode(ctx context.Context, req *pb.SetModeRequest)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.m.SetMode(cxl.RegionID(req.GetRegion()), m, req.GetTime()); err != nil {
+	if err := d.dev.SetMode(cxl.RegionID(req.GetRegion()), m, req.GetTime()); err != nil {
 		return nil, status.Errorf(codes.NotFound, "region: %v", err)
 	}
-	return &pb.SetModeResponse{AfterSeq: d.m.Seq()}, nil
+	return &pb.SetModeResponse{AfterSeq: d.dev.Seq()}, nil
 }
 
 func (c *controllerService) GetMode(ctx context.Context, req *pb.GetModeRequest) (*pb.GetModeResponse, error) {
@@ -227,7 +216,7 @@ func (c *controllerService) GetMode(ctx context.Context, req *pb.GetModeRequest)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	m, err := d.m.Mode(cxl.RegionID(req.GetRegion()))
+	m, err := d.dev.Mode(cxl.RegionID(req.GetRegion()))
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "region: %v", err)
 	}
@@ -241,15 +230,17 @@ func (c *controllerService) GetStats(ctx context.Context, req *pb.GetStatsReques
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := wire.Stats(d.m.Stats())
-	for _, id := range d.m.Regions() {
-		r, err := d.m.Region(id)
+	st := d.dev.Stats()
+	out := wire.Stats(st.Controller)
+	out.Host = wire.Accounting(st.Host)
+	for _, id := range d.dev.Regions() {
+		r, err := d.dev.Region(id)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "region %d: %v", id, err)
 		}
 		out.Regions = append(out.Regions, wire.Region(id, r, true))
 	}
-	for _, ch := range d.m.ModeChanges() {
+	for _, ch := range d.dev.ModeChanges() {
 		out.Log = append(out.Log, wire.ModeChange(ch))
 	}
 	return out, nil

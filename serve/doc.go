@@ -8,10 +8,11 @@
 // # Shape
 //
 // Server is a thin concurrent shell around deterministic cores: every
-// device is a cxl.Core behind a mutex, every control session a
-// control.Plane behind a mutex. The server decodes requests (errors name
-// the field), runs them on the core and encodes the result; it holds no
-// semantics or policy of its own.
+// device is a host.Device (the host runtime: a cxl.Core and its
+// accounting), every control session a control.Plane behind a mutex. The
+// server decodes requests (errors name the field), runs them on the core
+// and encodes the result; it holds no semantics, accounting or policy of
+// its own.
 //
 // # Ownership
 //

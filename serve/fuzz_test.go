@@ -8,6 +8,7 @@ import (
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/serve/wire"
 )
@@ -30,10 +31,10 @@ func FuzzTransact(f *testing.F) {
 		if proto.Unmarshal(b, &req) != nil {
 			return
 		}
-		core, _ := cxl.NewCore(cxl.Config{Capacity: 1 << 14})
-		core.Map(cxl.Region{Name: "em", Size: 1024, Workers: 8, Gate: lowbit.PaperGate})
-		core.Map(cxl.Region{Name: "wm", Base: 4096, Size: 4 * 128, Workers: 4, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}})
-		d := &device{capacity: 1 << 14, m: core}
+		dev, _ := host.Open(host.Config{Workers: 8, Capacity: 1 << 14})
+		dev.MapRegion(cxl.Region{Name: "em", Size: 1024, Workers: 8, Gate: lowbit.PaperGate})
+		dev.MapRegion(cxl.Region{Name: "wm", Base: 4096, Size: 4 * 128, Workers: 4, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}})
+		d := &device{capacity: 1 << 14, dev: dev}
 		steps, reads, err := decodeOps(req.GetOps(), 1<<12, 1<<12)
 		if err != nil {
 			return
@@ -43,8 +44,8 @@ func FuzzTransact(f *testing.F) {
 		for _, s := range steps {
 			n += s.n
 		}
-		if len(out.GetData()) != reads*cxl.LineBytes || len(out.GetReadModes()) != reads || out.GetTransactions() != uint64(n) || core.Seq() != uint64(n) {
-			t.Fatalf("%d reads, %d transactions: response %d bytes, %d modes, %d transactions, seq %d", reads, n, len(out.GetData()), len(out.GetReadModes()), out.GetTransactions(), core.Seq())
+		if len(out.GetData()) != reads*cxl.LineBytes || len(out.GetReadModes()) != reads || out.GetTransactions() != uint64(n) || dev.Seq() != uint64(n) {
+			t.Fatalf("%d reads, %d transactions: response %d bytes, %d modes, %d transactions, seq %d", reads, n, len(out.GetData()), len(out.GetReadModes()), out.GetTransactions(), dev.Seq())
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/cxl"
@@ -61,12 +62,14 @@ func (ts *testServer) dial(t testing.TB) *client.Client {
 }
 
 // pair is one device on the server and its in-process twin, a
-// cxl.Controller fed the same transactions one at a time with Do.
+// cxl.Controller fed the same transactions one at a time with Do; writes
+// and reads count the line transactions issued, for the host accounting.
 type pair struct {
-	t      *testing.T
-	remote *client.Device
-	local  *cxl.Controller
-	ids    map[uint32]cxl.RegionID
+	t             *testing.T
+	remote        *client.Device
+	local         *cxl.Controller
+	ids           map[uint32]cxl.RegionID
+	writes, reads int64
 }
 
 func newPair(t *testing.T, c *client.Client, capacity uint64) *pair {
@@ -122,11 +125,13 @@ func (p *pair) runLocal(ops []*pb.Op) localResult {
 			for k := 0; k*cxl.LineBytes < len(w.GetData()); k++ {
 				resp, _ := p.local.Do(cxl.Write(uint16(w.GetTag())+uint16(k), w.GetAddr()+uint64(k)*cxl.LineBytes, w.GetData()[k*cxl.LineBytes:min(len(w.GetData()), (k+1)*cxl.LineBytes)]))
 				r.note(resp)
+				p.writes++
 			}
 		case *pb.Op_Read:
 			for k := range x.Read.GetLines() {
 				resp, _ := p.local.Do(cxl.Read(uint16(x.Read.GetTag())+uint16(k), x.Read.GetAddr()+uint64(k)*cxl.LineBytes))
 				r.note(resp)
+				p.reads++
 				r.data = append(r.data, resp.Data[:]...)
 				r.modes = append(r.modes, wire.Mode(resp.Mode))
 				r.trans = append(r.trans, resp.Transformed)
@@ -188,7 +193,13 @@ func (p *pair) sameState() {
 	for _, c := range p.local.ModeChanges() {
 		want.Log = append(want.Log, wire.ModeChange(c))
 	}
-	st.Regions = nil
+	// The host runtime's accounting: every line transaction issued, failed
+	// ones included; the client encoded nothing through the service.
+	wantHost := &pb.HostAccounting{WriteLines: p.writes, ReadLines: p.reads, Transactions: p.writes + p.reads, PayloadBytes: 64 * p.writes}
+	if !proto.Equal(st.GetHost(), wantHost) {
+		p.t.Fatalf("host accounting %v, want %v", st.GetHost(), wantHost)
+	}
+	st.Regions, st.Host = nil, nil
 	if fmt.Sprint(st) != fmt.Sprint(want) {
 		p.t.Fatalf("state differs:\nservice    %v\nin process %v", st, want)
 	}

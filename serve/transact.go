@@ -3,9 +3,11 @@ package serve
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/serve/wire"
 )
 
@@ -81,19 +83,73 @@ func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, error) {
 	return steps, reads, nil
 }
 
-// run runs the steps on the model: every transaction is accepted in order,
-// mode writes between acceptances, then all are completed. It returns the
-// response and the bad fields. The caller holds d.mu.
+// chunkSteps is how many host steps run goes through host.Device.Transact
+// at a time: small enough that the steps and outcomes stay in cache.
+const chunkSteps = 256
+
+// batchBuf is run's scratch: one chunk of host steps, their outcomes, and
+// the op each came from.
+type batchBuf struct {
+	steps [chunkSteps]host.Step
+	res   [chunkSteps]host.Outcome
+	op    [chunkSteps]int
+}
+
+var batchPool = sync.Pool{New: func() any { return new(batchBuf) }}
+
+// run runs the steps on the device through host.Device.Transact: every
+// transaction in order with its tag, mode writes between them, each
+// failure reported. It goes through Transact a chunk at a time, which
+// gives the same responses as one batch (Transact's steps stand alone;
+// host's tests compare it with one transaction at a time) because the
+// caller holds d.mu, so no other call reaches the device in between. It
+// returns the response and the bad fields, the mode writes' first.
 func (d *device) run(steps []step, reads int) (*pb.TransactResponse, []violation) {
-	m := d.m
-	out := &pb.TransactResponse{FirstSeq: m.Seq() + 1, Data: make([]byte, 0, reads*cxl.LineBytes),
+	buf := batchPool.Get().(*batchBuf)
+	defer batchPool.Put(buf)
+	out := &pb.TransactResponse{Data: make([]byte, 0, reads*cxl.LineBytes),
 		ReadModes: make([]pb.Mode, 0, reads), ReadTransformed: make([]bool, 0, reads)}
-	var bad []violation
+	var modeBad, txBad []violation
+	n, started := 0, false
+	flush := func() {
+		first, _ := d.dev.Transact(buf.steps[:n], buf.res[:n])
+		if !started {
+			out.FirstSeq, started = first, true
+		}
+		for k := range n {
+			i, o := buf.op[k], &buf.res[k]
+			st := &steps[i]
+			if st.op == 0 {
+				if o.Err != nil {
+					modeBad = append(modeBad, violation{fmt.Sprintf("ops[%d].set_mode.region", i), o.Err.Error()})
+				}
+				continue
+			}
+			out.Transactions++
+			name := "write"
+			if st.op == cxl.MemRd {
+				name = "read"
+				out.Data = append(out.Data, o.Resp.Data[:]...)
+				out.ReadModes = append(out.ReadModes, wire.Mode(o.Resp.Mode))
+				out.ReadTransformed = append(out.ReadTransformed, o.Resp.Transformed)
+			}
+			if o.Err != nil {
+				txBad = append(txBad, violation{fmt.Sprintf("ops[%d].%s.%s", i, name, errField(o.Err)), o.Err.Error()})
+			}
+		}
+		clear(buf.steps[:n]) // drop the references to the request's data
+		n = 0
+	}
+	add := func(i int, hs host.Step) {
+		if n == chunkSteps {
+			flush()
+		}
+		buf.steps[n], buf.op[n] = hs, i
+		n++
+	}
 	for i, st := range steps {
 		if st.op == 0 {
-			if err := m.SetMode(st.region, st.mode, st.time); err != nil {
-				bad = append(bad, violation{fmt.Sprintf("ops[%d].set_mode.region", i), err.Error()})
-			}
+			add(i, host.Step{ModeWrite: true, Region: st.region, Mode: st.mode, Time: st.time})
 			continue
 		}
 		for k := range st.n {
@@ -101,28 +157,11 @@ func (d *device) run(steps []step, reads int) (*pb.TransactResponse, []violation
 			if st.op == cxl.MemWr {
 				req.Data = st.data[k*cxl.LineBytes : min(len(st.data), (k+1)*cxl.LineBytes)]
 			}
-			m.Accept(req) // an invalid request is answered by Complete with its error
+			add(i, host.Step{Req: req})
 		}
 	}
-	for i, st := range steps {
-		name := "write"
-		if st.op == cxl.MemRd {
-			name = "read"
-		}
-		for range st.n {
-			r, _ := m.Complete()
-			out.Transactions++
-			if st.op == cxl.MemRd {
-				out.Data = append(out.Data, r.Data[:]...)
-				out.ReadModes = append(out.ReadModes, wire.Mode(r.Mode))
-				out.ReadTransformed = append(out.ReadTransformed, r.Transformed)
-			}
-			if r.Err != nil {
-				bad = append(bad, violation{fmt.Sprintf("ops[%d].%s.%s", i, name, errField(r.Err)), r.Err.Error()})
-			}
-		}
-	}
-	return out, bad
+	flush() // the last chunk, or none: the first sequence number of an empty batch
+	return out, append(modeBad, txBad...)
 }
 
 func (c *controllerService) Transact(ctx context.Context, req *pb.TransactRequest) (*pb.TransactResponse, error) {

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/spf13/cobra"
@@ -25,6 +27,7 @@ type pilotFlags struct {
 	diagEvery           int
 	full, asJSON, quiet bool
 	out                 string
+	telemetry           string
 }
 
 func newPilotCmd() *cobra.Command {
@@ -47,7 +50,8 @@ training flags are those of 'nfabric train'.`,
 		Example: `  nfabric pilot
   nfabric pilot --seeds 3 --epochs 12 --fault-epochs 5-6 --fault-rate 0.5
   nfabric pilot --ladder-binary 0.5 --ladder-ternary 0.4 --warmup 100 --json
-  nfabric pilot --full --out out/`,
+  nfabric pilot --full --out out/
+  nfabric pilot --telemetry t.csv   # the Commander runs read 'nfabric telemetry ns3' output`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := experiments.PilotDefaults(pf.full, of.seed)
@@ -85,6 +89,7 @@ func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
 	f.Float64Var(&pf.lossK, "cusum-k", def.Control.LossK, "Supervisor loss CUSUM slack K (relative loss excess)")
 	f.Float64Var(&pf.lossH, "cusum-h", def.Control.LossH, "Supervisor loss CUSUM threshold H")
 	f.IntVar(&pf.diagEvery, "diag-every", def.DiagEvery, "steps between cosine diagnostics")
+	f.StringVar(&pf.telemetry, "telemetry", "", "telemetry CSV for the Commander runs (from 'nfabric telemetry'; default: synthetic episodes)")
 }
 
 // apply overwrites o with the flags the user set and checks the control
@@ -127,6 +132,16 @@ func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) erro
 			return usagef("--diag-every %d is negative", pf.diagEvery)
 		}
 		o.DiagEvery = pf.diagEvery
+	}
+	if pf.telemetry != "" {
+		f, err := os.Open(pf.telemetry)
+		if err != nil {
+			return fmt.Errorf("--telemetry: %w", err)
+		}
+		defer f.Close()
+		if o.Telemetry, err = control.ReadTelemetry(f); err != nil {
+			return fmt.Errorf("--telemetry %s: %w", pf.telemetry, err)
+		}
 	}
 	cc := o.Control
 	cc.Groups = pilot.Groups()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -179,7 +180,7 @@ func runSelftest(cmd *cobra.Command, opts serve.Options) error {
 	srv := serve.New(opts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()
-	checkErr := runCheck(cmd, "unix://"+sock, client.Options{})
+	checkErr := runCheck(cmd, "unix://"+sock, client.Options{}, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(ctx)
@@ -192,7 +193,17 @@ func runSelftest(cmd *cobra.Command, opts serve.Options) error {
 	return checkErr
 }
 
-func runCheck(cmd *cobra.Command, target string, o client.Options) error {
+// checkReport is what 'serve check --json' prints.
+type checkReport struct {
+	Target string         `json:"target"`
+	Passed int            `json:"passed"`
+	Failed int            `json:"failed"`
+	Checks []client.Check `json:"checks"`
+}
+
+// runCheck runs the self-test against target and prints its checks: a
+// line each and "N passed, N failed", or with asJSON one checkReport.
+func runCheck(cmd *cobra.Command, target string, o client.Options, asJSON bool) error {
 	c, err := client.Dial(target, o)
 	if err != nil {
 		return err
@@ -206,13 +217,27 @@ func runCheck(cmd *cobra.Command, target string, o client.Options) error {
 	}
 	failed := 0
 	for _, ch := range checks {
-		verdict := "ok"
 		if !ch.Passed {
-			verdict, failed = "FAILED", failed+1
+			failed++
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%-6s %-36s %s\n", verdict, ch.Name, ch.Detail)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%d passed, %d failed\n", len(checks)-failed, failed)
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(checkReport{Target: target, Passed: len(checks) - failed, Failed: failed, Checks: checks}); err != nil {
+			return err
+		}
+	} else {
+		for _, ch := range checks {
+			verdict := "ok"
+			if !ch.Passed {
+				verdict = "FAILED"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%-6s %-36s %s\n", verdict, ch.Name, ch.Detail)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%d passed, %d failed\n", len(checks)-failed, failed)
+	}
 	if failed > 0 {
 		return fmt.Errorf("serve check: %d of %d checks failed", failed, len(checks))
 	}
@@ -220,14 +245,18 @@ func runCheck(cmd *cobra.Command, target string, o client.Options) error {
 }
 
 func newServeCheckCmd() *cobra.Command {
-	var addr serveAddr
+	var (
+		addr   serveAddr
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "run the self-test against a running 'nfabric serve'",
 		Long: `check connects to a running server (the same --socket, --tcp and --token-file
 flags) and runs the self-test: the Sec. 6 packet test read back under every
 mode and judged by closed forms, a bad request that must name its field, and a
-control session. It ends with "N passed, N failed" and exits 1 on a failure.`,
+control session. It ends with "N passed, N failed" (with --json, one JSON
+object: target, passed, failed and the checks) and exits 1 on a failure.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := client.Options{}
@@ -242,9 +271,10 @@ control session. It ends with "N passed, N failed" and exits 1 on a failure.`,
 			if addr.tcp != "" {
 				target = addr.tcp
 			}
-			return runCheck(cmd, target, o)
+			return runCheck(cmd, target, o, asJSON)
 		},
 	}
 	addr.add(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as one JSON object")
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
+	"github.com/neuronfabric/nfabric/serve"
 	"github.com/neuronfabric/nfabric/serve/client"
 )
 
@@ -81,5 +83,43 @@ func TestServeSelftest(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "6 passed, 0 failed") {
 		t.Fatalf("output %s", stdout.String())
+	}
+}
+
+// TestServeCheckJSON: 'serve check --json' against a running server prints
+// one JSON object whose counts agree with its checks.
+func TestServeCheckJSON(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	lis, err := serve.ListenUnix(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve.New(serve.Options{})
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	defer func() {
+		srv.Shutdown(context.Background())
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"serve", "check", "--socket", sock, "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stdout.String(), stderr.String())
+	}
+	var rep checkReport
+	dec := json.NewDecoder(&stdout)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("not one JSON object: %v", err)
+	}
+	passed := 0
+	for _, ch := range rep.Checks {
+		if ch.Passed {
+			passed++
+		}
+	}
+	if rep.Passed != 6 || rep.Failed != 0 || passed != 6 || len(rep.Checks) != 6 || rep.Target != "unix://"+sock {
+		t.Errorf("report %+v", rep)
 	}
 }

@@ -19,9 +19,9 @@ import (
 
 // Check is one self-test check.
 type Check struct {
-	Name   string
-	Passed bool
-	Detail string
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail"`
 }
 
 // SelfTest runs a short end-to-end check against a server: the paper's

@@ -11,6 +11,7 @@ import (
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
@@ -97,6 +98,12 @@ func Stats(s cxl.Stats) *pb.GetStatsResponse {
 		out.Errors = append(out.Errors, &pb.ErrorCount{Kind: k.Error(), Count: s.Errors[i]})
 	}
 	return out
+}
+
+// Accounting returns the wire form of a host runtime's accounting.
+func Accounting(a host.Accounting) *pb.HostAccounting {
+	return &pb.HostAccounting{EncodedElements: a.Encoded, Fp32Bytes: a.FP32Bytes, Rejected: a.Rejected, PayloadBytes: a.PayloadBytes,
+		WriteLines: a.WriteLines, ReadLines: a.ReadLines, Transactions: a.Transactions, Aggregates: a.Aggregates}
 }
 
 // ModeChange returns the wire form of a mode-change log entry.

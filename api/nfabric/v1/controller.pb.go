@@ -2,7 +2,9 @@
 // controller (paper Sec. 3) per opened device, with 64-byte lines of sparse
 // device memory, a region table with one mode latch per region, and the
 // non-destructive read-side transform. The semantics are those of the Go
-// package cxl (cxl.Core) byte for byte; this file only carries them.
+// package cxl (cxl.Core) byte for byte, run through the host runtime
+// (host.Device, which also keeps the accounting); this file only carries
+// them.
 //
 // Ownership: a device belongs to the client connection (the HTTP/2
 // transport) that opened it. Other connections cannot see it, and when the
@@ -1715,23 +1717,136 @@ func (x *ErrorCount) GetCount() uint64 {
 	return 0
 }
 
+// HostAccounting is what the host runtime behind the device counted
+// (host.Accounting), cumulative since OpenDevice. Encoding happens in the
+// client, so over the service the encoding counts stay 0.
+type HostAccounting struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Gradient elements encoded (summed over workers), their FP32 bytes
+	// (4 per element), and the bucket encodings refused for a NaN or Inf.
+	EncodedElements int64 `protobuf:"varint,1,opt,name=encoded_elements,json=encodedElements,proto3" json:"encoded_elements,omitempty"`
+	Fp32Bytes       int64 `protobuf:"varint,2,opt,name=fp32_bytes,json=fp32Bytes,proto3" json:"fp32_bytes,omitempty"`
+	Rejected        int64 `protobuf:"varint,3,opt,name=rejected,proto3" json:"rejected,omitempty"`
+	// Payload bytes written: 64 per MemWr issued.
+	PayloadBytes int64 `protobuf:"varint,4,opt,name=payload_bytes,json=payloadBytes,proto3" json:"payload_bytes,omitempty"`
+	// MemWr and MemRd transactions issued, failed ones included, and every
+	// transaction issued.
+	WriteLines   int64 `protobuf:"varint,5,opt,name=write_lines,json=writeLines,proto3" json:"write_lines,omitempty"`
+	ReadLines    int64 `protobuf:"varint,6,opt,name=read_lines,json=readLines,proto3" json:"read_lines,omitempty"`
+	Transactions int64 `protobuf:"varint,7,opt,name=transactions,proto3" json:"transactions,omitempty"`
+	// Bucket aggregates read back.
+	Aggregates    int64 `protobuf:"varint,8,opt,name=aggregates,proto3" json:"aggregates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostAccounting) Reset() {
+	*x = HostAccounting{}
+	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostAccounting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostAccounting) ProtoMessage() {}
+
+func (x *HostAccounting) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostAccounting.ProtoReflect.Descriptor instead.
+func (*HostAccounting) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *HostAccounting) GetEncodedElements() int64 {
+	if x != nil {
+		return x.EncodedElements
+	}
+	return 0
+}
+
+func (x *HostAccounting) GetFp32Bytes() int64 {
+	if x != nil {
+		return x.Fp32Bytes
+	}
+	return 0
+}
+
+func (x *HostAccounting) GetRejected() int64 {
+	if x != nil {
+		return x.Rejected
+	}
+	return 0
+}
+
+func (x *HostAccounting) GetPayloadBytes() int64 {
+	if x != nil {
+		return x.PayloadBytes
+	}
+	return 0
+}
+
+func (x *HostAccounting) GetWriteLines() int64 {
+	if x != nil {
+		return x.WriteLines
+	}
+	return 0
+}
+
+func (x *HostAccounting) GetReadLines() int64 {
+	if x != nil {
+		return x.ReadLines
+	}
+	return 0
+}
+
+func (x *HostAccounting) GetTransactions() int64 {
+	if x != nil {
+		return x.Transactions
+	}
+	return 0
+}
+
+func (x *HostAccounting) GetAggregates() int64 {
+	if x != nil {
+		return x.Aggregates
+	}
+	return 0
+}
+
 type GetStatsResponse struct {
-	state        protoimpl.MessageState `protogen:"open.v1"`
-	Transactions uint64                 `protobuf:"varint,1,opt,name=transactions,proto3" json:"transactions,omitempty"`
-	Completed    uint64                 `protobuf:"varint,2,opt,name=completed,proto3" json:"completed,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The controller's counters (cxl.Stats): transactions accepted and
+	// completed, per-mode traffic, failures by kind, latch changes.
+	Transactions uint64 `protobuf:"varint,1,opt,name=transactions,proto3" json:"transactions,omitempty"`
+	Completed    uint64 `protobuf:"varint,2,opt,name=completed,proto3" json:"completed,omitempty"`
 	// One entry per mode, in Table 2 order.
-	Modes         []*ModeStats  `protobuf:"bytes,3,rep,name=modes,proto3" json:"modes,omitempty"`
-	Errors        []*ErrorCount `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
-	ModeChanges   uint64        `protobuf:"varint,5,opt,name=mode_changes,json=modeChanges,proto3" json:"mode_changes,omitempty"`
-	Regions       []*Region     `protobuf:"bytes,6,rep,name=regions,proto3" json:"regions,omitempty"`
-	Log           []*ModeChange `protobuf:"bytes,7,rep,name=log,proto3" json:"log,omitempty"`
+	Modes       []*ModeStats  `protobuf:"bytes,3,rep,name=modes,proto3" json:"modes,omitempty"`
+	Errors      []*ErrorCount `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
+	ModeChanges uint64        `protobuf:"varint,5,opt,name=mode_changes,json=modeChanges,proto3" json:"mode_changes,omitempty"`
+	Regions     []*Region     `protobuf:"bytes,6,rep,name=regions,proto3" json:"regions,omitempty"`
+	Log         []*ModeChange `protobuf:"bytes,7,rep,name=log,proto3" json:"log,omitempty"`
+	// The host runtime's accounting of the same device.
+	Host          *HostAccounting `protobuf:"bytes,8,opt,name=host,proto3" json:"host,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +1858,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +1871,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{23}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetStatsResponse) GetTransactions() uint64 {
@@ -1804,6 +1919,13 @@ func (x *GetStatsResponse) GetRegions() []*Region {
 func (x *GetStatsResponse) GetLog() []*ModeChange {
 	if x != nil {
 		return x.Log
+	}
+	return nil
+}
+
+func (x *GetStatsResponse) GetHost() *HostAccounting {
+	if x != nil {
+		return x.Host
 	}
 	return nil
 }
@@ -1927,7 +2049,21 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\n" +
 	"ErrorCount\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x04R\x05count\"\xac\x02\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\"\x9f\x02\n" +
+	"\x0eHostAccounting\x12)\n" +
+	"\x10encoded_elements\x18\x01 \x01(\x03R\x0fencodedElements\x12\x1d\n" +
+	"\n" +
+	"fp32_bytes\x18\x02 \x01(\x03R\tfp32Bytes\x12\x1a\n" +
+	"\brejected\x18\x03 \x01(\x03R\brejected\x12#\n" +
+	"\rpayload_bytes\x18\x04 \x01(\x03R\fpayloadBytes\x12\x1f\n" +
+	"\vwrite_lines\x18\x05 \x01(\x03R\n" +
+	"writeLines\x12\x1d\n" +
+	"\n" +
+	"read_lines\x18\x06 \x01(\x03R\treadLines\x12\"\n" +
+	"\ftransactions\x18\a \x01(\x03R\ftransactions\x12\x1e\n" +
+	"\n" +
+	"aggregates\x18\b \x01(\x03R\n" +
+	"aggregates\"\xdc\x02\n" +
 	"\x10GetStatsResponse\x12\"\n" +
 	"\ftransactions\x18\x01 \x01(\x04R\ftransactions\x12\x1c\n" +
 	"\tcompleted\x18\x02 \x01(\x04R\tcompleted\x12+\n" +
@@ -1935,7 +2071,8 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\x06errors\x18\x04 \x03(\v2\x16.nfabric.v1.ErrorCountR\x06errors\x12!\n" +
 	"\fmode_changes\x18\x05 \x01(\x04R\vmodeChanges\x12,\n" +
 	"\aregions\x18\x06 \x03(\v2\x12.nfabric.v1.RegionR\aregions\x12(\n" +
-	"\x03log\x18\a \x03(\v2\x16.nfabric.v1.ModeChangeR\x03log*l\n" +
+	"\x03log\x18\a \x03(\v2\x16.nfabric.v1.ModeChangeR\x03log\x12.\n" +
+	"\x04host\x18\b \x01(\v2\x1a.nfabric.v1.HostAccountingR\x04host*l\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rMODE_IDENTITY\x10\x01\x12\x14\n" +
@@ -1971,7 +2108,7 @@ func file_nfabric_v1_controller_proto_rawDescGZIP() []byte {
 }
 
 var file_nfabric_v1_controller_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_nfabric_v1_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_nfabric_v1_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_nfabric_v1_controller_proto_goTypes = []any{
 	(Mode)(0),                   // 0: nfabric.v1.Mode
 	(Layout)(0),                 // 1: nfabric.v1.Layout
@@ -1998,7 +2135,8 @@ var file_nfabric_v1_controller_proto_goTypes = []any{
 	(*ModeStats)(nil),           // 22: nfabric.v1.ModeStats
 	(*ModeChange)(nil),          // 23: nfabric.v1.ModeChange
 	(*ErrorCount)(nil),          // 24: nfabric.v1.ErrorCount
-	(*GetStatsResponse)(nil),    // 25: nfabric.v1.GetStatsResponse
+	(*HostAccounting)(nil),      // 25: nfabric.v1.HostAccounting
+	(*GetStatsResponse)(nil),    // 26: nfabric.v1.GetStatsResponse
 }
 var file_nfabric_v1_controller_proto_depIdxs = []int32{
 	1,  // 0: nfabric.v1.OpenDeviceRequest.layout:type_name -> nfabric.v1.Layout
@@ -2022,27 +2160,28 @@ var file_nfabric_v1_controller_proto_depIdxs = []int32{
 	24, // 18: nfabric.v1.GetStatsResponse.errors:type_name -> nfabric.v1.ErrorCount
 	7,  // 19: nfabric.v1.GetStatsResponse.regions:type_name -> nfabric.v1.Region
 	23, // 20: nfabric.v1.GetStatsResponse.log:type_name -> nfabric.v1.ModeChange
-	2,  // 21: nfabric.v1.Controller.OpenDevice:input_type -> nfabric.v1.OpenDeviceRequest
-	4,  // 22: nfabric.v1.Controller.CloseDevice:input_type -> nfabric.v1.CloseDeviceRequest
-	6,  // 23: nfabric.v1.Controller.MapRegion:input_type -> nfabric.v1.MapRegionRequest
-	9,  // 24: nfabric.v1.Controller.UnmapRegion:input_type -> nfabric.v1.UnmapRegionRequest
-	11, // 25: nfabric.v1.Controller.Transact:input_type -> nfabric.v1.TransactRequest
-	17, // 26: nfabric.v1.Controller.SetMode:input_type -> nfabric.v1.SetModeRequest
-	19, // 27: nfabric.v1.Controller.GetMode:input_type -> nfabric.v1.GetModeRequest
-	21, // 28: nfabric.v1.Controller.GetStats:input_type -> nfabric.v1.GetStatsRequest
-	3,  // 29: nfabric.v1.Controller.OpenDevice:output_type -> nfabric.v1.OpenDeviceResponse
-	5,  // 30: nfabric.v1.Controller.CloseDevice:output_type -> nfabric.v1.CloseDeviceResponse
-	8,  // 31: nfabric.v1.Controller.MapRegion:output_type -> nfabric.v1.MapRegionResponse
-	10, // 32: nfabric.v1.Controller.UnmapRegion:output_type -> nfabric.v1.UnmapRegionResponse
-	16, // 33: nfabric.v1.Controller.Transact:output_type -> nfabric.v1.TransactResponse
-	18, // 34: nfabric.v1.Controller.SetMode:output_type -> nfabric.v1.SetModeResponse
-	20, // 35: nfabric.v1.Controller.GetMode:output_type -> nfabric.v1.GetModeResponse
-	25, // 36: nfabric.v1.Controller.GetStats:output_type -> nfabric.v1.GetStatsResponse
-	29, // [29:37] is the sub-list for method output_type
-	21, // [21:29] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	25, // 21: nfabric.v1.GetStatsResponse.host:type_name -> nfabric.v1.HostAccounting
+	2,  // 22: nfabric.v1.Controller.OpenDevice:input_type -> nfabric.v1.OpenDeviceRequest
+	4,  // 23: nfabric.v1.Controller.CloseDevice:input_type -> nfabric.v1.CloseDeviceRequest
+	6,  // 24: nfabric.v1.Controller.MapRegion:input_type -> nfabric.v1.MapRegionRequest
+	9,  // 25: nfabric.v1.Controller.UnmapRegion:input_type -> nfabric.v1.UnmapRegionRequest
+	11, // 26: nfabric.v1.Controller.Transact:input_type -> nfabric.v1.TransactRequest
+	17, // 27: nfabric.v1.Controller.SetMode:input_type -> nfabric.v1.SetModeRequest
+	19, // 28: nfabric.v1.Controller.GetMode:input_type -> nfabric.v1.GetModeRequest
+	21, // 29: nfabric.v1.Controller.GetStats:input_type -> nfabric.v1.GetStatsRequest
+	3,  // 30: nfabric.v1.Controller.OpenDevice:output_type -> nfabric.v1.OpenDeviceResponse
+	5,  // 31: nfabric.v1.Controller.CloseDevice:output_type -> nfabric.v1.CloseDeviceResponse
+	8,  // 32: nfabric.v1.Controller.MapRegion:output_type -> nfabric.v1.MapRegionResponse
+	10, // 33: nfabric.v1.Controller.UnmapRegion:output_type -> nfabric.v1.UnmapRegionResponse
+	16, // 34: nfabric.v1.Controller.Transact:output_type -> nfabric.v1.TransactResponse
+	18, // 35: nfabric.v1.Controller.SetMode:output_type -> nfabric.v1.SetModeResponse
+	20, // 36: nfabric.v1.Controller.GetMode:output_type -> nfabric.v1.GetModeResponse
+	26, // 37: nfabric.v1.Controller.GetStats:output_type -> nfabric.v1.GetStatsResponse
+	30, // [30:38] is the sub-list for method output_type
+	22, // [22:30] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_nfabric_v1_controller_proto_init() }
@@ -2061,7 +2200,7 @@ func file_nfabric_v1_controller_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nfabric_v1_controller_proto_rawDesc), len(file_nfabric_v1_controller_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

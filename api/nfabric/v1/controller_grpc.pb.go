@@ -2,7 +2,9 @@
 // controller (paper Sec. 3) per opened device, with 64-byte lines of sparse
 // device memory, a region table with one mode latch per region, and the
 // non-destructive read-side transform. The semantics are those of the Go
-// package cxl (cxl.Core) byte for byte; this file only carries them.
+// package cxl (cxl.Core) byte for byte, run through the host runtime
+// (host.Device, which also keeps the accounting); this file only carries
+// them.
 //
 // Ownership: a device belongs to the client connection (the HTTP/2
 // transport) that opened it. Other connections cannot see it, and when the

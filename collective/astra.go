@@ -1,0 +1,256 @@
+package collective
+
+import (
+	"fmt"
+	"math"
+)
+
+// This file is an analytical mode with ASTRA-sim's own terms, read from its
+// source (astra-sim/astra-sim: system/astraccl/.../Ring.cc, PacketBundle.cc,
+// MemBus.cc, Sys.cc; astra-sim/astra-network-analytical: NetworkFunction.cpp,
+// congestion_aware/network/Link.cpp, congestion_unaware/basic-topology/*)
+// and checked against the cycle counts of its published regression cases
+// (astra_test.go names them). Nothing is copied: the closed forms below are
+// derived from the event sequence that source produces.
+//
+// # Conventions
+//
+//   - Time is in cycles of 1 ns (the analytical backend's EventTime).
+//   - Network bandwidth is written "GB/s" but converted as GiB/s:
+//     bw_Bpns = bw * 2^30 / 1e9 (NetworkFunction.cpp). The system layer's
+//     local-mem-bw, also written "GB/s", is decimal: bw * 1e9 B/s (Sys.cc).
+//   - Every delay is truncated to an integer number of cycles where the
+//     source casts it (static_cast<EventTime>, static_cast<uint64_t>).
+//
+// # Network backend
+//
+// Congestion-unaware: a message of m bytes over h hops of one dimension
+// takes trunc(h*L + m/bw) (store-and-forward ignored; only the dimension
+// in which the two addresses differ is used). Congestion-aware: a chunk is
+// forwarded link by link, each link taking trunc(L + m/bw) to deliver it and
+// trunc(m/bw) before it is free again, so an uncontended chunk over h hops
+// takes h*trunc(L + m/bw). Hops: ring, min(clockwise, anticlockwise) when
+// bidirectional (the default); switch, 2; fully connected, 1.
+//
+// # Ring All-Reduce (system layer, one dimension)
+//
+// The collective of S bytes is cut into P = preferred-dataset-splits chunks
+// of c = floor(S/P) bytes (c is raised to the node count if smaller); with
+// active-chunks-per-dimension 1 the chunks run one after another. A chunk's
+// ring on n nodes sends 2(n-1) messages of m = floor(c/n) bytes, each
+// waiting for the previous one to arrive from the ring predecessor. Every
+// message first crosses the NPU-memory bus (a fixed 10 cycles for the
+// local dimension, MemBus's Fast transmission); the n-1 messages of the
+// reduce-scatter half that carry data to reduce also pay the local-memory
+// reduction, three passes over m bytes (write, read, read) at local-mem-bw:
+// 3*trunc(m/B_mem). Reaching the ring neighbour costs d_net = h*trunc(L +
+// m/bw) on the congestion-aware backend (h = 1 on a ring, 2 through a
+// switch, which stores and forwards the whole message). Summing the event
+// chain,
+//
+//	T_chunk = 2(n-1)(d_net + d_bus) + d_bus + (n-1) d_red
+//	T       = P * T_chunk
+//
+// (the first message pays only the bus, each later one the hop before it,
+// and the last arrival pays the bus once more before the chunk retires).
+
+// AstraTopology is a basic topology of ASTRA-sim's analytical network.
+type AstraTopology uint8
+
+const (
+	AstraRing AstraTopology = iota
+	AstraFullyConnected
+	AstraSwitch
+)
+
+func (t AstraTopology) String() string {
+	switch t {
+	case AstraRing:
+		return "Ring"
+	case AstraFullyConnected:
+		return "FullyConnected"
+	case AstraSwitch:
+		return "Switch"
+	}
+	return fmt.Sprintf("AstraTopology(%d)", uint8(t))
+}
+
+// AstraDim is one dimension of an ASTRA-sim analytical network, in its own
+// units: BandwidthGBps as its YAML "bandwidth" (converted as GiB/s) and
+// LatencyNS as its "latency" per link.
+type AstraDim struct {
+	Topology      AstraTopology
+	NPUs          int
+	BandwidthGBps float64
+	LatencyNS     float64
+	// Unidirectional makes a ring send clockwise only.
+	Unidirectional bool
+}
+
+// AstraBpns converts ASTRA-sim's network "GB/s" to bytes per ns: bw * 2^30 / 1e9.
+func AstraBpns(gbps float64) float64 { return gbps * (1 << 30) / 1e9 }
+
+func (d AstraDim) validate() error {
+	if d.NPUs < 2 || !(d.BandwidthGBps > 0) || math.IsInf(d.BandwidthGBps, 0) || !(d.LatencyNS >= 0) || math.IsInf(d.LatencyNS, 0) || d.Topology > AstraSwitch {
+		return fmt.Errorf("astra: dimension %+v: want >= 2 NPUs, finite bandwidth > 0, latency >= 0", d)
+	}
+	return nil
+}
+
+// Hops returns the links a message crosses from src to dst in d.
+func (d AstraDim) Hops(src, dst int) (int, error) {
+	if err := d.validate(); err != nil {
+		return 0, err
+	}
+	if src < 0 || dst < 0 || src >= d.NPUs || dst >= d.NPUs || src == dst {
+		return 0, fmt.Errorf("astra: send %d -> %d in a %d-NPU %v", src, dst, d.NPUs, d.Topology)
+	}
+	switch d.Topology {
+	case AstraFullyConnected:
+		return 1, nil
+	case AstraSwitch:
+		return 2, nil
+	}
+	cw := ((dst-src)%d.NPUs + d.NPUs) % d.NPUs
+	if d.Unidirectional {
+		return cw, nil
+	}
+	return min(cw, d.NPUs-cw), nil
+}
+
+func (d AstraDim) serial(bytes int64) float64 { return float64(bytes) / AstraBpns(d.BandwidthGBps) }
+
+// AstraSendUnaware is the congestion-unaware backend's delay of one
+// message of bytes from NPU src to dst in a multi-dimensional network
+// (addresses are mixed-radix, dimension 0 fastest); src and dst must
+// differ in exactly one dimension, as in the backend.
+func AstraSendUnaware(dims []AstraDim, src, dst int, bytes int64) (int64, error) {
+	if bytes <= 0 || len(dims) == 0 {
+		return 0, fmt.Errorf("astra: send of %d bytes over %d dimensions", bytes, len(dims))
+	}
+	dim, s, t := -1, 0, 0
+	for i, d := range dims {
+		if err := d.validate(); err != nil {
+			return 0, err
+		}
+		a, b := src%d.NPUs, dst%d.NPUs
+		src, dst = src/d.NPUs, dst/d.NPUs
+		if a != b {
+			if dim >= 0 {
+				return 0, fmt.Errorf("astra: send differs in dimensions %d and %d; the backend moves one at a time", dim, i)
+			}
+			dim, s, t = i, a, b
+		}
+	}
+	if dim < 0 || src != 0 || dst != 0 {
+		return 0, fmt.Errorf("astra: send between the same NPU or outside the network")
+	}
+	h, err := dims[dim].Hops(s, t)
+	if err != nil {
+		return 0, err
+	}
+	return int64(float64(h)*dims[dim].LatencyNS + dims[dim].serial(bytes)), nil
+}
+
+// AstraChunkAware is the congestion-aware backend's delay of one chunk on
+// an otherwise idle dimension: hops * trunc(L + m/bw).
+func AstraChunkAware(d AstraDim, src, dst int, bytes int64) (int64, error) {
+	if bytes <= 0 {
+		return 0, fmt.Errorf("astra: chunk of %d bytes", bytes)
+	}
+	h, err := d.Hops(src, dst)
+	if err != nil {
+		return 0, err
+	}
+	return int64(h) * int64(d.LatencyNS+d.serial(bytes)), nil
+}
+
+// AstraAllGatherAwareBound is a closed-form estimate of the
+// congestion-aware backend's time for every NPU of a ring to send bytes to
+// every other at once: the busiest link's load times its serialization
+// time, plus the link latency of the last chunk through it,
+// load*trunc(m/bw) + L. On a bidirectional ring ties go clockwise, so the
+// clockwise link carries every distance up to n/2: load = sum of d for
+// d = 1..floor(n/2). It is a bound, not the backend's event order.
+func AstraAllGatherAwareBound(d AstraDim, bytes int64) (int64, error) {
+	if err := d.validate(); err != nil {
+		return 0, err
+	}
+	if d.Topology != AstraRing || bytes <= 0 {
+		return 0, fmt.Errorf("astra: all-gather bound needs a ring and bytes > 0")
+	}
+	far := d.NPUs / 2
+	if d.Unidirectional {
+		far = d.NPUs - 1
+	}
+	load := int64(far * (far + 1) / 2)
+	return load*int64(d.serial(bytes)) + int64(d.LatencyNS), nil
+}
+
+// AstraSystem is the part of ASTRA-sim's system configuration the ring
+// All-Reduce uses, in its JSON's terms.
+type AstraSystem struct {
+	// DatasetSplits is "preferred-dataset-splits"; ActiveChunks
+	// "active-chunks-per-dimension" (only 1 is modelled).
+	DatasetSplits int
+	ActiveChunks  int
+	// LocalMemBWGBps is "local-mem-bw" in decimal GB/s.
+	LocalMemBWGBps float64
+	// EndpointDelay is "endpoint-delay" in cycles. It is charged on the
+	// Usual (non-local) bus path; a one-dimensional ring is the local
+	// dimension, whose bus is MemBus's fixed AstraFastBus instead.
+	EndpointDelay int64
+}
+
+// AstraFastBus is MemBus's fixed NPU-memory transfer delay for the local
+// dimension, in cycles.
+const AstraFastBus = 10
+
+// AstraRingEstimate is the modelled ring All-Reduce in ASTRA-sim's terms.
+type AstraRingEstimate struct {
+	Cycles int64 `json:"cycles"`
+	// Chunks is P, ChunkBytes c, MsgBytes m.
+	Chunks     int   `json:"chunks"`
+	ChunkBytes int64 `json:"chunk_bytes"`
+	MsgBytes   int64 `json:"msg_bytes"`
+	// NetCycles is d_net, BusCycles d_bus, ReduceCycles d_red per message.
+	NetCycles    int64 `json:"net_cycles"`
+	BusCycles    int64 `json:"bus_cycles"`
+	ReduceCycles int64 `json:"reduce_cycles"`
+}
+
+// AstraRingAllReduce models ASTRA-sim's ring All-Reduce of bytes on the
+// one-dimensional network d (the closed form in this file's comment).
+func AstraRingAllReduce(sys AstraSystem, d AstraDim, bytes int64) (AstraRingEstimate, error) {
+	if err := d.validate(); err != nil {
+		return AstraRingEstimate{}, err
+	}
+	if sys.DatasetSplits < 1 || sys.ActiveChunks != 1 || !(sys.LocalMemBWGBps > 0) || sys.EndpointDelay < 0 || bytes <= 0 {
+		return AstraRingEstimate{}, fmt.Errorf("astra: system %+v, %d bytes: want splits >= 1, active chunks 1, local-mem-bw > 0, bytes > 0", sys, bytes)
+	}
+	n := int64(d.NPUs)
+	c := bytes / int64(sys.DatasetSplits)
+	if c < n {
+		c = n
+	}
+	e := AstraRingEstimate{Chunks: sys.DatasetSplits, ChunkBytes: c, MsgBytes: c / n, BusCycles: AstraFastBus}
+	h, err := d.Hops(0, 1)
+	if err != nil {
+		return AstraRingEstimate{}, err
+	}
+	e.NetCycles = int64(h) * int64(d.LatencyNS+d.serial(e.MsgBytes))
+	e.ReduceCycles = 3 * int64(float64(e.MsgBytes)/(sys.LocalMemBWGBps*1e9)*1e9)
+	chunk := 2*(n-1)*(e.NetCycles+e.BusCycles) + e.BusCycles + (n-1)*e.ReduceCycles
+	e.Cycles = int64(sys.DatasetSplits) * chunk
+	return e, nil
+}
+
+// Estimate returns e as a collective Estimate for an S-byte buffer on n
+// NPUs (1 cycle = 1 ns). It has no alpha-beta split: LatencyS and
+// BandwidthS stay zero.
+func (e AstraRingEstimate) Estimate(S float64, n int) Estimate {
+	sec := float64(e.Cycles) * 1e-9
+	out := Estimate{Seconds: sec, Bytes: S}
+	out.fill(n)
+	return out
+}

@@ -1,0 +1,52 @@
+package experiments
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/netsim"
+)
+
+// TestNetCheck runs the block's units: every ASTRA-sim case must hold (the
+// values themselves are checked against ASTRA-sim's in collective), and
+// the ns-3 ring either ran, carrying the closed-form payload 2(W-1)S, or
+// says skipped with the package to install.
+func TestNetCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: the ns-3 ring check takes tens of seconds (-short)")
+	}
+	units, err := netcheckUnits(Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var us []NetCheckUnit
+	for _, u := range units {
+		r, err := u.Run(context.Background(), Config{Seed: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", u.Key, err)
+		}
+		us = append(us, r)
+	}
+	res := NetCheckLayout(us)
+	if res.Passed != 11 || res.Failed != 0 {
+		t.Errorf("ASTRA-sim cases: %d passed, %d failed; want 11, 0", res.Passed, res.Failed)
+	}
+	ring := us[1]
+	if netsim.Available() != nil {
+		if !strings.Contains(ring.Skipped, "libns3-dev") {
+			t.Errorf("without ns-3 the ring unit must say skipped naming libns3-dev: %+v", ring)
+		}
+		return
+	}
+	rc := ring.Ring
+	if rc == nil {
+		t.Fatalf("ring unit: %+v", ring)
+	}
+	if want := 2 * int64(rc.Workers-1) * rc.Bytes; rc.PayloadBytes != want || rc.WireBytes < want || rc.NS3S <= 0 {
+		t.Errorf("ring check %+v; want payload %d", rc, want)
+	}
+	if !strings.Contains(res.Text(), "ns-3 (TCP over one switch)") {
+		t.Errorf("report:\n%s", res.Text())
+	}
+}
