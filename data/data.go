@@ -13,7 +13,11 @@
 //	                (/usr/share/datasets/fashion-mnist)
 //	cifar10         CIFAR-10 binary version (data_batch_{1..5}.bin, test_batch.bin)
 //	cifar100        CIFAR-100 binary version (train.bin, test.bin), fine labels
-//	mnist-pairs100  a 100-class stand-in for CIFAR-100 built from MNIST
+//	mnist-pairs100  a 100-class stand-in for CIFAR-100 built from MNIST:
+//	                two digits side by side (1×28×56), label 10a+b
+//	mnist-stack100  the same pairs in two channels (2×28×28), which a
+//	                network with global average pooling can learn
+//	fashion-stack100  Fashion-MNIST items paired like mnist-stack100
 //
 // Every loader checks sizes, magic numbers and labels and returns an error
 // that names the file, never panics, on a missing, truncated or corrupt file.
@@ -73,6 +77,10 @@ var loaders = map[string]func(dir string) (*Sets, error){
 	"cifar10":        LoadCIFAR10,
 	"cifar100":       LoadCIFAR100,
 	"mnist-pairs100": func(dir string) (*Sets, error) { return LoadMNISTPairs100(dir, DefaultPairsSeed) },
+	"mnist-stack100": func(dir string) (*Sets, error) { return LoadMNISTStack100(dir, DefaultPairsSeed) },
+	"fashion-stack100": func(dir string) (*Sets, error) {
+		return LoadFashionStack100(dir, DefaultPairsSeed)
+	},
 }
 
 // Load returns the training and test splits of the named set, read from

@@ -238,6 +238,42 @@ func TestPairs100(t *testing.T) {
 	}
 }
 
+func TestStack100(t *testing.T) {
+	src := fakeSets(50)
+	a, err := Stack100(src, 3, "fake-stack100", "a stand-in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Pairs100(src, 3)
+	// Same draws as Pairs100 for a seed: same labels.
+	if !equalInts(a.Train.Labels, p.Train.Labels) || !equalInts(a.Test.Labels, p.Test.Labels) {
+		t.Errorf("Stack100 and Pairs100 draw different pairs for one seed")
+	}
+	d := a.Train
+	if d.C != 2 || d.W != 3 || d.H != 4 || d.Classes != 100 || d.Len() != 50 || a.Test.Len() != 25 || len(d.Mean) != 2 {
+		t.Fatalf("stack: %dx%dx%d, %d classes, %d images", d.C, d.H, d.W, d.Classes, d.Len())
+	}
+	for k := 0; k < d.Len(); k++ {
+		img := d.Image(k)
+		// Channel planes are 12 bytes; each source image's first byte is its class.
+		if got := 10*int(img[0]) + int(img[12]); got != d.Labels[k] {
+			t.Errorf("stack %d: channels give %d, label %d", k, got, d.Labels[k])
+		}
+		// The rest of each plane is the source image's bytes.
+		pair := p.Train.Image(k)
+		for r := 0; r < 4; r++ {
+			if !bytes.Equal(img[r*3:r*3+3], pair[r*6:r*6+3]) || !bytes.Equal(img[12+r*3:12+r*3+3], pair[r*6+3:r*6+6]) {
+				t.Fatalf("stack %d row %d differs from the side-by-side pair", k, r)
+			}
+		}
+	}
+	bad := fakeSets(10)
+	bad.Train.C = 3
+	if _, err := Stack100(bad, 1, "x", "y"); err == nil || !strings.Contains(err.Error(), "want 1 channel") {
+		t.Errorf("3-channel source: err = %v", err)
+	}
+}
+
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

@@ -252,8 +252,6 @@ func gptScale(ctx context.Context, o CollectiveOptions, r *CollectiveResult) err
 	return nil
 }
 
-func ms(s float64) string { return fmt.Sprintf("%.2f", s*1e3) }
-
 // Fig7Row is one modelled path of Fig. 7 as the block's JSON shows it.
 type Fig7Row struct {
 	Path     string  `json:"path"`
@@ -294,10 +292,14 @@ func CollectiveLayout(r CollectiveResult) (*report.Result, error) {
 		if r.Paths[i].Controller {
 			busbw = "" // no ring of links: busbw does not apply
 		}
-		f7.AddRow(row.Path, row.Route, row.Bits, row.Traffic, ms(row.Seconds), row.Paper, row.AlgBW/1e9, busbw)
+		paper := ""
+		if row.Paper != "" {
+			paper = row.Paper + " ms"
+		}
+		f7.AddRow(row.Path, row.Route, row.Bits, row.Traffic, report.FormatSeconds(row.Seconds), paper, row.AlgBW/1e9, busbw)
 	}
-	f7.AddRow("FP32 references (range)", "", 32, 1.0, ms(r.FP32Lo)+"–"+ms(r.FP32Hi), paperFig7FP32Range, "", "")
-	fig, err := fig7Plot(r.Model, rows)
+	f7.AddRow("FP32 references (range)", "", 32, 1.0, report.FormatSeconds(r.FP32Lo)+" – "+report.FormatSeconds(r.FP32Hi), paperFig7FP32Range+" ms", "", "")
+	fig, err := fig7aPlot(r.Model, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -315,8 +317,8 @@ func CollectiveLayout(r CollectiveResult) (*report.Result, error) {
 // fig7Table is the Fig. 7 table without its rows: title, columns, notes.
 func fig7Table(r CollectiveResult) report.Table {
 	S := float64(r.Elements) * 4
-	t := report.Table{Name: "fig7", Title: fmt.Sprintf("Fig. 7 analogue: one All-Reduce of %s's gradients (%d elements, %.2f GB FP32)", r.Model, r.Elements, S/1e9),
-		Columns: []string{"path", "route", "bits/elem", "normalized traffic", "measured ms", "paper ms", "algbw GB/s (FP32-equivalent)", "busbw GB/s"}}
+	t := report.Table{Name: "fig7", Title: fmt.Sprintf("Fig. 7 analogue: one All-Reduce of %s's gradients (%d elements, %.3g GB FP32)", r.Model, r.Elements, S/1e9),
+		Columns: []string{"path", "route", "bits/elem", "normalized traffic", "measured time", "paper time", "algbw GB/s (FP32-equivalent)", "busbw GB/s"}}
 	shareNote := "each worker has its own CXL port at the link bandwidth"
 	if r.Shared {
 		shareNote = fmt.Sprintf("the %d workers share one controller port (time x %d)", r.Workers, r.Workers)
@@ -328,7 +330,7 @@ func fig7Table(r CollectiveResult) report.Table {
 	}
 	if r.Model == "gpt2-xl" {
 		t.Notes = append(t.Notes,
-			fmt.Sprintf("What reproduces the paper: 87.31 ms is exactly 1.5e9 x 4 B written and read at 128 GiB/s (2 x 6e9 B / 2^37 B/s = %s ms here); the same formula at 1 bit and 1.58 bits gives %s / %s ms with our e, and 2.77 / 4.38 ms with e = 1.67%% — so the paper's rows appear to use a 1.5B-element payload (GPT-2 XL's nominal size; the exact count is %d) and its full-LLC-miss exposure. We do not tune: our rows use the profile's exact count and our measured e.", ms(r.PaperPayload[0]), ms(r.PaperPayload[1]), ms(r.PaperPayload[2]), r.ProfileElements),
+			fmt.Sprintf("What reproduces the paper: 87.31 ms is exactly 1.5e9 x 4 B written and read at 128 GiB/s (2 x 6e9 B / 2^37 B/s = %s here); the same formula at 1 bit and 1.58 bits gives %s / %s with our e, and 2.77 / 4.38 ms with e = 1.67%% — so the paper's rows appear to use a 1.5B-element payload (GPT-2 XL's nominal size; the exact count is %d) and its full-LLC-miss exposure. We do not tune: our rows use the profile's exact count and our measured e.", report.FormatSeconds(r.PaperPayload[0]), report.FormatSeconds(r.PaperPayload[1]), report.FormatSeconds(r.PaperPayload[2]), r.ProfileElements),
 			"228.00 ms, the top of the paper's FP32 range, implies 26.3 GB/s for 6 GB (46 GB/s with the 8-worker ring factor 1.75); no preset here reproduces it exactly, and the paper does not state its network. Our range depends on --net.")
 	}
 	t.Notes = append(t.Notes,
@@ -352,9 +354,9 @@ func humanCount(v float64) string {
 // gptScaleTable lays out the GPT-scale check.
 func gptScaleTable(r CollectiveResult) report.Table {
 	t := report.Table{Name: "gpt-scale", Title: "GPT-scale sanity check (Sec. 5.1): All-Reduce window x full-LLC-miss exposure",
-		Columns: []string{"model", "params", "window ms", "exposure %", "measured exposed cycles", "paper exposed cycles"}}
+		Columns: []string{"model", "params", "window", "exposure %", "measured exposed cycles", "paper exposed cycles"}}
 	for _, g := range r.GPTScale {
-		t.AddRow(g.Model, g.Params, fmt.Sprintf("%.1f", g.WindowS*1e3), 100*g.Exposure, humanCount(g.Cycles), paperGPTScaleCycles[g.Model])
+		t.AddRow(g.Model, g.Params, report.FormatSeconds(g.WindowS), 100*g.Exposure, humanCount(g.Cycles), paperGPTScaleCycles[g.Model])
 	}
 	t.Notes = []string{
 		fmt.Sprintf("Window: %s. Exposure e = %.3f%% (%s). Cycles at the %.0f GHz controller clock: window x e x f.", r.Window, 100*r.Exposure, r.ExposureNote, r.ClockHz/1e9),
@@ -363,22 +365,26 @@ func gptScaleTable(r CollectiveResult) report.Table {
 	return t
 }
 
-func fig7Plot(model string, rows []Fig7Row) (report.Figure, error) {
-	lp := report.LinePlot{Title: "Fig. 7: " + model + " All-Reduce time vs normalized traffic", XLabel: "normalized gradient traffic (x FP32)", YLabel: "modelled time (ms)", LogX: true, LogY: true}
-	var fams []string
-	byFam := map[string]*report.Series{}
+// fig7aPlot is Fig. 7(a): one bar per path with its modelled time of one
+// All-Reduce, on a log axis, coloured by family and labelled with the
+// value (panel (b), traffic against accuracy, is the training block's:
+// see fig7bPlot).
+func fig7aPlot(model string, rows []Fig7Row) (report.Figure, error) {
+	hi := 0.0
 	for _, r := range rows {
-		s, ok := byFam[r.Family]
+		hi = math.Max(hi, r.Seconds)
+	}
+	unit, size := report.TimeUnit(hi)
+	bp := report.BarPlot{Title: "Fig. 7(a): " + model + " one All-Reduce, modelled time per path", XLabel: "modelled time (" + unit + ", log scale)", LogX: true, Width: 20}
+	group := map[string]int{}
+	for _, r := range rows {
+		g, ok := group[r.Family]
 		if !ok {
-			s = &report.Series{Name: r.Family}
-			byFam[r.Family] = s
-			fams = append(fams, r.Family)
+			g = len(bp.Groups)
+			group[r.Family] = g
+			bp.Groups = append(bp.Groups, r.Family)
 		}
-		s.X = append(s.X, r.Traffic)
-		s.Y = append(s.Y, r.Seconds*1e3)
+		bp.Bars = append(bp.Bars, report.Bar{Label: r.Path, Value: r.Seconds / size, Text: report.FormatSeconds(r.Seconds), Group: g})
 	}
-	for _, f := range fams {
-		lp.Series = append(lp.Series, *byFam[f])
-	}
-	return lp.Figure("fig7-" + model)
+	return bp.Figure("fig7a-" + model)
 }

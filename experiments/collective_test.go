@@ -57,3 +57,40 @@ func TestCollectiveMeasuresExposure(t *testing.T) {
 		t.Error("-1 workers accepted")
 	}
 }
+
+// A 1 MiB payload (262,144 FP32 elements) keeps three significant digits
+// in the table: G-Binary writes and reads 262144 bits = 32 KiB (512 lines)
+// at 2^37 B/s plus 2 x 200 ns, with e = 0: 2 x (200 ns + 238.4 ns) =
+// 876.8 ns, printed in ns (it printed "0.00" in a column fixed to ms).
+func TestCollectiveSmallPayloadKeepsDigits(t *testing.T) {
+	r, err := RunCollective(context.Background(), Config{}, CollectiveOptions{Elements: 262144, Exposure: 0, Models: []string{"resnet18-cifar10"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := CollectiveLayout(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f7 := res.Tables[0]
+	col := -1
+	for i, c := range f7.Columns {
+		if c == "measured time" {
+			col = i
+		}
+	}
+	found := false
+	for _, row := range f7.Rows {
+		if row[0] == collective.PathGBinary {
+			found = true
+			if row[col] != "877 ns" {
+				t.Errorf("G-Binary time %q; want 877 ns", row[col])
+			}
+		}
+	}
+	if !found || col < 0 {
+		t.Fatalf("no G-Binary row or time column in %v", f7.Columns)
+	}
+	if len(res.Figures) != 1 || res.Figures[0].Name != "fig7a-gpt2-xl" {
+		t.Errorf("figures %v; want Fig. 7(a)'s bars", res.Figures)
+	}
+}

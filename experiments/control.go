@@ -69,7 +69,10 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 	easy := TrainOptions{Data: "mnist", Model: "mlp", Hidden: []int{256}, Epochs: 8, Batch: 128, Workers: 8,
 		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 2, Seed: seed,
 		Layout: lowbit.WorkerMajor, TrainN: 6000, TestN: 2000}
+	// The pilots keep the MLP stand-ins, on which their ladder and CUSUM
+	// are calibrated (the training block moved to the ResNet stand-ins).
 	hard := BoundaryOptions(false, seed)
+	hard.Data, hard.Model = "mnist-pairs100", "mlp"
 	hard.Seeds, hard.Epochs = 1, 3
 	cc := control.DefaultConfig(pilot.Groups()...)
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 46, 46, 10
@@ -89,6 +92,7 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 		o.Control.WarmupSteps, o.Control.CooldownSteps, o.Control.CalibrationSteps = 468, 300, 50
 		o.Fault = pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5}
 		o.Hard = BoundaryOptions(true, seed)
+		o.Hard.Data, o.Hard.Model = "mnist-pairs100", "mlp"
 		o.Hard.Seeds, o.Hard.Epochs = 1, 4
 	}
 	o.NS3 = NS3Defaults(full, seed)
@@ -462,27 +466,29 @@ func (o PilotOptions) delayTable(runs []DelayRun) report.Table {
 }
 
 // pilotFigures plots, per scenario and epoch, the validation accuracy and the
-// backbone's low-bit share, each the mean over seeds.
+// backbone's low-bit share, each the mean over seeds shaded ± the standard
+// deviation.
 func pilotFigures(all []scenarioRuns, fault pilot.Fault) ([]report.Figure, error) {
 	window := ""
 	if fault.Rate > 0 {
 		window = fmt.Sprintf(" (fault in epochs %d-%d)", fault.StartEpoch, fault.EndEpoch)
 	}
-	acc := report.LinePlot{Title: "Fig. 6 analogue: validation accuracy" + window, XLabel: "epoch", YLabel: "validation accuracy (%), mean over seeds"}
-	low := report.LinePlot{Title: "Fig. 6 analogue: mode timeline" + window, XLabel: "epoch", YLabel: "backbone steps on a low-bit mode (%)"}
+	acc := report.LinePlot{Title: "Fig. 6 analogue: validation accuracy" + window, XLabel: "epoch", YLabel: "validation accuracy (%), mean ± std over seeds"}
+	low := report.LinePlot{Title: "Fig. 6 analogue: mode timeline" + window, XLabel: "epoch", YLabel: "backbone steps on a low-bit mode (%), mean ± std"}
 	for _, tr := range all {
 		n := len(tr.runs[0].Epochs)
 		sa := report.Series{Name: tr.scenario.String()}
 		sl := report.Series{Name: tr.scenario.String(), Dashed: tr.scenario == pilot.AlwaysFP32 || tr.scenario == pilot.AlwaysGBinary}
 		for e := 0; e < n; e++ {
-			var a, l float64
+			var a, l []float64
 			for _, r := range tr.runs {
-				a += 100 * r.Epochs[e].ValAcc
-				l += 100 * r.Epochs[e].LowBit[nn.Backbone]
+				a = append(a, 100*r.Epochs[e].ValAcc)
+				l = append(l, 100*r.Epochs[e].LowBit[nn.Backbone])
 			}
-			k := float64(len(tr.runs))
-			sa.X, sa.Y = append(sa.X, float64(e+1)), append(sa.Y, a/k)
-			sl.X, sl.Y = append(sl.X, float64(e+1)), append(sl.Y, l/k)
+			ma, sda := MeanStd(a)
+			ml, sdl := MeanStd(l)
+			sa.X, sa.Y, sa.Err = append(sa.X, float64(e+1)), append(sa.Y, ma), append(sa.Err, sda)
+			sl.X, sl.Y, sl.Err = append(sl.X, float64(e+1)), append(sl.Y, ml), append(sl.Err, sdl)
 		}
 		acc.Series = append(acc.Series, sa)
 		low.Series = append(low.Series, sl)

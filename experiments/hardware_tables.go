@@ -298,7 +298,7 @@ func cellsFigure(o HardwareOptions, d *hardwareData) (report.Figure, bool, error
 	}
 	series = append(series, report.Series{Name: "cells (paper)", X: px, Y: py, Dashed: true})
 	f, err := report.LinePlot{Title: "Fig. 8a analogue: generic cells against line width", XLabel: "line width (bits)", YLabel: "cells", LogX: true, LogY: true,
-		Series: series}.Figure("fig8-cells")
+		TicksAtX: true, Series: series}.Figure("fig8-cells")
 	return f, err == nil, err
 }
 
@@ -328,7 +328,7 @@ func fmaxFigure(o HardwareOptions, d *hardwareData) (report.Figure, bool, error)
 	}
 	series = append(series, report.Series{Name: "ECP5 (paper)", X: pfx, Y: pfy, Dashed: true})
 	f, err := report.LinePlot{Title: "Fig. 8b analogue: routed Fmax against line width", XLabel: "line width (bits)", YLabel: "Fmax (MHz)", LogX: true,
-		Series: series, HLines: []report.HLine{{Y: hw.PnrTargetMHz, Label: "100 MHz target"}}}.Figure("fig8-fmax")
+		TicksAtX: true, Series: series, HLines: []report.HLine{{Y: hw.PnrTargetMHz, Label: "100 MHz target"}}}.Figure("fig8-fmax")
 	return f, err == nil, err
 }
 

@@ -422,9 +422,17 @@ func writeOutcome(o Outcome, outDir string) Outcome {
 	return o
 }
 
-// writeIndex writes REPORT.md and summarises the failed blocks.
+// writeIndex writes REPORT.md and index.html and summarises the failed
+// blocks.
 func writeIndex(outs []Outcome, cfg Config, outDir string) error {
 	if err := report.WriteFileAtomic(filepath.Join(outDir, "REPORT.md"), []byte(Index(outs, cfg))); err != nil {
+		return err
+	}
+	page, err := IndexHTML(outs, cfg)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteFileAtomic(filepath.Join(outDir, "index.html"), page); err != nil {
 		return err
 	}
 	var failed []string
@@ -439,33 +447,70 @@ func writeIndex(outs []Outcome, cfg Config, outDir string) error {
 	return nil
 }
 
+// BlockStatus is a block's status word ("ok" or "failed") and its detail
+// (the error, the check counts): the one source of REPORT.md's status
+// column and index.html's status badges, so a status the block's result
+// carries plugs in here for both.
+func BlockStatus(o Outcome) (status, detail string) {
+	switch {
+	case o.Err != nil:
+		return "failed", o.Err.Error()
+	case o.Result != nil && o.Result.Failed > 0:
+		return "failed", fmt.Sprintf("%d passed, %d failed", o.Result.Passed, o.Result.Failed)
+	case o.Result != nil && (o.Result.Status == report.StatusSkipped || o.Result.Status == report.StatusPartial):
+		return o.Result.Status, strings.Join(o.Result.Skipped, "; ")
+	case o.Result != nil && len(o.Result.Skipped) > 0:
+		return report.StatusPartial, strings.Join(o.Result.Skipped, "; ")
+	}
+	return report.StatusOK, ""
+}
+
+// markdownStatus is BlockStatus as REPORT.md's status column prints it.
+func markdownStatus(o Outcome) string {
+	st, detail := BlockStatus(o)
+	switch {
+	case detail == "":
+		return st
+	case o.Err != nil:
+		return strings.ToUpper(st) + ": " + detail
+	case st == "failed":
+		return detail
+	}
+	return st + ": " + detail
+}
+
+func indexIntro(cfg Config) string {
+	mode := "quick"
+	if cfg.Full {
+		mode = "full"
+	}
+	return fmt.Sprintf("Configuration: %s, seed %d. Every figure in a column not labelled \"paper\" was computed by this run.", mode, cfg.Seed)
+}
+
+const indexTitle = "NEURON-Fabric reproduction report"
+
+// blockFiles are the block's own files the indexes link.
+func blockFiles(o Outcome) []string {
+	if o.Err != nil {
+		return nil
+	}
+	return []string{o.Block.Name + ".md", o.Block.Name + ".json"}
+}
+
 // Index renders REPORT.md: one line per block with its status and links,
 // then each block's Markdown in full. It holds no wall-clock times so that
 // the same seed gives the same bytes.
 func Index(outs []Outcome, cfg Config) string {
 	var b strings.Builder
-	b.WriteString("# NEURON-Fabric reproduction report\n\n")
-	mode := "quick"
-	if cfg.Full {
-		mode = "full"
-	}
-	fmt.Fprintf(&b, "Configuration: %s, seed %d. Every figure in a column not labelled \"paper\" was computed by this run.\n\n", mode, cfg.Seed)
+	fmt.Fprintf(&b, "# %s\n\n%s\n\n", indexTitle, indexIntro(cfg))
 	b.WriteString("| block | evidence | status | files |\n| --- | --- | --- | --- |\n")
 	for _, o := range outs {
-		status := report.StatusOK
-		if o.Err != nil {
-			status = "FAILED: " + o.Err.Error()
-		} else if o.Result != nil && o.Result.Failed > 0 {
-			status = fmt.Sprintf("%d passed, %d failed", o.Result.Passed, o.Result.Failed)
-		} else if o.Result != nil {
-			status = o.Result.StatusLine()
+		status := strings.ReplaceAll(markdownStatus(o), "|", `\|`)
+		var links []string
+		for _, f := range blockFiles(o) {
+			links = append(links, fmt.Sprintf("[%s](%s)", f, f))
 		}
-		status = strings.ReplaceAll(status, "|", `\|`)
-		links := ""
-		if o.Err == nil {
-			links = fmt.Sprintf("[%s.md](%s.md), [%s.json](%s.json)", o.Block.Name, o.Block.Name, o.Block.Name, o.Block.Name)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", o.Block.Name, o.Block.Title, status, links)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", o.Block.Name, o.Block.Title, status, strings.Join(links, ", "))
 	}
 	b.WriteString("\n")
 	for _, o := range outs {
@@ -474,4 +519,22 @@ func Index(outs []Outcome, cfg Config) string {
 		}
 	}
 	return b.String()
+}
+
+// IndexHTML renders index.html from the same outcomes as Index: the whole
+// report on one self-contained page (see report.Page).
+func IndexHTML(outs []Outcome, cfg Config) ([]byte, error) {
+	p := report.Page{Title: indexTitle, Intro: []string{indexIntro(cfg), "Open REPORT.md for the same report in Markdown; each block's files are linked from its section."}}
+	for _, o := range outs {
+		st, detail := BlockStatus(o)
+		pb := report.PageBlock{Name: o.Block.Name, Title: o.Block.Title, Status: st, Detail: detail, Files: blockFiles(o)}
+		if o.Err == nil {
+			pb.Result = o.Result
+			if o.Result != nil && o.Result.Title != "" {
+				pb.Title = o.Result.Title
+			}
+		}
+		p.Blocks = append(p.Blocks, pb)
+	}
+	return p.HTML()
 }

@@ -70,10 +70,10 @@ func runReplayUnits(t *testing.T, o ReplayOptions) []ReplayUnit {
 	return rs
 }
 
-// Validation on a small model passes and is counted.
+// Validation on a small model passes and is counted, under both presets.
 func TestFig2Validate(t *testing.T) {
 	us := runReplayUnits(t, ReplayOptions{Models: []string{"resnet18-cifar10"}, Validate: true, ValidateScale: 16,
-		Buckets: workload.BucketOptions{CapBytes: 4 * workload.MiB}})
+		Buckets: workload.BucketOptions{CapBytes: 4 * workload.MiB}, DDR5: true})
 	var pass, checks int
 	for _, u := range us {
 		if u.Check != nil {
@@ -86,7 +86,7 @@ func TestFig2Validate(t *testing.T) {
 			}
 		}
 	}
-	if checks != 4 || pass != 4 {
+	if checks != 8 || pass != 8 {
 		t.Errorf("validation: %d of %d checks pass", pass, checks)
 	}
 }

@@ -114,3 +114,35 @@ func TestTrainOptionsErrors(t *testing.T) {
 		t.Errorf("unknown data set: err %v", err)
 	}
 }
+
+// Fig. 7(b) places rules only: a run per (study, rule, seed) with a final
+// accuracy and its traffic; the split policy is left out and the two
+// rules that computed the same vote (same accuracy per seed, same
+// traffic) share one point and one label.
+func TestFig7bPlacesRules(t *testing.T) {
+	run := func(study, label string, final, ratio float64) TrainRun {
+		r := TrainRun{Study: study, Label: label, Data: DataInfo{Name: "set-" + study}}
+		r.Result.Final = final
+		r.Result.Traffic.Paper.Ratio = ratio
+		return r
+	}
+	var v []TrainRun
+	for _, seed := range []float64{0, 0.01} {
+		v = append(v, run(StudyValidated, "FP32 all", 0.83+seed, 1), run(StudyValidated, "G-Binary all", 0.81+seed, 1.0/32),
+			run(StudyValidated, "MajoritySignSGD all", 0.81+seed, 1.0/32), run(StudyValidated, "G-Ternary all", 0.80, 1.58/32))
+	}
+	b := []TrainRun{run(StudyBoundary, "FP32 all", 0.7, 1), run(StudyBoundary, "G-Binary backbone + FP32 head", 0.69, 0.09)}
+	fig, err := fig7bPlot(v, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(fig.SVG)
+	for _, want := range []string{">FP32<", ">G-Binary / MajoritySignSGD<", ">G-Ternary<", ">validated study, set-validated<", ">boundary study, set-boundary<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("Fig. 7(b) lacks %s", want)
+		}
+	}
+	if strings.Contains(svg, "backbone") || strings.Contains(svg, ">G-Binary<") {
+		t.Error("Fig. 7(b) holds a split policy or a second G-Binary label")
+	}
+}

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -9,22 +10,18 @@ import (
 )
 
 // Performance notes (same-session ratios against PyTorch 1.13 CPU, Debian
-// build, 2 threads). The small CNN beats PyTorch: its shards hold 16
-// images, so PyTorch's per-operator overhead dominates while our per-step
-// work is a few small GEMMs in preallocated buffers. ResNet-18 is
-// GEMM-bound (97% of CPU time in gonum's Sgemm) and several times slower
-// than PyTorch. What stands between us and parity there, biggest first:
-//
-//   - the GEMM kernel: gonum's sgemm is built on SSE axpy/dot loops over
-//     64×64 blocks, without packing, register blocking or AVX2/AVX-512 FMA
-//     (about 8 GFLOP/s per core here, against several times that for a
-//     oneDNN/OpenBLAS-class kernel on this AVX-512 machine);
-//   - im2col layout: the (C·K·K) × (N·OH·OW) patch matrix is rebuilt in
-//     Backward and its outputs are scattered to NCHW and gathered back,
-//     about three extra passes over each activation per convolution;
-//   - gonum's parallel Sgemm starts a goroutine per 64×64 output block
-//     (the only allocations left in a step), and nests inside the
-//     goroutine-per-shard parallelism, oversubscribing 2 cores.
+// build, 2 threads; NOTES.md has the figures). The small CNN beats
+// PyTorch: its shards hold 16 images, so PyTorch's per-operator overhead
+// dominates while our per-step work is a few small GEMMs in preallocated
+// buffers. ResNet-18 is GEMM-bound; since the engine moved from gonum's
+// Sgemm (SSE axpy loops, no packing) to package gemm (packed panels, FMA
+// micro-kernel) and convolutions with at least 64 output positions run
+// per image (no scatter of Y or gather of dY, col_n in cache, W packed
+// once per pass), it runs ahead of PyTorch here. What is left, biggest
+// first: the micro-kernel itself (about 70% of one core's FMA peak on
+// ResNet shapes); im2col and col2im, still separate passes (an
+// implicit-GEMM packing of B would fuse im2col into the panel copy); and
+// BatchNorm/ReLU, one pass each over every activation.
 //
 // BenchmarkCNNEpochMNIST trains the small CNN for one epoch of MNIST
 // (60,000 images, batch 128 split over W = 8 replicas, a separate backward
@@ -98,4 +95,40 @@ func BenchmarkMLPStep(b *testing.B) {
 		nn.TrainShards(reps, x, y, res)
 	}
 	b.ReportMetric(float64(128*b.N)/b.Elapsed().Seconds(), "images/s")
+}
+
+// BenchmarkStandInStep runs one training step (forward, backward) of the
+// training stand-ins (nn.StandInConfig) on a batch of 128 random 28×28
+// images split over W = 8 replicas, as the reproduce blocks run them:
+// 1 channel and 10 classes (Fashion-MNIST), 2 channels and 100 classes
+// (fashion-stack100).
+//
+//	go test -run '^$' -bench StandInStep -benchtime 20x ./nn
+func BenchmarkStandInStep(b *testing.B) {
+	for _, tt := range []struct{ c, classes int }{{1, 10}, {2, 100}} {
+		b.Run(fmt.Sprintf("C=%d/classes=%d", tt.c, tt.classes), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 0))
+			m, err := nn.NewResNet(rng, nn.StandInConfig(tt.c, 28, 28, tt.classes))
+			if err != nil {
+				b.Fatal(err)
+			}
+			const batch, w = 128, 8
+			reps := m.NewReplicas(w)
+			x := nn.NewTensor(batch, tt.c, 28, 28)
+			for i := range x.Data {
+				x.Data[i] = float32(rng.NormFloat64())
+			}
+			y := make([]int, batch)
+			for i := range y {
+				y[i] = rng.IntN(tt.classes)
+			}
+			res := make([]nn.ShardResult, w)
+			nn.TrainShards(reps, x, y, res)
+			b.ResetTimer()
+			for b.Loop() {
+				nn.TrainShards(reps, x, y, res)
+			}
+			b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "images/s")
+		})
+	}
 }

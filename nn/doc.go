@@ -45,13 +45,14 @@
 //
 // Given the seed of the *rand.Rand passed to a constructor and the same
 // inputs, every output byte is the same whatever GOMAXPROCS is: replicas do
-// // not share mutable state, every reduction inside a layer runs in a fixed
-// order on one goroutine, gonum's parallel Sgemm gives each output block to
-// one goroutine that sums over k in a fixed order, and merges across replicas
-// (MeanGrads, SyncBuffers) run in replica order. When several replicas run
-// a batch (TrainShards, EvalShards) each runs its GEMMs serially on 64×192
-// tiles of the output; a lone replica uses gonum's parallel Sgemm. The
-// choice depends on the replica count only, never on GOMAXPROCS.
+// not share mutable state, every reduction inside a layer runs in a fixed
+// order on one goroutine, the GEMMs (package gemm) give the same bits for
+// any number of goroutines, and merges across replicas (MeanGrads,
+// SyncBuffers) run in replica order. When W replicas run a batch
+// (TrainShards, EvalShards), each replica's GEMMs use GOMAXPROCS/W
+// goroutines (at least one), so the replicas' goroutines and the GEMMs'
+// share the cores instead of oversubscribing them; a lone replica's GEMMs
+// use GOMAXPROCS.
 //
 // # Checkpoints
 //

@@ -108,6 +108,9 @@ func TestLayerGradients(t *testing.T) {
 		{"conv3x3-pad1", []int{2, 5, 5}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 1, 1, true) }, randTensor},
 		{"conv3x3-stride2", []int{2, 6, 7}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 2, 1, false) }, randTensor},
 		{"conv1x1-stride2", []int{3, 5, 5}, 2, func(b *builder) Layer { return newConv(b, "c", 3, 2, 1, 2, 0, false) }, randTensor},
+		// OH·OW >= perImageMin: the per-image GEMM path.
+		{"conv3x3-pad1-per-image", []int{2, 9, 9}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 1, 1, true) }, randTensor},
+		{"conv3x3-stride2-per-image", []int{2, 17, 16}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 2, 1, false) }, randTensor},
 		{"conv5x5-pad2-stride3", []int{1, 7, 8}, 1, func(b *builder) Layer { return newConv(b, "c", 1, 2, 5, 3, 2, true) }, randTensor},
 		{"batchnorm-4d", []int{3, 3, 2}, 4, func(b *builder) Layer { return newBatchNorm(b, "bn", 3) }, randTensor},
 		{"batchnorm-2d", []int{3}, 5, func(b *builder) Layer { return newBatchNorm(b, "bn", 3) }, randTensor},
@@ -161,6 +164,13 @@ func TestModelGradients(t *testing.T) {
 			}
 			return m
 		}, 4},
+		{"resnet-stem-stride2", func(rng *rand.Rand) *Model {
+			m, err := NewResNet(rng, ResNetConfig{Blocks: []int{1, 1}, Width: 3, InChannels: 2, H: 9, W: 8, Classes: 3, StemStride: 2})
+			if err != nil {
+				panic(err)
+			}
+			return m
+		}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

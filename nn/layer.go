@@ -3,9 +3,6 @@ package nn
 import (
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // Layer is one differentiable stage of a network instance.
@@ -19,56 +16,6 @@ import (
 type Layer interface {
 	Forward(x *Tensor, train bool) *Tensor
 	Backward(dy *Tensor) *Tensor
-}
-
-// Serial tiles: gonum's Sgemm runs serially when C spans fewer than 4
-// blocks of 64×64, so a 64×192 tile never starts goroutines.
-const tileM, tileN = 64, 3 * 64
-
-// gemmMode computes C = alpha*op(A)*op(B) + beta*C for row-major matrices,
-// with op(A) m×k and op(B) k×n, through gonum's blas32 implementation
-// (blas32.Implementation().Sgemm). With serial set it calls Sgemm on 64×192 tiles of C so
-// that gonum stays on its serial path (no goroutines, no allocation). The
-// two paths may round differently (gonum's parallel path splits long dot
-// products into blocks of 64), so the choice must never depend on
-// GOMAXPROCS: replicas use serial tiles exactly when more than one replica
-// runs a batch (see runShards).
-func gemmMode(serial, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if tA {
-		ta = blas.Trans
-	}
-	if tB {
-		tb = blas.Trans
-	}
-	if m == 0 || n == 0 {
-		return
-	}
-	impl := blas32.Implementation()
-	if !serial || (m <= tileM && n <= tileN) {
-		impl.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	for i := 0; i < m; i += tileM {
-		mi := min(tileM, m-i)
-		// Row i of op(A): A[i, 0] when not transposed, A[0, i] when transposed.
-		var ai []float32
-		if tA {
-			ai = a[i:]
-		} else {
-			ai = a[i*lda:]
-		}
-		for j := 0; j < n; j += tileN {
-			nj := min(tileN, n-j)
-			var bj []float32
-			if tB {
-				bj = b[j*ldb:]
-			} else {
-				bj = b[j:]
-			}
-			impl.Sgemm(ta, tb, mi, nj, k, alpha, ai, lda, bj, ldb, beta, c[i*ldc+j:], ldc)
-		}
-	}
 }
 
 // Dense is a fully connected layer.
@@ -104,13 +51,13 @@ func (d *Dense) Forward(x *Tensor, train bool) *Tensor {
 	for i := 0; i < n; i++ {
 		copy(d.y.Data[i*d.Out:(i+1)*d.Out], d.B)
 	}
-	gemmMode(d.ws.serial, false, true, n, d.Out, d.In, 1, x.Data, d.In, d.W, d.In, 1, d.y.Data, d.Out)
+	d.ws.gemm(false, true, n, d.Out, d.In, 1, x.Data, d.In, d.W, d.In, 1, d.y.Data, d.Out)
 	return &d.y
 }
 
 func (d *Dense) Backward(dy *Tensor) *Tensor {
 	n := d.x.Shape[0]
-	gemmMode(d.ws.serial, true, false, d.Out, d.In, n, 1, dy.Data, d.Out, d.x.Data, d.In, 1, d.dW, d.In)
+	d.ws.gemm(true, false, d.Out, d.In, n, 1, dy.Data, d.Out, d.x.Data, d.In, 1, d.dW, d.In)
 	for i := 0; i < n; i++ {
 		row := dy.Data[i*d.Out : (i+1)*d.Out]
 		for j, v := range row {
@@ -118,7 +65,7 @@ func (d *Dense) Backward(dy *Tensor) *Tensor {
 		}
 	}
 	d.dx.resize(d.x.Shape...)
-	gemmMode(d.ws.serial, false, false, n, d.In, d.Out, 1, dy.Data, d.Out, d.W, d.In, 0, d.dx.Data, d.In)
+	d.ws.gemm(false, false, n, d.In, d.Out, 1, dy.Data, d.Out, d.W, d.In, 0, d.dx.Data, d.In)
 	return &d.dx
 }
 

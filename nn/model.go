@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 )
 
@@ -184,6 +185,9 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 	if len(labels) != n || len(res) < len(reps) {
 		panic("nn: runShards: labels or results do not match the batch")
 	}
+	// Several replicas already keep the cores busy: each one's GEMMs get
+	// an equal share of them rather than GOMAXPROCS goroutines apiece.
+	workers := max(1, runtime.GOMAXPROCS(0)/len(reps))
 	var wg sync.WaitGroup
 	for k, r := range reps {
 		lo, hi := Shard(n, len(reps), k)
@@ -192,9 +196,7 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 			res[k] = ShardResult{}
 			continue
 		}
-		// Several replicas already keep the cores busy: run each one's
-		// GEMMs serially rather than nesting gonum's goroutines inside.
-		r.ws.serial = len(reps) > 1
+		r.ws.workers = workers
 		r.view.Shape = append(r.view.Shape[:0], x.Shape...)
 		r.view.Shape[0] = hi - lo
 		r.view.Data = x.Data[lo*d : hi*d]
@@ -212,7 +214,7 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 	wg.Wait()
 	for _, r := range reps {
 		r.view.Data = nil // do not keep the caller's batch alive
-		r.ws.serial = false
+		r.ws.workers = 0
 	}
 }
 
@@ -310,6 +312,27 @@ type ResNetConfig struct {
 	InChannels int // 3 for CIFAR
 	H, W       int // input size, 32×32 for CIFAR
 	Classes    int
+	// StemStride is the stride of the stem convolution: 1 (or 0) for
+	// CIFAR ResNet-18; 2 halves the resolution before stage 0, which makes
+	// the 28×28 stand-ins (StandInConfig) about four times cheaper.
+	StemStride int
+}
+
+// StandInConfig returns the CPU-sized ResNet the training stand-ins use
+// for c×h×w images (28×28 for the MNIST family): a stride-2 stem and one
+// BasicBlock per stage at widths 16, 32, 64 (up to 10 classes: 77,754
+// parameters for one channel and 10 classes, the head 0.84%) or 16, 32,
+// 64, 128 (more classes: 320,292 for two channels and 100 classes, the
+// head 4.0%). ResNet-18's head holds 0.046% (10 classes) and 0.46% (100
+// classes, the paper's figure). Under 1% at 100 classes would need a
+// backbone of about 1.3M parameters behind a 128-wide last stage, several
+// times the compute the quick reproduce can afford.
+func StandInConfig(c, h, w, classes int) ResNetConfig {
+	cfg := ResNetConfig{Blocks: []int{1, 1, 1}, Width: 16, InChannels: c, H: h, W: w, Classes: classes, StemStride: 2}
+	if classes > 10 {
+		cfg.Blocks = []int{1, 1, 1, 1}
+	}
+	return cfg
 }
 
 // ResNet18Config returns the paper's workload: CIFAR ResNet-18 for 3×32×32
@@ -329,6 +352,8 @@ func (c ResNetConfig) Validate() error {
 		return fmt.Errorf("resnet: input %dx%dx%d is empty", c.InChannels, c.H, c.W)
 	case c.Classes < 2:
 		return fmt.Errorf("resnet: Classes %d < 2", c.Classes)
+	case c.StemStride < 0 || c.StemStride > 4:
+		return fmt.Errorf("resnet: StemStride %d outside 0..4", c.StemStride)
 	}
 	for i, n := range c.Blocks {
 		if n < 1 {
@@ -338,7 +363,8 @@ func (c ResNetConfig) Validate() error {
 	return nil
 }
 
-// NewResNet returns a CIFAR-style ResNet: a 3×3 stride-1 stem convolution
+// NewResNet returns a CIFAR-style ResNet: a 3×3 stem convolution (stride
+// cfg.StemStride, 1 by default)
 // "conv1" (no bias) with BatchNorm "bn1" and ReLU and no max-pool, stages
 // "layer1".."layer4" of BasicBlocks, global average pooling, and the
 // classifier "fc" (group Head). Every convolution is bias-free; BatchNorm
@@ -355,9 +381,13 @@ func NewResNet(rng *rand.Rand, cfg ResNetConfig) (*Model, error) {
 	if cfg.Width != 64 {
 		name += fmt.Sprintf("-w%d", cfg.Width)
 	}
+	stemStride := max(cfg.StemStride, 1)
+	if stemStride != 1 {
+		name += fmt.Sprintf("-s%d", stemStride)
+	}
 	cfg.Blocks = append([]int(nil), cfg.Blocks...)
 	return newModel(name, []int{cfg.InChannels, cfg.H, cfg.W}, cfg.Classes, rng, func(b *builder) Layer {
-		stem := newConv(b, "conv1", cfg.InChannels, cfg.Width, 3, 1, 1, false)
+		stem := newConv(b, "conv1", cfg.InChannels, cfg.Width, 3, stemStride, 1, false)
 		stem.NoInputGrad = true
 		s := Sequential{stem, newBatchNorm(b, "bn1", cfg.Width), &ReLU{}}
 		in := cfg.Width

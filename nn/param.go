@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+
+	"github.com/neuronfabric/nfabric/gemm"
 )
 
 // Group is the layer group a parameter belongs to. The training package
@@ -146,9 +149,37 @@ func constant(v float32) func(w []float32) {
 // one at a time: the im2col matrix and its gradient.
 type workspace struct {
 	col, dcol []float32
-	// serial makes the replica's GEMMs single-threaded (see gemmMode);
-	// runShards sets it while more than one replica shares the cores.
-	serial bool
+	// workers is how many goroutines each of the replica's GEMMs may use;
+	// 0 means GOMAXPROCS. runShards gives each of W replicas running at
+	// once GOMAXPROCS/W (at least 1), so that the replicas' goroutines and
+	// the GEMMs' together do not oversubscribe the cores. The GEMM's result
+	// does not depend on it (see package gemm).
+	workers int
+	// packed holds one layer's weights packed for repeated products (a
+	// convolution's per-image GEMMs).
+	packed gemm.PackedA
+}
+
+func (ws *workspace) gemmWorkers() int {
+	if ws.workers == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return ws.workers
+}
+
+// packA packs op(A) (m×k) into the workspace for mulPacked.
+func (ws *workspace) packA(tA bool, m, k int, a []float32, lda int) { ws.packed.Pack(tA, m, k, a, lda) }
+
+// mulPacked computes C = alpha·op(A)·op(B) + beta·C with the op(A) last
+// given to packA, bit for bit as gemm would.
+func (ws *workspace) mulPacked(tB bool, n int, alpha float32, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ws.packed.Mul(ws.gemmWorkers(), tB, n, alpha, b, ldb, beta, c, ldc)
+}
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C (row-major, see
+// gemm.Sgemm) with the replica's share of the cores.
+func (ws *workspace) gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemm.ParallelSgemm(ws.gemmWorkers(), tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 func (ws *workspace) colBuf(n int) []float32 {

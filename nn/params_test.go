@@ -27,6 +27,39 @@ func TestResNet18ParamCount(t *testing.T) {
 	}
 }
 
+// TestStandInParamCount checks the stand-ins' sizes against a count by
+// hand (stem, then per stage conv1, conv2, downsample and their BN γ, β).
+func TestStandInParamCount(t *testing.T) {
+	bn := func(c int) int { return 2 * c }
+	stage := func(in, out int) int {
+		n := in*out*9 + bn(out) + out*out*9 + bn(out)
+		if in != out {
+			n += in*out + bn(out)
+		}
+		return n
+	}
+	tests := []struct {
+		c, classes int
+		want, head int
+	}{
+		{1, 10, 1*16*9 + bn(16) + stage(16, 16) + stage(16, 32) + stage(32, 64) + 64*10 + 10, 64*10 + 10},
+		{2, 100, 2*16*9 + bn(16) + stage(16, 16) + stage(16, 32) + stage(32, 64) + stage(64, 128) + 128*100 + 100, 128*100 + 100},
+	}
+	for _, tt := range tests {
+		m, err := NewResNet(rand.New(rand.NewPCG(1, 0)), StandInConfig(tt.c, 28, 28, tt.classes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.NumParams(); got != tt.want || m.GroupParams(Head) != tt.head {
+			t.Errorf("stand-in %d classes: %d parameters, head %d; want %d, %d", tt.classes, got, m.GroupParams(Head), tt.want, tt.head)
+		}
+		x := NewTensor(2, tt.c, 28, 28)
+		if y := m.NewReplica().Forward(x, true); !sameShape(y.Shape, []int{2, tt.classes}) {
+			t.Errorf("stand-in output %v", y)
+		}
+	}
+}
+
 func TestParamNames(t *testing.T) {
 	m := ResNet18(rand.New(rand.NewPCG(1, 0)), 10)
 	for _, name := range []string{"conv1.weight", "bn1.weight", "bn1.bias", "layer1.0.conv1.weight",

@@ -3,6 +3,7 @@ package nn
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -72,23 +73,28 @@ var smallModels = []struct {
 
 func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	for _, tt := range smallModels {
-		t.Run(tt.name, func(t *testing.T) {
-			one := func() []byte {
-				r := newRun(11, 4, tt.mk)
-				r.steps(0, 3, 64)
-				return r.state(t)
-			}
-			prev := runtime.GOMAXPROCS(1)
-			a := one()
-			runtime.GOMAXPROCS(prev)
-			b := one()
-			if !bytes.Equal(a, b) {
-				t.Errorf("GOMAXPROCS=1 and GOMAXPROCS=%d give different parameters", prev)
-			}
-			if c := one(); !bytes.Equal(b, c) {
-				t.Errorf("two runs with the same seed differ")
-			}
-		})
+		// W = 1 gives the lone replica's GEMMs GOMAXPROCS goroutines (the
+		// batched convolutions and fc1 are large enough to use them); W = 4
+		// gives each replica GOMAXPROCS/4.
+		for _, w := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%s/W=%d", tt.name, w), func(t *testing.T) {
+				one := func() []byte {
+					r := newRun(11, w, tt.mk)
+					r.steps(0, 3, 64)
+					return r.state(t)
+				}
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+				a := one()
+				runtime.GOMAXPROCS(4)
+				b := one()
+				if !bytes.Equal(a, b) {
+					t.Errorf("GOMAXPROCS=1 and GOMAXPROCS=4 give different parameters")
+				}
+				if c := one(); !bytes.Equal(b, c) {
+					t.Errorf("two runs with the same seed differ")
+				}
+			})
+		}
 	}
 }
 
@@ -228,9 +234,9 @@ func TestRunningStatsMerge(t *testing.T) {
 }
 
 func TestTrainStepDoesNotAllocate(t *testing.T) {
-	// Matrices of fewer than 4 blocks of 64×64 keep gonum's Sgemm on its
-	// serial path (its parallel path starts goroutines); once the replica's
-	// buffers exist, a step allocates nothing.
+	// GEMMs this small stay on the calling goroutine (gemm's serial path);
+	// once the replica's buffers and gemm's scratch exist, a step allocates
+	// nothing.
 	m := NewSmallCNN(rand.New(rand.NewPCG(1, 1)), 1, 4, 4, 10)
 	r := m.NewReplica()
 	x, y := fakeBatch(0, 2)

@@ -17,6 +17,9 @@ import (
 type Series struct {
 	Name string
 	X, Y []float64
+	// Err, when set, holds one spread per point (e.g. the standard
+	// deviation over seeds of a mean); the plot shades Y ± Err as a band.
+	Err []float64
 	// Dashed draws the line dashed (useful for thresholds and references).
 	Dashed bool
 }
@@ -29,6 +32,10 @@ type LinePlot struct {
 	LogX, LogY bool
 	// HLines are horizontal reference lines, e.g. a 2% gate or 500 ps.
 	HLines []HLine
+	// TicksAtX puts the x ticks at the series' x values (e.g. line widths
+	// 64, 128, ... 1024 on a log axis) instead of at 1, 2 and 5 times a
+	// power of ten.
+	TicksAtX bool
 	// XCategories, when set, makes the x axis categorical: series X values
 	// are indices into it (0, 1, ...) and the ticks carry its labels.
 	XCategories []string
@@ -86,13 +93,27 @@ func (lp LinePlot) axes() *plot.Plot {
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(6)
 	p.Legend.YOffs = vg.Points(-4)
-	p.X.Tick.Marker = niceTicks{log: lp.LogX}
-	p.Y.Tick.Marker = niceTicks{log: lp.LogY}
+	p.Legend.Padding = legendPadding
+	p.X.Tick.Marker = niceTicks{log: lp.LogX, integer: lp.allIntegers(func(s Series) []float64 { return s.X })}
+	p.Y.Tick.Marker = niceTicks{log: lp.LogY, integer: lp.allIntegers(func(s Series) []float64 { return s.Y }) && !lp.hasErr()}
 	if lp.LogX {
 		p.X.Scale = plot.LogScale{}
 	}
 	if lp.LogY {
 		p.Y.Scale = plot.LogScale{}
+	}
+	if lp.TicksAtX {
+		var ticks []plot.Tick
+		seen := map[float64]bool{}
+		for _, sr := range lp.Series {
+			for _, x := range sr.X {
+				if !seen[x] {
+					seen[x] = true
+					ticks = append(ticks, plot.Tick{Value: x, Label: label(x)})
+				}
+			}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
 	if len(lp.XCategories) > 0 {
 		var ticks []plot.Tick
@@ -105,18 +126,65 @@ func (lp LinePlot) axes() *plot.Plot {
 	return p
 }
 
+// allIntegers reports whether every value the series hold on one axis is a
+// whole number (epochs, counts), so that axis gets integer ticks only.
+func (lp LinePlot) allIntegers(axis func(Series) []float64) bool {
+	n := 0
+	for _, s := range lp.Series {
+		for _, v := range axis(s) {
+			if v != math.Trunc(v) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+func (lp LinePlot) hasErr() bool {
+	for _, s := range lp.Series {
+		if len(s.Err) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// band shades Y ± Err of s under its line, in the series' colour.
+func band(s Series, pts plotter.XYs, c color.Color, logY bool) (*plotter.Polygon, error) {
+	ring := make(plotter.XYs, 0, 2*len(pts))
+	for j, pt := range pts {
+		ring = append(ring, plotter.XY{X: pt.X, Y: pt.Y + s.Err[j]})
+	}
+	for j := len(pts) - 1; j >= 0; j-- {
+		lo := pts[j].Y - s.Err[j]
+		if logY && lo <= 0 {
+			lo = pts[j].Y / 10
+		}
+		ring = append(ring, plotter.XY{X: pts[j].X, Y: lo})
+	}
+	poly, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return nil, err
+	}
+	r, g, b, _ := c.RGBA()
+	poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x38}
+	poly.LineStyle.Width = 0
+	return poly, nil
+}
+
 // addSeries draws every series and returns the x range they span.
 func (lp LinePlot) addSeries(p *plot.Plot) (xmin, xmax float64, err error) {
 	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for i, s := range lp.Series {
-		if len(s.X) != len(s.Y) {
-			return 0, 0, fmt.Errorf("plot %q: series %q has %d x and %d y values", lp.Title, s.Name, len(s.X), len(s.Y))
+		if len(s.X) != len(s.Y) || (s.Err != nil && len(s.Err) != len(s.Y)) {
+			return 0, 0, fmt.Errorf("plot %q: series %q has %d x, %d y and %d spread values", lp.Title, s.Name, len(s.X), len(s.Y), len(s.Err))
 		}
 		pts := make(plotter.XYs, len(s.X))
 		for j := range s.X {
 			x, y := s.X[j], s.Y[j]
-			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
-				return 0, 0, fmt.Errorf("plot %q: series %q point %d is not finite", lp.Title, s.Name, j)
+			if !finite(x) || !finite(y) || (s.Err != nil && (!finite(s.Err[j]) || s.Err[j] < 0)) {
+				return 0, 0, fmt.Errorf("plot %q: series %q point %d is not finite (or its spread is negative)", lp.Title, s.Name, j)
 			}
 			if (lp.LogX && x <= 0) || (lp.LogY && y <= 0) {
 				return 0, 0, fmt.Errorf("plot %q: series %q point %d is not positive on a log axis", lp.Title, s.Name, j)
@@ -129,6 +197,13 @@ func (lp LinePlot) addSeries(p *plot.Plot) (xmin, xmax float64, err error) {
 			return 0, 0, fmt.Errorf("plot %q: %w", lp.Title, err)
 		}
 		c := Color(i)
+		if s.Err != nil {
+			poly, err := band(s, pts, c, lp.LogY)
+			if err != nil {
+				return 0, 0, fmt.Errorf("plot %q: %w", lp.Title, err)
+			}
+			p.Add(poly)
+		}
 		line.Color = c
 		line.Width = vg.Points(1.5)
 		if s.Dashed {
@@ -169,7 +244,7 @@ func (lp LinePlot) addHLines(p *plot.Plot, xmin, xmax float64) error {
 func (lp LinePlot) render(p *plot.Plot) ([]byte, error) {
 	// Leave headroom above the data for the legend, which sits top left.
 	if n := legendEntries(lp); n > 0 {
-		frac := 0.075 * float64(n)
+		frac := 0.09 * float64(n)
 		if lp.LogY && p.Y.Min > 0 {
 			p.Y.Max = p.Y.Max * math.Pow(p.Y.Max/p.Y.Min, frac)
 		} else {
@@ -179,23 +254,62 @@ func (lp LinePlot) render(p *plot.Plot) ([]byte, error) {
 	if len(lp.XCategories) > 0 {
 		p.X.Min, p.X.Max = -0.5, float64(len(lp.XCategories))-0.5
 	}
-	w, hgt := lp.Width, lp.Height
+	return writeSVG(p, lp.Title, lp.Width, lp.Height)
+}
+
+// writeSVG renders p at w x h centimetres (zero: 16 x 10) as SVG.
+func writeSVG(p *plot.Plot, title string, w, hgt float64) ([]byte, error) {
 	if w == 0 {
 		w = 16
 	}
 	if hgt == 0 {
 		hgt = 10
 	}
+	fitTitle(p, vg.Length(w)*vg.Centimeter)
 	wt, err := p.WriterTo(vg.Length(w)*vg.Centimeter, vg.Length(hgt)*vg.Centimeter, "svg")
 	if err != nil {
-		return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+		return nil, fmt.Errorf("plot %q: %w", title, err)
 	}
 	var buf bytes.Buffer
 	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot %q: %w", lp.Title, err)
+		return nil, fmt.Errorf("plot %q: %w", title, err)
 	}
 	return buf.Bytes(), nil
 }
+
+// fitTitle keeps p's title inside a canvas w wide: a title too long for
+// one line is broken at the separator (": ", ", ", " ") nearest its middle,
+// and a line still too long is set in a smaller font.
+func fitTitle(p *plot.Plot, w vg.Length) {
+	sty := &p.Title.TextStyle
+	room := w - vg.Points(8)
+	if p.Title.Text == "" || sty.Width(p.Title.Text) <= room {
+		return
+	}
+	t := p.Title.Text
+	best := -1
+	for _, sep := range []string{": ", ", ", " "} {
+		for i := 0; i+len(sep) <= len(t); i++ {
+			if t[i:i+len(sep)] == sep && (best < 0 || math.Abs(float64(i-len(t)/2)) < math.Abs(float64(best-len(t)/2))) {
+				best = i + len(sep) - 1
+			}
+		}
+		if best >= 0 {
+			break
+		}
+	}
+	if best > 0 {
+		p.Title.Text = t[:best] + "\n" + t[best+1:]
+	}
+	if tw := sty.Width(p.Title.Text); tw > room {
+		sty.Font.Size = vg.Length(math.Max(7, float64(sty.Font.Size)*float64(room/tw)))
+	}
+}
+
+// legendPadding separates legend entries, which touch at gonum's default.
+var legendPadding = vg.Points(2)
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Figure renders lp and wraps it as a Figure with the given file stem.
 func (lp LinePlot) Figure(name string) (Figure, error) {
@@ -206,10 +320,11 @@ func (lp LinePlot) Figure(name string) (Figure, error) {
 	return Figure{Name: name, Title: lp.Title, SVG: svg}, nil
 }
 
-// niceTicks puts major ticks at 1, 2 and 5 times a power of ten: about five
-// on a linear axis, and every such value within range on a log axis (with
-// labels only on a readable subset).
-type niceTicks struct{ log bool }
+// niceTicks puts major ticks at 1, 2 and 5 times a power of ten: four to
+// seven on a linear axis, and every such value within range on a log axis (with
+// labels only on a readable subset). An integer axis (epochs, counts) never
+// gets a step below 1.
+type niceTicks struct{ log, integer bool }
 
 func (t niceTicks) Ticks(min, max float64) []plot.Tick {
 	if !(max > min) {
@@ -232,12 +347,16 @@ func (t niceTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	raw := (max - min) / 5
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
+	// The 1-2-5 step nearest (in ratio) to a fifth of the range: four to
+	// seven ticks.
+	step, best := mag, math.Inf(1)
 	for _, m := range []float64{1, 2, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
-			break
+		if d := math.Abs(math.Log(m * mag / raw)); d < best {
+			step, best = m*mag, d
 		}
+	}
+	if t.integer && step < 1 {
+		step = 1
 	}
 	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
 		if math.Abs(v) < step*1e-9 {

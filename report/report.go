@@ -29,6 +29,15 @@ type Table struct {
 	Rows    [][]string `json:"rows"`
 	// Notes are printed under the table: assumptions and differences.
 	Notes []string `json:"notes,omitempty"`
+	// Compare pairs measured columns with the paper columns index.html
+	// compares them with; when empty, ComparedColumns pairs them by name.
+	Compare []ColumnPair `json:"compare,omitempty"`
+}
+
+// ColumnPair names a measured column and the paper column it reproduces.
+type ColumnPair struct {
+	Measured string `json:"measured"`
+	Paper    string `json:"paper"`
 }
 
 // AddRow appends a row; cells are formatted with fmt.Sprint.

@@ -149,6 +149,10 @@ type Stream struct {
 	Completed       int64
 	ControllerReads int64
 	Finish          Time
+	// OnComplete, when set before Run, is called at every completion with
+	// the stream's Completed count (the replay fast-forward uses it to
+	// time each bucket of an event-simulated busy period).
+	OnComplete func(now Time, completed int64)
 }
 
 const (
@@ -165,6 +169,9 @@ func (st *Stream) Handle(now Time, arg int64) {
 		st.outstanding--
 		st.Completed++
 		st.Finish = now
+		if st.OnComplete != nil {
+			st.OnComplete(now, st.Completed)
+		}
 	} else {
 		st.wakeup = false
 	}

@@ -22,8 +22,9 @@ import (
 // Config is one training run.
 type Config struct {
 	// Model is "mlp", "cnn" (nn.NewSmallCNN), "resnet18" (the paper's
-	// ResNet-18, CIFAR style, sized to the data) or "resnet-mini" (one
-	// BasicBlock per stage, width 8: a CPU-sized ResNet).
+	// ResNet-18, CIFAR style, sized to the data), "resnet-mini" (one
+	// BasicBlock per stage, width 8: a CPU-sized ResNet) or
+	// "resnet-standin" (nn.StandInConfig: the training stand-ins' ResNet).
 	Model string
 	// Hidden are the MLP's hidden widths; nil means {256}.
 	Hidden []int
@@ -79,8 +80,8 @@ func (c *Config) defaults() {
 func (c Config) Validate() error {
 	c.defaults()
 	switch {
-	case c.Model != "mlp" && c.Model != "cnn" && c.Model != "resnet18" && c.Model != "resnet-mini":
-		return fmt.Errorf("model %q: want mlp, cnn, resnet18 or resnet-mini", c.Model)
+	case c.Model != "mlp" && c.Model != "cnn" && c.Model != "resnet18" && c.Model != "resnet-mini" && c.Model != "resnet-standin":
+		return fmt.Errorf("model %q: want mlp, cnn, resnet18, resnet-mini or resnet-standin", c.Model)
 	case c.Workers < 1 || c.Workers > lowbit.MaxWorkers:
 		return fmt.Errorf("workers %d out of range [1, %d]", c.Workers, lowbit.MaxWorkers)
 	case c.Batch < c.Workers:
@@ -156,6 +157,8 @@ func NewModel(cfg Config, d *data.Dataset, seed uint64) (*nn.Model, error) {
 		return nn.NewResNet(rng, rc)
 	case "resnet-mini":
 		return nn.NewResNet(rng, nn.ResNetConfig{Blocks: []int{1, 1, 1, 1}, Width: 8, InChannels: d.C, H: d.H, W: d.W, Classes: d.Classes})
+	case "resnet-standin":
+		return nn.NewResNet(rng, nn.StandInConfig(d.C, d.H, d.W, d.Classes))
 	}
 	return nil, fmt.Errorf("unknown model %q", cfg.Model)
 }

@@ -130,7 +130,7 @@ func TestReproduceWritesReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, f := range []string{"REPORT.md", "payload.md", "payload.json"} {
+	for _, f := range []string{"REPORT.md", "index.html", "payload.md", "payload.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}

@@ -28,8 +28,8 @@ func newReportMergeCmd() *cobra.Command {
 		Short: "merge 'reproduce --shard' outputs into the report a single run writes",
 		Long: `merge reads every shard-I-of-N.json in the given directories (written by
 'nfabric reproduce --shard I/N'), checks that they come from one run and
-together hold each unit exactly once, and writes --out: REPORT.md and each
-block's NAME.md, NAME.json and SVG figures, byte for byte what a single
+together hold each unit exactly once, and writes --out: index.html, REPORT.md
+and each block's NAME.md, NAME.json and SVG figures, byte for byte what a single
 'nfabric reproduce' with the same --only/--full/--seed writes.`,
 		Example: `  nfabric reproduce --only timing,collective --shard 0/2 --out shards
   nfabric reproduce --only timing,collective --shard 1/2 --out shards
@@ -40,7 +40,7 @@ block's NAME.md, NAME.json and SVG figures, byte for byte what a single
 			if _, err := experiments.Merge(dirs, out, logf); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(out, "REPORT.md"))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
 			return nil
 		},
 	}

@@ -21,11 +21,12 @@ func newReproduceCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce",
-		Short: "run the paper's evidence blocks and write tables, figures and REPORT.md",
+		Short: "run the paper's evidence blocks and write tables, figures, index.html and REPORT.md",
 		Long: `reproduce runs every registered evidence block of the paper (or those named
 with --only) and writes, for each block, a JSON file, a Markdown table with the
 paper's figures beside ours, and its SVG figures into --out, plus REPORT.md
-linking them. Files are written atomically. --quick (the default) keeps the
+linking them and index.html, the whole report on one self-contained page
+(open it in a browser). Files are written atomically. --quick (the default) keeps the
 whole run to minutes; --full runs the configurations behind the notes.
 
 --shard i/n runs only every n-th unit of work (units are seed x policy x
@@ -90,7 +91,7 @@ single run writes, byte for byte.`,
 			}
 			outs, err := experiments.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
 			if len(outs) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", filepath.Join(out, "REPORT.md"))
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
 			}
 			return err
 		},

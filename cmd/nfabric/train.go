@@ -62,12 +62,12 @@ type optFlags struct {
 }
 
 func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
-	fs.StringVar(&f.data, "data", o.Data, "data set: mnist, fashion-mnist, mnist-pairs100, cifar10, cifar100")
+	fs.StringVar(&f.data, "data", o.Data, "data set: mnist, fashion-mnist, mnist-pairs100, mnist-stack100, fashion-stack100, cifar10, cifar100")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory of the data set's files (default: its standard location)")
 	fs.IntVar(&f.trainN, "train-n", o.TrainN, "keep the first N training images (0: all)")
 	fs.IntVar(&f.testN, "test-n", o.TestN, "keep the first N test images (0: all)")
 	fs.IntVar(&f.perClass, "per-class", o.PerClass, "keep at most N training images per class (0: no limit)")
-	fs.StringVar(&f.model, "model", o.Model, "model: mlp, cnn, resnet18 or resnet-mini")
+	fs.StringVar(&f.model, "model", o.Model, "model: mlp, cnn, resnet18, resnet-mini or resnet-standin (the stand-ins' ResNet)")
 	fs.StringVar(&f.hidden, "hidden", joinInts(o.Hidden), "MLP hidden widths, comma-separated")
 	fs.IntVar(&f.epochs, "epochs", o.Epochs, "epochs")
 	fs.IntVar(&f.batch, "batch", o.Batch, "global batch size (split over the workers)")

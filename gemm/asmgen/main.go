@@ -1,0 +1,130 @@
+// Command asmgen generates gemm's amd64 micro-kernels with avo.
+//
+// It lives in its own module so that avo stays out of the nfabric module's
+// dependencies. gemm/kernel_amd64.go runs it through go:generate:
+//
+//	cd gemm && go generate
+//
+// which rewrites gemm/kernel_amd64.s and gemm/kernel_amd64_stubs.go; CI
+// regenerates them and fails when the committed files differ.
+//
+// Every kernel computes one MR×NR tile of C from packed panels (see
+// gemm/pack.go):
+//
+//	acc[i][j] = Σ_{p<kc} a[p*MR+i] · b[p*NR+j]   (one FMA per p, p ascending)
+//	C[i][j]   = alpha·acc[i][j] + beta·C[i][j]    (C not read when beta == 0)
+//
+// with the final line computed as fma(beta, C, alpha·acc), so every kernel
+// here (whatever its MR and NR) performs the same rounded operations on
+// each element in the same order and gives the same bits.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("amd64,!noasm") // go:build amd64 && !noasm
+	kernel("sgemm6x16FMA", 6, 16, 8, YMM)
+	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
+	Generate()
+}
+
+// addr is the stack address of a parameter.
+func addr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// kernel writes an mr×nr micro-kernel with vectors of lanes floats
+// (nr/lanes vectors per row of C), using vec to allocate vector registers
+// (YMM for AVX2+FMA, ZMM for AVX-512F).
+func kernel(name string, mr, nr, lanes int, vec func() VecVirtual) {
+	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int, alpha, beta float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes the %dx%d tile C = alpha*A*B + beta*C from a packed A sliver", name, mr, nr),
+		fmt.Sprintf("(kc steps of %d floats) and a packed B sliver (kc steps of %d floats);", mr, nr),
+		"C rows are ldc floats apart; C is not read when beta == 0.")
+	kc := Load(Param("kc"), GP64())
+	pa := Load(Param("a"), GP64())
+	pb := Load(Param("b"), GP64())
+	pc := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(U8(2), ldc) // bytes
+
+	nv := nr / lanes
+	acc := make([]VecVirtual, mr*nv)
+	for i := range acc {
+		acc[i] = vec()
+		if lanes == 16 {
+			VPXORD(acc[i], acc[i], acc[i]) // VXORPS on ZMM needs AVX512DQ
+		} else {
+			VXORPS(acc[i], acc[i], acc[i])
+		}
+	}
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	bv := make([]VecVirtual, nv)
+	for v := range bv {
+		bv[v] = vec()
+		VMOVUPS(Mem{Base: pb, Disp: 4 * lanes * v}, bv[v])
+	}
+	for i := 0; i < mr; i++ {
+		t := vec()
+		VBROADCASTSS(Mem{Base: pa, Disp: 4 * i}, t)
+		for v := 0; v < nv; v++ {
+			VFMADD231PS(bv[v], t, acc[i*nv+v]) // acc += t*b
+		}
+	}
+	ADDQ(U32(4*mr), pa)
+	ADDQ(U32(4*nr), pb)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_loop"))
+
+	Label(name + "_store")
+	alpha := vec()
+	VBROADCASTSS(addr("alpha"), alpha)
+	for i := range acc {
+		VMULPS(alpha, acc[i], acc[i])
+	}
+	// beta == 0 (either sign) skips reading C, so NaNs there do not leak.
+	bits := GP32()
+	MOVL(addr("beta"), bits)
+	ANDL(U32(0x7fffffff), bits)
+	JZ(LabelRef(name + "_overwrite"))
+	beta := vec()
+	VBROADCASTSS(addr("beta"), beta)
+	row := GP64()
+	MOVQ(pc, row)
+	for i := 0; i < mr; i++ {
+		for v := 0; v < nv; v++ {
+			VFMADD231PS(Mem{Base: row, Disp: 4 * lanes * v}, beta, acc[i*nv+v]) // acc += beta*C
+			VMOVUPS(acc[i*nv+v], Mem{Base: row, Disp: 4 * lanes * v})
+		}
+		if i < mr-1 {
+			ADDQ(ldc, row)
+		}
+	}
+	VZEROUPPER()
+	RET()
+
+	Label(name + "_overwrite")
+	for i := 0; i < mr; i++ {
+		for v := 0; v < nv; v++ {
+			VMOVUPS(acc[i*nv+v], Mem{Base: pc, Disp: 4 * lanes * v})
+		}
+		if i < mr-1 {
+			ADDQ(ldc, pc)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,52 @@
+// Package gemm is a single-precision general matrix multiply in the style
+// of BLIS/GotoBLAS: packed panels, cache blocking and a register-blocked
+// FMA micro-kernel. It computes
+//
+//	C = alpha·op(A)·op(B) + beta·C
+//
+// for row-major matrices with explicit strides: op(A) is m×k, op(B) is k×n
+// and C is m×n; element (i, j) of C is c[i*ldc+j]; op(A)(i, l) is
+// a[i*lda+l], or a[l*lda+i] when A is transposed; likewise for B. When
+// beta is 0, C is not read (NaNs there do not propagate), and when alpha is
+// 0 or k is 0, A and B are not read.
+//
+// # Blocking
+//
+// The loops are those of BLIS. For each block of NC columns of C, each
+// block of KC rows of op(B) is packed into slivers of NR columns, and for
+// each block of MC rows of C the matching KC columns of op(A) are packed
+// into slivers of MR rows; the micro-kernel then multiplies one A sliver
+// by one B sliver into an MR×NR tile of C held in vector registers. Edge
+// tiles are padded with zeros in the panels and computed by the same
+// kernel on a scratch tile. KC is 256 for every kernel; MC (144) and NC
+// (2048) are multiples of every kernel's MR and NR.
+//
+// # Kernels
+//
+// On amd64 the micro-kernel is assembly generated with avo (see asmgen/):
+// 12×32 with AVX-512F where the CPU and OS support it, else 6×16 with
+// AVX2+FMA, chosen at start-up with golang.org/x/sys/cpu. Elsewhere, under
+// the build tag noasm, and on amd64 CPUs without FMA, a portable Go kernel
+// (6×16) runs. KernelName reports the choice.
+//
+// # Determinism
+//
+// Each element of C is computed by exactly one micro-kernel call per KC
+// block, which sums over its KC products in ascending order with one
+// fused multiply-add each, then sets C = fma(beta', C, alpha·sum) with
+// beta' = beta for the first KC block and 1 afterwards. The KC blocks are
+// visited in ascending order. Parallelism only decides which goroutine
+// computes which tiles, so the result is the same bits for any worker
+// count and any GOMAXPROCS, and the two assembly kernels agree with each
+// other bit for bit. The portable kernel rounds the product and the sum
+// separately (Go does not fuse them on amd64), so it is deterministic too
+// but may differ from the assembly kernels in the last bits.
+//
+// # Parallelism
+//
+// Sgemm runs on the calling goroutine. ParallelSgemm splits C into
+// rectangles of whole tiles and lets up to a given number of goroutines
+// take them; callers that already run one GEMM per goroutine (the
+// replicas of package nn) give each call its share of the cores instead
+// of letting every call start GOMAXPROCS goroutines.
+package gemm

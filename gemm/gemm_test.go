@@ -1,0 +1,335 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// ref computes alpha·op(A)·op(B) + beta·C in float64 with a plain triple
+// loop, and the bound Σ|alpha·a·b| + |beta·c| used for the error check.
+func ref(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) (want, mag []float64) {
+	want = make([]float64, m*n)
+	mag = make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s, abs float64
+			for l := 0; l < k; l++ {
+				var av, bv float32
+				if tA {
+					av = a[l*lda+i]
+				} else {
+					av = a[i*lda+l]
+				}
+				if tB {
+					bv = b[j*ldb+l]
+				} else {
+					bv = b[l*ldb+j]
+				}
+				s += float64(av) * float64(bv)
+				abs += math.Abs(float64(av) * float64(bv))
+			}
+			want[i*n+j] = float64(alpha) * s
+			mag[i*n+j] = math.Abs(float64(alpha)) * abs
+			if beta != 0 {
+				cv := float64(c[i*ldc+j])
+				want[i*n+j] += float64(beta) * cv
+				mag[i*n+j] += math.Abs(float64(beta) * cv)
+			}
+		}
+	}
+	return want, mag
+}
+
+// guarded is a matrix of rows×cols with row stride ld, stored at offset
+// pad inside a buffer whose every other element (stride gaps and pad
+// bands before and after) is NaN.
+type guarded struct {
+	buf       []float32
+	pad, ld   int
+	rows, col int
+}
+
+const guard = 37
+
+func newGuarded(rng *rand.Rand, rows, cols, ld int) *guarded {
+	g := &guarded{pad: guard, ld: ld, rows: rows, col: cols}
+	n := 0
+	if rows > 0 {
+		n = (rows-1)*ld + cols
+	}
+	g.buf = make([]float32, n+2*guard)
+	nan := float32(math.NaN())
+	for i := range g.buf {
+		g.buf[i] = nan
+	}
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			g.buf[guard+i*ld+j] = float32(rng.NormFloat64())
+		}
+	}
+	return g
+}
+
+func (g *guarded) data() []float32 { return g.buf[g.pad : len(g.buf)-g.pad] }
+
+// inside reports whether buffer index x is an element of the matrix.
+func (g *guarded) inside(x int) bool {
+	x -= g.pad
+	if x < 0 || g.rows == 0 {
+		return false
+	}
+	i, j := x/g.ld, x%g.ld
+	return i < g.rows && j < g.col
+}
+
+type shape struct {
+	tA, tB      bool
+	m, n, k     int
+	alpha, beta float32
+	extra       int // added to every stride
+}
+
+func (s shape) String() string {
+	return fmt.Sprintf("tA=%v tB=%v m=%d n=%d k=%d alpha=%g beta=%g extra=%d", s.tA, s.tB, s.m, s.n, s.k, s.alpha, s.beta, s.extra)
+}
+
+func shapes(rng *rand.Rand) []shape {
+	// Sizes 0, 1, odd, and just around the kernel tiles and the blocks.
+	dims := []int{0, 1, 2, 5, 6, 7, 11, 12, 13, 15, 16, 17, 31, 32, 33, 143, 145}
+	random := 12
+	if testing.Short() {
+		random = 4
+	}
+	var out []shape
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			for range random {
+				out = append(out, shape{tA: tA, tB: tB,
+					m: dims[rng.IntN(len(dims))], n: dims[rng.IntN(len(dims))], k: dims[rng.IntN(len(dims))],
+					alpha: []float32{1, 0.7, -2}[rng.IntN(3)], beta: []float32{0, 1, -0.5}[rng.IntN(3)], extra: rng.IntN(3)})
+			}
+			// Deep and wide cases across KC, MC and NC boundaries.
+			out = append(out,
+				shape{tA: tA, tB: tB, m: 13, n: 35, k: KC + 1, alpha: 1, beta: 1, extra: 1},
+				shape{tA: tA, tB: tB, m: MC + 7, n: 20, k: 2*KC + 3, alpha: 1, beta: 0},
+				shape{tA: tA, tB: tB, m: 7, n: NC + 17, k: 9, alpha: 0.5, beta: 2},
+				shape{tA: tA, tB: tB, m: 0, n: 3, k: 4, alpha: 1, beta: 1},
+				shape{tA: tA, tB: tB, m: 3, n: 4, k: 0, alpha: 1, beta: 0.5},
+				shape{tA: tA, tB: tB, m: 9, n: 17, k: 5, alpha: 0, beta: 0},
+			)
+		}
+	}
+	return out
+}
+
+// runCase multiplies one random instance with kernel kr and the given
+// workers, checks it against ref with NaN guards around every operand,
+// and returns C's buffer.
+func runCase(t *testing.T, rng *rand.Rand, s shape, kr *kernel, workers int) []float32 {
+	t.Helper()
+	ar, ac := s.m, s.k
+	if s.tA {
+		ar, ac = ac, ar
+	}
+	br, bc := s.k, s.n
+	if s.tB {
+		br, bc = bc, br
+	}
+	a := newGuarded(rng, ar, ac, max(ac, 1)+s.extra)
+	b := newGuarded(rng, br, bc, max(bc, 1)+s.extra)
+	c := newGuarded(rng, s.m, s.n, max(s.n, 1)+s.extra)
+	if s.beta == 0 {
+		// C must not be read: poison it.
+		for i := range c.buf {
+			c.buf[i] = float32(math.NaN())
+		}
+	}
+	want, mag := ref(s.tA, s.tB, s.m, s.n, s.k, s.alpha, a.data(), a.ld, b.data(), b.ld, s.beta, c.data(), c.ld)
+	p := problem{s.tA, s.tB, s.m, s.n, s.k, s.alpha, a.data(), a.ld, b.data(), b.ld, s.beta, c.data(), c.ld, nil}
+	p.run(kr, workers)
+	for x, v := range c.buf {
+		if !c.inside(x) {
+			if !math.IsNaN(float64(v)) {
+				t.Fatalf("%s %s: wrote %g outside C at buffer index %d", kr.name, s, v, x)
+			}
+			continue
+		}
+		i, j := (x-c.pad)/c.ld, (x-c.pad)%c.ld
+		w := want[i*s.n+j]
+		tol := 4*float64(s.k+2)*0x1p-24*mag[i*s.n+j] + 1e-30
+		if d := math.Abs(float64(v) - w); !(d <= tol) {
+			t.Fatalf("%s %s: C[%d,%d] = %g, want %g (tolerance %g)", kr.name, s, i, j, v, w, tol)
+		}
+	}
+	for _, g := range []*guarded{a, b} {
+		for x, v := range g.buf {
+			if !g.inside(x) && !math.IsNaN(float64(v)) {
+				t.Fatalf("%s %s: operand guard overwritten at %d", kr.name, s, x)
+			}
+		}
+	}
+	return c.buf
+}
+
+func TestAgainstReference(t *testing.T) {
+	for _, kr := range available {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for _, s := range shapes(rng) {
+			runCase(t, rng, s, kr, 1)
+		}
+	}
+}
+
+// TestWorkersSameBits checks that the result does not depend on the number
+// of workers or on GOMAXPROCS (each run reseeds, so inputs are equal).
+func TestWorkersSameBits(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	cases := []shape{
+		{m: 64, n: 1000, k: 300, alpha: 1, beta: 0},
+		{tA: true, m: 300, n: 257, k: 600, alpha: 1, beta: 1, extra: 3},
+		{tB: true, m: 70, n: 577, k: 1100, alpha: 0.5, beta: -1},
+		{tA: true, tB: true, m: 512, n: 13, k: 40, alpha: 1, beta: 0.25},
+	}
+	for _, kr := range available {
+		for _, s := range cases {
+			var first []float32
+			procList, workerList := []int{1, 2, 5}, []int{1, 2, 3, 8}
+			if testing.Short() {
+				procList, workerList = []int{1, 4}, []int{1, 3}
+			}
+			for _, procs := range procList {
+				runtime.GOMAXPROCS(procs)
+				for _, w := range workerList {
+					got := runCase(t, rand.New(rand.NewPCG(7, 7)), s, kr, w)
+					if first == nil {
+						first = got
+						continue
+					}
+					for x := range got {
+						if math.Float32bits(got[x]) != math.Float32bits(first[x]) {
+							t.Fatalf("%s %s: GOMAXPROCS=%d workers=%d differs from one worker at %d", kr.name, s, procs, w, x)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAssemblyKernelsAgree checks that the assembly kernels (all but the
+// portable one) give the same bits, as the package doc promises. It needs
+// a CPU with two of them (AVX-512F and AVX2+FMA).
+func TestAssemblyKernelsAgree(t *testing.T) {
+	asm := available[1:]
+	if len(asm) < 2 {
+		t.Skipf("skipped: this CPU runs %d assembly kernel(s); the check needs AVX-512F and AVX2+FMA", len(asm))
+	}
+	s := shape{tA: true, m: 150, n: 300, k: 700, alpha: 0.5, beta: 1, extra: 1}
+	first := runCase(t, rand.New(rand.NewPCG(3, 3)), s, asm[0], 1)
+	for _, kr := range asm[1:] {
+		got := runCase(t, rand.New(rand.NewPCG(3, 3)), s, kr, 2)
+		for x := range got {
+			if math.Float32bits(got[x]) != math.Float32bits(first[x]) {
+				t.Fatalf("%s and %s differ at %d", asm[0].name, kr.name, x)
+			}
+		}
+	}
+}
+
+func TestHandComputed(t *testing.T) {
+	// [1 2 3; 4 5 6] · [1 0; 0 1; 1 1] = [4 5; 10 11]; then 2·that - C.
+	a := []float32{1, 2, 3, 4, 5, 6}
+	b := []float32{1, 0, 0, 1, 1, 1}
+	c := []float32{1, 1, 1, 1}
+	for _, w := range []int{1, 4} {
+		cc := append([]float32(nil), c...)
+		ParallelSgemm(w, false, false, 2, 2, 3, 2, a, 3, b, 2, -1, cc, 2)
+		want := []float32{7, 9, 19, 21}
+		for i := range want {
+			if cc[i] != want[i] {
+				t.Fatalf("workers=%d: got %v, want %v", w, cc, want)
+			}
+		}
+	}
+}
+
+func TestPanics(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"negative m", func() { Sgemm(false, false, -1, 1, 1, 1, nil, 1, nil, 1, 0, nil, 1) }},
+		{"short A", func() {
+			Sgemm(false, false, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2)
+		}},
+		{"small ldc", func() {
+			Sgemm(false, false, 2, 2, 2, 1, make([]float32, 4), 2, make([]float32, 4), 2, 0, make([]float32, 4), 1)
+		}},
+		{"short transposed B", func() {
+			Sgemm(false, true, 2, 3, 2, 1, make([]float32, 4), 2, make([]float32, 5), 2, 0, make([]float32, 6), 3)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("no panic")
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+// TestPackedASameBits checks that products through PackedA give the bits
+// of Sgemm (which the reference test checks) for every kernel's packing,
+// including a reused PackedA that shrinks and grows.
+func TestPackedASameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var pa PackedA
+	for _, s := range []shape{
+		{m: 13, n: 35, k: KC + 1, alpha: 1, beta: 1, extra: 1},
+		{tA: true, m: MC + 7, n: 20, k: 2*KC + 3, alpha: 1, beta: 0},
+		{tA: true, tB: true, m: 5, n: 70, k: 9, alpha: 0.5, beta: 2, extra: 2},
+		{tB: true, m: 300, n: 257, k: 600, alpha: 1, beta: -1},
+		{m: 0, n: 4, k: 3, alpha: 1, beta: 1},
+	} {
+		seed := rng.Uint64()
+		want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, active, 1)
+		// The same instance again, through PackedA.
+		r := rand.New(rand.NewPCG(seed, 0))
+		ar, ac := s.m, s.k
+		if s.tA {
+			ar, ac = ac, ar
+		}
+		br, bc := s.k, s.n
+		if s.tB {
+			br, bc = bc, br
+		}
+		a := newGuarded(r, ar, ac, max(ac, 1)+s.extra)
+		b := newGuarded(r, br, bc, max(bc, 1)+s.extra)
+		c := newGuarded(r, s.m, s.n, max(s.n, 1)+s.extra)
+		if s.beta == 0 {
+			for i := range c.buf {
+				c.buf[i] = float32(math.NaN())
+			}
+		}
+		pa.Pack(s.tA, s.m, s.k, a.data(), a.ld)
+		pa.Mul(3, s.tB, s.n, s.alpha, b.data(), b.ld, s.beta, c.data(), c.ld)
+		for x := range want {
+			if math.Float32bits(c.buf[x]) != math.Float32bits(want[x]) {
+				t.Fatalf("%s: PackedA gives %g at %d, Sgemm %g", s, c.buf[x], x, want[x])
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("Mul before Pack did not panic")
+		}
+	}()
+	var empty PackedA
+	empty.Mul(1, false, 1, 1, []float32{1}, 1, 0, []float32{0}, 1)
+}

@@ -1,0 +1,227 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/neuronfabric/nfabric/timing"
+)
+
+// ExactPeriodLines is the largest queued busy period (two or more
+// buckets) that FastForward event-simulates under a memory model that is
+// not shift-invariant (ddr5); longer queued periods keep the recurrence.
+const ExactPeriodLines = 1 << 21
+
+// refine replaces the recurrence's busy periods under ddr5 by event
+// simulation of their buckets at their own ready times, so refresh phase,
+// row-buffer state and flit packing are those of the run. Consecutive
+// eligible periods (two or more buckets, or at most DirectLines lines)
+// share one simulation up to c.exactLimit lines, which carries the state
+// an idle gap leaves. A simulation whose end passes the next period's
+// first ready time absorbs that period and runs again. One-bucket periods
+// above DirectLines, and queued periods above the limit, keep the
+// recurrence. Busy time, periods and run time are recomputed from the
+// refined finishes.
+func (c *Calibrator) refine(buckets []timing.Bucket, backward timing.Time, r Run, starts []int) (Run, error) {
+	limit := c.exactLimit
+	fin := r.Finish
+	end := func(p int) int { // one past period p's last bucket
+		if p+1 < len(starts) {
+			return starts[p+1]
+		}
+		return len(buckets)
+	}
+	eligible := func(lines int64, full int) bool {
+		return (full >= 2 || lines <= DirectLines) && lines <= limit
+	}
+	for p := 0; p < len(starts); {
+		lo, hi := starts[p], end(p)
+		lines, full := periodLines(buckets[lo:hi])
+		q := p + 1
+		if !eligible(lines, full) {
+			p = q
+			continue
+		}
+		// One simulation serves consecutive eligible periods up to the
+		// limit: it carries the state an idle gap leaves (open rows, ring
+		// positions, refresh and link state) from one to the next.
+		for q < len(starts) {
+			nl, nf := periodLines(buckets[starts[q]:end(q)])
+			if !eligible(nl, nf) || lines+nl > limit {
+				break
+			}
+			lines += nl
+			hi = end(q)
+			q++
+		}
+		for {
+			got, last, err := c.exactPeriod(buckets[lo:hi])
+			if err != nil {
+				return Run{}, err
+			}
+			copy(fin[lo:hi], got)
+			if q == len(starts) || buckets[starts[q]].Ready >= last {
+				break
+			}
+			// The simulation outlasts the next period's start: the two
+			// are one busy period.
+			nl, _ := periodLines(buckets[starts[q]:end(q)])
+			if lines+nl > limit {
+				break
+			}
+			lines += nl
+			hi = end(q)
+			q++
+		}
+		p = q
+	}
+	return c.busy(buckets, backward, r, fin), nil
+}
+
+// busy completes the refined run: zero-line buckets finish at
+// max(completion so far, ready), and the busy periods are the union of the
+// buckets' [ready, finish] intervals.
+func (c *Calibrator) busy(buckets []timing.Bucket, backward timing.Time, r Run, fin []timing.Time) Run {
+	out := Run{Mode: r.Mode, Finish: fin, Lines: r.Lines, Events: c.Events}
+	from, to := timing.Time(-1), timing.Time(-1)
+	closeBusy := func() {
+		if from < 0 {
+			return
+		}
+		out.Busy += to - from
+		if backward > from {
+			out.BusyInBackward += min(to, backward) - from
+		}
+		out.Periods++
+	}
+	var prev timing.Time
+	for i, b := range buckets {
+		if b.Lines == 0 {
+			fin[i] = max(prev, b.Ready)
+			continue
+		}
+		if b.Ready > to {
+			closeBusy()
+			from = b.Ready
+		}
+		to = max(to, fin[i])
+		prev = max(prev, fin[i])
+	}
+	closeBusy()
+	out.RunTime = prev
+	return out
+}
+
+// periodLines returns the lines of bs and how many of its buckets are
+// non-empty.
+func periodLines(bs []timing.Bucket) (lines int64, full int) {
+	for _, b := range bs {
+		lines += b.Lines
+		if b.Lines > 0 {
+			full++
+		}
+	}
+	return lines, full
+}
+
+// exactPeriod event-simulates bs (an idle system at bs[0].Ready) and
+// returns each bucket's finish, the time its W stream shares had all
+// completed (a stream's lines complete in about issue order, so this is
+// when each stream had completed as many lines as it was dealt up to that
+// bucket), and the last completion.
+func (c *Calibrator) exactPeriod(bs []timing.Bucket) ([]timing.Time, timing.Time, error) {
+	src, err := timing.Replay{Buckets: bs}.Sources(c.cfg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("replay: simulate busy period: %w", err)
+	}
+	sys, err := timing.NewSystem(c.cfg, src, c.mode.window())
+	if err != nil {
+		return nil, 0, fmt.Errorf("replay: simulate busy period: %w", err)
+	}
+	fin := make([]timing.Time, len(bs))
+	w := int64(len(sys.Streams()))
+	for s, st := range sys.Streams() {
+		// ends[k] is stream s's lines dealt up to bucket k, or -1 when it
+		// was dealt none of bucket k (which then does not wait for it).
+		ends := make([]int64, len(bs))
+		var cum int64
+		for k, b := range bs {
+			n := b.Lines / w
+			if int64(s) < b.Lines%w {
+				n++
+			}
+			cum += n
+			ends[k] = cum
+			if n == 0 {
+				ends[k] = -1
+			}
+		}
+		k := 0
+		st.OnComplete = func(now timing.Time, done int64) {
+			for k < len(ends) && ends[k] <= done {
+				if ends[k] >= 0 {
+					fin[k] = max(fin[k], now)
+				}
+				k++
+			}
+		}
+	}
+	res := sys.Run()
+	c.Events += res.Events
+	for k, b := range bs {
+		fin[k] = max(fin[k], b.Ready)
+	}
+	return fin, res.RunTime, nil
+}
+
+// Anchors are the sizes beyond DirectLines at which the calibrator
+// simulates T(C) under ddr5 (phase 0). Between them T is interpolated
+// linearly; beyond the last it grows at the rate of the last span.
+var Anchors = [...]int64{1 << 18, 1 << 19, 1 << 21}
+
+// tAnchored is T(C) for C > DirectLines under ddr5. The rate there
+// drifts with the ring over the footprint and the refresh interval, so
+// one slope from DirectLines-SlopeLines to DirectLines was up to 6% off.
+// Instead T runs piecewise linearly through T(DirectLines) and T at each
+// anchor, all simulated at phase 0 (the start phase still moves a run
+// of a few hundred thousand lines by up to 0.7%; see the package doc).
+// The offset within one round of the loop
+// period P keeps the congruence of the ideal path: T(C0) - G(C0) with
+// C0 = C mod P just below DirectLines, simulated, is added to the line
+// G(C). At the anchors (multiples of P) T is the simulated value.
+func (c *Calibrator) tAnchored(C int64) (timing.Time, error) {
+	pts := [len(Anchors) + 1]int64{DirectLines}
+	copy(pts[1:], Anchors[:])
+	j := 0
+	for j+2 < len(pts) && C > pts[j+1] {
+		j++
+	}
+	lo, err := c.directAt(pts[j], 0)
+	if err != nil {
+		return 0, err
+	}
+	hi, err := c.directAt(pts[j+1], 0)
+	if err != nil {
+		return 0, err
+	}
+	rate := float64(hi-lo) / float64(pts[j+1]-pts[j])
+	g := float64(lo) + rate*float64(C-pts[j])
+	k := (C - DirectLines + c.period - 1) / c.period
+	if C0 := C - k*c.period; C0 != DirectLines {
+		t0, err := c.directAt(C0, 0)
+		if err != nil {
+			return 0, err
+		}
+		a0, err := c.directAt(pts[0], 0)
+		if err != nil {
+			return 0, err
+		}
+		a1, err := c.directAt(pts[1], 0)
+		if err != nil {
+			return 0, err
+		}
+		r0 := float64(a1-a0) / float64(pts[1]-pts[0])
+		g += float64(t0) - (float64(a0) - r0*float64(DirectLines-C0))
+	}
+	return timing.Time(math.Round(g)), nil
+}
