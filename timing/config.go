@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 
+	"github.com/neuronfabric/nfabric/strictyaml"
 	"gopkg.in/yaml.v3"
 )
 
@@ -391,11 +391,7 @@ func presetBase(doc []byte) (Setup, error) {
 	if err := yaml.Unmarshal(doc, &p); err != nil {
 		return Setup{}, err
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
-		return Setup{}, err
-	}
-	if err := checkIntFields(&root, reflect.TypeOf(s), ""); err != nil {
+	if err := strictyaml.CheckIntsIn(doc, &s); err != nil {
 		return Setup{}, err
 	}
 	if n := p.Model.Memory.DDR5.Preset; n != "" {
