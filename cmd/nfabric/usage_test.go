@@ -3,8 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/spf13/pflag"
 )
 
 // TestUsageMistakesExit2: unknown subcommands and bad flag values are
@@ -102,5 +106,34 @@ func TestAcceptedWithoutAWord(t *testing.T) {
 	// The margin threshold W itself is valid.
 	if code, _, e := nfabric(t, "payload", "aggregate", "--mode", "ternary", "--gate", "margin:4", "-o", x, nfp); code != 0 {
 		t.Errorf("margin:4 with W = 4: %s", e)
+	}
+}
+
+// TestPilotSizesReachLiveLoop: --hidden, --epochs, --train-n and --test-n
+// size the live admission loop as well as the Fig. 6 runs (they used to be
+// ignored there without a word).
+func TestPilotSizesReachLiveLoop(t *testing.T) {
+	var (
+		of optFlags
+		pf pilotFlags
+	)
+	def := experiments.PilotDefaults(false, 1)
+	fs := pflag.NewFlagSet("pilot", pflag.ContinueOnError)
+	of.add(fs, def.Train)
+	pf.add(fs, def)
+	if err := fs.Parse([]string{"--hidden", "32,16", "--epochs", "2", "--train-n", "500", "--test-n", "300", "--fault-epochs", "1-2"}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := pilotOptions(fs, &of, &pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []experiments.TrainOptions{o.Train, o.Hard} {
+		if !slices.Equal(w.Hidden, []int{32, 16}) || w.Epochs != 2 || w.TrainN != 500 || w.TestN != 300 {
+			t.Errorf("%s: hidden %v epochs %d train-n %d test-n %d; want [32 16] 2 500 300", w.Data, w.Hidden, w.Epochs, w.TrainN, w.TestN)
+		}
+	}
+	if o.Hard.Data != def.Hard.Data {
+		t.Errorf("live loop data %q; want %q kept", o.Hard.Data, def.Hard.Data)
 	}
 }
