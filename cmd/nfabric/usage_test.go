@@ -37,6 +37,9 @@ func TestUsageMistakesExit2(t *testing.T) {
 		{[]string{"pilot", "--batch", "0", "--seeds", "1", "--epochs", "1", "--quiet"}, 2, "--batch"},
 		{[]string{"timing", "replay", "--validate-scale", "-1"}, 2, "--validate-scale"},
 		{[]string{"train", "run", "--epochs", "-1"}, 2, "--epochs"},
+		{[]string{"timing", "table4", "--footprint-mib", "0"}, 2, "streams.footprint_mib"},
+		{[]string{"timing", "table4", "--llc-mib", "4096"}, 2, "llc.size_mib"},
+		{[]string{"timing", "run", "--streams", "4096", "--outstanding", "65536"}, 2, "streams.count x streams.outstanding"},
 	}
 	for _, c := range cases {
 		code, _, stderr := nfabric(t, c.args...)
