@@ -140,3 +140,16 @@ func TestPilotSizesReachLiveLoop(t *testing.T) {
 		t.Errorf("live loop data %q; want %q kept", o.Hard.Data, def.Hard.Data)
 	}
 }
+
+// TestTable4LabelFollowsMeasurement: a load that cannot congest the
+// reduced-share link (one outstanding line per stream) is not reported as
+// "scale-out, congested" (issue 15, item 11).
+func TestTable4LabelFollowsMeasurement(t *testing.T) {
+	code, out, e := nfabric(t, "timing", "table4", "--outstanding", "1", "--footprint-mib", "0.0625", "--passes", "1")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	if strings.Contains(out, "scale-out, congested") || !strings.Contains(out, "did not congest") {
+		t.Errorf("table4 --outstanding 1 still reads as congested:\n%s", out)
+	}
+}
