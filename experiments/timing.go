@@ -281,9 +281,19 @@ func table4Layout(s timing.Setup, f TimingForms, rows []timing.Row) *report.Resu
 			"exposed ns", "overhead %", "LLC hit %", "gate util %", "queue wait ns/read (id/low-bit)"},
 	}
 	var full timing.Row
+	var congestGroup []timing.Row
+	for _, r := range rows {
+		if r.Group == timing.GroupScaleCongest {
+			congestGroup = append(congestGroup, r)
+		}
+	}
 	for _, r := range rows {
 		id := r.Pair.Identity
-		det.AddRow(r.Group, r.Streams, r.Stacks, r.Share, r.FootprintMiB,
+		group := r.Group
+		if group == timing.GroupScaleCongest && !anyCongested(congestGroup) {
+			group = "scale-out, reduced share"
+		}
+		det.AddRow(group, r.Streams, r.Stacks, r.Share, r.FootprintMiB,
 			fmt.Sprintf("%.3f", id.RunTime.NS()/1000), fmt.Sprintf("%.3f", r.Pair.LowBit.RunTime.NS()/1000),
 			fmt.Sprintf("%.1f", r.Pair.Exposed.NS()), exposure(r.Pair),
 			pct(100*id.HitRate()), pct(100*id.LinkUtil),
