@@ -182,7 +182,7 @@ func PayloadLayout(us []PayloadUnit) *report.Result {
 	chk := report.Table{Name: "kernels", Title: "Kernel cross-check: fast kernels against the per-element reference loops",
 		Columns: []string{"layout", "workers", "format", "gate", "elements", "mismatches"}}
 	bits := report.Table{Name: "bits", Title: "Payload bits per element and ratio to FP32",
-		Columns: []string{"format", "gate", "paper accounting (bits)", "ratio", "paper ratio", "stored planes (bits)", "base-3 packing (bits)"}}
+		Columns: []string{"format", "gate", "bits under the paper's accounting", "ratio", "paper ratio", "stored planes (bits)", "base-3 packing (bits)"}}
 	paperEx := []string{"u = +1 (G-Ternary keeps)", "u = +1 (G-Ternary keeps)", "u = +1, G-Ternary returns 0 (gate zero)"}
 	for _, u := range us {
 		switch {

@@ -378,8 +378,13 @@ func MeanStd(xs []float64) (mean, std float64) {
 	return mean, math.Sqrt(std / float64(len(xs)-1))
 }
 
+// pm formats mean ± std over seeds; a single seed has no spread to show,
+// so it says so instead of printing a standard deviation of 0.
 func pm(xs []float64) string {
 	m, s := MeanStd(xs)
+	if len(xs) == 1 {
+		return fmt.Sprintf("%.2f (1 seed)", m)
+	}
 	return fmt.Sprintf("%.2f ± %.2f", m, s)
 }
 
