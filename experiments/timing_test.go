@@ -140,3 +140,36 @@ func TestTable4CongestionFromMeasurement(t *testing.T) {
 		}
 	}
 }
+
+// TestTable4FullMissLabelFromMeasurement: the full-LLC-miss row keeps its
+// label only when its run missed; a footprint that fits the LLC hits on
+// every pass after the first, (passes-1)/passes of the reads, and the row
+// says so instead.
+func TestTable4FullMissLabelFromMeasurement(t *testing.T) {
+	for _, tc := range []struct {
+		footprintMiB float64
+		full         bool
+	}{{0.25, true}, {0.0625, false}} {
+		s := smallSetup()
+		s.Model.Streams.FootprintMiB = tc.footprintMiB
+		s.Experiments.StreamCounts = []int{1}
+		s.Experiments.StackCounts = []int{1}
+		fits := float64(s.Model.Streams.Count)*tc.footprintMiB <= s.Model.LLC.SizeMiB
+		if fits == tc.full {
+			t.Fatalf("footprint %g MiB: case assumes full=%v", tc.footprintMiB, tc.full)
+		}
+		rows, err := timing.RunTable4(t.Context(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := table4Layout(s, TimingClosedForms(s), rows)
+		label := fmt.Sprint(res.Tables[0].Rows[2][0])
+		want := "full LLC-miss overhead"
+		if !tc.full {
+			want = fmt.Sprintf("LLC-resident overhead (not a full miss: %.1f%% hits)", 100*float64(s.Model.Streams.Passes-1)/float64(s.Model.Streams.Passes))
+		}
+		if label != want {
+			t.Errorf("footprint %g MiB: label %q; want %q", tc.footprintMiB, label, want)
+		}
+	}
+}
