@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,5 +100,76 @@ func TestTimingEnvelopeFigures(t *testing.T) {
 	res2.WriteJSON(&buf2)
 	if !bytes.Equal(buf.Bytes(), buf2.Bytes()) {
 		t.Error("two runs of the same setup gave different JSON")
+	}
+}
+
+// TestTable4CongestionFromMeasurement: the reduced-share row is labelled
+// congested only where the runs measured a saturated gate. With one
+// outstanding line per stream the closed-form offered load on a quarter
+// link (W lines per base path, each holding the gate interval / share) is
+// far below saturation, so the row and its note must say so.
+func TestTable4CongestionFromMeasurement(t *testing.T) {
+	for _, tc := range []struct {
+		outstanding int
+		congested   bool
+	}{{16, true}, {1, false}} {
+		s := smallSetup()
+		s.Model.Streams.Outstanding = tc.outstanding
+		s.Experiments.StreamCounts = []int{1}
+		s.Experiments.StackCounts = []int{1, 2}
+		m := s.Model
+		offered := float64(m.Streams.Count*m.Streams.Outstanding) * m.LinkIntervalNS() / s.Experiments.CongestedShare / m.BasePathNS()
+		if (offered >= 1) != tc.congested {
+			t.Fatalf("outstanding %d: closed-form offered load %.2f of the reduced link; the case assumes congested=%v", tc.outstanding, offered, tc.congested)
+		}
+		rows, err := timing.RunTable4(t.Context(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := table4Layout(s, TimingClosedForms(s), rows)
+		label := fmt.Sprint(res.Tables[0].Rows[len(paperTable4)-1][0])
+		notes := strings.Join(res.Tables[0].Notes, "\n")
+		if got := label == timing.GroupScaleCongest; got != tc.congested {
+			t.Errorf("outstanding %d (offered %.2f): row label %q; want congested=%v", tc.outstanding, offered, label, tc.congested)
+		}
+		if got := strings.Contains(notes, "did not congest"); got == tc.congested {
+			t.Errorf("outstanding %d: notes %q; want 'did not congest' only when not congested", tc.outstanding, notes)
+		}
+		if tc.congested && !strings.Contains(notes, "oversubscribed a stack's gate at N=1") {
+			t.Errorf("outstanding %d: notes do not name N=1 as congested: %q", tc.outstanding, notes)
+		}
+	}
+}
+
+// TestTable4FullMissLabelFromMeasurement: the full-LLC-miss row keeps its
+// label only when its run missed; a footprint that fits the LLC hits on
+// every pass after the first, (passes-1)/passes of the reads, and the row
+// says so instead.
+func TestTable4FullMissLabelFromMeasurement(t *testing.T) {
+	for _, tc := range []struct {
+		footprintMiB float64
+		full         bool
+	}{{0.25, true}, {0.0625, false}} {
+		s := smallSetup()
+		s.Model.Streams.FootprintMiB = tc.footprintMiB
+		s.Experiments.StreamCounts = []int{1}
+		s.Experiments.StackCounts = []int{1}
+		fits := float64(s.Model.Streams.Count)*tc.footprintMiB <= s.Model.LLC.SizeMiB
+		if fits == tc.full {
+			t.Fatalf("footprint %g MiB: case assumes full=%v", tc.footprintMiB, tc.full)
+		}
+		rows, err := timing.RunTable4(t.Context(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := table4Layout(s, TimingClosedForms(s), rows)
+		label := fmt.Sprint(res.Tables[0].Rows[2][0])
+		want := "full LLC-miss overhead"
+		if !tc.full {
+			want = fmt.Sprintf("LLC-resident overhead (not a full miss: %.1f%% hits)", 100*float64(s.Model.Streams.Passes-1)/float64(s.Model.Streams.Passes))
+		}
+		if label != want {
+			t.Errorf("footprint %g MiB: label %q; want %q", tc.footprintMiB, label, want)
+		}
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 
+	"github.com/neuronfabric/nfabric/strictyaml"
 	"gopkg.in/yaml.v3"
 )
 
@@ -28,13 +28,15 @@ type StreamsConfig struct {
 	Count int `yaml:"count" json:"count"`
 	// Outstanding is each stream's limit on requests in flight.
 	// Assumption: 16 (the paper gives no MSHR count); it keeps the default
-	// 8-stream load below the healthy link's capacity.
+	// 8-stream load below the healthy link's capacity. Limit: Count x
+	// Outstanding at most MaxInFlight.
 	Outstanding int `yaml:"outstanding" json:"outstanding"`
 	// IssueIntervalNS is the minimum time between two issues of one
 	// stream. Assumption: 0 (back-to-back).
 	IssueIntervalNS float64 `yaml:"issue_interval_ns" json:"issue_interval_ns"`
 	// FootprintMiB is each stream's active gradient-buffer footprint.
-	// Paper Sec. 4: 2 MiB per GPU (16 MiB across eight workers).
+	// Paper Sec. 4: 2 MiB per GPU (16 MiB across eight workers). At least
+	// one 64-byte line: a run that reads nothing measures nothing.
 	FootprintMiB float64 `yaml:"footprint_mib" json:"footprint_mib"`
 	// Passes is how many times each stream sweeps its footprint.
 	// Assumption: 2, so that reuse, and hence the LLC, matters at all.
@@ -45,7 +47,7 @@ type StreamsConfig struct {
 
 // LLCConfig describes the shared last-level cache.
 type LLCConfig struct {
-	// SizeMiB: paper Sec. 4, 8 MiB.
+	// SizeMiB: paper Sec. 4, 8 MiB. Limit: MaxLLCMiB.
 	SizeMiB float64 `yaml:"size_mib" json:"size_mib"`
 	// Ways: assumption, 16.
 	Ways int `yaml:"ways" json:"ways"`
@@ -169,6 +171,17 @@ func DefaultConfig() Config {
 // unbounded run.
 const MaxLinesPerRun = 1 << 30
 
+// MaxLLCMiB bounds llc.size_mib: the cache's tag arrays are allocated
+// whole, and Table 4 at 512 MiB peaks at 0.64 GB resident (measured,
+// `nfabric timing table4 --llc-mib 512`; 4096 MiB took 4.6 GB).
+const MaxLLCMiB = 512
+
+// MaxInFlight bounds streams.count x streams.outstanding (and the same
+// product over experiments.stream_counts and experiments.load_outstanding):
+// 1024 x 1024 requests in flight peak at 0.14 GB resident and 1.2 s for a
+// one-line-per-stream run (measured); 4096 x 65536 took 2 GB and minutes.
+const MaxInFlight = 1 << 20
+
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func checkRange(field string, v, lo, hi float64) error {
@@ -201,6 +214,12 @@ func (c Config) Validate() error {
 	if err := checkRange("streams.footprint_mib", s.FootprintMiB, 0, 1<<16); err != nil {
 		return err
 	}
+	if s.FootprintMiB < float64(LineBytes)/(1<<20) {
+		return fmt.Errorf("streams.footprint_mib: must be at least one 64-byte line (%g MiB), got %g: the run would read nothing", float64(LineBytes)/(1<<20), s.FootprintMiB)
+	}
+	if n := int64(s.Count) * int64(s.Outstanding); n > MaxInFlight {
+		return fmt.Errorf("streams.count x streams.outstanding = %d requests in flight, above the limit %d", n, MaxInFlight)
+	}
 	if b := s.FootprintMiB * (1 << 20); b != math.Trunc(b) || int64(b)%LineBytes != 0 {
 		return fmt.Errorf("streams.footprint_mib: %g MiB is not a whole number of 64-byte lines", s.FootprintMiB)
 	}
@@ -222,7 +241,7 @@ func (c Config) Validate() error {
 	if err := checkInt("llc.ways", l.Ways, 1, 1024); err != nil {
 		return err
 	}
-	if err := checkRange("llc.size_mib", l.SizeMiB, 1.0/(1<<20), 1<<12); err != nil {
+	if err := checkRange("llc.size_mib", l.SizeMiB, 1.0/(1<<20), MaxLLCMiB); err != nil {
 		return err
 	}
 	if b := l.SizeMiB * (1 << 20); b != math.Trunc(b) || int64(b)%(int64(l.Ways)*LineBytes) != 0 {
@@ -330,6 +349,16 @@ func (s Setup) Validate() error {
 	if err := s.Experiments.Validate(); err != nil {
 		return fmt.Errorf("experiments.%w", err)
 	}
+	for _, w := range s.Experiments.StreamCounts {
+		if n := int64(w) * int64(s.Model.Streams.Outstanding); n > MaxInFlight {
+			return fmt.Errorf("experiments.stream_counts %d x model.streams.outstanding %d = %d requests in flight, above the limit %d", w, s.Model.Streams.Outstanding, n, MaxInFlight)
+		}
+	}
+	for _, d := range s.Experiments.LoadOutstanding {
+		if n := int64(s.Model.Streams.Count) * int64(d); n > MaxInFlight {
+			return fmt.Errorf("model.streams.count %d x experiments.load_outstanding %d = %d requests in flight, above the limit %d", s.Model.Streams.Count, d, n, MaxInFlight)
+		}
+	}
 	return nil
 }
 
@@ -391,11 +420,7 @@ func presetBase(doc []byte) (Setup, error) {
 	if err := yaml.Unmarshal(doc, &p); err != nil {
 		return Setup{}, err
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
-		return Setup{}, err
-	}
-	if err := checkIntFields(&root, reflect.TypeOf(s), ""); err != nil {
+	if err := strictyaml.CheckIntsIn(doc, &s); err != nil {
 		return Setup{}, err
 	}
 	if n := p.Model.Memory.DDR5.Preset; n != "" {

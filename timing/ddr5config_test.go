@@ -91,6 +91,7 @@ func TestDecodeSetupPresetsAndIntegers(t *testing.T) {
 		{"model:\n  memory:\n    ddr5:\n      channels: 2.5\n", "model.memory.ddr5.channels: must be an integer"},
 		{"model:\n  streams:\n    count: 8.0\n", "model.streams.count: must be an integer"},
 		{"experiments:\n  stack_counts: [1, 2.5]\n", "experiments.stack_counts[1]: must be an integer"},
+		{"model:\n  controller:\n    stages: 2.9\n", "model.controller.stages: must be an integer"},
 		{"model:\n  memory:\n    ddr5:\n      preset: lpddr5\n", "model.memory.ddr5.preset"},
 		{"model:\n  link:\n    cxl:\n      preset: pcie7\n", "model.link.cxl.preset"},
 	} {

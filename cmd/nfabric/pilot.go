@@ -46,7 +46,9 @@ paper's Fig. 6 (always-fp32, always-g-binary, fp32-default admission,
 g-binary-default recovery) with an injected degradation window (label noise),
 the live admission loop on the hard workload, and the Commander's
 telemetry-delay runs. The defaults are the reproduce block 'control'; the
-training flags are those of 'nfabric train'.`,
+training flags are those of 'nfabric train'. --hidden, --epochs, --train-n
+and --test-n apply to the live loop's workload too (its data set and model
+stay mnist-pairs100 and the MLP).`,
 		Example: `  nfabric pilot
   nfabric pilot --seeds 3 --epochs 12 --fault-epochs 5-6 --fault-rate 0.5
   nfabric pilot --ladder-binary 0.5 --ladder-ternary 0.4 --warmup 100 --json
@@ -54,11 +56,8 @@ training flags are those of 'nfabric train'.`,
   nfabric pilot --telemetry t.csv   # the Commander runs read 'nfabric telemetry ns3' output`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := experiments.PilotDefaults(pf.full, of.seed)
-			if err := of.apply(cmd.Flags(), &o.Train); err != nil {
-				return err
-			}
-			if err := pf.apply(cmd.Flags(), &o); err != nil {
+			o, err := pilotOptions(cmd.Flags(), &of, &pf)
+			if err != nil {
 				return err
 			}
 			o.Logf = stderrLogf(cmd, pf.quiet)
@@ -72,6 +71,33 @@ training flags are those of 'nfabric train'.`,
 	of.add(cmd.Flags(), def.Train)
 	pf.add(cmd.Flags(), def)
 	return cmd
+}
+
+// pilotOptions is the block's defaults overwritten by the flags the user
+// set, checked before anything trains.
+func pilotOptions(fs *pflag.FlagSet, of *optFlags, pf *pilotFlags) (experiments.PilotOptions, error) {
+	o := experiments.PilotDefaults(pf.full, of.seed)
+	if err := of.apply(fs, &o.Train); err != nil {
+		return o, err
+	}
+	// The live loop's workload is its own (mnist-pairs100), but the sizes
+	// the user gives apply to it as well, not only to the Fig. 6 runs.
+	if fs.Changed("hidden") {
+		o.Hard.Hidden = o.Train.Hidden
+	}
+	if fs.Changed("epochs") {
+		o.Hard.Epochs = o.Train.Epochs
+	}
+	if fs.Changed("train-n") {
+		o.Hard.TrainN = o.Train.TrainN
+	}
+	if fs.Changed("test-n") {
+		o.Hard.TestN = o.Train.TestN
+	}
+	if err := pf.apply(fs, &o); err != nil {
+		return o, err
+	}
+	return o, nil
 }
 
 func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {

@@ -3,8 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/spf13/pflag"
 )
 
 // TestUsageMistakesExit2: unknown subcommands and bad flag values are
@@ -33,6 +37,9 @@ func TestUsageMistakesExit2(t *testing.T) {
 		{[]string{"pilot", "--batch", "0", "--seeds", "1", "--epochs", "1", "--quiet"}, 2, "--batch"},
 		{[]string{"timing", "replay", "--validate-scale", "-1"}, 2, "--validate-scale"},
 		{[]string{"train", "run", "--epochs", "-1"}, 2, "--epochs"},
+		{[]string{"timing", "table4", "--footprint-mib", "0"}, 2, "streams.footprint_mib"},
+		{[]string{"timing", "table4", "--llc-mib", "4096"}, 2, "llc.size_mib"},
+		{[]string{"timing", "run", "--streams", "4096", "--outstanding", "65536"}, 2, "streams.count x streams.outstanding"},
 	}
 	for _, c := range cases {
 		code, _, stderr := nfabric(t, c.args...)
@@ -102,5 +109,47 @@ func TestAcceptedWithoutAWord(t *testing.T) {
 	// The margin threshold W itself is valid.
 	if code, _, e := nfabric(t, "payload", "aggregate", "--mode", "ternary", "--gate", "margin:4", "-o", x, nfp); code != 0 {
 		t.Errorf("margin:4 with W = 4: %s", e)
+	}
+}
+
+// TestPilotSizesReachLiveLoop: --hidden, --epochs, --train-n and --test-n
+// size the live admission loop as well as the Fig. 6 runs (they used to be
+// ignored there without a word).
+func TestPilotSizesReachLiveLoop(t *testing.T) {
+	var (
+		of optFlags
+		pf pilotFlags
+	)
+	def := experiments.PilotDefaults(false, 1)
+	fs := pflag.NewFlagSet("pilot", pflag.ContinueOnError)
+	of.add(fs, def.Train)
+	pf.add(fs, def)
+	if err := fs.Parse([]string{"--hidden", "32,16", "--epochs", "2", "--train-n", "500", "--test-n", "300", "--fault-epochs", "1-2"}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := pilotOptions(fs, &of, &pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []experiments.TrainOptions{o.Train, o.Hard} {
+		if !slices.Equal(w.Hidden, []int{32, 16}) || w.Epochs != 2 || w.TrainN != 500 || w.TestN != 300 {
+			t.Errorf("%s: hidden %v epochs %d train-n %d test-n %d; want [32 16] 2 500 300", w.Data, w.Hidden, w.Epochs, w.TrainN, w.TestN)
+		}
+	}
+	if o.Hard.Data != def.Hard.Data {
+		t.Errorf("live loop data %q; want %q kept", o.Hard.Data, def.Hard.Data)
+	}
+}
+
+// TestTable4LabelFollowsMeasurement: a load that cannot congest the
+// reduced-share link (one outstanding line per stream) is not reported as
+// "scale-out, congested" (issue 15, item 11).
+func TestTable4LabelFollowsMeasurement(t *testing.T) {
+	code, out, e := nfabric(t, "timing", "table4", "--outstanding", "1", "--footprint-mib", "0.0625", "--passes", "1")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	if strings.Contains(out, "scale-out, congested") || !strings.Contains(out, "did not congest") {
+		t.Errorf("table4 --outstanding 1 still reads as congested:\n%s", out)
 	}
 }
