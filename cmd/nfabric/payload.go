@@ -279,83 +279,16 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 			if err != nil {
 				return err
 			}
-			if sf.workers != 0 && sf.workers != f.Spec.Workers {
-				return usagef("--workers %d, but %s holds %d workers", sf.workers, args[0], f.Spec.Workers)
+			if err := sf.matchFile(cmd, args[0], f); err != nil {
+				return err
 			}
-			if cmd.Flags().Changed("format") {
-				fm, err := lowbit.ParseFormat(sf.format)
-				if err != nil {
-					return usagef("--format: %v", err)
-				}
-				if fm != f.Spec.Format {
-					return usagef("--format %v, but %s is %v (--mode chooses what to compute)", fm, args[0], f.Spec.Format)
-				}
-			}
-			if cmd.Flags().Changed("layout") {
-				l, err := lowbit.ParseLayout(sf.layout)
-				if err != nil {
-					return usagef("--layout: %v", err)
-				}
-				if l != f.Spec.Layout {
-					return usagef("--layout %v, but %s is %v", l, args[0], f.Spec.Layout)
-				}
-			}
-			// value(i) reads element i from the counts or the votes
-			// (no per-element int64 copy: memory stays near the input's).
-			var value func(i int) int64
-			var n int
-			width := 1
-			switch mode {
-			case "counts":
-				counts := f.Counts()
-				n, value = len(counts), func(i int) int64 { return int64(counts[i]) }
-				if f.Spec.Workers > 255 {
-					width = 2
-				}
-			default:
-				s := lowbit.Spec{Workers: f.Spec.Workers, Layout: f.Spec.Layout, Format: lowbit.Binary}
-				if mode == "ternary" {
-					s.Format = lowbit.Ternary
-					gateFlag := sf.gate
-					if !cmd.Flags().Changed("gate") && f.Spec.Format == lowbit.Ternary {
-						gateFlag = f.Spec.Gate.String()
-					}
-					if s.Gate, err = lowbit.ParseGate(gateFlag); err != nil {
-						return usagef("--gate: %v", err)
-					}
-					if err := checkMargin(s); err != nil {
-						return err
-					}
-				}
-				u, err := f.Vote(s)
-				if err != nil {
-					return fmt.Errorf("aggregate %s: %w", args[0], err)
-				}
-				n, value = len(u), func(i int) int64 { return int64(u[i]) }
+			n, width, value, err := aggregateValues(cmd, &sf, f, mode, args[0])
+			if err != nil {
+				return err
 			}
 			f.Signs, f.Gates = nil, nil // the file's bytes are no longer needed
 			return writeOutput(cmd, out, func(w io.Writer) error {
-				bw := bufio.NewWriterSize(w, 1<<16)
-				if outFmt == "csv" {
-					fmt.Fprintf(bw, "element,%s\n", map[string]string{"counts": "count", "binary": "u", "ternary": "t"}[mode])
-					var num []byte
-					for i := range n {
-						num = strconv.AppendInt(num[:0], f.Base+int64(i), 10)
-						num = append(num, ',')
-						num = strconv.AppendInt(num, value(i), 10)
-						num = append(num, '\n')
-						bw.Write(num)
-					}
-				} else {
-					for i := range n {
-						if width == 2 {
-							bw.Write(binary.LittleEndian.AppendUint16(nil, uint16(value(i))))
-						} else {
-							bw.WriteByte(byte(value(i)))
-						}
-					}
-				}
-				return bw.Flush()
+				return writeAggregate(w, outFmt, mode, f.Base, n, width, value)
 			})
 		},
 	}
@@ -366,6 +299,93 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 	cmd.Flags().StringVar(&outFmt, "out-format", "raw", "output format: raw or csv")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for stdout)")
 	return cmd
+}
+
+// matchFile checks the spec flags the user gave against the file's header:
+// a flag that disagrees with the file is a usage error, not ignored.
+func (sf *specFlags) matchFile(cmd *cobra.Command, name string, f *payload.File) error {
+	if sf.workers != 0 && sf.workers != f.Spec.Workers {
+		return usagef("--workers %d, but %s holds %d workers", sf.workers, name, f.Spec.Workers)
+	}
+	if cmd.Flags().Changed("format") {
+		fm, err := lowbit.ParseFormat(sf.format)
+		if err != nil {
+			return usagef("--format: %v", err)
+		}
+		if fm != f.Spec.Format {
+			return usagef("--format %v, but %s is %v (--mode chooses what to compute)", fm, name, f.Spec.Format)
+		}
+	}
+	if cmd.Flags().Changed("layout") {
+		l, err := lowbit.ParseLayout(sf.layout)
+		if err != nil {
+			return usagef("--layout: %v", err)
+		}
+		if l != f.Spec.Layout {
+			return usagef("--layout %v, but %s is %v", l, name, f.Spec.Layout)
+		}
+	}
+	return nil
+}
+
+// aggregateValues reduces the file under mode and returns the element
+// count, the raw output width in bytes and value(i), which reads element i
+// from the counts or the votes (no per-element int64 copy: memory stays
+// near the input's).
+func aggregateValues(cmd *cobra.Command, sf *specFlags, f *payload.File, mode, name string) (n, width int, value func(i int) int64, err error) {
+	width = 1
+	if mode == "counts" {
+		counts := f.Counts()
+		if f.Spec.Workers > 255 {
+			width = 2
+		}
+		return len(counts), width, func(i int) int64 { return int64(counts[i]) }, nil
+	}
+	s := lowbit.Spec{Workers: f.Spec.Workers, Layout: f.Spec.Layout, Format: lowbit.Binary}
+	if mode == "ternary" {
+		s.Format = lowbit.Ternary
+		gateFlag := sf.gate
+		if !cmd.Flags().Changed("gate") && f.Spec.Format == lowbit.Ternary {
+			gateFlag = f.Spec.Gate.String()
+		}
+		if s.Gate, err = lowbit.ParseGate(gateFlag); err != nil {
+			return 0, 0, nil, usagef("--gate: %v", err)
+		}
+		if err := checkMargin(s); err != nil {
+			return 0, 0, nil, err
+		}
+	}
+	u, err := f.Vote(s)
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("aggregate %s: %w", name, err)
+	}
+	return len(u), width, func(i int) int64 { return int64(u[i]) }, nil
+}
+
+// writeAggregate writes n values as raw bytes (width 1 or 2, little
+// endian) or as CSV lines "element,value" from flattened index base.
+func writeAggregate(w io.Writer, outFmt, mode string, base int64, n, width int, value func(i int) int64) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if outFmt == "csv" {
+		fmt.Fprintf(bw, "element,%s\n", map[string]string{"counts": "count", "binary": "u", "ternary": "t"}[mode])
+		var num []byte
+		for i := range n {
+			num = strconv.AppendInt(num[:0], base+int64(i), 10)
+			num = append(num, ',')
+			num = strconv.AppendInt(num, value(i), 10)
+			num = append(num, '\n')
+			bw.Write(num)
+		}
+		return bw.Flush()
+	}
+	for i := range n {
+		if width == 2 {
+			bw.Write(binary.LittleEndian.AppendUint16(nil, uint16(value(i))))
+		} else {
+			bw.WriteByte(byte(value(i)))
+		}
+	}
+	return bw.Flush()
 }
 
 // readPayload reads a payload file, or with raw a headerless packet file.
