@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -135,10 +136,11 @@ func checkMargin(s lowbit.Spec) error {
 
 func newPayloadEncodeCmd() *cobra.Command {
 	var (
-		sf   specFlags
-		tau  float64
-		base int64
-		out  string
+		sf    specFlags
+		tau   float64
+		base  int64
+		out   string
+		quiet bool
 	)
 	cmd := &cobra.Command{
 		Use:   "encode -o OUT.nfp IN.f32 [IN2.f32 ...]",
@@ -156,11 +158,12 @@ and element, and no output is written.`,
 			if err := sf.checkWorkers(); err != nil {
 				return err
 			}
-			g, err := readGradients(args, sf.workers)
+			gr, err := openGradients(args, sf.workers)
 			if err != nil {
 				return err
 			}
-			spec, err := sf.spec(len(g))
+			defer gr.Close()
+			spec, err := sf.spec(gr.workers)
 			if err != nil {
 				return err
 			}
@@ -173,12 +176,16 @@ and element, and no output is written.`,
 			if base < 0 {
 				return usagef("--base %d must be non-negative", base)
 			}
-			f, err := payload.Encode(payload.Header{Spec: spec, Base: base}, g, float32(tau))
-			if err != nil {
+			f := payload.Header{Spec: spec, Elements: gr.n, Base: base}
+			if err := f.Validate(); err != nil {
 				return fmt.Errorf("encode %s: %w", args[0], err)
 			}
-			if err := writeOutput(cmd, out, func(w io.Writer) error { _, err := f.WriteTo(w); return err }); err != nil {
-				return err
+			prog := newProgress(cmd, quiet, "encode "+out)
+			err = writeOutput(cmd, out, func(w io.Writer) error {
+				return payload.EncodeStream(w, f, gr.read, float32(tau), encodeChunk, prog)
+			})
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", args[0], err)
 			}
 			if out != "-" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d workers x %d elements, %v %v, %d bytes (%d payload lines)\n",
@@ -191,56 +198,98 @@ and element, and no output is written.`,
 	cmd.Flags().Float64Var(&tau, "tau", 0, "gate threshold for --gate worker: a worker votes on an element when |g| > tau")
 	cmd.Flags().Int64Var(&base, "base", 0, "flattened index of element 0 (the pattern gate depends on it)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output payload file (- for stdout)")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
 
-// readGradients reads W workers of float32 gradients from one file (split
-// into workers equal parts) or from one file per worker.
-func readGradients(paths []string, workers int) ([][]float32, error) {
+// gradients is W workers' little-endian float32 gradients read from files
+// on demand: one file split into W equal parts, or one file per worker.
+type gradients struct {
+	paths   []string
+	files   []*os.File
+	workers int
+	n       int64 // elements per worker
+	buf     []byte
+}
+
+// openGradients opens and sizes the inputs (one file split into workers
+// equal parts, or one file per worker) without reading them.
+func openGradients(paths []string, workers int) (*gradients, error) {
 	if len(paths) > 1 && workers != 0 && workers != len(paths) {
 		return nil, usagef("--workers %d but %d input files (one file per worker)", workers, len(paths))
 	}
 	if len(paths) == 1 && workers == 0 {
 		return nil, usagef("--workers is required with a single input file")
 	}
-	var all [][]float32
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
+	gr := &gradients{paths: paths, workers: max(workers, len(paths))}
+	for i, p := range paths {
+		f, err := os.Open(p)
 		if err != nil {
+			gr.Close()
 			return nil, fmt.Errorf("read gradients: %w", err)
 		}
-		if len(data)%4 != 0 {
-			return nil, fmt.Errorf("read gradients %s: %d bytes is not a whole number of float32 values", p, len(data))
+		gr.files = append(gr.files, f)
+		st, err := f.Stat()
+		if err != nil {
+			gr.Close()
+			return nil, fmt.Errorf("read gradients: %w", err)
 		}
-		v := make([]float32, len(data)/4)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		size := st.Size()
+		if size%4 != 0 {
+			gr.Close()
+			return nil, fmt.Errorf("read gradients %s: %d bytes is not a whole number of float32 values", p, size)
 		}
-		if len(paths) == 1 {
-			if len(v)%workers != 0 {
-				return nil, fmt.Errorf("read gradients %s: %d values do not split into %d equal workers", p, len(v), workers)
+		v := size / 4
+		switch {
+		case len(paths) == 1:
+			if v%int64(workers) != 0 {
+				gr.Close()
+				return nil, fmt.Errorf("read gradients %s: %d values do not split into %d equal workers", p, v, workers)
 			}
-			n := len(v) / workers
-			for k := range workers {
-				all = append(all, v[k*n:(k+1)*n])
-			}
-		} else {
-			if len(all) > 0 && len(v) != len(all[0]) {
-				return nil, fmt.Errorf("read gradients %s: %d values, %s has %d", p, len(v), paths[0], len(all[0]))
-			}
-			all = append(all, v)
-		}
-	}
-	for k, g := range all {
-		if err := lowbit.CheckFinite(g); err != nil {
-			src := paths[0]
-			if len(paths) > 1 {
-				src = paths[k]
-			}
-			return nil, fmt.Errorf("read gradients %s: worker %d: %w", src, k, err)
+			gr.n = v / int64(workers)
+		case i == 0:
+			gr.n = v
+		case v != gr.n:
+			gr.Close()
+			return nil, fmt.Errorf("read gradients %s: %d values, %s has %d", p, v, paths[0], gr.n)
 		}
 	}
-	return all, nil
+	return gr, nil
+}
+
+// Close closes the input files.
+func (gr *gradients) Close() {
+	for _, f := range gr.files {
+		f.Close()
+	}
+}
+
+// read is a payload.Source: it fills dst with worker k's elements from
+// off, and names the file and the element (in the worker's whole input)
+// of a NaN or Inf.
+func (gr *gradients) read(k int, off int64, dst []float32) error {
+	f, path, at := gr.files[0], gr.paths[0], (int64(k)*gr.n+off)*4
+	if len(gr.files) > 1 {
+		f, path, at = gr.files[k], gr.paths[k], off*4
+	}
+	if cap(gr.buf) < 4*len(dst) {
+		gr.buf = make([]byte, 4*len(dst))
+	}
+	b := gr.buf[:4*len(dst)]
+	if _, err := f.ReadAt(b, at); err != nil {
+		return fmt.Errorf("read gradients %s: %w", path, err)
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	if err := lowbit.CheckFinite(dst); err != nil {
+		var nf *lowbit.NonFiniteError
+		if errors.As(err, &nf) {
+			err = &lowbit.NonFiniteError{Index: nf.Index + int(off), Value: nf.Value}
+		}
+		return fmt.Errorf("read gradients %s: %w", path, err)
+	}
+	return nil
 }
 
 func newPayloadAggregateCmd() *cobra.Command {
