@@ -300,6 +300,7 @@ func newPayloadAggregateCmd() *cobra.Command {
 		outFmt  string
 		out     string
 		rawBase int64
+		quiet   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "aggregate -o OUT IN",
@@ -337,7 +338,7 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 			}
 			f.Signs, f.Gates = nil, nil // the file's bytes are no longer needed
 			return writeOutput(cmd, out, func(w io.Writer) error {
-				return writeAggregate(w, outFmt, mode, f.Base, n, width, value)
+				return writeAggregate(w, outFmt, mode, f.Base, n, width, value, newProgress(cmd, quiet, "aggregate "+out))
 			})
 		},
 	}
@@ -347,6 +348,7 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 	cmd.Flags().StringVar(&mode, "mode", "counts", "what to return: counts, binary or ternary")
 	cmd.Flags().StringVar(&outFmt, "out-format", "raw", "output format: raw or csv")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for stdout)")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
 
@@ -413,8 +415,13 @@ func aggregateValues(cmd *cobra.Command, sf *specFlags, f *payload.File, mode, n
 
 // writeAggregate writes n values as raw bytes (width 1 or 2, little
 // endian) or as CSV lines "element,value" from flattened index base.
-func writeAggregate(w io.Writer, outFmt, mode string, base int64, n, width int, value func(i int) int64) error {
+func writeAggregate(w io.Writer, outFmt, mode string, base int64, n, width int, value func(i int) int64, prog func(done, total int64)) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
+	tick := func(i int) { // progress every 64 Ki elements and at the end
+		if prog != nil && ((i+1)%(1<<16) == 0 || i+1 == n) {
+			prog(int64(i+1), int64(n))
+		}
+	}
 	if outFmt == "csv" {
 		fmt.Fprintf(bw, "element,%s\n", map[string]string{"counts": "count", "binary": "u", "ternary": "t"}[mode])
 		var num []byte
@@ -424,6 +431,7 @@ func writeAggregate(w io.Writer, outFmt, mode string, base int64, n, width int, 
 			num = strconv.AppendInt(num, value(i), 10)
 			num = append(num, '\n')
 			bw.Write(num)
+			tick(i)
 		}
 		return bw.Flush()
 	}
@@ -433,6 +441,7 @@ func writeAggregate(w io.Writer, outFmt, mode string, base int64, n, width int, 
 		} else {
 			bw.WriteByte(byte(value(i)))
 		}
+		tick(i)
 	}
 	return bw.Flush()
 }
