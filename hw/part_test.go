@@ -234,3 +234,35 @@ func TestCIInstallsThePins(t *testing.T) {
 		}
 	}
 }
+
+// TestFitsError: a design too big for the device is a fit failure; a cell
+// type the place-and-route tool does not know (a Yosys-internal $ cell left
+// in the netlist) is a broken flow, never "does not fit".
+func TestFitsError(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"ERROR: Unable to place cell 'x', no BELs remaining to implement cell type 'ICESTORM_LC'":  true,
+		"ERROR: Unable to place cell 'dut', no BELs remaining to implement cell type '$scopeinfo'": false,
+		"ERROR: something else": false,
+	} {
+		if got := fitsError([]string{msg}); got != want {
+			t.Errorf("fitsError(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}
+
+// TestPnrICE40YosysWASM routes the smallest width on iCE40 with the netlist
+// of the current Yosys: its $scopeinfo cells must not reach Debian's
+// nextpnr-ice40.
+func TestPnrICE40YosysWASM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: place and route (-short)")
+	}
+	skipWithout(t, YosysWASM, NextpnrICE40)
+	r, err := Pnr(context.Background(), Config{Width: 64}, PnrOptions{Part: DefaultICE40, Yosys: YosysWASM, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Fits || r.FmaxMHz <= 0 {
+		t.Errorf("iCE40 route with Yosys 0.70: %+v", r)
+	}
+}

@@ -161,7 +161,10 @@ func pnrSynth(ctx context.Context, work string, c Config, part Part, ys Tool, re
 		}
 	}
 	pass := part.Family.SynthPass()
-	script := fmt.Sprintf("read_verilog %s.v wrap.v; %s -top nf_pnr_top -json top.json; tee -q -o stat.json stat -json", c.ModuleName(), pass)
+	// Yosys 0.70 keeps the flattened hierarchy as $scopeinfo cells, which
+	// nextpnr-ice40 0.4 (Debian's) cannot place; they are no hardware, so
+	// they are deleted before the netlist is written (a no-op on 0.23).
+	script := fmt.Sprintf("read_verilog %s.v wrap.v; %s -top nf_pnr_top; delete t:$scopeinfo; write_json top.json; tee -q -o stat.json stat -json", c.ModuleName(), pass)
 	if _, err := run(ctx, work, nil, ys, "-q", "-p", script); err != nil {
 		return fmt.Errorf("yosys %s of %s: %w", pass, c.ModuleName(), err)
 	}
@@ -233,6 +236,9 @@ func pnrOutcome(work string, c Config, part Part, runErr error, res PnrResult) (
 func fitsError(errs []string) bool {
 	for _, e := range errs {
 		l := strings.ToLower(e)
+		if strings.Contains(l, "cell type '$") {
+			return false // an unmapped Yosys-internal cell: the flow is broken, not full
+		}
 		if strings.Contains(l, "unable to place") || strings.Contains(l, "no bels") || strings.Contains(l, "too many") || strings.Contains(l, "utilisation") {
 			return true
 		}
