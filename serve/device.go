@@ -87,35 +87,20 @@ func (c *controllerService) OpenDevice(ctx context.Context, req *pb.OpenDeviceRe
 
 // device returns the calling connection's device id.
 func (c *controllerService) device(ctx context.Context, id uint64) (*device, error) {
-	s := c.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.ownerOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d := o.devices[id]
-	if d == nil {
-		return nil, notFound("device", id)
-	}
-	return d, nil
+	return owned(c.s, ctx, "device", id, devicesOf, nil)
 }
+
+func devicesOf(o *owner) map[uint64]*device { return o.devices }
 
 func (c *controllerService) CloseDevice(ctx context.Context, req *pb.CloseDeviceRequest) (*pb.CloseDeviceResponse, error) {
 	s := c.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.ownerOf(ctx)
+	_, err := owned(s, ctx, "device", req.GetDevice(), devicesOf, func(d *device) {
+		s.devBytes -= d.capacity
+		s.log.Info("device closed", "device", req.GetDevice())
+	})
 	if err != nil {
 		return nil, err
 	}
-	d := o.devices[req.GetDevice()]
-	if d == nil {
-		return nil, notFound("device", req.GetDevice())
-	}
-	delete(o.devices, req.GetDevice())
-	s.devBytes -= d.capacity
-	s.log.Info("device closed", "device", req.GetDevice())
 	return &pb.CloseDeviceResponse{}, nil
 }
 

@@ -105,6 +105,30 @@ type owner struct {
 	sessions map[uint64]*session
 }
 
+// owned returns the calling connection's resource id from the map pick
+// selects (its devices or its sessions), with the server locked, or a
+// NotFound status naming kind. With a non-nil release it also removes the
+// resource and calls release on it, still under the lock, so the caller
+// can return what the resource held.
+func owned[T any](s *Server, ctx context.Context, kind string, id uint64, pick func(*owner) map[uint64]*T, release func(*T)) (*T, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.ownerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := pick(o)
+	r := m[id]
+	if r == nil {
+		return nil, notFound(kind, id)
+	}
+	if release != nil {
+		delete(m, id)
+		release(r)
+	}
+	return r, nil
+}
+
 // Usage is a snapshot of what the server holds.
 type Usage struct {
 	Connections, Devices, Sessions int

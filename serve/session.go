@@ -94,33 +94,16 @@ func (c *controlService) OpenSession(ctx context.Context, req *pb.OpenSessionReq
 }
 
 func (c *controlService) session(ctx context.Context, id uint64) (*session, error) {
-	s := c.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.ownerOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ss := o.sessions[id]
-	if ss == nil {
-		return nil, notFound("session", id)
-	}
-	return ss, nil
+	return owned(c.s, ctx, "session", id, sessionsOf, nil)
 }
+
+func sessionsOf(o *owner) map[uint64]*session { return o.sessions }
 
 func (c *controlService) CloseSession(ctx context.Context, req *pb.CloseSessionRequest) (*pb.CloseSessionResponse, error) {
 	s := c.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.ownerOf(ctx)
-	if err != nil {
+	if _, err := owned(s, ctx, "session", req.GetSession(), sessionsOf, func(*session) { s.sessions-- }); err != nil {
 		return nil, err
 	}
-	if o.sessions[req.GetSession()] == nil {
-		return nil, notFound("session", req.GetSession())
-	}
-	delete(o.sessions, req.GetSession())
-	s.sessions--
 	return &pb.CloseSessionResponse{}, nil
 }
 
