@@ -24,7 +24,9 @@ type Config struct {
 	// Model is "mlp", "cnn" (nn.NewSmallCNN), "resnet18" (the paper's
 	// ResNet-18, CIFAR style, sized to the data), "resnet-mini" (one
 	// BasicBlock per stage, width 8: a CPU-sized ResNet) or
-	// "resnet-standin" (nn.StandInConfig: the training stand-ins' ResNet).
+	// "resnet-standin" (nn.StandInConfig: the training stand-ins' ResNet,
+	// head under 1%) or "resnet-standin-small" (nn.SmallStandInConfig:
+	// the earlier one, head 4% at 100 classes).
 	Model string
 	// Hidden are the MLP's hidden widths; nil means {256}.
 	Hidden []int
@@ -80,8 +82,8 @@ func (c *Config) defaults() {
 func (c Config) Validate() error {
 	c.defaults()
 	switch {
-	case c.Model != "mlp" && c.Model != "cnn" && c.Model != "resnet18" && c.Model != "resnet-mini" && c.Model != "resnet-standin":
-		return fmt.Errorf("model %q: want mlp, cnn, resnet18, resnet-mini or resnet-standin", c.Model)
+	case c.Model != "mlp" && c.Model != "cnn" && c.Model != "resnet18" && c.Model != "resnet-mini" && c.Model != "resnet-standin" && c.Model != "resnet-standin-small":
+		return fmt.Errorf("model %q: want mlp, cnn, resnet18, resnet-mini, resnet-standin or resnet-standin-small", c.Model)
 	case c.Workers < 1 || c.Workers > lowbit.MaxWorkers:
 		return fmt.Errorf("workers %d out of range [1, %d]", c.Workers, lowbit.MaxWorkers)
 	case c.Batch < c.Workers:
@@ -159,6 +161,8 @@ func NewModel(cfg Config, d *data.Dataset, seed uint64) (*nn.Model, error) {
 		return nn.NewResNet(rng, nn.ResNetConfig{Blocks: []int{1, 1, 1, 1}, Width: 8, InChannels: d.C, H: d.H, W: d.W, Classes: d.Classes})
 	case "resnet-standin":
 		return nn.NewResNet(rng, nn.StandInConfig(d.C, d.H, d.W, d.Classes))
+	case "resnet-standin-small":
+		return nn.NewResNet(rng, nn.SmallStandInConfig(d.C, d.H, d.W, d.Classes))
 	}
 	return nil, fmt.Errorf("unknown model %q", cfg.Model)
 }

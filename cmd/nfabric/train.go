@@ -67,7 +67,7 @@ func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.IntVar(&f.trainN, "train-n", o.TrainN, "keep the first N training images (0: all)")
 	fs.IntVar(&f.testN, "test-n", o.TestN, "keep the first N test images (0: all)")
 	fs.IntVar(&f.perClass, "per-class", o.PerClass, "keep at most N training images per class (0: no limit)")
-	fs.StringVar(&f.model, "model", o.Model, "model: mlp, cnn, resnet18, resnet-mini or resnet-standin (the stand-ins' ResNet)")
+	fs.StringVar(&f.model, "model", o.Model, "model: mlp, cnn, resnet18, resnet-mini, resnet-standin (the stand-ins' ResNet) or resnet-standin-small (the earlier one)")
 	fs.StringVar(&f.hidden, "hidden", joinInts(o.Hidden), "MLP hidden widths, comma-separated")
 	fs.IntVar(&f.epochs, "epochs", o.Epochs, "epochs")
 	fs.IntVar(&f.batch, "batch", o.Batch, "global batch size (split over the workers)")
