@@ -40,3 +40,19 @@ func Subset(d *data.Dataset, n, perClass int) *data.Dataset {
 	}
 	return &out
 }
+
+// HeldOut returns images [lo, lo+n) of d (fewer when d ends first) as a
+// data set of their own, e.g. training images a run never trains on
+// (Subset keeps the first lo) to choose a hyperparameter without looking
+// at the test split. Pixels are shared with d.
+func HeldOut(d *data.Dataset, lo, n int) (*data.Dataset, error) {
+	hi := min(lo+n, d.Len())
+	if lo < 0 || n < 1 || lo >= hi {
+		return nil, fmt.Errorf("held-out images [%d, %d) of %s (%d images): empty", lo, lo+n, d.Name, d.Len())
+	}
+	out := *d
+	sz := d.ImageSize()
+	out.Pixels, out.Labels = d.Pixels[lo*sz:hi*sz], d.Labels[lo:hi]
+	out.Name = fmt.Sprintf("%s[%d:%d]", d.Name, lo, hi)
+	return &out, nil
+}

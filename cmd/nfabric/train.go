@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,16 +37,20 @@ A policy is one rule for every group ("g-binary") or one per group
   validated  the Fig. 4 analogue (five rules, several seeds)
   boundary   the Table 6 / Fig. 5 / Table 5 analogue (seven policies, the
              learning-rate ablation and cosine diagnostics)
+  sweep      choose the sign rules' learning rate on held-out training
+             images (the procedure behind the studies' --sign-lr default)
 
-Data sets: mnist, fashion-mnist, mnist-pairs100 (the 100-class stand-in), and
-cifar10 / cifar100 from their binary files with --data-dir.`,
+Data sets: mnist, fashion-mnist, mnist-stack100 and fashion-stack100 (the
+100-class stand-ins), mnist-pairs100 (the earlier one), and cifar10 / cifar100
+from their binary files with --data-dir.`,
 		Example: `  nfabric train run --data mnist --model mlp --policy g-binary --epochs 3
   nfabric train run --data mnist-pairs100 --policy backbone=g-ternary,head=fp32 --checkpoint run.ckpt --resume
   nfabric train validated --seeds 3
+  nfabric train sweep --study boundary --sign-lrs 3e-5,1e-4,3e-4,1e-3
   nfabric train boundary --full --out out/
   nfabric train boundary --data cifar100 --data-dir ~/cifar-100-binary --model resnet18 --augment --epochs 30`,
 	}
-	cmd.AddCommand(newTrainRunCmd(), newTrainStudyCmd("validated"), newTrainStudyCmd("boundary"))
+	cmd.AddCommand(newTrainRunCmd(), newTrainStudyCmd("validated"), newTrainStudyCmd("boundary"), newTrainSweepCmd())
 	return cmd
 }
 
@@ -58,7 +63,7 @@ type optFlags struct {
 	seed                                 uint64
 	augment                              bool
 	diagEpoch, diagSteps                 int
-	extensions                           bool
+	extensions, allPolicies              bool
 }
 
 func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
@@ -83,6 +88,7 @@ func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.IntVar(&f.diagEpoch, "diag-epoch", o.DiagEpoch, "epoch of the cosine diagnostics (0: the last)")
 	fs.IntVar(&f.diagSteps, "diag-steps", o.DiagSteps, "steps measured in the diagnostic epoch (0: all)")
 	fs.BoolVar(&f.extensions, "extensions", o.Extensions, "boundary: also run the extensions beyond the paper (error feedback, margin and worker gates)")
+	fs.BoolVar(&f.allPolicies, "all-policies", false, "run every policy row of the study (the quick configuration runs a subset; --full runs all)")
 }
 
 func joinInts(xs []int) string {
@@ -140,6 +146,9 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	}
 	if set("extensions") {
 		o.Extensions = f.extensions
+	}
+	if f.allPolicies {
+		o.Only = nil
 	}
 	if set("seed") {
 		o.Seed = f.seed
@@ -218,7 +227,7 @@ func newTrainRunCmd() *cobra.Command {
 			if logEvery < 0 {
 				return usagef("--log-every %d < 0", logEvery)
 			}
-			for _, name := range []string{"seeds", "extensions"} {
+			for _, name := range []string{"seeds", "extensions", "all-policies"} {
 				if cmd.Flags().Changed(name) {
 					return usagef("--%s does not apply to train run (one policy, one seed: use --seed; see train validated/boundary)", name)
 				}
@@ -334,5 +343,78 @@ full one (about an hour). Any flag given overrides either.`,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().BoolVar(&wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
 	cmd.Flags().StringVar(&out, "out", "", "also write tables, figures and JSON into this directory")
+	return cmd
+}
+
+func newTrainSweepCmd() *cobra.Command {
+	var (
+		of     optFlags
+		study  string
+		rates  string
+		rules  string
+		asJSON bool
+		quiet  bool
+		out    string
+	)
+	cmd := &cobra.Command{
+		Use:   "sweep [flags]",
+		Short: "choose one learning rate for the sign rules on held-out training images",
+		Long: `sweep trains each sign rule (--rules) uniformly at each learning rate of
+--sign-lrs on a study's options (its quick configuration unless flags say
+otherwise), validates on training images the runs never train on (images
+--train-n .. --train-n + --test-n of the training split, never the test split)
+and chooses the rate with the highest mean held-out accuracy over the rules.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var defaults func(bool, uint64) experiments.TrainOptions
+			switch study {
+			case experiments.StudyValidated:
+				defaults = experiments.ValidatedOptions
+			case experiments.StudyBoundary:
+				defaults = experiments.BoundaryOptions
+			default:
+				return usagef("--study %q: want validated or boundary", study)
+			}
+			o := defaults(false, 1)
+			o.Seeds = 1
+			if err := of.apply(cmd.Flags(), &o); err != nil {
+				return err
+			}
+			if o.TrainN < 1 {
+				return usagef("--train-n must be at least 1: the held-out images follow the training subset")
+			}
+			var lrs []float32
+			for _, p := range strings.Split(rates, ",") {
+				v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
+				if err != nil || !(v > 0) || math.IsInf(v, 0) {
+					return usagef("--sign-lrs %q: want positive comma-separated rates", rates)
+				}
+				lrs = append(lrs, float32(v))
+			}
+			var rs []train.Rule
+			for _, p := range strings.Split(rules, ",") {
+				r, err := train.ParseRule(p)
+				if err != nil || !r.Sign() {
+					return usagef("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", rules)
+				}
+				rs = append(rs, r)
+			}
+			o.Logf = stderrLogf(cmd, quiet)
+			res, _, err := experiments.SignLRSweep(cmd.Context(), study, o, lrs, rs)
+			if err != nil {
+				return err
+			}
+			return printResult(cmd, res, asJSON, out)
+		},
+	}
+	def := experiments.BoundaryOptions(false, 1)
+	def.Seeds = 1
+	of.add(cmd.Flags(), def)
+	cmd.Flags().StringVar(&study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
+	cmd.Flags().StringVar(&rates, "sign-lrs", "3e-5,1e-4,3e-4,1e-3", "sign learning rates to try, comma-separated")
+	cmd.Flags().StringVar(&rules, "rules", "g-binary,g-ternary", "sign rules to train, comma-separated")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().StringVar(&out, "out", "", "also write the table and JSON into this directory")
 	return cmd
 }
