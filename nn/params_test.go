@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -38,24 +39,56 @@ func TestStandInParamCount(t *testing.T) {
 		}
 		return n
 	}
+	small10 := 1*16*9 + bn(16) + stage(16, 16) + stage(16, 32) + stage(32, 64) + 64*10 + 10
 	tests := []struct {
+		cfg        func(c, h, w, classes int) ResNetConfig
 		c, classes int
 		want, head int
+		maxShare   float64 // the head's largest share of the parameters
 	}{
-		{1, 10, 1*16*9 + bn(16) + stage(16, 16) + stage(16, 32) + stage(32, 64) + 64*10 + 10, 64*10 + 10},
-		{2, 100, 2*16*9 + bn(16) + stage(16, 16) + stage(16, 32) + stage(32, 64) + stage(64, 128) + 128*100 + 100, 128*100 + 100},
+		{StandInConfig, 1, 10, small10, 64*10 + 10, 0.01},
+		{StandInConfig, 2, 100, 2*8*9 + bn(8) + stage(8, 8) + stage(8, 16) + stage(16, 32) + stage(32, 256) + 2*stage(256, 256) + 256*100 + 100, 256*100 + 100, 0.01},
+		{SmallStandInConfig, 1, 10, small10, 64*10 + 10, 0.01},
+		{SmallStandInConfig, 2, 100, 2*16*9 + bn(16) + stage(16, 16) + stage(16, 32) + stage(32, 64) + stage(64, 128) + 128*100 + 100, 128*100 + 100, 0.05},
 	}
 	for _, tt := range tests {
-		m, err := NewResNet(rand.New(rand.NewPCG(1, 0)), StandInConfig(tt.c, 28, 28, tt.classes))
+		m, err := NewResNet(rand.New(rand.NewPCG(1, 0)), tt.cfg(tt.c, 28, 28, tt.classes))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := m.NumParams(); got != tt.want || m.GroupParams(Head) != tt.head {
-			t.Errorf("stand-in %d classes: %d parameters, head %d; want %d, %d", tt.classes, got, m.GroupParams(Head), tt.want, tt.head)
+			t.Errorf("%s %d classes: %d parameters, head %d; want %d, %d", m.Name, tt.classes, got, m.GroupParams(Head), tt.want, tt.head)
+		}
+		if share := float64(tt.head) / float64(tt.want); share >= tt.maxShare {
+			t.Errorf("%s %d classes: head share %.4f, want under %.2f", m.Name, tt.classes, share, tt.maxShare)
 		}
 		x := NewTensor(2, tt.c, 28, 28)
 		if y := m.NewReplica().Forward(x, true); !sameShape(y.Shape, []int{2, tt.classes}) {
 			t.Errorf("stand-in output %v", y)
+		}
+	}
+}
+
+// TestResNetWidths checks per-stage widths: the parameter shapes follow
+// Widths, not Width·2^s, and a Widths list of the wrong length or with a
+// zero width is refused.
+func TestResNetWidths(t *testing.T) {
+	cfg := ResNetConfig{Blocks: []int{1, 2}, Width: 4, Widths: []int{4, 12}, InChannels: 1, H: 8, W: 8, Classes: 3}
+	m, err := NewResNet(rand.New(rand.NewPCG(1, 0)), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]int{"layer2.0.conv1.weight": {12, 4, 3, 3}, "layer2.1.conv2.weight": {12, 12, 3, 3}, "fc.weight": {3, 12}} {
+		i := m.ParamIndex(name)
+		if i < 0 || !sameShape(m.Params[i].Shape, want) {
+			t.Errorf("%s: index %d; want shape %v", name, i, want)
+		}
+	}
+	for _, bad := range [][]int{{4}, {4, 0}} {
+		c := cfg
+		c.Widths = bad
+		if _, err := NewResNet(rand.New(rand.NewPCG(1, 0)), c); err == nil || !strings.Contains(err.Error(), "Widths") {
+			t.Errorf("Widths %v: err %v", bad, err)
 		}
 	}
 }

@@ -1,0 +1,158 @@
+package experiments
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/nn"
+	"github.com/neuronfabric/nfabric/train"
+)
+
+// rowsOf builds PolicyRuns from final accuracies in percent.
+func rowsOf(finals map[string][]float64) []PolicyRuns {
+	var out []PolicyRuns
+	for label, xs := range finals {
+		pr := PolicyRuns{Label: label}
+		for _, x := range xs {
+			var r TrainRun
+			r.Label, r.Result.Final = label, x/100
+			pr.Runs = append(pr.Runs, r)
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+func verdictOf(t *testing.T, cs []Claim, prefix string) string {
+	t.Helper()
+	for _, c := range cs {
+		if strings.HasPrefix(c.Name, prefix) {
+			return c.Verdict
+		}
+	}
+	t.Fatalf("no claim %q", prefix)
+	return ""
+}
+
+// TestValidatedClaims checks Fig. 4's verdicts on hand-made means: FP32
+// 81, G-Binary 80 (-1), MajoritySignSGD 80, and G-Ternary at 79.5 (-1.5,
+// -0.5: both hold) or 78 (-3, -2: both fail).
+func TestValidatedClaims(t *testing.T) {
+	for _, tt := range []struct {
+		gt         float64
+		fp32, maj  string
+		wantInOurs string
+	}{
+		{79.5, Holds, Holds, "G-Ternary 79.50 ± 0.00 (-1.50)"},
+		{78, DoesNotHold, DoesNotHold, "G-Ternary 78.00 ± 0.00 (-3.00)"},
+	} {
+		cs := validatedClaims(finalsOf(rowsOf(map[string][]float64{
+			"FP32 all": {80, 82}, "G-Binary all": {80, 80}, "G-Ternary all": {tt.gt, tt.gt}, "MajoritySignSGD all": {80, 80}})))
+		if v := verdictOf(t, cs, "Fig. 4: G-Binary and G-Ternary within 2"); v != tt.fp32 {
+			t.Errorf("G-Ternary %v: FP32 claim %q, want %q", tt.gt, v, tt.fp32)
+		}
+		if v := verdictOf(t, cs, "Fig. 4: G-Binary and G-Ternary within 1"); v != tt.maj {
+			t.Errorf("G-Ternary %v: MajoritySignSGD claim %q, want %q", tt.gt, v, tt.maj)
+		}
+		if !strings.Contains(cs[0].Ours, tt.wantInOurs) || !strings.Contains(cs[0].Ours, "FP32 81.00 ± 1.41") {
+			t.Errorf("ours %q lacks %q", cs[0].Ours, tt.wantInOurs)
+		}
+	}
+	cs := validatedClaims(finalsOf(rowsOf(map[string][]float64{"FP32 all": {80}, "G-Binary all": {79.5}})))
+	if v := verdictOf(t, cs, "Fig. 4: G-Binary and G-Ternary within 2"); v != Holds+" (G-Ternary not run)" {
+		t.Errorf("without G-Ternary: %q", v)
+	}
+	if v := verdictOf(t, cs, "Fig. 4: G-Binary and G-Ternary within 1"); v != NotRun {
+		t.Errorf("without MajoritySignSGD: %q", v)
+	}
+}
+
+// TestBoundaryClaims checks the boundary verdicts on hand-made means:
+// FP32 70, G-Binary all 58 (gap 12, inside 7.7..17.4), G-Ternary all 50
+// (gap 20, outside); G-Binary split 66 recovers 8/12, G-Ternary split 54
+// recovers 4/20; the G-Binary reverse split 60 < 66 and the G-Ternary one
+// did not run; the G-Binary ablation 59 recovers 1/12; the G-Binary head
+// cosine .1 is under half of .6, the G-Ternary .3 is not under half of .5.
+func TestBoundaryClaims(t *testing.T) {
+	f := finalsOf(rowsOf(map[string][]float64{
+		"FP32 all": {70}, "G-Binary all": {58}, "G-Ternary all": {50},
+		"G-Binary backbone + FP32 head": {66}, "G-Ternary backbone + FP32 head": {54},
+		"FP32 backbone + G-Binary head": {60}, "G-Binary backbone + FP32 head @lr": {59}}))
+	cs := boundaryClaims(f, [2][2]float64{{.6, .1}, {.5, .3}}, true)
+	for prefix, want := range map[string]string{
+		"Fig. 5":                     DoesNotHold,
+		"Table 6: low-bit backbone":  DoesNotHold,
+		"Table 6: the reverse split": Holds + " (G-Ternary not run)",
+		"Learning-rate ablation":     DoesNotHold + " (G-Ternary not run)",
+		"Table 5":                    DoesNotHold,
+	} {
+		if v := verdictOf(t, cs, prefix); v != want {
+			t.Errorf("%s: %q, want %q", prefix, v, want)
+		}
+	}
+	if c := cs[2]; !strings.Contains(c.Ours, "G-Binary backbone + FP32 head 66.00 (1 seed) (67% of the 12.00-point gap)") {
+		t.Errorf("recovery ours %q", c.Ours)
+	}
+	f["G-Ternary all"] = []float64{60}                  // gap 10
+	f["G-Ternary backbone + FP32 head"] = []float64{66} // 6/10
+	cs = boundaryClaims(f, [2][2]float64{{.6, .1}, {.5, .2}}, true)
+	for prefix, want := range map[string]string{"Fig. 5": Holds, "Table 6: low-bit backbone": Holds, "Table 5": Holds} {
+		if v := verdictOf(t, cs, prefix); v != want {
+			t.Errorf("second case, %s: %q, want %q", prefix, v, want)
+		}
+	}
+	if v := verdictOf(t, boundaryClaims(finals{}, [2][2]float64{}, false), "Table 5"); v != NotRun {
+		t.Errorf("no diagnostics: %q", v)
+	}
+}
+
+// TestFP32Cosines averages the FP32 trajectory's diagnostics over seeds
+// and ignores other rows.
+func TestFP32Cosines(t *testing.T) {
+	diag := func(bb, head float64) train.Diag {
+		var d train.Diag
+		d.Epoch = 3
+		d.Binary.Groups[nn.Backbone], d.Binary.Groups[nn.Head] = bb, head
+		d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head] = bb/2, head/2
+		return d
+	}
+	run := func(label string, d train.Diag) TrainRun {
+		var r TrainRun
+		r.Label, r.Result.Diags = label, []train.Diag{d}
+		return r
+	}
+	runs := byRow([]TrainRun{run("FP32 all", diag(.6, .2)), run("FP32 all", diag(.4, .0)), run("G-Binary all", diag(1, 1))})
+	cos, ok := fp32Cosines(runs)
+	if !ok || cos != [2][2]float64{{.5, .1}, {.25, .05}} {
+		t.Errorf("cosines %v %v", cos, ok)
+	}
+}
+
+// TestQuickRows checks that the quick subsets name rows the studies have
+// and that Only keeps exactly them, in the study's order.
+func TestQuickRows(t *testing.T) {
+	for _, tt := range []struct {
+		study string
+		o     TrainOptions
+	}{{StudyValidated, ValidatedOptions(false, 1)}, {StudyBoundary, BoundaryOptions(false, 1)}} {
+		rows, err := studyRows(tt.study, tt.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(tt.o.Only) || tt.o.Seeds != 3 {
+			t.Errorf("%s: %d rows for %d labels, %d seeds", tt.study, len(rows), len(tt.o.Only), tt.o.Seeds)
+		}
+		for i, r := range rows {
+			if r.label != tt.o.Only[i] {
+				t.Errorf("%s row %d: %q, want %q", tt.study, i, r.label, tt.o.Only[i])
+			}
+		}
+		tt.o.Only = []string{"no such row"}
+		if _, err := StudyUnits(tt.study, tt.o); err == nil {
+			t.Errorf("%s: a filter that keeps nothing was accepted", tt.study)
+		}
+	}
+	if o := BoundaryOptions(true, 1); o.Only != nil || o.Seeds != 3 {
+		t.Errorf("full boundary: Only %v, %d seeds", o.Only, o.Seeds)
+	}
+}
