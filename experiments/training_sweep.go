@@ -86,7 +86,8 @@ func SignLRSweep(ctx context.Context, study string, o TrainOptions, rates []floa
 		}
 		t.AddRow(append(row, mark)...)
 	}
-	t.Notes = []string{"Workload: " + describe(o, dataInfo(name, sets)) + ".",
+	o.SignLR = best
+	t.Notes = []string{"Workload: " + describe(o, dataInfo(name, sets)) + " (the sign lr shown is the chosen one; each row trains at its own).",
 		"Held-out accuracy is measured on training images the runs never train on, not on the test split; the chosen rate has the highest mean over rules and seeds (a tie goes to the smaller rate)."}
 	res := &report.Result{Block: "train-sweep", Title: "Sign learning-rate sweep (" + study + ")", Data: all, Tables: []report.Table{t},
 		Summary: []string{fmt.Sprintf("Chosen sign learning rate: %g (mean held-out accuracy %.2f%%).", best, bestAcc)}}
