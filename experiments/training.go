@@ -707,7 +707,7 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 	if o.WallClock {
 		res.Tables = append(res.Tables, timingTable("timing-boundary", runs))
 	}
-	fig, err := curveFigure("fig5-boundary", "Fig. 5 analogue: "+d.Name, runs[:3])
+	fig, err := curveFigure("fig5-boundary", "Fig. 5 analogue: "+d.Name, runs[:min(3, len(runs))])
 	if err != nil {
 		return nil, err
 	}
