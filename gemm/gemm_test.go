@@ -395,3 +395,61 @@ func TestMulBSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestGathered checks Gathered.PackB (assembly gathers where available,
+// and the Go loop) against densePacker on the matrix its random tables
+// define, through MulB, bit for bit, for panels of full and partial
+// slivers across KC and NC blocks; and that offsets outside X panic.
+func TestGathered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	asm := gatherAsm
+	defer func() { gatherAsm = asm }()
+	var pa PackedA
+	for _, sz := range []struct{ m, k, n int }{{7, 9, 16}, {13, KC + 5, 3*16 + 5}, {6, 40, NC + 37}, {1, 1, 1}} {
+		x := make([]float32, 5000)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		rows := make([]int32, sz.k)
+		for i := range rows {
+			rows[i] = int32(rng.IntN(2500))
+		}
+		cols := make([]int32, sz.n)
+		for i := range cols {
+			cols[i] = int32(rng.IntN(2500))
+		}
+		b := make([]float32, sz.k*sz.n) // the k×n matrix the tables define
+		for l := range sz.k {
+			for j := range sz.n {
+				b[l*sz.n+j] = x[rows[l]+cols[j]]
+			}
+		}
+		a := make([]float32, sz.m*sz.k)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		pa.Pack(false, sz.m, sz.k, a, sz.k)
+		want := make([]float32, sz.m*sz.n)
+		pa.MulB(2, sz.n, 1, densePacker{false, b, sz.n}, 0, want, sz.n)
+		for _, withAsm := range []bool{true, false} {
+			gatherAsm = asm
+			if !withAsm {
+				gatherAsm = nil
+			}
+			got := make([]float32, sz.m*sz.n)
+			pa.MulB(2, sz.n, 1, &Gathered{X: x, Rows: rows, Cols: cols}, 0, got, sz.n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v asm=%v: element %d = %g, want %g", sz, withAsm, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("offsets past X did not panic")
+		}
+	}()
+	g := &Gathered{X: make([]float32, 10), Rows: []int32{0, 5}, Cols: []int32{4, 5}}
+	g.PackB(make([]float32, 2*16), 16, 0, 2, 0, 2)
+}

@@ -3,6 +3,8 @@ package nn
 import (
 	"fmt"
 	"math"
+
+	"github.com/neuronfabric/nfabric/gemm"
 )
 
 // Conv2d is a 2-D convolution (cross-correlation, as in PyTorch) with a
@@ -45,9 +47,9 @@ type Conv2d struct {
 	x        *Tensor
 	oh, ow   int
 	y, dx    Tensor
-	fwd, bwd taps      // tap offsets of the forward and of the dx convolution
-	wflip    []float32 // W' of the dx convolution
-	pt, ptd  patches   // the GEMMs' B operands (fields, so passing them does not allocate)
+	fwd, bwd taps          // tap offsets of the forward and of the dx convolution
+	wflip    []float32     // W' of the dx convolution
+	pt, ptd  gemm.Gathered // the GEMMs' patch matrices (fields, so passing them does not allocate)
 }
 
 // groupCols is about how many output positions (GEMM columns) one group
@@ -126,9 +128,10 @@ func (cv *Conv2d) buildTaps(h, w, g int) {
 	cv.fwd.build(cv.C, hp*wp, cv.K, cv.S, wp, cv.oh, cv.ow, g)
 }
 
-// patchesOf sets pt to the patch matrix of images [n0, n0+gn) of x,
-// zero-padding them into the workspace when P > 0.
-func (cv *Conv2d) patchesOf(pt *patches, x *Tensor, n0, gn int, trans bool) {
+// patchesOf sets pt to the patch matrix of images [n0, n0+gn) of x (its
+// transpose when trans is set), zero-padding them into the workspace when
+// P > 0.
+func (cv *Conv2d) patchesOf(pt *gemm.Gathered, x *Tensor, n0, gn int, trans bool) {
 	h, w := x.Shape[2], x.Shape[3]
 	img := cv.C * h * w
 	src := x.Data[n0*img : (n0+gn)*img]
@@ -138,7 +141,10 @@ func (cv *Conv2d) patchesOf(pt *patches, x *Tensor, n0, gn int, trans bool) {
 		padPlanes(buf, src, gn*cv.C, h, w, cv.P)
 		src = buf
 	}
-	*pt = patches{x: src, rows: cv.fwd.rows, cols: cv.fwd.cols[:gn*cv.oh*cv.ow], trans: trans}
+	*pt = gemm.Gathered{X: src, Rows: cv.fwd.rows, Cols: cv.fwd.cols[:gn*cv.oh*cv.ow]}
+	if trans {
+		pt.Rows, pt.Cols = pt.Cols, pt.Rows
+	}
 }
 
 func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
@@ -226,7 +232,7 @@ func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
 		src = buf
 	}
 	hw := h * w
-	cv.ptd = patches{x: src, rows: cv.bwd.rows, cols: cv.bwd.cols[:gn*hw]}
+	cv.ptd = gemm.Gathered{X: src, Rows: cv.bwd.rows, Cols: cv.bwd.cols[:gn*hw]}
 	if gn == 1 {
 		cv.ws.packed.MulB(cv.ws.gemmWorkers(), hw, 1, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
 		return
@@ -278,7 +284,8 @@ func (cv *Conv2d) dxCol2im(dyg []float32, n0, gn, h, w int) {
 // lies at (i*S+ki)*wp + j*S+kj in a zero-padded plane wp columns wide,
 // which separates into a row part and a column part of the patch
 // matrix: rows[c*K*K + t] = c*plane + ki*wp + kj and cols[n*P + i*OW + j]
-// = n*C*plane + i*S*wp + j*S, element (r, col) being x[rows[r]+cols[col]].
+// = n*C*plane + i*S*wp + j*S, element (r, col) being x[rows[r]+cols[col]]
+// (a gemm.Gathered).
 type taps struct {
 	key        [7]int  // the geometry it was built for
 	rows, cols []int32 // cols covers at least g images
@@ -307,50 +314,6 @@ func (tp *taps) build(c, plane, k, s, wp, oh, ow, g int) {
 			for j := range ow {
 				tp.cols[n*p+i*ow+j] = int32(n*c*plane + i*s*wp + j*s)
 			}
-		}
-	}
-}
-
-// patches is the im2col matrix of a group of images for one convolution,
-// never stored: element (r, col) is x[rows[r]+cols[col]] (see taps). As
-// a gemm.BPacker it gathers the GEMM's panels straight from x; with trans
-// set, op(B) is its transpose (rows are positions).
-type patches struct {
-	x          []float32 // the group's (padded) planes, image-major
-	rows, cols []int32
-	trans      bool
-}
-
-// PackB implements gemm.BPacker. Both orientations gather
-// dst[s*kc+l*nr+j] = x[a[pc+l] + b[jc+s+j]], with (a, b) = (rows, cols)
-// for the patch matrix and (cols, rows) for its transpose.
-func (pt *patches) PackB(dst []float32, nr, pc, kc, jc, nc int) {
-	a, b := pt.rows, pt.cols
-	if pt.trans {
-		a, b = b, a
-	}
-	a = a[pc : pc+kc]
-	x := pt.x
-	for s := 0; s < nc; s += nr {
-		d := dst[s*kc : (s+nr)*kc]
-		cols := min(nr, nc-s)
-		idx := b[jc+s : jc+s+cols]
-		if cols == nr && nr == 16 {
-			ix := (*[16]int32)(idx)
-			for l, base := range a {
-				dl := (*[16]float32)(d[l*16:])
-				for j, o := range ix {
-					dl[j] = x[base+o]
-				}
-			}
-			continue
-		}
-		for l, base := range a {
-			dl := d[l*nr : (l+1)*nr]
-			for j, o := range idx {
-				dl[j] = x[base+o]
-			}
-			clear(dl[cols:])
 		}
 	}
 }
