@@ -110,6 +110,7 @@ func TestFig2ResolvedLabels(t *testing.T) {
 		{Model: "a", Condition: "ddr5 healthy", IncrementPct: 0.15, Resolved: false},
 		{Model: "b", Condition: "ddr5 congested", IncrementPct: 0, Hidden: true, Resolved: true},
 		{Model: "c", Condition: "ddr5 healthy", IncrementPct: 2.4, Resolved: true},
+		{Model: "d", Condition: "ddr5 congested", IncrementPct: 0, Hidden: true, Resolved: false},
 	}
 	_, b := fig2Tables(o, rows)
 	col := -1
@@ -121,7 +122,7 @@ func TestFig2ResolvedLabels(t *testing.T) {
 	if col < 0 {
 		t.Fatalf("no '%% of replay' column in %v", b.Columns)
 	}
-	for i, want := range []string{"0.150 (not resolved)", "hidden (0.000)", "2.400"} {
+	for i, want := range []string{"0.150 (not resolved)", "hidden (0.000)", "2.400", "hidden (0.000), not resolved"} {
 		if got := b.Rows[i][col]; got != want {
 			t.Errorf("row %d: %q, want %q", i, got, want)
 		}
