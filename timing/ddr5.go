@@ -480,7 +480,9 @@ func (ch *Channel) otherRanks(r int32, rd, wr Time) {
 func (ch *Channel) RowHits() int64 { return ch.Reads + ch.Writes - ch.Acts }
 
 // DDR5Mapper splits a stack-local line number into a DDR5 location by the
-// configured bit order (DDR5Config.Mapping, most significant first).
+// configured bit order (DDR5Config.Mapping, most significant first) and,
+// under bank_hash xor, XORs the row folded to the bank address's width
+// into bank group and bank (DDR5Config.BankHash).
 type DDR5Mapper struct {
 	shift, mask [6]uint64 // indexed like mappingFields
 	// Under bank_hash xor: the bank address width (group and bank bits)
