@@ -74,6 +74,9 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 	hard := BoundaryOptions(false, seed)
 	hard.Data, hard.Model = "mnist-pairs100", "mlp"
 	hard.Seeds, hard.Epochs = 1, 3
+	// The MLP pilots' budget and sign rate, which the training block's
+	// quick options no longer carry.
+	hard.TrainN, hard.TestN, hard.SignLR = 6000, 2000, 0.0001
 	cc := control.DefaultConfig(pilot.Groups()...)
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 46, 46, 10
 	cc.LossK, cc.LossH, cc.LossAlpha = 0.3, 3, 0.05
@@ -93,7 +96,7 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 		o.Fault = pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5}
 		o.Hard = BoundaryOptions(true, seed)
 		o.Hard.Data, o.Hard.Model = "mnist-pairs100", "mlp"
-		o.Hard.Seeds, o.Hard.Epochs = 1, 4
+		o.Hard.Seeds, o.Hard.Epochs, o.Hard.SignLR = 1, 4, 0.0001
 	}
 	o.NS3 = NS3Defaults(full, seed)
 	return o
