@@ -1,9 +1,13 @@
 package experiments
 
 import (
+	"context"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/train"
 )
@@ -154,5 +158,63 @@ func TestQuickRows(t *testing.T) {
 	}
 	if o := BoundaryOptions(true, 1); o.Only != nil || o.Seeds != 3 {
 		t.Errorf("full boundary: Only %v, %d seeds", o.Only, o.Seeds)
+	}
+}
+
+// TestSignLRSweep sweeps two rates on a sliver of MNIST with a small MLP
+// and checks the procedure: one run per rule and rate, validated on
+// held-out training images (not the test split), and the chosen rate is
+// the one whose runs have the higher mean held-out accuracy. Non-sign
+// rules and empty grids are refused.
+func TestSignLRSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads MNIST")
+	}
+	o := BoundaryOptions(false, 1)
+	o.Data, o.Model, o.Hidden, o.TrainN, o.TestN, o.Epochs, o.Batch, o.Seeds = "mnist", "mlp", []int{8}, 256, 128, 1, 64, 1
+	rates := []float32{1e-5, 1e-3}
+	res, best, err := SignLRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.GBinary, train.GTernary})
+	if errors.Is(err, data.ErrNotFound) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := res.Data.([]SweepResult)
+	if len(runs) != 4 || len(res.Tables[0].Rows) != 2 {
+		t.Fatalf("%d runs, %d rows; want 4, 2", len(runs), len(res.Tables[0].Rows))
+	}
+	mean := map[float32]float64{}
+	for _, r := range runs {
+		mean[r.Rate] += r.HeldOut / 2
+	}
+	want := rates[0]
+	if mean[rates[1]] > mean[rates[0]] {
+		want = rates[1]
+	}
+	if best != want {
+		t.Errorf("chose %g; means %v", best, mean)
+	}
+	if !strings.Contains(res.Tables[0].Title, "held-out training images") {
+		t.Errorf("title %q does not say the held-out split", res.Tables[0].Title)
+	}
+	h := o
+	h.HoldOut = true
+	sets, _, err := h.LoadSets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := data.Load("mnist", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sets.Test.Labels, full.Train.Labels[256:384]) || !reflect.DeepEqual(sets.Test.Image(0), full.Train.Image(256)) {
+		t.Error("held-out split is not training images 256..383")
+	}
+	if _, _, err := SignLRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.FP32}); err == nil {
+		t.Error("FP32 accepted as a sign rule")
+	}
+	if _, _, err := SignLRSweep(context.Background(), StudyBoundary, o, nil, []train.Rule{train.GBinary}); err == nil {
+		t.Error("empty grid accepted")
 	}
 }
