@@ -281,7 +281,9 @@ func synthUnit(o HardwareOptions, build string, c hw.Config, ecp5 bool) Unit[Har
 
 func pnrUnit(o HardwareOptions, build string, p hw.Part, w int) Unit[HardwareUnit] {
 	key := fmt.Sprintf("pnr/%s-%s/w%d", p.Family, p.Device, w)
-	return Unit[HardwareUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
+	// A 512-bit ECP5 route takes one to two minutes, the longest unit of
+	// the quick run.
+	return Unit[HardwareUnit]{Key: key, Cores: 1, Long: w >= 512, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err

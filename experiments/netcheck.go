@@ -39,7 +39,9 @@ func netcheckUnits(Config) ([]Unit[NetCheckUnit], error) {
 			cs, err := collective.AstraRegressions()
 			return NetCheckUnit{Astra: cs}, err
 		}},
-		{Key: "ns3-ring", Cores: 1, Run: func(ctx context.Context, cfg Config) (NetCheckUnit, error) {
+		// The ns-3 run (and, on first use, building its program) is the
+		// block's long part.
+		{Key: "ns3-ring", Cores: 1, Long: true, Run: func(ctx context.Context, cfg Config) (NetCheckUnit, error) {
 			if err := netsim.Available(); err != nil {
 				return NetCheckUnit{Skipped: "skipped: " + err.Error()}, nil
 			}

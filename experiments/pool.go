@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -52,9 +53,10 @@ type poolEvents struct {
 
 // runPool runs units on jobs slots: a unit takes slots(Cores, jobs) of
 // them while it runs. Whenever slots are free it starts, in the order
-// given, every waiting unit that fits, so single-core units overlap one
-// another and a unit that takes every slot runs alone. With one slot the
-// units run one after another in order. Results are handed to ev.done as
+// given (but the Long units first when jobs > 1), every waiting unit that
+// fits, so single-core units overlap one another and a unit that takes
+// every slot runs alone. With one slot the units run one after another in
+// the order given. Results are handed to ev.done as
 // units finish, in any order; the caller places them by index, which is
 // what keeps the output independent of the completion order. A cancelled
 // ctx stops new starts; runPool waits for the running units and returns
@@ -70,6 +72,17 @@ func runPool(ctx context.Context, units []poolUnit, jobs int, ev poolEvents) err
 	waiting := make([]int, len(units))
 	for i := range waiting {
 		waiting[i] = i
+	}
+	if jobs > 1 {
+		slices.SortStableFunc(waiting, func(a, b int) int {
+			switch la, lb := units[a].unit.long, units[b].unit.long; {
+			case la && !lb:
+				return -1
+			case lb && !la:
+				return 1
+			}
+			return 0
+		})
 	}
 	free, running := jobs, 0
 	var firstErr error

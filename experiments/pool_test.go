@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -65,14 +66,16 @@ func poolUnits(m *meter, jobs int, cores []int, body func(i int)) []poolUnit {
 	return us
 }
 
-// collect runs us on jobs slots and returns the results by index.
-func collect(t *testing.T, ctx context.Context, us []poolUnit, jobs int) ([]string, error) {
+// collect runs us on jobs slots and returns the results by index and the
+// units in the order the pool started them.
+func collect(t *testing.T, ctx context.Context, us []poolUnit, jobs int) ([]string, []int, error) {
 	t.Helper()
 	got := make([]string, len(us))
-	err := runPool(ctx, us, jobs, poolEvents{start: func(int) {}, done: func(i int, r unitResult, _ time.Duration) {
+	var order []int
+	err := runPool(ctx, us, jobs, poolEvents{start: func(i int) { order = append(order, i) }, done: func(i int, r unitResult, _ time.Duration) {
 		got[i] = string(r.Result)
 	}})
-	return got, err
+	return got, order, err
 }
 
 // TestPoolOneJobRunsInOrder: with one slot every unit, whatever it
@@ -80,7 +83,7 @@ func collect(t *testing.T, ctx context.Context, us []poolUnit, jobs int) ([]stri
 func TestPoolOneJobRunsInOrder(t *testing.T) {
 	m := &meter{}
 	cores := []int{1, AllCores, 1, 2, 1}
-	if _, err := collect(t, context.Background(), poolUnits(m, 1, cores, nil), 1); err != nil {
+	if _, _, err := collect(t, context.Background(), poolUnits(m, 1, cores, nil), 1); err != nil {
 		t.Fatal(err)
 	}
 	var want []string
@@ -116,7 +119,7 @@ func TestPoolOverlapsSingleCoreUnits(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	got, err := collect(t, context.Background(), poolUnits(m, jobs, cores, body), jobs)
+	got, _, err := collect(t, context.Background(), poolUnits(m, jobs, cores, body), jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +167,7 @@ func TestPoolCancel(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err := collect(t, ctx, poolUnits(m, 2, []int{1, 1, 1, 1, 1, 1}, body), 2)
+	_, _, err := collect(t, ctx, poolUnits(m, 2, []int{1, 1, 1, 1, 1, 1}, body), 2)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
@@ -299,4 +302,23 @@ func smallHardwareBlock() Block {
 		},
 		Layout: func(_ Config, us []HardwareUnit) (*report.Result, error) { return HardwareLayout(o, us) },
 	})
+}
+
+// TestPoolStartsLongUnitsFirst: with more than one slot a Long unit starts
+// before the units listed ahead of it; with one slot the order stays.
+func TestPoolStartsLongUnitsFirst(t *testing.T) {
+	for _, c := range []struct {
+		jobs int
+		want []int
+	}{{2, []int{3, 0, 1, 2, 4}}, {1, []int{0, 1, 2, 3, 4}}} {
+		us := poolUnits(&meter{}, c.jobs, []int{1, 1, 1, 1, 1}, nil)
+		us[3].unit.long = true
+		_, order, err := collect(t, context.Background(), us, c.jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(order, c.want) {
+			t.Errorf("jobs %d: started %v, want %v", c.jobs, order, c.want)
+		}
+	}
 }

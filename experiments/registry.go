@@ -93,6 +93,11 @@ type Unit[R any] struct {
 	// fewer cores may run beside other units of any block, so its Run
 	// must touch nothing they touch.
 	Cores int
+	// Long marks a unit that takes far longer than most (a minute or
+	// more, such as a 512-bit place and route). When several units may
+	// run at once, long ones start first, so that one does not end up
+	// running by itself at the end while the other cores idle.
+	Long bool
 	// Run does the work by calling the domain packages.
 	Run func(ctx context.Context, cfg Config) (R, error)
 }
@@ -141,6 +146,7 @@ func (b Block) UnitKeys(cfg Config) ([]string, error) {
 type plannedUnit struct {
 	key   string
 	cores int
+	long  bool
 	run   func(ctx context.Context, cfg Config) (json.RawMessage, error)
 }
 
@@ -183,7 +189,7 @@ func newBlock[R any](s Spec[R]) Block {
 				return nil, fmt.Errorf("%s: unit %s: Cores %d is negative", s.Name, u.Key, u.Cores)
 			}
 			seen[u.Key] = true
-			out[i] = plannedUnit{key: u.Key, cores: u.Cores, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
+			out[i] = plannedUnit{key: u.Key, cores: u.Cores, long: u.Long, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
 				r, err := u.Run(ctx, cfg)
 				if err != nil {
 					return nil, err
