@@ -56,11 +56,10 @@ type poolEvents struct {
 // given (but the Long units first when jobs > 1), every waiting unit that
 // fits, so single-core units overlap one another and a unit that takes
 // every slot runs alone. With one slot the units run one after another in
-// the order given. Results are handed to ev.done as
-// units finish, in any order; the caller places them by index, which is
-// what keeps the output independent of the completion order. A cancelled
-// ctx stops new starts; runPool waits for the running units and returns
-// the context's error.
+// the order given. Results are handed to ev.done as units finish, in any
+// order; the caller places them by index, which is what keeps the output
+// independent of the completion order. A cancelled ctx stops new starts;
+// runPool waits for the running units and returns the context's error.
 func runPool(ctx context.Context, units []poolUnit, jobs int, ev poolEvents) error {
 	type finished struct {
 		i, slots int

@@ -17,7 +17,10 @@
 //     collective, hw, ...) and returns a typed result R: plain exported
 //     fields, JSON-tagged, that survive a JSON round trip exactly (no
 //     interface or func fields, no NaN). The framework checks the round
-//     trip on every run, because shards travel as JSON.
+//     trip on every run, because shards travel as JSON. A unit that keeps
+//     one core busy and shares nothing with other units says Cores: 1, so
+//     that `reproduce --jobs` may run it beside others; one that says
+//     nothing runs alone (see Unit.Cores and Unit.Long).
 //  3. The typed result R itself, which tests assert on.
 //  4. Layout: Spec.Layout turns the results, in unit order, into a
 //     report.Result (tables with the paper's figures beside ours, notes,
@@ -32,7 +35,9 @@
 //			Units: fooUnits, Layout: fooLayout})
 //	}
 //
-// Because a block is units plus a pure layout, `reproduce --shard i/n` can
+// Because a block is units plus a pure layout, Run can run the units of
+// all blocks side by side (Config.Jobs) and still write the bytes of a
+// run that takes them one at a time, and `reproduce --shard i/n` can
 // run any subset of the units on another machine and `nfabric report merge`
 // lays the gathered results out into the same bytes a single run writes
 // (see RunShard and Merge).
