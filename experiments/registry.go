@@ -392,6 +392,7 @@ func Run(ctx context.Context, bs []Block, cfg Config, outDir string, progress io
 				fmt.Fprintf(progress, "    [%s/%s] done in %s\n", res.Block, res.Key, wall.Round(time.Millisecond))
 			}
 			r.runs[b].results[r.pos[k]] = res
+			r.runs[b].busy += wall
 			if r.runs[b].left--; r.runs[b].left == 0 {
 				r.finish(b)
 			}
@@ -437,6 +438,7 @@ type blockRun struct {
 	finished bool
 	start    time.Time
 	cpu0     time.Duration
+	busy     time.Duration // the units' wall times, summed
 	out      Outcome
 }
 
@@ -469,7 +471,9 @@ func (r *blockRuns) begin(i int) {
 
 // finish lays out block i from its units' results, writes its files and
 // prints its status with the wall time from its first unit's start to its
-// last unit's end, and its CPU time when it ran alone (one job).
+// last unit's end, and its CPU time when it ran alone (one job) or else
+// the sum of its units' wall times (with several jobs the span also holds
+// other blocks' units).
 func (r *blockRuns) finish(i int) {
 	br, b := &r.runs[i], r.bs[i]
 	bcfg := withProgress(r.cfg, r.progress, b.Name)
@@ -484,11 +488,11 @@ func (r *blockRuns) finish(i int) {
 		fmt.Fprintf(r.progress, "[%d/%d] %s: FAILED: %v\n", i+1, len(r.bs), b.Name, o.Err)
 		return
 	}
-	cpu := ""
+	extra := fmt.Sprintf(" (its units ran %s in all)", br.busy.Round(time.Millisecond))
 	if c, ok := processCPU(); ok && r.jobs == 1 {
-		cpu = fmt.Sprintf(", %s of CPU", (c - br.cpu0).Round(time.Millisecond))
+		extra = fmt.Sprintf(", %s of CPU", (c - br.cpu0).Round(time.Millisecond))
 	}
-	fmt.Fprintf(r.progress, "[%d/%d] %s: %s, done in %s%s\n", i+1, len(r.bs), b.Name, o.Result.StatusLine(), o.Wall.Round(time.Millisecond), cpu)
+	fmt.Fprintf(r.progress, "[%d/%d] %s: %s, done in %s%s\n", i+1, len(r.bs), b.Name, o.Result.StatusLine(), o.Wall.Round(time.Millisecond), extra)
 }
 
 // withProgress gives cfg, when it has no Logf, one that writes indented
