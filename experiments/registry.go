@@ -492,7 +492,7 @@ func (r *blockRuns) finish(i int) {
 	if c, ok := processCPU(); ok && r.jobs == 1 {
 		extra = fmt.Sprintf(", %s of CPU", (c - br.cpu0).Round(time.Millisecond))
 	}
-	fmt.Fprintf(r.progress, "[%d/%d] %s: %s, done in %s%s\n", i+1, len(r.bs), b.Name, o.Result.StatusLine(), o.Wall.Round(time.Millisecond), extra)
+	fmt.Fprintf(r.progress, "[%d/%d] %s: %s, done in %s%s\n", i+1, len(r.bs), b.Name, markdownStatus(o), o.Wall.Round(time.Millisecond), extra)
 }
 
 // withProgress gives cfg, when it has no Logf, one that writes indented
@@ -587,7 +587,24 @@ func BlockStatus(o Outcome) (status, detail string) {
 	return report.StatusOK, ""
 }
 
-// markdownStatus is BlockStatus as REPORT.md's status column prints it.
+// FailedBlocks returns an error naming every outcome whose BlockStatus is
+// "failed" (an error or failed checks), nil when none is: a run whose
+// report records a failure must not exit as a success.
+func FailedBlocks(outs []Outcome) error {
+	var failed []string
+	for _, o := range outs {
+		if st, detail := BlockStatus(o); st == "failed" {
+			failed = append(failed, o.Block.Name+" ("+detail+")")
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d blocks failed: %s", len(failed), len(outs), strings.Join(failed, "; "))
+}
+
+// markdownStatus is BlockStatus as REPORT.md's status column and the
+// progress lines print it.
 func markdownStatus(o Outcome) string {
 	st, detail := BlockStatus(o)
 	switch {

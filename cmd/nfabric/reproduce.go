@@ -104,7 +104,10 @@ time, never a byte of output. The default, 0, means GOMAXPROCS.`,
 			if len(outs) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return experiments.FailedBlocks(outs)
 		},
 	}
 	f := cmd.Flags()
