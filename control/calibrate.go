@@ -55,11 +55,13 @@ type LossCalibration struct {
 // loss falls fastest) update L but are not counted. With m and s the mean
 // and standard deviation of the counted x_t:
 //
-//	K = m + CUSUMSlackSD·s
+//	K = max(0, m + CUSUMSlackSD·s)
 //	H = max(CUSUMThresholdSD·s, CUSUMMargin·max_t S_t)
 //
 // where S_t is the CUSUM with slack K run over the counted steps: the
-// record never alarms, with at least a factor CUSUMMargin to spare.
+// record never alarms, with at least a factor CUSUMMargin to spare. K is
+// at least 0 (Config.LossK's range) because a loss that only falls, as a
+// short record's may, is no evidence against growth.
 func CalibrateCUSUM(losses []float64, alpha float64, skip int) (LossCalibration, error) {
 	if !(alpha > 0 && alpha <= 1) {
 		return LossCalibration{}, fmt.Errorf("calibrate cusum: alpha %v not in (0, 1]", alpha)
@@ -84,7 +86,7 @@ func CalibrateCUSUM(losses []float64, alpha float64, skip int) (LossCalibration,
 		c.SD += (x - c.Mean) * (x - c.Mean)
 	}
 	c.SD = math.Sqrt(c.SD / float64(len(xs)-1))
-	c.K = c.Mean + CUSUMSlackSD*c.SD
+	c.K = math.Max(0, c.Mean+CUSUMSlackSD*c.SD)
 	cs := CUSUM{K: c.K, H: math.Inf(1)}
 	for _, x := range xs {
 		if _, err := cs.Observe(x); err != nil {
@@ -93,8 +95,8 @@ func CalibrateCUSUM(losses []float64, alpha float64, skip int) (LossCalibration,
 		c.MaxS = math.Max(c.MaxS, cs.S())
 	}
 	c.H = math.Max(CUSUMThresholdSD*c.SD, CUSUMMargin*c.MaxS)
-	if c.K < 0 || c.H <= 0 {
-		return LossCalibration{}, fmt.Errorf("calibrate cusum: record gives K %v, H %v (is the loss constant?)", c.K, c.H)
+	if c.H <= 0 {
+		return LossCalibration{}, fmt.Errorf("calibrate cusum: record gives H %v (is the loss constant?)", c.H)
 	}
 	return c, nil
 }
@@ -132,6 +134,9 @@ func CalibrateLadder(cosBinary, cosTernary float64) (Ladder, error) {
 	}
 	// The small epsilon keeps a cosine that is a multiple of the step
 	// (up to rounding) on its own grid point.
-	floor := func(v float64) float64 { return LadderStep * math.Floor(v/LadderStep+1e-9) }
+	// Dividing by the grid's count per unit gives the float nearest k/20,
+	// which is the literal 0.45 for k = 9 (multiplying by 0.05 is not).
+	n := math.Round(1 / LadderStep)
+	floor := func(v float64) float64 { return math.Floor(v*n+1e-9) / n }
 	return Ladder{BinaryMin: floor(cosBinary), TernaryMin: floor(cosTernary)}, nil
 }

@@ -249,3 +249,69 @@ func TestRecord(t *testing.T) {
 		t.Errorf("a fixed scenario touched the recording (%v)", err)
 	}
 }
+
+// TestLossesAndCalibrate checks the calibration record: the per-step
+// losses average to each epoch's training loss (computed by train.Loop on
+// its own), always-FP32 records warm-up diagnostics, and the thresholds
+// Calibrate derives from a fault-free record let a fresh plane see that
+// whole record without a recovery alarm. Calibrating on anything but an
+// always-FP32 record, or on more steps than it has, is an error.
+func TestLossesAndCalibrate(t *testing.T) {
+	sets := &data.Sets{Train: blobs(1024, 4, 1), Test: blobs(256, 4, 2)}
+	cfg := testConfig(AlwaysFP32)
+	cfg.Fault = Fault{}
+	r, err := Run(context.Background(), cfg, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Losses) != r.Steps {
+		t.Fatalf("%d losses for %d steps", len(r.Losses), r.Steps)
+	}
+	spe := r.Steps / len(r.Epochs)
+	for i, e := range r.Epochs {
+		sum := 0.0
+		for _, l := range r.Losses[i*spe : (i+1)*spe] {
+			sum += l
+		}
+		if m := sum / float64(spe); math.Abs(m-e.TrainLoss) > 1e-12 {
+			t.Errorf("epoch %d: mean step loss %v, epoch train loss %v", e.Epoch, m, e.TrainLoss)
+		}
+	}
+	if r.Warmup == nil || len(r.Diags) == 0 {
+		t.Fatal("always-fp32 recorded no diagnostics")
+	}
+	cal, err := Calibrate(r, r.Steps, cfg.Control)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := control.CalibrateLadder(r.Warmup.Binary.Groups[nn.Backbone], r.Warmup.Ternary.Groups[nn.Backbone]); cal.Ladder != want {
+		t.Errorf("ladder %+v, want %+v", cal.Ladder, want)
+	}
+	cc := control.DefaultConfig("g")
+	cc.Default, cc.LossK, cc.LossH, cc.LossAlpha = control.LowBitDefault, cal.Loss.K, cal.Loss.H, cfg.Control.LossAlpha
+	plane, err := control.New(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range r.Losses {
+		if _, err := plane.Step(control.Event{Type: control.EvStep, Step: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := plane.Step(control.Event{Type: control.EvLoss, Step: int64(i), Loss: l}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if plane.Alarms() != 0 {
+		t.Errorf("the calibration record raised %d alarms with its own K %v, H %v", plane.Alarms(), cal.Loss.K, cal.Loss.H)
+	}
+	if _, err := Calibrate(r, r.Steps+1, cfg.Control); err == nil {
+		t.Error("calibrated on more steps than the record has")
+	}
+	gd, err := Run(context.Background(), testConfig(GBinaryDefault), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Calibrate(gd, gd.Steps, cfg.Control); err == nil {
+		t.Error("calibrated on a g-binary-default record")
+	}
+}
