@@ -14,10 +14,10 @@ import (
 // calibration is workload-specific (Sec. 8, Sec. 11); these make the
 // procedure explicit and repeatable.
 const (
-	// CUSUMSlackSD is the CUSUM slack K above the mean relative loss
-	// excess, in standard deviations of that excess: the detector is
-	// designed for a sustained shift of twice that (4 sd), the
-	// textbook rule K = mean + shift/2.
+	// CUSUMSlackSD is the CUSUM slack K in standard deviations of the
+	// relative loss excess: the detector is designed for a sustained
+	// shift of twice that (4 sd), the textbook rule K = shift/2 over an
+	// in-control mean of 0.
 	CUSUMSlackSD = 2
 	// CUSUMThresholdSD is the decision threshold H in standard deviations
 	// of the excess (the textbook h = 5 sd, Montgomery, Introduction to
@@ -52,16 +52,18 @@ type LossCalibration struct {
 // training losses of a fault-free FP32 run, fed through the Supervisor's
 // own relative excess x_t = loss_t / L_{t-1} - 1 over the exponential
 // average L with weight alpha. Steps before skip (the warm-up, while the
-// loss falls fastest) update L but are not counted. With m and s the mean
-// and standard deviation of the counted x_t:
+// loss falls fastest) update L but are not counted. With s the standard
+// deviation of the counted x_t:
 //
-//	K = max(0, m + CUSUMSlackSD·s)
+//	K = CUSUMSlackSD·s
 //	H = max(CUSUMThresholdSD·s, CUSUMMargin·max_t S_t)
 //
 // where S_t is the CUSUM with slack K run over the counted steps: the
-// record never alarms, with at least a factor CUSUMMargin to spare. K is
-// at least 0 (Config.LossK's range) because a loss that only falls, as a
-// short record's may, is no evidence against growth.
+// record never alarms, with at least a factor CUSUMMargin to spare. The
+// in-control mean of the excess is taken as 0, not as the record's mean:
+// on a short early record the loss still falls faster than its lagging
+// average, so the mean is negative (Mean reports it), and that trend
+// vanishes as training converges, where a false alarm would cost most.
 func CalibrateCUSUM(losses []float64, alpha float64, skip int) (LossCalibration, error) {
 	if !(alpha > 0 && alpha <= 1) {
 		return LossCalibration{}, fmt.Errorf("calibrate cusum: alpha %v not in (0, 1]", alpha)
@@ -86,7 +88,7 @@ func CalibrateCUSUM(losses []float64, alpha float64, skip int) (LossCalibration,
 		c.SD += (x - c.Mean) * (x - c.Mean)
 	}
 	c.SD = math.Sqrt(c.SD / float64(len(xs)-1))
-	c.K = math.Max(0, c.Mean+CUSUMSlackSD*c.SD)
+	c.K = CUSUMSlackSD * c.SD
 	cs := CUSUM{K: c.K, H: math.Inf(1)}
 	for _, x := range xs {
 		if _, err := cs.Observe(x); err != nil {

@@ -8,15 +8,15 @@ import (
 
 // TestCalibrateCUSUMHand checks a record small enough to calibrate by
 // hand: losses 1, 1, 2, 1 with weight 0.5 give the excess 0, 1, -1/3
-// (averages 1, 1, 1.5), mean 2/9, sd sqrt(39)/9; K = mean + 2 sd, and the
-// CUSUM never rises above 0, so H = 5 sd.
+// (averages 1, 1, 1.5), mean 2/9, sd sqrt(39)/9; K = 2 sd, and the CUSUM
+// never rises above 0 (every excess is below K), so H = 5 sd.
 func TestCalibrateCUSUMHand(t *testing.T) {
 	c, err := CalibrateCUSUM([]float64{1, 1, 2, 1}, 0.5, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sd := math.Sqrt(39) / 9
-	want := LossCalibration{K: 2.0/9 + 2*sd, H: 5 * sd, Mean: 2.0 / 9, SD: sd, MaxS: 0, Steps: 3}
+	want := LossCalibration{K: 2 * sd, H: 5 * sd, Mean: 2.0 / 9, SD: sd, MaxS: 0, Steps: 3}
 	for _, f := range []struct {
 		name      string
 		got, want float64
@@ -36,7 +36,7 @@ func noisyRecord(n int, seed uint64) []float64 {
 	r := rand.New(rand.NewPCG(seed, 7))
 	out := make([]float64, n)
 	for i := range out {
-		out[i] = (0.2 + 2*math.Exp(-float64(i)/40)) * math.Exp(0.15*r.NormFloat64())
+		out[i] = (0.3 + 1.5*math.Exp(-float64(i)/150)) * math.Exp(0.15*r.NormFloat64())
 	}
 	return out
 }
@@ -138,19 +138,58 @@ func TestCalibrateLadder(t *testing.T) {
 	}
 }
 
-// TestCalibrateCUSUMFalling checks the floor on K: losses that halve nine
-// times and then hold (weight 1: the average is the previous loss) have
-// excess -1/2 nine times and 0 once: mean -0.45, sd sqrt(0.025), so
-// mean + 2 sd < 0 and K is 0; the CUSUM of non-positive excesses stays 0,
-// and H is 5 sd.
-func TestCalibrateCUSUMFalling(t *testing.T) {
-	losses := []float64{1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 2}
+// TestCalibrateCUSUMMargin checks both branches of H, with max S
+// recomputed here by a plain loop (weight 1: the average is the previous
+// loss, so the excess is loss_t / loss_{t-1} - 1). Excess 0 nine times and
+// then 1, 1 (losses 1 x 10, 2, 4): mean 2/11, sd 0.4045, K = 0.809, the
+// CUSUM ends at 2(1 - K) = 0.382, below 5 sd = 2.02, so H = 5 sd; one jump
+// of 3 (losses 1 x 10, 4): sd 0.949, S = 3 - 2 sd = 1.10 < 5 sd. Ninety
+// flat steps and then ten rises of 10% (S grows by about 0.04 a step over
+// K = 0.06) outgrow 5 sd, and H is twice the largest sum.
+func TestCalibrateCUSUMMargin(t *testing.T) {
+	for _, losses := range [][]float64{
+		{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4},
+		{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4},
+	} {
+		c, err := CalibrateCUSUM(losses, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var xs []float64
+		for i := 1; i < len(losses); i++ {
+			xs = append(xs, losses[i]/losses[i-1]-1)
+		}
+		m, ss := 0.0, 0.0
+		for _, x := range xs {
+			m += x
+		}
+		m /= float64(len(xs))
+		for _, x := range xs {
+			ss += (x - m) * (x - m)
+		}
+		sd := math.Sqrt(ss / float64(len(xs)-1))
+		s, maxS := 0.0, 0.0
+		for _, x := range xs {
+			s = math.Max(0, s+x-2*sd)
+			maxS = math.Max(maxS, s)
+		}
+		wantH := math.Max(5*sd, 2*maxS)
+		if math.Abs(c.K-2*sd) > 1e-12 || math.Abs(c.MaxS-maxS) > 1e-12 || math.Abs(c.H-wantH) > 1e-12 {
+			t.Errorf("losses %v: got %+v; want K %v, max S %v, H %v", losses, c, 2*sd, maxS, wantH)
+		}
+	}
+	losses := []float64{1}
+	for i := 0; i < 90; i++ {
+		losses = append(losses, 1)
+	}
+	for i := 0; i < 10; i++ {
+		losses = append(losses, losses[len(losses)-1]*1.1)
+	}
 	c, err := CalibrateCUSUM(losses, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sd := math.Sqrt(0.025)
-	if c.K != 0 || c.MaxS != 0 || math.Abs(c.H-5*sd) > 1e-12 || math.Abs(c.Mean+0.45) > 1e-12 {
-		t.Errorf("got %+v; want K 0, max S 0, H %v, mean -0.45", c, 5*sd)
+	if !(c.MaxS*2 > 5*c.SD) || math.Abs(c.H-2*c.MaxS) > 1e-12 {
+		t.Errorf("steady rise: got %+v; want H = 2 max S > 5 sd", c)
 	}
 }
