@@ -431,7 +431,7 @@ func (o PilotOptions) liveTable(live *PilotRun) report.Table {
 	}
 	lt.Notes = []string{
 		fmt.Sprintf("Final accuracy %.2f%%, %.1f%% of steps low-bit, traffic %.4fx FP32.", 100*hr.Final, 100*hr.LowBitSteps, hr.Traffic),
-		fmt.Sprintf("Ladder thresholds %.2f (G-Binary) and %.2f (G-Ternary), calibrated on the easy workload's warm-up cosines (see PilotDefaults), not on this workload; the cosines above are what this workload measured at the end of warm-up.",
+		fmt.Sprintf("Ladder thresholds %.2f (G-Binary) and %.2f (G-Ternary), calibrated on the easy workload's warm-up cosines (table 'calibration'), not on this workload; the cosines above are what this workload measured at the end of warm-up, and a group the ladder rejected there is re-examined on each new diagnostics sample (the actions below say on which).",
 			o.Control.Ladder.BinaryMin, o.Control.Ladder.TernaryMin),
 	}
 	for _, a := range hr.Actions {

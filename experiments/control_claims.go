@@ -67,7 +67,7 @@ func (o PilotOptions) calibrationTable(all []scenarioRuns) (report.Table, error)
 	}
 	cc := o.Control
 	spe := int64(r.Steps / max(1, len(r.Epochs)))
-	t.AddRow("loss CUSUM slack K", fmt.Sprintf("mean + %d sd of the relative loss excess (EWMA weight %g), fault-free steps after warm-up, 2 significant figures", control.CUSUMSlackSD, cc.LossAlpha),
+	t.AddRow("loss CUSUM slack K", fmt.Sprintf("%d sd of the relative loss excess (EWMA weight %g) over the fault-free steps after warm-up, 2 significant figures", control.CUSUMSlackSD, cc.LossAlpha),
 		f(cal.Loss.K), f(cc.LossK), agree(sig2(cal.Loss.K), cc.LossK))
 	t.AddRow("loss CUSUM threshold H", fmt.Sprintf("max(%d sd, %d x the largest sum the record reaches), 2 significant figures", control.CUSUMThresholdSD, control.CUSUMMargin),
 		f(cal.Loss.H), f(cc.LossH), agree(sig2(cal.Loss.H), cc.LossH))
@@ -190,6 +190,12 @@ func liveClaims(live *PilotRun) []claim {
 	if w != nil {
 		cos = fmt.Sprintf(" (warm-up cosines G-Binary/G-Ternary: backbone %.3f/%.3f, head %.3f/%.3f)",
 			w.Binary.Groups[nn.Backbone], w.Ternary.Groups[nn.Backbone], w.Binary.Groups[nn.Head], w.Ternary.Groups[nn.Head])
+	}
+	for _, a := range live.Result.Actions {
+		if a.Group == nn.Backbone.String() {
+			cos = fmt.Sprintf(" (step %d, %s)", a.Step, a.Reason)
+			break
+		}
 	}
 	return []claim{
 		{"Live loop (100 classes): the ladder selects G-Ternary for the backbone", "g-ternary", s[nn.Backbone] + cos, s[nn.Backbone] == "g-ternary"},
