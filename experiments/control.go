@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
@@ -368,6 +369,26 @@ func (o PilotOptions) fig6Table(all []scenarioRuns, setName string) (report.Tabl
 			o.Control.WarmupSteps, o.Control.Ladder.BinaryMin, o.Control.Ladder.TernaryMin, o.Control.LossK, o.Control.LossH, o.Control.LossAlpha, o.Control.CooldownSteps, o.Control.CalibrationSteps),
 		"Traffic is the per-step mean of the gradient payload ratio to FP32 under the paper's accounting; 'steps low-bit' counts steps on which any group ran a low-bit mode.",
 		"The control plane acted only through mode-latch writes on the training run's controller model; it never read gradients or payloads.",
+	}
+	for _, sr := range all {
+		r := sr.runs[0]
+		switch sr.scenario {
+		case pilot.GBinaryDefault:
+			held := int64(r.Alarms) * (o.Control.CooldownSteps + o.Control.CalibrationSteps)
+			t.Notes = append(t.Notes, fmt.Sprintf("g-binary-default, seed %d: of its %d steps, %d are FP32 warm-up and its %d recovery alarms hold FP32 for up to %d more (cooldown + calibration each): %.1f%% of the run, where the paper's longer run spends a smaller share.",
+				r.Seed, r.Steps, o.Control.WarmupSteps, r.Alarms, held, 100*float64(o.Control.WarmupSteps+held)/float64(max(1, r.Steps))))
+		case pilot.FP32Default:
+			var first []string
+			for _, a := range r.Actions {
+				if a.Step == o.Control.WarmupSteps {
+					first = append(first, fmt.Sprintf("%s -> %v", a.Group, a.Mode))
+				}
+			}
+			if len(first) == 0 {
+				first = []string{"no group admitted"}
+			}
+			t.Notes = append(t.Notes, fmt.Sprintf("fp32-default, seed %d, at the end of warm-up: %s.", r.Seed, strings.Join(first, ", ")))
+		}
 	}
 	for _, sr := range all {
 		if sr.scenario != pilot.FP32Default || len(sr.runs[0].Diags) == 0 {
