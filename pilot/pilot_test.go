@@ -20,19 +20,23 @@ import (
 
 // blobs is a tiny synthetic data set: class c is a Gaussian blob around a
 // class-specific mean, so training is fast and deterministic.
-func blobs(n, classes int, seed uint64) *data.Dataset {
+func blobs(n, classes int, seed uint64) *data.Dataset { return blobsSized(n, classes, 4, seed) }
+
+// blobsSized is blobs with side×side images.
+func blobsSized(n, classes, side int, seed uint64) *data.Dataset {
 	r := rand.New(rand.NewPCG(seed, 1))
-	d := &data.Dataset{Name: "blobs", C: 1, H: 4, W: 4, Classes: classes, Mean: []float32{0.5}, Std: []float32{0.25}}
+	px := side * side
+	d := &data.Dataset{Name: "blobs", C: 1, H: side, W: side, Classes: classes, Mean: []float32{0.5}, Std: []float32{0.25}}
 	centers := make([][]float64, classes)
 	for c := range centers {
-		centers[c] = make([]float64, 16)
+		centers[c] = make([]float64, px)
 		for j := range centers[c] {
 			centers[c][j] = 40 + 175*r.Float64()
 		}
 	}
 	for i := 0; i < n; i++ {
 		c := i % classes
-		for j := 0; j < 16; j++ {
+		for j := 0; j < px; j++ {
 			v := centers[c][j] + 25*r.NormFloat64()
 			d.Pixels = append(d.Pixels, uint8(min(255, max(0, v))))
 		}
@@ -181,13 +185,29 @@ func TestModeTimeline(t *testing.T) {
 }
 
 // TestDeterministicAcrossGOMAXPROCS runs the recovery pilot with
-// GOMAXPROCS 1 and 4 and compares the results' JSON byte for byte.
+// GOMAXPROCS 1 and 4 and compares the results' JSON byte for byte, on the
+// MLP and on the ResNet stand-in the control block runs (12x12 blobs,
+// small enough for a test: its GEMMs split over the cores when a replica
+// has them to itself).
 func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	sets := &data.Sets{Train: blobs(512, 4, 1), Test: blobs(128, 4, 2)}
+	big := &data.Sets{Train: blobsSized(256, 4, 12, 1), Test: blobsSized(64, 4, 12, 2)}
+	standin := testConfig(GBinaryDefault)
+	standin.Train.Model, standin.Train.Workers, standin.Train.Batch, standin.Train.Epochs = "resnet-standin", 2, 32, 3
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		sets *data.Sets
+	}{{"mlp", testConfig(GBinaryDefault), sets}, {"resnet-standin", standin, big}} {
+		t.Run(tc.name, func(t *testing.T) { deterministic(t, tc.cfg, tc.sets) })
+	}
+}
+
+func deterministic(t *testing.T, cfg Config, sets *data.Sets) {
 	var out [2][]byte
 	for i, procs := range []int{1, 4} {
 		prev := runtime.GOMAXPROCS(procs)
-		res, err := Run(context.Background(), testConfig(GBinaryDefault), sets)
+		res, err := Run(context.Background(), cfg, sets)
 		runtime.GOMAXPROCS(prev)
 		if err != nil {
 			t.Fatal(err)
