@@ -375,8 +375,9 @@ func (o PilotOptions) fig6Table(all []scenarioRuns, setName string) (report.Tabl
 		switch sr.scenario {
 		case pilot.GBinaryDefault:
 			held := int64(r.Alarms) * (o.Control.CooldownSteps + o.Control.CalibrationSteps)
-			t.Notes = append(t.Notes, fmt.Sprintf("g-binary-default, seed %d: of its %d steps, %d are FP32 warm-up and its %d recovery alarms hold FP32 for up to %d more (cooldown + calibration each): %.1f%% of the run, where the paper's longer run spends a smaller share.",
-				r.Seed, r.Steps, o.Control.WarmupSteps, r.Alarms, held, 100*float64(o.Control.WarmupSteps+held)/float64(max(1, r.Steps))))
+			fixed := 100 * float64(o.Control.WarmupSteps+held) / float64(max(1, r.Steps))
+			t.Notes = append(t.Notes, fmt.Sprintf("g-binary-default, seed %d: of its %d steps, %d are FP32 warm-up and its %d recovery alarms hold FP32 for up to %d more (cooldown + calibration each), %.1f%% of the run, which caps its low-bit share at %.1f%% (the paper does not give its pilot's warm-up or cooldown lengths).",
+				r.Seed, r.Steps, o.Control.WarmupSteps, r.Alarms, held, fixed, 100-fixed))
 		case pilot.FP32Default:
 			var first []string
 			for _, a := range r.Actions {
