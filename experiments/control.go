@@ -328,7 +328,8 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Tables = append(res.Tables, t, o.claimsTable(all, live), cal)
+	claims, held, missed := o.claimsTable(all, live)
+	res.Tables = append(res.Tables, t, claims, cal)
 	figs, err := pilotFigures(all, o.Fault)
 	if err != nil {
 		return nil, err
@@ -341,6 +342,11 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 	low, traffic, acc := gd.cells()
 	res.Summary = []string{fmt.Sprintf("G-Binary-default: %s steps low-bit, traffic %s, final %s (paper: %s, %s, %s %%).",
 		low+"%", traffic, acc, paperPilotLowBit, paperPilotTraffic, paperPilotAcc)}
+	sum := fmt.Sprintf("Sec. 8 claims on %s and %s: %d of %d hold", setName, live.Data, held, held+len(missed))
+	if len(missed) > 0 {
+		sum += "; does not hold: " + strings.Join(missed, "; ")
+	}
+	res.Summary = append(res.Summary, sum+" (table 'claims').")
 	return res, nil
 }
 
