@@ -147,9 +147,13 @@ func (o PilotOptions) fig6Claims(all []scenarioRuns) []claim {
 			}
 		}
 		n := len(gd.runs)
+		ours := fmt.Sprintf("%d of %d seeds", inWindow, n)
+		if o.Fault.Rate == 0 {
+			ours = "no fault injected (--fault-rate 0)"
+		}
 		out = append(out,
 			claim{"G-Binary-default: the Supervisor returns to FP32 during the injected degradation window", "yes",
-				fmt.Sprintf("%d of %d seeds", inWindow, n), o.Fault.Rate > 0 && inWindow == n},
+				ours, o.Fault.Rate > 0 && inWindow == n},
 			claim{"G-Binary-default re-enables low-bit aggregation after recovery", "yes", fmt.Sprintf("%d of %d seeds", readmitted, n), readmitted == n})
 		out = append(out, o.endpointClaim(by))
 	}
