@@ -99,3 +99,32 @@ func TestFig2Errors(t *testing.T) {
 		t.Error("missing trace accepted")
 	}
 }
+
+// The increment column says 'not resolved' where the row's increment is
+// within the fast-forward's error bound, 'hidden (...)' where it is only
+// pipeline fills, and the bare figure otherwise.
+func TestFig2ResolvedLabels(t *testing.T) {
+	o := ReplayOptions{}
+	o.defaults()
+	rows := []ReplayRow{
+		{Model: "a", Condition: "ddr5 healthy", IncrementPct: 0.15, Resolved: false},
+		{Model: "b", Condition: "ddr5 congested", IncrementPct: 0, Hidden: true, Resolved: true},
+		{Model: "c", Condition: "ddr5 healthy", IncrementPct: 2.4, Resolved: true},
+		{Model: "d", Condition: "ddr5 congested", IncrementPct: 0, Hidden: true, Resolved: false},
+	}
+	_, b := fig2Tables(o, rows)
+	col := -1
+	for i, c := range b.Columns {
+		if c == "% of replay" {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatalf("no '%% of replay' column in %v", b.Columns)
+	}
+	for i, want := range []string{"0.150 (not resolved)", "hidden (0.000)", "2.400", "hidden (0.000), not resolved"} {
+		if got := b.Rows[i][col]; got != want {
+			t.Errorf("row %d: %q, want %q", i, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,5 +51,19 @@ func TestDDR5LayoutColumns(t *testing.T) {
 	}
 	if len(res.Figures) != 1 || res.Figures[0].Name != "loaded-latency" || len(res.Figures[0].SVG) == 0 {
 		t.Errorf("figures %v", res.Figures)
+	}
+}
+
+// The refresh ablation's note follows the measured percentages: "most of
+// it" only when removing refresh takes away at least half the exposure.
+func TestRefreshAblationNote(t *testing.T) {
+	for _, c := range []struct {
+		base, noRef float64
+		most        bool
+	}{{4.21, 0.06, true}, {2.43, 2.25, false}, {2.0, 1.0, true}, {2.0, 1.01, false}, {-1, 1, true}} {
+		got := refreshAblationNote(c.base, c.noRef)
+		if strings.Contains(got, "most of it") != c.most || !strings.Contains(got, fmt.Sprintf("from %.2f%% to %.2f%%", c.base, c.noRef)) {
+			t.Errorf("%v -> %v: %q", c.base, c.noRef, got)
+		}
 	}
 }

@@ -24,7 +24,7 @@ const serialFlops = 1 << 21
 // with row stride ldc. It panics when a dimension is negative, a stride is
 // too small or a slice too short.
 func Sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	p := problem{tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil}
+	p := problem{tA: tA, tB: tB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
 	p.run(active, 1)
 }
 
@@ -32,7 +32,7 @@ func Sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 // included; workers < 1 means 1). The result is bit for bit that of
 // Sgemm.
 func ParallelSgemm(workers int, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	p := problem{tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil}
+	p := problem{tA: tA, tB: tB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
 	p.run(active, workers)
 }
 
@@ -50,6 +50,8 @@ type problem struct {
 	// packed, when set, is op(A) already packed by PackedA.Pack (a is then
 	// unused).
 	packed *PackedA
+	// bsrc, when set, packs op(B) (b is then unused).
+	bsrc BPacker
 }
 
 // check panics with a message naming the first invalid argument.
@@ -76,7 +78,9 @@ func (p *problem) check() {
 	if p.tB {
 		br, bc = bc, br
 	}
-	need("B", p.b, br, bc, p.ldb)
+	if p.bsrc == nil {
+		need("B", p.b, br, bc, p.ldb)
+	}
 	need("C", p.c, p.m, p.n, p.ldc)
 }
 
@@ -180,7 +184,11 @@ func (p *problem) block(kr *kernel, w *scratch, i0, i1, j0, j1 int) {
 			if pc > 0 {
 				beta = 1
 			}
-			p.packB(w.b, kr.nr, pc, kc, jc, nc)
+			if p.bsrc != nil {
+				p.bsrc.PackB(w.b[:roundUp(nc, kr.nr)*kc], kr.nr, pc, kc, jc, nc)
+			} else {
+				p.packB(w.b, kr.nr, pc, kc, jc, nc)
+			}
 			for ic := i0; ic < i1; ic += MC {
 				mc := min(MC, i1-ic)
 				ap := w.a
@@ -297,5 +305,30 @@ func (pa *PackedA) Mul(workers int, tB bool, n int, alpha float32, b []float32, 
 		panic("gemm: PackedA.Mul before Pack")
 	}
 	p := problem{tB: tB, m: pa.m, n: n, k: pa.k, alpha: alpha, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, packed: pa}
+	p.run(pa.kr, workers)
+}
+
+// BPacker supplies op(B) to PackedA.MulB by packing it on demand, for
+// products whose B is never stored as a matrix: a convolution's patch
+// matrix, gathered from the image straight into the panels (implicit
+// im2col).
+type BPacker interface {
+	// PackB writes rows [pc, pc+kc) and columns [jc, jc+nc) of the k×n
+	// matrix op(B) into dst (len(dst) is nc rounded up to nr, times kc) as
+	// slivers of nr columns: element (pc+l, jc+s+j) goes to
+	// dst[s*kc+l*nr+j] for s a multiple of nr, and columns past nc are
+	// zero. Calls for different blocks may run concurrently.
+	PackB(dst []float32, nr, pc, kc, jc, nc int)
+}
+
+// MulB is Mul with op(B) supplied by a BPacker: C = alpha·op(A)·op(B) +
+// beta·C with op(A) the m×k matrix last packed into pa, op(B) k×n as b
+// packs it and C m×n. The result is bit for bit that of Sgemm on the
+// matrix b packs.
+func (pa *PackedA) MulB(workers int, n int, alpha float32, b BPacker, beta float32, c []float32, ldc int) {
+	if pa.kr == nil {
+		panic("gemm: PackedA.MulB before Pack")
+	}
+	p := problem{m: pa.m, n: n, k: pa.k, alpha: alpha, ldb: 1, beta: beta, c: c, ldc: ldc, packed: pa, bsrc: b}
 	p.run(pa.kr, workers)
 }

@@ -148,7 +148,7 @@ func runCase(t *testing.T, rng *rand.Rand, s shape, kr *kernel, workers int) []f
 		}
 	}
 	want, mag := ref(s.tA, s.tB, s.m, s.n, s.k, s.alpha, a.data(), a.ld, b.data(), b.ld, s.beta, c.data(), c.ld)
-	p := problem{s.tA, s.tB, s.m, s.n, s.k, s.alpha, a.data(), a.ld, b.data(), b.ld, s.beta, c.data(), c.ld, nil}
+	p := problem{tA: s.tA, tB: s.tB, m: s.m, n: s.n, k: s.k, alpha: s.alpha, a: a.data(), lda: a.ld, b: b.data(), ldb: b.ld, beta: s.beta, c: c.data(), ldc: c.ld}
 	p.run(kr, workers)
 	for x, v := range c.buf {
 		if !c.inside(x) {
@@ -332,4 +332,124 @@ func TestPackedASameBits(t *testing.T) {
 	}()
 	var empty PackedA
 	empty.Mul(1, false, 1, 1, []float32{1}, 1, 0, []float32{0}, 1)
+}
+
+// densePacker is a BPacker over a stored matrix, written element by
+// element from the PackB contract (not through packB).
+type densePacker struct {
+	tB  bool
+	b   []float32
+	ldb int
+}
+
+func (d densePacker) PackB(dst []float32, nr, pc, kc, jc, nc int) {
+	for x := range dst {
+		s, rest := x/(nr*kc)*nr, x%(nr*kc)
+		l, j := rest/nr, rest%nr
+		if s+j >= nc {
+			dst[x] = 0
+			continue
+		}
+		if d.tB {
+			dst[x] = d.b[(jc+s+j)*d.ldb+pc+l]
+		} else {
+			dst[x] = d.b[(pc+l)*d.ldb+jc+s+j]
+		}
+	}
+}
+
+// TestMulBSameBits checks that PackedA.MulB with B supplied by a BPacker
+// gives the bits of Sgemm on the stored B, over the reference test's
+// shapes and several worker counts, and never writes outside C.
+func TestMulBSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	var pa PackedA
+	for _, s := range shapes(rng) {
+		for _, workers := range []int{1, 3} {
+			seed := rng.Uint64()
+			want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, active, 1)
+			r := rand.New(rand.NewPCG(seed, 0))
+			ar, ac := s.m, s.k
+			if s.tA {
+				ar, ac = ac, ar
+			}
+			br, bc := s.k, s.n
+			if s.tB {
+				br, bc = bc, br
+			}
+			a := newGuarded(r, ar, ac, max(ac, 1)+s.extra)
+			b := newGuarded(r, br, bc, max(bc, 1)+s.extra)
+			c := newGuarded(r, s.m, s.n, max(s.n, 1)+s.extra)
+			if s.beta == 0 {
+				for i := range c.buf {
+					c.buf[i] = float32(math.NaN())
+				}
+			}
+			pa.Pack(s.tA, s.m, s.k, a.data(), a.ld)
+			pa.MulB(workers, s.n, s.alpha, densePacker{s.tB, b.data(), b.ld}, s.beta, c.data(), c.ld)
+			for x := range want {
+				if math.Float32bits(c.buf[x]) != math.Float32bits(want[x]) {
+					t.Fatalf("%s workers=%d: MulB gives %g at %d, Sgemm %g", s, workers, c.buf[x], x, want[x])
+				}
+			}
+		}
+	}
+}
+
+// TestGathered checks Gathered.PackB (assembly gathers where available,
+// and the Go loop) against densePacker on the matrix its random tables
+// define, through MulB, bit for bit, for panels of full and partial
+// slivers across KC and NC blocks; and that offsets outside X panic.
+func TestGathered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	asm := gatherAsm
+	defer func() { gatherAsm = asm }()
+	var pa PackedA
+	for _, sz := range []struct{ m, k, n int }{{7, 9, 16}, {13, KC + 5, 3*16 + 5}, {6, 40, NC + 37}, {1, 1, 1}} {
+		x := make([]float32, 5000)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		rows := make([]int32, sz.k)
+		for i := range rows {
+			rows[i] = int32(rng.IntN(2500))
+		}
+		cols := make([]int32, sz.n)
+		for i := range cols {
+			cols[i] = int32(rng.IntN(2500))
+		}
+		b := make([]float32, sz.k*sz.n) // the k×n matrix the tables define
+		for l := range sz.k {
+			for j := range sz.n {
+				b[l*sz.n+j] = x[rows[l]+cols[j]]
+			}
+		}
+		a := make([]float32, sz.m*sz.k)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		pa.Pack(false, sz.m, sz.k, a, sz.k)
+		want := make([]float32, sz.m*sz.n)
+		pa.MulB(2, sz.n, 1, densePacker{false, b, sz.n}, 0, want, sz.n)
+		for _, withAsm := range []bool{true, false} {
+			gatherAsm = asm
+			if !withAsm {
+				gatherAsm = nil
+			}
+			got := make([]float32, sz.m*sz.n)
+			pa.MulB(2, sz.n, 1, &Gathered{X: x, Rows: rows, Cols: cols}, 0, got, sz.n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v asm=%v: element %d = %g, want %g", sz, withAsm, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("offsets past X did not panic")
+		}
+	}()
+	g := &Gathered{X: make([]float32, 10), Rows: []int32{0, 5}, Cols: []int32{4, 5}}
+	g.PackB(make([]float32, 2*16), 16, 0, 2, 0, 2)
 }

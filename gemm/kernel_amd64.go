@@ -13,6 +13,9 @@ var (
 )
 
 func init() {
+	if cpu.X86.HasAVX2 {
+		gatherAsm = gather16AVX2
+	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		available = append(available, fma6x16)
 		active = fma6x16

@@ -337,3 +337,39 @@ sgemm12x32AVX512_overwrite:
 	VMOVUPS Z23, 64(BX)
 	VZEROUPPER
 	RET
+
+// func gather16AVX2(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
+// Requires: AVX, AVX2
+TEXT ·gather16AVX2(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    ix+40(FP), DI
+	VMOVDQU (DI), Y0
+	VMOVDQU 32(DI), Y1
+	TESTQ   SI, SI
+	JZ      gather16_done
+
+gather16_loop:
+	VPBROADCASTD (BX), Y2
+	VPADDD       Y0, Y2, Y3
+	VPADDD       Y1, Y2, Y2
+	VPCMPEQD     Y4, Y4, Y4
+	VPCMPEQD     Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VPXOR        Y7, Y7, Y7
+	VPGATHERDD   Y4, (DX)(Y3*4), Y6
+	VPGATHERDD   Y5, (DX)(Y2*4), Y7
+	VMOVDQU      Y6, (AX)
+	VMOVDQU      Y7, 32(AX)
+	ADDQ         $0x04, BX
+	ADDQ         CX, AX
+	DECQ         SI
+	JNZ          gather16_loop
+
+gather16_done:
+	VZEROUPPER
+	RET

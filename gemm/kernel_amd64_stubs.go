@@ -17,3 +17,9 @@ func sgemm6x16FMA(kc int, a *float32, b *float32, c *float32, ldc int, alpha flo
 //
 //go:noescape
 func sgemm12x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// gather16AVX2 sets d[l*ldd+j] = x[a[l]+ix[j]] for l < n and j < 16 (every
+// index in range: the caller checks).
+//
+//go:noescape
+func gather16AVX2(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)

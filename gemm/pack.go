@@ -18,6 +18,10 @@ func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
 			continue
 		}
 		// op(A)(i, l) = a[i*lda+l]: interleave the rows, one step at a time.
+		if mr == 6 && rows == 6 {
+			packA6(d, p.a[(ic+s)*p.lda+pc:], p.lda, kc)
+			continue
+		}
 		var src [maxMR][]float32
 		for r := 0; r < rows; r++ {
 			src[r] = p.a[(ic+s+r)*p.lda+pc:][:kc]
@@ -61,5 +65,22 @@ func (p *problem) packB(dst []float32, nr, pc, kc, jc, nc int) {
 				d[l*nr+j] = 0
 			}
 		}
+	}
+}
+
+// packA6 interleaves six rows of kc floats, lda apart from a[0], into d:
+// d[l*6+r] = a[r*lda+l]. It is packA's common case for the 6-row kernels,
+// unrolled so that each step is six loads and six stores.
+func packA6(d, a []float32, lda, kc int) {
+	r0 := a[:kc]
+	r1 := a[lda : lda+kc]
+	r2 := a[2*lda : 2*lda+kc]
+	r3 := a[3*lda : 3*lda+kc]
+	r4 := a[4*lda : 4*lda+kc]
+	r5 := a[5*lda : 5*lda+kc]
+	d = d[:6*kc]
+	for l := range kc {
+		dl := (*[6]float32)(d[l*6:])
+		dl[0], dl[1], dl[2], dl[3], dl[4], dl[5] = r0[l], r1[l], r2[l], r3[l], r4[l], r5[l]
 	}
 }

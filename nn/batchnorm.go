@@ -17,7 +17,9 @@ import "math"
 //	dγ += Σ dy x̂,  dβ += Σ dy,
 //	dx = (1/√(σ²+eps)) (g - mean(g) - x̂ mean(g x̂))
 //
-// Sums run over (n, h, w) in memory order with float64 accumulators.
+// Sums run over each (n, c) plane with four float64 accumulators
+// (elements j mod 4), added in image order: a fixed order, so results do
+// not depend on scheduling.
 // A 2-D input (N, C) is treated as (N, C, 1, 1).
 type BatchNorm2d struct {
 	C               int
@@ -70,17 +72,12 @@ func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
 		if train {
 			var s float64
 			for i := 0; i < n; i++ {
-				for _, v := range x.Data[(i*bn.C+c)*hw : (i*bn.C+c+1)*hw] {
-					s += float64(v)
-				}
+				s += sum64(x.Data[(i*bn.C+c)*hw : (i*bn.C+c+1)*hw])
 			}
 			mean = s / float64(m)
 			var ss float64
 			for i := 0; i < n; i++ {
-				for _, v := range x.Data[(i*bn.C+c)*hw : (i*bn.C+c+1)*hw] {
-					d := float64(v) - mean
-					ss += d * d
-				}
+				ss += sqDev64(x.Data[(i*bn.C+c)*hw:(i*bn.C+c+1)*hw], mean)
 			}
 			variance := ss / float64(m)
 			inv = 1 / math.Sqrt(variance+bn.Eps)
@@ -121,11 +118,9 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 		var sdy, sdyx float64
 		for i := 0; i < n; i++ {
 			off := (i*bn.C + c) * hw
-			xh := bn.xhat[off : off+hw]
-			for j, d := range dy.Data[off : off+hw] {
-				sdy += float64(d)
-				sdyx += float64(d) * float64(xh[j])
-			}
+			a, b := sumDot64(dy.Data[off:off+hw], bn.xhat[off:off+hw])
+			sdy += a
+			sdyx += b
 		}
 		bn.dGamma[c] += float32(sdyx)
 		bn.dBeta[c] += float32(sdy)
@@ -154,4 +149,64 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 		}
 	}
 	return &bn.dx
+}
+
+// sum64 returns Σ s in float64, with four accumulators (s[j], j mod 4)
+// so that the additions do not wait on each other, combined as
+// (a0+a1)+(a2+a3).
+func sum64(s []float32) float64 {
+	var a0, a1, a2, a3 float64
+	j := 0
+	for ; j+4 <= len(s); j += 4 {
+		a0 += float64(s[j])
+		a1 += float64(s[j+1])
+		a2 += float64(s[j+2])
+		a3 += float64(s[j+3])
+	}
+	for ; j < len(s); j++ {
+		a0 += float64(s[j])
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// sqDev64 returns Σ (s-mean)² in float64, accumulated like sum64.
+func sqDev64(s []float32, mean float64) float64 {
+	var a0, a1, a2, a3 float64
+	j := 0
+	for ; j+4 <= len(s); j += 4 {
+		d0, d1 := float64(s[j])-mean, float64(s[j+1])-mean
+		d2, d3 := float64(s[j+2])-mean, float64(s[j+3])-mean
+		a0 += d0 * d0
+		a1 += d1 * d1
+		a2 += d2 * d2
+		a3 += d3 * d3
+	}
+	for ; j < len(s); j++ {
+		d := float64(s[j]) - mean
+		a0 += d * d
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// sumDot64 returns Σ a and Σ a·b in float64, accumulated like sum64.
+func sumDot64(a, b []float32) (sa, sab float64) {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, p0, p1, p2, p3 float64
+	j := 0
+	for ; j+4 <= len(a); j += 4 {
+		x0, x1, x2, x3 := float64(a[j]), float64(a[j+1]), float64(a[j+2]), float64(a[j+3])
+		s0 += x0
+		s1 += x1
+		s2 += x2
+		s3 += x3
+		p0 += x0 * float64(b[j])
+		p1 += x1 * float64(b[j+1])
+		p2 += x2 * float64(b[j+2])
+		p3 += x3 * float64(b[j+3])
+	}
+	for ; j < len(a); j++ {
+		s0 += float64(a[j])
+		p0 += float64(a[j]) * float64(b[j])
+	}
+	return (s0 + s1) + (s2 + s3), (p0 + p1) + (p2 + p3)
 }

@@ -3,31 +3,39 @@ package nn
 import (
 	"fmt"
 	"math"
+
+	"github.com/neuronfabric/nfabric/gemm"
 )
 
 // Conv2d is a 2-D convolution (cross-correlation, as in PyTorch) with a
-// square K×K kernel, stride S and zero padding P, computed as im2col + GEMM.
+// square K×K kernel, stride S and zero padding P, computed as GEMMs on an
+// implicit im2col matrix.
 //
 //	x (N, C, H, W), weight (F, C, K, K), bias (F) if present,
 //	y (N, F, OH, OW) with OH = (H+2P-K)/S+1, OW = (W+2P-K)/S+1
 //	y[n,f,i,j] = b[f] + Σ_{c,p,q} W[f,c,p,q] · x[n,c,S*i+p-P,S*j+q-P]
 //
-// With col_n the (C·K·K) × (OH·OW) im2col matrix of image n, row
-// (c*K+p)*K+q and column i*OW + j, and Y_n, dY_n image n of y and dy read
-// as F × OH·OW matrices (which they are in NCHW):
+// The images run in groups of about groupCols output positions. With col
+// the (C·K·K) × (g·OH·OW) patch matrix of a group (row (c*K+p)*K+q,
+// column n*OH*OW + i*OW + j) and Y, dY the group's y and dy as F × g·OH·OW
+// matrices:
 //
-//	forward:  Y_n = W col_n
-//	backward: dW += dY_n col_nᵀ,  db += row sums of dY_n,
-//	          dcol_n = Wᵀ dY_n,   dx_n = col2im(dcol_n)
+//	forward:  Y = W col
+//	backward: dW += dY colᵀ,  db += row sums of dY,
+//	          dx = col2im(Wᵀ dY)
 //
-// one image at a time, so that col_n stays in cache and Y_n, dY_n need no
-// re-layout. When OH·OW < perImageMin the per-image GEMMs are too thin to
-// run well; the layer then builds one col matrix for the whole batch
-// (columns n*OH*OW + i*OW + j) and scatters Y from, and gathers dY into,
-// the F × N·OH·OW layout of that product.
+// col is never stored: the GEMM packs its panels straight from the
+// zero-padded input through a table of tap offsets (patches), so the
+// patches are read once per product instead of being written out, read
+// back and packed. For stride 1 with P < K, dx is the convolution of dy
+// (padded by K-1-P) with the weights flipped and transposed
+// (W'[c,f,p,q] = W[f,c,K-1-p,K-1-q]), again an implicit GEMM, so neither
+// Wᵀ dY nor col2im is formed; other strides form dcol = Wᵀ dY and add its
+// columns back into the padded dx.
 //
-// The col matrices live in the replica's workspace and are rebuilt in
-// Backward, so a deep network needs only one col buffer per replica.
+// The scratch buffers live in the replica's workspace and the padded
+// input is rebuilt in Backward, so a deep network needs only one set per
+// replica.
 type Conv2d struct {
 	C, F, K, S, P int
 	W, B          []float32 // B is nil without bias
@@ -35,17 +43,28 @@ type Conv2d struct {
 	// NoInputGrad skips dx (the first layer of a network).
 	NoInputGrad bool
 
-	ws    *workspace
-	x     *Tensor
-	oh    int
-	ow    int
-	y, dx Tensor
-	dyT   []float32 // dY gathered to F × N·OH·OW (batched path)
+	ws       *workspace
+	x        *Tensor
+	oh, ow   int
+	y, dx    Tensor
+	fwd, bwd taps          // tap offsets of the forward and of the dx convolution
+	wflip    []float32     // W' of the dx convolution
+	pt, ptd  gemm.Gathered // the GEMMs' patch matrices (fields, so passing them does not allocate)
 }
 
-// perImageMin is the smallest OH·OW for which Conv2d runs its GEMMs one
-// image at a time (see Conv2d).
-const perImageMin = 64
+// groupCols is about how many output positions (GEMM columns) one group
+// of images gives: enough that a group of small images fills the GEMM's
+// column blocks, few enough that the workspace stays near the size of one
+// layer's activations.
+const groupCols = 4096
+
+// groupSize returns how many of n images of p output positions form one
+// group: the images split into the fewest groups of at most about
+// groupCols columns, sizes as even as possible.
+func groupSize(n, p int) int {
+	ng := min(max(1, (n*p+groupCols-1)/groupCols), max(n, 1))
+	return max(1, (n+ng-1)/ng)
+}
 
 func newConv(b *builder, name string, c, f, k, s, p int, bias bool) *Conv2d {
 	cv := &Conv2d{C: c, F: f, K: k, S: s, P: p, ws: b.ws}
@@ -72,44 +91,60 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 	cv.ow = (x.Shape[3]+2*cv.P-cv.K)/cv.S + 1
 	n, h, w, p, ckk := cv.geom(x)
 	cv.y.resize(n, cv.F, cv.oh, cv.ow)
-	if p >= perImageMin {
-		var beta float32 // y = W col + bias: start from the bias
-		if cv.B != nil {
-			beta = 1
-			for i := 0; i < n*cv.F; i++ {
-				row := cv.y.Data[i*p : (i+1)*p]
-				for j := range row {
-					row[j] = cv.B[i%cv.F]
+	g := groupSize(n, p)
+	cv.buildTaps(h, w, g)
+	cv.ws.packed.Pack(false, cv.F, ckk, cv.W, ckk) // W once for every group
+	for n0 := 0; n0 < n; n0 += g {
+		gn := min(g, n-n0)
+		cv.patchesOf(&cv.pt, x, n0, gn, false)
+		if gn == 1 { // Y of one image is its F × P slice of y
+			out := cv.y.Data[n0*cv.F*p : (n0+1)*cv.F*p]
+			cv.ws.packed.MulB(cv.ws.gemmWorkers(), p, 1, &cv.pt, 0, out, p)
+			if cv.B != nil {
+				for f := range cv.F {
+					addConst(out[f*p:(f+1)*p], cv.B[f])
 				}
 			}
+			continue
 		}
-		col := cv.ws.colBuf(ckk * p)
-		img := cv.C * h * w
-		cv.ws.packA(false, cv.F, ckk, cv.W, ckk) // W once for every image
-		for i := 0; i < n; i++ {
-			im2col(x.Data[i*img:(i+1)*img], 1, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, col)
-			cv.ws.mulPacked(false, p, 1, col, p, beta, cv.y.Data[i*cv.F*p:(i+1)*cv.F*p], p)
-		}
-		return &cv.y
-	}
-	np := n * p
-	col := cv.ws.colBuf(ckk * np)
-	im2col(x.Data, n, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, col)
-	out := cv.ws.dcolBuf(cv.F * np)
-	cv.ws.gemm(false, false, cv.F, np, ckk, 1, cv.W, ckk, col, np, 0, out, np)
-	for f := 0; f < cv.F; f++ {
-		var bias float32
-		if cv.B != nil {
-			bias = cv.B[f]
-		}
-		for i := 0; i < n; i++ {
-			dst := cv.y.Data[(i*cv.F+f)*p : (i*cv.F+f+1)*p]
-			for j, v := range out[f*np+i*p : f*np+(i+1)*p] {
-				dst[j] = v + bias
+		out := grow(&cv.ws.grid, cv.F*gn*p)
+		cv.ws.packed.MulB(cv.ws.gemmWorkers(), gn*p, 1, &cv.pt, 0, out, gn*p)
+		for i := range gn {
+			for f := range cv.F {
+				dst := cv.y.Data[((n0+i)*cv.F+f)*p : ((n0+i)*cv.F+f+1)*p]
+				copy(dst, out[f*gn*p+i*p:])
+				if cv.B != nil {
+					addConst(dst, cv.B[f])
+				}
 			}
 		}
 	}
 	return &cv.y
+}
+
+// buildTaps builds the forward tap table for h×w inputs in groups of g.
+func (cv *Conv2d) buildTaps(h, w, g int) {
+	hp, wp := h+2*cv.P, w+2*cv.P
+	cv.fwd.build(cv.C, hp*wp, cv.K, cv.S, wp, cv.oh, cv.ow, g)
+}
+
+// patchesOf sets pt to the patch matrix of images [n0, n0+gn) of x (its
+// transpose when trans is set), zero-padding them into the workspace when
+// P > 0.
+func (cv *Conv2d) patchesOf(pt *gemm.Gathered, x *Tensor, n0, gn int, trans bool) {
+	h, w := x.Shape[2], x.Shape[3]
+	img := cv.C * h * w
+	src := x.Data[n0*img : (n0+gn)*img]
+	if cv.P > 0 {
+		hp, wp := h+2*cv.P, w+2*cv.P
+		buf := grow(&cv.ws.pad, gn*cv.C*hp*wp)
+		padPlanes(buf, src, gn*cv.C, h, w, cv.P)
+		src = buf
+	}
+	*pt = gemm.Gathered{X: src, Rows: cv.fwd.rows, Cols: cv.fwd.cols[:gn*cv.oh*cv.ow]}
+	if trans {
+		pt.Rows, pt.Cols = pt.Cols, pt.Rows
+	}
 }
 
 func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
@@ -124,142 +159,184 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 			cv.dB[i%cv.F] += s
 		}
 	}
+	flipped := cv.S == 1 && cv.P < cv.K
+	g := groupSize(n, p)
+	cv.buildTaps(h, w, g)
 	if !cv.NoInputGrad {
 		cv.dx.resize(x.Shape...)
-	}
-	if p >= perImageMin {
-		col := cv.ws.colBuf(ckk * p)
-		dcol := cv.ws.dcolBuf(ckk * p)
-		img := cv.C * h * w
-		if !cv.NoInputGrad {
-			cv.ws.packA(true, ckk, cv.F, cv.W, ckk) // Wᵀ once for every image
+		if flipped {
+			cv.prepareFlipped(h, w, g)
 		}
-		for i := 0; i < n; i++ {
-			dyi := dy.Data[i*cv.F*p : (i+1)*cv.F*p]
-			im2col(x.Data[i*img:(i+1)*img], 1, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, col)
-			cv.ws.gemm(false, true, cv.F, ckk, p, 1, dyi, p, col, p, 1, cv.dW, ckk)
-			if cv.NoInputGrad {
-				continue
+	}
+	for n0 := 0; n0 < n; n0 += g {
+		gn := min(g, n-n0)
+		// dY of the group as one F × gn·P matrix.
+		dyg := dy.Data[n0*cv.F*p : (n0+gn)*cv.F*p]
+		if gn > 1 {
+			buf := grow(&cv.ws.grid, cv.F*gn*p)
+			for i := range gn {
+				for f := range cv.F {
+					copy(buf[f*gn*p+i*p:f*gn*p+(i+1)*p], dyg[(i*cv.F+f)*p:])
+				}
 			}
-			cv.ws.mulPacked(false, p, 1, dyi, p, 0, dcol, p)
-			col2im(dcol, 1, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, cv.dx.Data[i*img:(i+1)*img])
+			dyg = buf
 		}
-		if cv.NoInputGrad {
-			return nil
-		}
-		return &cv.dx
-	}
-	np := n * p
-	if cap(cv.dyT) < cv.F*np {
-		cv.dyT = make([]float32, cv.F*np)
-	}
-	dyT := cv.dyT[:cv.F*np]
-	for i := 0; i < n; i++ {
-		for f := 0; f < cv.F; f++ {
-			copy(dyT[f*np+i*p:f*np+(i+1)*p], dy.Data[(i*cv.F+f)*p:(i*cv.F+f+1)*p])
+		cv.ws.packedDY.Pack(false, cv.F, gn*p, dyg, gn*p)
+		cv.patchesOf(&cv.pt, x, n0, gn, true)
+		cv.ws.packedDY.MulB(cv.ws.gemmWorkers(), ckk, 1, &cv.pt, 1, cv.dW, ckk)
+		switch {
+		case cv.NoInputGrad:
+		case flipped:
+			cv.dxFlipped(dy, n0, gn, h, w)
+		default:
+			cv.dxCol2im(dyg, n0, gn, h, w)
 		}
 	}
-	col := cv.ws.colBuf(ckk * np)
-	im2col(x.Data, n, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, col)
-	cv.ws.gemm(false, true, cv.F, ckk, np, 1, dyT, np, col, np, 1, cv.dW, ckk)
 	if cv.NoInputGrad {
 		return nil
 	}
-	dcol := cv.ws.dcolBuf(ckk * np)
-	cv.ws.gemm(true, false, ckk, np, cv.F, 1, cv.W, ckk, dyT, np, 0, dcol, np)
-	col2im(dcol, n, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow, cv.dx.Data)
 	return &cv.dx
 }
 
-// validRange returns the output indices [lo, hi) whose input index
-// o*s - pad + k lies in [0, size).
-func validRange(size, k, s, pad, out int) (lo, hi int) {
-	// o*s - pad + k >= 0  <=>  o >= (pad-k)/s rounded up
-	lo = 0
-	if pad-k > 0 {
-		lo = (pad - k + s - 1) / s
+// prepareFlipped builds the dx convolution's tap table (over dy padded by
+// K-1-P) and packs its weights W' (C × F·K·K) into the workspace.
+func (cv *Conv2d) prepareFlipped(h, w, g int) {
+	k, pd := cv.K, cv.K-1-cv.P
+	cv.bwd.build(cv.F, (cv.oh+2*pd)*(cv.ow+2*pd), k, 1, cv.ow+2*pd, h, w, g)
+	fkk := cv.F * k * k
+	if len(cv.wflip) != cv.C*fkk {
+		cv.wflip = make([]float32, cv.C*fkk)
 	}
-	// o*s - pad + k <= size-1  <=>  o <= (size-1+pad-k)/s
-	hi = out
-	if lim := size - 1 + pad - k; lim < 0 {
-		hi = 0
-	} else if h := lim/s + 1; h < hi {
-		hi = h
+	for f := range cv.F {
+		for c := range cv.C {
+			src := cv.W[(f*cv.C+c)*k*k:][:k*k]
+			dst := cv.wflip[c*fkk+f*k*k:][:k*k]
+			for t, v := range src {
+				dst[k*k-1-t] = v // (p, q) -> (K-1-p, K-1-q)
+			}
+		}
 	}
-	if lo > hi {
-		lo = hi
-	}
-	return lo, hi
+	cv.ws.packed.Pack(false, cv.C, fkk, cv.wflip, fkk)
 }
 
-// im2col writes the (C·K·K) × (N·OH·OW) patch matrix of the n images
-// x (N, C, H, W) into col.
-func im2col(x []float32, n, c, h, w, k, s, pad, oh, ow int, col []float32) {
+// dxFlipped computes dx of images [n0, n0+gn) as the stride-1
+// convolution of dy padded by K-1-P with W'.
+func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
+	pd := cv.K - 1 - cv.P
+	hp, wp := cv.oh+2*pd, cv.ow+2*pd
+	p := cv.oh * cv.ow
+	src := dy.Data[n0*cv.F*p : (n0+gn)*cv.F*p]
+	if pd > 0 {
+		buf := grow(&cv.ws.dpad, gn*cv.F*hp*wp)
+		padPlanes(buf, src, gn*cv.F, cv.oh, cv.ow, pd)
+		src = buf
+	}
+	hw := h * w
+	cv.ptd = gemm.Gathered{X: src, Rows: cv.bwd.rows, Cols: cv.bwd.cols[:gn*hw]}
+	if gn == 1 {
+		cv.ws.packed.MulB(cv.ws.gemmWorkers(), hw, 1, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
+		return
+	}
+	out := grow(&cv.ws.dgrid, cv.C*gn*hw)
+	cv.ws.packed.MulB(cv.ws.gemmWorkers(), gn*hw, 1, &cv.ptd, 0, out, gn*hw)
+	for i := range gn {
+		for c := range cv.C {
+			copy(cv.dx.Data[((n0+i)*cv.C+c)*hw:((n0+i)*cv.C+c+1)*hw], out[c*gn*hw+i*hw:])
+		}
+	}
+}
+
+// dxCol2im computes dx of images [n0, n0+gn) as dcol = Wᵀ dY, its
+// columns added back into the padded input planes through the tap table,
+// padding then dropped.
+func (cv *Conv2d) dxCol2im(dyg []float32, n0, gn, h, w int) {
+	p := cv.oh * cv.ow
+	ckk := cv.C * cv.K * cv.K
+	dcol := grow(&cv.ws.dgrid, ckk*gn*p)
+	cv.ws.gemm(true, false, ckk, gn*p, cv.F, 1, cv.W, ckk, dyg, gn*p, 0, dcol, gn*p)
+	hp, wp := h+2*cv.P, w+2*cv.P
+	plane := hp * wp
+	img := cv.C * h * w
+	dst := cv.dx.Data[n0*img : (n0+gn)*img]
+	if cv.P > 0 {
+		dst = grow(&cv.ws.dpad, gn*cv.C*plane)
+	}
+	clear(dst)
+	cols := cv.fwd.cols[:gn*p]
+	for r, base := range cv.fwd.rows {
+		for q, v := range dcol[r*gn*p : (r+1)*gn*p] {
+			dst[base+cols[q]] += v
+		}
+	}
+	if cv.P == 0 {
+		return
+	}
+	out := cv.dx.Data[n0*img : (n0+gn)*img]
+	for pl := range gn * cv.C {
+		for r := range h {
+			copy(out[pl*h*w+r*w:pl*h*w+(r+1)*w], dst[pl*plane+(r+cv.P)*wp+cv.P:])
+		}
+	}
+}
+
+// taps is the offset table of one convolution geometry over a group of
+// images. The input (i*S+ki, j*S+kj) of tap t = ki*K+kj at output (i, j)
+// lies at (i*S+ki)*wp + j*S+kj in a zero-padded plane wp columns wide,
+// which separates into a row part and a column part of the patch
+// matrix: rows[c*K*K + t] = c*plane + ki*wp + kj and cols[n*P + i*OW + j]
+// = n*C*plane + i*S*wp + j*S, element (r, col) being x[rows[r]+cols[col]]
+// (a gemm.Gathered).
+type taps struct {
+	key        [7]int  // the geometry it was built for
+	rows, cols []int32 // cols covers at least g images
+}
+
+// build sets the tables for c channels of h×w planes padded to wp columns
+// (plane floats each), K×K taps at stride s, oh×ow outputs, g images.
+func (tp *taps) build(c, plane, k, s, wp, oh, ow, g int) {
+	key := [7]int{c, plane, k, s, wp, oh, ow}
 	p := oh * ow
-	np := n * p
-	for ci := 0; ci < c; ci++ {
-		for ki := 0; ki < k; ki++ {
-			ilo, ihi := validRange(h, ki, s, pad, oh)
-			for kj := 0; kj < k; kj++ {
-				jlo, jhi := validRange(w, kj, s, pad, ow)
-				row := col[((ci*k+ki)*k+kj)*np : ((ci*k+ki)*k+kj+1)*np]
-				for ni := 0; ni < n; ni++ {
-					src := x[(ni*c+ci)*h*w : (ni*c+ci+1)*h*w]
-					dst := row[ni*p : (ni+1)*p]
-					for i := 0; i < oh; i++ {
-						d := dst[i*ow : (i+1)*ow]
-						if i < ilo || i >= ihi {
-							zero(d)
-							continue
-						}
-						zero(d[:jlo])
-						zero(d[jhi:])
-						base := (i*s-pad+ki)*w - pad + kj
-						if s == 1 {
-							copy(d[jlo:jhi], src[base+jlo:base+jhi])
-							continue
-						}
-						for j := jlo; j < jhi; j++ {
-							d[j] = src[base+j*s]
-						}
-					}
-				}
+	if tp.rows != nil && tp.key == key && len(tp.cols) >= g*p {
+		return
+	}
+	tp.key = key
+	tp.rows = make([]int32, c*k*k)
+	for ci := range c {
+		for ki := range k {
+			for kj := range k {
+				tp.rows[(ci*k+ki)*k+kj] = int32(ci*plane + ki*wp + kj)
+			}
+		}
+	}
+	tp.cols = make([]int32, g*p)
+	for n := range g {
+		for i := range oh {
+			for j := range ow {
+				tp.cols[n*p+i*ow+j] = int32(n*c*plane + i*s*wp + j*s)
 			}
 		}
 	}
 }
 
-// col2im adds the columns of dcol back into the n images dx (N, C, H, W),
-// zeroed first: the adjoint of im2col.
-func col2im(dcol []float32, n, c, h, w, k, s, pad, oh, ow int, dx []float32) {
-	zero(dx)
-	p := oh * ow
-	np := n * p
-	for ci := 0; ci < c; ci++ {
-		for ki := 0; ki < k; ki++ {
-			ilo, ihi := validRange(h, ki, s, pad, oh)
-			for kj := 0; kj < k; kj++ {
-				jlo, jhi := validRange(w, kj, s, pad, ow)
-				row := dcol[((ci*k+ki)*k+kj)*np : ((ci*k+ki)*k+kj+1)*np]
-				for ni := 0; ni < n; ni++ {
-					dst := dx[(ni*c+ci)*h*w : (ni*c+ci+1)*h*w]
-					src := row[ni*p : (ni+1)*p]
-					for i := ilo; i < ihi; i++ {
-						sr := src[i*ow : (i+1)*ow]
-						base := (i*s-pad+ki)*w - pad + kj
-						if s == 1 {
-							d := dst[base+jlo : base+jhi]
-							for j, v := range sr[jlo:jhi] {
-								d[j] += v
-							}
-							continue
-						}
-						for j := jlo; j < jhi; j++ {
-							dst[base+j*s] += sr[j]
-						}
-					}
-				}
-			}
+// padPlanes copies the h×w planes of src into dst as (h+2p)×(w+2p)
+// planes with a zero border p wide.
+func padPlanes(dst, src []float32, planes, h, w, p int) {
+	hp, wp := h+2*p, w+2*p
+	for i := range planes {
+		d := dst[i*hp*wp : (i+1)*hp*wp]
+		sp := src[i*h*w : (i+1)*h*w]
+		clear(d[:p*wp+p])
+		for r := range h {
+			row := d[(p+r)*wp+p:]
+			copy(row[:w], sp[r*w:])
+			clear(row[w : w+2*p])
 		}
+		clear(d[(p+h)*wp:])
+	}
+}
+
+func addConst(s []float32, v float32) {
+	for i := range s {
+		s[i] += v
 	}
 }

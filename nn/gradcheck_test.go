@@ -108,9 +108,9 @@ func TestLayerGradients(t *testing.T) {
 		{"conv3x3-pad1", []int{2, 5, 5}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 1, 1, true) }, randTensor},
 		{"conv3x3-stride2", []int{2, 6, 7}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 2, 1, false) }, randTensor},
 		{"conv1x1-stride2", []int{3, 5, 5}, 2, func(b *builder) Layer { return newConv(b, "c", 3, 2, 1, 2, 0, false) }, randTensor},
-		// OH·OW >= perImageMin: the per-image GEMM path.
-		{"conv3x3-pad1-per-image", []int{2, 9, 9}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 1, 1, true) }, randTensor},
-		{"conv3x3-stride2-per-image", []int{2, 17, 16}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 2, 1, false) }, randTensor},
+		{"conv3x3-pad1-9x9", []int{2, 9, 9}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 1, 1, true) }, randTensor},
+		{"conv3x3-stride2-17x16", []int{2, 17, 16}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 3, 2, 1, false) }, randTensor},
+		{"conv1x1-pad1", []int{2, 4, 3}, 2, func(b *builder) Layer { return newConv(b, "c", 2, 3, 1, 1, 1, true) }, randTensor},
 		{"conv5x5-pad2-stride3", []int{1, 7, 8}, 1, func(b *builder) Layer { return newConv(b, "c", 1, 2, 5, 3, 2, true) }, randTensor},
 		{"batchnorm-4d", []int{3, 3, 2}, 4, func(b *builder) Layer { return newBatchNorm(b, "bn", 3) }, randTensor},
 		{"batchnorm-2d", []int{3}, 5, func(b *builder) Layer { return newBatchNorm(b, "bn", 3) }, randTensor},

@@ -72,6 +72,8 @@ func (d *Dense) Backward(dy *Tensor) *Tensor {
 // ReLU is max(0, x) elementwise.
 //
 //	forward: y = max(0, x);  backward: dx = dy · 1{y > 0}
+//
+// (A NaN y passes its dy through.)
 type ReLU struct {
 	y, dx Tensor
 }
@@ -89,11 +91,11 @@ func (r *ReLU) Backward(dy *Tensor) *Tensor {
 	r.dx.resize(dy.Shape...)
 	dx, y := r.dx.Data, r.y.Data[:len(dy.Data)]
 	for i, g := range dy.Data {
-		if y[i] > 0 {
-			dx[i] = g
-		} else {
-			dx[i] = 0
-		}
+		// y = max(x, 0) is +0 or has a clear sign bit and non-zero bits:
+		// the mask is all ones exactly when y > 0 (or y is a NaN), without
+		// a branch that the signs of the activations would mispredict.
+		m := uint32(-int32(math.Float32bits(y[i])) >> 31)
+		dx[i] = math.Float32frombits(math.Float32bits(g) & m)
 	}
 	return &r.dx
 }

@@ -145,10 +145,12 @@ func constant(v float32) func(w []float32) {
 	}
 }
 
-// workspace is scratch memory shared by the layers of one replica, which run
-// one at a time: the im2col matrix and its gradient.
+// workspace is scratch memory shared by the layers of one replica, which
+// run one at a time: a convolution's padded input and output grids.
 type workspace struct {
-	col, dcol []float32
+	// pad holds a group's zero-padded input, dpad its padded dy or dx;
+	// grid and dgrid hold F × positions matrices (Y, dY, dx, dcol).
+	pad, dpad, grid, dgrid []float32
 	// workers is how many goroutines each of the replica's GEMMs may use;
 	// 0 means GOMAXPROCS. runShards gives each of W replicas running at
 	// once GOMAXPROCS/W (at least 1), so that the replicas' goroutines and
@@ -156,8 +158,8 @@ type workspace struct {
 	// does not depend on it (see package gemm).
 	workers int
 	// packed holds one layer's weights packed for repeated products (a
-	// convolution's per-image GEMMs).
-	packed gemm.PackedA
+	// convolution's image groups), packedDY a group's dY for dW.
+	packed, packedDY gemm.PackedA
 }
 
 func (ws *workspace) gemmWorkers() int {
@@ -167,31 +169,16 @@ func (ws *workspace) gemmWorkers() int {
 	return ws.workers
 }
 
-// packA packs op(A) (m×k) into the workspace for mulPacked.
-func (ws *workspace) packA(tA bool, m, k int, a []float32, lda int) { ws.packed.Pack(tA, m, k, a, lda) }
-
-// mulPacked computes C = alpha·op(A)·op(B) + beta·C with the op(A) last
-// given to packA, bit for bit as gemm would.
-func (ws *workspace) mulPacked(tB bool, n int, alpha float32, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ws.packed.Mul(ws.gemmWorkers(), tB, n, alpha, b, ldb, beta, c, ldc)
-}
-
 // gemm computes C = alpha·op(A)·op(B) + beta·C (row-major, see
 // gemm.Sgemm) with the replica's share of the cores.
 func (ws *workspace) gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	gemm.ParallelSgemm(ws.gemmWorkers(), tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-func (ws *workspace) colBuf(n int) []float32 {
-	if cap(ws.col) < n {
-		ws.col = make([]float32, n)
+// grow returns (*buf)[:n], reallocating *buf when it is too small.
+func grow(buf *[]float32, n int) []float32 {
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
 	}
-	return ws.col[:n]
-}
-
-func (ws *workspace) dcolBuf(n int) []float32 {
-	if cap(ws.dcol) < n {
-		ws.dcol = make([]float32, n)
-	}
-	return ws.dcol[:n]
+	return (*buf)[:n]
 }

@@ -40,6 +40,11 @@ type Increment struct {
 	ExposedTail timing.Time
 	// Hidden: see Hidden.
 	Hidden bool
+	// Resolved is false when either run extrapolated a busy period
+	// (Run.Extrapolated) and the exposed time is within the two runs'
+	// error bound, DDR5ExtrapolationPct of each run time: the sign and
+	// size of such an increment are not measured.
+	Resolved bool
 }
 
 // Compare measures the increment of lb over id, two replays of buckets
@@ -58,6 +63,8 @@ func Compare(id, lb Run, buckets []timing.Bucket, forward, backward, pipeline ti
 		periods = nonEmpty(buckets)
 	}
 	inc.Hidden = Hidden(inc.Exposed, pipeline, periods)
+	inc.Resolved = id.Extrapolated == 0 && lb.Extrapolated == 0 ||
+		math.Abs(float64(inc.Exposed)) > DDR5ExtrapolationPct/100*float64(id.RunTime+lb.RunTime)
 	if !id.Exact && id.Busy > 0 {
 		inc.OverlapPct = 100 * float64(id.BusyInBackward) / float64(id.Busy)
 		inc.BusyIncrementPct = 100 * float64(lb.Busy-id.Busy) / float64(id.Busy)

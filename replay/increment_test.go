@@ -48,6 +48,19 @@ func TestCompareHand(t *testing.T) {
 	if !Hidden(5*ns, 5*ns, 0) || Hidden(6*ns, 5*ns, 1) {
 		t.Error("Hidden with no or one period")
 	}
+	// Resolution: 1000 -> 1002 ns (0.2%) with an extrapolated period is
+	// within 0.15% of 1000 + 1002 ns = 3.003 ns, so not resolved; 1004 ns
+	// is; without extrapolation every increment is.
+	for _, c := range []struct {
+		lb   timing.Time
+		ex   int
+		want bool
+	}{{1002 * ns, 1, false}, {1004 * ns, 1, true}, {1002 * ns, 0, true}, {998 * ns, 2, false}} {
+		got := Compare(Run{RunTime: 1000 * ns, Extrapolated: c.ex}, Run{RunTime: c.lb}, bs, 0, 0, 5*ns)
+		if got.Resolved != c.want {
+			t.Errorf("%v against 1000 ns with %d extrapolated periods: resolved %v, want %v", c.lb, c.ex, got.Resolved, c.want)
+		}
+	}
 	if !(Check{RelErrPct: -0.1}).Within() || (Check{RelErrPct: 0.11}).Within() {
 		t.Error("Within at the 0.1% tolerance")
 	}

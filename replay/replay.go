@@ -38,33 +38,32 @@
 // The ddr5 memory breaks that. Its refreshes and command clock are fixed
 // in absolute time, so the calibrator simulates T(C) at the period's
 // start phase modulo tREFI; that makes the recurrence exact for a bucket
-// that starts on an idle system (up to DirectLines lines). But a bucket
-// that arrives while the streams drain finds row buffers, a refresh
-// phase and a flit-packing state the idle calibration never saw. The
-// recurrence was off by -2.2% to +3.8% on the validation traces, and a
-// steady slope measured from DirectLines - SlopeLines to DirectLines is
-// itself off by up to 6% (the rate still drifts by 0.4% between 2^19 and
-// 2^21 lines, with the ring over the footprint and the refresh
-// interval). So under ddr5 FastForward keeps the recurrence only to find
-// the busy periods and to serve one-bucket periods above DirectLines. It
-// then event-simulates every other period of at most ExactPeriodLines
-// lines, with its buckets at their own ready times. Consecutive periods
-// share one simulation up to that bound, because the state an idle gap
-// leaves (open rows, ring positions, refresh and link state) moved a
-// later period's end by up to 1.5% when each period started fresh. When
-// the simulated end passes the next period's start, the simulation
-// absorbs that period and runs again. Beyond DirectLines, T(C) runs
-// piecewise linearly through simulated anchors (tAnchored) instead of one
-// short slope. The anchors are simulated at phase 0, and the start phase
-// moves the transient of a run this long by up to 0.7% (measured at
-// 200,000 to 1,048,576 lines, 0.003% at 3,145,728): that is the error
-// of one-bucket periods above DirectLines, which are not simulated
-// because each would cost a full simulation of its bucket. Only a queued
-// period of more than ExactPeriodLines lines keeps the recurrence, and
-// its error there is not validated. Forced on the scaled bert-large and
-// GPT-3 traces (one queued period each), the recurrence with these
-// anchors is -0.4% to -2.4% off. In the Fig. 2 block that leaves the one
-// GPT-3 busy period of 10.9 billion lines.
+// that starts on an idle system (up to DirectLines lines). A bucket that
+// arrives while the streams drain finds row buffers, a refresh phase and
+// a flit-packing state the idle calibration never saw, so FastForward
+// event-simulates every queued period of at most ExactPeriodLines lines
+// with its buckets at their own ready times (refine). Consecutive periods
+// share one simulation up to that bound, carrying the state an idle gap
+// leaves (open rows, ring positions, refresh and link state); when the
+// simulated end passes the next period's start, the simulation absorbs
+// that period and runs again. Beyond DirectLines, T(C) runs piecewise
+// linearly through anchors simulated at phase 0 (tAnchored).
+//
+// Two kinds of period keep the recurrence and are counted in
+// Run.Extrapolated: one-bucket periods above DirectLines (simulating each
+// at its own phase would cost a full simulation of every bucket) and
+// queued periods above ExactPeriodLines (the one GPT-3 period of 10.9
+// billion lines). Their error is measured against event simulation of
+// the same buckets, on cases that take those paths: one-bucket periods of
+// 300,000 and 1,000,000 lines from refresh phases other than 0, a queued
+// period of 3,145,728 lines (beyond the last anchor), and the recurrence
+// forced onto the scaled bert-large trace. DDR5ExtrapolationPct is the
+// bound they are held to; Increment.Resolved says where an increment is
+// smaller than the two runs' bound. What is left is where refreshes
+// (295 ns each) fall in a run's first and last microseconds. Before the
+// ddr5 preset hashed its bank address (DDR5Config.BankHash) the streams
+// conflicted in one bank in lockstep, the start phase moved a
+// 65,536-line run by up to 7%, and these paths were 0.3% to 2.4% off.
 package replay
 
 import (
@@ -150,6 +149,12 @@ type Run struct {
 	Events int64 `json:"events"`
 	// Exact reports a full event simulation.
 	Exact bool `json:"exact"`
+	// Extrapolated counts the busy periods that the ddr5 fast-forward
+	// served by the calibrated recurrence instead of event simulation
+	// (one-bucket periods above DirectLines, queued periods above
+	// ExactPeriodLines); their error is bounded by DDR5ExtrapolationPct,
+	// not zero. Always 0 under ideal and for exact runs.
+	Extrapolated int `json:"extrapolated_periods"`
 }
 
 // DirectLines is the largest busy-period size the calibrator simulates

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
@@ -329,17 +330,19 @@ func (b StackBuilder) Build(name string) *Stack {
 // Name returns the component's hierarchical name.
 func (s *Stack) Name() string { return s.name }
 
-// Accept serves a read that reaches the controller at arrive and returns
-// when its response has crossed the link. Arrivals must come in
-// nondecreasing time order (the model guarantees it; a violation panics).
-func (s *Stack) Accept(arrive Time, lowBit bool) Time {
+// Accept serves a read that reaches the controller at arrive in
+// controller mode m and returns when its response has crossed the link;
+// the read crosses the aggregation datapath when m does
+// (cxl.Mode.LowBit). Arrivals must come in nondecreasing time order (the
+// model guarantees it; a violation panics).
+func (s *Stack) Accept(arrive Time, m cxl.Mode) Time {
 	if arrive < s.lastArrive {
 		panic("timing: controller arrivals out of time order")
 	}
 	s.lastArrive = arrive
 	s.Reads++
 	t := arrive + s.memLatency
-	if lowBit {
+	if m.LowBit() {
 		t = s.Pipe.Accept(t)
 	}
 	return s.Link.Accept(t)

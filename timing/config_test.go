@@ -138,6 +138,7 @@ func FuzzDecodeSetup(f *testing.F) {
 	f.Add("model: &a {}\nexperiments: *a\n")
 	f.Add("model:\n  memory:\n    model: ddr5\n    ddr5: {preset: ddr5-6400, t_rfc_ns: 410, mapping: ro:ch:ra:ba:bg:co}\n")
 	f.Add("model:\n  link: {model: cxl, cxl: {preset: pcie5-x16, request_credits: 4}}\n")
+	f.Add("model:\n  memory:\n    model: ddr5\n    ddr5: {bank_hash: none}\n")
 	f.Add("model:\n  memory:\n    ddr5:\n      channels: 2.5\n")
 	f.Fuzz(func(t *testing.T, doc string) {
 		s, err := DecodeSetup(strings.NewReader(doc))

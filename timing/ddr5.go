@@ -480,9 +480,14 @@ func (ch *Channel) otherRanks(r int32, rd, wr Time) {
 func (ch *Channel) RowHits() int64 { return ch.Reads + ch.Writes - ch.Acts }
 
 // DDR5Mapper splits a stack-local line number into a DDR5 location by the
-// configured bit order (DDR5Config.Mapping, most significant first).
+// configured bit order (DDR5Config.Mapping, most significant first) and,
+// under bank_hash xor, XORs the row folded to the bank address's width
+// into bank group and bank (DDR5Config.BankHash).
 type DDR5Mapper struct {
 	shift, mask [6]uint64 // indexed like mappingFields
+	// Under bank_hash xor: the bank address width (group and bank bits)
+	// and the bank bits' width within it.
+	hashBits, bankBits uint64
 }
 
 // NewDDR5Mapper returns the mapper of a valid d.
@@ -504,7 +509,20 @@ func NewDDR5Mapper(d DDR5Config) DDR5Mapper {
 		m.shift[k], m.mask[k] = pos, 1<<bits-1
 		pos += bits
 	}
+	if d.BankHash == BankHashXOR {
+		m.bankBits = uint64(bitsOf(m.mask[3]))
+		m.hashBits = uint64(bitsOf(m.mask[2])) + m.bankBits
+	}
 	return m
+}
+
+// bitsOf returns the number of set bits of a low mask.
+func bitsOf(mask uint64) int {
+	n := 0
+	for ; mask != 0; mask >>= 1 {
+		n++
+	}
+	return n
 }
 
 func indexOf(xs []string, x string) int {
@@ -521,6 +539,14 @@ func indexOf(xs []string, x string) int {
 func (m DDR5Mapper) Map(line uint64) (channel int, a DRAMAccess) {
 	f := func(k int) uint64 { return (line >> m.shift[k]) & m.mask[k] }
 	// mappingFields order: ro, ra, bg, ba, co, ch
-	a.Row, a.Rank, a.Group, a.Bank = int64(f(0)), int32(f(1)), int32(f(2)), int32(f(3))
+	row, bg, ba := f(0), f(2), f(3)
+	if m.hashBits > 0 {
+		x := bg<<m.bankBits | ba
+		for r := row; r != 0; r >>= m.hashBits {
+			x ^= r & (1<<m.hashBits - 1)
+		}
+		bg, ba = x>>m.bankBits, x&m.mask[3]
+	}
+	a.Row, a.Rank, a.Group, a.Bank = int64(row), int32(f(1)), int32(bg), int32(ba)
 	return int(f(5)), a
 }

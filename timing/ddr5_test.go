@@ -202,6 +202,7 @@ func TestDDR5PagePolicies(t *testing.T) {
 
 func TestDDR5MapperFields(t *testing.T) {
 	d := quietDDR5(t) // ro:ra:ba:bg:co:ch; 8 channels, 16 columns, 8 groups, 4 banks
+	d.BankHash = BankHashNone
 	m := NewDDR5Mapper(d)
 	for _, c := range []struct {
 		line        uint64
@@ -214,5 +215,51 @@ func TestDDR5MapperFields(t *testing.T) {
 		if ch != c.ch || a.Group != c.group || a.Bank != c.bank || a.Row != c.row {
 			t.Errorf("line %d: ch %d group %d bank %d row %d, want %d %d %d %d", c.line, ch, a.Group, a.Bank, a.Row, c.ch, c.group, c.bank, c.row)
 		}
+	}
+}
+
+// TestDDR5MapperXOR checks bank_hash xor on hand-computed lines: the bank
+// address x = group<<2 | bank (5 bits) is XORed with the row folded into
+// 5-bit chunks.
+func TestDDR5MapperXOR(t *testing.T) {
+	d := quietDDR5(t)
+	d.BankHash = BankHashXOR
+	m := NewDDR5Mapper(d)
+	const rowLines = 8 * 16 * 8 * 4 // lines per row number (all channels, columns, banks)
+	for _, c := range []struct {
+		line        uint64
+		group, bank int32
+		row         int64
+	}{
+		{0, 0, 0, 0},
+		{rowLines, 0, 1, 1},                  // x = 0 ^ 1
+		{5 * rowLines, 1, 1, 5},              // x = 0 ^ 0b00101
+		{33 * rowLines, 0, 0, 33},            // fold(33) = 1 ^ 1 = 0
+		{3*rowLines + 8*16*(2+8*1), 2, 2, 3}, // group 2 bank 1: x = 9 ^ 3 = 10
+	} {
+		ch, a := m.Map(c.line)
+		if ch != 0 || a.Group != c.group || a.Bank != c.bank || a.Row != c.row {
+			t.Errorf("line %d: ch %d group %d bank %d row %d, want 0 %d %d %d", c.line, ch, a.Group, a.Bank, a.Row, c.group, c.bank, c.row)
+		}
+	}
+	// Within one row number the hash permutes the 32 banks, so no two
+	// lines share a location; and the eight 2 MiB regions of Table 4's
+	// streams start in eight different banks.
+	seen := map[[4]int64]bool{}
+	for line := uint64(0); line < 4*rowLines; line++ {
+		ch, a := m.Map(line)
+		k := [4]int64{int64(ch), int64(a.Group)<<8 | int64(a.Bank), a.Row, int64(line % (8 * 16) / 8)}
+		if seen[k] {
+			t.Fatalf("line %d maps onto an earlier line's location %v", line, k)
+		}
+		seen[k] = true
+	}
+	banks := map[int32]bool{}
+	for s := uint64(0); s < 8; s++ {
+		_, a := m.Map(s * (2 << 20) / LineBytes)
+		banks[a.Group<<2|a.Bank] = true
+	}
+	if len(banks) != 8 {
+		t.Errorf("the eight 2 MiB regions start in %d distinct banks, want 8", len(banks))
 	}
 }

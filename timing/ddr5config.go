@@ -80,11 +80,29 @@ type DDR5Config struct {
 	// significant bit above the 64-byte line offset, separated by ':'
 	// (ro row, ra rank, bg bank group, ba bank, co column, ch channel).
 	Mapping string `yaml:"mapping" json:"mapping"`
+	// BankHash is "xor" or "none". Under "xor" the bank address (bank
+	// group and bank, bank group in the high bits) is XORed with the row
+	// number folded to its width (the XOR of all its bank-width chunks):
+	// permutation-based page interleaving (Zhang, Zhu and Zhang, MICRO
+	// 2000), the kind of XOR bank function Intel and AMD controllers use
+	// (Pessl et al., DRAMA, USENIX Security 2016). Rows that a linear
+	// mapping puts in one bank spread over the banks, so streams that walk
+	// regions at row-aligned strides (Table 4's W sweeps over
+	// power-of-two footprints) do not conflict in one bank in lockstep; a
+	// stream's own row-buffer locality is unchanged (a row keeps all its
+	// columns). "none" is the linear mapping (Akita's, gem5's).
+	BankHash string `yaml:"bank_hash" json:"bank_hash"`
 	// FrontendNS is the controller front end's fixed latency (request
 	// decode and response formatting), paid once per access. Assumption:
 	// 10 ns.
 	FrontendNS float64 `yaml:"frontend_ns" json:"frontend_ns"`
 }
+
+// DDR5Config.BankHash values.
+const (
+	BankHashNone = "none"
+	BankHashXOR  = "xor"
+)
 
 // DDR5 preset names.
 const (
@@ -106,7 +124,7 @@ func ddr5Common() DDR5Config {
 		TRASNS: 32, TRTPNS: 7.5, TWRNS: 30, TCCDLNS: 5, TCCDLWR: 20, TRRDLNS: 5,
 		TWTRSNS: 2.5, TWTRLNS: 10, TREFINS: 3900, TRFCNS: 295, CmdTicks: 2,
 		PagePolicy: "open", ReadQueue: 64, WriteQueue: 64, WriteHigh: 48, WriteLow: 16,
-		Mapping: "ro:ra:ba:bg:co:ch", FrontendNS: 10,
+		Mapping: "ro:ra:ba:bg:co:ch", BankHash: BankHashXOR, FrontendNS: 10,
 	}
 }
 
@@ -258,6 +276,9 @@ func (d DDR5Config) Validate() error {
 	}
 	if _, err := parseMapping(d.Mapping); err != nil {
 		return fmt.Errorf("mapping: %w", err)
+	}
+	if d.BankHash != BankHashNone && d.BankHash != BankHashXOR {
+		return fmt.Errorf("bank_hash: want %s or %s, got %q", BankHashXOR, BankHashNone, d.BankHash)
 	}
 	return nil
 }

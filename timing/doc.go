@@ -68,7 +68,8 @@
 //     tFAW, BL16, all-bank refresh tREFI/tRFC staggered across the
 //     stack's channels; open or closed page; FR-FCFS over finite read and
 //     write queues with write-drain watermarks; a configurable address
-//     mapping), the controller front end, the aggregation pipeline, a
+//     mapping whose bank address is XORed with the row, bank_hash xor),
+//     the controller front end, the aggregation pipeline, a
 //     finite response queue, and the response direction (S2M DRS, S2M
 //     NDR). Messages are cut into 16-byte slots packed into 68-byte
 //     (CXL 2.0) or 256-byte (CXL 3.x) flits; a flit leaves as soon as the

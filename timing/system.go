@@ -2,6 +2,8 @@ package timing
 
 import (
 	"fmt"
+
+	"github.com/neuronfabric/nfabric/cxl"
 	"sort"
 )
 
@@ -201,7 +203,11 @@ func (sys *System) access(from *Stream, now Time, r Request) (done Time, async b
 	if low {
 		sys.lowReads++
 	}
-	done = st.Accept(t, low)
+	mode := cxl.Identity
+	if low {
+		mode = cxl.GBinary // the low-bit runs' mode
+	}
+	done = st.Accept(t, mode)
 	sys.readDone(from, now, done, low)
 	sys.traceSlice(st.name, t, done)
 	return done, false

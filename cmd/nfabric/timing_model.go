@@ -81,6 +81,7 @@ func (mf *modelFlags) add(f *pflag.FlagSet) {
 	fi("ddr5-write-high", "write-drain high watermark (0: no write drain)", func(m *timing.Config) *int { return &r(m).WriteHigh })
 	fi("ddr5-write-low", "write-drain low watermark", func(m *timing.Config) *int { return &r(m).WriteLow })
 	fs("ddr5-mapping", "address fields, most significant first (ro:ra:ba:bg:co:ch ...)", func(m *timing.Config) *string { return &r(m).Mapping })
+	fs("ddr5-bank-hash", "xor (bank address XOR folded row, as real controllers hash) or none (linear)", func(m *timing.Config) *string { return &r(m).BankHash })
 	x := func(m *timing.Config) *timing.CXLConfig { return &m.Link.CXL }
 	ff("cxl-transfer-gtps", "CXL/PCIe transfer rate per lane (GT/s)", func(m *timing.Config) *float64 { return &x(m).TransferGTps })
 	fi("cxl-lanes", "CXL link lanes", func(m *timing.Config) *int { return &x(m).Lanes })

@@ -8,6 +8,9 @@
 // which rewrites gemm/kernel_amd64.s and gemm/kernel_amd64_stubs.go; CI
 // regenerates them and fails when the committed files differ.
 //
+// gather16AVX2 packs 16 columns of a Gathered matrix (see gemm/gathered.go)
+// with two VPGATHERDD per row.
+//
 // Every kernel computes one MR×NR tile of C from packed panels (see
 // gemm/pack.go):
 //
@@ -31,6 +34,7 @@ func main() {
 	ConstraintExpr("amd64,!noasm") // go:build amd64 && !noasm
 	kernel("sgemm6x16FMA", 6, 16, 8, YMM)
 	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
+	gather16()
 	Generate()
 }
 
@@ -125,6 +129,50 @@ func kernel(name string, mr, nr, lanes int, vec func() VecVirtual) {
 			ADDQ(ldc, pc)
 		}
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// gather16 writes gather16AVX2: for l < n, the 16 floats
+// d[l*ldd+j] = x[a[l]+ix[j]], j < 16, two 8-lane gathers per row.
+func gather16() {
+	TEXT("gather16AVX2", NOSPLIT, "func(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)")
+	Pragma("noescape")
+	Doc("gather16AVX2 sets d[l*ldd+j] = x[a[l]+ix[j]] for l < n and j < 16 (every",
+		"index in range: the caller checks).")
+	d := Load(Param("d"), GP64())
+	ldd := Load(Param("ldd"), GP64())
+	SHLQ(U8(2), ldd) // bytes
+	x := Load(Param("x"), GP64())
+	a := Load(Param("a"), GP64())
+	n := Load(Param("n"), GP64())
+	ix := Load(Param("ix"), GP64())
+	i0, i1 := YMM(), YMM()
+	VMOVDQU(Mem{Base: ix}, i0)
+	VMOVDQU(Mem{Base: ix, Disp: 32}, i1)
+	TESTQ(n, n)
+	JZ(LabelRef("gather16_done"))
+	Label("gather16_loop")
+	b := YMM()
+	VPBROADCASTD(Mem{Base: a}, b)
+	o0, o1 := YMM(), YMM()
+	VPADDD(i0, b, o0)
+	VPADDD(i1, b, o1)
+	m0, m1 := YMM(), YMM()
+	VPCMPEQD(m0, m0, m0) // all lanes
+	VPCMPEQD(m1, m1, m1)
+	g0, g1 := YMM(), YMM()
+	VPXOR(g0, g0, g0)
+	VPXOR(g1, g1, g1)
+	VPGATHERDD(m0, Mem{Base: x, Index: o0, Scale: 4}, g0)
+	VPGATHERDD(m1, Mem{Base: x, Index: o1, Scale: 4}, g1)
+	VMOVDQU(g0, Mem{Base: d})
+	VMOVDQU(g1, Mem{Base: d, Disp: 32})
+	ADDQ(U8(4), a)
+	ADDQ(ldd, d)
+	DECQ(n)
+	JNZ(LabelRef("gather16_loop"))
+	Label("gather16_done")
 	VZEROUPPER()
 	RET()
 }

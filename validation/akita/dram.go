@@ -56,14 +56,14 @@ func summarise(lat []float64, run float64) DRAMStats {
 // off (Akita's controller never issues REF), no tFAW (Akita has none),
 // one command per clock (Akita issues one per tick), the closed-page
 // policy (Akita's ClosePageCommandCreator), Akita's fixed address order
-// row:channel:rank:bank:bankgroup:column, and reads and writes scheduled
+// row:channel:rank:bank:bankgroup:column without bank hashing, and reads and writes scheduled
 // together (write_high 0; Akita has no write drain).
 func AkitaCompatible(d timing.DDR5Config) timing.DDR5Config {
 	d.Channels, d.Ranks = 1, 1
 	d.TREFINS, d.TFAWNS = 0, 0
 	d.CmdTicks = 1
 	d.PagePolicy = "closed"
-	d.Mapping = "ro:ch:ra:ba:bg:co"
+	d.Mapping, d.BankHash = "ro:ch:ra:ba:bg:co", timing.BankHashNone
 	d.WriteHigh, d.WriteLow = 0, 0 // no write drain: Akita has one queue for both
 	return d
 }

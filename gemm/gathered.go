@@ -1,0 +1,60 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+)
+
+// Gathered is a matrix that is never stored: element (l, j) is
+// X[Rows[l]+Cols[j]], for l < len(Rows) and j < len(Cols). A
+// convolution's patch (im2col) matrix is one, with one row offset per
+// kernel tap and one column offset per output position into the padded
+// input; swapping Rows and Cols gives its transpose. As a BPacker it
+// gathers the panels PackedA.MulB asks for straight from X, with AVX2
+// gathers where the CPU has them.
+type Gathered struct {
+	X          []float32
+	Rows, Cols []int32
+}
+
+// gatherAsm, when set (amd64 with AVX2), packs full 16-column slivers.
+var gatherAsm func(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
+
+// PackB implements BPacker for the len(Rows)×len(Cols) matrix. It panics
+// when an element of the block it packs would lie outside X.
+func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
+	rows, cols := g.Rows[pc:pc+kc], g.Cols[jc:jc+nc]
+	rlo, rhi := bounds(rows)
+	clo, chi := bounds(cols)
+	if rlo+clo < 0 || rhi+chi >= int64(len(g.X)) || len(g.X) > math.MaxInt32 {
+		panic(fmt.Sprintf("gemm: Gathered offsets %d..%d outside X of %d elements", rlo+clo, rhi+chi, len(g.X)))
+	}
+	x := g.X
+	for s := 0; s < nc; s += nr {
+		d := dst[s*kc : (s+nr)*kc]
+		n := min(nr, nc-s)
+		idx := cols[s : s+n]
+		if n == nr && nr%16 == 0 && gatherAsm != nil {
+			for h := 0; h < nr; h += 16 {
+				gatherAsm(&d[h], nr, &x[0], &rows[0], kc, &idx[h])
+			}
+			continue
+		}
+		for l, base := range rows {
+			dl := d[l*nr : (l+1)*nr]
+			for j, o := range idx {
+				dl[j] = x[base+o]
+			}
+			clear(dl[n:])
+		}
+	}
+}
+
+// bounds returns the smallest and largest element of a non-empty s.
+func bounds(s []int32) (lo, hi int64) {
+	lo, hi = int64(s[0]), int64(s[0])
+	for _, v := range s[1:] {
+		lo, hi = min(lo, int64(v)), max(hi, int64(v))
+	}
+	return lo, hi
+}
