@@ -72,16 +72,21 @@ type PilotOptions struct {
 //   - pilotLossK, pilotLossH: control.CalibrateCUSUM on the always-FP32
 //     run's fault-free steps (the 60 before the fault window) after the
 //     15 warm-up steps, seed 1, rounded to two significant figures: the
-//     relative loss excess had mean -0.376 (the loss still falling) and sd
-//     0.0485, and its CUSUM never left 0, so K = 2 sd and H = 5 sd.
+//     relative loss excess had mean -0.377 (the loss still falling) and sd
+//     0.0491, and its CUSUM never left 0, so K = 2 sd and H = 5 sd.
 //   - pilotLadder: control.CalibrateLadder on that run's backbone cosines
-//     at the end of warm-up (step 10: G-Binary 0.623, G-Ternary 0.499).
+//     at the end of warm-up (step 10: G-Binary 0.622, G-Ternary 0.4985).
+//
+// They depend on the engine's bits: a change to the GEMM's summation
+// order moves them slightly (the engine of #14's first round gave sd
+// 0.0485, K 0.097, H 0.24), and the calibration table then says "no"
+// until they are copied from its "derived here" column.
 //
 // The full configuration keeps them (they were not re-derived at full
 // size; its calibration table shows what the procedure gives there).
 const (
-	pilotLossK = 0.097
-	pilotLossH = 0.24
+	pilotLossK = 0.098
+	pilotLossH = 0.25
 )
 
 var pilotLadder = control.Ladder{BinaryMin: 0.6, TernaryMin: 0.45}
