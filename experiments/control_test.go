@@ -120,3 +120,39 @@ func TestPilotsSmall(t *testing.T) {
 		t.Fatalf("%d tables, %d figures", len(res.Tables), len(res.Figures))
 	}
 }
+
+// TestCalibrateAlone checks `nfabric pilot --calibrate`'s run: the
+// always-fp32 pilot over the epochs before the fault window, fault-free,
+// whose table derives K and H as control.CalibrateCUSUM does on that
+// record's losses after warm-up; and a fault in epoch 1 leaves nothing to
+// calibrate on.
+func TestCalibrateAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small model")
+	}
+	o := PilotDefaults(false, 1)
+	o.Train.TrainN, o.Train.TestN = 512, 128
+	o.Control.WarmupSteps, o.DiagEvery = 4, 2
+	o.Fault = pilot.Fault{StartEpoch: 3, EndEpoch: 3, Rate: 0.5}
+	res, err := o.Calibrate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.Data.(ControlUnit)
+	r := u.Pilot.Result
+	if r.Scenario != pilot.AlwaysFP32.String() || len(r.Epochs) != 2 || r.Epochs[0].Fault || r.Epochs[1].Fault || len(r.Losses) != 8 {
+		t.Fatalf("record: %s, %d epochs, %d losses", r.Scenario, len(r.Epochs), len(r.Losses))
+	}
+	want, err := control.CalibrateCUSUM(r.Losses, o.Control.LossAlpha, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+	if tb := res.Tables[0]; tb.Name != "calibration" || tb.Rows[0][2] != g(want.K) || tb.Rows[1][2] != g(want.H) {
+		t.Errorf("table %s: K %s H %s; want %s %s", tb.Name, tb.Rows[0][2], tb.Rows[1][2], g(want.K), g(want.H))
+	}
+	o.Fault.StartEpoch = 1
+	if _, err := o.Calibrate(context.Background()); err == nil {
+		t.Error("a fault from epoch 1 was calibrated on")
+	}
+}

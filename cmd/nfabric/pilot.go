@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/pilot"
+	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -26,6 +28,7 @@ type pilotFlags struct {
 	lossK, lossH        float64
 	diagEvery           int
 	full, asJSON, quiet bool
+	calibrate           bool
 	out                 string
 	telemetry           string
 	liveData            string
@@ -60,6 +63,7 @@ calibrated on the default workload (see the block's calibration table).`,
   nfabric pilot --ladder-binary 0.5 --ladder-ternary 0.4 --warmup 100 --json
   nfabric pilot --full --out out/
   nfabric pilot --model mlp --data mnist --live-data mnist-pairs100 --cusum-k 0.3 --cusum-h 3
+  nfabric pilot --calibrate --data mnist   # the CUSUM and ladder the procedure derives on MNIST
   nfabric pilot --telemetry t.csv   # the Commander runs read 'nfabric telemetry ns3' output`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -68,7 +72,11 @@ calibrated on the default workload (see the block's calibration table).`,
 				return err
 			}
 			o.Logf = stderrLogf(cmd, pf.quiet)
-			res, err := experiments.Pilots(cmd.Context(), o)
+			run := experiments.Pilots
+			if pf.calibrate {
+				run = func(ctx context.Context, o experiments.PilotOptions) (*report.Result, error) { return o.Calibrate(ctx) }
+			}
+			res, err := run(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -112,6 +120,7 @@ func pilotOptions(fs *pflag.FlagSet, of *optFlags, pf *pilotFlags) (experiments.
 
 func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
 	f.BoolVar(&pf.full, "full", false, "start from the full configuration (long)")
+	f.BoolVar(&pf.calibrate, "calibrate", false, "only run the calibration procedure (always-fp32 over the epochs before the fault window) and print the thresholds it derives beside the configured ones")
 	f.BoolVar(&pf.asJSON, "json", false, "print JSON")
 	f.BoolVar(&pf.quiet, "quiet", false, "no progress on stderr")
 	f.StringVar(&pf.out, "out", "", "also write the block's files (Markdown, JSON, SVG) into this directory")
