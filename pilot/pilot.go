@@ -25,6 +25,14 @@
 // probability Rate, by a uniformly drawn label. The loss rises, the
 // Supervisor's CUSUM alarms, and low-bit groups return to FP32 for cooldown
 // and calibration before re-admission.
+//
+// # Calibration
+//
+// Every pilot records each step's loss, and always-FP32 records the cosine
+// diagnostics too, though no plane reads them: its fault-free steps are the
+// record Calibrate derives the CUSUM and ladder thresholds from
+// (control.CalibrateCUSUM, control.CalibrateLadder), so that the
+// thresholds come from the workload they steer.
 package pilot
 
 import (
