@@ -19,7 +19,10 @@
 // by one B sliver into an MR×NR tile of C held in vector registers. Edge
 // tiles are padded with zeros in the panels and computed by the same
 // kernel on a scratch tile. KC is 256 for every kernel; MC (144) and NC
-// (2048) are multiples of every kernel's MR and NR.
+// (2048) are multiples of every kernel's MR and NR. PackedA.MulB takes
+// op(B) from a BPacker instead, which writes the same panels itself:
+// Gathered, a matrix given by offset tables into a slice (a convolution's
+// implicit im2col), is one, packed with AVX2 gathers on amd64.
 //
 // # Kernels
 //

@@ -13,15 +13,14 @@ import (
 // build, 2 threads; NOTES.md has the figures). The small CNN beats
 // PyTorch: its shards hold 16 images, so PyTorch's per-operator overhead
 // dominates while our per-step work is a few small GEMMs in preallocated
-// buffers. ResNet-18 is GEMM-bound; since the engine moved from gonum's
-// Sgemm (SSE axpy loops, no packing) to package gemm (packed panels, FMA
-// micro-kernel) and convolutions with at least 64 output positions run
-// per image (no scatter of Y or gather of dY, col_n in cache, W packed
-// once per pass), it runs ahead of PyTorch here. What is left, biggest
-// first: the micro-kernel itself (about 70% of one core's FMA peak on
-// ResNet shapes); im2col and col2im, still separate passes (an
-// implicit-GEMM packing of B would fuse im2col into the panel copy); and
-// BatchNorm/ReLU, one pass each over every activation.
+// buffers. ResNet-18 is GEMM-bound: package gemm (packed panels, FMA
+// micro-kernel) on implicit im2col (the patch matrix is a gemm.Gathered
+// whose panels are gathered from the padded input; dx of a stride-1
+// convolution is the flipped convolution, no col2im). The stand-ins
+// (BenchmarkStandInStep) spend about a third of a step in the
+// micro-kernel and a fifth in the patch gathers; what is left, biggest
+// first: BatchNorm, padding, the strided convolutions' col2im and ReLU,
+// each one pass over the activations.
 //
 // BenchmarkCNNEpochMNIST trains the small CNN for one epoch of MNIST
 // (60,000 images, batch 128 split over W = 8 replicas, a separate backward

@@ -24,10 +24,10 @@ import (
 //	backward: dW += dY colᵀ,  db += row sums of dY,
 //	          dx = col2im(Wᵀ dY)
 //
-// col is never stored: the GEMM packs its panels straight from the
-// zero-padded input through a table of tap offsets (patches), so the
-// patches are read once per product instead of being written out, read
-// back and packed. For stride 1 with P < K, dx is the convolution of dy
+// col is never stored: it is a gemm.Gathered over the zero-padded input
+// (offset tables, see taps), whose panels the GEMM gathers straight from
+// the input, so the patches are read once per product instead of being
+// written out, read back and packed. For stride 1 with P < K, dx is the convolution of dy
 // (padded by K-1-P) with the weights flipped and transposed
 // (W'[c,f,p,q] = W[f,c,K-1-p,K-1-q]), again an implicit GEMM, so neither
 // Wᵀ dY nor col2im is formed; other strides form dcol = Wᵀ dY and add its

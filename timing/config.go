@@ -43,7 +43,28 @@ type StreamsConfig struct {
 	Passes int `yaml:"passes" json:"passes"`
 	// Pattern is "read" (default: the aggregate reads) or "write-read".
 	Pattern string `yaml:"pattern" json:"pattern"`
+	// Layout places the streams' buffers in physical memory (the address
+	// the LLC, the stack interleave and the DRAM mapping see).
+	// "contiguous" (default, also "", as the paper states no layout): stream s's
+	// region starts at s x footprint, so at the default 2 MiB footprint
+	// every region is 2 MiB-aligned, as buffers on 2 MiB huge pages are,
+	// and equal offsets of the W regions are equal offsets modulo the
+	// DRAM's row-set. "scattered": every 4 KiB page of that address range
+	// lands on a frame drawn by a fixed-seed permutation of the range's
+	// frames, as an OS with 4 KiB pages places a buffer's pages. See
+	// NOTES.md's Timing section for what the choice does under ddr5 (the
+	// scale-out bank lock of equal aligned sweeps).
+	Layout string `yaml:"layout" json:"layout"`
 }
+
+// StreamsConfig.Layout values, and the largest address range (all
+// streams' footprints) that scattered permutes: 16 GiB, a 16 MiB frame
+// table.
+const (
+	MaxScatteredMiB  = 16384
+	LayoutContiguous = "contiguous"
+	LayoutScattered  = "scattered"
+)
 
 // LLCConfig describes the shared last-level cache.
 type LLCConfig struct {
@@ -157,7 +178,7 @@ func DefaultConfig() Config {
 	d, _ := DDR5Preset(PresetDDR5_4800)
 	x, _ := CXLPreset(PresetPCIe6x16)
 	return Config{
-		Streams: StreamsConfig{Count: 8, Outstanding: 16, FootprintMiB: 2, Passes: 2, Pattern: "read"},
+		Streams: StreamsConfig{Count: 8, Outstanding: 16, FootprintMiB: 2, Passes: 2, Pattern: "read", Layout: LayoutContiguous},
 		LLC:     LLCConfig{SizeMiB: 8, Ways: 16, HitLatencyNS: 10},
 		Link:    LinkConfig{BandwidthGiBps: 128, Share: 1, Model: LinkAuto, CXL: x},
 		Memory:  MemoryConfig{Model: MemoryIdeal, LatencyNS: 200, DDR5: d},
@@ -216,6 +237,12 @@ func (c Config) Validate() error {
 	}
 	if s.FootprintMiB < float64(LineBytes)/(1<<20) {
 		return fmt.Errorf("streams.footprint_mib: must be at least one 64-byte line (%g MiB), got %g: the run would read nothing", float64(LineBytes)/(1<<20), s.FootprintMiB)
+	}
+	if s.Layout != "" && s.Layout != LayoutContiguous && s.Layout != LayoutScattered {
+		return fmt.Errorf("streams.layout: want %s or %s, got %q", LayoutContiguous, LayoutScattered, s.Layout)
+	}
+	if mib := float64(s.Count) * s.FootprintMiB; s.Layout == LayoutScattered && mib > MaxScatteredMiB {
+		return fmt.Errorf("streams.layout scattered: streams.count x streams.footprint_mib = %g MiB, above the limit %d MiB (the frame table)", mib, MaxScatteredMiB)
 	}
 	if n := int64(s.Count) * int64(s.Outstanding); n > MaxInFlight {
 		return fmt.Errorf("streams.count x streams.outstanding = %d requests in flight, above the limit %d", n, MaxInFlight)

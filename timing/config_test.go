@@ -42,6 +42,10 @@ func TestValidateNamesField(t *testing.T) {
 		{"model.streams.footprint_mib", func(s *Setup) { s.Model.Streams.FootprintMiB = 1e-9 }},
 		{"model.streams.passes", func(s *Setup) { s.Model.Streams.Passes = 0 }},
 		{"model.streams.pattern", func(s *Setup) { s.Model.Streams.Pattern = "random" }},
+		{"model.streams.layout", func(s *Setup) { s.Model.Streams.Layout = "huge" }},
+		{"model.streams.layout scattered", func(s *Setup) {
+			s.Model.Streams.Layout, s.Model.Streams.Count, s.Model.Streams.FootprintMiB = LayoutScattered, 4096, 8
+		}},
 		{"model.streams:", func(s *Setup) { s.Model.Streams.FootprintMiB = 60000; s.Model.Streams.Passes = 100 }},
 		{"model.llc.size_mib", func(s *Setup) { s.Model.LLC.SizeMiB = 0.5 / 1024 }},
 		{"model.llc.size_mib", func(s *Setup) { s.Model.LLC.SizeMiB = 4096 }},

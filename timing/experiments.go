@@ -68,7 +68,9 @@ type Row struct {
 	Stacks       int     `json:"stacks"`
 	Share        float64 `json:"share"`
 	FootprintMiB float64 `json:"footprint_mib"`
-	Pair         Pair    `json:"pair"`
+	// Layout is streams.layout where it differs between rows (RunLayouts).
+	Layout string `json:"layout,omitempty"`
+	Pair   Pair   `json:"pair"`
 }
 
 // RunTable4 runs every configuration behind Table 4 from s.Model:
@@ -114,6 +116,39 @@ func RunTable4(ctx context.Context, s Setup) ([]Row, error) {
 	for _, j := range jobs {
 		if err := j.cfg.Validate(); err != nil {
 			return nil, fmt.Errorf("table 4 configuration: %w", err)
+		}
+	}
+	pairs, err := runJobs(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].Pair = pairs[i]
+	}
+	return rows, nil
+}
+
+// RunLayouts runs Table 4's healthy scale-out rows (N over
+// s.Experiments.StackCounts; N = 1 is the full-LLC-miss anchor) once for
+// each streams.layout in layouts, in that order: the comparison that
+// tells a bank lock of aligned equal sweeps (contiguous) from the
+// datapath's cost (see StreamsConfig.Layout).
+func RunLayouts(ctx context.Context, s Setup, layouts []string) ([]Row, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	var rows []Row
+	var jobs []job
+	for _, l := range layouts {
+		for _, n := range s.Experiments.StackCounts {
+			c := s.Model
+			c.Controller.Stacks, c.Streams.Layout = n, l
+			if err := c.Validate(); err != nil {
+				return nil, fmt.Errorf("layout rows: %w", err)
+			}
+			rows = append(rows, Row{Group: GroupScaleHealthy, Streams: c.Streams.Count, Stacks: n, Share: c.Link.Share,
+				FootprintMiB: c.Streams.FootprintMiB, Layout: l})
+			jobs = append(jobs, job{cfg: c, w: Sweep{}, window: All})
 		}
 	}
 	pairs, err := runJobs(ctx, jobs)

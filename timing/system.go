@@ -36,6 +36,7 @@ type System struct {
 	hitLat     Time
 	writes     int64
 	lowReads   int64
+	frames     []uint32 // streams.layout scattered: page p's frame is frames[p]
 }
 
 // Workload produces fresh per-stream sources for one run of a
@@ -111,6 +112,10 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 	}
 	eng := NewEngine()
 	sys := &System{cfg: cfg, eng: eng, lowBit: lowBit, interleave: uint64(cfg.Controller.InterleaveBytes)}
+	if cfg.Streams.Layout == LayoutScattered {
+		bytes := int64(cfg.Streams.Count) * cfg.FootprintLines() * LineBytes
+		sys.frames = scatterFrames(max(1, (bytes+PageBytes-1)/PageBytes))
+	}
 	sys.llc = MakeLLCBuilder().
 		WithSize(int64(cfg.LLC.SizeMiB * (1 << 20))).
 		WithWays(cfg.LLC.Ways).
@@ -177,6 +182,43 @@ func (sys *System) stackOf(addr uint64) (int, uint64) {
 	return int(g % n), local / LineBytes
 }
 
+// PageBytes is the page size of streams.layout scattered.
+const PageBytes = 4096
+
+// physical returns the physical address of a stream address under
+// streams.layout: the address itself (contiguous), or its page moved to
+// the page's frame (scattered). Pages beyond the permuted range keep
+// their position relative to the range's repeats.
+func (sys *System) physical(addr uint64) uint64 {
+	n := uint64(len(sys.frames))
+	if n == 0 {
+		return addr
+	}
+	p := addr / PageBytes
+	return ((p/n)*n+uint64(sys.frames[p%n]))*PageBytes + addr%PageBytes
+}
+
+// scatterFrames returns a permutation of n page frames (Fisher-Yates
+// over splitmix64 with a fixed seed, so a layout is the same on every
+// run, platform and Go release).
+func scatterFrames(n int64) []uint32 {
+	f := make([]uint32, n)
+	for i := range f {
+		f[i] = uint32(i)
+	}
+	x := uint64(0x6e66616272696321) // fixed seed
+	for i := n - 1; i > 0; i-- {
+		x += 0x9e3779b97f4a7c15
+		z := x
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		j := int64(z % uint64(i+1))
+		f[i], f[j] = f[j], f[i]
+	}
+	return f
+}
+
 // LLC returns the shared cache.
 func (sys *System) LLC() *LLC { return sys.llc }
 
@@ -184,6 +226,7 @@ func (sys *System) LLC() *LLC { return sys.llc }
 // the controller access; it returns when r completes at its stream, or
 // async when a detailed device will complete it with an event.
 func (sys *System) access(from *Stream, now Time, r Request) (done Time, async bool) {
+	r.Addr = sys.physical(r.Addr)
 	hit := sys.llc.Access(r.Addr, r.Write)
 	t := now + sys.hitLat
 	sys.traceSlice(sys.llc.name, now, t)

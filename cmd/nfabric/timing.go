@@ -54,7 +54,7 @@ type timingFlags struct {
 
 	streams, outstanding, passes, ways, stacks, interleave, stages, initiation int
 	footprint, llcMiB, llcLat, bw, share, lat, clock, issue                    float64
-	pattern                                                                    string
+	pattern, layout                                                            string
 	congested, stepMS                                                          float64
 	model                                                                      modelFlags
 	loadOutstanding                                                            []int
@@ -76,6 +76,7 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	f.Float64Var(&tf.footprint, "footprint-mib", m.Streams.FootprintMiB, "active footprint per stream (MiB)")
 	f.IntVar(&tf.passes, "passes", m.Streams.Passes, "sweeps over each stream's footprint")
 	f.StringVar(&tf.pattern, "pattern", m.Streams.Pattern, "issue pattern: read or write-read")
+	f.StringVar(&tf.layout, "layout", m.Streams.Layout, "streams' buffers in physical memory: contiguous (aligned regions) or scattered (4 KiB pages on shuffled frames)")
 	f.Float64Var(&tf.llcMiB, "llc-mib", m.LLC.SizeMiB, "LLC size (MiB)")
 	f.IntVar(&tf.ways, "llc-ways", m.LLC.Ways, "LLC associativity")
 	f.Float64Var(&tf.llcLat, "llc-latency-ns", m.LLC.HitLatencyNS, "LLC lookup latency (ns)")
@@ -126,6 +127,7 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
 	set("footprint-mib", func() { m.Streams.FootprintMiB = tf.footprint })
 	set("passes", func() { m.Streams.Passes = tf.passes })
 	set("pattern", func() { m.Streams.Pattern = tf.pattern })
+	set("layout", func() { m.Streams.Layout = tf.layout })
 	set("llc-mib", func() { m.LLC.SizeMiB = tf.llcMiB })
 	set("llc-ways", func() { m.LLC.Ways = tf.ways })
 	set("llc-latency-ns", func() { m.LLC.HitLatencyNS = tf.llcLat })

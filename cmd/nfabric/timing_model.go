@@ -72,7 +72,11 @@ func (mf *modelFlags) add(f *pflag.FlagSet) {
 		{"frontend-ns", func(d *timing.DDR5Config) *float64 { return &d.FrontendNS }},
 	} {
 		get := t.get
-		ff("ddr5-"+t.key, "DDR5 "+strings.TrimSuffix(t.key, "-ns")+" (ns; 0 disables t-refi and t-faw)", func(m *timing.Config) *float64 { return get(r(m)) })
+		unit := map[string]string{"t-refi-ns": "ns; 0 disables refresh", "t-faw-ns": "ns; 0 disables the four-activate window"}[t.key]
+		if unit == "" {
+			unit = "ns"
+		}
+		ff("ddr5-"+t.key, "DDR5 "+strings.TrimSuffix(t.key, "-ns")+" ("+unit+")", func(m *timing.Config) *float64 { return get(r(m)) })
 	}
 	fi("ddr5-command-cycles", "command-bus cycles per command", func(m *timing.Config) *int { return &r(m).CmdTicks })
 	fs("ddr5-page-policy", "open or closed", func(m *timing.Config) *string { return &r(m).PagePolicy })

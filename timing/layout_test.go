@@ -1,0 +1,99 @@
+package timing
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// scatterFrames is a permutation of the frames, and not a near-identity
+// one (a random permutation has one fixed point on average).
+func TestScatterFrames(t *testing.T) {
+	for _, n := range []int64{1, 2, 7, 4096} {
+		f := scatterFrames(n)
+		sorted := slices.Clone(f)
+		slices.Sort(sorted)
+		fixed := 0
+		for i := range sorted {
+			if sorted[i] != uint32(i) {
+				t.Fatalf("n=%d: frames are not a permutation (sorted[%d] = %d)", n, i, sorted[i])
+			}
+			if f[i] == uint32(i) {
+				fixed++
+			}
+		}
+		if n == 4096 && fixed > 16 {
+			t.Errorf("n=%d: %d fixed points, want a shuffle", n, fixed)
+		}
+	}
+}
+
+// physical is the identity under contiguous and, under scattered, a
+// bijection of the streams' range that keeps each line's offset in its
+// page and each page's lines together.
+func TestPhysicalLayout(t *testing.T) {
+	for _, layout := range []string{LayoutContiguous, LayoutScattered} {
+		cfg := DefaultConfig()
+		cfg.Streams.Count, cfg.Streams.FootprintMiB, cfg.Streams.Layout = 3, 0.0625, layout
+		src, err := Sweep{}.Sources(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys, err := NewSystem(cfg, src, None)
+		if err != nil {
+			t.Fatal(err)
+		}
+		span := uint64(3 * 65536)
+		pages := map[uint64]uint64{}
+		moved := 0
+		for a := uint64(0); a < span; a += LineBytes {
+			p := sys.physical(a)
+			if p%PageBytes != a%PageBytes || p >= span {
+				t.Fatalf("%s: %#x -> %#x leaves the page offset or the range", layout, a, p)
+			}
+			if q, ok := pages[p/PageBytes]; ok && q != a/PageBytes {
+				t.Fatalf("%s: pages %d and %d share frame %d", layout, q, a/PageBytes, p/PageBytes)
+			}
+			pages[p/PageBytes] = a / PageBytes
+			if p != a {
+				moved++
+			}
+		}
+		if (layout == LayoutContiguous) != (moved == 0) {
+			t.Errorf("%s: %d lines moved", layout, moved)
+		}
+		// Beyond the range, a page keeps its place relative to the range.
+		if got, want := sys.physical(span+5*PageBytes+64), span+sys.physical(5*PageBytes+64); got != want {
+			t.Errorf("%s: beyond the range %#x, want %#x", layout, got, want)
+		}
+	}
+}
+
+// The aggregation pipeline never touches a DRAM address, so without a
+// bank lock the identity and low-bit runs find the same share of open
+// rows. At N = 2 stacks the contiguous sweeps lock (the low-bit run's
+// row-hit rate far below the identity run's); on scattered pages both
+// runs agree.
+func TestLayoutBankLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four 524,288-line ddr5 runs")
+	}
+	for _, tc := range []struct {
+		layout string
+		locked bool
+	}{{LayoutContiguous, true}, {LayoutScattered, false}} {
+		cfg, err := PresetConfig(PresetDDR5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Controller.Stacks, cfg.Streams.Layout = 2, tc.layout
+		p, err := RunPair(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, lb := p.Identity.Detail.RowHitRate, p.LowBit.Detail.RowHitRate
+		if gap := id - lb; (gap > 0.1) != tc.locked || (!tc.locked && math.Abs(gap) > 0.02) {
+			t.Errorf("%s: row-hit rates identity %.3f, low-bit %.3f (locked: want %v)", tc.layout, id, lb, tc.locked)
+		}
+	}
+}
