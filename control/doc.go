@@ -27,6 +27,15 @@
 // Commander grants relief (always, when the Commander is disabled);
 // otherwise, and in every other phase, it runs FP32 bypass.
 //
+// # Calibration
+//
+// The thresholds are workload-specific (paper Sec. 8 and 11). CalibrateCUSUM
+// derives the Supervisor's slack and threshold from a fault-free FP32 loss
+// record, and CalibrateLadder the ladder's rungs from a backbone's warm-up
+// cosines; the pilots (package pilot) apply both to an always-FP32 run of
+// the workload itself. DefaultConfig and DefaultLadder are the starting
+// point calibrated on the paper's own Table 5.
+//
 // # Bad input
 //
 // NaN or negative losses, cosines outside [-1, 1], steps that do not

@@ -15,7 +15,7 @@ import (
 func init() {
 	Register(Spec[CollectiveResult]{Name: "collective", Title: collectiveTitle, Order: 30,
 		Units: func(Config) ([]Unit[CollectiveResult], error) {
-			return []Unit[CollectiveResult]{{Key: "gpt2-xl", Run: func(ctx context.Context, cfg Config) (CollectiveResult, error) {
+			return []Unit[CollectiveResult]{{Key: "gpt2-xl", Cores: 1, Run: func(ctx context.Context, cfg Config) (CollectiveResult, error) {
 				return RunCollective(ctx, cfg, DefaultCollectiveOptions())
 			}}}, nil
 		},

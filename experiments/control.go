@@ -3,6 +3,8 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
@@ -48,6 +50,9 @@ type PilotOptions struct {
 	// on a congested telemetry trace with StepMS per step.
 	Delays []float64
 	StepMS float64
+	// TelemetryEpochs is the length of the telemetry runs (delays and
+	// ns-3) in epochs of the easy workload; 0 means Train.Epochs.
+	TelemetryEpochs int
 	// Telemetry, when not nil, is the telemetry the delay runs deliver
 	// to the Commander (e.g. a CSV read by control.ReadTelemetry) in
 	// place of the synthetic healthy/congested episodes.
@@ -58,45 +63,83 @@ type PilotOptions struct {
 	Logf func(format string, args ...any)
 }
 
-// PilotDefaults returns the reproduce block's quick or full pilots. The
-// control thresholds are documented in control.DefaultConfig and
-// control.Ladder; the CUSUM slack and threshold here are wider than the
-// package defaults because per-batch losses of an MLP on MNIST fluctuate by
-// tens of percent from step to step once the loss is small, and a tight
-// CUSUM alarms on that noise (calibrated on the fault-free always-FP32
-// scenario: no alarm at these values).
+// The control thresholds of the quick pilots, each from a stated
+// procedure on the quick easy workload itself (the ResNet stand-in on
+// Fashion-MNIST), never from the paper's figures or from the pilots'
+// results; the control block re-derives them from its always-FP32 run and
+// prints both (table "calibration"):
+//
+//   - pilotLossK, pilotLossH: control.CalibrateCUSUM on the always-FP32
+//     run's fault-free steps (the 60 before the fault window) after the
+//     15 warm-up steps, seed 1, rounded to two significant figures: the
+//     relative loss excess had mean -0.377 (the loss still falling) and sd
+//     0.0491, and its CUSUM never left 0, so K = 2 sd and H = 5 sd.
+//   - pilotLadder: control.CalibrateLadder on that run's backbone cosines
+//     at the end of warm-up (step 10: G-Binary 0.622, G-Ternary 0.4985).
+//
+// They depend on the engine's bits: a change to the GEMM's summation
+// order moves them slightly (the engine of #14's first round gave sd
+// 0.0485, K 0.097, H 0.24), and the calibration table then says "no"
+// until they are copied from its "derived here" column.
+//
+// The full configuration keeps them (they were not re-derived at full
+// size; its calibration table shows what the procedure gives there).
+const (
+	pilotLossK = 0.098
+	pilotLossH = 0.25
+)
+
+var pilotLadder = control.Ladder{BinaryMin: 0.6, TernaryMin: 0.45}
+
+// The sign rate and 100-class model the pilots were calibrated with: the
+// training block's before its stand-in sign-rate sweep (QuickSignLR) and
+// its wide 100-class stand-in (nn.StandInConfig); resnet-standin-small is
+// that earlier stand-in.
+const (
+	pilotSignLR    = 1e-4
+	pilotHardModel = "resnet-standin-small"
+)
+
+// pilotLossAlpha is the weight of the Supervisor's loss average: it spans
+// about 1/0.05 = 20 steps, about an epoch of the quick pilots, long enough to
+// smooth per-batch noise and short enough to follow the falling loss.
+const pilotLossAlpha = 0.05
+
+// PilotDefaults returns the reproduce block's quick or full pilots, on the
+// ResNet stand-ins of the training block (ValidatedOptions for the Fig. 6
+// and Commander runs, BoundaryOptions for the live loop; the MLP and
+// mnist-pairs100 stay options). The stand-in costs about 15 times the
+// MLP's step, so the quick pilots train on 1,920 images (15 steps an epoch)
+// with one seed; the recovery thresholds are in epochs (warm-up and
+// cooldown one epoch each) and calibration is one diagnostics interval, so
+// that re-admission sees fresh diagnostics.
 func PilotDefaults(full bool, seed uint64) PilotOptions {
-	easy := TrainOptions{Data: "mnist", Model: "mlp", Hidden: []int{256}, Epochs: 8, Batch: 128, Workers: 8,
-		LR: 0.05, SignLR: 0.0001, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 2, Seed: seed,
-		Layout: lowbit.WorkerMajor, TrainN: 6000, TestN: 2000}
-	// The pilots keep the MLP stand-ins, on which their ladder and CUSUM
-	// are calibrated (the training block moved to the ResNet stand-ins).
+	easy := ValidatedOptions(false, seed)
+	easy.Epochs, easy.Seeds, easy.TrainN, easy.TestN = 8, 1, 1920, 1000
 	hard := BoundaryOptions(false, seed)
-	hard.Data, hard.Model = "mnist-pairs100", "mlp"
-	hard.Seeds, hard.Epochs = 1, 3
-	// The MLP pilots' budget and sign rate, which the training block's
-	// quick options no longer carry.
-	hard.TrainN, hard.TestN, hard.SignLR = 6000, 2000, 0.0001
+	hard.Seeds, hard.Epochs, hard.TrainN, hard.TestN = 1, 3, 1920, 1000
+	// The pilots were calibrated, and their figures recorded, with the
+	// training block's earlier sign rate and 100-class stand-in; these pins
+	// keep them so (moving the pilots to the new ones is the pilots' call).
+	easy.SignLR, hard.SignLR, hard.Model = pilotSignLR, pilotSignLR, pilotHardModel
+	const diagEvery = 5
 	cc := control.DefaultConfig(pilot.Groups()...)
-	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 46, 46, 10
-	cc.LossK, cc.LossH, cc.LossAlpha = 0.3, 3, 0.05
-	// Ladder calibrated on this workload's own warm-up diagnostics (the
-	// paper's Table 5 thresholds do not transfer, as its Sec. 11 says of
-	// vision and fine-tuning): at the end of warm-up the MNIST MLP backbone
-	// measured G-Binary cosines of .44-.51 and G-Ternary .36-.42 over two
-	// seeds, its head .11-.42 / .08-.35. A group is admitted to G-Binary at
-	// the alignment of a typical backbone here, and to G-Ternary a little
-	// below it.
-	cc.Ladder = control.Ladder{BinaryMin: 0.45, TernaryMin: 0.35}
-	o := PilotOptions{Train: easy, Hard: hard, Control: cc, Fault: pilot.Fault{StartEpoch: 4, EndEpoch: 5, Rate: 0.5},
-		DiagEvery: 10, Delays: []float64{0, 10, 100}, StepMS: 100}
+	epoch := int64(easy.TrainN / easy.Batch)
+	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = epoch, epoch, diagEvery
+	cc.LossK, cc.LossH, cc.LossAlpha = pilotLossK, pilotLossH, pilotLossAlpha
+	cc.Ladder = pilotLadder
+	o := PilotOptions{Train: easy, Hard: hard, Control: cc, Fault: pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5},
+		DiagEvery: diagEvery, Delays: []float64{0, 10, 100}, StepMS: 100, TelemetryEpochs: 4}
 	if full {
-		o.Train.Seeds, o.Train.Epochs, o.Train.TrainN, o.Train.TestN = 3, 12, 0, 0
-		o.Control.WarmupSteps, o.Control.CooldownSteps, o.Control.CalibrationSteps = 468, 300, 50
-		o.Fault = pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5}
+		o.Train = ValidatedOptions(true, seed)
+		o.Train.Epochs = 10
 		o.Hard = BoundaryOptions(true, seed)
-		o.Hard.Data, o.Hard.Model = "mnist-pairs100", "mlp"
-		o.Hard.Seeds, o.Hard.Epochs, o.Hard.SignLR = 1, 4, 0.0001
+		o.Hard.Seeds, o.Hard.Epochs = 1, 4
+		o.Train.SignLR, o.Hard.SignLR, o.Hard.Model = pilotSignLR, pilotSignLR, pilotHardModel
+		epoch = int64(60000 / o.Train.Batch)
+		o.Control.WarmupSteps, o.Control.CooldownSteps = epoch, epoch
+		o.Fault = pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5}
+		o.TelemetryEpochs = 0
 	}
 	o.NS3 = NS3Defaults(full, seed)
 	return o
@@ -300,7 +343,12 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 	}
 	res := &report.Result{Title: controlTitle, Data: us}
 	t, gd := o.fig6Table(all, setName)
-	res.Tables = append(res.Tables, t)
+	cal, err := o.calibrationTable(all)
+	if err != nil {
+		return nil, err
+	}
+	claims, held, missed := o.claimsTable(all, live)
+	res.Tables = append(res.Tables, t, claims, cal)
 	figs, err := pilotFigures(all, o.Fault)
 	if err != nil {
 		return nil, err
@@ -313,6 +361,11 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 	low, traffic, acc := gd.cells()
 	res.Summary = []string{fmt.Sprintf("G-Binary-default: %s steps low-bit, traffic %s, final %s (paper: %s, %s, %s %%).",
 		low+"%", traffic, acc, paperPilotLowBit, paperPilotTraffic, paperPilotAcc)}
+	sum := fmt.Sprintf("Sec. 8 claims on %s and %s: %d of %d hold", setName, live.Data, held, held+len(missed))
+	if len(missed) > 0 {
+		sum += "; does not hold: " + strings.Join(missed, "; ")
+	}
+	res.Summary = append(res.Summary, sum+" (table 'claims').")
 	return res, nil
 }
 
@@ -335,15 +388,61 @@ func (o PilotOptions) fig6Table(all []scenarioRuns, setName string) (report.Tabl
 		t.AddRow(st.scenario, low, traffic, acc, fmt.Sprintf("%.1f", st.alarms/st.n), fmt.Sprintf("%.0f", st.writes/st.n), pl, pt, pa)
 	}
 	t.Notes = []string{
-		fmt.Sprintf("Workload: %s, %s %v, W=%d, batch %d, %d epochs, FP32 lr %g, low-bit lr %g; the paper's pilot is CIFAR-10/ResNet-18.",
-			setName, o.Train.Model, o.Train.Hidden, o.Train.Workers, o.Train.Batch, o.Train.Epochs, o.Train.LR, o.Train.SignLR),
+		fmt.Sprintf("Workload: %s, %s, W=%d, batch %d, %d epochs of %s images, FP32 lr %g, low-bit lr %g; the paper's pilot is CIFAR-10/ResNet-18.",
+			setName, modelName(o.Train), o.Train.Workers, o.Train.Batch, o.Train.Epochs, sizeName(o.Train.TrainN), o.Train.LR, o.Train.SignLR),
 		fmt.Sprintf("Control: warm-up %d steps on FP32, ladder G-Binary >= %.2f / G-Ternary >= %.2f cosine, loss CUSUM K=%g H=%g (EWMA weight %g), cooldown %d + calibration %d steps.",
 			o.Control.WarmupSteps, o.Control.Ladder.BinaryMin, o.Control.Ladder.TernaryMin, o.Control.LossK, o.Control.LossH, o.Control.LossAlpha, o.Control.CooldownSteps, o.Control.CalibrationSteps),
 		"Traffic is the per-step mean of the gradient payload ratio to FP32 under the paper's accounting; 'steps low-bit' counts steps on which any group ran a low-bit mode.",
 		"The control plane acted only through mode-latch writes on the training run's controller model; it never read gradients or payloads.",
-		"fp32-default re-runs the ladder after each recovery on the latest diagnostics; the low-bit/FP32 cosines fall as training converges (backbone G-Binary about .6 at the start, about .2 a few epochs in), so once demoted it may stay on FP32: the ladder's fixed thresholds are calibrated at warm-up only.",
+	}
+	for _, sr := range all {
+		r := sr.runs[0]
+		switch sr.scenario {
+		case pilot.GBinaryDefault:
+			held := int64(r.Alarms) * (o.Control.CooldownSteps + o.Control.CalibrationSteps)
+			fixed := 100 * float64(o.Control.WarmupSteps+held) / float64(max(1, r.Steps))
+			t.Notes = append(t.Notes, fmt.Sprintf("g-binary-default, seed %d: of its %d steps, %d are FP32 warm-up and its %d recovery alarms hold FP32 for up to %d more (cooldown + calibration each), %.1f%% of the run, which caps its low-bit share at %.1f%% (the paper does not give its pilot's warm-up or cooldown lengths).",
+				r.Seed, r.Steps, o.Control.WarmupSteps, r.Alarms, held, fixed, 100-fixed))
+		case pilot.FP32Default:
+			var first []string
+			for _, a := range r.Actions {
+				if a.Step == o.Control.WarmupSteps {
+					first = append(first, fmt.Sprintf("%s -> %v", a.Group, a.Mode))
+				}
+			}
+			if len(first) == 0 {
+				first = []string{"no group admitted"}
+			}
+			t.Notes = append(t.Notes, fmt.Sprintf("fp32-default, seed %d, at the end of warm-up: %s.", r.Seed, strings.Join(first, ", ")))
+		}
+	}
+	for _, sr := range all {
+		if sr.scenario != pilot.FP32Default || len(sr.runs[0].Diags) == 0 {
+			continue
+		}
+		d := sr.runs[0].Diags
+		first, last := d[0], d[len(d)-1]
+		t.Notes = append(t.Notes, fmt.Sprintf("fp32-default re-runs the ladder after each recovery on the latest diagnostics, which drift as training goes on (seed %d, backbone G-Binary cosine %.3f at step %d, %.3f at step %d; head %.3f and %.3f): the ladder's fixed thresholds are calibrated at warm-up only.",
+			sr.runs[0].Seed, first.Binary.Groups[nn.Backbone], first.Step, last.Binary.Groups[nn.Backbone], last.Step, first.Binary.Groups[nn.Head], last.Binary.Groups[nn.Head]))
 	}
 	return t, gd
+}
+
+// modelName names t's model as the tables do (the MLP with its hidden
+// widths).
+func modelName(t TrainOptions) string {
+	if t.Model == "mlp" {
+		return fmt.Sprintf("mlp %v", t.Hidden)
+	}
+	return t.Model
+}
+
+// sizeName is a TrainN or TestN as the tables print it.
+func sizeName(n int) string {
+	if n == 0 {
+		return "all"
+	}
+	return strconv.Itoa(n)
 }
 
 // timelineTable is the per-epoch mode timeline of one G-Binary-default run.
@@ -379,7 +478,7 @@ func (o PilotOptions) liveTable(live *PilotRun) report.Table {
 	}
 	lt.Notes = []string{
 		fmt.Sprintf("Final accuracy %.2f%%, %.1f%% of steps low-bit, traffic %.4fx FP32.", 100*hr.Final, 100*hr.LowBitSteps, hr.Traffic),
-		fmt.Sprintf("Ladder thresholds %.2f (G-Binary) and %.2f (G-Ternary), calibrated on the easy workload's warm-up cosines (see PilotDefaults), not on this workload; the cosines above are what this workload measured at the end of warm-up.",
+		fmt.Sprintf("Ladder thresholds %.2f (G-Binary) and %.2f (G-Ternary), calibrated on the easy workload's warm-up cosines (table 'calibration'), not on this workload; the cosines above are what this workload measured at the end of warm-up, and a group the ladder rejected there is re-examined on each new diagnostics sample (the actions below say on which).",
 			o.Control.Ladder.BinaryMin, o.Control.Ladder.TernaryMin),
 	}
 	for _, a := range hr.Actions {
@@ -395,7 +494,7 @@ func (o PilotOptions) delayUnit(ctx context.Context, delayMS float64, logf func(
 	if err != nil {
 		return ControlUnit{}, err
 	}
-	steps := o.Train.Epochs * (sets.Train.Len() / o.Train.Batch)
+	steps := o.telemetryEpochs() * (sets.Train.Len() / o.Train.Batch)
 	tel := o.Telemetry
 	if tel == nil {
 		if tel, err = o.episodes(steps); err != nil {
@@ -427,7 +526,16 @@ func (o PilotOptions) telemetryPilot(ctx context.Context, sets *data.Sets, tel [
 	pc.Control.Commander = telemetryCommander(pc.Control.Commander)
 	pc.Telemetry, pc.TelemetryDelayNS = tel, int64(delayMS*1e6)
 	pc.Fault = pilot.Fault{}
+	pc.Train.Epochs = o.telemetryEpochs()
 	return pilot.Run(ctx, pc, sets)
+}
+
+// telemetryEpochs is the length of the telemetry runs in epochs.
+func (o PilotOptions) telemetryEpochs() int {
+	if o.TelemetryEpochs > 0 {
+		return o.TelemetryEpochs
+	}
+	return o.Train.Epochs
 }
 
 // episodes is the synthetic telemetry of the delay runs: healthy and

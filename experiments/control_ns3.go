@@ -53,7 +53,7 @@ func (o PilotOptions) ns3Unit(ctx context.Context, logf func(string, ...any)) (C
 	if err != nil {
 		return ControlUnit{}, err
 	}
-	steps := o.Train.Epochs * (sets.Train.Len() / o.Train.Batch)
+	steps := o.telemetryEpochs() * (sets.Train.Len() / o.Train.Batch)
 	tel, err := netsim.Episodes(pr.Quiet.Telemetry, pr.Loud.Telemetry, pr.StepNS, int64(o.StepMS*1e6), 20, steps)
 	if err != nil {
 		return ControlUnit{}, err

@@ -3,26 +3,34 @@ package experiments
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strconv"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/netsim"
+	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
 )
 
-// TestPilotsSmall runs the control block on a small slice of MNIST: four
-// scenarios, the live loop and the delay runs all complete, the fixed
-// scenarios report their fixed traffic exactly, and every unit survives
-// the JSON round trip.
+// TestPilotsSmall runs the control block's defaults (the ResNet stand-ins)
+// on small slices of Fashion-MNIST and mnist-stack100: four scenarios,
+// the live loop and the delay runs all complete, the fixed scenarios
+// report their fixed traffic exactly, every unit survives the JSON round
+// trip, and the calibration table re-derives the CUSUM and ladder from the
+// always-fp32 run exactly as control.CalibrateCUSUM and CalibrateLadder do
+// on that run's own pre-fault losses and warm-up cosines.
 func TestPilotsSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains small models")
 	}
 	o := PilotDefaults(false, 1)
-	o.Train.TrainN, o.Train.TestN, o.Train.Epochs, o.Train.Seeds = 1280, 500, 3, 1
-	o.Hard.TrainN, o.Hard.TestN, o.Hard.Epochs = 1280, 500, 2
-	o.Control.WarmupSteps, o.Control.CooldownSteps, o.Control.CalibrationSteps = 10, 5, 2
-	o.Fault = pilot.Fault{StartEpoch: 2, EndEpoch: 2, Rate: 0.5}
+	o.Train.TrainN, o.Train.TestN, o.Train.Epochs, o.Train.Seeds = 768, 256, 3, 1
+	o.Hard.TrainN, o.Hard.TestN, o.Hard.Epochs = 768, 256, 2
+	o.Control.WarmupSteps, o.Control.CooldownSteps, o.Control.CalibrationSteps = 6, 3, 2
+	o.DiagEvery, o.TelemetryEpochs = 2, 2
+	o.Fault = pilot.Fault{StartEpoch: 3, EndEpoch: 3, Rate: 0.5}
 	o.Delays = []float64{0, 100}
 	o.NS3.Model, o.NS3.Config.Workers, o.NS3.Config.Steps = "bert-large", 4, 1
 	us, err := o.RunUnits(context.Background())
@@ -51,6 +59,31 @@ func TestPilotsSmall(t *testing.T) {
 			}
 		}
 	}
+	for _, sr := range fig6 {
+		if sr.scenario != pilot.AlwaysFP32 {
+			continue
+		}
+		r := sr.runs[0]
+		if r.Steps != 18 || len(r.Losses) != 18 || r.Warmup == nil || r.Warmup.Step != 4 {
+			t.Fatalf("always-fp32: %d steps, %d losses, warm-up diagnostics %+v", r.Steps, len(r.Losses), r.Warmup)
+		}
+		// Steps 0-11 precede the fault (epoch 3 of 6-step epochs).
+		wantLoss, err := control.CalibrateCUSUM(r.Losses[:12], o.Control.LossAlpha, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLadder, _ := control.CalibrateLadder(r.Warmup.Binary.Groups[nn.Backbone], r.Warmup.Ternary.Groups[nn.Backbone])
+		cal, err := o.calibrationTable(fig6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+		for i, want := range []string{g(wantLoss.K), g(wantLoss.H), g(wantLadder.BinaryMin), g(wantLadder.TernaryMin), "6", "6", "2"} {
+			if got := fmt.Sprint(cal.Rows[i][2]); got != want {
+				t.Errorf("calibration row %d (%v): derived %s, want %s", i, cal.Rows[i][0], got, want)
+			}
+		}
+	}
 	for _, d := range delays {
 		if len(d.Modes) != d.Result.Steps {
 			t.Errorf("delay %g ms: %d timeline steps, %d run steps", d.DelayMS, len(d.Modes), d.Result.Steps)
@@ -75,7 +108,51 @@ func TestPilotsSmall(t *testing.T) {
 	if netsim.Available() == nil {
 		figs += 2 // the ns-3 runs' figures
 	}
-	if len(res.Tables) != 6 || len(res.Figures) != figs || res.Tables[0].Name != "fig6" || res.Tables[5].Name != "ns3-telemetry" {
+	names := []string{"fig6", "claims", "calibration", "fig6-timeline", "live-loop", "telemetry-delay", "predictor", "ns3-telemetry"}
+	var got []string
+	for _, tb := range res.Tables {
+		got = append(got, tb.Name)
+	}
+	if !reflect.DeepEqual(got, names) || len(res.Figures) != figs {
+		t.Fatalf("tables %q, %d figures; want %q, %d", got, len(res.Figures), names, figs)
+	}
+	if len(res.Tables) != 8 {
 		t.Fatalf("%d tables, %d figures", len(res.Tables), len(res.Figures))
+	}
+}
+
+// TestCalibrateAlone checks `nfabric pilot --calibrate`'s run: the
+// always-fp32 pilot over the epochs before the fault window, fault-free,
+// whose table derives K and H as control.CalibrateCUSUM does on that
+// record's losses after warm-up; and a fault in epoch 1 leaves nothing to
+// calibrate on.
+func TestCalibrateAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small model")
+	}
+	o := PilotDefaults(false, 1)
+	o.Train.TrainN, o.Train.TestN = 512, 128
+	o.Control.WarmupSteps, o.DiagEvery = 4, 2
+	o.Fault = pilot.Fault{StartEpoch: 3, EndEpoch: 3, Rate: 0.5}
+	res, err := o.Calibrate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.Data.(ControlUnit)
+	r := u.Pilot.Result
+	if r.Scenario != pilot.AlwaysFP32.String() || len(r.Epochs) != 2 || r.Epochs[0].Fault || r.Epochs[1].Fault || len(r.Losses) != 8 {
+		t.Fatalf("record: %s, %d epochs, %d losses", r.Scenario, len(r.Epochs), len(r.Losses))
+	}
+	want, err := control.CalibrateCUSUM(r.Losses, o.Control.LossAlpha, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+	if tb := res.Tables[0]; tb.Name != "calibration" || tb.Rows[0][2] != g(want.K) || tb.Rows[1][2] != g(want.H) {
+		t.Errorf("table %s: K %s H %s; want %s %s", tb.Name, tb.Rows[0][2], tb.Rows[1][2], g(want.K), g(want.H))
+	}
+	o.Fault.StartEpoch = 1
+	if _, err := o.Calibrate(context.Background()); err == nil {
+		t.Error("a fault from epoch 1 was calibrated on")
 	}
 }

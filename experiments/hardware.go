@@ -16,7 +16,6 @@ func init() {
 			if cfg.Full {
 				o = FullHardware(cfg.Seed)
 			}
-			o.Logf = cfg.Logf
 			return HardwareUnits(o)
 		},
 		Layout: func(cfg Config, us []HardwareUnit) (*report.Result, error) {
@@ -74,6 +73,8 @@ type HardwareOptions struct {
 	Dir  string
 	Seed uint64
 	Tech hw.Technology
+	// Logf reports progress when HardwareReport runs the units (under
+	// reproduce each unit logs through its own Config).
 	Logf func(format string, args ...any)
 }
 
@@ -129,12 +130,6 @@ type HardwareSynthRun struct {
 	Build    string         `json:"build"` // a hw.YosysBuilds name
 	Result   hw.SynthResult `json:"result"`
 	Estimate hw.Estimate    `json:"estimate"`
-}
-
-func (o HardwareOptions) logf(format string, args ...any) {
-	if o.Logf != nil {
-		o.Logf(format, args...)
-	}
 }
 
 // builds returns the Yosys builds, Debian's when none is named.
@@ -205,7 +200,10 @@ func HardwareUnits(o HardwareOptions) ([]Unit[HardwareUnit], error) {
 			return nil, err
 		}
 	}
-	us := []Unit[HardwareUnit]{{Key: "tools", Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
+	// Every unit drives single-threaded tools (Yosys, Icarus, nextpnr with
+	// one thread, the WebAssembly builds) in its own scratch directory,
+	// so each takes one core; Verilator's build runs make -j2.
+	us := []Unit[HardwareUnit]{{Key: "tools", Cores: 1, Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
 		return HardwareUnit{Key: "tools", Tools: hw.Versions(ctx)}, nil
 	}}}
 	if o.Cosim {
@@ -247,8 +245,12 @@ func HardwareUnits(o HardwareOptions) ([]Unit[HardwareUnit], error) {
 
 func cosimUnit(o HardwareOptions, sim hw.Simulator, c hw.Config) Unit[HardwareUnit] {
 	key := fmt.Sprintf("cosim/%s/w%d", sim, c.Width)
-	return Unit[HardwareUnit]{Key: key, Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
-		o.logf("co-simulating %s with %s (%d vectors)", c.ModuleName(), sim, o.Vectors)
+	cores := 1
+	if sim == hw.SimVerilator {
+		cores = 2
+	}
+	return Unit[HardwareUnit]{Key: key, Cores: cores, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
+		cfg.logf("co-simulating %s with %s (%d vectors)", c.ModuleName(), sim, o.Vectors)
 		r, err := hw.Cosim(ctx, c, sim, hw.Vectors(c, o.Vectors, o.Seed), o.Dir)
 		if err != nil {
 			return skip(key, err)
@@ -259,12 +261,12 @@ func cosimUnit(o HardwareOptions, sim hw.Simulator, c hw.Config) Unit[HardwareUn
 
 func synthUnit(o HardwareOptions, build string, c hw.Config, ecp5 bool) Unit[HardwareUnit] {
 	key := fmt.Sprintf("synth/%s/%s", build, c.ModuleName())
-	return Unit[HardwareUnit]{Key: key, Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
+	return Unit[HardwareUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err
 		}
-		o.logf("synthesizing %s with %s", c.ModuleName(), ys.Name)
+		cfg.logf("synthesizing %s with %s", c.ModuleName(), ys.Name)
 		r, err := hw.Synth(ctx, c, hw.SynthOptions{ECP5: ecp5, Dir: o.Dir, Yosys: ys})
 		if err != nil {
 			return skip(key, err)
@@ -279,14 +281,16 @@ func synthUnit(o HardwareOptions, build string, c hw.Config, ecp5 bool) Unit[Har
 
 func pnrUnit(o HardwareOptions, build string, p hw.Part, w int) Unit[HardwareUnit] {
 	key := fmt.Sprintf("pnr/%s-%s/w%d", p.Family, p.Device, w)
-	return Unit[HardwareUnit]{Key: key, Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
+	// A 512-bit ECP5 route takes one to two minutes, the longest unit of
+	// the quick run.
+	return Unit[HardwareUnit]{Key: key, Cores: 1, Long: w >= 512, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err
 		}
 		u := HardwareUnit{Key: key}
 		for _, k := range []int{hw.DefaultStages, FallbackStages} {
-			o.logf("placing and routing %d bits, %d stages, on %s %s", w, k, p.Family, p)
+			cfg.logf("placing and routing %d bits, %d stages, on %s %s", w, k, p.Family, p)
 			r, err := hw.Pnr(ctx, hw.Config{Width: w, Stages: k}, hw.PnrOptions{Part: p, Yosys: ys, Dir: o.Dir, Seed: 1})
 			if err != nil {
 				return skip(key, err)

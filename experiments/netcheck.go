@@ -35,11 +35,13 @@ func netcheckRing() (netsim.Config, int64) {
 
 func netcheckUnits(Config) ([]Unit[NetCheckUnit], error) {
 	return []Unit[NetCheckUnit]{
-		{Key: "astra-regressions", Run: func(context.Context, Config) (NetCheckUnit, error) {
+		{Key: "astra-regressions", Cores: 1, Run: func(context.Context, Config) (NetCheckUnit, error) {
 			cs, err := collective.AstraRegressions()
 			return NetCheckUnit{Astra: cs}, err
 		}},
-		{Key: "ns3-ring", Run: func(ctx context.Context, cfg Config) (NetCheckUnit, error) {
+		// The ns-3 run (and, on first use, building its program) is the
+		// block's long part.
+		{Key: "ns3-ring", Cores: 1, Long: true, Run: func(ctx context.Context, cfg Config) (NetCheckUnit, error) {
 			if err := netsim.Available(); err != nil {
 				return NetCheckUnit{Skipped: "skipped: " + err.Error()}, nil
 			}

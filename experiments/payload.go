@@ -86,7 +86,7 @@ func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
 	if cfg.Full {
 		n = 1 << 20
 	}
-	us := []Unit[PayloadUnit]{{Key: "example", Run: func(context.Context, Config) (PayloadUnit, error) {
+	us := []Unit[PayloadUnit]{{Key: "example", Cores: 1, Run: func(context.Context, Config) (PayloadUnit, error) {
 		ex, err := payloadExample()
 		return PayloadUnit{Example: ex}, err
 	}}}
@@ -99,7 +99,7 @@ func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
 		if s.Format == lowbit.Ternary {
 			key += "/" + s.Gate.String()
 		}
-		us = append(us, Unit[PayloadUnit]{Key: key, Run: func(ctx context.Context, cfg Config) (PayloadUnit, error) {
+		us = append(us, Unit[PayloadUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg Config) (PayloadUnit, error) {
 			if err := ctx.Err(); err != nil {
 				return PayloadUnit{}, err
 			}
@@ -118,7 +118,7 @@ func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
 			return PayloadUnit{Check: &KernelCheck{Layout: s.Layout.String(), Workers: s.Workers, Format: s.Format.String(), Gate: gate, Elements: m, Mismatches: bad}}, nil
 		}})
 	}
-	us = append(us, Unit[PayloadUnit]{Key: "bits", Run: func(context.Context, Config) (PayloadUnit, error) {
+	us = append(us, Unit[PayloadUnit]{Key: "bits", Cores: 1, Run: func(context.Context, Config) (PayloadUnit, error) {
 		return PayloadUnit{Bits: payloadBits()}, nil
 	}})
 	return us, nil

@@ -17,7 +17,10 @@
 //     collective, hw, ...) and returns a typed result R: plain exported
 //     fields, JSON-tagged, that survive a JSON round trip exactly (no
 //     interface or func fields, no NaN). The framework checks the round
-//     trip on every run, because shards travel as JSON.
+//     trip on every run, because shards travel as JSON. A unit that keeps
+//     one core busy and shares nothing with other units says Cores: 1, so
+//     that `reproduce --jobs` may run it beside others; one that says
+//     nothing runs alone (see Unit.Cores and Unit.Long).
 //  3. The typed result R itself, which tests assert on.
 //  4. Layout: Spec.Layout turns the results, in unit order, into a
 //     report.Result (tables with the paper's figures beside ours, notes,
@@ -32,7 +35,9 @@
 //			Units: fooUnits, Layout: fooLayout})
 //	}
 //
-// Because a block is units plus a pure layout, `reproduce --shard i/n` can
+// Because a block is units plus a pure layout, Run can run the units of
+// all blocks side by side (Config.Jobs) and still write the bytes of a
+// run that takes them one at a time, and `reproduce --shard i/n` can
 // run any subset of the units on another machine and `nfabric report merge`
 // lays the gathered results out into the same bytes a single run writes
 // (see RunShard and Merge).
@@ -68,6 +73,10 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// Logf reports progress; nil discards it.
 	Logf func(format string, args ...any) `json:"-"`
+	// Jobs is how many units Run and RunShard may run at once, counted in
+	// cores (see Unit.Cores); 0 means GOMAXPROCS. It changes wall time,
+	// never a byte of output.
+	Jobs int `json:"-"`
 }
 
 func (c Config) logf(format string, args ...any) {
@@ -81,6 +90,19 @@ type Unit[R any] struct {
 	// Key identifies the unit within its block; it must be stable across
 	// runs of the same Config and unique in the block.
 	Key string
+	// Cores is how many cores the unit keeps busy while it runs: 1 for a
+	// single-threaded computation or one single-threaded external tool.
+	// AllCores (0, the default) is for a unit whose goroutines follow
+	// GOMAXPROCS, or that shares mutable state (a cache, a scratch path,
+	// the environment) with other units: it runs alone. A unit declaring
+	// fewer cores may run beside other units of any block, so its Run
+	// must touch nothing they touch.
+	Cores int
+	// Long marks a unit that takes far longer than most (a minute or
+	// more, such as a 512-bit place and route). When several units may
+	// run at once, long ones start first, so that one does not end up
+	// running by itself at the end while the other cores idle.
+	Long bool
 	// Run does the work by calling the domain packages.
 	Run func(ctx context.Context, cfg Config) (R, error)
 }
@@ -127,8 +149,10 @@ func (b Block) UnitKeys(cfg Config) ([]string, error) {
 
 // plannedUnit is a Unit with its result type erased to JSON.
 type plannedUnit struct {
-	key string
-	run func(ctx context.Context, cfg Config) (json.RawMessage, error)
+	key   string
+	cores int
+	long  bool
+	run   func(ctx context.Context, cfg Config) (json.RawMessage, error)
 }
 
 var (
@@ -166,8 +190,11 @@ func newBlock[R any](s Spec[R]) Block {
 			if u.Key == "" || strings.ContainsAny(u.Key, " \t\n") || seen[u.Key] || u.Run == nil {
 				return nil, fmt.Errorf("%s: unit %d: key %q is empty, has blanks or repeats, or Run is nil", s.Name, i, u.Key)
 			}
+			if u.Cores < 0 {
+				return nil, fmt.Errorf("%s: unit %s: Cores %d is negative", s.Name, u.Key, u.Cores)
+			}
 			seen[u.Key] = true
-			out[i] = plannedUnit{key: u.Key, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
+			out[i] = plannedUnit{key: u.Key, cores: u.Cores, long: u.Long, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
 				r, err := u.Run(ctx, cfg)
 				if err != nil {
 					return nil, err
@@ -327,60 +354,155 @@ func runUnit(ctx context.Context, b Block, u plannedUnit, cfg Config) (unitResul
 	return r, nil
 }
 
-// Run runs the given blocks in order, writes each block's files into
-// outDir and then outDir/REPORT.md linking them. A failing block is
-// reported and the others still run; the returned error summarises the
-// failures. progress receives one line per block (nil discards it).
+// Run runs the given blocks, writes each block's files into outDir and
+// then outDir/REPORT.md linking them. A failing block is reported and the
+// others still run; the returned error summarises the failures. progress
+// receives a line when a block starts and when it is done, and the units'
+// own lines prefixed with block/unit (nil discards them).
 //
-// Every unit's result goes through JSON before the layout sees it, as it
-// does when shards are merged, so a single run and merged shards write the
-// same bytes.
+// Units run on cfg.Jobs slots (see runPool), those of different blocks
+// side by side, so blocks may finish out of report order; each block is
+// laid out and written when its last unit is done. Every unit's result
+// goes through JSON before the layout sees it, as it does when shards are
+// merged, so a single run and merged shards write the same bytes, and so
+// does every Jobs.
 func Run(ctx context.Context, bs []Block, cfg Config, outDir string, progress io.Writer) ([]Outcome, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
+	progress = &lockedWriter{w: progress}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory %s: %w", outDir, err)
 	}
-	var outs []Outcome
-	for i, b := range bs {
-		if err := ctx.Err(); err != nil {
-			return outs, err
+	jobs := cfg.jobs()
+	r := newBlockRuns(bs, cfg, outDir, progress, jobs)
+	cpu0, _ := processCPU()
+	t0 := time.Now()
+	for i := range r.runs {
+		if r.runs[i].left == 0 {
+			r.begin(i)
+			r.finish(i)
 		}
-		fmt.Fprintf(progress, "[%d/%d] %s: %s ...\n", i+1, len(bs), b.Name, b.Title)
-		start := time.Now()
-		bcfg := withProgress(cfg, progress)
-		o := Outcome{Block: b}
-		units, err := b.plan(bcfg)
-		if err != nil {
-			o.Err = err
-		}
-		var results []unitResult
-		for _, u := range units {
-			r, err := runUnit(ctx, b, u, bcfg)
-			if err != nil {
-				return outs, err
+	}
+	err := runPool(ctx, r.units, jobs, poolEvents{
+		start: func(k int) { r.begin(r.owner[k]) },
+		done: func(k int, res unitResult, wall time.Duration) {
+			b := r.owner[k]
+			if wall >= slowUnit {
+				fmt.Fprintf(progress, "    [%s/%s] done in %s\n", res.Block, res.Key, wall.Round(time.Millisecond))
 			}
-			results = append(results, r)
+			r.runs[b].results[r.pos[k]] = res
+			r.runs[b].busy += wall
+			if r.runs[b].left--; r.runs[b].left == 0 {
+				r.finish(b)
+			}
+		},
+	})
+	var outs []Outcome
+	for _, br := range r.runs {
+		if br.finished {
+			outs = append(outs, br.out)
 		}
-		if o.Err == nil {
-			o = layoutBlock(b, bcfg, results)
-		}
-		o.Wall = time.Since(start)
-		outs = append(outs, writeOutcome(o, outDir))
-		if o := outs[len(outs)-1]; o.Err != nil {
-			fmt.Fprintf(progress, "[%d/%d] %s: FAILED: %v\n", i+1, len(bs), b.Name, o.Err)
-		} else {
-			fmt.Fprintf(progress, "[%d/%d] %s: %s, done in %s\n", i+1, len(bs), b.Name, o.Result.StatusLine(), o.Wall.Round(time.Millisecond))
-		}
+	}
+	if err != nil {
+		return outs, err
+	}
+	wall := time.Since(t0)
+	if cpu1, ok := processCPU(); ok {
+		fmt.Fprintf(progress, "all %d blocks done in %s, %s of CPU (%.2f cores busy on average, --jobs %d)\n",
+			len(bs), wall.Round(time.Millisecond), (cpu1 - cpu0).Round(time.Millisecond), (cpu1-cpu0).Seconds()/wall.Seconds(), jobs)
 	}
 	return outs, writeIndex(outs, cfg, outDir)
 }
 
-func withProgress(cfg Config, progress io.Writer) Config {
+// blockRuns tracks the blocks of one Run: each block's planned units in
+// the pool's list, their results by position and when the block is done.
+type blockRuns struct {
+	bs       []Block
+	cfg      Config
+	outDir   string
+	progress io.Writer
+	jobs     int
+	runs     []blockRun
+	units    []poolUnit
+	owner    []int // owner[k]: the block of units[k]
+	pos      []int // pos[k]: units[k]'s position in its block
+}
+
+// blockRun is one block's state during a Run.
+type blockRun struct {
+	planErr  error
+	results  []unitResult
+	left     int // units not yet done
+	started  bool
+	finished bool
+	start    time.Time
+	cpu0     time.Duration
+	busy     time.Duration // the units' wall times, summed
+	out      Outcome
+}
+
+// newBlockRuns plans every block of bs; the pool's units are all blocks'
+// units in report order.
+func newBlockRuns(bs []Block, cfg Config, outDir string, progress io.Writer, jobs int) *blockRuns {
+	r := &blockRuns{bs: bs, cfg: cfg, outDir: outDir, progress: progress, jobs: jobs, runs: make([]blockRun, len(bs))}
+	for i, b := range bs {
+		us, err := b.plan(withProgress(cfg, progress, b.Name))
+		r.runs[i] = blockRun{planErr: err, results: make([]unitResult, len(us)), left: len(us)}
+		for j, u := range us {
+			r.units = append(r.units, poolUnit{block: b, unit: u, cfg: withProgress(cfg, progress, b.Name+"/"+u.key)})
+			r.owner = append(r.owner, i)
+			r.pos = append(r.pos, j)
+		}
+	}
+	return r
+}
+
+// begin prints block i's start line when its first unit starts.
+func (r *blockRuns) begin(i int) {
+	br := &r.runs[i]
+	if br.started {
+		return
+	}
+	br.started, br.start = true, time.Now()
+	br.cpu0, _ = processCPU()
+	fmt.Fprintf(r.progress, "[%d/%d] %s: %s ...\n", i+1, len(r.bs), r.bs[i].Name, r.bs[i].Title)
+}
+
+// finish lays out block i from its units' results, writes its files and
+// prints its status with the wall time from its first unit's start to its
+// last unit's end, and its CPU time when it ran alone (one job) or else
+// the sum of its units' wall times (with several jobs the span also holds
+// other blocks' units).
+func (r *blockRuns) finish(i int) {
+	br, b := &r.runs[i], r.bs[i]
+	bcfg := withProgress(r.cfg, r.progress, b.Name)
+	o := Outcome{Block: b, Err: br.planErr}
+	if o.Err == nil {
+		o = layoutBlock(b, bcfg, br.results)
+	}
+	o.Wall = time.Since(br.start)
+	o = writeOutcome(o, r.outDir)
+	br.out, br.finished = o, true
+	if o.Err != nil {
+		fmt.Fprintf(r.progress, "[%d/%d] %s: FAILED: %v\n", i+1, len(r.bs), b.Name, o.Err)
+		return
+	}
+	extra := fmt.Sprintf(" (its units ran %s in all)", br.busy.Round(time.Millisecond))
+	if c, ok := processCPU(); ok && r.jobs == 1 {
+		extra = fmt.Sprintf(", %s of CPU", (c - br.cpu0).Round(time.Millisecond))
+	}
+	fmt.Fprintf(r.progress, "[%d/%d] %s: %s, done in %s%s\n", i+1, len(r.bs), b.Name, markdownStatus(o), o.Wall.Round(time.Millisecond), extra)
+}
+
+// withProgress gives cfg, when it has no Logf, one that writes indented
+// lines prefixed with name (the block, or block/unit) to progress, so the
+// lines of units running at once stay readable.
+func withProgress(cfg Config, progress io.Writer, name string) Config {
 	if cfg.Logf == nil {
+		prefix := "    [" + name + "] "
 		cfg.Logf = func(format string, args ...any) {
-			fmt.Fprintf(progress, "    "+format+"\n", args...)
+			fmt.Fprintf(progress, prefix+format+"\n", args...)
 		}
 	}
 	return cfg
@@ -465,7 +587,24 @@ func BlockStatus(o Outcome) (status, detail string) {
 	return report.StatusOK, ""
 }
 
-// markdownStatus is BlockStatus as REPORT.md's status column prints it.
+// FailedBlocks returns an error naming every outcome whose BlockStatus is
+// "failed" (an error or failed checks), nil when none is: a run whose
+// report records a failure must not exit as a success.
+func FailedBlocks(outs []Outcome) error {
+	var failed []string
+	for _, o := range outs {
+		if st, detail := BlockStatus(o); st == "failed" {
+			failed = append(failed, o.Block.Name+" ("+detail+")")
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d blocks failed: %s", len(failed), len(outs), strings.Join(failed, "; "))
+}
+
+// markdownStatus is BlockStatus as REPORT.md's status column and the
+// progress lines print it.
 func markdownStatus(o Outcome) string {
 	st, detail := BlockStatus(o)
 	switch {

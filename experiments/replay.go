@@ -241,7 +241,7 @@ func fig2Units(o ReplayOptions) ([]Unit[ReplayUnit], error) {
 	var us []Unit[ReplayUnit]
 	for i, in := range ins {
 		for _, c := range o.runConditions() {
-			us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("run/%d-%s/%s", i, keyName(in.name), keyName(c.name)),
+			us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("run/%d-%s/%s", i, keyName(in.name), keyName(c.name)), Cores: 1,
 				Run: func(ctx context.Context, cfg Config) (ReplayUnit, error) {
 					r, err := replayInputRun(ctx, cfg, o, in, c)
 					return ReplayUnit{Run: &r}, err
@@ -258,7 +258,7 @@ func fig2Units(o ReplayOptions) ([]Unit[ReplayUnit], error) {
 	for i, j := range jobs {
 		for _, c := range o.runConditions() {
 			for _, m := range []replay.Mode{replay.Identity, replay.LowBit} {
-				us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("validate/%d/%s/%s", i, keyName(c.name), m),
+				us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("validate/%d/%s/%s", i, keyName(c.name), m), Cores: 1,
 					Run: func(ctx context.Context, cfg Config) (ReplayUnit, error) {
 						cfg.logf("validate %s, %s, %s", j.name, c.name, m)
 						ch, err := replay.Validate(c.cfg, j.bs, j.back, m)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/neuronfabric/nfabric/report"
 )
@@ -62,11 +63,12 @@ type globalUnit struct {
 	unit  plannedUnit
 }
 
-// plan lists every unit of bs in the global order.
-func plan(bs []Block, cfg Config) ([]globalUnit, error) {
+// plan lists every unit of bs in the global order; each block plans with
+// a Logf (when cfg has none) that prefixes its name.
+func plan(bs []Block, cfg Config, progress io.Writer) ([]globalUnit, error) {
 	var all []globalUnit
 	for i, b := range bs {
-		us, err := b.plan(cfg)
+		us, err := b.plan(withProgress(cfg, progress, b.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -99,27 +101,32 @@ func RunShard(ctx context.Context, bs []Block, cfg Config, s Shard, outDir strin
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return "", fmt.Errorf("create output directory %s: %w", outDir, err)
 	}
-	bcfg := withProgress(cfg, progress)
-	all, err := plan(bs, bcfg)
+	progress = &lockedWriter{w: progress}
+	all, err := plan(bs, cfg, progress)
 	if err != nil {
 		return "", err
 	}
 	f := shardFile{Format: shardFormat, Config: cfg, Blocks: blockNames(bs), Shard: s.Index, Of: s.Of, Units: []unitResult{}}
-	var mine []globalUnit
+	var mine []poolUnit
 	for i := s.Index; i < len(all); i += s.Of {
-		mine = append(mine, all[i])
-	}
-	for k, g := range mine {
+		g := all[i]
 		b := bs[g.block]
-		fmt.Fprintf(progress, "[%d/%d] %s/%s ...\n", k+1, len(mine), b.Name, g.unit.key)
-		r, err := runUnit(ctx, b, g.unit, bcfg)
-		if err != nil {
-			return "", err
-		}
-		if r.Err != "" {
-			fmt.Fprintf(progress, "[%d/%d] %s/%s: FAILED: %s\n", k+1, len(mine), b.Name, g.unit.key, r.Err)
-		}
-		f.Units = append(f.Units, r)
+		mine = append(mine, poolUnit{block: b, unit: g.unit, cfg: withProgress(cfg, progress, b.Name+"/"+g.unit.key)})
+	}
+	f.Units = make([]unitResult, len(mine))
+	err = runPool(ctx, mine, cfg.jobs(), poolEvents{
+		start: func(k int) {
+			fmt.Fprintf(progress, "[%d/%d] %s/%s ...\n", k+1, len(mine), mine[k].block.Name, mine[k].unit.key)
+		},
+		done: func(k int, r unitResult, _ time.Duration) {
+			if r.Err != "" {
+				fmt.Fprintf(progress, "[%d/%d] %s/%s: FAILED: %s\n", k+1, len(mine), r.Block, r.Key, r.Err)
+			}
+			f.Units[k] = r
+		},
+	})
+	if err != nil {
+		return "", err
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -226,7 +233,7 @@ func merge(dirs []string, outDir string, logf func(format string, args ...any), 
 		return nil, errors.New("shards list their blocks out of report order")
 	}
 	cfg.Logf = logf
-	all, err := plan(bs, cfg)
+	all, err := plan(bs, cfg, io.Discard)
 	if err != nil {
 		return nil, err
 	}

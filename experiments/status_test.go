@@ -88,3 +88,42 @@ func TestBlockStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedChecksFailTheRun: a block whose layout records failed checks
+// says so on its progress line as in REPORT.md (it printed "ok" there), and
+// FailedBlocks turns it into the run's error, so reproduce exits 1; a block
+// with only passed checks is no failure.
+func TestFailedChecksFailTheRun(t *testing.T) {
+	checks := func(name string, failed int) Block {
+		return newBlock(Spec[toolResult]{
+			Name: name, Title: "checks " + name, Order: 1,
+			Units: func(Config) ([]Unit[toolResult], error) {
+				return []Unit[toolResult]{{Key: "u", Run: func(context.Context, Config) (toolResult, error) {
+					return toolResult{Key: "u"}, nil
+				}}}, nil
+			},
+			Layout: func(_ Config, rs []toolResult) (*report.Result, error) {
+				return &report.Result{Passed: 2, Failed: failed}, nil
+			},
+		})
+	}
+	dir := t.TempDir()
+	var progress strings.Builder
+	outs, err := Run(context.Background(), []Block{checks("good", 0), checks("bad", 3)}, Config{Seed: 1, Jobs: 1}, dir, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "bad: 2 passed, 3 failed, done in") {
+		t.Errorf("progress does not report the failed checks:\n%s", progress.String())
+	}
+	if !strings.Contains(progress.String(), "good: ok, done in") {
+		t.Errorf("progress does not report the passing block as ok:\n%s", progress.String())
+	}
+	err = FailedBlocks(outs)
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 blocks failed: bad (2 passed, 3 failed)") {
+		t.Errorf("FailedBlocks = %v, want the bad block named", err)
+	}
+	if err := FailedBlocks(outs[:1]); err != nil {
+		t.Errorf("FailedBlocks(good) = %v, want nil", err)
+	}
+}

@@ -6,8 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestPartValidate(t *testing.T) {
@@ -264,5 +267,55 @@ func TestPnrICE40YosysWASM(t *testing.T) {
 	}
 	if !r.Fits || r.FmaxMHz <= 0 {
 		t.Errorf("iCE40 route with Yosys 0.70: %+v", r)
+	}
+}
+
+// TestWASMFirstRunAlone runs a fake PyPI tool three times at once: its
+// first run must end before any other starts (it may fill YoWASP's
+// cache), and the version, asked twice, runs the tool once.
+func TestWASMFirstRunAlone(t *testing.T) {
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	log := filepath.Join(t.TempDir(), "runs.log")
+	// PATH holds only the fake tool, so sleep is named by its path.
+	script := "#!/bin/sh\necho \"start $$\" >> " + log + "\n/bin/sleep 0.2\necho \"end $$\" >> " + log + "\necho 'nf-wasm-tool 3.1'\n"
+	// The first-run record is per process and per tool name, so every
+	// run of this test names its tool afresh.
+	name := "nf-wasm-tool-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tool := Tool{Name: name, PyPI: "nf-wasm-tool==3.1", VersionArgs: []string{"--version"}}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = run(context.Background(), t.TempDir(), nil, tool)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if v := tool.Version(context.Background()); v != "nf-wasm-tool 3.1" {
+			t.Errorf("Version() = %q", v)
+		}
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 4*2 {
+		t.Fatalf("%d log lines, want 8 (3 runs and one version run): %q", len(lines), data)
+	}
+	first, ok := strings.CutPrefix(lines[0], "start ")
+	if !ok || lines[1] != "end "+first {
+		t.Errorf("the first run did not end before the others started: %q", data)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Tool is an external program the flow drives, with where it comes from:
@@ -101,6 +102,11 @@ func (t Tool) Available() bool {
 	return err == nil
 }
 
+// versions memoises Version by executable path: a WebAssembly build
+// takes a second or more to start, and every synthesis and route records
+// the versions of its tools.
+var versions sync.Map // path -> string
+
 // Version returns the first line the tool prints for its version flags
 // (without the YoWASP launcher's "Preparing to run" notice), or
 // "not installed (...)" naming what provides it.
@@ -115,7 +121,21 @@ func (t Tool) Version(ctx context.Context) string {
 	if t.VersionArgs == nil {
 		return "installed"
 	}
-	out, _ := exec.CommandContext(ctx, p, t.VersionArgs...).CombinedOutput()
+	if v, ok := versions.Load(p); ok {
+		return v.(string)
+	}
+	release := t.firstRun()
+	out, err := exec.CommandContext(ctx, p, t.VersionArgs...).CombinedOutput()
+	release()
+	v := versionLine(out)
+	if err == nil {
+		versions.Store(p, v)
+	}
+	return v
+}
+
+// versionLine picks the version line out of a tool's output.
+func versionLine(out []byte) string {
 	for _, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimSpace(line)
 		if line != "" && !strings.HasPrefix(line, "Preparing to run") {
@@ -154,7 +174,10 @@ func run(ctx context.Context, dir string, stdin []byte, t Tool, args ...string) 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	release := t.firstRun()
+	err = cmd.Run()
+	release()
+	if err != nil {
 		return stdout.Bytes(), fmt.Errorf("%s %s: %w\n%s", t.Name, strings.Join(args, " "), err, tail(stderr.String()+stdout.String(), 20))
 	}
 	return stdout.Bytes(), nil
@@ -167,4 +190,36 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// firstRuns holds, per WebAssembly tool, whether its first run in this
+// process has finished.
+var firstRuns sync.Map // tool name -> *firstRun
+
+type firstRun struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// firstRun makes the first run of a WebAssembly (PyPI) tool in this
+// process run alone among runs of that tool: a first run may compile the
+// module into YoWASP's cache (a minute or two on every core), and two at
+// once would both compile and one could read the other's half-written
+// cache file. Later runs, and Debian tools, go ahead at once. Call the
+// returned function when the run has ended.
+func (t Tool) firstRun() (release func()) {
+	if t.PyPI == "" {
+		return func() {}
+	}
+	v, _ := firstRuns.LoadOrStore(t.Name, &firstRun{})
+	f := v.(*firstRun)
+	f.mu.Lock()
+	if f.done {
+		f.mu.Unlock()
+		return func() {}
+	}
+	return func() {
+		f.done = true
+		f.mu.Unlock()
+	}
 }

@@ -25,6 +25,14 @@
 // probability Rate, by a uniformly drawn label. The loss rises, the
 // Supervisor's CUSUM alarms, and low-bit groups return to FP32 for cooldown
 // and calibration before re-admission.
+//
+// # Calibration
+//
+// Every pilot records each step's loss, and always-FP32 records the cosine
+// diagnostics too, though no plane reads them: its fault-free steps are the
+// record Calibrate derives the CUSUM and ladder thresholds from
+// (control.CalibrateCUSUM, control.CalibrateLadder), so that the
+// thresholds come from the workload they steer.
 package pilot
 
 import (
@@ -173,11 +181,20 @@ type Result struct {
 	Epochs  []EpochStat      `json:"epochs"`
 	Actions []control.Action `json:"actions,omitempty"`
 	Alarms  int              `json:"alarms"`
-	Diags   []Diag           `json:"diags,omitempty"`
+	// Losses is every step's training loss (the batch mean, before the
+	// update): the Supervisor's input, and the record the CUSUM is
+	// calibrated on (control.CalibrateCUSUM).
+	Losses []float64 `json:"losses"`
+	// Diags are the cosine diagnostics of the controlled scenarios, sent
+	// to the plane, and of always-FP32, the calibration record of the
+	// ladder (control.CalibrateLadder).
+	Diags []Diag `json:"diags,omitempty"`
 	// Settled is each group's mode at the end of the run.
-	Settled  train.PerGroup[string] `json:"settled"`
-	Warmup   *Diag                  `json:"warmup,omitempty"`
-	LatchOps int                    `json:"latch_writes"`
+	Settled train.PerGroup[string] `json:"settled"`
+	// Warmup is the last diagnostics sample at or before the end of the
+	// warm-up (Control.WarmupSteps): what the ladder admits on.
+	Warmup   *Diag `json:"warmup,omitempty"`
+	LatchOps int   `json:"latch_writes"`
 	// VelocityResets counts group rule switches, at each of which the
 	// group's SGD velocity was cleared (train.Loop).
 	VelocityResets int `json:"velocity_resets"`
@@ -364,8 +381,10 @@ func (p *run) faulty(epoch int) bool {
 	return f.Rate > 0 && epoch >= f.StartEpoch && epoch <= f.EndEpoch
 }
 
-// afterAggregate counts the step's low-bit groups and traffic, and sends
-// the loss and, every DiagEvery steps, the cosine diagnostics to the plane.
+// afterAggregate counts the step's low-bit groups and traffic, records the
+// loss, and sends it and, every DiagEvery steps, the cosine diagnostics to
+// the plane (always-FP32 computes the diagnostics too, as the ladder's
+// calibration record).
 func (p *run) afterAggregate(s *train.Step) error {
 	for _, g := range nn.Groups() {
 		if s.Policy[g].Rule.Sign() {
@@ -379,14 +398,15 @@ func (p *run) afterAggregate(s *train.Step) error {
 	p.trafficSum += tratio
 	p.es.Traffic += tratio
 	p.epochSteps++
-	if p.plane == nil {
-		return nil
-	}
+	p.res.Losses = append(p.res.Losses, s.Loss)
 	step := int64(s.Index)
-	if _, err := p.step(control.Event{Type: control.EvLoss, Step: step, Loss: s.Loss}); err != nil {
-		return err
+	if p.plane != nil {
+		if _, err := p.step(control.Event{Type: control.EvLoss, Step: step, Loss: s.Loss}); err != nil {
+			return err
+		}
 	}
-	if p.cfg.DiagEvery == 0 || s.Index%p.cfg.DiagEvery != 0 {
+	diag := p.plane != nil || p.cfg.Scenario == AlwaysFP32
+	if !diag || p.cfg.DiagEvery == 0 || s.Index%p.cfg.DiagEvery != 0 {
 		return nil
 	}
 	bin, ter := train.StepCosines(p.loop.Stepper.Model, p.loop.Stepper.Grads)
@@ -394,6 +414,9 @@ func (p *run) afterAggregate(s *train.Step) error {
 	p.res.Diags = append(p.res.Diags, d)
 	if p.res.Warmup == nil && step >= p.cfg.Control.WarmupSteps-int64(p.cfg.DiagEvery) {
 		p.res.Warmup = &d
+	}
+	if p.plane == nil {
+		return nil
 	}
 	for _, g := range nn.Groups() {
 		ev := control.Event{Type: control.EvDiag, Step: step, Group: g.String(), CosBinary: bin.Groups[g], CosTernary: ter.Groups[g]}
@@ -479,4 +502,48 @@ func (r *Result) ModeTimeline(steps int) []string {
 		out[s] = strings.Join(modes, "/")
 	}
 	return out
+}
+
+// Calibration is the control thresholds derived from a fault-free FP32
+// record of the workload (control.CalibrateCUSUM, control.CalibrateLadder),
+// with the cosines the ladder was derived from.
+type Calibration struct {
+	// Seed and Steps identify the record: the run's seed and how many of
+	// its first steps were used.
+	Seed  uint64 `json:"seed"`
+	Steps int    `json:"steps"`
+	// Loss is the Supervisor's CUSUM calibration.
+	Loss control.LossCalibration `json:"loss"`
+	// Ladder is calibrated on the backbone's warm-up cosines, which are
+	// WarmupBinary and WarmupTernary.
+	Ladder        control.Ladder `json:"ladder"`
+	WarmupBinary  float64        `json:"warmup_binary"`
+	WarmupTernary float64        `json:"warmup_ternary"`
+}
+
+// Calibrate derives the control thresholds from the first steps steps of
+// r, an always-FP32 pilot (fault-free over those steps, e.g. the steps
+// before the fault window): the CUSUM from the losses after cc's warm-up,
+// with cc's loss-average weight, and the ladder from the backbone's
+// diagnostics at the end of the warm-up (Result.Warmup).
+func Calibrate(r *Result, steps int, cc control.Config) (Calibration, error) {
+	if r.Scenario != AlwaysFP32.String() {
+		return Calibration{}, fmt.Errorf("pilot: calibrate on %s, want an %s record", r.Scenario, AlwaysFP32)
+	}
+	if steps > len(r.Losses) {
+		return Calibration{}, fmt.Errorf("pilot: calibrate on %d steps, the record has %d", steps, len(r.Losses))
+	}
+	if r.Warmup == nil || int64(r.Warmup.Step) >= cc.WarmupSteps {
+		return Calibration{}, fmt.Errorf("pilot: calibrate: the record has no diagnostics before step %d", cc.WarmupSteps)
+	}
+	lc, err := control.CalibrateCUSUM(r.Losses[:steps], cc.LossAlpha, int(cc.WarmupSteps))
+	if err != nil {
+		return Calibration{}, fmt.Errorf("pilot: %w", err)
+	}
+	bin, ter := r.Warmup.Binary.Groups[nn.Backbone], r.Warmup.Ternary.Groups[nn.Backbone]
+	l, err := control.CalibrateLadder(bin, ter)
+	if err != nil {
+		return Calibration{}, fmt.Errorf("pilot: %w", err)
+	}
+	return Calibration{Seed: r.Seed, Steps: steps, Loss: lc, Ladder: l, WarmupBinary: bin, WarmupTernary: ter}, nil
 }

@@ -20,19 +20,23 @@ import (
 
 // blobs is a tiny synthetic data set: class c is a Gaussian blob around a
 // class-specific mean, so training is fast and deterministic.
-func blobs(n, classes int, seed uint64) *data.Dataset {
+func blobs(n, classes int, seed uint64) *data.Dataset { return blobsSized(n, classes, 4, seed) }
+
+// blobsSized is blobs with side×side images.
+func blobsSized(n, classes, side int, seed uint64) *data.Dataset {
 	r := rand.New(rand.NewPCG(seed, 1))
-	d := &data.Dataset{Name: "blobs", C: 1, H: 4, W: 4, Classes: classes, Mean: []float32{0.5}, Std: []float32{0.25}}
+	px := side * side
+	d := &data.Dataset{Name: "blobs", C: 1, H: side, W: side, Classes: classes, Mean: []float32{0.5}, Std: []float32{0.25}}
 	centers := make([][]float64, classes)
 	for c := range centers {
-		centers[c] = make([]float64, 16)
+		centers[c] = make([]float64, px)
 		for j := range centers[c] {
 			centers[c][j] = 40 + 175*r.Float64()
 		}
 	}
 	for i := 0; i < n; i++ {
 		c := i % classes
-		for j := 0; j < 16; j++ {
+		for j := 0; j < px; j++ {
 			v := centers[c][j] + 25*r.NormFloat64()
 			d.Pixels = append(d.Pixels, uint8(min(255, max(0, v))))
 		}
@@ -181,13 +185,29 @@ func TestModeTimeline(t *testing.T) {
 }
 
 // TestDeterministicAcrossGOMAXPROCS runs the recovery pilot with
-// GOMAXPROCS 1 and 4 and compares the results' JSON byte for byte.
+// GOMAXPROCS 1 and 4 and compares the results' JSON byte for byte, on the
+// MLP and on the ResNet stand-in the control block runs (12x12 blobs,
+// small enough for a test: its GEMMs split over the cores when a replica
+// has them to itself).
 func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	sets := &data.Sets{Train: blobs(512, 4, 1), Test: blobs(128, 4, 2)}
+	big := &data.Sets{Train: blobsSized(256, 4, 12, 1), Test: blobsSized(64, 4, 12, 2)}
+	standin := testConfig(GBinaryDefault)
+	standin.Train.Model, standin.Train.Workers, standin.Train.Batch, standin.Train.Epochs = "resnet-standin", 2, 32, 3
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		sets *data.Sets
+	}{{"mlp", testConfig(GBinaryDefault), sets}, {"resnet-standin", standin, big}} {
+		t.Run(tc.name, func(t *testing.T) { deterministic(t, tc.cfg, tc.sets) })
+	}
+}
+
+func deterministic(t *testing.T, cfg Config, sets *data.Sets) {
 	var out [2][]byte
 	for i, procs := range []int{1, 4} {
 		prev := runtime.GOMAXPROCS(procs)
-		res, err := Run(context.Background(), testConfig(GBinaryDefault), sets)
+		res, err := Run(context.Background(), cfg, sets)
 		runtime.GOMAXPROCS(prev)
 		if err != nil {
 			t.Fatal(err)
@@ -247,5 +267,71 @@ func TestRecord(t *testing.T) {
 	cfg.Scenario, rec = AlwaysFP32, Recording{Events: []control.Event{{}}}
 	if _, err := Run(context.Background(), cfg, sets); err != nil || len(rec.Events) != 1 {
 		t.Errorf("a fixed scenario touched the recording (%v)", err)
+	}
+}
+
+// TestLossesAndCalibrate checks the calibration record: the per-step
+// losses average to each epoch's training loss (computed by train.Loop on
+// its own), always-FP32 records warm-up diagnostics, and the thresholds
+// Calibrate derives from a fault-free record let a fresh plane see that
+// whole record without a recovery alarm. Calibrating on anything but an
+// always-FP32 record, or on more steps than it has, is an error.
+func TestLossesAndCalibrate(t *testing.T) {
+	sets := &data.Sets{Train: blobs(1024, 4, 1), Test: blobs(256, 4, 2)}
+	cfg := testConfig(AlwaysFP32)
+	cfg.Fault = Fault{}
+	r, err := Run(context.Background(), cfg, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Losses) != r.Steps {
+		t.Fatalf("%d losses for %d steps", len(r.Losses), r.Steps)
+	}
+	spe := r.Steps / len(r.Epochs)
+	for i, e := range r.Epochs {
+		sum := 0.0
+		for _, l := range r.Losses[i*spe : (i+1)*spe] {
+			sum += l
+		}
+		if m := sum / float64(spe); math.Abs(m-e.TrainLoss) > 1e-12 {
+			t.Errorf("epoch %d: mean step loss %v, epoch train loss %v", e.Epoch, m, e.TrainLoss)
+		}
+	}
+	if r.Warmup == nil || len(r.Diags) == 0 {
+		t.Fatal("always-fp32 recorded no diagnostics")
+	}
+	cal, err := Calibrate(r, r.Steps, cfg.Control)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := control.CalibrateLadder(r.Warmup.Binary.Groups[nn.Backbone], r.Warmup.Ternary.Groups[nn.Backbone]); cal.Ladder != want {
+		t.Errorf("ladder %+v, want %+v", cal.Ladder, want)
+	}
+	cc := control.DefaultConfig("g")
+	cc.Default, cc.LossK, cc.LossH, cc.LossAlpha = control.LowBitDefault, cal.Loss.K, cal.Loss.H, cfg.Control.LossAlpha
+	plane, err := control.New(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range r.Losses {
+		if _, err := plane.Step(control.Event{Type: control.EvStep, Step: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := plane.Step(control.Event{Type: control.EvLoss, Step: int64(i), Loss: l}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if plane.Alarms() != 0 {
+		t.Errorf("the calibration record raised %d alarms with its own K %v, H %v", plane.Alarms(), cal.Loss.K, cal.Loss.H)
+	}
+	if _, err := Calibrate(r, r.Steps+1, cfg.Control); err == nil {
+		t.Error("calibrated on more steps than the record has")
+	}
+	gd, err := Run(context.Background(), testConfig(GBinaryDefault), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Calibrate(gd, gd.Steps, cfg.Control); err == nil {
+		t.Error("calibrated on a g-binary-default record")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/pilot"
+	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -26,8 +28,10 @@ type pilotFlags struct {
 	lossK, lossH        float64
 	diagEvery           int
 	full, asJSON, quiet bool
+	calibrate           bool
 	out                 string
 	telemetry           string
+	liveData            string
 }
 
 func newPilotCmd() *cobra.Command {
@@ -45,14 +49,21 @@ admission ladder) writing those latches. It runs the four scenarios of the
 paper's Fig. 6 (always-fp32, always-g-binary, fp32-default admission,
 g-binary-default recovery) with an injected degradation window (label noise),
 the live admission loop on the hard workload, and the Commander's
-telemetry-delay runs. The defaults are the reproduce block 'control'; the
-training flags are those of 'nfabric train'. --hidden, --epochs, --train-n
-and --test-n apply to the live loop's workload too (its data set and model
-stay mnist-pairs100 and the MLP).`,
+telemetry-delay runs. The defaults are the reproduce block 'control': the
+ResNet stand-in (--model resnet-standin) on Fashion-MNIST for Fig. 6 and the
+Commander runs, and on mnist-stack100 (--live-data) for the live loop; the
+training flags are those of 'nfabric train'. --model, --hidden, --epochs,
+--train-n and --test-n apply to the live loop's workload too. The MLP
+stand-ins of earlier rounds: --model mlp --data mnist --live-data
+mnist-pairs100. --warmup and --cooldown are in steps (default: one epoch at
+the default --train-n and --batch); the CUSUM and ladder defaults were
+calibrated on the default workload (see the block's calibration table).`,
 		Example: `  nfabric pilot
   nfabric pilot --seeds 3 --epochs 12 --fault-epochs 5-6 --fault-rate 0.5
   nfabric pilot --ladder-binary 0.5 --ladder-ternary 0.4 --warmup 100 --json
   nfabric pilot --full --out out/
+  nfabric pilot --model mlp --data mnist --live-data mnist-pairs100 --cusum-k 0.3 --cusum-h 3
+  nfabric pilot --calibrate --data mnist   # the CUSUM and ladder the procedure derives on MNIST
   nfabric pilot --telemetry t.csv   # the Commander runs read 'nfabric telemetry ns3' output`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -61,7 +72,11 @@ stay mnist-pairs100 and the MLP).`,
 				return err
 			}
 			o.Logf = stderrLogf(cmd, pf.quiet)
-			res, err := experiments.Pilots(cmd.Context(), o)
+			run := experiments.Pilots
+			if pf.calibrate {
+				run = func(ctx context.Context, o experiments.PilotOptions) (*report.Result, error) { return o.Calibrate(ctx) }
+			}
+			res, err := run(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -80,8 +95,11 @@ func pilotOptions(fs *pflag.FlagSet, of *optFlags, pf *pilotFlags) (experiments.
 	if err := of.apply(fs, &o.Train); err != nil {
 		return o, err
 	}
-	// The live loop's workload is its own (mnist-pairs100), but the sizes
-	// the user gives apply to it as well, not only to the Fig. 6 runs.
+	// The live loop's data set is its own (--live-data), but the model and
+	// sizes the user gives apply to it as well, not only to the Fig. 6 runs.
+	if fs.Changed("model") {
+		o.Hard.Model = o.Train.Model
+	}
 	if fs.Changed("hidden") {
 		o.Hard.Hidden = o.Train.Hidden
 	}
@@ -102,6 +120,7 @@ func pilotOptions(fs *pflag.FlagSet, of *optFlags, pf *pilotFlags) (experiments.
 
 func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
 	f.BoolVar(&pf.full, "full", false, "start from the full configuration (long)")
+	f.BoolVar(&pf.calibrate, "calibrate", false, "only run the calibration procedure (always-fp32 over the epochs before the fault window) and print the thresholds it derives beside the configured ones")
 	f.BoolVar(&pf.asJSON, "json", false, "print JSON")
 	f.BoolVar(&pf.quiet, "quiet", false, "no progress on stderr")
 	f.StringVar(&pf.out, "out", "", "also write the block's files (Markdown, JSON, SVG) into this directory")
@@ -115,12 +134,16 @@ func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
 	f.Float64Var(&pf.lossK, "cusum-k", def.Control.LossK, "Supervisor loss CUSUM slack K (relative loss excess)")
 	f.Float64Var(&pf.lossH, "cusum-h", def.Control.LossH, "Supervisor loss CUSUM threshold H")
 	f.IntVar(&pf.diagEvery, "diag-every", def.DiagEvery, "steps between cosine diagnostics")
+	f.StringVar(&pf.liveData, "live-data", def.Hard.Data, "data set of the live admission loop (100 classes: mnist-stack100, fashion-stack100, mnist-pairs100, cifar100)")
 	f.StringVar(&pf.telemetry, "telemetry", "", "telemetry CSV for the Commander runs (from 'nfabric telemetry'; default: synthetic episodes)")
 }
 
 // apply overwrites o with the flags the user set and checks the control
 // configuration before anything trains.
 func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) error {
+	if fs.Changed("live-data") {
+		o.Hard.Data = pf.liveData
+	}
 	if fs.Changed("fault-rate") {
 		if !(pf.faultRate >= 0 && pf.faultRate <= 1) {
 			return usagef("--fault-rate %v out of [0, 1]", pf.faultRate)

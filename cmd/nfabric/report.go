@@ -37,11 +37,12 @@ and each block's NAME.md, NAME.json and SVG figures, byte for byte what a single
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			logf := func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }
-			if _, err := experiments.Merge(dirs, out, logf); err != nil {
+			outs, err := experiments.Merge(dirs, out, logf)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
-			return nil
+			return experiments.FailedBlocks(outs)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "out", "output directory")

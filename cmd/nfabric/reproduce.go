@@ -18,6 +18,7 @@ func newReproduceCmd() *cobra.Command {
 		seed  uint64
 		list  bool
 		shard string
+		jobs  int
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce",
@@ -35,17 +36,27 @@ each block's units in a fixed order) starting at unit i, and writes
 --out/shard-i-of-n.json instead of the report. Run all n shards (on as many
 machines as you like, with the same --only/--full/--seed), gather the
 shard files and run 'nfabric report merge DIR...' to write the same out/ a
-single run writes, byte for byte.`,
+single run writes, byte for byte.
+
+--jobs n runs up to n cores' worth of units at once, across blocks: units
+that keep one core busy (replay's event simulations, the hardware flow's
+tools, the ns-3 run) run side by side, and units whose goroutines use every
+core (training, the pilots, the timing sweeps) run alone. It changes wall
+time, never a byte of output. The default, 0, means GOMAXPROCS.`,
 		Example: `  nfabric reproduce
   nfabric reproduce --only functional,timing --out results
   nfabric reproduce --full --seed 7
   nfabric reproduce --list
+  nfabric reproduce --jobs 1            # one unit at a time, with each block's CPU time
   nfabric reproduce --shard 0/4 --out shards   # ... through 3/4, then:
   nfabric report merge shards --out out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if full && quick {
 				return usagef("--quick and --full are exclusive")
+			}
+			if jobs < 0 {
+				return usagef("--jobs %d: want 1 or more (0: GOMAXPROCS)", jobs)
 			}
 			if list {
 				cfg := experiments.Config{Full: full, Seed: seed}
@@ -76,7 +87,7 @@ single run writes, byte for byte.`,
 			if len(bs) == 0 {
 				return fmt.Errorf("no evidence blocks are registered")
 			}
-			cfg := experiments.Config{Full: full, Seed: seed}
+			cfg := experiments.Config{Full: full, Seed: seed, Jobs: jobs}
 			if shard != "" {
 				sh, err := experiments.ParseShard(shard)
 				if err != nil {
@@ -93,7 +104,10 @@ single run writes, byte for byte.`,
 			if len(outs) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return experiments.FailedBlocks(outs)
 		},
 	}
 	f := cmd.Flags()
@@ -103,6 +117,7 @@ single run writes, byte for byte.`,
 	f.StringVar(&out, "out", "out", "output directory")
 	f.Uint64Var(&seed, "seed", 1, "base random seed")
 	f.BoolVar(&list, "list", false, "list the registered blocks and their units of work (with --full: the full configuration's) and exit")
+	f.IntVar(&jobs, "jobs", 0, "run units taking up to this many cores at once (0: GOMAXPROCS); output is the same for every value")
 	f.StringVar(&shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")
 	return cmd
 }

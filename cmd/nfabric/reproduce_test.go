@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +50,40 @@ func TestReproduceShardsMerge(t *testing.T) {
 		if code, _, stderr := nfabric(t, c.args...); code != c.code {
 			t.Errorf("nfabric %v: exit %d, want %d (%s)", c.args, code, c.code, stderr)
 		}
+	}
+}
+
+// reproduce --jobs 1 and --jobs 3 write the same files byte for byte (the
+// payload block's 22 single-core units run three at a time), the progress
+// names each block's CPU time with one job, and a negative --jobs is a
+// usage error.
+func TestReproduceJobs(t *testing.T) {
+	dir := t.TempDir()
+	outs := map[string]string{"1": filepath.Join(dir, "one"), "3": filepath.Join(dir, "three")}
+	for jobs, out := range outs {
+		code, _, stderr := nfabric(t, "reproduce", "--only", "payload,collective", "--jobs", jobs, "--out", out)
+		if code != 0 {
+			t.Fatalf("--jobs %s: exit %d: %s", jobs, code, stderr)
+		}
+		if want := "of CPU ("; !strings.Contains(stderr, want) {
+			t.Errorf("--jobs %s: stderr lacks the CPU summary %q: %s", jobs, want, stderr)
+		}
+		if jobs == "1" && !strings.Contains(stderr, "[1/2] payload: ok, done in ") {
+			t.Errorf("--jobs 1: no done line for payload: %s", stderr)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(outs["1"], "*"))
+	if len(files) < 6 {
+		t.Fatalf("--jobs 1 wrote %d files", len(files))
+	}
+	for _, f := range files {
+		a, _ := os.ReadFile(f)
+		b, err := os.ReadFile(filepath.Join(outs["3"], filepath.Base(f)))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: --jobs 3 differs from --jobs 1 (%v)", filepath.Base(f), err)
+		}
+	}
+	if code, _, stderr := nfabric(t, "reproduce", "--only", "collective", "--jobs", "-1", "--out", filepath.Join(dir, "bad")); code != 2 {
+		t.Errorf("--jobs -1: exit %d, want 2 (%s)", code, stderr)
 	}
 }

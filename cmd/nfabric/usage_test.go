@@ -112,9 +112,10 @@ func TestAcceptedWithoutAWord(t *testing.T) {
 	}
 }
 
-// TestPilotSizesReachLiveLoop: --hidden, --epochs, --train-n and --test-n
-// size the live admission loop as well as the Fig. 6 runs (they used to be
-// ignored there without a word).
+// TestPilotSizesReachLiveLoop: --model, --hidden, --epochs, --train-n and
+// --test-n size the live admission loop as well as the Fig. 6 runs (they
+// used to be ignored there without a word), and --live-data picks its
+// data set.
 func TestPilotSizesReachLiveLoop(t *testing.T) {
 	var (
 		of optFlags
@@ -138,6 +139,26 @@ func TestPilotSizesReachLiveLoop(t *testing.T) {
 	}
 	if o.Hard.Data != def.Hard.Data {
 		t.Errorf("live loop data %q; want %q kept", o.Hard.Data, def.Hard.Data)
+	}
+	// The defaults are the ResNet stand-ins (the live loop's is the
+	// 100-class stand-in the pilots were calibrated with,
+	// resnet-standin-small); --model and --live-data bring back the MLP
+	// pilots of earlier rounds.
+	if def.Train.Model != "resnet-standin" || def.Hard.Model != "resnet-standin-small" || def.Hard.Data != "mnist-stack100" {
+		t.Errorf("defaults: %s on %s, live loop %s on %s; want the stand-ins", def.Train.Model, def.Train.Data, def.Hard.Model, def.Hard.Data)
+	}
+	of, pf = optFlags{}, pilotFlags{}
+	fs = pflag.NewFlagSet("pilot", pflag.ContinueOnError)
+	of.add(fs, def.Train)
+	pf.add(fs, def)
+	if err := fs.Parse([]string{"--model", "mlp", "--data", "mnist", "--live-data", "mnist-pairs100"}); err != nil {
+		t.Fatal(err)
+	}
+	if o, err = pilotOptions(fs, &of, &pf); err != nil {
+		t.Fatal(err)
+	}
+	if o.Train.Model != "mlp" || o.Train.Data != "mnist" || o.Hard.Model != "mlp" || o.Hard.Data != "mnist-pairs100" {
+		t.Errorf("--model mlp --data mnist --live-data mnist-pairs100: %s on %s, live loop %s on %s", o.Train.Model, o.Train.Data, o.Hard.Model, o.Hard.Data)
 	}
 }
 
