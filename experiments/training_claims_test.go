@@ -272,3 +272,40 @@ func checkSweepRates(t *testing.T, o TrainOptions, sets *data.Sets) {
 		}
 	}
 }
+
+// TestLearningRates checks where each configuration's rates come from:
+// the studies (quick and full) train FP32 at their swept rate and the sign
+// rules at QuickSignLR, every FP32-routed group of Table 6's mixed
+// policies gets the study's FP32 rate and every sign-routed one the sign
+// rate, and the pilots keep the rates they were calibrated with whatever
+// the studies' are.
+func TestLearningRates(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		for _, c := range []struct {
+			o      TrainOptions
+			fp32LR float32
+		}{{ValidatedOptions(full, 1), 0.05}, {BoundaryOptions(full, 1), 0.1}} {
+			if c.o.LR != c.fp32LR || c.o.SignLR != 3e-4 {
+				t.Errorf("%s full=%v: lr %g / sign %g, want %g / 3e-4", c.o.Data, full, c.o.LR, c.o.SignLR, c.fp32LR)
+			}
+			for _, p := range Table6Policies() {
+				cfg := c.o.Config(p, 1)
+				for g, s := range p {
+					want := c.fp32LR
+					if s.Rule.Sign() {
+						want = 3e-4
+					}
+					if got := cfg.RuleLR(s); got != want {
+						t.Errorf("%s %s group %d: lr %g, want %g", c.o.Data, p.Label(), g, got, want)
+					}
+				}
+			}
+		}
+		p := PilotDefaults(full, 1)
+		for _, o := range []TrainOptions{p.Train, p.Hard} {
+			if o.LR != 0.05 || o.SignLR != 1e-4 {
+				t.Errorf("pilot %s full=%v: lr %g / sign %g, want the calibrated 0.05 / 1e-4", o.Data, full, o.LR, o.SignLR)
+			}
+		}
+	}
+}
