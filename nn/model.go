@@ -429,7 +429,7 @@ func NewResNet(rng *rand.Rand, cfg ResNetConfig) (*Model, error) {
 	cfg.Blocks = append([]int(nil), cfg.Blocks...)
 	if cfg.Widths != nil {
 		cfg.Widths = append([]int(nil), cfg.Widths...)
-		name += "-x" + joinWidths(cfg.Widths)
+		name += "-x" + joinInts(cfg.Widths, ".")
 	}
 	return newModel(name, []int{cfg.InChannels, cfg.H, cfg.W}, cfg.Classes, rng, func(b *builder) Layer {
 		stem := newConv(b, "conv1", cfg.InChannels, cfg.Width, 3, stemStride, 1, false)
@@ -451,17 +451,6 @@ func NewResNet(rng *rand.Rand, cfg ResNetConfig) (*Model, error) {
 		b.group = Head
 		return append(s, newDense(b, "fc", in, cfg.Classes))
 	}), nil
-}
-
-func joinWidths(ws []int) string {
-	s := ""
-	for i, w := range ws {
-		if i > 0 {
-			s += "."
-		}
-		s += fmt.Sprint(w)
-	}
-	return s
 }
 
 // ResNet18 returns NewResNet(rng, ResNet18Config(classes)); it panics if

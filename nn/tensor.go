@@ -23,7 +23,7 @@ func (t *Tensor) Len() int { return numel(t.Shape) }
 func (t *Tensor) Dim(i int) int { return t.Shape[i] }
 
 // String gives the shape, e.g. "Tensor(16x3x32x32)".
-func (t *Tensor) String() string { return fmt.Sprintf("Tensor(%s)", shapeString(t.Shape)) }
+func (t *Tensor) String() string { return fmt.Sprintf("Tensor(%s)", joinInts(t.Shape, "x")) }
 
 // resize sets the shape, reusing the backing array when it is large enough.
 // The contents are unspecified afterwards. resize does not allocate when the
@@ -60,11 +60,13 @@ func numel(shape []int) int {
 	return n
 }
 
-func shapeString(shape []int) string {
+// joinInts writes ns in decimal separated by sep: a tensor's shape
+// ("128x3x32x32") or a model's stage widths in its name ("8.16.32.256").
+func joinInts(ns []int, sep string) string {
 	s := ""
-	for i, d := range shape {
+	for i, d := range ns {
 		if i > 0 {
-			s += "x"
+			s += sep
 		}
 		s += fmt.Sprint(d)
 	}
