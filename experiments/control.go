@@ -91,11 +91,12 @@ const (
 
 var pilotLadder = control.Ladder{BinaryMin: 0.6, TernaryMin: 0.45}
 
-// The sign rate and 100-class model the pilots were calibrated with: the
-// training block's before its stand-in sign-rate sweep (QuickSignLR) and
-// its wide 100-class stand-in (nn.StandInConfig); resnet-standin-small is
-// that earlier stand-in.
+// The learning rates and 100-class model the pilots were calibrated with:
+// the training block's before its stand-in rate sweeps (QuickSignLR,
+// ValidatedFP32LR, BoundaryFP32LR) and its wide 100-class stand-in
+// (nn.StandInConfig); resnet-standin-small is that earlier stand-in.
 const (
+	pilotLR        = 0.05
 	pilotSignLR    = 1e-4
 	pilotHardModel = "resnet-standin-small"
 )
@@ -119,9 +120,9 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 	hard := BoundaryOptions(false, seed)
 	hard.Seeds, hard.Epochs, hard.TrainN, hard.TestN = 1, 3, 1920, 1000
 	// The pilots were calibrated, and their figures recorded, with the
-	// training block's earlier sign rate and 100-class stand-in; these pins
+	// training block's earlier learning rates and 100-class stand-in; these pins
 	// keep them so (moving the pilots to the new ones is the pilots' call).
-	easy.SignLR, hard.SignLR, hard.Model = pilotSignLR, pilotSignLR, pilotHardModel
+	easy.LR, hard.LR, easy.SignLR, hard.SignLR, hard.Model = pilotLR, pilotLR, pilotSignLR, pilotSignLR, pilotHardModel
 	const diagEvery = 5
 	cc := control.DefaultConfig(pilot.Groups()...)
 	epoch := int64(easy.TrainN / easy.Batch)
@@ -135,6 +136,7 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 		o.Train.Epochs = 10
 		o.Hard = BoundaryOptions(true, seed)
 		o.Hard.Seeds, o.Hard.Epochs = 1, 4
+		o.Train.LR, o.Hard.LR = pilotLR, pilotLR
 		o.Train.SignLR, o.Hard.SignLR, o.Hard.Model = pilotSignLR, pilotSignLR, pilotHardModel
 		epoch = int64(60000 / o.Train.Batch)
 		o.Control.WarmupSteps, o.Control.CooldownSteps = epoch, epoch

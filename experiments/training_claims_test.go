@@ -161,19 +161,21 @@ func TestQuickRows(t *testing.T) {
 	}
 }
 
-// TestSignLRSweep sweeps two rates on a sliver of MNIST with a small MLP
-// and checks the procedure: one run per rule and rate, validated on
-// held-out training images (not the test split), and the chosen rate is
-// the one whose runs have the higher mean held-out accuracy. Non-sign
-// rules and empty grids are refused.
-func TestSignLRSweep(t *testing.T) {
+// TestLRSweep sweeps two rates on a sliver of MNIST with a small MLP, for
+// the sign rules and for FP32, and checks the procedure: one run per rule
+// and rate, validated on held-out training images (not the test split),
+// the swept rate is the one the runs train at (an FP32 sweep moves LR and
+// leaves SignLR, a sign sweep the reverse: checked against lone runs), and
+// the chosen rate is the one whose runs have the higher mean held-out
+// accuracy. Mixed rule families and empty grids are refused.
+func TestLRSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads MNIST")
 	}
 	o := BoundaryOptions(false, 1)
 	o.Data, o.Model, o.Hidden, o.TrainN, o.TestN, o.Epochs, o.Batch, o.Seeds = "mnist", "mlp", []int{8}, 256, 128, 1, 64, 1
 	rates := []float32{1e-5, 1e-3}
-	res, best, err := SignLRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.GBinary, train.GTernary})
+	res, best, err := LRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.GBinary, train.GTernary})
 	if errors.Is(err, data.ErrNotFound) {
 		t.Skip(err)
 	}
@@ -211,10 +213,99 @@ func TestSignLRSweep(t *testing.T) {
 	if !reflect.DeepEqual(sets.Test.Labels, full.Train.Labels[256:384]) || !reflect.DeepEqual(sets.Test.Image(0), full.Train.Image(256)) {
 		t.Error("held-out split is not training images 256..383")
 	}
-	if _, _, err := SignLRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.FP32}); err == nil {
-		t.Error("FP32 accepted as a sign rule")
+	checkSweepRates(t, o, sets)
+	for _, rs := range [][]train.Rule{{train.FP32, train.GBinary}, {train.GBinary, train.FP32}, {train.FP32, train.FP32}} {
+		if _, _, err := LRSweep(context.Background(), StudyBoundary, o, rates, rs); err == nil {
+			t.Errorf("rules %v accepted", rs)
+		}
 	}
-	if _, _, err := SignLRSweep(context.Background(), StudyBoundary, o, nil, []train.Rule{train.GBinary}); err == nil {
+	if _, _, err := LRSweep(context.Background(), StudyBoundary, o, nil, []train.Rule{train.GBinary}); err == nil {
 		t.Error("empty grid accepted")
+	}
+}
+
+// checkSweepRates runs an FP32 sweep and a one-rule sign sweep and checks
+// each run's held-out accuracy against a lone train.Run at the rate the
+// sweep should have set (FP32's LR, or the sign rule's SignLR, the other
+// rate left as the options give it), and the chosen rate against the
+// higher of the two.
+func checkSweepRates(t *testing.T, o TrainOptions, sets *data.Sets) {
+	t.Helper()
+	for _, c := range []struct {
+		rule  train.Rule
+		rates []float32
+		set   func(*TrainOptions, float32)
+	}{
+		{train.FP32, []float32{0.001, 0.1}, func(o *TrainOptions, r float32) { o.LR = r }},
+		{train.GBinary, []float32{1e-5, 1e-3}, func(o *TrainOptions, r float32) { o.SignLR = r }},
+	} {
+		res, best, err := LRSweep(context.Background(), StudyBoundary, o, c.rates, []train.Rule{c.rule})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := res.Data.([]SweepResult)
+		if len(runs) != 2 {
+			t.Fatalf("%v: %d runs; want 2", c.rule, len(runs))
+		}
+		var acc []float64
+		for i, r := range c.rates {
+			lone := o
+			c.set(&lone, r)
+			got, err := train.Run(context.Background(), lone.Config(train.Uniform(train.RuleSpec{Rule: c.rule}), o.Seed), sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if runs[i].Rate != r || runs[i].HeldOut != got.Final {
+				t.Errorf("%v at %g: sweep %+v, lone run %v", c.rule, r, runs[i], got.Final)
+			}
+			acc = append(acc, got.Final)
+		}
+		want := c.rates[0]
+		if acc[1] > acc[0] {
+			want = c.rates[1]
+		}
+		if best != want {
+			t.Errorf("%v: chose %g; lone accuracies %v", c.rule, best, acc)
+		}
+		if !strings.HasPrefix(res.Tables[0].Columns[0], map[bool]string{true: "sign", false: "FP32"}[c.rule.Sign()]) {
+			t.Errorf("%v: first column %q", c.rule, res.Tables[0].Columns[0])
+		}
+	}
+}
+
+// TestLearningRates checks where each configuration's rates come from:
+// the studies (quick and full) train FP32 at their swept rate and the sign
+// rules at QuickSignLR, every FP32-routed group of Table 6's mixed
+// policies gets the study's FP32 rate and every sign-routed one the sign
+// rate, and the pilots keep the rates they were calibrated with whatever
+// the studies' are.
+func TestLearningRates(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		for _, c := range []struct {
+			o      TrainOptions
+			fp32LR float32
+		}{{ValidatedOptions(full, 1), 0.05}, {BoundaryOptions(full, 1), 0.1}} {
+			if c.o.LR != c.fp32LR || c.o.SignLR != 3e-4 {
+				t.Errorf("%s full=%v: lr %g / sign %g, want %g / 3e-4", c.o.Data, full, c.o.LR, c.o.SignLR, c.fp32LR)
+			}
+			for _, p := range Table6Policies() {
+				cfg := c.o.Config(p, 1)
+				for g, s := range p {
+					want := c.fp32LR
+					if s.Rule.Sign() {
+						want = 3e-4
+					}
+					if got := cfg.RuleLR(s); got != want {
+						t.Errorf("%s %s group %d: lr %g, want %g", c.o.Data, p.Label(), g, got, want)
+					}
+				}
+			}
+		}
+		p := PilotDefaults(full, 1)
+		for _, o := range []TrainOptions{p.Train, p.Hard} {
+			if o.LR != 0.05 || o.SignLR != 1e-4 {
+				t.Errorf("pilot %s full=%v: lr %g / sign %g, want the calibrated 0.05 / 1e-4", o.Data, full, o.LR, o.SignLR)
+			}
+		}
 	}
 }

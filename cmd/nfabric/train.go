@@ -37,8 +37,9 @@ A policy is one rule for every group ("g-binary") or one per group
   validated  the Fig. 4 analogue (five rules, several seeds)
   boundary   the Table 6 / Fig. 5 / Table 5 analogue (seven policies, the
              learning-rate ablation and cosine diagnostics)
-  sweep      choose the sign rules' learning rate on held-out training
-             images (the procedure behind the studies' --sign-lr default)
+  sweep      choose the FP32 or the sign learning rate on held-out training
+             images (the procedure behind the studies' --lr and --sign-lr
+             defaults)
 
 Data sets: mnist, fashion-mnist, mnist-stack100 and fashion-stack100 (the
 100-class stand-ins), mnist-pairs100 (the earlier one), and cifar10 / cifar100
@@ -46,7 +47,8 @@ from their binary files with --data-dir.`,
 		Example: `  nfabric train run --data mnist --model mlp --policy g-binary --epochs 3
   nfabric train run --data mnist-pairs100 --policy backbone=g-ternary,head=fp32 --checkpoint run.ckpt --resume
   nfabric train validated --seeds 3
-  nfabric train sweep --study boundary --sign-lrs 3e-5,1e-4,3e-4,1e-3
+  nfabric train sweep --study boundary --rule sign --lrs 3e-5,1e-4,3e-4,1e-3
+  nfabric train sweep --study validated --rule fp32 --lrs 0.02,0.05,0.1,0.2,0.4
   nfabric train boundary --full --out out/
   nfabric train boundary --data cifar100 --data-dir ~/cifar-100-binary --model resnet18 --augment --epochs 30`,
 	}
@@ -352,6 +354,7 @@ func newTrainSweepCmd() *cobra.Command {
 	var (
 		of     optFlags
 		study  string
+		family string
 		rates  string
 		rules  string
 		asJSON bool
@@ -360,12 +363,13 @@ func newTrainSweepCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep [flags]",
-		Short: "choose one learning rate for the sign rules on held-out training images",
-		Long: `sweep trains each sign rule (--rules) uniformly at each learning rate of
---sign-lrs on a study's options (its quick configuration unless flags say
-otherwise), validates on training images the runs never train on (images
---train-n .. --train-n + --test-n of the training split, never the test split)
-and chooses the rate with the highest mean held-out accuracy over the rules.`,
+		Short: "choose the FP32 or the sign learning rate on held-out training images",
+		Long: `sweep chooses one learning rate on a study's options (its quick configuration
+unless flags say otherwise): --rule sign trains each sign rule of --rules
+uniformly at each sign rate of --lrs; --rule fp32 trains FP32 at each FP32 rate.
+Runs are validated on training images they never train on (images --train-n ..
+--train-n + --test-n of the training split, never the test split), and the rate
+with the highest mean held-out accuracy over the rules is chosen.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var defaults func(bool, uint64) experiments.TrainOptions
@@ -377,6 +381,10 @@ and chooses the rate with the highest mean held-out accuracy over the rules.`,
 			default:
 				return usagef("--study %q: want validated or boundary", study)
 			}
+			rs, grid, err := sweepRules(cmd, family, rules, rates)
+			if err != nil {
+				return err
+			}
 			o := defaults(false, 1)
 			o.Seeds = 1
 			if err := of.apply(cmd.Flags(), &o); err != nil {
@@ -385,24 +393,8 @@ and chooses the rate with the highest mean held-out accuracy over the rules.`,
 			if o.TrainN < 1 {
 				return usagef("--train-n must be at least 1: the held-out images follow the training subset")
 			}
-			var lrs []float32
-			for _, p := range strings.Split(rates, ",") {
-				v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
-				if err != nil || !(v > 0) || math.IsInf(v, 0) {
-					return usagef("--sign-lrs %q: want positive comma-separated rates", rates)
-				}
-				lrs = append(lrs, float32(v))
-			}
-			var rs []train.Rule
-			for _, p := range strings.Split(rules, ",") {
-				r, err := train.ParseRule(p)
-				if err != nil || !r.Sign() {
-					return usagef("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", rules)
-				}
-				rs = append(rs, r)
-			}
 			o.Logf = stderrLogf(cmd, quiet)
-			res, _, err := experiments.SignLRSweep(cmd.Context(), study, o, lrs, rs)
+			res, _, err := experiments.LRSweep(cmd.Context(), study, o, grid, rs)
 			if err != nil {
 				return err
 			}
@@ -413,10 +405,55 @@ and chooses the rate with the highest mean held-out accuracy over the rules.`,
 	def.Seeds = 1
 	of.add(cmd.Flags(), def)
 	cmd.Flags().StringVar(&study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
-	cmd.Flags().StringVar(&rates, "sign-lrs", "3e-5,1e-4,3e-4,1e-3", "sign learning rates to try, comma-separated")
-	cmd.Flags().StringVar(&rules, "rules", "g-binary,g-ternary", "sign rules to train, comma-separated")
+	cmd.Flags().StringVar(&family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
+	cmd.Flags().StringVar(&rates, "lrs", "", "learning rates to try, comma-separated (default "+sweepSignLRs+" for sign, "+sweepFP32LRs+" for fp32)")
+	cmd.Flags().StringVar(&rules, "rules", "g-binary,g-ternary", "with --rule sign: the sign rules to train, comma-separated")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().StringVar(&out, "out", "", "also write the table and JSON into this directory")
 	return cmd
+}
+
+// The sweep's default grids (the ones NOTES.md's Training section ran).
+const (
+	sweepSignLRs = "3e-5,1e-4,3e-4,1e-3"
+	sweepFP32LRs = "0.02,0.05,0.1,0.2,0.4"
+)
+
+// sweepRules parses the sweep's --rule, --rules and --lrs flags into the
+// rules to train and the grid of rates.
+func sweepRules(cmd *cobra.Command, family, rules, rates string) ([]train.Rule, []float32, error) {
+	var rs []train.Rule
+	switch family {
+	case "sign":
+		if rates == "" {
+			rates = sweepSignLRs
+		}
+		for _, p := range strings.Split(rules, ",") {
+			r, err := train.ParseRule(p)
+			if err != nil || !r.Sign() {
+				return nil, nil, usagef("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", rules)
+			}
+			rs = append(rs, r)
+		}
+	case "fp32":
+		if rates == "" {
+			rates = sweepFP32LRs
+		}
+		if cmd.Flags().Changed("rules") {
+			return nil, nil, usagef("--rules is for --rule sign; --rule fp32 trains FP32 alone")
+		}
+		rs = []train.Rule{train.FP32}
+	default:
+		return nil, nil, usagef("--rule %q: want sign or fp32", family)
+	}
+	var lrs []float32
+	for _, p := range strings.Split(rates, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, nil, usagef("--lrs %q: want positive comma-separated rates", rates)
+		}
+		lrs = append(lrs, float32(v))
+	}
+	return rs, lrs, nil
 }
