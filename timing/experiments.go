@@ -87,11 +87,10 @@ func RunTable4(ctx context.Context, s Setup) ([]Row, error) {
 	}
 	base := s.Model
 	var rows []Row
-	var jobs []job
+	var cfgs []Config
 	add := func(group string, c Config) {
-		rows = append(rows, Row{Group: group, Streams: c.Streams.Count, Stacks: c.Controller.Stacks,
-			Share: c.Link.Share, FootprintMiB: c.Streams.FootprintMiB})
-		jobs = append(jobs, job{cfg: c, w: Sweep{}, window: All})
+		rows = append(rows, rowOf(group, c))
+		cfgs = append(cfgs, c)
 	}
 	c := base
 	c.Streams.Count = 1
@@ -113,10 +112,24 @@ func RunTable4(ctx context.Context, s Setup) ([]Row, error) {
 		c.Link.Share = s.Experiments.CongestedShare
 		add(GroupScaleCongest, c)
 	}
-	for _, j := range jobs {
-		if err := j.cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("table 4 configuration: %w", err)
+	return runRows(ctx, "table 4 configuration", rows, cfgs)
+}
+
+// rowOf is the Row of a Table 4 group run under c, before it has run.
+func rowOf(group string, c Config) Row {
+	return Row{Group: group, Streams: c.Streams.Count, Stacks: c.Controller.Stacks,
+		Share: c.Link.Share, FootprintMiB: c.Streams.FootprintMiB}
+}
+
+// runRows validates cfgs[i] (errors prefixed by what), runs each as a whole
+// sweep pair and sets it as rows[i].Pair.
+func runRows(ctx context.Context, what string, rows []Row, cfgs []Config) ([]Row, error) {
+	jobs := make([]job, len(cfgs))
+	for i, c := range cfgs {
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
+		jobs[i] = job{cfg: c, w: Sweep{}, window: All}
 	}
 	pairs, err := runJobs(ctx, jobs)
 	if err != nil {
@@ -138,27 +151,17 @@ func RunLayouts(ctx context.Context, s Setup, layouts []string) ([]Row, error) {
 		return nil, err
 	}
 	var rows []Row
-	var jobs []job
+	var cfgs []Config
 	for _, l := range layouts {
 		for _, n := range s.Experiments.StackCounts {
 			c := s.Model
 			c.Controller.Stacks, c.Streams.Layout = n, l
-			if err := c.Validate(); err != nil {
-				return nil, fmt.Errorf("layout rows: %w", err)
-			}
-			rows = append(rows, Row{Group: GroupScaleHealthy, Streams: c.Streams.Count, Stacks: n, Share: c.Link.Share,
-				FootprintMiB: c.Streams.FootprintMiB, Layout: l})
-			jobs = append(jobs, job{cfg: c, w: Sweep{}, window: All})
+			r := rowOf(GroupScaleHealthy, c)
+			r.Layout = l
+			rows, cfgs = append(rows, r), append(cfgs, c)
 		}
 	}
-	pairs, err := runJobs(ctx, jobs)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rows {
-		rows[i].Pair = pairs[i]
-	}
-	return rows, nil
+	return runRows(ctx, "layout rows", rows, cfgs)
 }
 
 // Point is one point of a Fig. 3 panel: X on the panel's axis, Series
