@@ -103,22 +103,20 @@ func CalibrateCUSUM(losses []float64, alpha float64, skip int) (LossCalibration,
 	return c, nil
 }
 
-// lossExcess returns the Supervisor's relative loss excess for each loss
-// from index skip on (the loss average runs over all of them).
+// lossExcess returns the Supervisor's relative loss excess (the Plane's
+// own lossAverage) for each loss from index skip on (the average runs over
+// all of them).
 func lossExcess(losses []float64, alpha float64, skip int) ([]float64, error) {
 	var xs []float64
-	ewma := 0.0
+	var avg lossAverage
 	for i, l := range losses {
 		if !finite(l) || l < 0 {
 			return nil, fmt.Errorf("calibrate cusum: loss %d is %v", i, l)
 		}
-		if i == 0 {
-			ewma = l
+		if x, ok := avg.excess(l); i >= skip && ok {
+			xs = append(xs, x)
 		}
-		if i >= skip && ewma > 0 {
-			xs = append(xs, l/ewma-1)
-		}
-		ewma = (1-alpha)*ewma + alpha*l
+		avg.add(l, alpha)
 	}
 	return xs, nil
 }

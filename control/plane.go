@@ -226,8 +226,7 @@ type Plane struct {
 	byName map[string]*groupState
 	step   int64 // last EvStep, -1 before the first
 	cusum  CUSUM
-	ewma   float64
-	nloss  int
+	loss   lossAverage
 	alarms int
 	cmd    commander
 	log    []Action
@@ -292,24 +291,46 @@ func (p *Plane) Step(ev Event) ([]Action, error) {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// lossAverage is the Supervisor's slow exponential average L of past
+// losses, which starts at the first loss: the CUSUM observes each loss's
+// relative excess over it, and the CUSUM calibration replays the same.
+type lossAverage struct {
+	l       float64
+	started bool
+}
+
+// excess is loss_t / L_{t-1} - 1, with L started at loss when no loss has
+// been added; ok is false (and x 0) while L is 0.
+func (a *lossAverage) excess(loss float64) (x float64, ok bool) {
+	l := a.l
+	if !a.started {
+		l = loss
+	}
+	if l <= 0 {
+		return 0, false
+	}
+	return loss/l - 1, true
+}
+
+// add folds loss into L with weight alpha.
+func (a *lossAverage) add(loss, alpha float64) {
+	if !a.started {
+		a.l, a.started = loss, true
+	}
+	a.l = (1-alpha)*a.l + alpha*loss
+}
+
 // observeLoss runs the Supervisor's CUSUM on the relative loss excess.
 func (p *Plane) observeLoss(ev Event) error {
 	if !finite(ev.Loss) || ev.Loss < 0 {
 		return fmt.Errorf("control: loss %v at step %d is not a finite non-negative number", ev.Loss, ev.Step)
 	}
-	if p.nloss == 0 {
-		p.ewma = ev.Loss
-	}
-	p.nloss++
-	x := 0.0
-	if p.ewma > 0 {
-		x = ev.Loss/p.ewma - 1
-	}
+	x, _ := p.loss.excess(ev.Loss)
 	alarm, err := p.cusum.Observe(x)
 	if err != nil {
 		return err
 	}
-	p.ewma = (1-p.cfg.LossAlpha)*p.ewma + p.cfg.LossAlpha*ev.Loss
+	p.loss.add(ev.Loss, p.cfg.LossAlpha)
 	if !alarm {
 		return nil
 	}
