@@ -147,6 +147,8 @@ type Result struct {
 	Summary []string `json:"summary,omitempty"`
 	Tables  []Table  `json:"tables"`
 	Figures []Figure `json:"figures,omitempty"`
+	// Claims are the block's rows of the claims ledger (see Claim).
+	Claims []Claim `json:"claims,omitempty"`
 	// Data holds the raw measured values behind the tables.
 	Data any `json:"data,omitempty"`
 	// Passed and Failed count checks for blocks that run checks.
