@@ -97,6 +97,10 @@ func TestKilledMidBatch(t *testing.T) {
 // TestMain runs the test binary as TestKilledMidBatch's client when
 // NFABRIC_SERVE_CHILD names a server.
 func TestMain(m *testing.M) {
+	if sock := os.Getenv("NFABRIC_SERVE_LIMITS_CHILD"); sock != "" {
+		limitsServer(sock)
+		os.Exit(0)
+	}
 	if target := os.Getenv("NFABRIC_SERVE_CHILD"); target != "" {
 		childWriter(target)
 		os.Exit(0)

@@ -39,9 +39,9 @@ type Options struct {
 	// (default 64); further ones wait in the listen backlog.
 	MaxConnections int
 	// MaxStreams bounds the calls in flight on one connection, a call
-	// counting until its response is written (default 8).
+	// counting until its response is written (default 4).
 	MaxStreams int
-	// MaxDevices bounds the open devices of the server (default 256).
+	// MaxDevices bounds the open devices of the server (default 64).
 	MaxDevices int
 	// MaxRegions bounds the mapped regions of one device (default 4096).
 	MaxRegions int
@@ -69,7 +69,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults of 'nfabric serve'.
 func DefaultOptions() Options {
-	return Options{MaxMessageBytes: 16 << 20, MaxConnections: 64, MaxStreams: 8, MaxDevices: 256, MaxRegions: 4096,
+	return Options{MaxMessageBytes: 16 << 20, MaxConnections: 64, MaxStreams: 4, MaxDevices: 64, MaxRegions: 4096,
 		MaxModeChanges: 1 << 16, MaxSessions: 256, MaxSessionEvents: 1 << 20, MaxDeviceBytes: 4 << 30}
 }
 
@@ -98,6 +98,42 @@ const (
 func statsBound(regions, changes int) int {
 	return statsFixedBytes + regions*regionWireBytes + changes*modeChangeWireBytes
 }
+
+// MemoryBound is the documented bound on the memory a server with
+// options o can be made to hold above its idle size, by row of the
+// package documentation's limits table, in bytes.
+type MemoryBound struct {
+	Devices   uint64 // device memory, page indexes and device structures
+	Tables    uint64 // region tables and mode-change logs
+	Sessions  uint64 // session configurations, records and planes
+	Transport uint64 // connections and the calls in flight on them
+}
+
+// Total is the sum of the rows.
+func (b MemoryBound) Total() uint64 { return b.Devices + b.Tables + b.Sessions + b.Transport }
+
+// Bound returns the memory bound of a server with options o.
+func Bound(o Options) MemoryBound {
+	o = o.withDefaults().fit()
+	return MemoryBound{
+		Devices:   o.MaxDeviceBytes*gcHeadroom + uint64(o.MaxDevices)*deviceFixedBytes,
+		Tables:    uint64(o.MaxDevices) * (uint64(o.MaxRegions)*regionHeldBytes + uint64(o.MaxModeChanges)*modeChangeHeldBytes),
+		Sessions:  uint64(o.MaxSessions) * uint64(recordBytes(o)) * sessionHeldPerWireByte,
+		Transport: uint64(o.MaxConnections) * (connFixedBytes + uint64(o.MaxStreams)*uint64(o.MaxMessageBytes)*streamHeldPerMessageByte),
+	}
+}
+
+// The memory factors of Bound, from TestLimitsRSS's peak resident sets
+// (so the garbage collector's headroom is in them), rounded up.
+const (
+	gcHeadroom               = 2        // live device memory plus the garbage of the writes that filled it
+	deviceFixedBytes         = 64 << 10 // a device's structures
+	regionHeldBytes          = 4 << 10  // a region with a 256-byte name
+	modeChangeHeldBytes      = 256      // a mode-change log entry, slice growth and GC headroom included
+	sessionHeldPerWireByte   = 10       // a session record in memory, per encoded byte
+	connFixedBytes           = 1 << 20  // a connection's buffers
+	streamHeldPerMessageByte = 4        // a call in flight, per byte of the message limit
+)
 
 // MaxNameBytes bounds a region name and a control group name (in a
 // session configuration or an event).

@@ -223,10 +223,15 @@ func (c *controlService) Replay(_ context.Context, d *pb.SessionDump) (*pb.Repla
 }
 
 // recordLimits are a session's: the event limit, and a record whose Dump
-// fits one message.
+// fits a quarter of a message.
 func (s *Server) recordLimits() recordLimits {
-	return recordLimits{events: s.opts.MaxSessionEvents, bytes: s.opts.MaxMessageBytes - 1024}
+	return recordLimits{events: s.opts.MaxSessionEvents, bytes: recordBytes(s.opts)}
 }
+
+// recordBytes bounds a session's record, in encoded bytes: a quarter of
+// the message limit, so that a Dump is one reply and the sessions' memory
+// stays a fraction of MaxSessions messages.
+func recordBytes(o Options) int { return o.MaxMessageBytes / 4 }
 
 // Replay runs a dump's events through a fresh plane and compares the
 // outcome (actions and per-event errors) with the dump's.
