@@ -78,7 +78,7 @@ def check_socket(path: str) -> None:
     try:
         st = os.lstat(path)
     except OSError as e:
-        raise ServeError(f"socket {path}: {e.strerror}") from None
+        raise ServeError(f"nfabric serve at {path} is unreachable: {e.strerror}") from None
     if not stat.S_ISSOCK(st.st_mode):
         raise ServeError(f"socket {path}: not a socket")
     if st.st_uid not in (uid, 0):
