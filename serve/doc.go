@@ -73,8 +73,13 @@
 //
 // # Authentication
 //
-// On a Unix socket (created 0600) the file system decides who may connect.
+// On a Unix socket (created 0600; the default one in a 0700 directory,
+// DefaultSocket) the file system decides who may connect, and clients
+// check that the socket and its directory are this user's (CheckSocket),
+// so that none talks to a server another user bound at the path.
 // On TCP the server requires a bearer token (Options.Token, checked on every
-// call, including health and reflection) or TLS with client certificates;
-// other clients get UNAUTHENTICATED.
+// call, including health and reflection; the scheme name is
+// case-insensitive) or TLS with client certificates; other clients get
+// UNAUTHENTICATED, a client without a certificate too (the handshake
+// accepts it and every call is refused).
 package serve
