@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
@@ -31,7 +32,7 @@ func payloadClaims(us []PayloadUnit) []report.Claim {
 			ok := len(e.Binary) == len(want)
 			var got []string
 			for i := range e.Binary {
-				got = append(got, fmt.Sprintf("(%+d, %+d)", e.Binary[i], e.Ternary[i]))
+				got = append(got, fmt.Sprintf("(%s, %s)", signed(e.Binary[i]), signed(e.Ternary[i])))
 				if i < len(want) && (e.Binary[i] != want[i][0] || e.Ternary[i] != want[i][1]) {
 					ok = false
 				}
@@ -39,7 +40,7 @@ func payloadClaims(us []PayloadUnit) []report.Claim {
 			out = append(out, report.Claim{Section: "Sec. 2, worked example",
 				Name:      "six positive, two negative of eight: G-Binary +1; G-Ternary 0 where the 2-of-3 gate is zero",
 				Paper:     "(+1, +1), (+1, +1), (+1, 0)",
-				Ours:      fmt.Sprint(got),
+				Ours:      strings.Join(got, ", "),
 				Criterion: "(G-Binary, G-Ternary) per element equal to the paper's",
 				Verdict:   modelVerdict(ok)})
 		case u.Bits != nil:
@@ -77,4 +78,12 @@ func payloadClaims(us []PayloadUnit) []report.Claim {
 			Verdict:   modelVerdict(bad == 0)})
 	}
 	return out
+}
+
+// signed prints a vote as the paper writes it: +1, -1 or 0.
+func signed(v int) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%+d", v)
 }
