@@ -138,7 +138,7 @@ func TestQuickRows(t *testing.T) {
 	for _, tt := range []struct {
 		study string
 		o     TrainOptions
-	}{{StudyValidated, ValidatedOptions(false, 1)}, {StudyBoundary, BoundaryOptions(false, 1)}} {
+	}{{StudyValidated, ValidatedOptions(TierQuick, 1)}, {StudyBoundary, BoundaryOptions(TierQuick, 1)}} {
 		rows, err := studyRows(tt.study, tt.o)
 		if err != nil {
 			t.Fatal(err)
@@ -156,7 +156,7 @@ func TestQuickRows(t *testing.T) {
 			t.Errorf("%s: a filter that keeps nothing was accepted", tt.study)
 		}
 	}
-	if o := BoundaryOptions(true, 1); o.Only != nil || o.Seeds != 3 {
+	if o := BoundaryOptions(TierFull, 1); o.Only != nil || o.Seeds != 3 {
 		t.Errorf("full boundary: Only %v, %d seeds", o.Only, o.Seeds)
 	}
 }
@@ -172,7 +172,7 @@ func TestLRSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads MNIST")
 	}
-	o := BoundaryOptions(false, 1)
+	o := BoundaryOptions(TierQuick, 1)
 	o.Data, o.Model, o.Hidden, o.TrainN, o.TestN, o.Epochs, o.Batch, o.Seeds = "mnist", "mlp", []int{8}, 256, 128, 1, 64, 1
 	rates := []float32{1e-5, 1e-3}
 	res, best, err := LRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.GBinary, train.GTernary})
@@ -280,13 +280,13 @@ func checkSweepRates(t *testing.T, o TrainOptions, sets *data.Sets) {
 // rate, and the pilots keep the rates they were calibrated with whatever
 // the studies' are.
 func TestLearningRates(t *testing.T) {
-	for _, full := range []bool{false, true} {
+	for _, tier := range []Tier{TierQuick, TierStandard, TierFull} {
 		for _, c := range []struct {
 			o      TrainOptions
 			fp32LR float32
-		}{{ValidatedOptions(full, 1), 0.05}, {BoundaryOptions(full, 1), 0.1}} {
+		}{{ValidatedOptions(tier, 1), 0.05}, {BoundaryOptions(tier, 1), 0.1}} {
 			if c.o.LR != c.fp32LR || c.o.SignLR != 3e-4 {
-				t.Errorf("%s full=%v: lr %g / sign %g, want %g / 3e-4", c.o.Data, full, c.o.LR, c.o.SignLR, c.fp32LR)
+				t.Errorf("%s %v: lr %g / sign %g, want %g / 3e-4", c.o.Data, tier, c.o.LR, c.o.SignLR, c.fp32LR)
 			}
 			for _, p := range Table6Policies() {
 				cfg := c.o.Config(p, 1)
@@ -301,10 +301,10 @@ func TestLearningRates(t *testing.T) {
 				}
 			}
 		}
-		p := PilotDefaults(full, 1)
+		p := PilotDefaults(tier == TierFull, 1)
 		for _, o := range []TrainOptions{p.Train, p.Hard} {
 			if o.LR != 0.05 || o.SignLR != 1e-4 {
-				t.Errorf("pilot %s full=%v: lr %g / sign %g, want the calibrated 0.05 / 1e-4", o.Data, full, o.LR, o.SignLR)
+				t.Errorf("pilot %s %v: lr %g / sign %g, want the calibrated 0.05 / 1e-4", o.Data, tier, o.LR, o.SignLR)
 			}
 		}
 	}
