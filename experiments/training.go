@@ -627,9 +627,12 @@ func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 		"Paper (CIFAR-10/ResNet-18): G-Binary and G-Ternary stay within 2 points of FP32 and within 1 point of MajoritySignSGD.",
 		"G-Binary and G-Ternary are computed by the cxl controller model (workers write payload lines; the update is the aggregate read); MajoritySignSGD is the same vote in software.",
 	}
-	claims := validatedClaims(f)
+	conv := convergenceOf(runs, o.Tier)
+	claims := validatedClaims(f, conv)
+	res.Claims = claims
 	res.Summary = append(res.Summary, claimSummary(claims)...)
-	res.Tables = append(res.Tables, tb, claimsTable("claims-validated", "Sec. 7.1 claims on "+d.Name+", "+fmt.Sprint(o.Seeds)+" seeds", claims), cosineTable("cosine-validated", d.Name, runs[:1], "CIFAR-10", [2][3]string{{".505", ".694", ".531"}, {".415", ".567", ".435"}}))
+	res.Tables = append(res.Tables, tb, claimsTable("claims-validated", "Sec. 7.1 claims on "+d.Name+", "+fmt.Sprint(o.Seeds)+" seeds", claims),
+		convergenceTable(StudyValidated, d.Name, conv), cosineTable("cosine-validated", d.Name, runs[:1], "CIFAR-10", [2][3]string{{".505", ".694", ".531"}, {".415", ".567", ".435"}}))
 	if o.WallClock {
 		res.Tables = append(res.Tables, timingTable("timing-validated", runs))
 	}
@@ -747,10 +750,12 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 		"Traffic counts gradient payload bits only (paper accounting: FP32 32, G-Binary 1, G-Ternary 1.58 bits/element); 'stored-plane' counts the bits our payload actually stores (positional gate: 1 bit, derived by the controller).",
 		"The 'traffic with ResNet-18/100' column applies the same arithmetic to nn.ResNet18(100 classes) and must equal the paper's column.",
 	}
-	cos, hasCos := fp32Cosines(runs)
-	claims := boundaryClaims(finalsOf(runs), cos, hasCos)
+	conv := convergenceOf(runs, o.Tier)
+	claims := boundaryClaims(finalsOf(runs), seedCosines(runs), conv)
+	res.Claims = claims
 	res.Summary = append(res.Summary, claimSummary(claims)...)
-	res.Tables = append(res.Tables, tb, claimsTable("claims-boundary", "Sec. 7.2-7.3 claims on "+d.Name+", "+fmt.Sprint(o.Seeds)+" seeds", claims))
+	res.Tables = append(res.Tables, tb, claimsTable("claims-boundary", "Sec. 7.2-7.3 claims on "+d.Name+", "+fmt.Sprint(o.Seeds)+" seeds", claims),
+		convergenceTable(StudyBoundary, d.Name, conv))
 	// Cosine diagnostics from the FP32 trajectory (what an admission
 	// controller measures on its calibration path) and the G-Binary one.
 	var diagRuns []PolicyRuns
@@ -793,9 +798,20 @@ func trainingLayout(cfg Config, runs []TrainRun) (*report.Result, error) {
 		return nil, fmt.Errorf("boundary: %w", err)
 	}
 	res := &report.Result{Title: trainingTitle, Data: runs}
+	conv := -1 // index of the block's one convergence table
 	for _, r := range []*report.Result{v, b} {
 		res.Summary = append(res.Summary, r.Summary...)
-		res.Tables = append(res.Tables, r.Tables...)
+		res.Claims = append(res.Claims, r.Claims...)
+		for _, t := range r.Tables {
+			if t.Name == "convergence" && conv >= 0 { // both studies' FP32 references in one table
+				res.Tables[conv].Rows = append(res.Tables[conv].Rows, t.Rows...)
+				continue
+			}
+			if t.Name == "convergence" {
+				conv = len(res.Tables)
+			}
+			res.Tables = append(res.Tables, t)
+		}
 		res.Figures = append(res.Figures, r.Figures...)
 	}
 	fig7b, err := fig7bPlot(vr, br)
