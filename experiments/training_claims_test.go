@@ -415,3 +415,52 @@ func TestLearningRates(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainingLayoutLedger: the block's layout carries both studies'
+// claims as ledger rows (2 validated, 5 boundary, in that order) and one
+// convergence table with every FP32 reference run of both studies.
+func TestTrainingLayoutLedger(t *testing.T) {
+	run := func(study, label string, seed uint64, accs ...float64) TrainRun {
+		r := TrainRun{Study: study, Label: label, Seed: seed, Data: DataInfo{Name: study + "-data"}}
+		for i, a := range accs {
+			r.Result.Epochs = append(r.Result.Epochs, train.EpochStat{Epoch: i + 1, ValAcc: a / 100})
+		}
+		r.Result.Final = accs[len(accs)-1] / 100
+		r.Result.Traffic.Paper.Ratio, r.PaperModel.Ratio = 1, 1
+		return r
+	}
+	var runs []TrainRun
+	for _, l := range QuickValidatedRows() {
+		for s := uint64(1); s <= 2; s++ {
+			runs = append(runs, run(StudyValidated, l, s, 60, 70, 70.1, 70.2))
+		}
+	}
+	for _, l := range QuickBoundaryRows() {
+		for s := uint64(1); s <= 3; s++ {
+			runs = append(runs, run(StudyBoundary, l, s, 3, 15, 30))
+		}
+	}
+	res, err := trainingLayout(Config{Tier: TierQuick}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Claims) != 7 || res.Claims[0].Section != "Sec. 7.1, Fig. 4" || res.Claims[2].Section != "Sec. 7.2, Fig. 5" {
+		t.Fatalf("claims %+v", res.Claims)
+	}
+	var conv []report.Table
+	for _, tb := range res.Tables {
+		if tb.Name == "convergence" {
+			conv = append(conv, tb)
+		}
+	}
+	if len(conv) != 1 || len(conv[0].Rows) != 2+3 {
+		t.Fatalf("%d convergence tables, rows %q", len(conv), conv)
+	}
+	// The validated FP32 runs plateau (slope 0.1), the boundary ones rise.
+	if conv[0].Rows[0][7] != "yes" || !strings.HasPrefix(conv[0].Rows[4][7], "no") {
+		t.Errorf("convergence rows %q", conv[0].Rows)
+	}
+	if res.Claims[0].Convergence != "converged (2 of 2 FP32 runs pass)" || res.Claims[2].Verdict != report.VerdictIndicative {
+		t.Errorf("validated %q, boundary %q", res.Claims[0].Convergence, res.Claims[2].Verdict)
+	}
+}
