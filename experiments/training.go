@@ -630,6 +630,7 @@ func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 	conv := convergenceOf(runs, o.Tier)
 	claims := validatedClaims(f, conv)
 	res.Claims = claims
+	res.Summary = append(res.Summary, conv.summary(StudyValidated))
 	res.Summary = append(res.Summary, claimSummary(claims)...)
 	res.Tables = append(res.Tables, tb, claimsTable("claims-validated", "Sec. 7.1 claims on "+d.Name+", "+fmt.Sprint(o.Seeds)+" seeds", claims),
 		convergenceTable(StudyValidated, d.Name, conv), cosineTable("cosine-validated", d.Name, runs[:1], "CIFAR-10", [2][3]string{{".505", ".694", ".531"}, {".415", ".567", ".435"}}))
@@ -753,6 +754,7 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 	conv := convergenceOf(runs, o.Tier)
 	claims := boundaryClaims(finalsOf(runs), seedCosines(runs), conv)
 	res.Claims = claims
+	res.Summary = append(res.Summary, conv.summary(StudyBoundary))
 	res.Summary = append(res.Summary, claimSummary(claims)...)
 	res.Tables = append(res.Tables, tb, claimsTable("claims-boundary", "Sec. 7.2-7.3 claims on "+d.Name+", "+fmt.Sprint(o.Seeds)+" seeds", claims),
 		convergenceTable(StudyBoundary, d.Name, conv))

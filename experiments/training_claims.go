@@ -408,6 +408,16 @@ func convergenceOf(runs []PolicyRuns, tier Tier) studyConvergence {
 	return sc
 }
 
+// summary is the study's convergence line: the finding, the rule, and
+// what it means for the verdicts.
+func (sc studyConvergence) summary(study string) string {
+	s := fmt.Sprintf("Convergence of the %s study's FP32 references (%s tier; rule: %s): %s", study, sc.tier, train.Plateau, sc.cell)
+	if !sc.ok {
+		return s + "; its verdicts are indicative only."
+	}
+	return s + "."
+}
+
 // convergenceTable lists each FP32 reference run of a study with its last
 // epochs, last-epoch gain, slope and pass or fail under train.Plateau.
 func convergenceTable(study, dataName string, sc studyConvergence) report.Table {
