@@ -543,7 +543,7 @@ func layoutBlock(b Block, cfg Config, results []unitResult) Outcome {
 			c.Block = b.Name
 		}
 		if c.Tier == "" {
-			c.Tier = cfg.tierName()
+			c.Tier = cfg.Tier.String()
 		}
 		if c.Convergence == "" {
 			c.Convergence = "n/a"
@@ -551,14 +551,6 @@ func layoutBlock(b Block, cfg Config, results []unitResult) Outcome {
 	}
 	o.Result = res
 	return o
-}
-
-// tierName names cfg's budget in the claims ledger.
-func (c Config) tierName() string {
-	if c.Full {
-		return "full"
-	}
-	return "quick"
 }
 
 // Ledger gathers every block's claims in report order: the rows of the
