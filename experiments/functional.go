@@ -37,7 +37,7 @@ var (
 // full configuration (its sweeps share one controller, so they do not split).
 func functionalUnits(cfg Config) ([]Unit[cxl.VerifyResult], error) {
 	p := functionalQuick
-	if cfg.Full {
+	if cfg.Full() {
 		p = functionalFull
 	}
 	return []Unit[cxl.VerifyResult]{{Key: "verify", Run: func(ctx context.Context, cfg Config) (cxl.VerifyResult, error) {
@@ -145,6 +145,7 @@ func FunctionalLayout(vr cxl.VerifyResult) *report.Result {
 		stats.AddRow(m.String(), s.WriteLines, s.ReadLines, s.TransformedLines, s.WriteBytes, s.ReadBytes, s.MediaLinesRead)
 	}
 	res.Tables = []report.Table{sec6, checks, stats}
+	res.Claims = functionalClaims(vr)
 	return res
 }
 

@@ -44,7 +44,15 @@ func synthBlock(name string, n, fail int) Block {
 			for _, r := range rs {
 				t.AddRow(r.Key, r.Value)
 			}
-			return &report.Result{Tables: []report.Table{t}, Data: rs}, nil
+			// One ledger row from the units' values, so that a merge which
+			// lost or reordered units changes the ledger too.
+			sum := 0.0
+			for _, r := range rs {
+				sum += r.Value
+			}
+			c := report.Claim{Section: "Sec. 0", Name: name + " sums its units", Paper: "-", Ours: report.FormatFloat(sum),
+				Criterion: "sum > 0", Verdict: modelVerdict(sum > 0)}
+			return &report.Result{Tables: []report.Table{t}, Data: rs, Claims: []report.Claim{c}}, nil
 		},
 	})
 }
@@ -142,6 +150,10 @@ func TestMergeRejectsIncompleteOrMixedShards(t *testing.T) {
 	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err == nil || !strings.Contains(err.Error(), "different runs") {
 		t.Errorf("mixed seeds: %v", err)
 	}
+	write(b, Config{Seed: 1, Tier: TierStandard}, Shard{1, 2})
+	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err == nil || !strings.Contains(err.Error(), "different runs") {
+		t.Errorf("mixed tiers (quick and standard): %v", err)
+	}
 	write(b, Config{Seed: 1}, Shard{1, 2})
 	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err != nil {
 		t.Errorf("complete shards: %v", err)
@@ -194,7 +206,8 @@ func FuzzMergeShard(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(good)
-	f.Add([]byte(`{"format":"nfabric-shard/1","config":{"full":false,"seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
+	f.Add([]byte(`{"format":"nfabric-shard/2","config":{"tier":"quick","seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
+	f.Add([]byte(`{"format":"nfabric-shard/2","config":{"tier":"medium","seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()

@@ -358,7 +358,7 @@ func Fig2Layout(o ReplayOptions, us []ReplayUnit) (*report.Result, error) {
 		rows[i] = r.Row
 	}
 	a, b := fig2Tables(o, rows)
-	res := &report.Result{Block: "replay", Title: replayTitle, Tables: []report.Table{a, b}}
+	res := &report.Result{Block: "replay", Title: replayTitle, Tables: []report.Table{a, b}, Claims: replayClaims(o, rows)}
 	figA, err := fig2aPlot(runs)
 	if err != nil {
 		return nil, err
@@ -600,7 +600,7 @@ func validationTable(checks []ReplayCheck) (t report.Table, pass, fail int) {
 // validated on scaled traces plus whole small models.
 func replayBlockOptions(cfg Config) ReplayOptions {
 	o := ReplayOptions{Validate: true, DDR5: true}
-	if cfg.Full {
+	if cfg.Full() {
 		o.ValidateBuckets = 1024
 		o.ValidateFull = []string{"resnet18-cifar10", "bert-large"}
 	} else {

@@ -41,7 +41,7 @@ const paperOneStreamPct = 1.11
 // envelope sweeps (same end points) in quick mode.
 func timingSetup(cfg Config) timing.Setup {
 	s := timing.DefaultSetup()
-	if !cfg.Full {
+	if !cfg.Full() {
 		s.Experiments = timing.QuickExperiments()
 	}
 	return s
@@ -177,6 +177,7 @@ func TimingLayout(s timing.Setup, r TimingResult) (*report.Result, error) {
 		out.Figures = append(out.Figures, d.Figures...)
 		out.Data.(map[string]any)["ddr5"] = *r.DDR5
 	}
+	out.Claims = timingClaims(s, r)
 	return out, nil
 }
 
