@@ -139,6 +139,21 @@ func (t *Trace) Bytes() int64 {
 	return n
 }
 
+// addShare counts n elements of group g into the bucket's shares (FP32,
+// the profile's own mode); a span without a group adds none.
+func (b *Bucket) addShare(g string, n int64) {
+	if g == "" {
+		return
+	}
+	for i := range b.Groups {
+		if b.Groups[i].Name == g {
+			b.Groups[i].Elements += n
+			return
+		}
+	}
+	b.Groups = append(b.Groups, GroupShare{Name: g, Elements: n, Mode: lowbit.FP32})
+}
+
 // mulDiv returns a*b/c rounded down, for 0 <= a, b and a*b/c < 2^63.
 func mulDiv(a, b, c int64) int64 {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
@@ -205,6 +220,7 @@ func Bucketize(tl *Timeline, o BucketOptions) (*Trace, error) {
 					cur, curOpen = Bucket{First: t.Name}, true
 				}
 				cur.Elements += e
+				cur.addShare(sp.Group, e)
 				off += e
 				if cur.Elements >= capOf(len(tr.Buckets)) {
 					emit(at(off), t.Name)
@@ -217,6 +233,7 @@ func Bucketize(tl *Timeline, o BucketOptions) (*Trace, error) {
 					}
 					take := min(rem, capOf(len(tr.Buckets))-cur.Elements)
 					cur.Elements += take
+					cur.addShare(sp.Group, take)
 					off += take
 					rem -= take
 					if cur.Elements == capOf(len(tr.Buckets)) {

@@ -455,7 +455,7 @@ func ReadTrace(path string) (*Trace, error) {
 }
 
 // WriteJSON writes t in the documented JSON trace format: the one-step
-// form, or the "steps" form when t.Steps holds more than one step.
+// form, or the "steps" form when t came from one (t.Steps is set).
 func (t *Trace) WriteJSON(w io.Writer) error {
 	bpe := t.BytesPerElement
 	jt := jsonTrace{Model: t.Model, BytesPerElement: &bpe, Policy: t.Policy}
@@ -463,7 +463,7 @@ func (t *Trace) WriteJSON(w io.Writer) error {
 		wk := t.Workers
 		jt.Workers = &wk
 	}
-	if len(t.Steps) > 1 {
+	if len(t.Steps) > 0 {
 		for _, s := range t.Steps {
 			jt.Steps = append(jt.Steps, s.jsonStep())
 		}
