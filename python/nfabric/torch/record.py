@@ -208,6 +208,13 @@ class Recorder:
         return dict(self.meta, steps=list(self.done))
 
     def write(self) -> None:
+        t = time.perf_counter()
+        try:
+            self._write()
+        finally:
+            self.overhead_s += time.perf_counter() - t
+
+    def _write(self) -> None:
         if self.written or not self.done:
             return
         self.written = True
