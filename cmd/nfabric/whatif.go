@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/chakra"
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/report"
@@ -26,7 +27,8 @@ func newWhatifCmd() *cobra.Command {
 		Use:   "whatif --trace FILE|--model NAME [--workers W --net LINK --memory ideal|ddr5 --plan POLICY|recorded]",
 		Short: "what NEURON-Fabric would change for your own job: per group and per step, FP32 against the low-bit path",
 		Long: `whatif takes a bucket trace (recorded by the PyTorch package with
-record=TRACE.json, a JSON/CSV trace, or a built-in profile cut into 32 MiB
+record=TRACE.json, a JSON/CSV trace, an MLCommons Chakra execution trace
+(.et: every ALL_REDUCE node a bucket), or a built-in profile cut into 32 MiB
 buckets) and prices every step under an admission plan: gradient bytes FP32
 against admitted, the All-Reduce time on the network (collective), the
 NEURON-Fabric controller path (collective's CXL path at the exposure that the
@@ -126,7 +128,7 @@ recording's diagnostics (record an FP32 run with record_diagnostics=True).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&trace, "trace", "", "bucket trace: recorded or hand-written JSON/CSV (go doc ./workload ReadTrace)")
+	f.StringVar(&trace, "trace", "", "bucket trace: recorded or hand-written JSON/CSV (go doc ./workload ReadTrace), or a Chakra ET (.et, go doc ./chakra)")
 	f.StringVar(&model, "model", "", "built-in profile or YAML profile instead of a trace (32 MiB buckets, A100 compute model)")
 	f.IntVar(&workers, "workers", 8, "data-parallel workers")
 	f.StringVar(&net, "net", "ib", "network link of the FP32 All-Reduce (preset or --links name)")
@@ -146,6 +148,9 @@ recording's diagnostics (record an FP32 run with record_diagnostics=True).`,
 // timing replay does.
 func loadWhatifTrace(trace, model string) (*workload.Trace, error) {
 	if trace != "" {
+		if low := strings.ToLower(trace); strings.HasSuffix(low, ".et") || strings.HasSuffix(low, ".et.pb") {
+			return chakra.ReadTrace(trace)
+		}
 		return workload.ReadTrace(trace)
 	}
 	p, err := workload.LoadProfile(model, 0)
