@@ -99,9 +99,14 @@ func record(br *bufio.Reader, m proto.Message) (bool, error) {
 	if n > MaxRecordBytes {
 		return false, fmt.Errorf("length %d above %d bytes", n, MaxRecordBytes)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(br, buf); err != nil {
-		return false, fmt.Errorf("%d-byte message: %w", n, unexpected(err))
+	// Read what is there rather than allocate the claimed length: a
+	// corrupt length must not cost 64 MiB.
+	buf, err := io.ReadAll(io.LimitReader(br, int64(n)))
+	if err != nil {
+		return false, fmt.Errorf("%d-byte message: %w", n, err)
+	}
+	if uint64(len(buf)) != n {
+		return false, fmt.Errorf("%d-byte message: %w after %d bytes", n, io.ErrUnexpectedEOF, len(buf))
 	}
 	if err := proto.Unmarshal(buf, m); err != nil {
 		return false, fmt.Errorf("decode: %w", err)
