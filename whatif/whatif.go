@@ -365,11 +365,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 		row.Exposure = math.Max(0, inc.BusyIncrementPct/100)
 	}
 	cxlp := collective.CXLPath{Link: o.CXL, Workers: o.Workers, Shared: o.Shared, Exposure: row.Exposure}
-	type gacc struct {
-		GroupRow
-		seen bool
-	}
-	per := map[string]*gacc{}
+	per := map[string]*GroupRow{}
 	var order []string
 	var fp32End, nfEnd float64
 	for _, b := range s.Buckets {
@@ -384,7 +380,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 			m := o.Plan.Mode(g.Name)
 			ga := per[g.Name]
 			if ga == nil {
-				ga = &gacc{GroupRow: GroupRow{Step: s.Step, Group: g.Name, Mode: m.String()}}
+				ga = &GroupRow{Step: s.Step, Group: g.Name, Mode: m.String()}
 				per[g.Name] = ga
 				order = append(order, g.Name)
 			}
@@ -439,7 +435,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 		res.Buckets = append(res.Buckets, br)
 	}
 	for _, g := range order {
-		res.Groups = append(res.Groups, per[g].GroupRow)
+		res.Groups = append(res.Groups, *per[g])
 	}
 	row.FP32CommEndS, row.FabricCommEndS = fp32End, nfEnd
 	row.FP32StepS = Project(row.ForwardS, row.BackwardS, row.OptimizerS, fp32End)
