@@ -103,3 +103,22 @@ def test_virtual_workers_record(tmp_path):
         assert groups["head"]["groups"][0]["mode"] == "fp32" and groups["backbone"]["groups"][0]["mode"] == "g-binary"
         assert "encode_us" in groups["backbone"] and "encode_us" not in groups["head"]
         assert all(b["ready_us"] == s["backward_us"] for b in s["buckets"]) and s["optimizer_us"] > 0
+
+
+def test_record_diagnostics(tmp_path):
+    """record_diagnostics measures the FP32 groups' cosines on the recorded
+    steps (what `whatif --plan recorded` reads), and only there."""
+    import torch
+    import nfabric.torch as nt
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    path = tmp_path / "d.json"
+    vw = nt.VirtualWorkers(model, 3, "fp32", record=str(path), record_steps=[2], record_diagnostics=True)
+    x, y = torch.randn(9, 6), torch.randint(3, (9,))
+    for _ in range(3):
+        vw.step((x, y))
+    t = json.loads(path.read_text())
+    (s,) = t["steps"]
+    assert s["step"] == 2 and set(s["diagnostics"]) == {"backbone", "head"}
+    for d in s["diagnostics"].values():
+        assert -1 <= d["cos_binary"] <= 1 and -1 <= d["cos_ternary"] <= 1
