@@ -179,8 +179,11 @@ type GroupRow struct {
 	FP32Bytes     int64   `json:"fp32_bytes"`
 	AdmittedBytes int64   `json:"admitted_bytes"`
 	FP32S         float64 `json:"fp32_allreduce_s"`
-	FabricS       float64 `json:"fabric_s"`
-	EncodeS       float64 `json:"encode_s"`
+	// FabricS is the group's shares on the NEURON-Fabric path (the
+	// controller path, or the network All-Reduce for an FP32 group),
+	// encoding not included (EncodeS).
+	FabricS float64 `json:"fabric_s"`
+	EncodeS float64 `json:"encode_s"`
 }
 
 // BucketRow is one bucket of one step.
@@ -191,9 +194,12 @@ type BucketRow struct {
 	Bytes         int64   `json:"fp32_bytes"`
 	AdmittedBytes int64   `json:"admitted_bytes"`
 	FP32S         float64 `json:"fp32_allreduce_s"`
-	FabricS       float64 `json:"fabric_s"`
-	EncodeS       float64 `json:"encode_s"`
-	LowBit        bool    `json:"low_bit"`
+	// FabricS is the bucket's communication on the NEURON-Fabric path,
+	// encoding included: max(FP32 groups' All-Reduce, low-bit groups'
+	// controller path + encoding).
+	FabricS float64 `json:"fabric_s"`
+	EncodeS float64 `json:"encode_s"`
+	LowBit  bool    `json:"low_bit"`
 }
 
 // StepRow is one step's projection.
@@ -205,7 +211,8 @@ type StepRow struct {
 	FP32Bytes     int64   `json:"fp32_bytes"`
 	AdmittedBytes int64   `json:"admitted_bytes"`
 	FP32S         float64 `json:"fp32_allreduce_s"`
-	FabricS       float64 `json:"fabric_s"`
+	// FabricS sums the buckets' FabricS (encoding included).
+	FabricS float64 `json:"fabric_s"`
 	// ExposedS is the CXL datapath's exposed cost of the step's low-bit
 	// buckets (G-Binary replay minus identity replay); Exposure the busy
 	// time increment the controller path is charged with.
