@@ -3,6 +3,7 @@ package gemm
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +66,35 @@ func BenchmarkResNetShapes(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkKernel reports GFLOP/s of each micro-kernel this CPU runs
+// (2·MR·NR·KC per call, one KC-deep tile in cache, beta = 1), per
+// CPU-second of the process: the kernels' own speed, without packing.
+//
+//	go test -run '^$' -bench Kernel -count 5 ./gemm
+func BenchmarkKernel(b *testing.B) {
+	for _, kr := range available {
+		b.Run(strings.ReplaceAll(kr.name, " ", "-"), func(b *testing.B) {
+			a := make([]float32, kr.mr*KC)
+			bb := make([]float32, kr.nr*KC)
+			c := make([]float32, kr.mr*kr.nr)
+			for i := range a {
+				a[i] = float32(i%7) * 0.25
+			}
+			for i := range bb {
+				bb[i] = float32(i%5) * 0.5
+			}
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				for range 64 {
+					kr.fn(KC, &a[0], &bb[0], &c[0], kr.nr, 1, 1)
+				}
+			}
+			if cpu := cpuSeconds() - cpu0; cpu > 0 {
+				b.ReportMetric(2*float64(kr.mr*kr.nr*KC*64)*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
+			}
+		})
 	}
 }

@@ -220,21 +220,55 @@ func TestWorkersSameBits(t *testing.T) {
 }
 
 // TestAssemblyKernelsAgree checks that the assembly kernels (all but the
-// portable one) give the same bits, as the package doc promises. It needs
-// a CPU with two of them (AVX-512F and AVX2+FMA).
+// portable one) give the same bits, as the package doc promises, over
+// shapes whose rows are and are not multiples of each kernel's MR, deeper
+// than one KC block, with and without beta. It needs a CPU with two of
+// them (AVX-512F and AVX2+FMA).
 func TestAssemblyKernelsAgree(t *testing.T) {
 	asm := available[1:]
 	if len(asm) < 2 {
 		t.Skipf("skipped: this CPU runs %d assembly kernel(s); the check needs AVX-512F and AVX2+FMA", len(asm))
 	}
-	s := shape{tA: true, m: 150, n: 300, k: 700, alpha: 0.5, beta: 1, extra: 1}
-	first := runCase(t, rand.New(rand.NewPCG(3, 3)), s, asm[0], 1)
-	for _, kr := range asm[1:] {
-		got := runCase(t, rand.New(rand.NewPCG(3, 3)), s, kr, 2)
-		for x := range got {
-			if math.Float32bits(got[x]) != math.Float32bits(first[x]) {
-				t.Fatalf("%s and %s differ at %d", asm[0].name, kr.name, x)
+	for i, s := range []shape{
+		{tA: true, m: 150, n: 300, k: 700, alpha: 0.5, beta: 1, extra: 1},
+		{m: 16, n: 3136, k: 144, alpha: 1, beta: 0},
+		{tB: true, m: 24, n: 144, k: 3136, alpha: 1, beta: 1},
+		{m: 64, n: 77, k: 576, alpha: -1, beta: 0.5, extra: 2},
+		{tA: true, tB: true, m: 13, n: 33, k: KC + 3, alpha: 2, beta: 0},
+	} {
+		first := runCase(t, rand.New(rand.NewPCG(3, uint64(i))), s, asm[0], 1)
+		for _, kr := range asm[1:] {
+			got := runCase(t, rand.New(rand.NewPCG(3, uint64(i))), s, kr, 2)
+			for x := range got {
+				if math.Float32bits(got[x]) != math.Float32bits(first[x]) {
+					t.Fatalf("%s: %s and %s differ at %d", s, asm[0].name, kr.name, x)
+				}
 			}
+		}
+	}
+}
+
+// TestKernelFor checks the choice among several active kernels against
+// hand-computed paddings: the fewest padded rows, the first on a tie.
+func TestKernelFor(t *testing.T) {
+	defer func(a []*kernel) { active = a }(active)
+	k12 := &kernel{name: "12", mr: 12, nr: 32}
+	k8 := &kernel{name: "8", mr: 8, nr: 32}
+	active = []*kernel{k12, k8}
+	for _, tt := range []struct {
+		m    int
+		want *kernel
+	}{
+		{1, k8},    // 12 vs 8 rows
+		{12, k12},  // 12 vs 16
+		{16, k8},   // 24 vs 16
+		{24, k12},  // tie at 24
+		{64, k8},   // 72 vs 64
+		{100, k8},  // 108 vs 104
+		{144, k12}, // tie at 144 (MC)
+	} {
+		if got := kernelFor(tt.m); got != tt.want {
+			t.Errorf("kernelFor(%d) = %s, want %s", tt.m, got.name, tt.want.name)
 		}
 	}
 }
@@ -298,7 +332,7 @@ func TestPackedASameBits(t *testing.T) {
 		{m: 0, n: 4, k: 3, alpha: 1, beta: 1},
 	} {
 		seed := rng.Uint64()
-		want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, active, 1)
+		want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, kernelFor(s.m), 1)
 		// The same instance again, through PackedA.
 		r := rand.New(rand.NewPCG(seed, 0))
 		ar, ac := s.m, s.k
@@ -367,7 +401,7 @@ func TestMulBSameBits(t *testing.T) {
 	for _, s := range shapes(rng) {
 		for _, workers := range []int{1, 3} {
 			seed := rng.Uint64()
-			want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, active, 1)
+			want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, kernelFor(s.m), 1)
 			r := rand.New(rand.NewPCG(seed, 0))
 			ar, ac := s.m, s.k
 			if s.tA {

@@ -34,6 +34,7 @@ func main() {
 	ConstraintExpr("amd64,!noasm") // go:build amd64 && !noasm
 	kernel("sgemm6x16FMA", 6, 16, 8, YMM)
 	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
+	kernel("sgemm8x32AVX512", 8, 32, 16, ZMM)
 	gather16()
 	Generate()
 }
