@@ -98,3 +98,68 @@ func BenchmarkKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGathered reports the cost of packing the patch matrix of a 3×3
+// stride-1 convolution (16 input channels, 16 images of 14×14, padded to
+// 16×16) into B panels, per mode of Gathered.PackB: masked loads of the
+// column runs with gathers for the rest, gathers alone, and the Go loop;
+// and the same for its transpose (the weight gradient's B, runs of 3).
+//
+//	go test -run '^$' -bench Gathered -count 5 ./gemm
+func BenchmarkGathered(b *testing.B) {
+	const c, img, oh, k = 16, 16, 14, 3
+	const wp, plane = oh + 2, (oh + 2) * (oh + 2)
+	x := make([]float32, img*c*plane)
+	var taps, pos []int32
+	for ci := range c {
+		for ki := range k {
+			for kj := range k {
+				taps = append(taps, int32(ci*plane+ki*wp+kj))
+			}
+		}
+	}
+	for n := range img {
+		for i := range oh {
+			for j := range oh {
+				pos = append(pos, int32(n*c*plane+i*wp+j))
+			}
+		}
+	}
+	gathers, runs := gatherAsm, runsAsm
+	defer func() { gatherAsm, runsAsm = gathers, runs }()
+	for _, m := range []struct {
+		name       string
+		rows, cols []int32
+	}{{"col", taps, pos}, {"colT", pos, taps}} {
+		g := &Gathered{X: x, Rows: m.rows, Cols: m.cols}
+		kr := kernelFor(16)
+		dst := make([]float32, KC*NC)
+		for _, mode := range []string{"runs+gathers", "gathers", "go"} {
+			b.Run(m.name+"/"+mode, func(b *testing.B) {
+				gatherAsm, runsAsm = gathers, runs
+				switch mode {
+				case "gathers":
+					runsAsm = nil
+				case "go":
+					gatherAsm, runsAsm = nil, nil
+				}
+				if mode == "runs+gathers" && runsAsm == nil {
+					b.Skip("skipped: no AVX-512F")
+				}
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					for pc := 0; pc < len(m.rows); pc += KC {
+						kc := min(KC, len(m.rows)-pc)
+						for jc := 0; jc < len(m.cols); jc += NC {
+							nc := min(NC, len(m.cols)-jc)
+							g.PackB(dst[:roundUp(nc, kr.nr)*kc], kr.nr, pc, kc, jc, nc)
+						}
+					}
+				}
+				if cpu := cpuSeconds() - cpu0; cpu > 0 {
+					b.ReportMetric(cpu*1e9/float64(b.N*len(m.rows)*len(m.cols)), "cpu-ns/elem")
+				}
+			})
+		}
+	}
+}

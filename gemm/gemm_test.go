@@ -430,17 +430,22 @@ func TestMulBSameBits(t *testing.T) {
 	}
 }
 
-// TestGathered checks Gathered.PackB (assembly gathers where available,
-// and the Go loop) against densePacker on the matrix its random tables
-// define, through MulB, bit for bit, for panels of full and partial
-// slivers across KC and NC blocks; and that offsets outside X panic.
+// TestGathered checks Gathered.PackB (masked loads of column runs and
+// assembly gathers where available, gathers alone, and the Go loop)
+// against densePacker on the matrix its tables define, through MulB, bit
+// for bit, for panels of full and partial slivers across KC and NC
+// blocks: random column offsets (no runs) and a convolution's output
+// positions in rows of 14, 7, 4 and 1 (runs of those lengths, some
+// starting at offset 0 so that masked-off lanes address before X).
 func TestGathered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
-	asm := gatherAsm
-	defer func() { gatherAsm = asm }()
+	gathers, runs := gatherAsm, runsAsm
+	defer func() { gatherAsm, runsAsm = gathers, runs }()
 	var pa PackedA
-	for _, sz := range []struct{ m, k, n int }{{7, 9, 16}, {13, KC + 5, 3*16 + 5}, {6, 40, NC + 37}, {1, 1, 1}} {
-		x := make([]float32, 5000)
+	type size struct{ m, k, n, ow int } // ow > 0: runs of ow columns
+	for _, sz := range []size{{7, 9, 16, 0}, {13, KC + 5, 3*16 + 5, 0}, {6, 40, NC + 37, 0}, {1, 1, 1, 0},
+		{16, 27, 196, 14}, {9, KC + 9, 3*49 + 3, 7}, {8, 30, 64 + 16, 4}, {5, 12, 96, 1}, {3, 20, 70, 20}} {
+		x := make([]float32, 6000)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
 		}
@@ -451,6 +456,12 @@ func TestGathered(t *testing.T) {
 		cols := make([]int32, sz.n)
 		for i := range cols {
 			cols[i] = int32(rng.IntN(2500))
+			if sz.ow > 0 { // row i/ow of a plane 30 columns wide
+				cols[i] = int32(i/sz.ow*30 + i%sz.ow)
+			}
+		}
+		if sz.ow > 0 {
+			rows[0] = 0 // the first run of the first row starts at X[0]
 		}
 		b := make([]float32, sz.k*sz.n) // the k×n matrix the tables define
 		for l := range sz.k {
@@ -465,16 +476,19 @@ func TestGathered(t *testing.T) {
 		pa.Pack(false, sz.m, sz.k, a, sz.k)
 		want := make([]float32, sz.m*sz.n)
 		pa.MulB(2, sz.n, 1, densePacker{false, b, sz.n}, 0, want, sz.n)
-		for _, withAsm := range []bool{true, false} {
-			gatherAsm = asm
-			if !withAsm {
-				gatherAsm = nil
+		for _, mode := range []string{"runs+gathers", "gathers", "go"} {
+			gatherAsm, runsAsm = gathers, runs
+			switch mode {
+			case "gathers":
+				runsAsm = nil
+			case "go":
+				gatherAsm, runsAsm = nil, nil
 			}
 			got := make([]float32, sz.m*sz.n)
 			pa.MulB(2, sz.n, 1, &Gathered{X: x, Rows: rows, Cols: cols}, 0, got, sz.n)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%v asm=%v: element %d = %g, want %g", sz, withAsm, i, got[i], want[i])
+					t.Fatalf("%v %s: element %d = %g, want %g", sz, mode, i, got[i], want[i])
 				}
 			}
 		}

@@ -22,6 +22,7 @@ func init() {
 		active = []*kernel{fma6x16}
 	}
 	if cpu.X86.HasAVX512F {
+		runsAsm = runs16AVX512
 		available = append(available, avx512x12, avx512x8)
 		active = []*kernel{avx512x12, avx512x8}
 	}

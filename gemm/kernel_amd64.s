@@ -525,3 +525,41 @@ gather16_loop:
 gather16_done:
 	VZEROUPPER
 	RET
+
+// func runs16AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)
+// Requires: AVX, AVX512F
+TEXT ·runs16AVX512(SB), NOSPLIT, $0-56
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  x+16(FP), DX
+	MOVQ  a+24(FP), BX
+	MOVQ  n+32(FP), SI
+	MOVQ  runs+40(FP), DI
+	MOVQ  nrun+48(FP), R8
+	TESTQ SI, SI
+	JZ    runs16_done
+
+runs16_row:
+	MOVLQSX (BX), R9
+	VPXORD  Z0, Z0, Z0
+	MOVQ    DI, R10
+	MOVQ    R8, R11
+
+runs16_run:
+	MOVLQSX (R10), R12
+	ADDQ    R9, R12
+	KMOVW   4(R10), K1
+	VMOVUPS (DX)(R12*4), K1, Z0
+	ADDQ    $0x08, R10
+	DECQ    R11
+	JNZ     runs16_run
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x04, BX
+	ADDQ    CX, AX
+	DECQ    SI
+	JNZ     runs16_row
+
+runs16_done:
+	VZEROUPPER
+	RET

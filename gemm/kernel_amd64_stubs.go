@@ -30,3 +30,10 @@ func sgemm8x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha 
 //
 //go:noescape
 func gather16AVX2(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
+
+// runs16AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
+// j < 16 in the mask runs[2r+1] of each run r < nrun (the masks partition
+// the lanes; every index of a set lane in range: the caller checks).
+//
+//go:noescape
+func runs16AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)
