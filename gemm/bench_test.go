@@ -139,11 +139,11 @@ func BenchmarkGathered(b *testing.B) {
 				gatherAsm, runsAsm = gathers, runs
 				switch mode {
 				case "gathers":
-					runsAsm = nil
+					runsAsm = false
 				case "go":
-					gatherAsm, runsAsm = nil, nil
+					gatherAsm, runsAsm = nil, false
 				}
-				if mode == "runs+gathers" && runsAsm == nil {
+				if mode == "runs+gathers" && !runsAsm {
 					b.Skip("skipped: no AVX-512F")
 				}
 				cpu0 := cpuSeconds()

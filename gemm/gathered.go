@@ -21,10 +21,12 @@ type Gathered struct {
 // gatherAsm, when set (amd64 with AVX2), packs full 16-column slivers.
 var gatherAsm func(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
 
-// runsAsm, when set (amd64 with AVX-512F), packs 16 columns whose offsets
-// form few runs of consecutive values (a stride-1 convolution's output
-// positions along a row) with one masked load per run instead of a gather.
-var runsAsm func(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)
+// runsAsm, when set (amd64 with AVX-512F), lets PackB pack 16 columns
+// whose offsets form few runs of consecutive values (a stride-1
+// convolution's output positions along a row) with runs16, one masked
+// load per run instead of a gather. (runs16 is a direct call, not a
+// function value, so that the run table stays on the stack.)
+var runsAsm bool
 
 // maxRuns is the most runs in 16 columns that runsAsm packs; more go to
 // the gathers (16 runs of one column each are 16 loads against 2 gathers;
@@ -67,9 +69,9 @@ func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
 		if n == nr && nr%16 == 0 && gatherAsm != nil {
 			for h := 0; h < nr; h += 16 {
 				var runs [2 * maxRuns]int32
-				if runsAsm != nil {
+				if runsAsm {
 					if nrun := runsOf(&runs, idx[h:h+16]); nrun > 0 {
-						runsAsm(&d[h], nr, &x[0], &rows[0], kc, &runs[0], nrun)
+						runs16(&d[h], nr, &x[0], &rows[0], kc, &runs[0], nrun)
 						continue
 					}
 				}

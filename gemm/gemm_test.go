@@ -480,9 +480,9 @@ func TestGathered(t *testing.T) {
 			gatherAsm, runsAsm = gathers, runs
 			switch mode {
 			case "gathers":
-				runsAsm = nil
+				runsAsm = false
 			case "go":
-				gatherAsm, runsAsm = nil, nil
+				gatherAsm, runsAsm = nil, false
 			}
 			got := make([]float32, sz.m*sz.n)
 			pa.MulB(2, sz.n, 1, &Gathered{X: x, Rows: rows, Cols: cols}, 0, got, sz.n)

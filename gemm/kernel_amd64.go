@@ -22,8 +22,13 @@ func init() {
 		active = []*kernel{fma6x16}
 	}
 	if cpu.X86.HasAVX512F {
-		runsAsm = runs16AVX512
+		runsAsm = true
 		available = append(available, avx512x12, avx512x8)
 		active = []*kernel{avx512x12, avx512x8}
 	}
+}
+
+// runs16 is runs16AVX512 (see runsAsm).
+func runs16(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int) {
+	runs16AVX512(d, ldd, x, a, n, runs, nrun)
 }
