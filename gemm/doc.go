@@ -27,10 +27,14 @@
 // # Kernels
 //
 // On amd64 the micro-kernel is assembly generated with avo (see asmgen/):
-// 12×32 with AVX-512F where the CPU and OS support it, else 6×16 with
-// AVX2+FMA, chosen at start-up with golang.org/x/sys/cpu. Elsewhere, under
-// the build tag noasm, and on amd64 CPUs without FMA, a portable Go kernel
-// (6×16) runs. KernelName reports the choice.
+// 12×32 and 8×32 with AVX-512F where the CPU and OS support it, else 6×16
+// with AVX2+FMA, chosen at start-up with golang.org/x/sys/cpu (GODEBUG=
+// cpu.avx512f=off forces the AVX2 path). With two AVX-512 kernels each
+// product takes the one that pads its m rows the least (a convolution
+// with 16 or 64 filters fills 8-row tiles exactly and wastes a third or a
+// ninth of 12-row ones). Elsewhere, under the build tag noasm, and on
+// amd64 CPUs without FMA, a portable Go kernel (6×16) runs. KernelName
+// reports the choice; BenchmarkKernel measures each kernel.
 //
 // # Determinism
 //

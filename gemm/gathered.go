@@ -11,7 +11,8 @@ import (
 // kernel tap and one column offset per output position into the padded
 // input; swapping Rows and Cols gives its transpose. As a BPacker it
 // gathers the panels PackedA.MulB asks for straight from X, with AVX2
-// gathers where the CPU has them.
+// gathers where the CPU has them and, with AVX-512, masked loads of the
+// runs of consecutive columns.
 type Gathered struct {
 	X          []float32
 	Rows, Cols []int32
@@ -19,6 +20,37 @@ type Gathered struct {
 
 // gatherAsm, when set (amd64 with AVX2), packs full 16-column slivers.
 var gatherAsm func(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
+
+// runsAsm, when set (amd64 with AVX-512F), lets PackB pack 16 columns
+// whose offsets form few runs of consecutive values (a stride-1
+// convolution's output positions along a row) with runs16, one masked
+// load per run instead of a gather. (runs16 is a direct call, not a
+// function value, so that the run table stays on the stack.)
+var runsAsm bool
+
+// maxRuns is the most runs in 16 columns that runsAsm packs; more go to
+// the gathers (16 runs of one column each are 16 loads against 2 gathers;
+// a 3×3 convolution's taps, runs of 3, make 6).
+const maxRuns = 6
+
+// runsOf splits the 16 offsets idx into runs of consecutive values: for
+// run r, runs[2r] = idx[j0]-j0 with j0 its first column and runs[2r+1]
+// the mask of its columns. It returns the number of runs, or 0 when there
+// are more than maxRuns.
+func runsOf(runs *[2 * maxRuns]int32, idx []int32) int {
+	n := 0
+	for j := range 16 {
+		if j == 0 || idx[j] != idx[j-1]+1 {
+			if n == maxRuns {
+				return 0
+			}
+			runs[2*n], runs[2*n+1] = idx[j]-int32(j), 0
+			n++
+		}
+		runs[2*n-1] |= 1 << j
+	}
+	return n
+}
 
 // PackB implements BPacker for the len(Rows)×len(Cols) matrix. It panics
 // when an element of the block it packs would lie outside X.
@@ -36,6 +68,13 @@ func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
 		idx := cols[s : s+n]
 		if n == nr && nr%16 == 0 && gatherAsm != nil {
 			for h := 0; h < nr; h += 16 {
+				var runs [2 * maxRuns]int32
+				if runsAsm {
+					if nrun := runsOf(&runs, idx[h:h+16]); nrun > 0 {
+						runs16(&d[h], nr, &x[0], &rows[0], kc, &runs[0], nrun)
+						continue
+					}
+				}
 				gatherAsm(&d[h], nr, &x[0], &rows[0], kc, &idx[h])
 			}
 			continue

@@ -25,7 +25,7 @@ const serialFlops = 1 << 21
 // too small or a slice too short.
 func Sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	p := problem{tA: tA, tB: tB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
-	p.run(active, 1)
+	p.run(kernelFor(m), 1)
 }
 
 // ParallelSgemm is Sgemm with up to workers goroutines (the caller's
@@ -33,7 +33,7 @@ func Sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 // Sgemm.
 func ParallelSgemm(workers int, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	p := problem{tA: tA, tB: tB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
-	p.run(active, workers)
+	p.run(kernelFor(m), workers)
 }
 
 type problem struct {
@@ -283,7 +283,7 @@ type PackedA struct {
 func (pa *PackedA) Pack(tA bool, m, k int, a []float32, lda int) {
 	p := problem{tA: tA, m: m, k: k, a: a, lda: lda, n: 0, ldb: 1, ldc: 1}
 	p.check()
-	kr := active
+	kr := kernelFor(m)
 	pa.kr, pa.m, pa.k, pa.mpad = kr, m, k, roundUp(m, kr.mr)
 	if cap(pa.data) < pa.mpad*k {
 		pa.data = make([]float32, pa.mpad*k)

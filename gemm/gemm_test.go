@@ -220,21 +220,55 @@ func TestWorkersSameBits(t *testing.T) {
 }
 
 // TestAssemblyKernelsAgree checks that the assembly kernels (all but the
-// portable one) give the same bits, as the package doc promises. It needs
-// a CPU with two of them (AVX-512F and AVX2+FMA).
+// portable one) give the same bits, as the package doc promises, over
+// shapes whose rows are and are not multiples of each kernel's MR, deeper
+// than one KC block, with and without beta. It needs a CPU with two of
+// them (AVX-512F and AVX2+FMA).
 func TestAssemblyKernelsAgree(t *testing.T) {
 	asm := available[1:]
 	if len(asm) < 2 {
 		t.Skipf("skipped: this CPU runs %d assembly kernel(s); the check needs AVX-512F and AVX2+FMA", len(asm))
 	}
-	s := shape{tA: true, m: 150, n: 300, k: 700, alpha: 0.5, beta: 1, extra: 1}
-	first := runCase(t, rand.New(rand.NewPCG(3, 3)), s, asm[0], 1)
-	for _, kr := range asm[1:] {
-		got := runCase(t, rand.New(rand.NewPCG(3, 3)), s, kr, 2)
-		for x := range got {
-			if math.Float32bits(got[x]) != math.Float32bits(first[x]) {
-				t.Fatalf("%s and %s differ at %d", asm[0].name, kr.name, x)
+	for i, s := range []shape{
+		{tA: true, m: 150, n: 300, k: 700, alpha: 0.5, beta: 1, extra: 1},
+		{m: 16, n: 3136, k: 144, alpha: 1, beta: 0},
+		{tB: true, m: 24, n: 144, k: 3136, alpha: 1, beta: 1},
+		{m: 64, n: 77, k: 576, alpha: -1, beta: 0.5, extra: 2},
+		{tA: true, tB: true, m: 13, n: 33, k: KC + 3, alpha: 2, beta: 0},
+	} {
+		first := runCase(t, rand.New(rand.NewPCG(3, uint64(i))), s, asm[0], 1)
+		for _, kr := range asm[1:] {
+			got := runCase(t, rand.New(rand.NewPCG(3, uint64(i))), s, kr, 2)
+			for x := range got {
+				if math.Float32bits(got[x]) != math.Float32bits(first[x]) {
+					t.Fatalf("%s: %s and %s differ at %d", s, asm[0].name, kr.name, x)
+				}
 			}
+		}
+	}
+}
+
+// TestKernelFor checks the choice among several active kernels against
+// hand-computed paddings: the fewest padded rows, the first on a tie.
+func TestKernelFor(t *testing.T) {
+	defer func(a []*kernel) { active = a }(active)
+	k12 := &kernel{name: "12", mr: 12, nr: 32}
+	k8 := &kernel{name: "8", mr: 8, nr: 32}
+	active = []*kernel{k12, k8}
+	for _, tt := range []struct {
+		m    int
+		want *kernel
+	}{
+		{1, k8},    // 12 vs 8 rows
+		{12, k12},  // 12 vs 16
+		{16, k8},   // 24 vs 16
+		{24, k12},  // tie at 24
+		{64, k8},   // 72 vs 64
+		{100, k8},  // 108 vs 104
+		{144, k12}, // tie at 144 (MC)
+	} {
+		if got := kernelFor(tt.m); got != tt.want {
+			t.Errorf("kernelFor(%d) = %s, want %s", tt.m, got.name, tt.want.name)
 		}
 	}
 }
@@ -298,7 +332,7 @@ func TestPackedASameBits(t *testing.T) {
 		{m: 0, n: 4, k: 3, alpha: 1, beta: 1},
 	} {
 		seed := rng.Uint64()
-		want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, active, 1)
+		want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, kernelFor(s.m), 1)
 		// The same instance again, through PackedA.
 		r := rand.New(rand.NewPCG(seed, 0))
 		ar, ac := s.m, s.k
@@ -367,7 +401,7 @@ func TestMulBSameBits(t *testing.T) {
 	for _, s := range shapes(rng) {
 		for _, workers := range []int{1, 3} {
 			seed := rng.Uint64()
-			want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, active, 1)
+			want := runCase(t, rand.New(rand.NewPCG(seed, 0)), s, kernelFor(s.m), 1)
 			r := rand.New(rand.NewPCG(seed, 0))
 			ar, ac := s.m, s.k
 			if s.tA {
@@ -396,17 +430,22 @@ func TestMulBSameBits(t *testing.T) {
 	}
 }
 
-// TestGathered checks Gathered.PackB (assembly gathers where available,
-// and the Go loop) against densePacker on the matrix its random tables
-// define, through MulB, bit for bit, for panels of full and partial
-// slivers across KC and NC blocks; and that offsets outside X panic.
+// TestGathered checks Gathered.PackB (masked loads of column runs and
+// assembly gathers where available, gathers alone, and the Go loop)
+// against densePacker on the matrix its tables define, through MulB, bit
+// for bit, for panels of full and partial slivers across KC and NC
+// blocks: random column offsets (no runs) and a convolution's output
+// positions in rows of 14, 7, 4 and 1 (runs of those lengths, some
+// starting at offset 0 so that masked-off lanes address before X).
 func TestGathered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
-	asm := gatherAsm
-	defer func() { gatherAsm = asm }()
+	gathers, runs := gatherAsm, runsAsm
+	defer func() { gatherAsm, runsAsm = gathers, runs }()
 	var pa PackedA
-	for _, sz := range []struct{ m, k, n int }{{7, 9, 16}, {13, KC + 5, 3*16 + 5}, {6, 40, NC + 37}, {1, 1, 1}} {
-		x := make([]float32, 5000)
+	type size struct{ m, k, n, ow int } // ow > 0: runs of ow columns
+	for _, sz := range []size{{7, 9, 16, 0}, {13, KC + 5, 3*16 + 5, 0}, {6, 40, NC + 37, 0}, {1, 1, 1, 0},
+		{16, 27, 196, 14}, {9, KC + 9, 3*49 + 3, 7}, {8, 30, 64 + 16, 4}, {5, 12, 96, 1}, {3, 20, 70, 20}} {
+		x := make([]float32, 6000)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
 		}
@@ -417,6 +456,12 @@ func TestGathered(t *testing.T) {
 		cols := make([]int32, sz.n)
 		for i := range cols {
 			cols[i] = int32(rng.IntN(2500))
+			if sz.ow > 0 { // row i/ow of a plane 30 columns wide
+				cols[i] = int32(i/sz.ow*30 + i%sz.ow)
+			}
+		}
+		if sz.ow > 0 {
+			rows[0] = 0 // the first run of the first row starts at X[0]
 		}
 		b := make([]float32, sz.k*sz.n) // the k×n matrix the tables define
 		for l := range sz.k {
@@ -431,16 +476,19 @@ func TestGathered(t *testing.T) {
 		pa.Pack(false, sz.m, sz.k, a, sz.k)
 		want := make([]float32, sz.m*sz.n)
 		pa.MulB(2, sz.n, 1, densePacker{false, b, sz.n}, 0, want, sz.n)
-		for _, withAsm := range []bool{true, false} {
-			gatherAsm = asm
-			if !withAsm {
-				gatherAsm = nil
+		for _, mode := range []string{"runs+gathers", "gathers", "go"} {
+			gatherAsm, runsAsm = gathers, runs
+			switch mode {
+			case "gathers":
+				runsAsm = false
+			case "go":
+				gatherAsm, runsAsm = nil, false
 			}
 			got := make([]float32, sz.m*sz.n)
 			pa.MulB(2, sz.n, 1, &Gathered{X: x, Rows: rows, Cols: cols}, 0, got, sz.n)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%v asm=%v: element %d = %g, want %g", sz, withAsm, i, got[i], want[i])
+					t.Fatalf("%v %s: element %d = %g, want %g", sz, mode, i, got[i], want[i])
 				}
 			}
 		}

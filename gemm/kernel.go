@@ -1,6 +1,9 @@
 package gemm
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 // kernel is one micro-kernel: fn computes the mr×nr tile
 //
@@ -25,15 +28,37 @@ const (
 // without FMA.
 var portable = &kernel{name: "go 6x16", mr: 6, nr: 16, fn: kernelGo}
 
-// active is the kernel Sgemm uses; init functions in kernel_amd64.go
-// replace it when the CPU has a faster one.
-var active = portable
+// active lists the kernels Sgemm chooses from (see kernelFor); init
+// functions in kernel_amd64.go replace it when the CPU has faster ones.
+var active = []*kernel{portable}
 
 // available lists every kernel this CPU can run, portable first.
 var available = []*kernel{portable}
 
-// KernelName names the micro-kernel in use, e.g. "avx2+fma 6x16".
-func KernelName() string { return active.name }
+// KernelName names the micro-kernels in use, e.g. "avx2+fma 6x16" or
+// "avx512f 12x32, avx512f 8x32".
+func KernelName() string {
+	names := make([]string, len(active))
+	for i, kr := range active {
+		names[i] = kr.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// kernelFor returns the active kernel for a product with m rows: the one
+// that pads m the least (a 16-row product wastes a third of a 12-row
+// kernel's work and none of an 8-row one's), the first listed on a tie.
+// All assembly kernels give the same bits, so the choice only changes
+// speed.
+func kernelFor(m int) *kernel {
+	best := active[0]
+	for _, kr := range active[1:] {
+		if roundUp(m, kr.mr) < roundUp(m, best.mr) {
+			best = kr
+		}
+	}
+	return best
+}
 
 func kernelGo(kc int, a, b, c *float32, ldc int, alpha, beta float32) {
 	const mr, nr = 6, 16

@@ -18,8 +18,22 @@ func sgemm6x16FMA(kc int, a *float32, b *float32, c *float32, ldc int, alpha flo
 //go:noescape
 func sgemm12x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
+// sgemm8x32AVX512 computes the 8x32 tile C = alpha*A*B + beta*C from a packed A sliver
+// (kc steps of 8 floats) and a packed B sliver (kc steps of 32 floats);
+// C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm8x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
 // gather16AVX2 sets d[l*ldd+j] = x[a[l]+ix[j]] for l < n and j < 16 (every
 // index in range: the caller checks).
 //
 //go:noescape
 func gather16AVX2(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
+
+// runs16AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
+// j < 16 in the mask runs[2r+1] of each run r < nrun (the masks partition
+// the lanes; every index of a set lane in range: the caller checks).
+//
+//go:noescape
+func runs16AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)

@@ -22,16 +22,19 @@ func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
 			packA6(d, p.a[(ic+s)*p.lda+pc:], p.lda, kc)
 			continue
 		}
-		var src [maxMR][]float32
+		// One row at a time, its kc floats stored mr apart: each load is
+		// sequential and each store a constant stride.
 		for r := 0; r < rows; r++ {
-			src[r] = p.a[(ic+s+r)*p.lda+pc:][:kc]
-		}
-		for l := 0; l < kc; l++ {
-			dl := d[l*mr : l*mr+mr]
-			for r := 0; r < rows; r++ {
-				dl[r] = src[r][l]
+			src := p.a[(ic+s+r)*p.lda+pc:][:kc]
+			dr := d[r : (kc-1)*mr+r+1]
+			for l, v := range src {
+				dr[l*mr] = v
 			}
-			clear(dl[rows:])
+		}
+		if rows < mr {
+			for l := 0; l < kc; l++ {
+				clear(d[l*mr+rows : l*mr+mr])
+			}
 		}
 	}
 }

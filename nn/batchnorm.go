@@ -97,8 +97,8 @@ func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
 		for i := 0; i < n; i++ {
 			off := (i*bn.C + c) * hw
 			xs := x.Data[off : off+hw]
-			xh := bn.xhat[off : off+hw]
-			ys := bn.y.Data[off : off+hw]
+			xh := bn.xhat[off : off+hw][:len(xs)] // equal lengths: no bounds checks
+			ys := bn.y.Data[off : off+hw][:len(xs)]
 			for j, v := range xs {
 				h := (v - mu) * is
 				xh[j] = h
@@ -141,9 +141,10 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 		mdyx := float32(sdyx / m)
 		for i := 0; i < n; i++ {
 			off := (i*bn.C + c) * hw
-			xh := bn.xhat[off : off+hw]
-			dx := bn.dx.Data[off : off+hw]
-			for j, d := range dy.Data[off : off+hw] {
+			ds := dy.Data[off : off+hw]
+			xh := bn.xhat[off : off+hw][:len(ds)]
+			dx := bn.dx.Data[off : off+hw][:len(ds)]
+			for j, d := range ds {
 				dx[j] = k * (d - mdy - xh[j]*mdyx)
 			}
 		}

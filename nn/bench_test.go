@@ -16,11 +16,13 @@ import (
 // buffers. ResNet-18 is GEMM-bound: package gemm (packed panels, FMA
 // micro-kernel) on implicit im2col (the patch matrix is a gemm.Gathered
 // whose panels are gathered from the padded input; dx of a stride-1
-// convolution is the flipped convolution, no col2im). The stand-ins
-// (BenchmarkStandInStep) spend about a third of a step in the
-// micro-kernel and a fifth in the patch gathers; what is left, biggest
-// first: BatchNorm, padding, the strided convolutions' col2im and ReLU,
-// each one pass over the activations.
+// convolution is the flipped convolution, no col2im). The replicas of a
+// TrainShards call share each convolution's packed weights. The 10-class
+// stand-in (BenchmarkStandInStep) spends about a fifth of a step in the
+// micro-kernel and, on AVX-512, a sixth packing patches with masked loads
+// (gathers on AVX2); what is left, biggest first: BatchNorm, padding, the
+// strided convolutions' col2im and ReLU, each one pass over the
+// activations. GODEBUG=cpu.avx512f=off benchmarks the AVX2 path.
 //
 // BenchmarkCNNEpochMNIST trains the small CNN for one epoch of MNIST
 // (60,000 images, batch 128 split over W = 8 replicas, a separate backward

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/neuronfabric/nfabric/gemm"
 )
@@ -44,12 +45,29 @@ type Conv2d struct {
 	NoInputGrad bool
 
 	ws       *workspace
+	wp       *weightPack // the model's packs of W and W', shared by the replicas
 	x        *Tensor
 	oh, ow   int
 	y, dx    Tensor
 	fwd, bwd taps          // tap offsets of the forward and of the dx convolution
-	wflip    []float32     // W' of the dx convolution
+	wflip    []float32     // W' of the dx convolution (outside runShards)
+	pw       *gemm.PackedA // W' packed, for dxFlipped
 	pt, ptd  gemm.Gathered // the GEMMs' patch matrices (fields, so passing them does not allocate)
+}
+
+// weightPack holds one convolution's weights packed for the GEMM (W, and
+// W' of the flipped dx convolution) for all replicas of a model during one
+// runShards call, in which the weights do not change: the first replica
+// that needs a pack makes it and the others reuse it, so W replicas pack
+// once per step instead of W times. Packing only moves values, so a
+// shared pack gives the same bits as a private one.
+type weightPack struct {
+	mu        sync.Mutex
+	pass      uint64 // the runShards call the packs belong to
+	fwd, flip gemm.PackedA
+	hasFwd    bool
+	hasFlip   bool
+	wflip     []float32
 }
 
 // groupCols is about how many output positions (GEMM columns) one group
@@ -69,6 +87,7 @@ func groupSize(n, p int) int {
 func newConv(b *builder, name string, c, f, k, s, p int, bias bool) *Conv2d {
 	cv := &Conv2d{C: c, F: f, K: k, S: s, P: p, ws: b.ws}
 	cv.W, cv.dW = b.param(name+".weight", []int{f, c, k, k}, b.kaimingNormal(f*k*k))
+	cv.wp = b.weightPack()
 	if bias {
 		cv.B, cv.dB = b.param(name+".bias", []int{f}, b.uniform(1/math.Sqrt(float64(c*k*k))))
 	}
@@ -89,17 +108,17 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 	cv.x = x
 	cv.oh = (x.Shape[2]+2*cv.P-cv.K)/cv.S + 1
 	cv.ow = (x.Shape[3]+2*cv.P-cv.K)/cv.S + 1
-	n, h, w, p, ckk := cv.geom(x)
+	n, h, w, p, _ := cv.geom(x)
 	cv.y.resize(n, cv.F, cv.oh, cv.ow)
 	g := groupSize(n, p)
 	cv.buildTaps(h, w, g)
-	cv.ws.packed.Pack(false, cv.F, ckk, cv.W, ckk) // W once for every group
+	pw := cv.packed(false) // W once for every group
 	for n0 := 0; n0 < n; n0 += g {
 		gn := min(g, n-n0)
 		cv.patchesOf(&cv.pt, x, n0, gn, false)
 		if gn == 1 { // Y of one image is its F × P slice of y
 			out := cv.y.Data[n0*cv.F*p : (n0+1)*cv.F*p]
-			cv.ws.packed.MulB(cv.ws.gemmWorkers(), p, 1, &cv.pt, 0, out, p)
+			pw.MulB(cv.ws.gemmWorkers(), p, 1, &cv.pt, 0, out, p)
 			if cv.B != nil {
 				for f := range cv.F {
 					addConst(out[f*p:(f+1)*p], cv.B[f])
@@ -108,7 +127,7 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 			continue
 		}
 		out := grow(&cv.ws.grid, cv.F*gn*p)
-		cv.ws.packed.MulB(cv.ws.gemmWorkers(), gn*p, 1, &cv.pt, 0, out, gn*p)
+		pw.MulB(cv.ws.gemmWorkers(), gn*p, 1, &cv.pt, 0, out, gn*p)
 		for i := range gn {
 			for f := range cv.F {
 				dst := cv.y.Data[((n0+i)*cv.F+f)*p : ((n0+i)*cv.F+f+1)*p]
@@ -120,6 +139,58 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 		}
 	}
 	return &cv.y
+}
+
+// packed returns W packed as the m×k matrix of the forward GEMM (F ×
+// C·K·K) or, when flip is set, W' of the flipped dx convolution (C ×
+// F·K·K). Within a runShards call it is the model's pack, made by the
+// first replica that asks; otherwise the replica packs its own.
+func (cv *Conv2d) packed(flip bool) *gemm.PackedA {
+	if cv.ws.pass == 0 {
+		// Outside runShards the weights may have changed since any pack.
+		if flip {
+			cv.packFlipped(&cv.ws.packed, &cv.wflip)
+		} else {
+			cv.ws.packed.Pack(false, cv.F, cv.C*cv.K*cv.K, cv.W, cv.C*cv.K*cv.K)
+		}
+		return &cv.ws.packed
+	}
+	wp := cv.wp
+	wp.mu.Lock()
+	defer wp.mu.Unlock()
+	if wp.pass != cv.ws.pass {
+		wp.pass, wp.hasFwd, wp.hasFlip = cv.ws.pass, false, false
+	}
+	if flip {
+		if !wp.hasFlip {
+			cv.packFlipped(&wp.flip, &wp.wflip)
+			wp.hasFlip = true
+		}
+		return &wp.flip
+	}
+	if !wp.hasFwd {
+		wp.fwd.Pack(false, cv.F, cv.C*cv.K*cv.K, cv.W, cv.C*cv.K*cv.K)
+		wp.hasFwd = true
+	}
+	return &wp.fwd
+}
+
+// packFlipped forms W'[c,f,p,q] = W[f,c,K-1-p,K-1-q] (C × F·K·K) in
+// *wflip and packs it into pa.
+func (cv *Conv2d) packFlipped(pa *gemm.PackedA, wflip *[]float32) {
+	k := cv.K
+	fkk := cv.F * k * k
+	wf := grow(wflip, cv.C*fkk)
+	for f := range cv.F {
+		for c := range cv.C {
+			src := cv.W[(f*cv.C+c)*k*k:][:k*k]
+			dst := wf[c*fkk+f*k*k:][:k*k]
+			for t, v := range src {
+				dst[k*k-1-t] = v // (p, q) -> (K-1-p, K-1-q)
+			}
+		}
+	}
+	pa.Pack(false, cv.C, fkk, wf, fkk)
 }
 
 // buildTaps builds the forward tap table for h×w inputs in groups of g.
@@ -199,24 +270,11 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 }
 
 // prepareFlipped builds the dx convolution's tap table (over dy padded by
-// K-1-P) and packs its weights W' (C × F·K·K) into the workspace.
+// K-1-P) and takes its packed weights W' (C × F·K·K).
 func (cv *Conv2d) prepareFlipped(h, w, g int) {
 	k, pd := cv.K, cv.K-1-cv.P
 	cv.bwd.build(cv.F, (cv.oh+2*pd)*(cv.ow+2*pd), k, 1, cv.ow+2*pd, h, w, g)
-	fkk := cv.F * k * k
-	if len(cv.wflip) != cv.C*fkk {
-		cv.wflip = make([]float32, cv.C*fkk)
-	}
-	for f := range cv.F {
-		for c := range cv.C {
-			src := cv.W[(f*cv.C+c)*k*k:][:k*k]
-			dst := cv.wflip[c*fkk+f*k*k:][:k*k]
-			for t, v := range src {
-				dst[k*k-1-t] = v // (p, q) -> (K-1-p, K-1-q)
-			}
-		}
-	}
-	cv.ws.packed.Pack(false, cv.C, fkk, cv.wflip, fkk)
+	cv.pw = cv.packed(true)
 }
 
 // dxFlipped computes dx of images [n0, n0+gn) as the stride-1
@@ -234,11 +292,11 @@ func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
 	hw := h * w
 	cv.ptd = gemm.Gathered{X: src, Rows: cv.bwd.rows, Cols: cv.bwd.cols[:gn*hw]}
 	if gn == 1 {
-		cv.ws.packed.MulB(cv.ws.gemmWorkers(), hw, 1, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
+		cv.pw.MulB(cv.ws.gemmWorkers(), hw, 1, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
 		return
 	}
 	out := grow(&cv.ws.dgrid, cv.C*gn*hw)
-	cv.ws.packed.MulB(cv.ws.gemmWorkers(), gn*hw, 1, &cv.ptd, 0, out, gn*hw)
+	cv.pw.MulB(cv.ws.gemmWorkers(), gn*hw, 1, &cv.ptd, 0, out, gn*hw)
 	for i := range gn {
 		for c := range cv.C {
 			copy(cv.dx.Data[((n0+i)*cv.C+c)*hw:((n0+i)*cv.C+c+1)*hw], out[c*gn*hw+i*hw:])
@@ -329,7 +387,12 @@ func padPlanes(dst, src []float32, planes, h, w, p int) {
 		for r := range h {
 			row := d[(p+r)*wp+p:]
 			copy(row[:w], sp[r*w:])
-			clear(row[w : w+2*p])
+			// The right border and the next row's left one: a loop, as a
+			// call to clear costs more than the few stores.
+			border := row[w : w+2*p]
+			for j := range border {
+				border[j] = 0
+			}
 		}
 		clear(d[(p+h)*wp:])
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Model is a network architecture with its parameter values and merged
@@ -17,6 +18,10 @@ type Model struct {
 	Buffers []*Buffer // running statistics, in construction order
 	build   func(b *builder) Layer
 	bufGen  int // bumped when Buffers are replaced from outside (Restore)
+	// packs holds each convolution's weights packed for the GEMM, shared by
+	// the replicas within one runShards call (see weightPack), in
+	// construction order.
+	packs []*weightPack
 }
 
 func newModel(name string, in []int, classes int, rng *rand.Rand, build func(b *builder) Layer) *Model {
@@ -188,6 +193,7 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 	// Several replicas already keep the cores busy: each one's GEMMs get
 	// an equal share of them rather than GOMAXPROCS goroutines apiece.
 	workers := max(1, runtime.GOMAXPROCS(0)/len(reps))
+	pass := passes.Add(1)
 	var wg sync.WaitGroup
 	for k, r := range reps {
 		lo, hi := Shard(n, len(reps), k)
@@ -197,6 +203,7 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 			continue
 		}
 		r.ws.workers = workers
+		r.ws.pass = pass
 		r.view.Shape = append(r.view.Shape[:0], x.Shape...)
 		r.view.Shape[0] = hi - lo
 		r.view.Data = x.Data[lo*d : hi*d]
@@ -215,8 +222,13 @@ func runShards(reps []*Replica, x *Tensor, labels []int, res []ShardResult, trai
 	for _, r := range reps {
 		r.view.Data = nil // do not keep the caller's batch alive
 		r.ws.workers = 0
+		r.ws.pass = 0
 	}
 }
+
+// passes numbers the runShards calls, so that a weightPack knows whether
+// it holds the packs of the current call's weights.
+var passes atomic.Uint64
 
 // SyncBuffers sets each model running statistic to the mean of the
 // replicas' values, summed in float64 in replica order 0..W-1, and copies

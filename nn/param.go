@@ -74,6 +74,7 @@ type builder struct {
 	group  Group
 	rep    *Replica // nil while creating
 	np, nb int      // next parameter and buffer index when binding
+	npk    int      // next weight pack when binding
 	ws     *workspace
 }
 
@@ -114,6 +115,19 @@ func (b *builder) buffer(name string, n int, v float32) []float32 {
 	copy(s, bf.Value)
 	b.rep.buffers = append(b.rep.buffers, s)
 	return s
+}
+
+// weightPack returns the model's next weightPack, created with the model
+// and shared by its replicas.
+func (b *builder) weightPack() *weightPack {
+	if b.create {
+		wp := &weightPack{}
+		b.m.packs = append(b.m.packs, wp)
+		return wp
+	}
+	wp := b.m.packs[b.npk]
+	b.npk++
+	return wp
 }
 
 // kaimingNormal fills w with N(0, 2/fan) samples (He et al., the ReLU gain),
@@ -157,6 +171,10 @@ type workspace struct {
 	// the GEMMs' together do not oversubscribe the cores. The GEMM's result
 	// does not depend on it (see package gemm).
 	workers int
+	// pass is the runShards call the replica is running in (0: none).
+	// During one call the parameters do not change, so the replicas share
+	// their convolutions' packed weights (see weightPack).
+	pass uint64
 	// packed holds one layer's weights packed for repeated products (a
 	// convolution's image groups), packedDY a group's dY for dW.
 	packed, packedDY gemm.PackedA

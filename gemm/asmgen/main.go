@@ -9,7 +9,8 @@
 // regenerates them and fails when the committed files differ.
 //
 // gather16AVX2 packs 16 columns of a Gathered matrix (see gemm/gathered.go)
-// with two VPGATHERDD per row.
+// with two VPGATHERDD per row; runs16AVX512 packs them with one masked
+// load per run of consecutive offsets.
 //
 // Every kernel computes one MR×NR tile of C from packed panels (see
 // gemm/pack.go):
@@ -34,7 +35,9 @@ func main() {
 	ConstraintExpr("amd64,!noasm") // go:build amd64 && !noasm
 	kernel("sgemm6x16FMA", 6, 16, 8, YMM)
 	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
+	kernel("sgemm8x32AVX512", 8, 32, 16, ZMM)
 	gather16()
+	runs16()
 	Generate()
 }
 
@@ -173,6 +176,55 @@ func gather16() {
 	DECQ(n)
 	JNZ(LabelRef("gather16_loop"))
 	Label("gather16_done")
+	VZEROUPPER()
+	RET()
+}
+
+// runs16 writes runs16AVX512: for l < n, the 16 floats d[l*ldd+j] =
+// x[a[l]+j+runs[2r]] for the lanes j in the mask runs[2r+1] of each run
+// r < nrun (the runs' masks partition the 16 lanes), one merge-masked
+// 16-lane load per run and one store per row. A masked-off lane's address
+// is never accessed (AVX-512 suppresses its faults).
+func runs16() {
+	TEXT("runs16AVX512", NOSPLIT, "func(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)")
+	Pragma("noescape")
+	Doc("runs16AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes",
+		"j < 16 in the mask runs[2r+1] of each run r < nrun (the masks partition",
+		"the lanes; every index of a set lane in range: the caller checks).")
+	d := Load(Param("d"), GP64())
+	ldd := Load(Param("ldd"), GP64())
+	SHLQ(U8(2), ldd) // bytes
+	x := Load(Param("x"), GP64())
+	a := Load(Param("a"), GP64())
+	n := Load(Param("n"), GP64())
+	runs := Load(Param("runs"), GP64())
+	nrun := Load(Param("nrun"), GP64())
+	TESTQ(n, n)
+	JZ(LabelRef("runs16_done"))
+	Label("runs16_row")
+	base := GP64()
+	MOVLQSX(Mem{Base: a}, base)
+	row := ZMM()
+	VPXORD(row, row, row)
+	r, left := GP64(), GP64()
+	MOVQ(runs, r)
+	MOVQ(nrun, left)
+	Label("runs16_run")
+	off := GP64()
+	MOVLQSX(Mem{Base: r}, off)
+	ADDQ(base, off)
+	k := K()
+	KMOVW(Mem{Base: r, Disp: 4}, k)
+	VMOVUPS(Mem{Base: x, Index: off, Scale: 4}, k, row) // merge the run's lanes
+	ADDQ(U8(8), r)
+	DECQ(left)
+	JNZ(LabelRef("runs16_run"))
+	VMOVUPS(row, Mem{Base: d})
+	ADDQ(U8(4), a)
+	ADDQ(ldd, d)
+	DECQ(n)
+	JNZ(LabelRef("runs16_row"))
+	Label("runs16_done")
 	VZEROUPPER()
 	RET()
 }

@@ -1,0 +1,108 @@
+package nn
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/gemm"
+)
+
+// standInBatch returns batch number step of random 1×28×28 images with
+// labels in [0, classes), the stand-ins' input size.
+func standInBatch(step, n, classes int) (*Tensor, []int) {
+	rng := rand.New(rand.NewPCG(uint64(step), 7))
+	x := randTensor(rng, n, 1, 28, 28)
+	y := make([]int, n)
+	for i := range y {
+		y[i] = rng.IntN(classes)
+		x.Data[i*784+y[i]] += 3
+	}
+	return x, y
+}
+
+// standInState trains the stand-in for classes (StandInConfig) from a
+// fixed seed for three steps of 48 images over W = 8 replicas and returns
+// its checkpoint (parameters, running statistics, momentum). With
+// sequential set it runs the replicas one after another outside
+// TrainShards, so each convolution packs its own weights instead of
+// sharing the model's packs, and every GEMM may use GOMAXPROCS goroutines.
+func standInState(t *testing.T, classes int, sequential bool) []byte {
+	m, err := NewResNet(rand.New(rand.NewPCG(5, 1)), StandInConfig(1, 28, 28, classes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run{m: m, reps: m.NewReplicas(8), opt: NewSGD(m, 0.05, 0.9, 5e-4), agg: m.NewGrads(), res: make([]ShardResult, 8)}
+	for s := range 3 {
+		x, y := standInBatch(s, 48, classes)
+		if sequential {
+			for k, rep := range r.reps {
+				lo, hi := Shard(48, len(r.reps), k)
+				view := &Tensor{Shape: []int{hi - lo, 1, 28, 28}, Data: x.Data[lo*784 : hi*784]}
+				rep.TrainStep(view, y[lo:hi])
+			}
+			SyncBuffers(r.reps)
+		} else {
+			TrainShards(r.reps, x, y, r.res)
+		}
+		MeanGrads(r.agg, r.reps)
+		r.opt.Step(r.agg)
+	}
+	return r.state(t)
+}
+
+// TestStandInBitsAcrossEngines checks that training the stand-ins gives
+// the same bytes whatever the engine does underneath: replicas sharing
+// packed weights in TrainShards or packing their own one after another;
+// GOMAXPROCS 1 or 4; and the micro-kernels and packers this CPU selects
+// against the AVX2 path (a child process with GODEBUG=cpu.avx512f=off,
+// which on an AVX-512 host swaps the 12×32 and 8×32 kernels and the
+// masked-load packer for the 6×16 kernel and gathers).
+func TestStandInBitsAcrossEngines(t *testing.T) {
+	if out := os.Getenv("NN_STANDIN_STATE"); out != "" {
+		// The child: write the states for the parent to compare.
+		var all []byte
+		for _, classes := range []int{10, 100} {
+			all = append(all, standInState(t, classes, false)...)
+		}
+		if err := os.WriteFile(out, all, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	var all []byte
+	for _, classes := range []int{10, 100} {
+		t.Run(fmt.Sprintf("classes=%d", classes), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			one := standInState(t, classes, false)
+			runtime.GOMAXPROCS(4)
+			four := standInState(t, classes, false)
+			seq := standInState(t, classes, true)
+			if !bytes.Equal(one, four) {
+				t.Errorf("GOMAXPROCS=1 and GOMAXPROCS=4 give different states")
+			}
+			if !bytes.Equal(four, seq) {
+				t.Errorf("TrainShards (shared weight packs) and sequential replicas (own packs) give different states")
+			}
+			all = append(all, four...)
+		})
+	}
+	out := filepath.Join(t.TempDir(), "state")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStandInBitsAcrossEngines$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "NN_STANDIN_STATE="+out, "GODEBUG=cpu.avx512f=off")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child with GODEBUG=cpu.avx512f=off: %v\n%s", err, msg)
+	}
+	avx2, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(all, avx2) {
+		t.Errorf("kernels %q and the AVX2 path (GODEBUG=cpu.avx512f=off) give different states", gemm.KernelName())
+	}
+}
