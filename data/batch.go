@@ -70,6 +70,10 @@ func (b *Batcher) Reset() {
 	b.pos = 0
 }
 
+// Order returns a copy of the epoch's order: the data set indices Next
+// walks, first batch first.
+func (b *Batcher) Order() []int { return append([]int(nil), b.order...) }
+
 // Batches returns the number of batches per epoch.
 func (b *Batcher) Batches() int {
 	n := b.D.Len()

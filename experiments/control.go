@@ -20,9 +20,9 @@ import (
 
 func init() {
 	Register(Spec[ControlUnit]{Name: "control", Title: controlTitle, Order: 50,
-		Units: func(cfg Config) ([]Unit[ControlUnit], error) { return PilotDefaults(cfg.Full, cfg.Seed).Units() },
+		Units: func(cfg Config) ([]Unit[ControlUnit], error) { return PilotDefaults(cfg.Full(), cfg.Seed).Units() },
 		Layout: func(cfg Config, us []ControlUnit) (*report.Result, error) {
-			return PilotDefaults(cfg.Full, cfg.Seed).Layout(us)
+			return PilotDefaults(cfg.Full(), cfg.Seed).Layout(us)
 		}})
 }
 
@@ -115,9 +115,9 @@ const pilotLossAlpha = 0.05
 // cooldown one epoch each) and calibration is one diagnostics interval, so
 // that re-admission sees fresh diagnostics.
 func PilotDefaults(full bool, seed uint64) PilotOptions {
-	easy := ValidatedOptions(false, seed)
+	easy := ValidatedOptions(TierQuick, seed)
 	easy.Epochs, easy.Seeds, easy.TrainN, easy.TestN = 8, 1, 1920, 1000
-	hard := BoundaryOptions(false, seed)
+	hard := BoundaryOptions(TierQuick, seed)
 	hard.Seeds, hard.Epochs, hard.TrainN, hard.TestN = 1, 3, 1920, 1000
 	// The pilots were calibrated, and their figures recorded, with the
 	// training block's earlier learning rates and 100-class stand-in; these pins
@@ -132,9 +132,9 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 	o := PilotOptions{Train: easy, Hard: hard, Control: cc, Fault: pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5},
 		DiagEvery: diagEvery, Delays: []float64{0, 10, 100}, StepMS: 100, TelemetryEpochs: 4}
 	if full {
-		o.Train = ValidatedOptions(true, seed)
+		o.Train = ValidatedOptions(TierFull, seed)
 		o.Train.Epochs = 10
-		o.Hard = BoundaryOptions(true, seed)
+		o.Hard = BoundaryOptions(TierFull, seed)
 		o.Hard.Seeds, o.Hard.Epochs = 1, 4
 		o.Train.LR, o.Hard.LR = pilotLR, pilotLR
 		o.Train.SignLR, o.Hard.SignLR, o.Hard.Model = pilotSignLR, pilotSignLR, pilotHardModel

@@ -37,7 +37,7 @@ var (
 // full configuration (its sweeps share one controller, so they do not split).
 func functionalUnits(cfg Config) ([]Unit[cxl.VerifyResult], error) {
 	p := functionalQuick
-	if cfg.Full {
+	if cfg.Full() {
 		p = functionalFull
 	}
 	return []Unit[cxl.VerifyResult]{{Key: "verify", Run: func(ctx context.Context, cfg Config) (cxl.VerifyResult, error) {

@@ -13,14 +13,14 @@ func init() {
 	Register(Spec[HardwareUnit]{Name: "hardware", Title: hardwareTitle, Order: 60,
 		Units: func(cfg Config) ([]Unit[HardwareUnit], error) {
 			o := QuickHardware(cfg.Seed)
-			if cfg.Full {
+			if cfg.Full() {
 				o = FullHardware(cfg.Seed)
 			}
 			return HardwareUnits(o)
 		},
 		Layout: func(cfg Config, us []HardwareUnit) (*report.Result, error) {
 			o := QuickHardware(cfg.Seed)
-			if cfg.Full {
+			if cfg.Full() {
 				o = FullHardware(cfg.Seed)
 			}
 			return HardwareLayout(o, us)

@@ -83,7 +83,7 @@ func payloadSpecs() []lowbit.Spec {
 // own random stream, so shards are independent) and the accounting.
 func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
 	n := 1 << 16
-	if cfg.Full {
+	if cfg.Full() {
 		n = 1 << 20
 	}
 	us := []Unit[PayloadUnit]{{Key: "example", Cores: 1, Run: func(context.Context, Config) (PayloadUnit, error) {

@@ -66,9 +66,10 @@ import (
 
 // Config is what every block receives.
 type Config struct {
-	// Full selects the full configuration (minutes to an hour); the default
-	// quick one keeps the whole of `reproduce` to a few minutes.
-	Full bool `json:"full"`
+	// Tier is the budget: quick (the default) keeps the whole of
+	// `reproduce` to a few minutes, standard is the training block's
+	// converging middle tier, full the configurations behind the notes.
+	Tier Tier `json:"tier"`
 	// Seed is the base seed; the same seed gives the same bytes out.
 	Seed uint64 `json:"seed"`
 	// Logf reports progress; nil discards it.
@@ -78,6 +79,10 @@ type Config struct {
 	// never a byte of output.
 	Jobs int `json:"-"`
 }
+
+// Full reports whether c runs the full tier (the blocks with two
+// configurations choose by it).
+func (c Config) Full() bool { return c.Tier == TierFull }
 
 func (c Config) logf(format string, args ...any) {
 	if c.Logf != nil {
@@ -619,11 +624,7 @@ func markdownStatus(o Outcome) string {
 }
 
 func indexIntro(cfg Config) string {
-	mode := "quick"
-	if cfg.Full {
-		mode = "full"
-	}
-	return fmt.Sprintf("Configuration: %s, seed %d. Every figure in a column not labelled \"paper\" was computed by this run.", mode, cfg.Seed)
+	return fmt.Sprintf("Configuration: %s, seed %d. Every figure in a column not labelled \"paper\" was computed by this run.", cfg.Tier, cfg.Seed)
 }
 
 const indexTitle = "NEURON-Fabric reproduction report"

@@ -142,6 +142,10 @@ func TestMergeRejectsIncompleteOrMixedShards(t *testing.T) {
 	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err == nil || !strings.Contains(err.Error(), "different runs") {
 		t.Errorf("mixed seeds: %v", err)
 	}
+	write(b, Config{Seed: 1, Tier: TierStandard}, Shard{1, 2})
+	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err == nil || !strings.Contains(err.Error(), "different runs") {
+		t.Errorf("mixed tiers (quick and standard): %v", err)
+	}
 	write(b, Config{Seed: 1}, Shard{1, 2})
 	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err != nil {
 		t.Errorf("complete shards: %v", err)
@@ -194,7 +198,8 @@ func FuzzMergeShard(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(good)
-	f.Add([]byte(`{"format":"nfabric-shard/1","config":{"full":false,"seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
+	f.Add([]byte(`{"format":"nfabric-shard/2","config":{"tier":"quick","seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
+	f.Add([]byte(`{"format":"nfabric-shard/2","config":{"tier":"medium","seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()

@@ -600,7 +600,7 @@ func validationTable(checks []ReplayCheck) (t report.Table, pass, fail int) {
 // validated on scaled traces plus whole small models.
 func replayBlockOptions(cfg Config) ReplayOptions {
 	o := ReplayOptions{Validate: true, DDR5: true}
-	if cfg.Full {
+	if cfg.Full() {
 		o.ValidateBuckets = 1024
 		o.ValidateFull = []string{"resnet18-cifar10", "bert-large"}
 	} else {

@@ -44,7 +44,9 @@ func (s Shard) FileName() string { return fmt.Sprintf("shard-%d-of-%d.json", s.I
 var shardName = regexp.MustCompile(`^shard-(\d+)-of-(\d+)\.json$`)
 
 // shardFormat names the shard file's layout; Merge refuses other versions.
-const shardFormat = "nfabric-shard/1"
+// Version 2 carries the configuration's tier ("tier": "quick", "standard"
+// or "full") where version 1 carried a "full" flag.
+const shardFormat = "nfabric-shard/2"
 
 // shardFile is what one shard writes: the run's configuration, which shard
 // it is and the results of its units.
@@ -166,7 +168,7 @@ func readShards(dirs []string) ([]shardFile, error) {
 	first := files[0]
 	seen := make(map[int]bool)
 	for _, f := range files {
-		if f.Of != first.Of || f.Config.Full != first.Config.Full || f.Config.Seed != first.Config.Seed || !slices.Equal(f.Blocks, first.Blocks) {
+		if f.Of != first.Of || f.Config.Tier != first.Config.Tier || f.Config.Seed != first.Config.Seed || !slices.Equal(f.Blocks, first.Blocks) {
 			return nil, fmt.Errorf("shards %d/%d and %d/%d come from different runs (configuration, blocks or shard count differ)", first.Shard, first.Of, f.Shard, f.Of)
 		}
 		if seen[f.Shard] {

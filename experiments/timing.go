@@ -41,7 +41,7 @@ const paperOneStreamPct = 1.11
 // envelope sweeps (same end points) in quick mode.
 func timingSetup(cfg Config) timing.Setup {
 	s := timing.DefaultSetup()
-	if !cfg.Full {
+	if !cfg.Full() {
 		s.Experiments = timing.QuickExperiments()
 	}
 	return s

@@ -77,7 +77,7 @@ func timingDDR5Units(cfg Config, s timing.Setup) []Unit[TimingResult] {
 			return TimingDDR5{Ablations: ab}, err
 		})},
 	}
-	if cfg.Full {
+	if cfg.Full() {
 		units = append(units, Unit[TimingResult]{Key: "ddr5/fig3", Run: one(func(ctx context.Context) (TimingDDR5, error) {
 			env, err := timing.RunEnvelope(ctx, d)
 			return TimingDDR5{Envelope: &env}, err

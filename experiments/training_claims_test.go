@@ -9,17 +9,19 @@ import (
 
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/nn"
+	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
 )
 
-// rowsOf builds PolicyRuns from final accuracies in percent.
+// rowsOf builds PolicyRuns from final accuracies in percent, the i-th
+// value of every row being seed i+1's.
 func rowsOf(finals map[string][]float64) []PolicyRuns {
 	var out []PolicyRuns
 	for label, xs := range finals {
 		pr := PolicyRuns{Label: label}
-		for _, x := range xs {
+		for i, x := range xs {
 			var r TrainRun
-			r.Label, r.Result.Final = label, x/100
+			r.Label, r.Seed, r.Result.Final = label, uint64(i+1), x/100
 			pr.Runs = append(pr.Runs, r)
 		}
 		out = append(out, pr)
@@ -27,92 +29,148 @@ func rowsOf(finals map[string][]float64) []PolicyRuns {
 	return out
 }
 
-func verdictOf(t *testing.T, cs []Claim, prefix string) string {
+// add returns base + d elementwise.
+func add(base, d []float64) []float64 {
+	out := make([]float64, len(base))
+	for i := range base {
+		out[i] = base[i] + d[i]
+	}
+	return out
+}
+
+func neg(d []float64) []float64 { return add(make([]float64, len(d)), scaleBy(-1, d)) }
+
+func scaleBy(k float64, d []float64) []float64 {
+	out := make([]float64, len(d))
+	for i := range d {
+		out[i] = k * d[i]
+	}
+	return out
+}
+
+func claimOf(t *testing.T, cs []report.Claim, prefix string) report.Claim {
 	t.Helper()
 	for _, c := range cs {
 		if strings.HasPrefix(c.Name, prefix) {
-			return c.Verdict
+			return c
 		}
 	}
 	t.Fatalf("no claim %q", prefix)
-	return ""
+	return report.Claim{}
 }
 
-// TestValidatedClaims checks Fig. 4's verdicts on hand-made means: FP32
-// 81, G-Binary 80 (-1), MajoritySignSGD 80, and G-Ternary at 79.5 (-1.5,
-// -0.5: both hold) or 78 (-3, -2: both fail).
+var converged = studyConvergence{ok: true, cell: "converged (test)", tier: TierStandard}
+
+// TestValidatedClaims checks Fig. 4's verdicts on hand-computed paired t
+// intervals over 5 seeds (t_{0.975,4} = 2.776445): G-Binary - FP32 =
+// -1, -0.5, -1.5, -1, -1 (mean -1, s/√5 = 0.15811: [-1.44, -0.56], inside
+// [-2, 2]); G-Ternary - FP32 = 0.5, 1.5, -0.5, 2.5, 1 (mean 1, s/√5 = 0.5:
+// [-0.39, 2.39], straddling 2: inconclusive) or -3, -2.5, -3.5, -3, -3
+// ([-3.44, -2.56]: outside). MajoritySignSGD equals G-Binary (d = 0).
 func TestValidatedClaims(t *testing.T) {
+	fp := []float64{80, 81, 82, 83, 84}
+	dB := []float64{-1, -0.5, -1.5, -1, -1}
 	for _, tt := range []struct {
-		gt         float64
-		fp32, maj  string
-		wantInOurs string
+		name     string
+		dT       []float64
+		conv     studyConvergence
+		fp32     string
+		maj      string
+		interval string
 	}{
-		{79.5, Holds, Holds, "G-Ternary 79.50 ± 0.00 (-1.50)"},
-		{78, DoesNotHold, DoesNotHold, "G-Ternary 78.00 ± 0.00 (-3.00)"},
+		{"straddles", []float64{0.5, 1.5, -0.5, 2.5, 1}, converged, report.VerdictInconclusive, report.VerdictInconclusive,
+			"G-Binary 95% CI [-1.44, -0.56], paired t, n = 5; G-Ternary 95% CI [-0.39, 2.39], paired t, n = 5"},
+		{"outside", []float64{-3, -2.5, -3.5, -3, -3}, converged, report.VerdictDoesNotHold, report.VerdictDoesNotHold,
+			"G-Ternary 95% CI [-3.44, -2.56], paired t, n = 5"},
+		{"inside", dB, converged, report.VerdictHolds, report.VerdictHolds, "G-Ternary 95% CI [-1.44, -0.56]"},
+		{"inside, not converged", dB, studyConvergence{cell: "not converged (0 of 5 FP32 runs pass)", tier: TierQuick},
+			report.VerdictIndicative, report.VerdictIndicative, "G-Ternary 95% CI [-1.44, -0.56]"},
 	} {
+		gb := add(fp, dB)
 		cs := validatedClaims(finalsOf(rowsOf(map[string][]float64{
-			"FP32 all": {80, 82}, "G-Binary all": {80, 80}, "G-Ternary all": {tt.gt, tt.gt}, "MajoritySignSGD all": {80, 80}})))
-		if v := verdictOf(t, cs, "Fig. 4: G-Binary and G-Ternary within 2"); v != tt.fp32 {
-			t.Errorf("G-Ternary %v: FP32 claim %q, want %q", tt.gt, v, tt.fp32)
+			"FP32 all": fp, "G-Binary all": gb, "G-Ternary all": add(fp, tt.dT), "MajoritySignSGD all": gb})), tt.conv)
+		c1, c2 := claimOf(t, cs, "G-Binary and G-Ternary within 2"), claimOf(t, cs, "G-Binary and G-Ternary within 1")
+		if c1.Verdict != tt.fp32 || c2.Verdict != tt.maj {
+			t.Errorf("%s: verdicts %q, %q; want %q, %q", tt.name, c1.Verdict, c2.Verdict, tt.fp32, tt.maj)
 		}
-		if v := verdictOf(t, cs, "Fig. 4: G-Binary and G-Ternary within 1"); v != tt.maj {
-			t.Errorf("G-Ternary %v: MajoritySignSGD claim %q, want %q", tt.gt, v, tt.maj)
+		if !strings.Contains(c1.Interval, tt.interval) {
+			t.Errorf("%s: interval %q lacks %q", tt.name, c1.Interval, tt.interval)
 		}
-		if !strings.Contains(cs[0].Ours, tt.wantInOurs) || !strings.Contains(cs[0].Ours, "FP32 81.00 ± 1.41") {
-			t.Errorf("ours %q lacks %q", cs[0].Ours, tt.wantInOurs)
+		if c1.Tier != tt.conv.tier.String() || c1.Convergence != tt.conv.cell || c1.Section != "Sec. 7.1, Fig. 4" {
+			t.Errorf("%s: tier %q convergence %q section %q", tt.name, c1.Tier, c1.Convergence, c1.Section)
 		}
 	}
-	cs := validatedClaims(finalsOf(rowsOf(map[string][]float64{"FP32 all": {80}, "G-Binary all": {79.5}})))
-	if v := verdictOf(t, cs, "Fig. 4: G-Binary and G-Ternary within 2"); v != Holds+" (G-Ternary not run)" {
-		t.Errorf("without G-Ternary: %q", v)
+	// One seed: no interval, so inconclusive; MajoritySignSGD not run.
+	cs := validatedClaims(finalsOf(rowsOf(map[string][]float64{"FP32 all": {80}, "G-Binary all": {79.5}, "G-Ternary all": {79}})), converged)
+	if c := claimOf(t, cs, "G-Binary and G-Ternary within 2"); c.Verdict != report.VerdictInconclusive || !strings.Contains(c.Interval, "1 seed, no interval") {
+		t.Errorf("one seed: %q, %q", c.Verdict, c.Interval)
 	}
-	if v := verdictOf(t, cs, "Fig. 4: G-Binary and G-Ternary within 1"); v != NotRun {
-		t.Errorf("without MajoritySignSGD: %q", v)
+	if c := claimOf(t, cs, "G-Binary and G-Ternary within 1"); c.Verdict != report.VerdictNotRun {
+		t.Errorf("without MajoritySignSGD: %q", c.Verdict)
 	}
 }
 
-// TestBoundaryClaims checks the boundary verdicts on hand-made means:
-// FP32 70, G-Binary all 58 (gap 12, inside 7.7..17.4), G-Ternary all 50
-// (gap 20, outside); G-Binary split 66 recovers 8/12, G-Ternary split 54
-// recovers 4/20; the G-Binary reverse split 60 < 66 and the G-Ternary one
-// did not run; the G-Binary ablation 59 recovers 1/12; the G-Binary head
-// cosine .1 is under half of .6, the G-Ternary .3 is not under half of .5.
+// TestBoundaryClaims checks the boundary verdicts on hand-computed
+// intervals over 5 seeds. FP32 70..74. G-Binary gap 16 14 18 22 20 (mean
+// 18, [14.07, 21.93] > 5: inside); G-Ternary gap 3 4 2 3 3 ([2.12, 3.88]:
+// outside) - Fig. 5 does not hold. The G-Binary split recovers 8..12 of
+// its gap: Fieller [0.487, 0.639] straddles 0.5; the G-Ternary split
+// recovers 2.4 3.3 1.7 2.5 2.4 of 3 4 2 3 3: [0.797, 0.846], inside (both
+// by bisection on the t statistic of a - θb) - inconclusive. The reverse
+// G-Binary split is 1 1.5 0.5 1 1 weaker ([0.56, 1.44] > 0), the
+// G-Ternary one not run: inconclusive, then 5 6 4 5 5 weaker: holds. The
+// @lr G-Binary split recovers 1 0 2 1 1 ([0.0075, 0.099]: outside) - does
+// not hold although G-Ternary @lr did not run. Cosines per seed: G-Binary
+// head - .5 x backbone = -.2 -.18 -.22 -.2 -.2 (inside < 0), G-Ternary
+// .05 .07 .03 .05 .05 (outside) - Table 5 does not hold.
 func TestBoundaryClaims(t *testing.T) {
-	f := finalsOf(rowsOf(map[string][]float64{
-		"FP32 all": {70}, "G-Binary all": {58}, "G-Ternary all": {50},
-		"G-Binary backbone + FP32 head": {66}, "G-Ternary backbone + FP32 head": {54},
-		"FP32 backbone + G-Binary head": {60}, "G-Binary backbone + FP32 head @lr": {59}}))
-	cs := boundaryClaims(f, [2][2]float64{{.6, .1}, {.5, .3}}, true)
-	for prefix, want := range map[string]string{
-		"Fig. 5":                     DoesNotHold,
-		"Table 6: low-bit backbone":  DoesNotHold,
-		"Table 6: the reverse split": Holds + " (G-Ternary not run)",
-		"Learning-rate ablation":     DoesNotHold + " (G-Ternary not run)",
-		"Table 5":                    DoesNotHold,
+	fp := []float64{70, 71, 72, 73, 74}
+	fullB := add(fp, neg([]float64{16, 14, 18, 22, 20}))
+	fullT := add(fp, neg([]float64{3, 4, 2, 3, 3}))
+	splitB := add(fullB, []float64{8, 9, 10, 11, 12})
+	splitT := add(fullT, []float64{2.4, 3.3, 1.7, 2.5, 2.4})
+	rows := map[string][]float64{
+		"FP32 all": fp, "G-Binary all": fullB, "G-Ternary all": fullT,
+		"G-Binary backbone + FP32 head": splitB, "G-Ternary backbone + FP32 head": splitT,
+		"FP32 backbone + G-Binary head":     add(splitB, neg([]float64{1, 1.5, 0.5, 1, 1})),
+		"G-Binary backbone + FP32 head @lr": add(fullB, []float64{1, 0, 2, 1, 1}),
+	}
+	cos := map[uint64][2][2]float64{}
+	for i, h := range []float64{.1, .12, .08, .1, .1} {
+		cos[uint64(i+1)] = [2][2]float64{{.6, h}, {.5, h + .2}}
+	}
+	cs := boundaryClaims(finalsOf(rowsOf(rows)), cos, converged)
+	for prefix, want := range map[string]struct{ verdict, interval string }{
+		"full-path":              {report.VerdictDoesNotHold, "G-Binary 95% CI [14.07, 21.93], paired t, n = 5; G-Ternary 95% CI [2.12, 3.88], paired t, n = 5"},
+		"low-bit backbone":       {report.VerdictInconclusive, "G-Binary 95% CI [0.49, 0.64], Fieller, n = 5; G-Ternary 95% CI [0.80, 0.85], Fieller, n = 5"},
+		"the reverse split":      {report.VerdictInconclusive, "G-Binary 95% CI [0.56, 1.44], paired t, n = 5"},
+		"learning-rate ablation": {report.VerdictDoesNotHold, "G-Binary 95% CI [0.01, 0.10], Fieller, n = 5"},
+		"weak head alignment":    {report.VerdictDoesNotHold, "G-Binary 95% CI [-0.22, -0.18], paired t, n = 5; G-Ternary 95% CI [0.03, 0.07], paired t, n = 5"},
 	} {
-		if v := verdictOf(t, cs, prefix); v != want {
-			t.Errorf("%s: %q, want %q", prefix, v, want)
+		c := claimOf(t, cs, prefix)
+		if c.Verdict != want.verdict || c.Interval != want.interval {
+			t.Errorf("%s: %q, %q; want %q, %q", prefix, c.Verdict, c.Interval, want.verdict, want.interval)
 		}
 	}
-	if c := cs[2]; !strings.Contains(c.Ours, "G-Binary backbone + FP32 head 66.00 (1 seed) (67% of the 12.00-point gap)") {
+	if c := claimOf(t, cs, "the reverse split"); !strings.Contains(c.Ours, "G-Ternary not run") {
+		t.Errorf("reverse split ours %q", c.Ours)
+	}
+	if c := claimOf(t, cs, "low-bit backbone"); !strings.Contains(c.Ours, "G-Binary backbone + FP32 head 64.00 ± 2.00, 56% of the 18.00-point gap") {
 		t.Errorf("recovery ours %q", c.Ours)
 	}
-	f["G-Ternary all"] = []float64{60}                  // gap 10
-	f["G-Ternary backbone + FP32 head"] = []float64{66} // 6/10
-	cs = boundaryClaims(f, [2][2]float64{{.6, .1}, {.5, .2}}, true)
-	for prefix, want := range map[string]string{"Fig. 5": Holds, "Table 6: low-bit backbone": Holds, "Table 5": Holds} {
-		if v := verdictOf(t, cs, prefix); v != want {
-			t.Errorf("second case, %s: %q, want %q", prefix, v, want)
-		}
+	rows["FP32 backbone + G-Ternary head"] = add(splitT, neg([]float64{5, 6, 4, 5, 5}))
+	cs = boundaryClaims(finalsOf(rowsOf(rows)), cos, converged)
+	if c := claimOf(t, cs, "the reverse split"); c.Verdict != report.VerdictHolds {
+		t.Errorf("reverse split with both rules: %q (%s)", c.Verdict, c.Interval)
 	}
-	if v := verdictOf(t, boundaryClaims(finals{}, [2][2]float64{}, false), "Table 5"); v != NotRun {
-		t.Errorf("no diagnostics: %q", v)
+	if c := claimOf(t, boundaryClaims(seedFinals{}, nil, converged), "weak head alignment"); c.Verdict != report.VerdictNotRun {
+		t.Errorf("no diagnostics: %q", c.Verdict)
 	}
 }
 
-// TestFP32Cosines averages the FP32 trajectory's diagnostics over seeds
-// and ignores other rows.
-func TestFP32Cosines(t *testing.T) {
+// TestSeedCosines averages each FP32 run's diagnostics by seed and
+// ignores other rows.
+func TestSeedCosines(t *testing.T) {
 	diag := func(bb, head float64) train.Diag {
 		var d train.Diag
 		d.Epoch = 3
@@ -120,15 +178,63 @@ func TestFP32Cosines(t *testing.T) {
 		d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head] = bb/2, head/2
 		return d
 	}
-	run := func(label string, d train.Diag) TrainRun {
+	run := func(label string, seed uint64, ds ...train.Diag) TrainRun {
 		var r TrainRun
-		r.Label, r.Result.Diags = label, []train.Diag{d}
+		r.Label, r.Seed, r.Result.Diags = label, seed, ds
 		return r
 	}
-	runs := byRow([]TrainRun{run("FP32 all", diag(.6, .2)), run("FP32 all", diag(.4, .0)), run("G-Binary all", diag(1, 1))})
-	cos, ok := fp32Cosines(runs)
-	if !ok || cos != [2][2]float64{{.5, .1}, {.25, .05}} {
-		t.Errorf("cosines %v %v", cos, ok)
+	runs := byRow([]TrainRun{run("FP32 all", 1, diag(.6, .2), diag(.4, 0)), run("FP32 all", 2, diag(.4, 0)), run("FP32 all", 3), run("G-Binary all", 1, diag(1, 1))})
+	got := seedCosines(runs)
+	want := map[uint64][2][2]float64{1: {{.5, .1}, {.25, .05}}, 2: {{.4, 0}, {.2, 0}}}
+	if len(got) != 2 {
+		t.Fatalf("cosines %v", got)
+	}
+	for s, w := range want {
+		for i := range 2 {
+			for j := range 2 {
+				if d := got[s][i][j] - w[i][j]; d > 1e-12 || d < -1e-12 {
+					t.Errorf("seed %d [%d][%d]: %v, want %v", s, i, j, got[s][i][j], w[i][j])
+				}
+			}
+		}
+	}
+}
+
+// TestConvergenceOf: a study converged only when every FP32 run passes
+// train.Plateau; one rising run makes its claims indicative, and the
+// convergence table lists every FP32 run with its slope and verdict.
+func TestConvergenceOf(t *testing.T) {
+	run := func(label string, seed uint64, accs ...float64) TrainRun {
+		var r TrainRun
+		r.Label, r.Seed = label, seed
+		for i, a := range accs {
+			r.Result.Epochs = append(r.Result.Epochs, train.EpochStat{Epoch: i + 1, ValAcc: a / 100})
+		}
+		r.Result.Final = accs[len(accs)-1] / 100
+		return r
+	}
+	plateau := []float64{50, 70, 80, 80.5, 80.2, 80.4}
+	runs := []TrainRun{run("FP32 all", 1, plateau...), run("FP32 all", 2, plateau...), run("G-Binary all", 1, 10, 20, 30)}
+	sc := convergenceOf(byRow(runs), TierStandard)
+	if !sc.ok || sc.cell != "converged (2 of 2 FP32 runs pass)" {
+		t.Errorf("plateaued: %+v", sc)
+	}
+	runs = append(runs, run("FP32 all", 3, 3, 15, 30))
+	sc = convergenceOf(byRow(runs), TierQuick)
+	if sc.ok || sc.cell != "not converged (2 of 3 FP32 runs pass)" {
+		t.Errorf("one rising: %+v", sc)
+	}
+	tb := convergenceTable(StudyBoundary, "mnist-stack100", sc)
+	if len(tb.Rows) != 3 || tb.Rows[2][5] != "+13.50" || !strings.HasPrefix(tb.Rows[2][7], "no: still rising") || tb.Rows[0][7] != "yes" {
+		t.Errorf("table rows %q", tb.Rows)
+	}
+	fp := []float64{80, 81, 82}
+	cs := validatedClaims(finalsOf(rowsOf(map[string][]float64{"FP32 all": fp, "G-Binary all": fp, "G-Ternary all": fp})), sc)
+	if c := claimOf(t, cs, "G-Binary and G-Ternary within 2"); c.Verdict != report.VerdictIndicative || c.Tier != "quick" {
+		t.Errorf("unconverged study: %q tier %q", c.Verdict, c.Tier)
+	}
+	if sc := convergenceOf(nil, TierQuick); sc.ok {
+		t.Error("no FP32 run counted as converged")
 	}
 }
 
@@ -138,7 +244,7 @@ func TestQuickRows(t *testing.T) {
 	for _, tt := range []struct {
 		study string
 		o     TrainOptions
-	}{{StudyValidated, ValidatedOptions(false, 1)}, {StudyBoundary, BoundaryOptions(false, 1)}} {
+	}{{StudyValidated, ValidatedOptions(TierQuick, 1)}, {StudyBoundary, BoundaryOptions(TierQuick, 1)}} {
 		rows, err := studyRows(tt.study, tt.o)
 		if err != nil {
 			t.Fatal(err)
@@ -156,7 +262,7 @@ func TestQuickRows(t *testing.T) {
 			t.Errorf("%s: a filter that keeps nothing was accepted", tt.study)
 		}
 	}
-	if o := BoundaryOptions(true, 1); o.Only != nil || o.Seeds != 3 {
+	if o := BoundaryOptions(TierFull, 1); o.Only != nil || o.Seeds != 3 {
 		t.Errorf("full boundary: Only %v, %d seeds", o.Only, o.Seeds)
 	}
 }
@@ -172,7 +278,7 @@ func TestLRSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads MNIST")
 	}
-	o := BoundaryOptions(false, 1)
+	o := BoundaryOptions(TierQuick, 1)
 	o.Data, o.Model, o.Hidden, o.TrainN, o.TestN, o.Epochs, o.Batch, o.Seeds = "mnist", "mlp", []int{8}, 256, 128, 1, 64, 1
 	rates := []float32{1e-5, 1e-3}
 	res, best, err := LRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.GBinary, train.GTernary})
@@ -280,13 +386,13 @@ func checkSweepRates(t *testing.T, o TrainOptions, sets *data.Sets) {
 // rate, and the pilots keep the rates they were calibrated with whatever
 // the studies' are.
 func TestLearningRates(t *testing.T) {
-	for _, full := range []bool{false, true} {
+	for _, tier := range []Tier{TierQuick, TierStandard, TierFull} {
 		for _, c := range []struct {
 			o      TrainOptions
 			fp32LR float32
-		}{{ValidatedOptions(full, 1), 0.05}, {BoundaryOptions(full, 1), 0.1}} {
+		}{{ValidatedOptions(tier, 1), 0.05}, {BoundaryOptions(tier, 1), 0.1}} {
 			if c.o.LR != c.fp32LR || c.o.SignLR != 3e-4 {
-				t.Errorf("%s full=%v: lr %g / sign %g, want %g / 3e-4", c.o.Data, full, c.o.LR, c.o.SignLR, c.fp32LR)
+				t.Errorf("%s %v: lr %g / sign %g, want %g / 3e-4", c.o.Data, tier, c.o.LR, c.o.SignLR, c.fp32LR)
 			}
 			for _, p := range Table6Policies() {
 				cfg := c.o.Config(p, 1)
@@ -301,11 +407,60 @@ func TestLearningRates(t *testing.T) {
 				}
 			}
 		}
-		p := PilotDefaults(full, 1)
+		p := PilotDefaults(tier == TierFull, 1)
 		for _, o := range []TrainOptions{p.Train, p.Hard} {
 			if o.LR != 0.05 || o.SignLR != 1e-4 {
-				t.Errorf("pilot %s full=%v: lr %g / sign %g, want the calibrated 0.05 / 1e-4", o.Data, full, o.LR, o.SignLR)
+				t.Errorf("pilot %s %v: lr %g / sign %g, want the calibrated 0.05 / 1e-4", o.Data, tier, o.LR, o.SignLR)
 			}
 		}
+	}
+}
+
+// TestTrainingLayoutLedger: the block's layout carries both studies'
+// claims as ledger rows (2 validated, 5 boundary, in that order) and one
+// convergence table with every FP32 reference run of both studies.
+func TestTrainingLayoutLedger(t *testing.T) {
+	run := func(study, label string, seed uint64, accs ...float64) TrainRun {
+		r := TrainRun{Study: study, Label: label, Seed: seed, Data: DataInfo{Name: study + "-data"}}
+		for i, a := range accs {
+			r.Result.Epochs = append(r.Result.Epochs, train.EpochStat{Epoch: i + 1, ValAcc: a / 100})
+		}
+		r.Result.Final = accs[len(accs)-1] / 100
+		r.Result.Traffic.Paper.Ratio, r.PaperModel.Ratio = 1, 1
+		return r
+	}
+	var runs []TrainRun
+	for _, l := range QuickValidatedRows() {
+		for s := uint64(1); s <= 2; s++ {
+			runs = append(runs, run(StudyValidated, l, s, 60, 70, 70.1, 70.2))
+		}
+	}
+	for _, l := range QuickBoundaryRows() {
+		for s := uint64(1); s <= 3; s++ {
+			runs = append(runs, run(StudyBoundary, l, s, 3, 15, 30))
+		}
+	}
+	res, err := trainingLayout(Config{Tier: TierQuick}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Claims) != 7 || res.Claims[0].Section != "Sec. 7.1, Fig. 4" || res.Claims[2].Section != "Sec. 7.2, Fig. 5" {
+		t.Fatalf("claims %+v", res.Claims)
+	}
+	var conv []report.Table
+	for _, tb := range res.Tables {
+		if tb.Name == "convergence" {
+			conv = append(conv, tb)
+		}
+	}
+	if len(conv) != 1 || len(conv[0].Rows) != 2+3 {
+		t.Fatalf("%d convergence tables, rows %q", len(conv), conv)
+	}
+	// The validated FP32 runs plateau (slope 0.1), the boundary ones rise.
+	if conv[0].Rows[0][7] != "yes" || !strings.HasPrefix(conv[0].Rows[4][7], "no") {
+		t.Errorf("convergence rows %q", conv[0].Rows)
+	}
+	if res.Claims[0].Convergence != "converged (2 of 2 FP32 runs pass)" || res.Claims[2].Verdict != report.VerdictIndicative {
+		t.Errorf("validated %q, boundary %q", res.Claims[0].Convergence, res.Claims[2].Verdict)
 	}
 }

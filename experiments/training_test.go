@@ -7,11 +7,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/nn"
+	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
 )
 
@@ -55,7 +57,7 @@ func TestBoundaryTiny(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads MNIST")
 	}
-	o := BoundaryOptions(false, 1)
+	o := BoundaryOptions(TierQuick, 1)
 	o.TrainN, o.TestN, o.Epochs, o.Seeds, o.Hidden, o.Batch, o.DiagSteps = 256, 128, 1, 2, []int{8}, 64, 2
 	o.Only, o.Model = nil, "resnet-standin-small" // every row; the small ResNet keeps the test cheap
 	runs, err := RunStudy(context.Background(), StudyBoundary, o)
@@ -95,21 +97,35 @@ func TestBoundaryTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tables) != 3 || res.Tables[0].Name != "table6" || res.Tables[1].Name != "claims-boundary" || res.Tables[2].Name != "table5" || len(res.Figures) != 1 {
-		t.Errorf("layout: %d tables, %d figures", len(res.Tables), len(res.Figures))
+	var names []string
+	for _, tb := range res.Tables {
+		names = append(names, tb.Name)
+	}
+	if !slices.Equal(names, []string{"table6", "claims-boundary", "convergence", "table5"}) || len(res.Figures) != 1 {
+		t.Errorf("layout: tables %q, %d figures", names, len(res.Figures))
+	}
+	// One epoch cannot show a plateau: every claim that ran is indicative,
+	// and each is one ledger row.
+	if len(res.Claims) != 5 {
+		t.Fatalf("%d claims, want 5", len(res.Claims))
+	}
+	for _, c := range res.Claims {
+		if c.Verdict != report.VerdictIndicative || c.Tier != "quick" || !strings.HasPrefix(c.Convergence, "not converged") {
+			t.Errorf("%s: verdict %q tier %q convergence %q", c.Name, c.Verdict, c.Tier, c.Convergence)
+		}
 	}
 }
 
 func TestTrainOptionsErrors(t *testing.T) {
-	o := BoundaryOptions(false, 1)
+	o := BoundaryOptions(TierQuick, 1)
 	o.Seeds = 0
 	if _, err := StudyUnits(StudyBoundary, o); err == nil {
 		t.Error("zero seeds accepted")
 	}
-	if _, err := StudyUnits("sideways", BoundaryOptions(false, 1)); err == nil {
+	if _, err := StudyUnits("sideways", BoundaryOptions(TierQuick, 1)); err == nil {
 		t.Error("unknown study accepted")
 	}
-	o = BoundaryOptions(false, 1)
+	o = BoundaryOptions(TierQuick, 1)
 	o.Data = "no-such-set"
 	if _, err := Boundary(context.Background(), o); err == nil || !strings.Contains(err.Error(), "no-such-set") {
 		t.Errorf("unknown data set: err %v", err)

@@ -225,26 +225,12 @@ type Result struct {
 // epoch, through one Loop. It stops early with ctx's error (after writing
 // nothing partial).
 func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("train config: %w", err)
+	l, err := Start(cfg, sets)
+	if err != nil {
+		return nil, err
 	}
 	cfg.defaults()
-	if sets == nil || sets.Train == nil || sets.Test == nil || sets.Train.Len() < cfg.Batch {
-		return nil, fmt.Errorf("train: training split smaller than one batch of %d", cfg.Batch)
-	}
-	tr, te := sets.Train, sets.Test
-	if te.ImageSize() != tr.ImageSize() || te.Classes != tr.Classes {
-		return nil, fmt.Errorf("train: test split %s does not match training split %s", te.Name, tr.Name)
-	}
-	m, err := NewModel(cfg, tr, cfg.Seed)
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
-	}
-	agg, err := NewAggregator(m, cfg.Policy, cfg.Workers, cfg.Layout)
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
-	}
-	l := NewLoop(cfg, m, agg, tr, te)
+	m, agg := l.Stepper.Model, l.Agg
 	res := &Result{
 		Policy: cfg.Policy.String(), Label: cfg.Policy.Label(), Model: m.Name,
 		Params: m.NumParams(), Head: m.GroupParams(nn.Head),
@@ -275,6 +261,36 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 		res.Final = res.Epochs[n-1].ValAcc
 	}
 	return res, nil
+}
+
+// Start returns the loop Run would train, before its first step: the
+// model initialised from cfg.Seed, its aggregator, and the stepper whose
+// Batches(epoch) draw each epoch's order from cfg.Seed. Nothing in it
+// depends on cfg.Policy but the aggregator: for a seed, every policy
+// starts from the same weights and sees the same batches split into the
+// same worker shards (nn.Shard), so the policies of a study are paired
+// (common random numbers).
+func Start(cfg Config, sets *data.Sets) (*Loop, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("train config: %w", err)
+	}
+	cfg.defaults()
+	if sets == nil || sets.Train == nil || sets.Test == nil || sets.Train.Len() < cfg.Batch {
+		return nil, fmt.Errorf("train: training split smaller than one batch of %d", cfg.Batch)
+	}
+	tr, te := sets.Train, sets.Test
+	if te.ImageSize() != tr.ImageSize() || te.Classes != tr.Classes {
+		return nil, fmt.Errorf("train: test split %s does not match training split %s", te.Name, tr.Name)
+	}
+	m, err := NewModel(cfg, tr, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	agg, err := NewAggregator(m, cfg.Policy, cfg.Workers, cfg.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return NewLoop(cfg, m, agg, tr, te), nil
 }
 
 // runHooks are Run's additions to the loop: the step history, the cosine

@@ -14,6 +14,7 @@ func newReproduceCmd() *cobra.Command {
 		only  string
 		full  bool
 		quick bool
+		tierS string
 		out   string
 		seed  uint64
 		list  bool
@@ -27,14 +28,19 @@ func newReproduceCmd() *cobra.Command {
 with --only) and writes, for each block, a JSON file, a Markdown table with the
 paper's figures beside ours, and its SVG figures into --out, plus REPORT.md
 linking them and index.html, the whole report on one self-contained page
-(open it in a browser). Files are written atomically. --quick (the default) keeps the
-whole run to minutes; --full runs the configurations behind the notes.
+(open it in a browser). Files are written atomically. --tier chooses the
+budget: quick (the default) keeps the whole run to minutes and its training
+verdicts indicative unless the runs converge; standard is the training
+block's middle tier (converged FP32 references, five paired seeds, about an
+hour on 2 cores; blocks without a standard configuration run their quick
+one); full runs the configurations behind the notes (hours). --quick and
+--full are aliases of --tier quick and --tier full.
 
 --shard i/n runs only every n-th unit of work (units are seed x policy x
 configuration runs; the global order is the selected blocks in report order,
 each block's units in a fixed order) starting at unit i, and writes
 --out/shard-i-of-n.json instead of the report. Run all n shards (on as many
-machines as you like, with the same --only/--full/--seed), gather the
+machines as you like, with the same --only/--tier/--seed), gather the
 shard files and run 'nfabric report merge DIR...' to write the same out/ a
 single run writes, byte for byte.
 
@@ -45,6 +51,7 @@ core (training, the pilots, the timing sweeps) run alone. It changes wall
 time, never a byte of output. The default, 0, means GOMAXPROCS.`,
 		Example: `  nfabric reproduce
   nfabric reproduce --only functional,timing --out results
+  nfabric reproduce --tier standard
   nfabric reproduce --full --seed 7
   nfabric reproduce --list
   nfabric reproduce --jobs 1            # one unit at a time, with each block's CPU time
@@ -52,14 +59,15 @@ time, never a byte of output. The default, 0, means GOMAXPROCS.`,
   nfabric report merge shards --out out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if full && quick {
-				return usagef("--quick and --full are exclusive")
+			tier, err := reproduceTier(cmd, tierS, quick, full)
+			if err != nil {
+				return err
 			}
 			if jobs < 0 {
 				return usagef("--jobs %d: want 1 or more (0: GOMAXPROCS)", jobs)
 			}
 			if list {
-				cfg := experiments.Config{Full: full, Seed: seed}
+				cfg := experiments.Config{Tier: tier, Seed: seed}
 				for _, b := range experiments.Blocks() {
 					keys, err := b.UnitKeys(cfg)
 					if err != nil {
@@ -87,7 +95,7 @@ time, never a byte of output. The default, 0, means GOMAXPROCS.`,
 			if len(bs) == 0 {
 				return fmt.Errorf("no evidence blocks are registered")
 			}
-			cfg := experiments.Config{Full: full, Seed: seed, Jobs: jobs}
+			cfg := experiments.Config{Tier: tier, Seed: seed, Jobs: jobs}
 			if shard != "" {
 				sh, err := experiments.ParseShard(shard)
 				if err != nil {
@@ -112,12 +120,36 @@ time, never a byte of output. The default, 0, means GOMAXPROCS.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&only, "only", "", "comma-separated block names to run (see --list)")
-	f.BoolVar(&full, "full", false, "run the full configurations (long)")
-	f.BoolVar(&quick, "quick", false, "run the quick configurations (the default)")
+	f.StringVar(&tierS, "tier", "quick", "budget: quick, standard or full")
+	f.BoolVar(&full, "full", false, "alias of --tier full (long)")
+	f.BoolVar(&quick, "quick", false, "alias of --tier quick (the default)")
 	f.StringVar(&out, "out", "out", "output directory")
 	f.Uint64Var(&seed, "seed", 1, "base random seed")
-	f.BoolVar(&list, "list", false, "list the registered blocks and their units of work (with --full: the full configuration's) and exit")
+	f.BoolVar(&list, "list", false, "list the registered blocks and their units of work (of the --tier's configuration) and exit")
 	f.IntVar(&jobs, "jobs", 0, "run units taking up to this many cores at once (0: GOMAXPROCS); output is the same for every value")
 	f.StringVar(&shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")
 	return cmd
+}
+
+// reproduceTier resolves --tier and its aliases --quick and --full; two
+// that disagree are a usage error.
+func reproduceTier(cmd *cobra.Command, name string, quick, full bool) (experiments.Tier, error) {
+	if full && quick {
+		return 0, usagef("--quick and --full are exclusive")
+	}
+	tier, err := experiments.ParseTier(name)
+	if err != nil {
+		return 0, usagef("--tier: %v", err)
+	}
+	if !full && !quick {
+		return tier, nil
+	}
+	alias := experiments.TierQuick
+	if full {
+		alias = experiments.TierFull
+	}
+	if cmd.Flags().Changed("tier") && tier != alias {
+		return 0, usagef("--tier %s contradicts --%s", tier, alias)
+	}
+	return alias, nil
 }

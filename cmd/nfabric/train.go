@@ -304,6 +304,7 @@ func newTrainStudyCmd(which string) *cobra.Command {
 	var (
 		of     optFlags
 		full   bool
+		tierS  string
 		asJSON bool
 		quiet  bool
 		wall   bool
@@ -322,13 +323,19 @@ func newTrainStudyCmd(which string) *cobra.Command {
 		Short: short,
 		Long: short + `.
 
-Defaults are the reproduce block's quick configuration (three seeds, a subset
-of the policy rows: --all-policies runs every row); --full starts from the full
-one (every row on all 60,000 images: about an hour for validated and eight for
-boundary on 2 cores). Any flag given overrides either.`,
+Defaults are the reproduce block's quick tier (three seeds, a subset of the
+policy rows: --all-policies runs every row); --tier standard starts from the
+standard tier (converging FP32 references, five paired seeds) and --tier full
+(or --full) from the full one (every row on all 60,000 images: about an hour
+for validated and eight for boundary on 2 cores). Any flag given overrides
+the tier's value.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := defaults(full, 1)
+			tier, err := reproduceTier(cmd, tierS, false, full)
+			if err != nil {
+				return err
+			}
+			o := defaults(tier, 1)
 			if err := of.apply(cmd.Flags(), &o); err != nil {
 				return err
 			}
@@ -341,8 +348,9 @@ boundary on 2 cores). Any flag given overrides either.`,
 			return printResult(cmd, res, asJSON, out)
 		},
 	}
-	of.add(cmd.Flags(), defaults(false, 1))
-	cmd.Flags().BoolVar(&full, "full", false, "start from the full configuration")
+	of.add(cmd.Flags(), defaults(experiments.TierQuick, 1))
+	cmd.Flags().StringVar(&tierS, "tier", "quick", "start from this tier's configuration: quick, standard or full")
+	cmd.Flags().BoolVar(&full, "full", false, "alias of --tier full")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().BoolVar(&wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
@@ -372,7 +380,7 @@ Runs are validated on training images they never train on (images --train-n ..
 with the highest mean held-out accuracy over the rules is chosen.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var defaults func(bool, uint64) experiments.TrainOptions
+			var defaults func(experiments.Tier, uint64) experiments.TrainOptions
 			switch study {
 			case experiments.StudyValidated:
 				defaults = experiments.ValidatedOptions
@@ -385,7 +393,7 @@ with the highest mean held-out accuracy over the rules is chosen.`,
 			if err != nil {
 				return err
 			}
-			o := defaults(false, 1)
+			o := defaults(experiments.TierQuick, 1)
 			o.Seeds = 1
 			if err := of.apply(cmd.Flags(), &o); err != nil {
 				return err
@@ -401,7 +409,7 @@ with the highest mean held-out accuracy over the rules is chosen.`,
 			return printResult(cmd, res, asJSON, out)
 		},
 	}
-	def := experiments.BoundaryOptions(false, 1)
+	def := experiments.BoundaryOptions(experiments.TierQuick, 1)
 	def.Seeds = 1
 	of.add(cmd.Flags(), def)
 	cmd.Flags().StringVar(&study, "study", experiments.StudyBoundary, "whose options: validated or boundary")

@@ -1,0 +1,143 @@
+package stats
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// Student's t quantiles from a printed table (two-sided 95%: the 0.975
+// quantile).
+func TestTQuantileTable(t *testing.T) {
+	for _, c := range []struct {
+		nu   int
+		want float64
+	}{{1, 12.706}, {2, 4.303}, {4, 2.776}, {9, 2.262}, {29, 2.045}} {
+		if got := TQuantile(0.975, c.nu); math.Abs(got-c.want) > 5e-4 {
+			t.Errorf("t_{0.975,%d} = %.4f, table %.3f", c.nu, got, c.want)
+		}
+	}
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// Hand-computed paired t intervals: d = x - y, mean ± t_{0.975,n-1} s/√n.
+func TestPairedTHand(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		x, y   []float64
+		lo, hi float64
+	}{
+		// d = 1..5: mean 3, s² = 2.5, s/√5 = 0.70711, t = 2.776445.
+		{"d=1..5", []float64{11, 12, 13, 14, 15}, []float64{10, 10, 10, 10, 10}, 1.03676, 4.96324},
+		// d = 0.5, 1.5, -0.5, 2.5, 1: mean 1, s² = 1.25, s/√5 = 0.5.
+		{"straddles 2", []float64{70.5, 71.5, 69.5, 72.5, 71}, []float64{70, 70, 70, 70, 70}, 1 - 2.776445*0.5, 1 + 2.776445*0.5},
+		// n = 2: d = 1, 3: mean 2, s = √2, s/√2 = 1, t_{0.975,1} = 12.7062.
+		{"n=2", []float64{1, 3}, []float64{0, 0}, 2 - 12.7062, 2 + 12.7062},
+	} {
+		iv, err := PairedT(c.x, c.y, Level)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !near(iv.Lo, c.lo, 1e-3) || !near(iv.Hi, c.hi, 1e-3) || iv.N != len(c.x) || iv.Method != "paired t" {
+			t.Errorf("%s: got %+v, want [%.4f, %.4f]", c.name, iv, c.lo, c.hi)
+		}
+	}
+}
+
+func TestPairedTErrors(t *testing.T) {
+	if _, err := PairedT([]float64{1}, []float64{2}, Level); !errors.Is(err, ErrTooFew) {
+		t.Errorf("one seed: %v, want ErrTooFew", err)
+	}
+	if _, err := PairedT([]float64{1, 2}, []float64{2}, Level); err == nil {
+		t.Error("unequal lengths accepted")
+	}
+	if _, err := PairedT([]float64{1, math.NaN()}, []float64{2, 2}, Level); err == nil {
+		t.Error("NaN accepted")
+	}
+	if _, err := MeanT([]float64{1, 2}, 1); err == nil {
+		t.Error("level 1 accepted")
+	}
+}
+
+// Fieller's interval, hand-computed: a = 8..12, b = 16 14 18 22 20:
+// ā = 10, b̄ = 18, s_aa = 2.5, s_bb = 10, s_ab = 4, q = t²/5 = 1.541714;
+// A = 324 - 10q, B = -2(180 - 4q), C = 100 - 2.5q, roots 0.48739 and
+// 0.63926 (also found by bisection on the t statistic of a - θb).
+func TestFiellerHand(t *testing.T) {
+	a := []float64{8, 9, 10, 11, 12}
+	b := []float64{16, 14, 18, 22, 20}
+	iv, err := Fieller(a, b, Level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(iv.Estimate, 10.0/18, 1e-12) || !near(iv.Lo, 0.48739, 1e-4) || !near(iv.Hi, 0.63926, 1e-4) {
+		t.Fatalf("got %+v, want [0.48739, 0.63926]", iv)
+	}
+	// The ends are where the paired t interval of a - θb touches 0 (the
+	// definition, through MeanT: a different code path).
+	for _, th := range []float64{iv.Lo, iv.Hi} {
+		d := make([]float64, len(a))
+		for i := range a {
+			d[i] = a[i] - th*b[i]
+		}
+		m, err := MeanT(d, Level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(m.Lo, 0, 1e-9) && !near(m.Hi, 0, 1e-9) {
+			t.Errorf("θ = %g: t interval of a - θb is [%g, %g], want an end at 0", th, m.Lo, m.Hi)
+		}
+	}
+	// Against "recovers at least half": straddles, so inconclusive.
+	if d := Decide(iv, AtLeast(0.5)); d != Straddles {
+		t.Errorf("Decide = %v, want straddles", d)
+	}
+}
+
+// A denominator indistinguishable from 0 gives an unbounded interval,
+// which decides nothing.
+func TestFiellerUnbounded(t *testing.T) {
+	iv, err := Fieller([]float64{1, 2, 3}, []float64{-1, 0.5, 1}, Level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iv.Bounded() {
+		t.Fatalf("got bounded %+v", iv)
+	}
+	for _, r := range []Region{AtLeast(0.5), AtMost(0.5), Within(1)} {
+		if d := Decide(iv, r); d != Straddles {
+			t.Errorf("%+v: %v, want straddles", r, d)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		iv   Interval
+		r    Region
+		want Decision
+	}{
+		{Interval{Lo: -1, Hi: 1.5}, Within(2), Inside},
+		{Interval{Lo: -0.39, Hi: 2.39}, Within(2), Straddles},
+		{Interval{Lo: 2.1, Hi: 4}, Within(2), Outside},
+		{Interval{Lo: -4, Hi: -2.1}, Within(2), Outside},
+		{Interval{Lo: 6, Hi: 9}, AtLeast(5), Inside},
+		{Interval{Lo: 1, Hi: 4.9}, AtLeast(5), Outside},
+		{Interval{Lo: 4, Hi: 6}, AtLeast(5), Straddles},
+		{Interval{Lo: -inf, Hi: inf}, AtLeast(5), Straddles},
+		{Interval{Lo: -3, Hi: -0.1}, AtMost(0), Inside},
+	} {
+		if got := Decide(c.iv, c.r); got != c.want {
+			t.Errorf("Decide(%+v, %+v) = %v, want %v", c.iv, c.r, got, c.want)
+		}
+	}
+}
+
+func TestIntervalString(t *testing.T) {
+	iv := Interval{Estimate: 3, Lo: 1.036, Hi: 4.963, N: 5, Method: "paired t", Level: 0.95}
+	if got, want := iv.String(), "95% CI [1.04, 4.96], paired t, n = 5"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
