@@ -411,7 +411,7 @@ func convergenceOf(runs []PolicyRuns, tier string) studyConvergence {
 // summary is the study's convergence line: the finding, the rule, and
 // what it means for the verdicts.
 func (sc studyConvergence) summary(study string) string {
-	s := fmt.Sprintf("Convergence of the %s study's FP32 references (%s tier; rule: %s): %s", study, sc.tier, train.Plateau, sc.cell)
+	s := fmt.Sprintf("Convergence of the %s study's FP32 references (tier %s; rule: %s): %s", study, sc.tier, train.Plateau, sc.cell)
 	if !sc.ok {
 		return s + "; its verdicts are indicative only."
 	}
