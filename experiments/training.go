@@ -71,9 +71,12 @@ type TrainOptions struct {
 	// its files byte-identical for a seed.
 	WallClock bool
 	// Tier is the tier the options were built for (ValidatedOptions,
-	// BoundaryOptions); the claims name it.
-	Tier Tier
-	Logf func(format string, args ...any)
+	// BoundaryOptions); the claims name it. Changed marks options whose
+	// budget was changed from the tier's (the CLI's flags): the claims
+	// then say so beside the tier's name.
+	Tier    Tier
+	Changed bool
+	Logf    func(format string, args ...any)
 }
 
 // ValidatedOptions is the Fig. 4 analogue: the ResNet stand-in
@@ -223,6 +226,15 @@ func QuickBoundaryRows() []string {
 		rows = append(rows, p.Label())
 	}
 	return append(rows, "G-Binary backbone + FP32 head @lr")
+}
+
+// tierLabel is the tier the claims name: "standard", or "standard,
+// changed" when o.Changed.
+func (o TrainOptions) tierLabel() string {
+	if o.Changed {
+		return o.Tier.String() + ", changed"
+	}
+	return o.Tier.String()
 }
 
 // learningRateNote says where a study's learning rates come from.
@@ -664,9 +676,10 @@ func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 		"Paper (CIFAR-10/ResNet-18): G-Binary and G-Ternary stay within 2 points of FP32 and within 1 point of MajoritySignSGD.",
 		"G-Binary and G-Ternary are computed by the cxl controller model (workers write payload lines; the update is the aggregate read); MajoritySignSGD is the same vote in software.",
 	}
-	conv := convergenceOf(runs, o.Tier)
+	conv := convergenceOf(runs, o.tierLabel())
 	claims := validatedClaims(f, conv)
 	res.Claims = claims
+	res.Summary = append(res.Summary, conv.summary(StudyValidated))
 	res.Summary = append(res.Summary, claimSummary(claims)...)
 	res.Tables = append(res.Tables, tb, claimsTable("claims-validated", "Sec. 7.1 claims on "+d.Name+", "+fmt.Sprint(o.Seeds)+" seeds", claims),
 		convergenceTable(StudyValidated, d.Name, conv), cosineTable("cosine-validated", d.Name, runs[:1], "CIFAR-10", [2][3]string{{".505", ".694", ".531"}, {".415", ".567", ".435"}}))
@@ -787,9 +800,10 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 		"Traffic counts gradient payload bits only (paper accounting: FP32 32, G-Binary 1, G-Ternary 1.58 bits/element); 'stored-plane' counts the bits our payload actually stores (positional gate: 1 bit, derived by the controller).",
 		"The 'traffic with ResNet-18/100' column applies the same arithmetic to nn.ResNet18(100 classes) and must equal the paper's column.",
 	}
-	conv := convergenceOf(runs, o.Tier)
+	conv := convergenceOf(runs, o.tierLabel())
 	claims := boundaryClaims(finalsOf(runs), seedCosines(runs), conv)
 	res.Claims = claims
+	res.Summary = append(res.Summary, conv.summary(StudyBoundary))
 	res.Summary = append(res.Summary, claimSummary(claims)...)
 	res.Tables = append(res.Tables, tb, claimsTable("claims-boundary", "Sec. 7.2-7.3 claims on "+d.Name+", "+fmt.Sprint(o.Seeds)+" seeds", claims),
 		convergenceTable(StudyBoundary, d.Name, conv))

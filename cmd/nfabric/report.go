@@ -30,7 +30,7 @@ func newReportMergeCmd() *cobra.Command {
 'nfabric reproduce --shard I/N'), checks that they come from one run and
 together hold each unit exactly once, and writes --out: index.html, REPORT.md
 and each block's NAME.md, NAME.json and SVG figures, byte for byte what a single
-'nfabric reproduce' with the same --only/--full/--seed writes.`,
+'nfabric reproduce' with the same --only/--tier/--seed writes.`,
 		Example: `  nfabric reproduce --only timing,collective --shard 0/2 --out shards
   nfabric reproduce --only timing,collective --shard 1/2 --out shards
   nfabric report merge shards --out out`,

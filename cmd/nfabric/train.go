@@ -339,6 +339,7 @@ the tier's value.`,
 			if err := of.apply(cmd.Flags(), &o); err != nil {
 				return err
 			}
+			o.Changed = budgetChanged(cmd.Flags())
 			o.Logf = stderrLogf(cmd, quiet)
 			o.WallClock = wall
 			res, err := run(cmd.Context(), o)
@@ -356,6 +357,21 @@ the tier's value.`,
 	cmd.Flags().BoolVar(&wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
 	cmd.Flags().StringVar(&out, "out", "", "also write tables, figures and JSON into this directory")
 	return cmd
+}
+
+// budgetChanged reports whether a flag changed a study's options from its
+// tier's (anything but the tier, the first seed, the data directory and
+// the output flags).
+func budgetChanged(fs *pflag.FlagSet) bool {
+	changed := false
+	fs.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "tier", "full", "seed", "data-dir", "json", "quiet", "wall-clock", "out":
+		default:
+			changed = true
+		}
+	})
+	return changed
 }
 
 func newTrainSweepCmd() *cobra.Command {
