@@ -390,3 +390,54 @@ func TestAugment(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadStackSets loads both two-channel 100-class sets through Load
+// from small IDX files and checks every stacked image against the source
+// files directly: each channel plane is byte for byte one source image
+// whose label is the stacked label's digit (10a+b: a in channel 0, b in
+// channel 1), and the training split uses only training images.
+func TestLoadStackSets(t *testing.T) {
+	dir := t.TempDir()
+	writeFakeMNIST(t, dir, 40, 20, true)
+	src, err := LoadMNIST(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, desc string }{
+		{"mnist-stack100", "MNIST digit pairs"},
+		{"fashion-stack100", "Fashion-MNIST item pairs"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Load(tt.name, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for split, pair := range [][2]*Dataset{{s.Train, src.Train}, {s.Test, src.Test}} {
+				d, from := pair[0], pair[1]
+				if d.C != 2 || d.H != 4 || d.W != 3 || d.Classes != 100 || d.Len() != from.Len() || !strings.HasPrefix(d.Description, tt.desc) {
+					t.Fatalf("split %d: %dx%dx%d, %d classes, %d images, %q", split, d.C, d.H, d.W, d.Classes, d.Len(), d.Description)
+				}
+				classes := map[int]bool{}
+				for k := 0; k < d.Len(); k++ {
+					img, l := d.Image(k), d.Labels[k]
+					classes[l] = true
+					for ch, digit := range []int{l / 10, l % 10} {
+						plane, found := img[ch*12:(ch+1)*12], false
+						for i := 0; i < from.Len() && !found; i++ {
+							found = from.Labels[i] == digit && bytes.Equal(plane, from.Image(i))
+						}
+						if !found {
+							t.Fatalf("split %d image %d (label %d): channel %d is no source image of class %d", split, k, l, ch, digit)
+						}
+					}
+				}
+				if len(classes) < 10 {
+					t.Errorf("split %d: only %d distinct labels in %d images", split, len(classes), d.Len())
+				}
+			}
+			if s.Test.Mean[1] != s.Train.Mean[1] || len(s.Train.Mean) != 2 {
+				t.Errorf("statistics: train %v test %v", s.Train.Mean, s.Test.Mean)
+			}
+		})
+	}
+}

@@ -91,14 +91,16 @@ const (
 
 var pilotLadder = control.Ladder{BinaryMin: 0.6, TernaryMin: 0.45}
 
-// The learning rates and 100-class model the pilots were calibrated with:
+// The learning rates, 100-class model and data the pilots were calibrated with:
 // the training block's before its stand-in rate sweeps (QuickSignLR,
 // ValidatedFP32LR, BoundaryFP32LR) and its wide 100-class stand-in
-// (nn.StandInConfig); resnet-standin-small is that earlier stand-in.
+// (nn.StandInConfig); resnet-standin-small is that earlier stand-in, and
+// mnist-stack100 its data before the boundary study moved to BoundaryData.
 const (
 	pilotLR        = 0.05
 	pilotSignLR    = 1e-4
 	pilotHardModel = "resnet-standin-small"
+	pilotHardData  = "mnist-stack100"
 )
 
 // pilotLossAlpha is the weight of the Supervisor's loss average: it spans
@@ -123,6 +125,7 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 	// training block's earlier learning rates and 100-class stand-in; these pins
 	// keep them so (moving the pilots to the new ones is the pilots' call).
 	easy.LR, hard.LR, easy.SignLR, hard.SignLR, hard.Model = pilotLR, pilotLR, pilotSignLR, pilotSignLR, pilotHardModel
+	hard.Data = pilotHardData
 	const diagEvery = 5
 	cc := control.DefaultConfig(pilot.Groups()...)
 	epoch := int64(easy.TrainN / easy.Batch)
@@ -138,6 +141,7 @@ func PilotDefaults(full bool, seed uint64) PilotOptions {
 		o.Hard.Seeds, o.Hard.Epochs = 1, 4
 		o.Train.LR, o.Hard.LR = pilotLR, pilotLR
 		o.Train.SignLR, o.Hard.SignLR, o.Hard.Model = pilotSignLR, pilotSignLR, pilotHardModel
+		o.Hard.Data = pilotHardData
 		epoch = int64(60000 / o.Train.Batch)
 		o.Control.WarmupSteps, o.Control.CooldownSteps = epoch, epoch
 		o.Fault = pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5}

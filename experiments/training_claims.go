@@ -197,7 +197,7 @@ func judged(c report.Claim, parts []part, conv studyConvergence) report.Claim {
 	if len(missing) > 0 {
 		ours = append(ours, strings.Join(missing, ", ")+" not run in this configuration")
 	}
-	c.Ours, c.Interval, c.Convergence, c.Tier = strings.Join(ours, "; "), strings.Join(ivs, "; "), conv.cell, conv.tier.String()
+	c.Ours, c.Interval, c.Convergence, c.Tier = strings.Join(ours, "; "), strings.Join(ivs, "; "), conv.cell, conv.tier
 	switch {
 	case ran == 0:
 		c.Verdict, c.Convergence = report.VerdictNotRun, "n/a"
@@ -367,7 +367,7 @@ func boundaryClaims(f seedFinals, cos map[uint64][2][2]float64, conv studyConver
 type studyConvergence struct {
 	ok   bool
 	cell string // report.Claim.Convergence
-	tier Tier
+	tier string // report.Claim.Tier
 	runs []runConvergence
 }
 
@@ -379,7 +379,7 @@ type runConvergence struct {
 }
 
 // convergenceOf checks every FP32 reference run of a study.
-func convergenceOf(runs []PolicyRuns, tier Tier) studyConvergence {
+func convergenceOf(runs []PolicyRuns, tier string) studyConvergence {
 	sc := studyConvergence{tier: tier}
 	for _, pr := range runs {
 		if pr.Label != "FP32 all" {
@@ -411,7 +411,7 @@ func convergenceOf(runs []PolicyRuns, tier Tier) studyConvergence {
 // summary is the study's convergence line: the finding, the rule, and
 // what it means for the verdicts.
 func (sc studyConvergence) summary(study string) string {
-	s := fmt.Sprintf("Convergence of the %s study's FP32 references (%s tier; rule: %s): %s", study, sc.tier, train.Plateau, sc.cell)
+	s := fmt.Sprintf("Convergence of the %s study's FP32 references (tier %s; rule: %s): %s", study, sc.tier, train.Plateau, sc.cell)
 	if !sc.ok {
 		return s + "; its verdicts are indicative only."
 	}

@@ -59,7 +59,7 @@ func claimOf(t *testing.T, cs []report.Claim, prefix string) report.Claim {
 	return report.Claim{}
 }
 
-var converged = studyConvergence{ok: true, cell: "converged (test)", tier: TierStandard}
+var converged = studyConvergence{ok: true, cell: "converged (test)", tier: "standard"}
 
 // TestValidatedClaims checks Fig. 4's verdicts on hand-computed paired t
 // intervals over 5 seeds (t_{0.975,4} = 2.776445): G-Binary - FP32 =
@@ -83,7 +83,7 @@ func TestValidatedClaims(t *testing.T) {
 		{"outside", []float64{-3, -2.5, -3.5, -3, -3}, converged, report.VerdictDoesNotHold, report.VerdictDoesNotHold,
 			"G-Ternary 95% CI [-3.44, -2.56], paired t, n = 5"},
 		{"inside", dB, converged, report.VerdictHolds, report.VerdictHolds, "G-Ternary 95% CI [-1.44, -0.56]"},
-		{"inside, not converged", dB, studyConvergence{cell: "not converged (0 of 5 FP32 runs pass)", tier: TierQuick},
+		{"inside, not converged", dB, studyConvergence{cell: "not converged (0 of 5 FP32 runs pass)", tier: "quick"},
 			report.VerdictIndicative, report.VerdictIndicative, "G-Ternary 95% CI [-1.44, -0.56]"},
 	} {
 		gb := add(fp, dB)
@@ -96,7 +96,7 @@ func TestValidatedClaims(t *testing.T) {
 		if !strings.Contains(c1.Interval, tt.interval) {
 			t.Errorf("%s: interval %q lacks %q", tt.name, c1.Interval, tt.interval)
 		}
-		if c1.Tier != tt.conv.tier.String() || c1.Convergence != tt.conv.cell || c1.Section != "Sec. 7.1, Fig. 4" {
+		if c1.Tier != tt.conv.tier || c1.Convergence != tt.conv.cell || c1.Section != "Sec. 7.1, Fig. 4" {
 			t.Errorf("%s: tier %q convergence %q section %q", tt.name, c1.Tier, c1.Convergence, c1.Section)
 		}
 	}
@@ -215,12 +215,12 @@ func TestConvergenceOf(t *testing.T) {
 	}
 	plateau := []float64{50, 70, 80, 80.5, 80.2, 80.4}
 	runs := []TrainRun{run("FP32 all", 1, plateau...), run("FP32 all", 2, plateau...), run("G-Binary all", 1, 10, 20, 30)}
-	sc := convergenceOf(byRow(runs), TierStandard)
+	sc := convergenceOf(byRow(runs), "standard")
 	if !sc.ok || sc.cell != "converged (2 of 2 FP32 runs pass)" {
 		t.Errorf("plateaued: %+v", sc)
 	}
 	runs = append(runs, run("FP32 all", 3, 3, 15, 30))
-	sc = convergenceOf(byRow(runs), TierQuick)
+	sc = convergenceOf(byRow(runs), "quick")
 	if sc.ok || sc.cell != "not converged (2 of 3 FP32 runs pass)" {
 		t.Errorf("one rising: %+v", sc)
 	}
@@ -233,7 +233,7 @@ func TestConvergenceOf(t *testing.T) {
 	if c := claimOf(t, cs, "G-Binary and G-Ternary within 2"); c.Verdict != report.VerdictIndicative || c.Tier != "quick" {
 		t.Errorf("unconverged study: %q tier %q", c.Verdict, c.Tier)
 	}
-	if sc := convergenceOf(nil, TierQuick); sc.ok {
+	if sc := convergenceOf(nil, "quick"); sc.ok {
 		t.Error("no FP32 run counted as converged")
 	}
 }
@@ -462,5 +462,30 @@ func TestTrainingLayoutLedger(t *testing.T) {
 	}
 	if res.Claims[0].Convergence != "converged (2 of 2 FP32 runs pass)" || res.Claims[2].Verdict != report.VerdictIndicative {
 		t.Errorf("validated %q, boundary %q", res.Claims[0].Convergence, res.Claims[2].Verdict)
+	}
+}
+
+// TestPairedSeeds: claims pair rows by seed, over the seeds both ran, in
+// seed order, whatever order the runs came in.
+func TestPairedSeeds(t *testing.T) {
+	mk := func(label string, vals map[uint64]float64, order ...uint64) PolicyRuns {
+		pr := PolicyRuns{Label: label}
+		for _, s := range order {
+			var r TrainRun
+			r.Label, r.Seed, r.Result.Final = label, s, vals[s]/100
+			pr.Runs = append(pr.Runs, r)
+		}
+		return pr
+	}
+	f := finalsOf([]PolicyRuns{
+		mk("FP32 all", map[uint64]float64{1: 80, 2: 81, 3: 82}, 3, 1, 2),
+		mk("G-Binary all", map[uint64]float64{2: 79, 3: 81, 4: 50}, 4, 3, 2),
+	})
+	v, ok := f.paired("G-Binary all", "FP32 all")
+	if !ok || !reflect.DeepEqual(v, [][]float64{{79, 81}, {81, 82}}) {
+		t.Errorf("paired %v %v; want seeds 2, 3", v, ok)
+	}
+	if _, ok := f.paired("G-Binary all", "G-Ternary all"); ok {
+		t.Error("a row that did not run was paired")
 	}
 }

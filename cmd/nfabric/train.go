@@ -341,6 +341,7 @@ the tier's value.`,
 			if err := of.apply(cmd.Flags(), &o); err != nil {
 				return err
 			}
+			o.Changed = budgetChanged(cmd.Flags())
 			o.Logf = stderrLogf(cmd, quiet)
 			o.WallClock = wall
 			study := experiments.StudyValidated
@@ -371,6 +372,21 @@ func studyResult(cmd *cobra.Command, run func(context.Context, experiments.Train
 		return run(cmd.Context(), o)
 	}
 	return experiments.SavedStudy(study, o, saved)
+}
+
+// budgetChanged reports whether a flag changed a study's options from its
+// tier's (anything but the tier, the first seed, the data directory and
+// the output flags).
+func budgetChanged(fs *pflag.FlagSet) bool {
+	changed := false
+	fs.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "tier", "full", "seed", "data-dir", "json", "quiet", "wall-clock", "out", "runs":
+		default:
+			changed = true
+		}
+	})
+	return changed
 }
 
 func newTrainSweepCmd() *cobra.Command {
