@@ -43,15 +43,11 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 			if !(traceTo > traceFrom) || traceFrom < 0 || traceMax < 1 {
 				return usagef("trace window: want 0 <= --trace-from-ns < --trace-until-ns and --trace-max >= 1")
 			}
-			id, err := timing.Simulate(s.Model, nil, timing.None)
-			if err != nil {
-				return fmt.Errorf("timing run: %w", err)
-			}
 			var tr *timing.Tracer
 			if traceOut != "" {
 				tr = timing.NewTracer(timing.Time(traceFrom*1000), timing.Time(traceTo*1000), traceMax)
 			}
-			lb, err := timing.SimulateTraced(s.Model, nil, timing.All, tr)
+			p, err := timing.RunTracedPair(s.Model, nil, timing.All, tr)
 			if err != nil {
 				return fmt.Errorf("timing run: %w", err)
 			}
@@ -67,13 +63,13 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 				LowBit   timing.Result `json:"lowbit"`
 				Exposed  timing.Time   `json:"exposed_ps"`
 				Overhead float64       `json:"overhead_pct"`
-			}{s.Model, id, lb, lb.RunTime - id.RunTime, 100 * float64(lb.RunTime-id.RunTime) / float64(max(id.RunTime, 1))}
+			}{s.Model, p.Identity, p.LowBit, p.Exposed, p.OverheadPct}
 			if tf.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(out)
 			}
-			return printRun(cmd.OutOrStdout(), s.Model, id, lb, out.Overhead)
+			return printRun(cmd.OutOrStdout(), s.Model, p)
 		},
 	}
 	tf.add(cmd, false)
@@ -85,7 +81,8 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 	return cmd
 }
 
-func printRun(w io.Writer, m timing.Config, id, lb timing.Result, ovh float64) error {
+func printRun(w io.Writer, m timing.Config, p timing.Pair) error {
+	id, lb := p.Identity, p.LowBit
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "memory %s, link %s, %d streams x %d outstanding, %d stack(s)\n", m.Memory.Model, m.LinkModel(),
 		m.Streams.Count, m.Streams.Outstanding, m.Controller.Stacks)
@@ -97,7 +94,7 @@ func printRun(w io.Writer, m timing.Config, id, lb timing.Result, ovh float64) e
 		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%.1f\t%.0f\t%.0f\t%.3f\n", r.n, r.r.RunTime, r.r.Lines, r.r.ControllerReads,
 			r.r.Latency.MeanNS, r.r.Latency.P50NS, r.r.Latency.P99NS, r.r.LinkUtil)
 	}
-	fmt.Fprintf(tw, "exposed %v = %.3f%%\n", lb.RunTime-id.RunTime, ovh)
+	fmt.Fprintf(tw, "exposed %v = %.3f%%\n", p.Exposed, p.OverheadPct)
 	if d := id.Detail; d != nil {
 		fmt.Fprintf(tw, "identity detail: DRAM %d reads %d writes, %d ACT (row-hit rate %.3f), %d conflict PRE, %d REF, data bus %.3f; flits %d, req link %.3f, resp link %.3f; credit stalls %d\n",
 			d.DRAMReads, d.DRAMWrites, d.Acts, d.RowHitRate, d.Precharges, d.Refreshes, d.DataBusUtil, d.Flits, d.ReqLinkUtil, d.RespLinkUtil, d.CreditStalls)
