@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/netsim"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
@@ -120,7 +120,7 @@ control plane's default thresholds and smoothing --smooth.`,
 			if err != nil {
 				return err
 			}
-			return writeNS3Outputs(cmd.OutOrStdout(), res, cc, ns3Files{out, linksOut, fig}, asJSON)
+			return writeNS3Outputs(cmd, res, cc, ns3Files{out, linksOut, fig}, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -148,23 +148,13 @@ control plane's default thresholds and smoothing --smooth.`,
 	return cmd
 }
 
-// ns3Summary is what 'telemetry ns3' prints.
-type ns3Summary struct {
-	Model      string         `json:"model"`
-	Config     netsim.Config  `json:"config"`
-	StepNS     int64          `json:"step_ns"`
-	IntervalNS int64          `json:"interval_ns"`
-	Samples    int            `json:"samples"`
-	Verdict    netsim.Verdict `json:"verdict"`
-	Buckets    netsim.Totals  `json:"buckets"`
-}
-
 // ns3Files are the files 'telemetry ns3' writes: the telemetry, and
 // optionally the per-link data and the figure.
 type ns3Files struct{ out, links, figure string }
 
-func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig, files ns3Files, asJSON bool) error {
-	out := files.out
+// writeNS3Outputs writes the telemetry (and the per-link CSV and the
+// figure, when asked for) and prints the run's summary.
+func writeNS3Outputs(cmd *cobra.Command, res *netsim.Result, cc control.CommanderConfig, files ns3Files, asJSON bool) error {
 	tel, err := res.Telemetry()
 	if err != nil {
 		return err
@@ -173,7 +163,7 @@ func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig
 	if err != nil {
 		return err
 	}
-	if err := report.WriteAtomic(out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
+	if err := report.WriteAtomic(files.out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 		return err
 	}
 	samples, loads, err := res.Samples()
@@ -186,40 +176,25 @@ func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig
 		}
 	}
 	if files.figure != "" {
-		ss, err := netsim.FigureSeries(loads, samples, v.Modes)
-		if err != nil {
-			return err
-		}
-		lp := report.LinePlot{Title: fmt.Sprintf("ns-3 telemetry: %s, %d hosts, background %s", res.Schedule.Model, res.Config.Workers, res.Config.Background),
-			XLabel: "time (ms)", YLabel: "share"}
-		for _, s := range ss {
-			lp.Series = append(lp.Series, report.Series{Name: s.Name, X: s.X, Y: s.Y})
-		}
-		lp.HLines = []report.HLine{{Y: cc.RelievePressure, Label: "relieve"}, {Y: cc.ReleasePressure, Label: "release"}}
-		svg, err := lp.SVG()
-		if err != nil {
-			return err
-		}
-		if err := report.WriteFileAtomic(files.figure, svg); err != nil {
+		if err := writeNS3Figure(files.figure, res, loads, samples, v, cc); err != nil {
 			return err
 		}
 	}
-	s := ns3Summary{Model: res.Schedule.Model, Config: res.Config, StepNS: res.Schedule.StepNS, IntervalNS: res.Interval,
-		Samples: len(tel), Verdict: v, Buckets: res.BucketTotals()}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+	return printResult(cmd, experiments.NS3TelemetryResult(res, len(tel), v, cc, files.out), asJSON, "")
+}
+
+// writeNS3Figure writes the telemetry figure as SVG to path.
+func writeNS3Figure(path string, res *netsim.Result, loads []netsim.Interval, samples []netsim.Sample, v netsim.Verdict, cc control.CommanderConfig) error {
+	ss, err := netsim.FigureSeries(loads, samples, v.Modes)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "ns-3: %s, %d workers on a %s, host link %s, background %s, scale %g\n", s.Model, res.Config.Workers,
-		res.Config.Topology, collective.FormatBandwidth(res.Config.HostRate), res.Config.Background, res.Config.Scale)
-	fmt.Fprintf(w, "FP32 reference step %.2f ms, %d steps, %d samples every %.2f ms -> %s\n", float64(s.StepNS)/1e6,
-		res.Config.Steps, len(tel), float64(res.Interval)/1e6, out)
-	fmt.Fprintf(w, "buckets: %d released, %d finished, mean All-Reduce %.3f ms (scaled bytes)\n", s.Buckets.Released,
-		s.Buckets.Finished, s.Buckets.MeanSeconds*1e3)
-	fmt.Fprintf(w, "Commander (relieve %.2f, release %.2f, smooth %.2f): %s, relief on %.1f%% of samples; pressure mean %.3f, peak %.3f\n",
-		cc.RelievePressure, cc.ReleasePressure, cc.Smooth, v.Label, 100*v.Relief, v.MeanPressure, v.PeakPressure)
-	return nil
+	lp := experiments.TelemetryPlot(fmt.Sprintf("ns-3 telemetry: %s, %d hosts, background %s", res.Schedule.Model, res.Config.Workers, res.Config.Background), ss, cc)
+	svg, err := lp.SVG()
+	if err != nil {
+		return err
+	}
+	return report.WriteFileAtomic(path, svg)
 }
 
 func newTelemetrySyntheticCmd() *cobra.Command {
@@ -272,8 +247,9 @@ alternating the two): gradient bursts in the backward tail of each step on a
 			if err := report.WriteAtomic(out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "synthetic %s telemetry: %d samples every %s over %s -> %s\n", scenario, len(tel), ivl, dur, out)
-			return nil
+			res := &report.Result{Block: "telemetry", Title: "synthetic telemetry",
+				Summary: []string{fmt.Sprintf("synthetic %s telemetry: %d samples every %s over %s -> %s", scenario, len(tel), ivl, dur, out)}}
+			return printResult(cmd, res, false, "")
 		},
 	}
 	f := cmd.Flags()
@@ -325,20 +301,8 @@ halving-doubling figures and ASTRA-sim's analytical ring on the same hosts.`,
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rc)
-			}
-			fmt.Fprintf(w, "ring All-Reduce of %d bytes on %d hosts, %s\n", rc.Bytes, rc.Workers, rc.Link)
-			fmt.Fprintf(w, "  %-70s %10.3f ms\n", "ns-3 packet-level ring (TCP, one switch)", rc.NS3S*1e3)
-			for _, m := range rc.Models {
-				fmt.Fprintf(w, "  %-70s %10.3f ms  (ns-3 / model %.3f)\n", m.Name, m.Seconds*1e3, rc.NS3S/m.Seconds)
-			}
-			fmt.Fprintf(w, "  payload %d bytes (2(W-1) S = %d), wire %d bytes on the host uplinks (%.2f%% overhead)\n",
-				rc.PayloadBytes, 2*int64(rc.Workers-1)*rc.Bytes, rc.WireBytes, 100*(float64(rc.WireBytes)/float64(rc.PayloadBytes)-1))
-			return nil
+			res := &report.Result{Block: "telemetry", Title: "ns-3 ring All-Reduce", Data: rc, Tables: []report.Table{experiments.NS3RingTable(rc)}}
+			return printResult(cmd, res, asJSON, "")
 		},
 	}
 	f := cmd.Flags()
