@@ -339,10 +339,10 @@ and iCE40 place and route (several minutes).`,
 				base = experiments.FullHardware(h.seed)
 			}
 			if !cmd.Flags().Changed("widths") {
-				h.widths = hwJoinInts(base.Widths)
+				h.widths = joinInts(base.Widths)
 			}
 			if !cmd.Flags().Changed("stages") {
-				h.stages = hwJoinInts(base.Stages)
+				h.stages = joinInts(base.Stages)
 			}
 			if !cmd.Flags().Changed("yosys") {
 				h.yosys = strings.Join(base.Yosys, ",")
@@ -375,12 +375,4 @@ and iCE40 place and route (several minutes).`,
 	h.addPart(cmd)
 	cmd.Flags().BoolVar(&full, "full", false, "run the full configuration (every width, both families)")
 	return cmd
-}
-
-func hwJoinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/lowbit"
-	"github.com/neuronfabric/nfabric/nn"
-	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -91,14 +89,6 @@ func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.IntVar(&f.diagSteps, "diag-steps", o.DiagSteps, "steps measured in the diagnostic epoch (0: all)")
 	fs.BoolVar(&f.extensions, "extensions", o.Extensions, "boundary: also run the extensions beyond the paper (error feedback, margin and worker gates)")
 	fs.BoolVar(&f.allPolicies, "all-policies", false, "run every policy row of the study (the quick configuration runs a subset; --full runs all)")
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // apply overwrites o with the flags the user set.
@@ -251,7 +241,7 @@ func newTrainRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printResult(cmd, runReport(r, name, o), asJSON, out)
+			return printResult(cmd, experiments.TrainRunResult(r, name, o.Seed), asJSON, out)
 		},
 	}
 	of.add(cmd.Flags(), def)
@@ -263,41 +253,6 @@ func newTrainRunCmd() *cobra.Command {
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().StringVar(&out, "out", "", "also write the result's tables (and JSON) into this directory")
 	return cmd
-}
-
-// runReport formats one run.
-func runReport(r *train.Result, dataName string, o experiments.TrainOptions) *report.Result {
-	res := &report.Result{Block: "train-run", Title: fmt.Sprintf("%s on %s (%s, seed %d)", r.Label, dataName, r.Model, o.Seed), Data: r}
-	ep := report.Table{Name: "epochs", Title: "Per-epoch accuracy", Columns: []string{"epoch", "train loss", "train acc. (%)", "val. loss", "val. acc. (%)"}}
-	for _, e := range r.Epochs {
-		ep.AddRow(e.Epoch, e.TrainLoss, 100*e.TrainAcc, e.ValLoss, 100*e.ValAcc)
-	}
-	if r.ResumedFrom > 0 {
-		ep.Notes = append(ep.Notes, fmt.Sprintf("Resumed after epoch %d.", r.ResumedFrom))
-	}
-	tr := report.Table{Name: "traffic", Title: "Gradient payload per worker and step", Columns: []string{"group", "elements", "format", "paper bits", "stored bits", "FP32 bits"}}
-	for i, g := range r.Traffic.Paper.Groups {
-		tr.AddRow(g.Name, g.Elements, g.Format, g.Bits, r.Traffic.Stored.Groups[i].Bits, g.FP32Bits)
-	}
-	tr.AddRow("total", r.Params, "ratio "+train.FormatRatio(r.Traffic.Paper.Ratio), r.Traffic.Paper.Bits, r.Traffic.Stored.Bits, r.Traffic.Paper.FP32Bits)
-	res.Tables = append(res.Tables, ep, tr)
-	if len(r.Diags) > 0 {
-		dt := report.Table{Name: "cosine", Title: "Low-bit/FP32 cosine alignment", Columns: []string{"epoch", "steps", "aggregate", "global", "backbone", "head"}}
-		for _, d := range r.Diags {
-			dt.AddRow(d.Epoch, d.Steps, "G-Binary", d.Binary.Global, d.Binary.Groups[nn.Backbone], d.Binary.Groups[nn.Head])
-			dt.AddRow(d.Epoch, d.Steps, "G-Ternary (2-of-3)", d.Ternary.Global, d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head])
-		}
-		res.Tables = append(res.Tables, dt)
-	}
-	t := r.Timing
-	if t.Steps > 0 {
-		ms := func(d float64) float64 { return d / 1e6 / float64(t.Steps) }
-		res.Summary = append(res.Summary, fmt.Sprintf("final validation accuracy %.2f%%; per step: compute %.1f ms, aggregation %.1f ms, optimizer %.1f ms; %d controller transactions per step",
-			100*r.Final, ms(float64(t.Compute)), ms(float64(t.Aggregate)), ms(float64(t.Optimizer)), t.ControllerTransactions/t.Steps))
-	} else {
-		res.Summary = append(res.Summary, fmt.Sprintf("final validation accuracy %.2f%% (nothing left to train)", 100*r.Final))
-	}
-	return res
 }
 
 func newTrainStudyCmd(which string) *cobra.Command {
