@@ -14,6 +14,11 @@ import (
 
 func init() { subcommands = append(subcommands, newCollectiveCmd) }
 
+const collectiveExample = `  nfabric collective --model gpt2-xl
+  nfabric collective --model gpt3 --net ib-ndr --workers 64 --per-node 8
+  nfabric collective --model my-model.yaml --links links.yaml --net roce
+  nfabric collective --exposure 1.67 --window ring --json`
+
 func newCollectiveCmd() *cobra.Command {
 	var (
 		o        experiments.CollectiveOptions
@@ -45,11 +50,8 @@ file given with --links:
 
 --model takes a built-in profile or a YAML profile file (see 'go doc
 github.com/neuronfabric/nfabric/workload ParseProfileYAML').`,
-		Example: `  nfabric collective --model gpt2-xl
-  nfabric collective --model gpt3 --net ib-ndr --workers 64 --per-node 8
-  nfabric collective --model my-model.yaml --links links.yaml --net roce
-  nfabric collective --exposure 1.67 --window ring --json`,
-		Args: cobra.NoArgs,
+		Example: collectiveExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Workers < 2 {
 				return usagef("--workers %d: an All-Reduce needs at least 2 workers", o.Workers)

@@ -83,6 +83,9 @@ func newHwGenCmd() *cobra.Command {
 	return cmd
 }
 
+const hwCosimExample = `  nfabric hw cosim
+  nfabric hw cosim --widths 512 --sim iverilog --vectors 10000`
+
 func newHwCosimCmd() *cobra.Command {
 	var (
 		widths  string
@@ -93,11 +96,10 @@ func newHwCosimCmd() *cobra.Command {
 		stages  int
 	)
 	cmd := &cobra.Command{
-		Use:   "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000]",
-		Short: "co-simulate the generated RTL against the lowbit oracles; ends with 'N passed, N failed'",
-		Example: `  nfabric hw cosim
-  nfabric hw cosim --widths 512 --sim iverilog --vectors 10000`,
-		Args: cobra.NoArgs,
+		Use:     "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000]",
+		Short:   "co-simulate the generated RTL against the lowbit oracles; ends with 'N passed, N failed'",
+		Example: hwCosimExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ws, err := parseWidths(widths)
 			if err != nil {

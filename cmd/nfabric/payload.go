@@ -121,6 +121,12 @@ func checkMargin(s lowbit.Spec) error {
 	return nil
 }
 
+const payloadEncodeLong = `encode reads raw little-endian float32 gradients: either one file holding W
+workers one after the other (give --workers), or one file per worker. It packs
+them as G-Binary signs b = 1{g > 0} (plus gate bits |g| > --tau for the worker
+gate) in the chosen layout. A NaN or Inf is an error naming the file, worker
+and element, and no output is written.`
+
 func newPayloadEncodeCmd() *cobra.Command {
 	var (
 		sf    specFlags
@@ -132,12 +138,8 @@ func newPayloadEncodeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "encode -o OUT.nfp IN.f32 [IN2.f32 ...]",
 		Short: "pack raw little-endian float32 gradients into a payload file",
-		Long: `encode reads raw little-endian float32 gradients: either one file holding W
-workers one after the other (give --workers), or one file per worker. It packs
-them as G-Binary signs b = 1{g > 0} (plus gate bits |g| > --tau for the worker
-gate) in the chosen layout. A NaN or Inf is an error naming the file, worker
-and element, and no output is written.`,
-		Args: cobra.MinimumNArgs(1),
+		Long:  payloadEncodeLong,
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("-o FILE is required")
@@ -201,6 +203,13 @@ func openGradients(paths []string, workers int) (*payload.Gradients, error) {
 	return payload.OpenGradients(paths, workers)
 }
 
+const payloadAggregateLong = `aggregate reads a payload file (or, with --raw, a headerless file of the paper's
+8-worker element-major packets) and writes, per element:
+  --mode counts    the sign count c (uint8 for W <= 255, else uint16 little-endian)
+  --mode binary    the G-Binary update u = sgn(2c - W) as int8 (-1, 0, +1)
+  --mode ternary   the G-Ternary value m*u as int8 under --gate
+as raw bytes (--out-format raw) or as CSV lines "element,value".`
+
 func newPayloadAggregateCmd() *cobra.Command {
 	var (
 		sf      specFlags
@@ -214,13 +223,8 @@ func newPayloadAggregateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "aggregate -o OUT IN",
 		Short: "reduce a payload file to counts, G-Binary signs or G-Ternary values",
-		Long: `aggregate reads a payload file (or, with --raw, a headerless file of the paper's
-8-worker element-major packets) and writes, per element:
-  --mode counts    the sign count c (uint8 for W <= 255, else uint16 little-endian)
-  --mode binary    the G-Binary update u = sgn(2c - W) as int8 (-1, 0, +1)
-  --mode ternary   the G-Ternary value m*u as int8 under --gate
-as raw bytes (--out-format raw) or as CSV lines "element,value".`,
-		Args: cobra.ExactArgs(1),
+		Long:  payloadAggregateLong,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("-o FILE is required")

@@ -9,21 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newReproduceCmd() *cobra.Command {
-	var (
-		only  string
-		full  bool
-		quick bool
-		out   string
-		seed  uint64
-		list  bool
-		shard string
-		jobs  int
-	)
-	cmd := &cobra.Command{
-		Use:   "reproduce",
-		Short: "run the paper's evidence blocks and write tables, figures, index.html and REPORT.md",
-		Long: `reproduce runs every registered evidence block of the paper (or those named
+const reproduceLong = `reproduce runs every registered evidence block of the paper (or those named
 with --only) and writes, for each block, a JSON file, a Markdown table with the
 paper's figures beside ours, and its SVG figures into --out, plus REPORT.md
 linking them and index.html, the whole report on one self-contained page
@@ -42,15 +28,32 @@ single run writes, byte for byte.
 that keep one core busy (replay's event simulations, the hardware flow's
 tools, the ns-3 run) run side by side, and units whose goroutines use every
 core (training, the pilots, the timing sweeps) run alone. It changes wall
-time, never a byte of output. The default, 0, means GOMAXPROCS.`,
-		Example: `  nfabric reproduce
+time, never a byte of output. The default, 0, means GOMAXPROCS.`
+const reproduceExample = `  nfabric reproduce
   nfabric reproduce --only functional,timing --out results
   nfabric reproduce --full --seed 7
   nfabric reproduce --list
   nfabric reproduce --jobs 1            # one unit at a time, with each block's CPU time
   nfabric reproduce --shard 0/4 --out shards   # ... through 3/4, then:
-  nfabric report merge shards --out out`,
-		Args: cobra.NoArgs,
+  nfabric report merge shards --out out`
+
+func newReproduceCmd() *cobra.Command {
+	var (
+		only  string
+		full  bool
+		quick bool
+		out   string
+		seed  uint64
+		list  bool
+		shard string
+		jobs  int
+	)
+	cmd := &cobra.Command{
+		Use:     "reproduce",
+		Short:   "run the paper's evidence blocks and write tables, figures, index.html and REPORT.md",
+		Long:    reproduceLong,
+		Example: reproduceExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if full && quick {
 				return usagef("--quick and --full are exclusive")

@@ -38,6 +38,25 @@ func defaultSocket() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("nfabric-%d.sock", os.Getuid()))
 }
 
+const serveLong = `serve runs the gRPC services of api/nfabric/v1: Controller (devices with the
+cxl controller model's semantics: regions, batched line transactions, mode
+latches, statistics) and Control (control-plane sessions: events in, mode
+writes out; dump and replay; Predictor forecasts), with gRPC health and
+reflection so grpcurl works.
+
+It listens on a Unix socket (mode 0600, removed on exit) unless --tcp is
+given; TCP needs --token-file or --tls-cert/--tls-key/--tls-client-ca, and
+refuses other clients with UNAUTHENTICATED. Devices and sessions belong to
+the client connection and are freed when it closes. SIGTERM or SIGINT
+drains calls in flight (up to --drain-timeout) and stops.
+
+--selftest starts a server on a temporary socket, runs 'serve check' against
+it and exits: "N passed, N failed", status 1 on a failure.`
+const serveExample = `  nfabric serve
+  nfabric serve --socket /run/nfabric.sock --log-format json
+  nfabric serve --tcp 127.0.0.1:7878 --token-file ~/.nfabric-token
+  nfabric serve --selftest`
+
 func newServeCmd() *cobra.Command {
 	var (
 		addr                        serveAddr
@@ -51,27 +70,11 @@ func newServeCmd() *cobra.Command {
 	)
 	def := serve.DefaultOptions()
 	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "serve the controller model and the control plane over gRPC (nfabric.v1)",
-		Long: `serve runs the gRPC services of api/nfabric/v1: Controller (devices with the
-cxl controller model's semantics: regions, batched line transactions, mode
-latches, statistics) and Control (control-plane sessions: events in, mode
-writes out; dump and replay; Predictor forecasts), with gRPC health and
-reflection so grpcurl works.
-
-It listens on a Unix socket (mode 0600, removed on exit) unless --tcp is
-given; TCP needs --token-file or --tls-cert/--tls-key/--tls-client-ca, and
-refuses other clients with UNAUTHENTICATED. Devices and sessions belong to
-the client connection and are freed when it closes. SIGTERM or SIGINT
-drains calls in flight (up to --drain-timeout) and stops.
-
---selftest starts a server on a temporary socket, runs 'serve check' against
-it and exits: "N passed, N failed", status 1 on a failure.`,
-		Example: `  nfabric serve
-  nfabric serve --socket /run/nfabric.sock --log-format json
-  nfabric serve --tcp 127.0.0.1:7878 --token-file ~/.nfabric-token
-  nfabric serve --selftest`,
-		Args: cobra.NoArgs,
+		Use:     "serve",
+		Short:   "serve the controller model and the control plane over gRPC (nfabric.v1)",
+		Long:    serveLong,
+		Example: serveExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := serve.Options{MaxMessageBytes: maxMsg, MaxRegions: maxRegions, MaxSessions: maxSess, MaxSessionEvents: maxEvents, MaxDeviceBytes: maxDevBytes}
 			if maxMsg < 1<<16 || maxRegions < 1 || maxSess < 1 || maxEvents < 1 || maxDevBytes < 64 {

@@ -33,20 +33,7 @@ from a packet-level ns-3 simulation of a training job's gradient traffic
 	return cmd
 }
 
-func newTelemetryNS3Cmd() *cobra.Command {
-	var (
-		c                     netsim.Config
-		model, topo, bg, link string
-		fabric, delay, ivl    string
-		out, linksOut, fig    string
-		bucketMiB, smooth     float64
-		batch                 int
-		asJSON                bool
-	)
-	cmd := &cobra.Command{
-		Use:   "ns3 --model NAME -o FILE",
-		Short: "simulate a training job's gradient traffic in ns-3 and write the Commander's telemetry",
-		Long: `ns3 runs the ns-3 program netsim/ns3/nfabric-telemetry.cc (built on first use
+const ns3Long = `ns3 runs the ns-3 program netsim/ns3/nfabric-telemetry.cc (built on first use
 against Debian's libns3-dev; or set NFABRIC_NS3 to a built binary): W hosts on a
 star or leaf-spine network, every bucket of the model's FP32 gradients ring
 All-Reduced at the times the FP32 reference schedule gives, beside background
@@ -62,11 +49,27 @@ packet count small (times and pressures are kept; see the package doc).
 Without ns-3 it fails naming the Debian package to install (libns3-dev).
 
 The Commander's verdict (healthy, congested or mixed) is computed with the
-control plane's default thresholds and smoothing --smooth.`,
-		Example: `  nfabric telemetry ns3 --model gpt2-xl --workers 8 -o healthy.csv
+control plane's default thresholds and smoothing --smooth.`
+const ns3Example = `  nfabric telemetry ns3 --model gpt2-xl --workers 8 -o healthy.csv
   nfabric telemetry ns3 --model gpt2-xl --workers 8 --background onoff=8@0.9,off=0 -o congested.csv
-  nfabric telemetry ns3 --model bert-large --topology leafspine --leaves 2 --spines 2 --background bulk=4 -o t.csv`,
-		Args: cobra.NoArgs,
+  nfabric telemetry ns3 --model bert-large --topology leafspine --leaves 2 --spines 2 --background bulk=4 -o t.csv`
+
+func newTelemetryNS3Cmd() *cobra.Command {
+	var (
+		c                     netsim.Config
+		model, topo, bg, link string
+		fabric, delay, ivl    string
+		out, linksOut, fig    string
+		bucketMiB, smooth     float64
+		batch                 int
+		asJSON                bool
+	)
+	cmd := &cobra.Command{
+		Use:     "ns3 --model NAME -o FILE",
+		Short:   "simulate a training job's gradient traffic in ns-3 and write the Commander's telemetry",
+		Long:    ns3Long,
+		Example: ns3Example,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usagef("telemetry ns3: -o FILE is required")
@@ -197,21 +200,24 @@ func writeNS3Figure(path string, res *netsim.Result, loads []netsim.Interval, sa
 	return report.WriteFileAtomic(path, svg)
 }
 
+const syntheticLong = `synthetic writes a trace of the synthetic generator the control block uses
+(control.HealthyScenario, control.CongestedScenario, or control.Episodes
+alternating the two): gradient bursts in the backward tail of each step on a
+137.4 GB/s link shared with background load.`
+const syntheticExample = `  nfabric telemetry synthetic --scenario episodes -o t.csv
+  nfabric telemetry synthetic --scenario congested --duration 5s --interval 1ms -o c.csv`
+
 func newTelemetrySyntheticCmd() *cobra.Command {
 	var (
 		scenario, dur, ivl, step, episode, out string
 		seed                                   uint64
 	)
 	cmd := &cobra.Command{
-		Use:   "synthetic -o FILE",
-		Short: "write the synthetic generator's healthy, congested or alternating telemetry",
-		Long: `synthetic writes a trace of the synthetic generator the control block uses
-(control.HealthyScenario, control.CongestedScenario, or control.Episodes
-alternating the two): gradient bursts in the backward tail of each step on a
-137.4 GB/s link shared with background load.`,
-		Example: `  nfabric telemetry synthetic --scenario episodes -o t.csv
-  nfabric telemetry synthetic --scenario congested --duration 5s --interval 1ms -o c.csv`,
-		Args: cobra.NoArgs,
+		Use:     "synthetic -o FILE",
+		Short:   "write the synthetic generator's healthy, congested or alternating telemetry",
+		Long:    syntheticLong,
+		Example: syntheticExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usagef("telemetry synthetic: -o FILE is required")

@@ -10,20 +10,7 @@ import (
 
 // The replay command lives under 'nfabric timing'; timing.go adds it.
 
-func newTimingReplayCmd() *cobra.Command {
-	var (
-		tf         timingFlags
-		o          experiments.ReplayOptions
-		models     string
-		traces     []string
-		peak, eff  float64
-		bucketMiB  float64
-		bucketMode string
-	)
-	cmd := &cobra.Command{
-		Use:   "replay [--model NAME|FILE.yaml,...] [--trace FILE.json|FILE.csv]",
-		Short: "replay gradient buckets through the timing model at their backward ready times (Fig. 2)",
-		Long: `replay builds each model's gradient buckets (32 MiB by default, cut in reverse
+const timingReplayLong = `replay builds each model's gradient buckets (32 MiB by default, cut in reverse
 layer order as data-parallel frameworks do) with their ready times during
 backward, streams them through the timing model in healthy and congested CXL,
 and reports the FP32 reference's overlap with backward (Fig. 2a) and the
@@ -37,12 +24,28 @@ every line (up to about 10^9 lines).
 --model takes built-in profiles or YAML profile files; --trace replays your
 own bucket trace (JSON or CSV, see 'go doc github.com/neuronfabric/nfabric/workload ReadTrace').
 The timing model takes the same flags and --config file as the other
-'nfabric timing' commands.`,
-		Example: `  nfabric timing replay
+'nfabric timing' commands.`
+const timingReplayExample = `  nfabric timing replay
   nfabric timing replay --model gpt2-xl --validate
   nfabric timing replay --model bert-large --exact --json
-  nfabric timing replay --trace my-buckets.csv --model "" --out results`,
-		Args: cobra.NoArgs,
+  nfabric timing replay --trace my-buckets.csv --model "" --out results`
+
+func newTimingReplayCmd() *cobra.Command {
+	var (
+		tf         timingFlags
+		o          experiments.ReplayOptions
+		models     string
+		traces     []string
+		peak, eff  float64
+		bucketMiB  float64
+		bucketMode string
+	)
+	cmd := &cobra.Command{
+		Use:     "replay [--model NAME|FILE.yaml,...] [--trace FILE.json|FILE.csv]",
+		Short:   "replay gradient buckets through the timing model at their backward ready times (Fig. 2)",
+		Long:    timingReplayLong,
+		Example: timingReplayExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := tf.setup(cmd)
 			if err != nil {

@@ -305,6 +305,13 @@ boundary on 2 cores). Any flag given overrides either.`,
 	return cmd
 }
 
+const trainSweepLong = `sweep chooses one learning rate on a study's options (its quick configuration
+unless flags say otherwise): --rule sign trains each sign rule of --rules
+uniformly at each sign rate of --lrs; --rule fp32 trains FP32 at each FP32 rate.
+Runs are validated on training images they never train on (images --train-n ..
+--train-n + --test-n of the training split, never the test split), and the rate
+with the highest mean held-out accuracy over the rules is chosen.`
+
 func newTrainSweepCmd() *cobra.Command {
 	var (
 		of     optFlags
@@ -319,13 +326,8 @@ func newTrainSweepCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sweep [flags]",
 		Short: "choose the FP32 or the sign learning rate on held-out training images",
-		Long: `sweep chooses one learning rate on a study's options (its quick configuration
-unless flags say otherwise): --rule sign trains each sign rule of --rules
-uniformly at each sign rate of --lrs; --rule fp32 trains FP32 at each FP32 rate.
-Runs are validated on training images they never train on (images --train-n ..
---train-n + --test-n of the training split, never the test split), and the rate
-with the highest mean held-out accuracy over the rules is chosen.`,
-		Args: cobra.NoArgs,
+		Long:  trainSweepLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var defaults func(bool, uint64) experiments.TrainOptions
 			switch study {
