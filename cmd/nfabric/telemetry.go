@@ -11,6 +11,7 @@ import (
 	"github.com/neuronfabric/nfabric/netsim"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { subcommands = append(subcommands, newTelemetryCmd) }
@@ -54,16 +55,90 @@ const ns3Example = `  nfabric telemetry ns3 --model gpt2-xl --workers 8 -o healt
   nfabric telemetry ns3 --model gpt2-xl --workers 8 --background onoff=8@0.9,off=0 -o congested.csv
   nfabric telemetry ns3 --model bert-large --topology leafspine --leaves 2 --spines 2 --background bulk=4 -o t.csv`
 
+// ns3Opts holds the flags of newTelemetryNS3Cmd.
+type ns3Opts struct {
+	c                     netsim.Config
+	model, topo, bg, link string
+	fabric, delay, ivl    string
+	out, linksOut, fig    string
+	bucketMiB, smooth     float64
+	batch                 int
+	asJSON                bool
+}
+
+// add registers the flags on f.
+func (o *ns3Opts) add(f *pflag.FlagSet) {
+	f.StringVar(&o.model, "model", "gpt2-xl", "built-in model profile or YAML profile file")
+	f.IntVar(&o.batch, "batch", 0, "per-worker batch (0: the profile's)")
+	f.Float64Var(&o.bucketMiB, "bucket-mib", 32, "gradient bucket cap in MiB")
+	f.IntVar(&o.c.Workers, "workers", 8, "GPU hosts W")
+	f.StringVar(&o.topo, "topology", "star", "star or leafspine")
+	f.IntVar(&o.c.Leaves, "leaves", 2, "leaf switches (leafspine)")
+	f.IntVar(&o.c.Spines, "spines", 2, "spine switches (leafspine)")
+	f.StringVar(&o.link, "link", "50GB/s", "host link rate (e.g. 400Gb/s, 50GB/s)")
+	f.StringVar(&o.fabric, "fabric-link", "", "leaf-spine link rate (default: the host rate)")
+	f.StringVar(&o.delay, "delay", "1us", "propagation delay of every link")
+	f.IntVar(&o.c.QueuePackets, "queue", 100, "device queue size in packets (drop-tail)")
+	f.StringVar(&o.bg, "background", "none", "background flows: none, bulk=N, onoff=N@SHARE, on=DUR, off=DUR")
+	f.IntVar(&o.c.Steps, "steps", 3, "training steps to simulate")
+	f.StringVar(&o.ivl, "interval", "", "sampling interval (default: a tenth of the step)")
+	f.Float64Var(&o.c.Scale, "scale", 1000, "divide bucket bytes and link rates by this (>= 1)")
+	f.Uint64Var(&o.c.Seed, "seed", 1, "random seed")
+	f.Float64Var(&o.smooth, "smooth", 0.05, "Commander smoothing weight for the verdict")
+	f.StringVarP(&o.out, "out", "o", "", "write the telemetry CSV here")
+	f.StringVar(&o.linksOut, "links-out", "", "also write per-link utilization and queue samples (CSV) here")
+	f.StringVar(&o.fig, "figure", "", "also write the figure (utilization, queue, pressure, Commander mode over time) as SVG here")
+	f.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
+}
+
+// check validates the flags into o.c and returns the Commander settings
+// of the verdict.
+func (o *ns3Opts) check() (cc control.CommanderConfig, err error) {
+	if o.out == "" {
+		return cc, usagef("telemetry ns3: -o FILE is required")
+	}
+	if o.c.Topology, err = netsim.ParseTopology(o.topo); err != nil {
+		return cc, usagef("--topology: %v", err)
+	}
+	if o.c.Background, err = netsim.ParseBackground(o.bg); err != nil {
+		return cc, usagef("--background: %v", err)
+	}
+	if o.c.HostRate, err = collective.ParseBandwidth(o.link); err != nil {
+		return cc, usagef("--link: %v", err)
+	}
+	if o.fabric != "" {
+		if o.c.FabricRate, err = collective.ParseBandwidth(o.fabric); err != nil {
+			return cc, usagef("--fabric-link: %v", err)
+		}
+	}
+	d, err := time.ParseDuration(o.delay)
+	if err != nil || d < 0 {
+		return cc, usagef("--delay %q: want a duration such as 1us", o.delay)
+	}
+	o.c.DelayNS = d.Nanoseconds()
+	if o.ivl != "" {
+		iv, err := time.ParseDuration(o.ivl)
+		if err != nil || iv <= 0 {
+			return cc, usagef("--interval %q: want a positive duration such as 10ms", o.ivl)
+		}
+		o.c.IntervalNS = iv.Nanoseconds()
+	}
+	if !(o.bucketMiB > 0) {
+		return cc, usagef("--bucket-mib %v must be > 0", o.bucketMiB)
+	}
+	if err := o.c.Validate(); err != nil {
+		return cc, usagef("%v", err)
+	}
+	cc = control.DefaultConfig().Commander
+	cc.Smooth = o.smooth
+	if err := cc.Validate(); err != nil {
+		return cc, usagef("--smooth: %v", err)
+	}
+	return cc, nil
+}
+
 func newTelemetryNS3Cmd() *cobra.Command {
-	var (
-		c                     netsim.Config
-		model, topo, bg, link string
-		fabric, delay, ivl    string
-		out, linksOut, fig    string
-		bucketMiB, smooth     float64
-		batch                 int
-		asJSON                bool
-	)
+	var o ns3Opts
 	cmd := &cobra.Command{
 		Use:     "ns3 --model NAME -o FILE",
 		Short:   "simulate a training job's gradient traffic in ns-3 and write the Commander's telemetry",
@@ -71,83 +146,25 @@ func newTelemetryNS3Cmd() *cobra.Command {
 		Example: ns3Example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if out == "" {
-				return usagef("telemetry ns3: -o FILE is required")
-			}
-			var err error
-			if c.Topology, err = netsim.ParseTopology(topo); err != nil {
-				return usagef("--topology: %v", err)
-			}
-			if c.Background, err = netsim.ParseBackground(bg); err != nil {
-				return usagef("--background: %v", err)
-			}
-			if c.HostRate, err = collective.ParseBandwidth(link); err != nil {
-				return usagef("--link: %v", err)
-			}
-			if fabric != "" {
-				if c.FabricRate, err = collective.ParseBandwidth(fabric); err != nil {
-					return usagef("--fabric-link: %v", err)
-				}
-			}
-			d, err := time.ParseDuration(delay)
-			if err != nil || d < 0 {
-				return usagef("--delay %q: want a duration such as 1us", delay)
-			}
-			c.DelayNS = d.Nanoseconds()
-			if ivl != "" {
-				iv, err := time.ParseDuration(ivl)
-				if err != nil || iv <= 0 {
-					return usagef("--interval %q: want a positive duration such as 10ms", ivl)
-				}
-				c.IntervalNS = iv.Nanoseconds()
-			}
-			if !(bucketMiB > 0) {
-				return usagef("--bucket-mib %v must be > 0", bucketMiB)
-			}
-			if err := c.Validate(); err != nil {
-				return usagef("%v", err)
-			}
-			cc := control.DefaultConfig().Commander
-			cc.Smooth = smooth
-			if err := cc.Validate(); err != nil {
-				return usagef("--smooth: %v", err)
+			cc, err := o.check()
+			if err != nil {
+				return err
 			}
 			if err := netsim.Available(); err != nil {
 				return err
 			}
-			tr, err := netsim.Trace(model, batch, int64(bucketMiB*(1<<20)))
+			tr, err := netsim.Trace(o.model, o.batch, int64(o.bucketMiB*(1<<20)))
 			if err != nil {
 				return usagef("--model: %v", err)
 			}
-			res, err := netsim.Simulate(cmd.Context(), c, tr)
+			res, err := netsim.Simulate(cmd.Context(), o.c, tr)
 			if err != nil {
 				return err
 			}
-			return writeNS3Outputs(cmd, res, cc, ns3Files{out, linksOut, fig}, asJSON)
+			return writeNS3Outputs(cmd, res, cc, ns3Files{o.out, o.linksOut, o.fig}, o.asJSON)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&model, "model", "gpt2-xl", "built-in model profile or YAML profile file")
-	f.IntVar(&batch, "batch", 0, "per-worker batch (0: the profile's)")
-	f.Float64Var(&bucketMiB, "bucket-mib", 32, "gradient bucket cap in MiB")
-	f.IntVar(&c.Workers, "workers", 8, "GPU hosts W")
-	f.StringVar(&topo, "topology", "star", "star or leafspine")
-	f.IntVar(&c.Leaves, "leaves", 2, "leaf switches (leafspine)")
-	f.IntVar(&c.Spines, "spines", 2, "spine switches (leafspine)")
-	f.StringVar(&link, "link", "50GB/s", "host link rate (e.g. 400Gb/s, 50GB/s)")
-	f.StringVar(&fabric, "fabric-link", "", "leaf-spine link rate (default: the host rate)")
-	f.StringVar(&delay, "delay", "1us", "propagation delay of every link")
-	f.IntVar(&c.QueuePackets, "queue", 100, "device queue size in packets (drop-tail)")
-	f.StringVar(&bg, "background", "none", "background flows: none, bulk=N, onoff=N@SHARE, on=DUR, off=DUR")
-	f.IntVar(&c.Steps, "steps", 3, "training steps to simulate")
-	f.StringVar(&ivl, "interval", "", "sampling interval (default: a tenth of the step)")
-	f.Float64Var(&c.Scale, "scale", 1000, "divide bucket bytes and link rates by this (>= 1)")
-	f.Uint64Var(&c.Seed, "seed", 1, "random seed")
-	f.Float64Var(&smooth, "smooth", 0.05, "Commander smoothing weight for the verdict")
-	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here")
-	f.StringVar(&linksOut, "links-out", "", "also write per-link utilization and queue samples (CSV) here")
-	f.StringVar(&fig, "figure", "", "also write the figure (utilization, queue, pressure, Commander mode over time) as SVG here")
-	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	o.add(cmd.Flags())
 	return cmd
 }
 

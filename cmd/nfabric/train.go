@@ -97,34 +97,8 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	if err := requirePositive(fs, "epochs", "batch", "workers"); err != nil {
 		return err
 	}
-	if set("data") {
-		if !slices.Contains(data.Names(), f.data) {
-			return usagef("--data %q: want one of %s", f.data, strings.Join(data.Names(), ", "))
-		}
-		o.Data = f.data
-	}
-	o.DataDir = f.dataDir
-	if set("train-n") {
-		o.TrainN = f.trainN
-	}
-	if set("test-n") {
-		o.TestN = f.testN
-	}
-	if set("per-class") {
-		o.PerClass = f.perClass
-	}
-	if set("model") {
-		o.Model = f.model
-	}
-	if set("hidden") {
-		o.Hidden = nil
-		for _, p := range strings.Split(f.hidden, ",") {
-			v, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil || v < 1 {
-				return usagef("--hidden %q: want positive comma-separated widths", f.hidden)
-			}
-			o.Hidden = append(o.Hidden, v)
-		}
+	if err := f.applyData(fs, o); err != nil {
+		return err
 	}
 	for _, kv := range []struct {
 		name string
@@ -166,6 +140,48 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	} else {
 		o.DefaultAugment()
 	}
+	return checkTrainOptions(o)
+}
+
+// applyData overwrites o's data and model fields with the flags the user
+// set.
+func (f *optFlags) applyData(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
+	set := func(name string) bool { return fs.Changed(name) }
+	if set("data") {
+		if !slices.Contains(data.Names(), f.data) {
+			return usagef("--data %q: want one of %s", f.data, strings.Join(data.Names(), ", "))
+		}
+		o.Data = f.data
+	}
+	o.DataDir = f.dataDir
+	if set("train-n") {
+		o.TrainN = f.trainN
+	}
+	if set("test-n") {
+		o.TestN = f.testN
+	}
+	if set("per-class") {
+		o.PerClass = f.perClass
+	}
+	if set("model") {
+		o.Model = f.model
+	}
+	if set("hidden") {
+		o.Hidden = nil
+		for _, p := range strings.Split(f.hidden, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || v < 1 {
+				return usagef("--hidden %q: want positive comma-separated widths", f.hidden)
+			}
+			o.Hidden = append(o.Hidden, v)
+		}
+	}
+	return nil
+}
+
+// checkTrainOptions refuses options no run could use, as usage errors,
+// before any data is loaded.
+func checkTrainOptions(o *experiments.TrainOptions) error {
 	if o.Seeds < 1 || o.Seeds > 100 {
 		return usagef("--seeds %d out of range [1, 100]", o.Seeds)
 	}
