@@ -127,6 +127,20 @@ them as G-Binary signs b = 1{g > 0} (plus gate bits |g| > --tau for the worker
 gate) in the chosen layout. A NaN or Inf is an error naming the file, worker
 and element, and no output is written.`
 
+// checkEncodeFlags refuses a --tau or --base encode cannot use.
+func checkEncodeFlags(cmd *cobra.Command, spec lowbit.Spec, tau float64, base int64) error {
+	if math.IsNaN(tau) || math.IsInf(tau, 0) || tau < 0 {
+		return usagef("--tau %v must be finite and non-negative", tau)
+	}
+	if cmd.Flags().Changed("tau") && !spec.GateBits() {
+		return usagef("--tau applies only to --format g-ternary --gate worker")
+	}
+	if base < 0 {
+		return usagef("--base %d must be non-negative", base)
+	}
+	return nil
+}
+
 func newPayloadEncodeCmd() *cobra.Command {
 	var (
 		sf    specFlags
@@ -156,14 +170,8 @@ func newPayloadEncodeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if math.IsNaN(tau) || math.IsInf(tau, 0) || tau < 0 {
-				return usagef("--tau %v must be finite and non-negative", tau)
-			}
-			if cmd.Flags().Changed("tau") && !spec.GateBits() {
-				return usagef("--tau applies only to --format g-ternary --gate worker")
-			}
-			if base < 0 {
-				return usagef("--base %d must be non-negative", base)
+			if err := checkEncodeFlags(cmd, spec, tau, base); err != nil {
+				return err
 			}
 			f := payload.Header{Spec: spec, Elements: gr.Elements(), Base: base}
 			if err := f.Validate(); err != nil {

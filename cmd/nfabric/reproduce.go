@@ -37,6 +37,66 @@ const reproduceExample = `  nfabric reproduce
   nfabric reproduce --shard 0/4 --out shards   # ... through 3/4, then:
   nfabric report merge shards --out out`
 
+// listBlocks prints each registered block with its number of units.
+func listBlocks(cmd *cobra.Command, cfg experiments.Config) error {
+	for _, b := range experiments.Blocks() {
+		keys, err := b.UnitKeys(cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%-12s %3d units  %s\n", b.Name, len(keys), b.Title)
+	}
+	return nil
+}
+
+// selectBlocks returns the blocks --only names (all when it is not given);
+// an unknown name, or a given --only that names none, is a usage error.
+func selectBlocks(cmd *cobra.Command, only string) ([]experiments.Block, error) {
+	var names []string
+	if cmd.Flags().Changed("only") {
+		var err error
+		if names, err = onlyNames(only); err != nil {
+			return nil, err
+		}
+	}
+	bs, err := experiments.Select(names)
+	if err != nil {
+		return nil, usagef("--only: %v", err)
+	}
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("no evidence blocks are registered")
+	}
+	return bs, nil
+}
+
+// onlyNames splits --only into block names; none is a usage error.
+func onlyNames(only string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil, usagef("--only %q names no block (see --list)", only)
+	}
+	return names, nil
+}
+
+// runShard runs one --shard of the units and writes its shard file.
+func runShard(cmd *cobra.Command, bs []experiments.Block, cfg experiments.Config, shard, out string) error {
+	sh, err := experiments.ParseShard(shard)
+	if err != nil {
+		return usagef("--shard: %v", err)
+	}
+	path, err := experiments.RunShard(cmd.Context(), bs, cfg, sh, out, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
+	return nil
+}
+
 func newReproduceCmd() *cobra.Command {
 	var (
 		only  string
@@ -62,46 +122,15 @@ func newReproduceCmd() *cobra.Command {
 				return usagef("--jobs %d: want 1 or more (0: GOMAXPROCS)", jobs)
 			}
 			if list {
-				cfg := experiments.Config{Full: full, Seed: seed}
-				for _, b := range experiments.Blocks() {
-					keys, err := b.UnitKeys(cfg)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%-12s %3d units  %s\n", b.Name, len(keys), b.Title)
-				}
-				return nil
+				return listBlocks(cmd, experiments.Config{Full: full, Seed: seed})
 			}
-			var names []string
-			if cmd.Flags().Changed("only") {
-				for _, n := range strings.Split(only, ",") {
-					if n = strings.TrimSpace(n); n != "" {
-						names = append(names, n)
-					}
-				}
-				if len(names) == 0 {
-					return usagef("--only %q names no block (see --list)", only)
-				}
-			}
-			bs, err := experiments.Select(names)
+			bs, err := selectBlocks(cmd, only)
 			if err != nil {
-				return usagef("--only: %v", err)
-			}
-			if len(bs) == 0 {
-				return fmt.Errorf("no evidence blocks are registered")
+				return err
 			}
 			cfg := experiments.Config{Full: full, Seed: seed, Jobs: jobs}
 			if shard != "" {
-				sh, err := experiments.ParseShard(shard)
-				if err != nil {
-					return usagef("--shard: %v", err)
-				}
-				path, err := experiments.RunShard(cmd.Context(), bs, cfg, sh, out, cmd.ErrOrStderr())
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
-				return nil
+				return runShard(cmd, bs, cfg, shard, out)
 			}
 			outs, err := experiments.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
 			if len(outs) > 0 {

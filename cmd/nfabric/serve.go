@@ -57,6 +57,40 @@ const serveExample = `  nfabric serve
   nfabric serve --tcp 127.0.0.1:7878 --token-file ~/.nfabric-token
   nfabric serve --selftest`
 
+// serveLogger is the service's structured logger on stderr.
+func serveLogger(cmd *cobra.Command, logFormat string, debug bool) (*slog.Logger, error) {
+	lvl := slog.LevelInfo
+	if debug {
+		lvl = slog.LevelDebug
+	}
+	switch logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl})), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl})), nil
+	default:
+		return nil, usagef("--log-format %q: want text or json", logFormat)
+	}
+}
+
+// serveUntilSignal serves on lis until the server fails or ctx is done
+// (SIGTERM, SIGINT), then drains calls in flight for up to drain.
+func serveUntilSignal(ctx context.Context, lis net.Listener, opts serve.Options, drain time.Duration) error {
+	srv := serve.New(opts)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	opts.Logger.Info("signal: draining", "timeout", drain.String())
+	dctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	srv.Shutdown(dctx)
+	return <-errc
+}
+
 func newServeCmd() *cobra.Command {
 	var (
 		addr                        serveAddr
@@ -80,17 +114,9 @@ func newServeCmd() *cobra.Command {
 			if maxMsg < 1<<16 || maxRegions < 1 || maxSess < 1 || maxEvents < 1 || maxDevBytes < 64 {
 				return usagef("limits: --max-message-bytes >= 65536, --max-regions, --max-sessions, --max-session-events >= 1, --max-device-bytes >= 64")
 			}
-			lvl := slog.LevelInfo
-			if debug {
-				lvl = slog.LevelDebug
-			}
-			switch logFormat {
-			case "text":
-				opts.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
-			case "json":
-				opts.Logger = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
-			default:
-				return usagef("--log-format %q: want text or json", logFormat)
+			var err error
+			if opts.Logger, err = serveLogger(cmd, logFormat, debug); err != nil {
+				return err
 			}
 			if selftest {
 				return runSelftest(cmd, opts)
@@ -103,19 +129,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv := serve.New(opts)
-			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(lis) }()
-			select {
-			case err := <-errc:
-				return err
-			case <-ctx.Done():
-			}
-			opts.Logger.Info("signal: draining", "timeout", drain.String())
-			dctx, cancel := context.WithTimeout(context.Background(), drain)
-			defer cancel()
-			srv.Shutdown(dctx)
-			return <-errc
+			return serveUntilSignal(ctx, lis, opts, drain)
 		},
 	}
 	f := cmd.Flags()

@@ -224,6 +224,25 @@ alternating the two): gradient bursts in the backward tail of each step on a
 const syntheticExample = `  nfabric telemetry synthetic --scenario episodes -o t.csv
   nfabric telemetry synthetic --scenario congested --duration 5s --interval 1ms -o c.csv`
 
+// durationFlag is a duration flag's text and where its nanoseconds go.
+type durationFlag struct {
+	s   string
+	dst *int64
+}
+
+// positiveDurations parses each flag as a positive duration, a usage
+// error naming the flag otherwise.
+func positiveDurations(flags map[string]durationFlag) error {
+	for name, kv := range flags {
+		d, err := time.ParseDuration(kv.s)
+		if err != nil || d <= 0 {
+			return usagef("--%s %q: want a positive duration", name, kv.s)
+		}
+		*kv.dst = d.Nanoseconds()
+	}
+	return nil
+}
+
 func newTelemetrySyntheticCmd() *cobra.Command {
 	var (
 		scenario, dur, ivl, step, episode, out string
@@ -240,15 +259,9 @@ func newTelemetrySyntheticCmd() *cobra.Command {
 				return usagef("telemetry synthetic: -o FILE is required")
 			}
 			var durNS, ivlNS, stepNS, epNS int64
-			for name, kv := range map[string]struct {
-				s   string
-				dst *int64
-			}{"duration": {dur, &durNS}, "interval": {ivl, &ivlNS}, "step": {step, &stepNS}, "episode": {episode, &epNS}} {
-				d, err := time.ParseDuration(kv.s)
-				if err != nil || d <= 0 {
-					return usagef("--%s %q: want a positive duration", name, kv.s)
-				}
-				*kv.dst = d.Nanoseconds()
+			if err := positiveDurations(map[string]durationFlag{"duration": {dur, &durNS}, "interval": {ivl, &ivlNS},
+				"step": {step, &stepNS}, "episode": {episode, &epNS}}); err != nil {
+				return err
 			}
 			h, c := control.HealthyScenario(), control.CongestedScenario()
 			h.StepNS, c.StepNS = stepNS, stepNS

@@ -30,6 +30,44 @@ const timingReplayExample = `  nfabric timing replay
   nfabric timing replay --model bert-large --exact --json
   nfabric timing replay --trace my-buckets.csv --model "" --out results`
 
+// replayWorkload checks the accelerator and bucketing flags and sets them
+// on o.
+func replayWorkload(cmd *cobra.Command, o *experiments.ReplayOptions, peak, eff, bucketMiB float64, bucketMode string) error {
+	o.Accel = workload.Accelerator{Name: "custom", PeakFLOPS: peak * 1e12, Efficiency: eff}
+	if !cmd.Flags().Changed("peak-tflops") && !cmd.Flags().Changed("efficiency") {
+		o.Accel = workload.A100
+	}
+	if err := o.Accel.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	if err := requirePositive(cmd.Flags(), "validate-scale"); err != nil {
+		return err
+	}
+	if o.Batch < 0 || o.Seq < 0 {
+		return usagef("--batch and --seq must be >= 0")
+	}
+	if !(bucketMiB > 0) || bucketMiB > 1<<20 {
+		return usagef("--bucket-mib %v must be in (0, 1048576]", bucketMiB)
+	}
+	o.Buckets.CapBytes = int64(bucketMiB * workload.MiB)
+	var err error
+	if o.Buckets.Mode, err = workload.ParseBucketMode(bucketMode); err != nil {
+		return usagef("--bucket-mode: %v", err)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, m := range strings.Split(v, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func newTimingReplayCmd() *cobra.Command {
 	var (
 		tf         timingFlags
@@ -52,36 +90,13 @@ func newTimingReplayCmd() *cobra.Command {
 				return err
 			}
 			o.Setup = s
-			if models != "" {
-				for _, m := range strings.Split(models, ",") {
-					if m = strings.TrimSpace(m); m != "" {
-						o.Models = append(o.Models, m)
-					}
-				}
-			}
+			o.Models = append(o.Models, splitList(models)...)
 			o.Traces = traces
 			if len(o.Models) == 0 && len(o.Traces) == 0 {
 				return usagef("nothing to replay: give --model or --trace")
 			}
-			o.Accel = workload.Accelerator{Name: "custom", PeakFLOPS: peak * 1e12, Efficiency: eff}
-			if !cmd.Flags().Changed("peak-tflops") && !cmd.Flags().Changed("efficiency") {
-				o.Accel = workload.A100
-			}
-			if err := o.Accel.Validate(); err != nil {
-				return usagef("%v", err)
-			}
-			if err := requirePositive(cmd.Flags(), "validate-scale"); err != nil {
+			if err := replayWorkload(cmd, &o, peak, eff, bucketMiB, bucketMode); err != nil {
 				return err
-			}
-			if o.Batch < 0 || o.Seq < 0 {
-				return usagef("--batch and --seq must be >= 0")
-			}
-			if !(bucketMiB > 0) || bucketMiB > 1<<20 {
-				return usagef("--bucket-mib %v must be in (0, 1048576]", bucketMiB)
-			}
-			o.Buckets.CapBytes = int64(bucketMiB * workload.MiB)
-			if o.Buckets.Mode, err = workload.ParseBucketMode(bucketMode); err != nil {
-				return usagef("--bucket-mode: %v", err)
 			}
 			cfg := experiments.Config{Logf: func(f string, a ...any) {
 				cmd.PrintErrf(f+"\n", a...)

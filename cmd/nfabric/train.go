@@ -207,6 +207,22 @@ func stderrLogf(cmd *cobra.Command, quiet bool) func(string, ...any) {
 	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 }
 
+// checkRunFlags refuses train run's flags that cannot apply to one run.
+func checkRunFlags(cmd *cobra.Command, logEvery int, resume bool, checkpoint string) error {
+	if logEvery < 0 {
+		return usagef("--log-every %d < 0", logEvery)
+	}
+	for _, name := range []string{"seeds", "extensions", "all-policies"} {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s does not apply to train run (one policy, one seed: use --seed; see train validated/boundary)", name)
+		}
+	}
+	if resume && checkpoint == "" {
+		return usagef("--resume needs --checkpoint FILE")
+	}
+	return nil
+}
+
 func newTrainRunCmd() *cobra.Command {
 	var (
 		of         optFlags
@@ -232,16 +248,8 @@ func newTrainRunCmd() *cobra.Command {
 			if err != nil {
 				return usagef("--policy: %v", err)
 			}
-			if logEvery < 0 {
-				return usagef("--log-every %d < 0", logEvery)
-			}
-			for _, name := range []string{"seeds", "extensions", "all-policies"} {
-				if cmd.Flags().Changed(name) {
-					return usagef("--%s does not apply to train run (one policy, one seed: use --seed; see train validated/boundary)", name)
-				}
-			}
-			if resume && checkpoint == "" {
-				return usagef("--resume needs --checkpoint FILE")
+			if err := checkRunFlags(cmd, logEvery, resume, checkpoint); err != nil {
+				return err
 			}
 			o.Logf = stderrLogf(cmd, quiet)
 			cfg := o.Config(p, o.Seed)
