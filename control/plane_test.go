@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"math"
@@ -17,24 +16,11 @@ import (
 	"github.com/neuronfabric/nfabric/workload"
 )
 
-// TestScripts runs the scenario scripts in testdata, in the manner of
-// raft's interaction tests: each line is an event or an expectation.
-//
-//	config key=value ...           groups= default=fp32|lowbit warmup= cooldown= calibration= k= h= alpha=
-//	                               commander=on relieve= release= stale= binary_min= ternary_min=
-//	step N [TIME]                  EvStep
-//	loss N VALUE                   EvLoss
-//	diag N GROUP COSBIN COSTER     EvDiag
-//	telemetry TIME DEMAND CAP RATE EvTelemetry
-//	nonfinite N GROUP              EvNonFinite
-//	expect GROUP MODE              the group's latched mode
-//	expect-phase GROUP PHASE
-//	expect-alarms N
-//	expect-error EVENT...          the event must be rejected
-//
-// After every step the plane's invariants are checked: between steps a
-// recovery alarm has changed a phase but not yet the latch, which changes
-// at the next step boundary.
+// TestScripts runs the scenario scripts in testdata (the format is
+// ScriptLine's): each line is an event or an expectation. After every step
+// the plane's invariants are checked: between steps a recovery alarm has
+// changed a phase but not yet the latch, which changes at the next step
+// boundary.
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
 	if len(files) == 0 {
@@ -51,62 +37,48 @@ func runScript(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
+	lines, err := ParseScript(fh)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	var p *Plane
-	sc := bufio.NewScanner(fh)
-	for ln := 1; sc.Scan(); ln++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		f := strings.Fields(text)
-		where := fmt.Sprintf("%s:%d: %s", path, ln, text)
-		switch f[0] {
+	for _, l := range lines {
+		where := fmt.Sprintf("%s:%d: %s", path, l.Line, l.Text)
+		switch l.Op {
 		case "config":
-			cfg, err := scriptConfig(f[1:])
-			if err != nil {
-				t.Fatalf("%s: %v", where, err)
-			}
-			if p, err = New(cfg); err != nil {
+			if p, err = New(l.Config); err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
 		case "expect":
-			m, ok := p.Mode(f[1])
-			if !ok || m.String() != f[2] {
+			m, ok := p.Mode(l.Args[0])
+			if !ok || m.String() != l.Args[1] {
 				t.Errorf("%s: mode is %v", where, m)
 			}
 		case "expect-phase":
 			for _, s := range p.Status() {
-				if s.Group == f[1] && s.Phase.String() != f[2] {
+				if s.Group == l.Args[0] && s.Phase.String() != l.Args[1] {
 					t.Errorf("%s: phase is %v", where, s.Phase)
 				}
 			}
 		case "expect-alarms":
-			if n, _ := strconv.Atoi(f[1]); p.Alarms() != n {
+			if n, _ := strconv.Atoi(l.Args[0]); p.Alarms() != n {
 				t.Errorf("%s: %d alarms", where, p.Alarms())
 			}
 		case "expect-error":
-			ev, err := scriptEvent(f[1:])
-			if err != nil {
-				t.Fatalf("%s: %v", where, err)
-			}
 			before := fmt.Sprint(p.Status())
-			if _, err := p.Step(ev); err == nil {
+			if _, err := p.Step(l.Event); err == nil {
 				t.Errorf("%s: accepted", where)
 			}
-			if ev.Type != EvTelemetry && fmt.Sprint(p.Status()) != before {
+			if l.Event.Type != EvTelemetry && fmt.Sprint(p.Status()) != before {
 				t.Errorf("%s: a rejected event changed the plane", where)
 			}
 		default:
-			ev, err := scriptEvent(f)
-			if err != nil {
+			if _, err := p.Step(l.Event); err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
-			if _, err := p.Step(ev); err != nil {
-				t.Fatalf("%s: %v", where, err)
+			if p != nil && l.Event.Type == EvStep {
+				checkInvariants(t, where, p)
 			}
-		}
-		if p != nil && f[0] == "step" {
-			checkInvariants(t, where, p)
 		}
 	}
 }
@@ -128,70 +100,47 @@ func checkInvariants(t *testing.T, where string, p *Plane) {
 	}
 }
 
-func scriptConfig(kv []string) (Config, error) {
-	cfg := DefaultConfig()
-	for _, f := range kv {
-		k, v, _ := strings.Cut(f, "=")
-		num, _ := strconv.ParseFloat(v, 64)
-		switch k {
-		case "groups":
-			cfg.Groups = strings.Split(v, ",")
-		case "default":
-			if v == "lowbit" {
-				cfg.Default = LowBitDefault
-			}
-		case "warmup":
-			cfg.WarmupSteps = int64(num)
-		case "cooldown":
-			cfg.CooldownSteps = int64(num)
-		case "calibration":
-			cfg.CalibrationSteps = int64(num)
-		case "k":
-			cfg.LossK = num
-		case "h":
-			cfg.LossH = num
-		case "alpha":
-			cfg.LossAlpha = num
-		case "commander":
-			cfg.Commander.Enabled = v == "on"
-		case "relieve":
-			cfg.Commander.RelievePressure = num
-		case "release":
-			cfg.Commander.ReleasePressure = num
-		case "stale":
-			cfg.Commander.StaleNS = int64(num)
-		case "binary_min":
-			cfg.Ladder.BinaryMin = num
-		case "ternary_min":
-			cfg.Ladder.TernaryMin = num
-		default:
-			return cfg, fmt.Errorf("unknown config key %q", k)
+// TestParseScriptErrors: malformed lines are errors naming the line.
+func TestParseScriptErrors(t *testing.T) {
+	for _, tc := range []struct{ script, want string }{
+		{"config bogus=1", "line 1"},
+		{"config warmup=x", "warmup"},
+		{"step 1\nfly 2", "line 2"},
+		{"diag 3 backbone 0.5", "diag"},
+		{"loss 1 much", "line 1"},
+		{"expect backbone", "expect"},
+		{"expect-alarms two", "line 1"},
+		{"expect-error", "expect-error"},
+		{"nonfinite 4", "nonfinite"},
+	} {
+		if _, err := ParseScript(strings.NewReader(tc.script)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want one naming %q", tc.script, err, tc.want)
 		}
 	}
-	return cfg, nil
+	lines, err := ParseScript(strings.NewReader("# c\n\nconfig groups=a,b warmup=3\ndiag 4 a 0.5 0.25\nexpect-error step -1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ScriptLine{{Line: 3, Op: "config"}, {Line: 4, Op: "event", Event: Event{Type: EvDiag, Step: 4, Group: "a", CosBinary: 0.5, CosTernary: 0.25}},
+		{Line: 5, Op: "expect-error", Event: Event{Type: EvStep, Step: -1}}}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d", len(lines), len(want))
+	}
+	for i, w := range want {
+		if g := lines[i]; g.Line != w.Line || g.Op != w.Op || (w.Op != "config" && g.Event != w.Event) {
+			t.Errorf("line %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if c := lines[0].Config; c.WarmupSteps != 3 || strings.Join(c.Groups, ",") != "a,b" {
+		t.Errorf("config %+v, want groups a,b warmup 3", c)
+	}
 }
 
-func scriptEvent(f []string) (Event, error) {
-	num := func(i int) float64 {
-		if i >= len(f) {
-			return 0
-		}
-		v, _ := strconv.ParseFloat(f[i], 64)
-		return v
-	}
-	switch f[0] {
-	case "step":
-		return Event{Type: EvStep, Step: int64(num(1)), TimeNS: int64(num(2))}, nil
-	case "loss":
-		return Event{Type: EvLoss, Step: int64(num(1)), Loss: num(2)}, nil
-	case "diag":
-		return Event{Type: EvDiag, Step: int64(num(1)), Group: f[2], CosBinary: num(3), CosTernary: num(4)}, nil
-	case "telemetry":
-		return Event{Type: EvTelemetry, Telemetry: Telemetry{TimeNS: int64(num(1)), DemandGBps: num(2), CapacityGBps: num(3), LineReads: num(4)}}, nil
-	case "nonfinite":
-		return Event{Type: EvNonFinite, Step: int64(num(1)), Group: f[2]}, nil
-	}
-	return Event{}, fmt.Errorf("unknown event %q", f[0])
+// FuzzParseScript: any text parses or fails, never panics.
+func FuzzParseScript(f *testing.F) {
+	f.Add("config groups=a warmup=2\nstep 1\nexpect a fp32")
+	f.Add("expect-error diag 1 a x 0")
+	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseScript(strings.NewReader(s)) })
 }
 
 // TestCUSUMHandComputed checks S_t = max(0, S_{t-1} + x_t - K) against a

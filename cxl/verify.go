@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -229,7 +228,7 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 	for k := range grads {
 		grads[k] = make([]float32, ng*lowbit.PacketElements)
 		for i := range grads[k] {
-			grads[k][i] = randGrad(rng)
+			grads[k][i] = lowbit.EdgeGradient(rng)
 		}
 	}
 	if err := lowbit.PackPacket(written[:ng*LineBytes], grads); err != nil {
@@ -302,20 +301,6 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 	res.add(storedUnchanged("sec6", ctl, reg.Base, written))
 	res.Stats = ctl.Stats()
 	return nil
-}
-
-// randGrad returns a gradient value with a share of exact zeros, -0 and
-// tiny values, the inputs whose sign encoding is most often wrong.
-func randGrad(r *rand.Rand) float32 {
-	switch r.IntN(8) {
-	case 0:
-		return 0
-	case 1:
-		return float32(math.Copysign(0, -1))
-	case 2:
-		return math.SmallestNonzeroFloat32 * float32(r.IntN(3)-1)
-	}
-	return float32(r.NormFloat64())
 }
 
 const batchLines = 2048

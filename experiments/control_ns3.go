@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/netsim"
 	"github.com/neuronfabric/nfabric/pilot"
@@ -139,12 +140,8 @@ func (o PilotOptions) ns3Figures(n *NS3Run) ([]report.Figure, error) {
 		name string
 		oc   netsim.Outcome
 	}{{"ns3-quiet", n.Pair.Quiet}, {"ns3-congested", n.Pair.Loud}} {
-		lp := report.LinePlot{Title: fmt.Sprintf("ns-3 %s, background %s: link utilization, queue, pressure and the Commander's mode", o.NS3.Model, x.oc.Background),
-			XLabel: "time (ms)", YLabel: "share",
-			HLines: []report.HLine{{Y: o.NS3.Commander.RelievePressure, Label: "relieve"}, {Y: o.NS3.Commander.ReleasePressure, Label: "release"}}}
-		for _, s := range x.oc.Figure {
-			lp.Series = append(lp.Series, report.Series{Name: s.Name, X: s.X, Y: s.Y})
-		}
+		lp := TelemetryPlot(fmt.Sprintf("ns-3 %s, background %s: link utilization, queue, pressure and the Commander's mode", o.NS3.Model, x.oc.Background),
+			x.oc.Figure, o.NS3.Commander)
 		f, err := lp.Figure(x.name)
 		if err != nil {
 			return nil, err
@@ -152,4 +149,47 @@ func (o PilotOptions) ns3Figures(n *NS3Run) ([]report.Figure, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// TelemetryPlot is the ns-3 telemetry figure: netsim.FigureSeries's lines
+// (bottleneck utilization, queue, pressure, the Commander's mode) over
+// time, with the Commander's relieve and release thresholds, for the
+// control block and `nfabric telemetry ns3 --figure`.
+func TelemetryPlot(title string, series []netsim.Series, cc control.CommanderConfig) report.LinePlot {
+	lp := report.LinePlot{Title: title, XLabel: "time (ms)", YLabel: "share",
+		HLines: []report.HLine{{Y: cc.RelievePressure, Label: "relieve"}, {Y: cc.ReleasePressure, Label: "release"}}}
+	for _, s := range series {
+		lp.Series = append(lp.Series, report.Series{Name: s.Name, X: s.X, Y: s.Y})
+	}
+	return lp
+}
+
+// NS3Summary is what `nfabric telemetry ns3` reports of one run.
+type NS3Summary struct {
+	Model      string         `json:"model"`
+	Config     netsim.Config  `json:"config"`
+	StepNS     int64          `json:"step_ns"`
+	IntervalNS int64          `json:"interval_ns"`
+	Samples    int            `json:"samples"`
+	Verdict    netsim.Verdict `json:"verdict"`
+	Buckets    netsim.Totals  `json:"buckets"`
+}
+
+// NS3TelemetryResult lays out `nfabric telemetry ns3`'s summary of res: the
+// run, its samples (written to out), its buckets and the Commander's
+// verdict v under cc. Data is the NS3Summary.
+func NS3TelemetryResult(res *netsim.Result, samples int, v netsim.Verdict, cc control.CommanderConfig, out string) *report.Result {
+	s := NS3Summary{Model: res.Schedule.Model, Config: res.Config, StepNS: res.Schedule.StepNS, IntervalNS: res.Interval,
+		Samples: samples, Verdict: v, Buckets: res.BucketTotals()}
+	c := res.Config
+	return &report.Result{Block: "telemetry", Title: "ns-3 telemetry", Data: s, Summary: []string{
+		fmt.Sprintf("ns-3: %s, %d workers on a %s, host link %s, background %s, scale %g", s.Model, c.Workers,
+			c.Topology, collective.FormatBandwidth(c.HostRate), c.Background, c.Scale),
+		fmt.Sprintf("FP32 reference step %.2f ms, %d steps, %d samples every %.2f ms -> %s", float64(s.StepNS)/1e6,
+			c.Steps, samples, float64(res.Interval)/1e6, out),
+		fmt.Sprintf("buckets: %d released, %d finished, mean All-Reduce %.3f ms (scaled bytes)", s.Buckets.Released,
+			s.Buckets.Finished, s.Buckets.MeanSeconds*1e3),
+		fmt.Sprintf("Commander (relieve %.2f, release %.2f, smooth %.2f): %s, relief on %.1f%% of samples; pressure mean %.3f, peak %.3f",
+			cc.RelievePressure, cc.ReleasePressure, cc.Smooth, v.Label, 100*v.Relief, v.MeanPressure, v.PeakPressure),
+	}}
 }

@@ -63,24 +63,14 @@ func NetCheckLayout(us []NetCheckUnit) *report.Result {
 	res := &report.Result{Block: "netcheck", Title: netcheckTitle}
 	astra := report.Table{Name: "astra-regressions", Title: "ASTRA-sim's published analytical regression cases through collective's ASTRA-sim mode",
 		Columns: []string{"case", "ASTRA-sim cycles (its repository)", "ours", "difference", "held to", "source"}}
-	ring := report.Table{Name: "ns3-ring", Title: "One ring All-Reduce, packet-level in ns-3 beside the analytical models",
-		Columns: []string{"model", "ms", "ns-3 / model"}}
+	ring := NS3RingTable(nil)
 	for _, u := range us {
 		switch {
 		case u.Skipped != "":
 			res.Summary = append(res.Summary, u.Skipped)
 			ring.Notes = append(ring.Notes, u.Skipped)
 		case u.Ring != nil:
-			rc := u.Ring
-			ring.Title += fmt.Sprintf(": %d MiB on %d hosts, %s", rc.Bytes>>20, rc.Workers, rc.Link)
-			ring.AddRow("ns-3 (TCP over one switch)", fmt.Sprintf("%.3f", rc.NS3S*1e3), "1")
-			for _, m := range rc.Models {
-				ring.AddRow(m.Name, fmt.Sprintf("%.3f", m.Seconds*1e3), fmt.Sprintf("%.3f", rc.NS3S/m.Seconds))
-			}
-			ring.Notes = append(ring.Notes,
-				fmt.Sprintf("Bytes: the hosts sent %d payload bytes for the bucket (the ring's closed form 2(W-1)S = %d) and %d on the wire (headers, ACKs and retransmissions: %+.2f%%).",
-					rc.PayloadBytes, 2*int64(rc.Workers-1)*rc.Bytes, rc.WireBytes, 100*(float64(rc.WireBytes)/float64(rc.PayloadBytes)-1)),
-				"Why ns-3 differs from alpha-beta: each of the 2(W-1) ring steps waits for the slowest TCP transfer (a barrier per step), and at this rate TCP's window, slow start after each step's idle wait and per-packet headers, not the link rate, set a step's time. ASTRA-sim's switch stores and forwards each whole message, so its ring pays the serialization twice per step.")
+			ring = NS3RingTable(u.Ring)
 		default:
 			for _, c := range u.Astra {
 				held := "exact"
@@ -105,6 +95,27 @@ func NetCheckLayout(us []NetCheckUnit) *report.Result {
 	}
 	res.Data = us
 	return res
+}
+
+// NS3RingTable lays out one packet-level ring All-Reduce beside the
+// analytical models (rc nil: the empty table), for the netcheck block and
+// `nfabric telemetry allreduce`.
+func NS3RingTable(rc *netsim.RingCheck) report.Table {
+	ring := report.Table{Name: "ns3-ring", Title: "One ring All-Reduce, packet-level in ns-3 beside the analytical models",
+		Columns: []string{"model", "ms", "ns-3 / model"}}
+	if rc == nil {
+		return ring
+	}
+	ring.Title += fmt.Sprintf(": %d MiB on %d hosts, %s", rc.Bytes>>20, rc.Workers, rc.Link)
+	ring.AddRow("ns-3 (TCP over one switch)", fmt.Sprintf("%.3f", rc.NS3S*1e3), "1")
+	for _, m := range rc.Models {
+		ring.AddRow(m.Name, fmt.Sprintf("%.3f", m.Seconds*1e3), fmt.Sprintf("%.3f", rc.NS3S/m.Seconds))
+	}
+	ring.Notes = append(ring.Notes,
+		fmt.Sprintf("Bytes: the hosts sent %d payload bytes for the bucket (the ring's closed form 2(W-1)S = %d) and %d on the wire (headers, ACKs and retransmissions: %+.2f%%).",
+			rc.PayloadBytes, 2*int64(rc.Workers-1)*rc.Bytes, rc.WireBytes, 100*(float64(rc.WireBytes)/float64(rc.PayloadBytes)-1)),
+		"Why ns-3 differs from alpha-beta: each of the 2(W-1) ring steps waits for the slowest TCP transfer (a barrier per step), and at this rate TCP's window, slow start after each step's idle wait and per-packet headers, not the link rate, set a step's time. ASTRA-sim's switch stores and forwards each whole message, so its ring pays the serialization twice per step.")
+	return ring
 }
 
 func abs64(x int64) int64 {

@@ -13,7 +13,7 @@ import (
 // is read and decoded. Melem/s counts gradient elements of one worker.
 func BenchmarkBucket(b *testing.B) {
 	const w, n = 8, 1 << 20
-	g := randGrads(rand.New(rand.NewPCG(1, 1)), w, n)
+	g := lowbit.EdgeGradients(rand.New(rand.NewPCG(1, 1)), w, n)
 	for _, l := range []lowbit.Layout{lowbit.WorkerMajor, lowbit.ElementMajor} {
 		for _, m := range []cxl.Mode{cxl.GBinary, cxl.GTernary} {
 			b.Run(l.String()+"/"+m.String(), func(b *testing.B) {

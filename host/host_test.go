@@ -11,25 +11,6 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
-// randGrads returns w workers' gradients of n elements with a share of
-// exact zeros and -0, the inputs whose sign encoding is most often wrong.
-func randGrads(r *rand.Rand, w, n int) [][]float32 {
-	g := make([][]float32, w)
-	for k := range g {
-		g[k] = make([]float32, n)
-		for i := range g[k] {
-			switch r.IntN(10) {
-			case 0:
-			case 1:
-				g[k][i] = float32(math.Copysign(0, -1))
-			default:
-				g[k][i] = float32(r.NormFloat64())
-			}
-		}
-	}
-	return g
-}
-
 type hostCase struct {
 	layout lowbit.Layout
 	w, n   int
@@ -88,7 +69,7 @@ func TestBucketAgainstReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := randGrads(r, c.w, c.n)
+			g := lowbit.EdgeGradients(r, c.w, c.n)
 			if err := EncodeWorkers([]*Bucket{b}, c.w, func(k, _ int) []float32 { return g[k] },
 				func(int, int, []float32) float32 { return tau }); err != nil {
 				t.Fatal(err)
@@ -177,7 +158,7 @@ func TestPayloadAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, c := range hostCases() {
 		spec := lowbit.Spec{Workers: c.w, Layout: c.layout, Format: c.mode.Format(), Gate: c.gate}
-		g := randGrads(r, c.w, c.n)
+		g := lowbit.EdgeGradients(r, c.w, c.n)
 		p, err := Encode(spec, c.base, g, tau)
 		if err != nil {
 			t.Fatalf("%v: %v", c, err)
@@ -235,7 +216,7 @@ func TestNonFinitePerBucket(t *testing.T) {
 				}
 				bs = append(bs, b)
 			}
-			g := randGrads(rand.New(rand.NewPCG(5, 6)), 4, 700)
+			g := lowbit.EdgeGradients(rand.New(rand.NewPCG(5, 6)), 4, 700)
 			g[2] = append([]float32(nil), g[2]...)
 			g[2][321] = bad
 			err = EncodeWorkers(bs[1:], 4, func(k, _ int) []float32 { return g[k] }, nil)
@@ -275,7 +256,7 @@ func TestLatchedRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := randGrads(rand.New(rand.NewPCG(7, 8)), 5, 300)
+		g := lowbit.EdgeGradients(rand.New(rand.NewPCG(7, 8)), 5, 300)
 		for k := range g {
 			if err := b.EncodeWorker(k, g[k], 0); err != nil {
 				t.Fatal(err)

@@ -117,7 +117,7 @@ func TestKernelsEncodeMatchReference(t *testing.T) {
 		nonFinite := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
 			math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001)}
 		for _, n := range sizes {
-			buf := randGrads(r, 1, n+8)[0]
+			buf := EdgeGradients(r, 1, n+8)[0]
 			off := r.IntN(8)
 			g := buf[off : off+n]
 			tau := testTaus[r.IntN(len(testTaus))]

@@ -7,28 +7,6 @@ import (
 	"testing"
 )
 
-// randGrads returns w workers of n gradients with a share of exact zeros
-// and negative zeros, the values whose sign encoding is most often wrong.
-func randGrads(r *rand.Rand, w, n int) [][]float32 {
-	g := make([][]float32, w)
-	for k := range g {
-		g[k] = make([]float32, n)
-		for i := range g[k] {
-			switch r.IntN(10) {
-			case 0:
-				g[k][i] = 0
-			case 1:
-				g[k][i] = float32(math.Copysign(0, -1))
-			case 2:
-				g[k][i] = math.SmallestNonzeroFloat32 * float32(r.IntN(3)-1)
-			default:
-				g[k][i] = float32(r.NormFloat64())
-			}
-		}
-	}
-	return g
-}
-
 var testGates = []Gate{PaperGate, {Kind: GatePattern, Period: 2}, {Kind: GatePattern, Period: 7}, {Kind: GatePattern, Period: 64},
 	{Kind: GateWorker}, {Kind: GateMargin, Threshold: 1}, {Kind: GateMargin, Threshold: 2}, {Kind: GateMargin, Threshold: 3}, {Kind: GateMargin, Threshold: 6}}
 
@@ -43,7 +21,7 @@ func specsFor(l Layout, w int) []Spec {
 func TestEncodeSignsMatchesDefinition(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for n := 0; n < 200; n++ {
-		g := randGrads(r, 1, n)[0]
+		g := EdgeGradients(r, 1, n)[0]
 		dst := make([]byte, PlaneBytes(n)+2)
 		dst[len(dst)-1], dst[len(dst)-2] = 0xAA, 0x55 // guard band
 		if err := EncodeSigns(dst, g); err != nil {
@@ -111,7 +89,7 @@ func TestVotePacketMatchesReference(t *testing.T) {
 		for _, s := range specsFor(ElementMajor, w) {
 			for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 200} {
 				base := r.IntN(1000)
-				g := randGrads(r, w, n)
+				g := EdgeGradients(r, w, n)
 				signs, gates := make([]byte, n), make([]byte, n)
 				if err := PackPacket(signs, g); err != nil {
 					t.Fatal(err)
@@ -150,7 +128,7 @@ func TestVotePlanesMatchesReference(t *testing.T) {
 				s = specs[(n+w)%len(specs)]
 			}
 			base := r.IntN(1 << 20)
-			g := randGrads(r, w, n)
+			g := EdgeGradients(r, w, n)
 			tau := float32(0.7)
 			signs, gates := make([][]byte, w), make([][]byte, w)
 			for k := range w {
@@ -337,7 +315,7 @@ func TestDecode(t *testing.T) {
 
 func TestKernelsDoNotAllocate(t *testing.T) {
 	n := 4096
-	g := randGrads(rand.New(rand.NewPCG(9, 9)), 8, n)
+	g := EdgeGradients(rand.New(rand.NewPCG(9, 9)), 8, n)
 	plane := make([]byte, PlaneBytes(n))
 	packet := make([]byte, n)
 	_ = PackPacket(packet, g)

@@ -12,8 +12,8 @@ import (
 	"syscall"
 )
 
-// The output-path rules every command follows (README, "Errors and
-// outputs"):
+// The output-path rules every command follows (docs/commands.md, output
+// paths):
 //
 //   - A regular file (or a path that does not exist yet) is replaced
 //     atomically: the content goes to a temporary file .NAME.tmp* in the same

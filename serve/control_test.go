@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
@@ -9,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
-	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -32,9 +29,9 @@ type script struct {
 	reject []bool
 }
 
-// readScript parses the event lines of control's scenario scripts (the
-// format is documented on control.TestScripts); expectations other than
-// expect-error are control's own tests and are skipped here.
+// readScript reads one of control's scenario scripts with
+// control.ParseScript; expectations other than expect-error are control's
+// own tests and are skipped here.
 func readScript(t *testing.T, path string) script {
 	t.Helper()
 	fh, err := os.Open(path)
@@ -42,89 +39,21 @@ func readScript(t *testing.T, path string) script {
 		t.Fatal(err)
 	}
 	defer fh.Close()
+	lines, err := control.ParseScript(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var s script
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		num := func(i int) float64 {
-			if i >= len(f) {
-				return 0
-			}
-			v, _ := strconv.ParseFloat(f[i], 64)
-			return v
-		}
-		reject := false
-		if f[0] == "expect-error" {
-			f, reject = f[1:], true
-		}
-		var ev control.Event
-		switch f[0] {
+	for _, l := range lines {
+		switch l.Op {
 		case "config":
-			s.cfg = scriptConfig(t, f[1:])
-			continue
-		case "step":
-			ev = control.Event{Type: control.EvStep, Step: int64(num(1)), TimeNS: int64(num(2))}
-		case "loss":
-			ev = control.Event{Type: control.EvLoss, Step: int64(num(1)), Loss: num(2)}
-		case "diag":
-			ev = control.Event{Type: control.EvDiag, Step: int64(num(1)), Group: f[2], CosBinary: num(3), CosTernary: num(4)}
-		case "telemetry":
-			ev = control.Event{Type: control.EvTelemetry, Telemetry: control.Telemetry{TimeNS: int64(num(1)), DemandGBps: num(2), CapacityGBps: num(3), LineReads: num(4)}}
-		case "nonfinite":
-			ev = control.Event{Type: control.EvNonFinite, Step: int64(num(1)), Group: f[2]}
-		default:
-			continue
+			s.cfg = l.Config
+		case "event", "expect-error":
+			s.events = append(s.events, l.Event)
+			s.reject = append(s.reject, l.Op == "expect-error")
 		}
-		s.events = append(s.events, ev)
-		s.reject = append(s.reject, reject)
 	}
 	return s
-}
-
-func scriptConfig(t *testing.T, kv []string) control.Config {
-	cfg := control.DefaultConfig()
-	for _, f := range kv {
-		k, v, _ := strings.Cut(f, "=")
-		num, _ := strconv.ParseFloat(v, 64)
-		switch k {
-		case "groups":
-			cfg.Groups = strings.Split(v, ",")
-		case "default":
-			if v == "lowbit" {
-				cfg.Default = control.LowBitDefault
-			}
-		case "warmup":
-			cfg.WarmupSteps = int64(num)
-		case "cooldown":
-			cfg.CooldownSteps = int64(num)
-		case "calibration":
-			cfg.CalibrationSteps = int64(num)
-		case "k":
-			cfg.LossK = num
-		case "h":
-			cfg.LossH = num
-		case "alpha":
-			cfg.LossAlpha = num
-		case "commander":
-			cfg.Commander.Enabled = v == "on"
-		case "relieve":
-			cfg.Commander.RelievePressure = num
-		case "release":
-			cfg.Commander.ReleasePressure = num
-		case "stale":
-			cfg.Commander.StaleNS = int64(num)
-		case "binary_min":
-			cfg.Ladder.BinaryMin = num
-		case "ternary_min":
-			cfg.Ladder.TernaryMin = num
-		default:
-			t.Fatalf("unknown config key %q", k)
-		}
-	}
-	return cfg
 }
 
 // compareSession feeds the events to an in-process control.Plane and to a

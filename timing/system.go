@@ -460,11 +460,17 @@ func RunPair(cfg Config, w Workload) (Pair, error) {
 // RunWindowPair is RunPair with the low-bit run restricted to reads issued
 // in lowBit (a mode latch that is on only during the window).
 func RunWindowPair(cfg Config, w Workload, lowBit Window) (Pair, error) {
+	return RunTracedPair(cfg, w, lowBit, nil)
+}
+
+// RunTracedPair is RunWindowPair with the low-bit run's slices recorded
+// into tr (nil: no trace), for `nfabric timing run --trace-out`.
+func RunTracedPair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error) {
 	id, err := Simulate(cfg, w, None)
 	if err != nil {
 		return Pair{}, err
 	}
-	lb, err := Simulate(cfg, w, lowBit)
+	lb, err := SimulateTraced(cfg, w, lowBit, tr)
 	if err != nil {
 		return Pair{}, err
 	}

@@ -141,6 +141,8 @@ func TestErrorFeedbackHand(t *testing.T) {
 	}
 }
 
+// randGrads returns w workers' gradients of m's shape, drawn from
+// lowbit.EdgeGradient.
 func randGrads(m *nn.Model, w int, seed uint64) [][][]float32 {
 	r := rand.New(rand.NewPCG(seed, 7))
 	g := make([][][]float32, w)
@@ -148,10 +150,7 @@ func randGrads(m *nn.Model, w int, seed uint64) [][][]float32 {
 		g[k] = m.NewGrads()
 		for i := range g[k] {
 			for j := range g[k][i] {
-				if r.IntN(10) == 0 {
-					continue // exact zeros
-				}
-				g[k][i][j] = float32(r.NormFloat64())
+				g[k][i][j] = lowbit.EdgeGradient(r)
 			}
 		}
 	}

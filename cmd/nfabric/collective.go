@@ -14,19 +14,15 @@ import (
 
 func init() { subcommands = append(subcommands, newCollectiveCmd) }
 
-func newCollectiveCmd() *cobra.Command {
-	var (
-		o        experiments.CollectiveOptions
-		links    string
-		exposure float64
-		models   string
-		out      string
-		asJSON   bool
-	)
-	cmd := &cobra.Command{
-		Use:   "collective [--model NAME|FILE.yaml]",
-		Short: "model one All-Reduce on FP32 and NEURON-Fabric paths (Fig. 7) and the GPT-scale check",
-		Long: `collective models the time of one All-Reduce of a model's gradients: FP32
+const collectiveExample = `  nfabric collective --model gpt2-xl
+  nfabric collective --model gpt3 --net ib-ndr --workers 64 --per-node 8
+  nfabric collective --model my-model.yaml --links links.yaml --net roce
+  nfabric collective --exposure 1.67 --window ring --json`
+
+// collectiveLong is collective's help (the link presets are listed from
+// package collective).
+func collectiveLong() string {
+	return `collective models the time of one All-Reduce of a model's gradients: FP32
 software collectives (ring, double binary tree, halving-doubling, hierarchical)
 in the alpha-beta form with NCCL's algbw/busbw, the FP32 CXL pooling path, and
 NEURON-Fabric's G-Binary and G-Ternary controller paths (each worker writes its
@@ -44,45 +40,63 @@ file given with --links:
       latency: 3us
 
 --model takes a built-in profile or a YAML profile file (see 'go doc
-github.com/neuronfabric/nfabric/workload ParseProfileYAML').`,
-		Example: `  nfabric collective --model gpt2-xl
-  nfabric collective --model gpt3 --net ib-ndr --workers 64 --per-node 8
-  nfabric collective --model my-model.yaml --links links.yaml --net roce
-  nfabric collective --exposure 1.67 --window ring --json`,
-		Args: cobra.NoArgs,
+github.com/neuronfabric/nfabric/workload ParseProfileYAML').`
+}
+
+// collectiveOptions checks the flags and fills o's exposure, links and
+// models from them.
+func collectiveOptions(cmd *cobra.Command, o *experiments.CollectiveOptions, exposure float64, links, models string) error {
+	if o.Workers < 2 {
+		return usagef("--workers %d: an All-Reduce needs at least 2 workers", o.Workers)
+	}
+	if o.PerNode < 1 || o.Workers%o.PerNode != 0 {
+		return usagef("--per-node %d must be >= 1 and divide --workers %d (the hierarchical row needs whole nodes)", o.PerNode, o.Workers)
+	}
+	if o.Elements < 0 {
+		return usagef("--elements %d must be >= 0", o.Elements)
+	}
+	if cmd.Flags().Changed("exposure") {
+		if math.IsNaN(exposure) || exposure < 0 || exposure > 100 {
+			return usagef("--exposure %v must be a percentage in [0, 100]", exposure)
+		}
+		o.Exposure = exposure / 100
+	} else {
+		o.Exposure = -1
+	}
+	if links != "" {
+		data, err := os.ReadFile(links)
+		if err != nil {
+			return fmt.Errorf("read links: %w", err)
+		}
+		ls, err := collective.ParseLinksYAML(data, links)
+		if err != nil {
+			return err
+		}
+		o.Links = ls
+	}
+	if models != "" {
+		o.Models = strings.Split(models, ",")
+	}
+	return checkCollectiveNames(*o)
+}
+
+func newCollectiveCmd() *cobra.Command {
+	var (
+		o        experiments.CollectiveOptions
+		links    string
+		exposure float64
+		models   string
+		out      string
+		asJSON   bool
+	)
+	cmd := &cobra.Command{
+		Use:     "collective [--model NAME|FILE.yaml]",
+		Short:   "model one All-Reduce on FP32 and NEURON-Fabric paths (Fig. 7) and the GPT-scale check",
+		Long:    collectiveLong(),
+		Example: collectiveExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Workers < 2 {
-				return usagef("--workers %d: an All-Reduce needs at least 2 workers", o.Workers)
-			}
-			if o.PerNode < 1 || o.Workers%o.PerNode != 0 {
-				return usagef("--per-node %d must be >= 1 and divide --workers %d (the hierarchical row needs whole nodes)", o.PerNode, o.Workers)
-			}
-			if o.Elements < 0 {
-				return usagef("--elements %d must be >= 0", o.Elements)
-			}
-			if cmd.Flags().Changed("exposure") {
-				if math.IsNaN(exposure) || exposure < 0 || exposure > 100 {
-					return usagef("--exposure %v must be a percentage in [0, 100]", exposure)
-				}
-				o.Exposure = exposure / 100
-			} else {
-				o.Exposure = -1
-			}
-			if links != "" {
-				data, err := os.ReadFile(links)
-				if err != nil {
-					return fmt.Errorf("read links: %w", err)
-				}
-				ls, err := collective.ParseLinksYAML(data, links)
-				if err != nil {
-					return err
-				}
-				o.Links = ls
-			}
-			if models != "" {
-				o.Models = strings.Split(models, ",")
-			}
-			if err := checkCollectiveNames(o); err != nil {
+			if err := collectiveOptions(cmd, &o, exposure, links, models); err != nil {
 				return err
 			}
 			cfg := experiments.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -22,4 +23,13 @@ func requirePositive(fs *pflag.FlagSet, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// joinInts writes xs as a comma-separated flag default ("16,32").
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

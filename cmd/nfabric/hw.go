@@ -83,6 +83,48 @@ func newHwGenCmd() *cobra.Command {
 	return cmd
 }
 
+const hwCosimExample = `  nfabric hw cosim
+  nfabric hw cosim --widths 512 --sim iverilog --vectors 10000`
+
+// parseSimulators reads --sim.
+func parseSimulators(sims string) ([]hw.Simulator, error) {
+	var ss []hw.Simulator
+	for _, s := range strings.Split(sims, ",") {
+		sim := hw.Simulator(strings.TrimSpace(s))
+		if sim != hw.SimVerilator && sim != hw.SimIcarus {
+			return nil, usagef("--sim: unknown simulator %q (want verilator or iverilog)", s)
+		}
+		ss = append(ss, sim)
+	}
+	return ss, nil
+}
+
+// cosimWidths co-simulates each width on sim, printing each run and its
+// first mismatches, and counts the runs that passed and failed.
+func cosimWidths(cmd *cobra.Command, sim hw.Simulator, ws []int, stages, vectors int, seed uint64, dir string) (pass, fail int, err error) {
+	out := cmd.OutOrStdout()
+	for _, w := range ws {
+		c := hw.Config{Width: w, Stages: stages}
+		if err := c.Validate(); err != nil {
+			return 0, 0, usagef("%v", err)
+		}
+		r, err := hw.Cosim(cmd.Context(), c, sim, hw.Vectors(c, vectors, seed), dir)
+		if err != nil {
+			return 0, 0, err
+		}
+		fmt.Fprintln(out, r)
+		for _, m := range r.First {
+			fmt.Fprintf(out, "    cycle %d input %s: got %s want %s\n", m.Cycle, m.Input, m.Got, m.Want)
+		}
+		if r.Passed() {
+			pass++
+		} else {
+			fail++
+		}
+	}
+	return pass, fail, nil
+}
+
 func newHwCosimCmd() *cobra.Command {
 	var (
 		widths  string
@@ -93,23 +135,18 @@ func newHwCosimCmd() *cobra.Command {
 		stages  int
 	)
 	cmd := &cobra.Command{
-		Use:   "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000]",
-		Short: "co-simulate the generated RTL against the lowbit oracles; ends with 'N passed, N failed'",
-		Example: `  nfabric hw cosim
-  nfabric hw cosim --widths 512 --sim iverilog --vectors 10000`,
-		Args: cobra.NoArgs,
+		Use:     "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000]",
+		Short:   "co-simulate the generated RTL against the lowbit oracles; ends with 'N passed, N failed'",
+		Example: hwCosimExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ws, err := parseWidths(widths)
 			if err != nil {
 				return usageError{err}
 			}
-			var ss []hw.Simulator
-			for _, s := range strings.Split(sims, ",") {
-				sim := hw.Simulator(strings.TrimSpace(s))
-				if sim != hw.SimVerilator && sim != hw.SimIcarus {
-					return usagef("--sim: unknown simulator %q (want verilator or iverilog)", s)
-				}
-				ss = append(ss, sim)
+			ss, err := parseSimulators(sims)
+			if err != nil {
+				return err
 			}
 			if vectors < 1 {
 				return usagef("--vectors must be positive")
@@ -121,25 +158,11 @@ func newHwCosimCmd() *cobra.Command {
 					fmt.Fprintf(out, "SKIP %s: %v\n", sim, err)
 					continue
 				}
-				for _, w := range ws {
-					c := hw.Config{Width: w, Stages: stages}
-					if err := c.Validate(); err != nil {
-						return usagef("%v", err)
-					}
-					r, err := hw.Cosim(cmd.Context(), c, sim, hw.Vectors(c, vectors, seed), dir)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintln(out, r)
-					for _, m := range r.First {
-						fmt.Fprintf(out, "    cycle %d input %s: got %s want %s\n", m.Cycle, m.Input, m.Got, m.Want)
-					}
-					if r.Passed() {
-						pass++
-					} else {
-						fail++
-					}
+				p, f, err := cosimWidths(cmd, sim, ws, stages, vectors, seed, dir)
+				if err != nil {
+					return err
 				}
+				pass, fail = pass+p, fail+f
 			}
 			fmt.Fprintf(out, "%d passed, %d failed\n", pass, fail)
 			if fail > 0 {
@@ -339,10 +362,10 @@ and iCE40 place and route (several minutes).`,
 				base = experiments.FullHardware(h.seed)
 			}
 			if !cmd.Flags().Changed("widths") {
-				h.widths = hwJoinInts(base.Widths)
+				h.widths = joinInts(base.Widths)
 			}
 			if !cmd.Flags().Changed("stages") {
-				h.stages = hwJoinInts(base.Stages)
+				h.stages = joinInts(base.Stages)
 			}
 			if !cmd.Flags().Changed("yosys") {
 				h.yosys = strings.Join(base.Yosys, ",")
@@ -375,12 +398,4 @@ and iCE40 place and route (several minutes).`,
 	h.addPart(cmd)
 	cmd.Flags().BoolVar(&full, "full", false, "run the full configuration (every width, both families)")
 	return cmd
-}
-
-func hwJoinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }

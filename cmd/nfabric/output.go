@@ -7,10 +7,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// printResult is every subcommand's one output path: it writes res into
+// printResult is the one output path for a command's result (its tables,
+// summary and figures, laid out by the owning package): it writes res into
 // the directory out (JSON, Markdown, SVG; none when out is empty), names
 // each file written on stderr, and prints res on stdout as JSON or as
-// text.
+// text. What does not go through it is a command's data product, written
+// as it is (writeOutput or report.WriteAtomic: payload and telemetry
+// files, aggregates, Verilog, YAML configurations, the preset list, the
+// version line), reproduce's and report merge's "wrote" lines and --list,
+// and the line-per-case progress of verify, hw cosim and serve check.
 func printResult(cmd *cobra.Command, res *report.Result, asJSON bool, out string) error {
 	if out != "" {
 		files, err := res.WriteFiles(out)

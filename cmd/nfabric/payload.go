@@ -1,15 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
-	"os"
-	"strconv"
 
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/payload"
@@ -58,15 +52,8 @@ func newPayloadRandomCmd() *cobra.Command {
 			if out == "" {
 				return usagef("-o FILE is required")
 			}
-			r := rand.New(rand.NewPCG(seed, 0x6e666162))
 			return writeOutput(cmd, out, func(w io.Writer) error {
-				bw := bufio.NewWriter(w)
-				var b [4]byte
-				for range workers * elements {
-					binary.LittleEndian.PutUint32(b[:], math.Float32bits(float32(r.NormFloat64())))
-					bw.Write(b[:])
-				}
-				return bw.Flush()
+				return payload.WriteRandomGradients(w, workers, elements, seed)
 			})
 		},
 	}
@@ -134,6 +121,26 @@ func checkMargin(s lowbit.Spec) error {
 	return nil
 }
 
+const payloadEncodeLong = `encode reads raw little-endian float32 gradients: either one file holding W
+workers one after the other (give --workers), or one file per worker. It packs
+them as G-Binary signs b = 1{g > 0} (plus gate bits |g| > --tau for the worker
+gate) in the chosen layout. A NaN or Inf is an error naming the file, worker
+and element, and no output is written.`
+
+// checkEncodeFlags refuses a --tau or --base encode cannot use.
+func checkEncodeFlags(cmd *cobra.Command, spec lowbit.Spec, tau float64, base int64) error {
+	if math.IsNaN(tau) || math.IsInf(tau, 0) || tau < 0 {
+		return usagef("--tau %v must be finite and non-negative", tau)
+	}
+	if cmd.Flags().Changed("tau") && !spec.GateBits() {
+		return usagef("--tau applies only to --format g-ternary --gate worker")
+	}
+	if base < 0 {
+		return usagef("--base %d must be non-negative", base)
+	}
+	return nil
+}
+
 func newPayloadEncodeCmd() *cobra.Command {
 	var (
 		sf    specFlags
@@ -145,12 +152,8 @@ func newPayloadEncodeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "encode -o OUT.nfp IN.f32 [IN2.f32 ...]",
 		Short: "pack raw little-endian float32 gradients into a payload file",
-		Long: `encode reads raw little-endian float32 gradients: either one file holding W
-workers one after the other (give --workers), or one file per worker. It packs
-them as G-Binary signs b = 1{g > 0} (plus gate bits |g| > --tau for the worker
-gate) in the chosen layout. A NaN or Inf is an error naming the file, worker
-and element, and no output is written.`,
-		Args: cobra.MinimumNArgs(1),
+		Long:  payloadEncodeLong,
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("-o FILE is required")
@@ -163,26 +166,20 @@ and element, and no output is written.`,
 				return err
 			}
 			defer gr.Close()
-			spec, err := sf.spec(gr.workers)
+			spec, err := sf.spec(gr.Workers())
 			if err != nil {
 				return err
 			}
-			if math.IsNaN(tau) || math.IsInf(tau, 0) || tau < 0 {
-				return usagef("--tau %v must be finite and non-negative", tau)
+			if err := checkEncodeFlags(cmd, spec, tau, base); err != nil {
+				return err
 			}
-			if cmd.Flags().Changed("tau") && !spec.GateBits() {
-				return usagef("--tau applies only to --format g-ternary --gate worker")
-			}
-			if base < 0 {
-				return usagef("--base %d must be non-negative", base)
-			}
-			f := payload.Header{Spec: spec, Elements: gr.n, Base: base}
+			f := payload.Header{Spec: spec, Elements: gr.Elements(), Base: base}
 			if err := f.Validate(); err != nil {
 				return fmt.Errorf("encode %s: %w", args[0], err)
 			}
 			prog := newProgress(cmd, quiet, "encode "+out)
 			err = writeOutput(cmd, out, func(w io.Writer) error {
-				return payload.EncodeStream(w, f, gr.read, float32(tau), encodeChunk, prog)
+				return payload.EncodeStream(w, f, gr.Read, float32(tau), encodeChunk, prog)
 			})
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", args[0], err)
@@ -202,95 +199,24 @@ and element, and no output is written.`,
 	return cmd
 }
 
-// gradients is W workers' little-endian float32 gradients read from files
-// on demand: one file split into W equal parts, or one file per worker.
-type gradients struct {
-	paths   []string
-	files   []*os.File
-	workers int
-	n       int64 // elements per worker
-	buf     []byte
-}
-
-// openGradients opens and sizes the inputs (one file split into workers
-// equal parts, or one file per worker) without reading them.
-func openGradients(paths []string, workers int) (*gradients, error) {
+// openGradients checks the input count against --workers (usage errors)
+// and opens the inputs.
+func openGradients(paths []string, workers int) (*payload.Gradients, error) {
 	if len(paths) > 1 && workers != 0 && workers != len(paths) {
 		return nil, usagef("--workers %d but %d input files (one file per worker)", workers, len(paths))
 	}
 	if len(paths) == 1 && workers == 0 {
 		return nil, usagef("--workers is required with a single input file")
 	}
-	gr := &gradients{paths: paths, workers: max(workers, len(paths))}
-	for i, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			gr.Close()
-			return nil, fmt.Errorf("read gradients: %w", err)
-		}
-		gr.files = append(gr.files, f)
-		st, err := f.Stat()
-		if err != nil {
-			gr.Close()
-			return nil, fmt.Errorf("read gradients: %w", err)
-		}
-		size := st.Size()
-		if size%4 != 0 {
-			gr.Close()
-			return nil, fmt.Errorf("read gradients %s: %d bytes is not a whole number of float32 values", p, size)
-		}
-		v := size / 4
-		switch {
-		case len(paths) == 1:
-			if v%int64(workers) != 0 {
-				gr.Close()
-				return nil, fmt.Errorf("read gradients %s: %d values do not split into %d equal workers", p, v, workers)
-			}
-			gr.n = v / int64(workers)
-		case i == 0:
-			gr.n = v
-		case v != gr.n:
-			gr.Close()
-			return nil, fmt.Errorf("read gradients %s: %d values, %s has %d", p, v, paths[0], gr.n)
-		}
-	}
-	return gr, nil
+	return payload.OpenGradients(paths, workers)
 }
 
-// Close closes the input files.
-func (gr *gradients) Close() {
-	for _, f := range gr.files {
-		f.Close()
-	}
-}
-
-// read is a payload.Source: it fills dst with worker k's elements from
-// off, and names the file and the element (in the worker's whole input)
-// of a NaN or Inf.
-func (gr *gradients) read(k int, off int64, dst []float32) error {
-	f, path, at := gr.files[0], gr.paths[0], (int64(k)*gr.n+off)*4
-	if len(gr.files) > 1 {
-		f, path, at = gr.files[k], gr.paths[k], off*4
-	}
-	if cap(gr.buf) < 4*len(dst) {
-		gr.buf = make([]byte, 4*len(dst))
-	}
-	b := gr.buf[:4*len(dst)]
-	if _, err := f.ReadAt(b, at); err != nil {
-		return fmt.Errorf("read gradients %s: %w", path, err)
-	}
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	if err := lowbit.CheckFinite(dst); err != nil {
-		var nf *lowbit.NonFiniteError
-		if errors.As(err, &nf) {
-			err = &lowbit.NonFiniteError{Index: nf.Index + int(off), Value: nf.Value}
-		}
-		return fmt.Errorf("read gradients %s: %w", path, err)
-	}
-	return nil
-}
+const payloadAggregateLong = `aggregate reads a payload file (or, with --raw, a headerless file of the paper's
+8-worker element-major packets) and writes, per element:
+  --mode counts    the sign count c (uint8 for W <= 255, else uint16 little-endian)
+  --mode binary    the G-Binary update u = sgn(2c - W) as int8 (-1, 0, +1)
+  --mode ternary   the G-Ternary value m*u as int8 under --gate
+as raw bytes (--out-format raw) or as CSV lines "element,value".`
 
 func newPayloadAggregateCmd() *cobra.Command {
 	var (
@@ -305,13 +231,8 @@ func newPayloadAggregateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "aggregate -o OUT IN",
 		Short: "reduce a payload file to counts, G-Binary signs or G-Ternary values",
-		Long: `aggregate reads a payload file (or, with --raw, a headerless file of the paper's
-8-worker element-major packets) and writes, per element:
-  --mode counts    the sign count c (uint8 for W <= 255, else uint16 little-endian)
-  --mode binary    the G-Binary update u = sgn(2c - W) as int8 (-1, 0, +1)
-  --mode ternary   the G-Ternary value m*u as int8 under --gate
-as raw bytes (--out-format raw) or as CSV lines "element,value".`,
-		Args: cobra.ExactArgs(1),
+		Long:  payloadAggregateLong,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("-o FILE is required")
@@ -332,13 +253,17 @@ as raw bytes (--out-format raw) or as CSV lines "element,value".`,
 			if err := sf.matchFile(cmd, args[0], f); err != nil {
 				return err
 			}
-			n, width, value, err := aggregateValues(cmd, &sf, f, mode, args[0])
+			v, err := aggregateValues(cmd, &sf, f, mode, args[0])
 			if err != nil {
 				return err
 			}
 			f.Signs, f.Gates = nil, nil // the file's bytes are no longer needed
+			prog := newProgress(cmd, quiet, "aggregate "+out)
 			return writeOutput(cmd, out, func(w io.Writer) error {
-				return writeAggregate(w, outFmt, mode, f.Base, n, width, value, newProgress(cmd, quiet, "aggregate "+out))
+				if outFmt == "csv" {
+					return v.WriteCSV(w, prog)
+				}
+				return v.WriteRaw(w, prog)
 			})
 		},
 	}
@@ -379,18 +304,11 @@ func (sf *specFlags) matchFile(cmd *cobra.Command, name string, f *payload.File)
 	return nil
 }
 
-// aggregateValues reduces the file under mode and returns the element
-// count, the raw output width in bytes and value(i), which reads element i
-// from the counts or the votes (no per-element int64 copy: memory stays
-// near the input's).
-func aggregateValues(cmd *cobra.Command, sf *specFlags, f *payload.File, mode, name string) (n, width int, value func(i int) int64, err error) {
-	width = 1
+// aggregateValues reduces the file under mode; --gate (or, left out, a
+// G-Ternary file's own gate) chooses the ternary vote's gate.
+func aggregateValues(cmd *cobra.Command, sf *specFlags, f *payload.File, mode, name string) (payload.Values, error) {
 	if mode == "counts" {
-		counts := f.Counts()
-		if f.Spec.Workers > 255 {
-			width = 2
-		}
-		return len(counts), width, func(i int) int64 { return int64(counts[i]) }, nil
+		return f.CountValues(), nil
 	}
 	s := lowbit.Spec{Workers: f.Spec.Workers, Layout: f.Spec.Layout, Format: lowbit.Binary}
 	if mode == "ternary" {
@@ -399,70 +317,26 @@ func aggregateValues(cmd *cobra.Command, sf *specFlags, f *payload.File, mode, n
 		if !cmd.Flags().Changed("gate") && f.Spec.Format == lowbit.Ternary {
 			gateFlag = f.Spec.Gate.String()
 		}
+		var err error
 		if s.Gate, err = lowbit.ParseGate(gateFlag); err != nil {
-			return 0, 0, nil, usagef("--gate: %v", err)
+			return payload.Values{}, usagef("--gate: %v", err)
 		}
 		if err := checkMargin(s); err != nil {
-			return 0, 0, nil, err
+			return payload.Values{}, err
 		}
 	}
-	u, err := f.Vote(s)
+	v, err := f.VoteValues(s)
 	if err != nil {
-		return 0, 0, nil, fmt.Errorf("aggregate %s: %w", name, err)
+		return payload.Values{}, fmt.Errorf("aggregate %s: %w", name, err)
 	}
-	return len(u), width, func(i int) int64 { return int64(u[i]) }, nil
+	return v, nil
 }
 
-// writeAggregate writes n values as raw bytes (width 1 or 2, little
-// endian) or as CSV lines "element,value" from flattened index base.
-func writeAggregate(w io.Writer, outFmt, mode string, base int64, n, width int, value func(i int) int64, prog func(done, total int64)) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	tick := func(i int) { // progress every 64 Ki elements and at the end
-		if prog != nil && ((i+1)%(1<<16) == 0 || i+1 == n) {
-			prog(int64(i+1), int64(n))
-		}
-	}
-	if outFmt == "csv" {
-		fmt.Fprintf(bw, "element,%s\n", map[string]string{"counts": "count", "binary": "u", "ternary": "t"}[mode])
-		var num []byte
-		for i := range n {
-			num = strconv.AppendInt(num[:0], base+int64(i), 10)
-			num = append(num, ',')
-			num = strconv.AppendInt(num, value(i), 10)
-			num = append(num, '\n')
-			bw.Write(num)
-			tick(i)
-		}
-		return bw.Flush()
-	}
-	for i := range n {
-		if width == 2 {
-			bw.Write(binary.LittleEndian.AppendUint16(nil, uint16(value(i))))
-		} else {
-			bw.WriteByte(byte(value(i)))
-		}
-		tick(i)
-	}
-	return bw.Flush()
-}
-
-// readPayload reads a payload file, or with raw a headerless packet file.
+// readPayload reads a payload file, or with raw a headerless packet file
+// (--workers and --base checked here, as usage errors).
 func readPayload(path string, raw bool, workers int, base int64) (*payload.File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read payload: %w", err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read payload %s: %w", path, err)
-	}
 	if !raw {
-		f, err := payload.Read(bufio.NewReader(fh), st.Size())
-		if err != nil {
-			return nil, fmt.Errorf("read payload %s: %w", path, err)
-		}
-		return f, nil
+		return payload.ReadFile(path)
 	}
 	if workers < 1 || workers > lowbit.MaxPacketWorkers {
 		return nil, usagef("--raw needs --workers between 1 and %d", lowbit.MaxPacketWorkers)
@@ -470,41 +344,7 @@ func readPayload(path string, raw bool, workers int, base int64) (*payload.File,
 	if base < 0 {
 		return nil, usagef("--base %d must be non-negative", base)
 	}
-	size := st.Size()
-	if !st.Mode().IsRegular() { // a pipe: its size is known only at the end
-		data, err := io.ReadAll(io.LimitReader(fh, payload.MaxElements+1))
-		if err != nil {
-			return nil, fmt.Errorf("read payload %s: %w", path, err)
-		}
-		size = int64(len(data))
-		return rawFile(path, data, size, workers, base)
-	}
-	if size > payload.MaxElements {
-		return nil, fmt.Errorf("read payload %s: %d bytes is more than %d elements", path, size, int64(payload.MaxElements))
-	}
-	return rawFile(path, fh, size, workers, base)
-}
-
-// rawFile reads size bytes of headerless packets from src (a reader or the
-// bytes already read) straight into the file's sign section.
-func rawFile(path string, src any, size int64, workers int, base int64) (*payload.File, error) {
-	if size > payload.MaxElements {
-		return nil, fmt.Errorf("read payload %s: %d bytes is more than %d elements", path, size, int64(payload.MaxElements))
-	}
-	h := payload.Header{Spec: lowbit.Spec{Workers: workers, Layout: lowbit.ElementMajor, Format: lowbit.Binary}, Elements: size, Base: base}
-	f := &payload.File{Header: h, Signs: make([]byte, h.SectionBytes())}
-	switch s := src.(type) {
-	case []byte:
-		copy(f.Signs, s)
-	case io.Reader:
-		if _, err := io.ReadFull(s, f.Signs[:size]); err != nil {
-			return nil, fmt.Errorf("read payload %s: %w", path, err)
-		}
-	}
-	if err := f.Check(); err != nil {
-		return nil, fmt.Errorf("read payload %s: %w", path, err)
-	}
-	return f, nil
+	return payload.ReadRawPackets(path, workers, base)
 }
 
 func newPayloadInspectCmd() *cobra.Command {
@@ -533,11 +373,7 @@ func newPayloadInspectCmd() *cobra.Command {
 				t.AddRow("traffic vs FP32 ("+a.String()+" accounting)", tr.Ratio)
 			}
 			res := &report.Result{Block: "payload", Title: "payload file", Tables: []report.Table{t}}
-			if asJSON {
-				return res.WriteJSON(cmd.OutOrStdout())
-			}
-			fmt.Fprint(cmd.OutOrStdout(), t.Text())
-			return nil
+			return printResult(cmd, res, asJSON, "")
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -140,6 +140,20 @@ func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
 
 // apply overwrites o with the flags the user set and checks the control
 // configuration before anything trains.
+// readTelemetryFile reads the --telemetry trace.
+func readTelemetryFile(path string) ([]control.Telemetry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--telemetry: %w", err)
+	}
+	defer f.Close()
+	tel, err := control.ReadTelemetry(f)
+	if err != nil {
+		return nil, fmt.Errorf("--telemetry %s: %w", path, err)
+	}
+	return tel, nil
+}
+
 func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) error {
 	if fs.Changed("live-data") {
 		o.Hard.Data = pf.liveData
@@ -186,13 +200,9 @@ func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) erro
 		o.DiagEvery = pf.diagEvery
 	}
 	if pf.telemetry != "" {
-		f, err := os.Open(pf.telemetry)
-		if err != nil {
-			return fmt.Errorf("--telemetry: %w", err)
-		}
-		defer f.Close()
-		if o.Telemetry, err = control.ReadTelemetry(f); err != nil {
-			return fmt.Errorf("--telemetry %s: %w", pf.telemetry, err)
+		var err error
+		if o.Telemetry, err = readTelemetryFile(pf.telemetry); err != nil {
+			return err
 		}
 	}
 	cc := o.Control

@@ -9,22 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newReproduceCmd() *cobra.Command {
-	var (
-		only  string
-		full  bool
-		quick bool
-		tierS string
-		out   string
-		seed  uint64
-		list  bool
-		shard string
-		jobs  int
-	)
-	cmd := &cobra.Command{
-		Use:   "reproduce",
-		Short: "run the paper's evidence blocks and write tables, figures, index.html and REPORT.md",
-		Long: `reproduce runs every registered evidence block of the paper (or those named
+const reproduceLong = `reproduce runs every registered evidence block of the paper (or those named
 with --only) and writes, for each block, a JSON file, a Markdown table with the
 paper's figures beside ours, and its SVG figures into --out, plus REPORT.md
 linking them and index.html, the whole report on one self-contained page
@@ -48,16 +33,94 @@ single run writes, byte for byte.
 that keep one core busy (replay's event simulations, the hardware flow's
 tools, the ns-3 run) run side by side, and units whose goroutines use every
 core (training, the pilots, the timing sweeps) run alone. It changes wall
-time, never a byte of output. The default, 0, means GOMAXPROCS.`,
-		Example: `  nfabric reproduce
+time, never a byte of output. The default, 0, means GOMAXPROCS.`
+const reproduceExample = `  nfabric reproduce
   nfabric reproduce --only functional,timing --out results
   nfabric reproduce --tier standard
   nfabric reproduce --full --seed 7
   nfabric reproduce --list
   nfabric reproduce --jobs 1            # one unit at a time, with each block's CPU time
   nfabric reproduce --shard 0/4 --out shards   # ... through 3/4, then:
-  nfabric report merge shards --out out`,
-		Args: cobra.NoArgs,
+  nfabric report merge shards --out out`
+
+// listBlocks prints each registered block with its number of units.
+func listBlocks(cmd *cobra.Command, cfg experiments.Config) error {
+	for _, b := range experiments.Blocks() {
+		keys, err := b.UnitKeys(cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%-12s %3d units  %s\n", b.Name, len(keys), b.Title)
+	}
+	return nil
+}
+
+// selectBlocks returns the blocks --only names (all when it is not given);
+// an unknown name, or a given --only that names none, is a usage error.
+func selectBlocks(cmd *cobra.Command, only string) ([]experiments.Block, error) {
+	var names []string
+	if cmd.Flags().Changed("only") {
+		var err error
+		if names, err = onlyNames(only); err != nil {
+			return nil, err
+		}
+	}
+	bs, err := experiments.Select(names)
+	if err != nil {
+		return nil, usagef("--only: %v", err)
+	}
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("no evidence blocks are registered")
+	}
+	return bs, nil
+}
+
+// onlyNames splits --only into block names; none is a usage error.
+func onlyNames(only string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil, usagef("--only %q names no block (see --list)", only)
+	}
+	return names, nil
+}
+
+// runShard runs one --shard of the units and writes its shard file.
+func runShard(cmd *cobra.Command, bs []experiments.Block, cfg experiments.Config, shard, out string) error {
+	sh, err := experiments.ParseShard(shard)
+	if err != nil {
+		return usagef("--shard: %v", err)
+	}
+	path, err := experiments.RunShard(cmd.Context(), bs, cfg, sh, out, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
+	return nil
+}
+
+func newReproduceCmd() *cobra.Command {
+	var (
+		only  string
+		full  bool
+		quick bool
+		tierS string
+		out   string
+		seed  uint64
+		list  bool
+		shard string
+		jobs  int
+	)
+	cmd := &cobra.Command{
+		Use:     "reproduce",
+		Short:   "run the paper's evidence blocks and write tables, figures, index.html and REPORT.md",
+		Long:    reproduceLong,
+		Example: reproduceExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tier, err := reproduceTier(cmd, tierS, quick, full)
 			if err != nil {
@@ -67,46 +130,15 @@ time, never a byte of output. The default, 0, means GOMAXPROCS.`,
 				return usagef("--jobs %d: want 1 or more (0: GOMAXPROCS)", jobs)
 			}
 			if list {
-				cfg := experiments.Config{Tier: tier, Seed: seed}
-				for _, b := range experiments.Blocks() {
-					keys, err := b.UnitKeys(cfg)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%-12s %3d units  %s\n", b.Name, len(keys), b.Title)
-				}
-				return nil
+				return listBlocks(cmd, experiments.Config{Tier: tier, Seed: seed})
 			}
-			var names []string
-			if cmd.Flags().Changed("only") {
-				for _, n := range strings.Split(only, ",") {
-					if n = strings.TrimSpace(n); n != "" {
-						names = append(names, n)
-					}
-				}
-				if len(names) == 0 {
-					return usagef("--only %q names no block (see --list)", only)
-				}
-			}
-			bs, err := experiments.Select(names)
+			bs, err := selectBlocks(cmd, only)
 			if err != nil {
-				return usagef("--only: %v", err)
-			}
-			if len(bs) == 0 {
-				return fmt.Errorf("no evidence blocks are registered")
+				return err
 			}
 			cfg := experiments.Config{Tier: tier, Seed: seed, Jobs: jobs}
 			if shard != "" {
-				sh, err := experiments.ParseShard(shard)
-				if err != nil {
-					return usagef("--shard: %v", err)
-				}
-				path, err := experiments.RunShard(cmd.Context(), bs, cfg, sh, out, cmd.ErrOrStderr())
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
-				return nil
+				return runShard(cmd, bs, cfg, shard, out)
 			}
 			outs, err := experiments.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
 			if len(outs) > 0 {

@@ -23,30 +23,49 @@ func (mf *modelFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&mf.link, "link", d.Link.Model, "link model: auto, gate (one bandwidth gate) or cxl (two-way flit link)")
 	f.StringVar(&mf.dramPreset, "dram-preset", d.Memory.DDR5.Preset, "DDR5 preset: "+strings.Join(timing.DDR5Presets(), ", "))
 	f.StringVar(&mf.cxlPreset, "cxl-preset", d.Link.CXL.Preset, "CXL link preset: "+strings.Join(timing.CXLPresets(), ", "))
-	ff := func(name, usage string, get func(*timing.Config) *float64) {
-		p := f.Float64(name, *get(&d), usage)
-		mf.changed = append(mf.changed, name)
-		mf.late = append(mf.late, func(m *timing.Config) { *get(m) = *p })
-	}
-	fi := func(name, usage string, get func(*timing.Config) *int) {
-		p := f.Int(name, *get(&d), usage)
-		mf.changed = append(mf.changed, name)
-		mf.late = append(mf.late, func(m *timing.Config) { *get(m) = *p })
-	}
-	fs := func(name, usage string, get func(*timing.Config) *string) {
-		p := f.String(name, *get(&d), usage)
-		mf.changed = append(mf.changed, name)
-		mf.late = append(mf.late, func(m *timing.Config) { *get(m) = *p })
-	}
+	b := flagBinder{mf: mf, f: f, d: &d}
+	b.ddr5()
+	b.cxl()
+}
+
+// flagBinder registers one timing.Config field per flag: the default is
+// the field's value in d, and the value is applied late (after the
+// presets) when the user set it.
+type flagBinder struct {
+	mf *modelFlags
+	f  *pflag.FlagSet
+	d  *timing.Config
+}
+
+func (b flagBinder) float(name, usage string, get func(*timing.Config) *float64) {
+	p := b.f.Float64(name, *get(b.d), usage)
+	b.mf.changed = append(b.mf.changed, name)
+	b.mf.late = append(b.mf.late, func(m *timing.Config) { *get(m) = *p })
+}
+
+func (b flagBinder) int(name, usage string, get func(*timing.Config) *int) {
+	p := b.f.Int(name, *get(b.d), usage)
+	b.mf.changed = append(b.mf.changed, name)
+	b.mf.late = append(b.mf.late, func(m *timing.Config) { *get(m) = *p })
+}
+
+func (b flagBinder) str(name, usage string, get func(*timing.Config) *string) {
+	p := b.f.String(name, *get(b.d), usage)
+	b.mf.changed = append(b.mf.changed, name)
+	b.mf.late = append(b.mf.late, func(m *timing.Config) { *get(m) = *p })
+}
+
+// ddr5 registers the DDR5 model's flags.
+func (b flagBinder) ddr5() {
 	r := func(m *timing.Config) *timing.DDR5Config { return &m.Memory.DDR5 }
-	fi("ddr5-data-rate-mts", "DDR5 transfer rate (MT/s)", func(m *timing.Config) *int { return &r(m).DataRateMTs })
-	fi("ddr5-channels", "DDR5 sub-channels per stack", func(m *timing.Config) *int { return &r(m).Channels })
-	fi("ddr5-ranks", "ranks per sub-channel", func(m *timing.Config) *int { return &r(m).Ranks })
-	fi("ddr5-bank-groups", "bank groups per rank", func(m *timing.Config) *int { return &r(m).BankGroups })
-	fi("ddr5-banks-per-group", "banks per bank group", func(m *timing.Config) *int { return &r(m).BanksPerGroup })
-	fi("ddr5-rows", "rows per bank", func(m *timing.Config) *int { return &r(m).Rows })
-	fi("ddr5-row-bytes", "row-buffer bytes per sub-channel", func(m *timing.Config) *int { return &r(m).RowBytes })
-	fi("ddr5-burst-length", "burst length (16)", func(m *timing.Config) *int { return &r(m).BurstLength })
+	b.int("ddr5-data-rate-mts", "DDR5 transfer rate (MT/s)", func(m *timing.Config) *int { return &r(m).DataRateMTs })
+	b.int("ddr5-channels", "DDR5 sub-channels per stack", func(m *timing.Config) *int { return &r(m).Channels })
+	b.int("ddr5-ranks", "ranks per sub-channel", func(m *timing.Config) *int { return &r(m).Ranks })
+	b.int("ddr5-bank-groups", "bank groups per rank", func(m *timing.Config) *int { return &r(m).BankGroups })
+	b.int("ddr5-banks-per-group", "banks per bank group", func(m *timing.Config) *int { return &r(m).BanksPerGroup })
+	b.int("ddr5-rows", "rows per bank", func(m *timing.Config) *int { return &r(m).Rows })
+	b.int("ddr5-row-bytes", "row-buffer bytes per sub-channel", func(m *timing.Config) *int { return &r(m).RowBytes })
+	b.int("ddr5-burst-length", "burst length (16)", func(m *timing.Config) *int { return &r(m).BurstLength })
 	for _, t := range []struct {
 		key string
 		get func(*timing.DDR5Config) *float64
@@ -76,25 +95,29 @@ func (mf *modelFlags) add(f *pflag.FlagSet) {
 		if unit == "" {
 			unit = "ns"
 		}
-		ff("ddr5-"+t.key, "DDR5 "+strings.TrimSuffix(t.key, "-ns")+" ("+unit+")", func(m *timing.Config) *float64 { return get(r(m)) })
+		b.float("ddr5-"+t.key, "DDR5 "+strings.TrimSuffix(t.key, "-ns")+" ("+unit+")", func(m *timing.Config) *float64 { return get(r(m)) })
 	}
-	fi("ddr5-command-cycles", "command-bus cycles per command", func(m *timing.Config) *int { return &r(m).CmdTicks })
-	fs("ddr5-page-policy", "open or closed", func(m *timing.Config) *string { return &r(m).PagePolicy })
-	fi("ddr5-read-queue", "read queue entries per channel", func(m *timing.Config) *int { return &r(m).ReadQueue })
-	fi("ddr5-write-queue", "write queue entries per channel", func(m *timing.Config) *int { return &r(m).WriteQueue })
-	fi("ddr5-write-high", "write-drain high watermark (0: no write drain)", func(m *timing.Config) *int { return &r(m).WriteHigh })
-	fi("ddr5-write-low", "write-drain low watermark", func(m *timing.Config) *int { return &r(m).WriteLow })
-	fs("ddr5-mapping", "address fields, most significant first (ro:ra:ba:bg:co:ch ...)", func(m *timing.Config) *string { return &r(m).Mapping })
-	fs("ddr5-bank-hash", "xor (bank address XOR folded row, as real controllers hash) or none (linear)", func(m *timing.Config) *string { return &r(m).BankHash })
+	b.int("ddr5-command-cycles", "command-bus cycles per command", func(m *timing.Config) *int { return &r(m).CmdTicks })
+	b.str("ddr5-page-policy", "open or closed", func(m *timing.Config) *string { return &r(m).PagePolicy })
+	b.int("ddr5-read-queue", "read queue entries per channel", func(m *timing.Config) *int { return &r(m).ReadQueue })
+	b.int("ddr5-write-queue", "write queue entries per channel", func(m *timing.Config) *int { return &r(m).WriteQueue })
+	b.int("ddr5-write-high", "write-drain high watermark (0: no write drain)", func(m *timing.Config) *int { return &r(m).WriteHigh })
+	b.int("ddr5-write-low", "write-drain low watermark", func(m *timing.Config) *int { return &r(m).WriteLow })
+	b.str("ddr5-mapping", "address fields, most significant first (ro:ra:ba:bg:co:ch ...)", func(m *timing.Config) *string { return &r(m).Mapping })
+	b.str("ddr5-bank-hash", "xor (bank address XOR folded row, as real controllers hash) or none (linear)", func(m *timing.Config) *string { return &r(m).BankHash })
+}
+
+// cxl registers the CXL link's flags.
+func (b flagBinder) cxl() {
 	x := func(m *timing.Config) *timing.CXLConfig { return &m.Link.CXL }
-	ff("cxl-transfer-gtps", "CXL/PCIe transfer rate per lane (GT/s)", func(m *timing.Config) *float64 { return &x(m).TransferGTps })
-	fi("cxl-lanes", "CXL link lanes", func(m *timing.Config) *int { return &x(m).Lanes })
-	ff("cxl-encoding-efficiency", "line-code efficiency (128/130 for PCIe 5.0, 1 in FLIT mode)", func(m *timing.Config) *float64 { return &x(m).EncodingEfficiency })
-	fi("cxl-flit-bytes", "flit size: 68 (CXL 2.0) or 256 (CXL 3.x)", func(m *timing.Config) *int { return &x(m).FlitBytes })
-	fi("cxl-headers-per-slot", "CXL.mem headers per 16-byte slot (1, 2, 4)", func(m *timing.Config) *int { return &x(m).HeadersPerSlot })
-	ff("cxl-port-latency-ns", "one-way port/bridge latency (ns)", func(m *timing.Config) *float64 { return &x(m).PortLatencyNS })
-	fi("cxl-request-credits", "device ingress entries (host request credits)", func(m *timing.Config) *int { return &x(m).RequestCredits })
-	fi("cxl-response-queue", "device response-queue entries", func(m *timing.Config) *int { return &x(m).ResponseQueue })
+	b.float("cxl-transfer-gtps", "CXL/PCIe transfer rate per lane (GT/s)", func(m *timing.Config) *float64 { return &x(m).TransferGTps })
+	b.int("cxl-lanes", "CXL link lanes", func(m *timing.Config) *int { return &x(m).Lanes })
+	b.float("cxl-encoding-efficiency", "line-code efficiency (128/130 for PCIe 5.0, 1 in FLIT mode)", func(m *timing.Config) *float64 { return &x(m).EncodingEfficiency })
+	b.int("cxl-flit-bytes", "flit size: 68 (CXL 2.0) or 256 (CXL 3.x)", func(m *timing.Config) *int { return &x(m).FlitBytes })
+	b.int("cxl-headers-per-slot", "CXL.mem headers per 16-byte slot (1, 2, 4)", func(m *timing.Config) *int { return &x(m).HeadersPerSlot })
+	b.float("cxl-port-latency-ns", "one-way port/bridge latency (ns)", func(m *timing.Config) *float64 { return &x(m).PortLatencyNS })
+	b.int("cxl-request-credits", "device ingress entries (host request credits)", func(m *timing.Config) *int { return &x(m).RequestCredits })
+	b.int("cxl-response-queue", "device response-queue entries", func(m *timing.Config) *int { return &x(m).ResponseQueue })
 }
 
 // apply sets the selectors and presets, then every flag the user set, on

@@ -10,20 +10,7 @@ import (
 
 // The replay command lives under 'nfabric timing'; timing.go adds it.
 
-func newTimingReplayCmd() *cobra.Command {
-	var (
-		tf         timingFlags
-		o          experiments.ReplayOptions
-		models     string
-		traces     []string
-		peak, eff  float64
-		bucketMiB  float64
-		bucketMode string
-	)
-	cmd := &cobra.Command{
-		Use:   "replay [--model NAME|FILE.yaml,...] [--trace FILE.json|FILE.csv]",
-		Short: "replay gradient buckets through the timing model at their backward ready times (Fig. 2)",
-		Long: `replay builds each model's gradient buckets (32 MiB by default, cut in reverse
+const timingReplayLong = `replay builds each model's gradient buckets (32 MiB by default, cut in reverse
 layer order as data-parallel frameworks do) with their ready times during
 backward, streams them through the timing model in healthy and congested CXL,
 and reports the FP32 reference's overlap with backward (Fig. 2a) and the
@@ -37,48 +24,79 @@ every line (up to about 10^9 lines).
 --model takes built-in profiles or YAML profile files; --trace replays your
 own bucket trace (JSON or CSV, see 'go doc github.com/neuronfabric/nfabric/workload ReadTrace').
 The timing model takes the same flags and --config file as the other
-'nfabric timing' commands.`,
-		Example: `  nfabric timing replay
+'nfabric timing' commands.`
+const timingReplayExample = `  nfabric timing replay
   nfabric timing replay --model gpt2-xl --validate
   nfabric timing replay --model bert-large --exact --json
-  nfabric timing replay --trace my-buckets.csv --model "" --out results`,
-		Args: cobra.NoArgs,
+  nfabric timing replay --trace my-buckets.csv --model "" --out results`
+
+// replayWorkload checks the accelerator and bucketing flags and sets them
+// on o.
+func replayWorkload(cmd *cobra.Command, o *experiments.ReplayOptions, peak, eff, bucketMiB float64, bucketMode string) error {
+	o.Accel = workload.Accelerator{Name: "custom", PeakFLOPS: peak * 1e12, Efficiency: eff}
+	if !cmd.Flags().Changed("peak-tflops") && !cmd.Flags().Changed("efficiency") {
+		o.Accel = workload.A100
+	}
+	if err := o.Accel.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	if err := requirePositive(cmd.Flags(), "validate-scale"); err != nil {
+		return err
+	}
+	if o.Batch < 0 || o.Seq < 0 {
+		return usagef("--batch and --seq must be >= 0")
+	}
+	if !(bucketMiB > 0) || bucketMiB > 1<<20 {
+		return usagef("--bucket-mib %v must be in (0, 1048576]", bucketMiB)
+	}
+	o.Buckets.CapBytes = int64(bucketMiB * workload.MiB)
+	var err error
+	if o.Buckets.Mode, err = workload.ParseBucketMode(bucketMode); err != nil {
+		return usagef("--bucket-mode: %v", err)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, m := range strings.Split(v, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func newTimingReplayCmd() *cobra.Command {
+	var (
+		tf         timingFlags
+		o          experiments.ReplayOptions
+		models     string
+		traces     []string
+		peak, eff  float64
+		bucketMiB  float64
+		bucketMode string
+	)
+	cmd := &cobra.Command{
+		Use:     "replay [--model NAME|FILE.yaml,...] [--trace FILE.json|FILE.csv]",
+		Short:   "replay gradient buckets through the timing model at their backward ready times (Fig. 2)",
+		Long:    timingReplayLong,
+		Example: timingReplayExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := tf.setup(cmd)
 			if err != nil {
 				return err
 			}
 			o.Setup = s
-			if models != "" {
-				for _, m := range strings.Split(models, ",") {
-					if m = strings.TrimSpace(m); m != "" {
-						o.Models = append(o.Models, m)
-					}
-				}
-			}
+			o.Models = append(o.Models, splitList(models)...)
 			o.Traces = traces
 			if len(o.Models) == 0 && len(o.Traces) == 0 {
 				return usagef("nothing to replay: give --model or --trace")
 			}
-			o.Accel = workload.Accelerator{Name: "custom", PeakFLOPS: peak * 1e12, Efficiency: eff}
-			if !cmd.Flags().Changed("peak-tflops") && !cmd.Flags().Changed("efficiency") {
-				o.Accel = workload.A100
-			}
-			if err := o.Accel.Validate(); err != nil {
-				return usagef("%v", err)
-			}
-			if err := requirePositive(cmd.Flags(), "validate-scale"); err != nil {
+			if err := replayWorkload(cmd, &o, peak, eff, bucketMiB, bucketMode); err != nil {
 				return err
-			}
-			if o.Batch < 0 || o.Seq < 0 {
-				return usagef("--batch and --seq must be >= 0")
-			}
-			if !(bucketMiB > 0) || bucketMiB > 1<<20 {
-				return usagef("--bucket-mib %v must be in (0, 1048576]", bucketMiB)
-			}
-			o.Buckets.CapBytes = int64(bucketMiB * workload.MiB)
-			if o.Buckets.Mode, err = workload.ParseBucketMode(bucketMode); err != nil {
-				return usagef("--bucket-mode: %v", err)
 			}
 			cfg := experiments.Config{Logf: func(f string, a ...any) {
 				cmd.PrintErrf(f+"\n", a...)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"text/tabwriter"
 
+	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/spf13/cobra"
@@ -43,15 +41,11 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 			if !(traceTo > traceFrom) || traceFrom < 0 || traceMax < 1 {
 				return usagef("trace window: want 0 <= --trace-from-ns < --trace-until-ns and --trace-max >= 1")
 			}
-			id, err := timing.Simulate(s.Model, nil, timing.None)
-			if err != nil {
-				return fmt.Errorf("timing run: %w", err)
-			}
 			var tr *timing.Tracer
 			if traceOut != "" {
 				tr = timing.NewTracer(timing.Time(traceFrom*1000), timing.Time(traceTo*1000), traceMax)
 			}
-			lb, err := timing.SimulateTraced(s.Model, nil, timing.All, tr)
+			p, err := timing.RunTracedPair(s.Model, nil, timing.All, tr)
 			if err != nil {
 				return fmt.Errorf("timing run: %w", err)
 			}
@@ -61,19 +55,7 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 				}
 				cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", traceOut, tr.Len(), tr.Dropped)
 			}
-			out := struct {
-				Model    timing.Config `json:"model"`
-				Identity timing.Result `json:"identity"`
-				LowBit   timing.Result `json:"lowbit"`
-				Exposed  timing.Time   `json:"exposed_ps"`
-				Overhead float64       `json:"overhead_pct"`
-			}{s.Model, id, lb, lb.RunTime - id.RunTime, 100 * float64(lb.RunTime-id.RunTime) / float64(max(id.RunTime, 1))}
-			if tf.json {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
-			}
-			return printRun(cmd.OutOrStdout(), s.Model, id, lb, out.Overhead)
+			return printResult(cmd, experiments.TimingRunResult(s.Model, p), tf.json, "")
 		},
 	}
 	tf.add(cmd, false)
@@ -83,26 +65,6 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 	f.Float64Var(&traceTo, "trace-until-ns", 5000, "trace window end (ns)")
 	f.IntVar(&traceMax, "trace-max", 200000, "most slices kept (the rest are counted as dropped)")
 	return cmd
-}
-
-func printRun(w io.Writer, m timing.Config, id, lb timing.Result, ovh float64) error {
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "memory %s, link %s, %d streams x %d outstanding, %d stack(s)\n", m.Memory.Model, m.LinkModel(),
-		m.Streams.Count, m.Streams.Outstanding, m.Controller.Stacks)
-	fmt.Fprintln(tw, "run\ttime\tlines\tctrl reads\tmean ns\tp50 ns\tp99 ns\tlink util")
-	for _, r := range []struct {
-		n string
-		r timing.Result
-	}{{"identity", id}, {"low-bit", lb}} {
-		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%.1f\t%.0f\t%.0f\t%.3f\n", r.n, r.r.RunTime, r.r.Lines, r.r.ControllerReads,
-			r.r.Latency.MeanNS, r.r.Latency.P50NS, r.r.Latency.P99NS, r.r.LinkUtil)
-	}
-	fmt.Fprintf(tw, "exposed %v = %.3f%%\n", lb.RunTime-id.RunTime, ovh)
-	if d := id.Detail; d != nil {
-		fmt.Fprintf(tw, "identity detail: DRAM %d reads %d writes, %d ACT (row-hit rate %.3f), %d conflict PRE, %d REF, data bus %.3f; flits %d, req link %.3f, resp link %.3f; credit stalls %d\n",
-			d.DRAMReads, d.DRAMWrites, d.Acts, d.RowHitRate, d.Precharges, d.Refreshes, d.DataBusUtil, d.Flits, d.ReqLinkUtil, d.RespLinkUtil, d.CreditStalls)
-	}
-	return tw.Flush()
 }
 
 func newTimingLoadedCmd() *cobra.Command {
@@ -122,18 +84,7 @@ func newTimingLoadedCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("timing loaded-latency: %w", err)
 			}
-			if tf.json {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(pts)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 8, 2, ' ', 0)
-			fmt.Fprintf(tw, "memory %s, link %s: latency from issue to data, every read an LLC miss\n", s.Model.Memory.Model, s.Model.LinkModel())
-			fmt.Fprintln(tw, "mode\toutstanding/stream\tdelivered GiB/s\tmean ns\tp50 ns\tp99 ns")
-			for _, p := range pts {
-				fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f\t%.0f\t%.0f\n", p.Mode, p.Outstanding, p.DeliveredGiBps, p.Latency.MeanNS, p.Latency.P50NS, p.Latency.P99NS)
-			}
-			return tw.Flush()
+			return printResult(cmd, experiments.LoadedLatencyResult(s.Model, pts), tf.json, "")
 		},
 	}
 	tf.add(cmd, false)

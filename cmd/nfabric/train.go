@@ -11,7 +11,6 @@ import (
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/lowbit"
-	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
 	"github.com/spf13/cobra"
@@ -94,48 +93,14 @@ func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.BoolVar(&f.allPolicies, "all-policies", false, "run every policy row of the study (the quick configuration runs a subset; --full runs all)")
 }
 
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
-}
-
 // apply overwrites o with the flags the user set.
 func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	set := func(name string) bool { return fs.Changed(name) }
 	if err := requirePositive(fs, "epochs", "batch", "workers"); err != nil {
 		return err
 	}
-	if set("data") {
-		if !slices.Contains(data.Names(), f.data) {
-			return usagef("--data %q: want one of %s", f.data, strings.Join(data.Names(), ", "))
-		}
-		o.Data = f.data
-	}
-	o.DataDir = f.dataDir
-	if set("train-n") {
-		o.TrainN = f.trainN
-	}
-	if set("test-n") {
-		o.TestN = f.testN
-	}
-	if set("per-class") {
-		o.PerClass = f.perClass
-	}
-	if set("model") {
-		o.Model = f.model
-	}
-	if set("hidden") {
-		o.Hidden = nil
-		for _, p := range strings.Split(f.hidden, ",") {
-			v, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil || v < 1 {
-				return usagef("--hidden %q: want positive comma-separated widths", f.hidden)
-			}
-			o.Hidden = append(o.Hidden, v)
-		}
+	if err := f.applyData(fs, o); err != nil {
+		return err
 	}
 	for _, kv := range []struct {
 		name string
@@ -177,6 +142,48 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	} else {
 		o.DefaultAugment()
 	}
+	return checkTrainOptions(o)
+}
+
+// applyData overwrites o's data and model fields with the flags the user
+// set.
+func (f *optFlags) applyData(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
+	set := func(name string) bool { return fs.Changed(name) }
+	if set("data") {
+		if !slices.Contains(data.Names(), f.data) {
+			return usagef("--data %q: want one of %s", f.data, strings.Join(data.Names(), ", "))
+		}
+		o.Data = f.data
+	}
+	o.DataDir = f.dataDir
+	if set("train-n") {
+		o.TrainN = f.trainN
+	}
+	if set("test-n") {
+		o.TestN = f.testN
+	}
+	if set("per-class") {
+		o.PerClass = f.perClass
+	}
+	if set("model") {
+		o.Model = f.model
+	}
+	if set("hidden") {
+		o.Hidden = nil
+		for _, p := range strings.Split(f.hidden, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || v < 1 {
+				return usagef("--hidden %q: want positive comma-separated widths", f.hidden)
+			}
+			o.Hidden = append(o.Hidden, v)
+		}
+	}
+	return nil
+}
+
+// checkTrainOptions refuses options no run could use, as usage errors,
+// before any data is loaded.
+func checkTrainOptions(o *experiments.TrainOptions) error {
 	if o.Seeds < 1 || o.Seeds > 100 {
 		return usagef("--seeds %d out of range [1, 100]", o.Seeds)
 	}
@@ -200,6 +207,22 @@ func stderrLogf(cmd *cobra.Command, quiet bool) func(string, ...any) {
 	}
 	w := cmd.ErrOrStderr()
 	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+}
+
+// checkRunFlags refuses train run's flags that cannot apply to one run.
+func checkRunFlags(cmd *cobra.Command, logEvery int, resume bool, checkpoint string) error {
+	if logEvery < 0 {
+		return usagef("--log-every %d < 0", logEvery)
+	}
+	for _, name := range []string{"seeds", "extensions", "all-policies"} {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s does not apply to train run (one policy, one seed: use --seed; see train validated/boundary)", name)
+		}
+	}
+	if resume && checkpoint == "" {
+		return usagef("--resume needs --checkpoint FILE")
+	}
+	return nil
 }
 
 func newTrainRunCmd() *cobra.Command {
@@ -227,16 +250,8 @@ func newTrainRunCmd() *cobra.Command {
 			if err != nil {
 				return usagef("--policy: %v", err)
 			}
-			if logEvery < 0 {
-				return usagef("--log-every %d < 0", logEvery)
-			}
-			for _, name := range []string{"seeds", "extensions", "all-policies"} {
-				if cmd.Flags().Changed(name) {
-					return usagef("--%s does not apply to train run (one policy, one seed: use --seed; see train validated/boundary)", name)
-				}
-			}
-			if resume && checkpoint == "" {
-				return usagef("--resume needs --checkpoint FILE")
+			if err := checkRunFlags(cmd, logEvery, resume, checkpoint); err != nil {
+				return err
 			}
 			o.Logf = stderrLogf(cmd, quiet)
 			cfg := o.Config(p, o.Seed)
@@ -252,7 +267,7 @@ func newTrainRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printResult(cmd, runReport(r, name, o), asJSON, out)
+			return printResult(cmd, experiments.TrainRunResult(r, name, o.Seed), asJSON, out)
 		},
 	}
 	of.add(cmd.Flags(), def)
@@ -264,41 +279,6 @@ func newTrainRunCmd() *cobra.Command {
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().StringVar(&out, "out", "", "also write the result's tables (and JSON) into this directory")
 	return cmd
-}
-
-// runReport formats one run.
-func runReport(r *train.Result, dataName string, o experiments.TrainOptions) *report.Result {
-	res := &report.Result{Block: "train-run", Title: fmt.Sprintf("%s on %s (%s, seed %d)", r.Label, dataName, r.Model, o.Seed), Data: r}
-	ep := report.Table{Name: "epochs", Title: "Per-epoch accuracy", Columns: []string{"epoch", "train loss", "train acc. (%)", "val. loss", "val. acc. (%)"}}
-	for _, e := range r.Epochs {
-		ep.AddRow(e.Epoch, e.TrainLoss, 100*e.TrainAcc, e.ValLoss, 100*e.ValAcc)
-	}
-	if r.ResumedFrom > 0 {
-		ep.Notes = append(ep.Notes, fmt.Sprintf("Resumed after epoch %d.", r.ResumedFrom))
-	}
-	tr := report.Table{Name: "traffic", Title: "Gradient payload per worker and step", Columns: []string{"group", "elements", "format", "paper bits", "stored bits", "FP32 bits"}}
-	for i, g := range r.Traffic.Paper.Groups {
-		tr.AddRow(g.Name, g.Elements, g.Format, g.Bits, r.Traffic.Stored.Groups[i].Bits, g.FP32Bits)
-	}
-	tr.AddRow("total", r.Params, "ratio "+train.FormatRatio(r.Traffic.Paper.Ratio), r.Traffic.Paper.Bits, r.Traffic.Stored.Bits, r.Traffic.Paper.FP32Bits)
-	res.Tables = append(res.Tables, ep, tr)
-	if len(r.Diags) > 0 {
-		dt := report.Table{Name: "cosine", Title: "Low-bit/FP32 cosine alignment", Columns: []string{"epoch", "steps", "aggregate", "global", "backbone", "head"}}
-		for _, d := range r.Diags {
-			dt.AddRow(d.Epoch, d.Steps, "G-Binary", d.Binary.Global, d.Binary.Groups[nn.Backbone], d.Binary.Groups[nn.Head])
-			dt.AddRow(d.Epoch, d.Steps, "G-Ternary (2-of-3)", d.Ternary.Global, d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head])
-		}
-		res.Tables = append(res.Tables, dt)
-	}
-	t := r.Timing
-	if t.Steps > 0 {
-		ms := func(d float64) float64 { return d / 1e6 / float64(t.Steps) }
-		res.Summary = append(res.Summary, fmt.Sprintf("final validation accuracy %.2f%%; per step: compute %.1f ms, aggregation %.1f ms, optimizer %.1f ms; %d controller transactions per step",
-			100*r.Final, ms(float64(t.Compute)), ms(float64(t.Aggregate)), ms(float64(t.Optimizer)), t.ControllerTransactions/t.Steps))
-	} else {
-		res.Summary = append(res.Summary, fmt.Sprintf("final validation accuracy %.2f%% (nothing left to train)", 100*r.Final))
-	}
-	return res
 }
 
 func newTrainStudyCmd(which string) *cobra.Command {
@@ -389,6 +369,13 @@ func budgetChanged(fs *pflag.FlagSet) bool {
 	return changed
 }
 
+const trainSweepLong = `sweep chooses one learning rate on a study's options (its quick configuration
+unless flags say otherwise): --rule sign trains each sign rule of --rules
+uniformly at each sign rate of --lrs; --rule fp32 trains FP32 at each FP32 rate.
+Runs are validated on training images they never train on (images --train-n ..
+--train-n + --test-n of the training split, never the test split), and the rate
+with the highest mean held-out accuracy over the rules is chosen.`
+
 func newTrainSweepCmd() *cobra.Command {
 	var (
 		of     optFlags
@@ -403,13 +390,8 @@ func newTrainSweepCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sweep [flags]",
 		Short: "choose the FP32 or the sign learning rate on held-out training images",
-		Long: `sweep chooses one learning rate on a study's options (its quick configuration
-unless flags say otherwise): --rule sign trains each sign rule of --rules
-uniformly at each sign rate of --lrs; --rule fp32 trains FP32 at each FP32 rate.
-Runs are validated on training images they never train on (images --train-n ..
---train-n + --test-n of the training split, never the test split), and the rate
-with the highest mean held-out accuracy over the rules is chosen.`,
-		Args: cobra.NoArgs,
+		Long:  trainSweepLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var defaults func(experiments.Tier, uint64) experiments.TrainOptions
 			switch study {

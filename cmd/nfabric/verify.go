@@ -11,16 +11,7 @@ import (
 
 func init() { subcommands = append(subcommands, newVerifyCmd) }
 
-func newVerifyCmd() *cobra.Command {
-	var (
-		lines, workers, sweeps int
-		seed                   uint64
-		asJSON, verbose        bool
-	)
-	cmd := &cobra.Command{
-		Use:   "verify [--lines N] [--workers W] [--seed S] [--sweeps K] [--json]",
-		Short: "run the transformation-aware functional tester of the controller model (Sec. 6)",
-		Long: `verify writes sign packets of W virtual workers over a fixed address range of the
+const verifyLong = `verify writes sign packets of W virtual workers over a fixed address range of the
 CXL controller model, reads them back under identity, FP32 bypass, G-Binary and
 G-Ternary, and compares every response with its mode-specific oracle (byte for
 byte for identity; the Sec. 2 reduction by an independent reference loop for
@@ -30,11 +21,23 @@ paper it checks mode latching at transaction boundaries, error responses, and
 random sweeps over W in 1..64, both layouts and every gate, with concurrent
 writers and random mode switches, and that no read changed a stored byte.
 
-It ends with "N passed, N failed" and exits 1 if any check failed.`,
-		Example: `  nfabric verify
+It ends with "N passed, N failed" and exits 1 if any check failed.`
+const verifyExample = `  nfabric verify
   nfabric verify --lines 100000 --seed 7
-  nfabric verify --workers 5 --sweeps 500 --json`,
-		Args: cobra.NoArgs,
+  nfabric verify --workers 5 --sweeps 500 --json`
+
+func newVerifyCmd() *cobra.Command {
+	var (
+		lines, workers, sweeps int
+		seed                   uint64
+		asJSON, verbose        bool
+	)
+	cmd := &cobra.Command{
+		Use:     "verify [--lines N] [--workers W] [--seed S] [--sweeps K] [--json]",
+		Short:   "run the transformation-aware functional tester of the controller model (Sec. 6)",
+		Long:    verifyLong,
+		Example: verifyExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if lines < 1 || lines > cxl.MaxVerifyLines {
 				return usagef("--lines %d out of range [1, %d]", lines, cxl.MaxVerifyLines)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // Check is one self-test check.
@@ -26,8 +26,9 @@ type Check struct {
 
 // SelfTest runs a short end-to-end check against a server: the paper's
 // Sec. 6 packet test (W = 8 workers' signs, read back under every mode and
-// judged by closed forms: identity = the written bytes, G-Binary = popcount,
-// G-Ternary = sgn(2c - W) gated on element mod 3 == 2), a bad request that
+// judged by lowbit's reference loops: identity = the written bytes,
+// G-Binary = the count c, G-Ternary = sgn(2c - W) zeroed where element
+// mod 3 == 2), a bad request that
 // must fail naming its field, and a control session whose warm-up ends in
 // a G-Binary action. It leaves nothing open.
 func SelfTest(ctx context.Context, c *Client, lines int, seed uint64) ([]Check, error) {
@@ -93,30 +94,24 @@ func SelfTest(ctx context.Context, c *Client, lines int, seed uint64) ([]Check, 
 	return out, nil
 }
 
-// expectPacket is the closed form of an element-major region's read
-// responses: byte i of line l is element e = 64 l + i with c = popcount of
-// its W sign bits.
+// expectPacket is an element-major region's read responses under m,
+// from lowbit's reference loops (one bit at a time, independent of the
+// device's kernels): identity the written bytes, G-Binary the count byte
+// c, G-Ternary the int8 vote sgn(2c - W) under the paper's 2-of-3 gate on
+// the element's index (element e = 64 l + i for byte i of line l).
 func expectPacket(m cxl.Mode, written []byte, w int) []byte {
 	if !m.LowBit() {
 		return written
 	}
 	out := make([]byte, len(written))
-	for e, b := range written {
-		c := bits.OnesCount8(b & byte(1<<w-1))
-		if m == cxl.GBinary {
+	if m == cxl.GBinary {
+		for e, c := range lowbit.RefCountPacket(written, w) {
 			out[e] = byte(c)
-			continue
 		}
-		var u int8
-		switch a := 2*c - w; {
-		case a > 0:
-			u = 1
-		case a < 0:
-			u = -1
-		}
-		if e%3 == 2 {
-			u = 0
-		}
+		return out
+	}
+	s := lowbit.Spec{Workers: w, Layout: lowbit.ElementMajor, Format: lowbit.Ternary, Gate: lowbit.PaperGate}
+	for e, u := range lowbit.RefAggregatePacket(written, nil, s, 0) {
 		out[e] = byte(u)
 	}
 	return out

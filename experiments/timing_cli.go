@@ -1,0 +1,55 @@
+package experiments
+
+import (
+	"fmt"
+
+	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/timing"
+)
+
+// TimingRun is `nfabric timing run`'s result: the configuration and its
+// identity and low-bit runs.
+type TimingRun struct {
+	Model    timing.Config `json:"model"`
+	Identity timing.Result `json:"identity"`
+	LowBit   timing.Result `json:"lowbit"`
+	Exposed  timing.Time   `json:"exposed_ps"`
+	Overhead float64       `json:"overhead_pct"`
+}
+
+// TimingRunResult lays out one run pair of m: run times, lines, controller
+// reads, latency and link utilization of both runs, the exposed cost and,
+// under the detailed models, the identity run's DRAM and link counters.
+func TimingRunResult(m timing.Config, p timing.Pair) *report.Result {
+	res := &report.Result{Block: "timing-run", Title: fmt.Sprintf("memory %s, link %s, %d streams x %d outstanding, %d stack(s)",
+		m.Memory.Model, m.LinkModel(), m.Streams.Count, m.Streams.Outstanding, m.Controller.Stacks),
+		Data: TimingRun{Model: m, Identity: p.Identity, LowBit: p.LowBit, Exposed: p.Exposed, Overhead: p.OverheadPct}}
+	t := report.Table{Name: "runs", Title: "identity and low-bit runs",
+		Columns: []string{"run", "time", "lines", "ctrl reads", "mean ns", "p50 ns", "p99 ns", "link util"}}
+	for _, r := range []struct {
+		n string
+		r timing.Result
+	}{{"identity", p.Identity}, {"low-bit", p.LowBit}} {
+		t.AddRow(r.n, r.r.RunTime.String(), r.r.Lines, r.r.ControllerReads, fmt.Sprintf("%.1f", r.r.Latency.MeanNS),
+			fmt.Sprintf("%.0f", r.r.Latency.P50NS), fmt.Sprintf("%.0f", r.r.Latency.P99NS), fmt.Sprintf("%.3f", r.r.LinkUtil))
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("exposed %v = %.3f%%", p.Exposed, p.OverheadPct))
+	if d := p.Identity.Detail; d != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("identity detail: DRAM %d reads %d writes, %d ACT (row-hit rate %.3f), %d conflict PRE, %d REF, data bus %.3f; flits %d, req link %.3f, resp link %.3f; credit stalls %d",
+			d.DRAMReads, d.DRAMWrites, d.Acts, d.RowHitRate, d.Precharges, d.Refreshes, d.DataBusUtil, d.Flits, d.ReqLinkUtil, d.RespLinkUtil, d.CreditStalls))
+	}
+	res.Tables = []report.Table{t}
+	return res
+}
+
+// LoadedLatencyResult lays out the loaded-latency curve of m: controller
+// read latency against delivered bandwidth, identity and low-bit.
+func LoadedLatencyResult(m timing.Config, pts []timing.LoadPoint) *report.Result {
+	t := report.Table{Name: "loaded-latency", Title: fmt.Sprintf("memory %s, link %s: latency from issue to data, every read an LLC miss", m.Memory.Model, m.LinkModel()),
+		Columns: []string{"mode", "outstanding/stream", "delivered GiB/s", "mean ns", "p50 ns", "p99 ns"}}
+	for _, p := range pts {
+		t.AddRow(p.Mode, p.Outstanding, fmt.Sprintf("%.2f", p.DeliveredGiBps), fmt.Sprintf("%.1f", p.Latency.MeanNS),
+			fmt.Sprintf("%.0f", p.Latency.P50NS), fmt.Sprintf("%.0f", p.Latency.P99NS))
+	}
+	return &report.Result{Block: "loaded-latency", Title: "loaded latency", Data: pts, Tables: []report.Table{t}}
+}
