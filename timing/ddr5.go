@@ -68,7 +68,10 @@ type rankState struct {
 
 // Channel is one DDR5 sub-channel and its scheduler: ranks, bank groups
 // and banks with row-buffer state, the JEDEC command constraints of
-// ddr5Timing, all-bank refresh, open- or closed-page policy, and an
+// ddr5Timing, all-bank refresh of its own ranks (a sub-channel has its
+// own command bus and refresh; the Device feeds each sub-channel from its
+// own ingress order, so one sub-channel's refresh never stalls another's
+// commands), open- or closed-page policy, and an
 // FR-FCFS scheduler over finite read and write queues with write-drain
 // watermarks. It is event-driven: a decision runs when work arrives or
 // when the earliest pending command becomes legal, and issues one command

@@ -112,8 +112,8 @@ const (
 )
 
 // ddr5Common holds what the presets share: 16 Gb x8 devices, one rank,
-// 8 bank groups x 4 banks, 1 KiB pages, BL16, all-bank refresh every
-// 3.9 us (normal temperature range) taking tRFC1 = 295 ns (JESD79-5
+// 8 bank groups x 4 banks, 1 KiB pages, BL16, all-bank refresh (per
+// sub-channel, each on its own schedule) every 3.9 us (normal temperature range) taking tRFC1 = 295 ns (JESD79-5
 // table for 16 Gb; gem5 and Ramulator2 use the same 295 ns, Ramulator2's
 // table holding it in ns), the write-side rules tWR = 30 ns,
 // tRTP = max(12 nCK, 7.5 ns), tWTR_S = max(4 nCK, 2.5 ns),
