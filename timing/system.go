@@ -112,7 +112,7 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 	}
 	eng := NewEngine()
 	sys := &System{cfg: cfg, eng: eng, lowBit: lowBit, interleave: uint64(cfg.Controller.InterleaveBytes)}
-	if cfg.Streams.Layout == LayoutScattered {
+	if cfg.StreamLayout() == LayoutScattered {
 		bytes := int64(cfg.Streams.Count) * cfg.FootprintLines() * LineBytes
 		sys.frames = scatterFrames(max(1, (bytes+PageBytes-1)/PageBytes))
 	}
