@@ -34,25 +34,45 @@ import (
 //
 // # Ring All-Reduce (system layer, one dimension)
 //
-// The collective of S bytes is cut into P = preferred-dataset-splits chunks
-// of c = floor(S/P) bytes (c is raised to the node count if smaller); with
-// active-chunks-per-dimension 1 the chunks run one after another. A chunk's
-// ring on n nodes sends 2(n-1) messages of m = floor(c/n) bytes, each
-// waiting for the previous one to arrive from the ring predecessor. Every
-// message first crosses the NPU-memory bus (a fixed 10 cycles for the
-// local dimension, MemBus's Fast transmission); the n-1 messages of the
-// reduce-scatter half that carry data to reduce also pay the local-memory
-// reduction, three passes over m bytes (write, read, read) at local-mem-bw:
-// 3*trunc(m/B_mem). Reaching the ring neighbour costs d_net = h*trunc(L +
-// m/bw) on the congestion-aware backend (h = 1 on a ring, 2 through a
-// switch, which stores and forwards the whole message). Summing the event
-// chain,
+// Chunking (Sys::generate_collective, Sys::determine_chunk_size): the
+// collective of S bytes has a chunk size c = floor(S/P), P =
+// preferred-dataset-splits. If c is smaller than the node count n, c is
+// raised to n and S to P*c. The system layer then generates
+// ceil(S/c) chunks and gives each of them c bytes: the loop subtracts c
+// from the remaining size (clamping at zero) but hands every chunk the full
+// c, so when P does not divide S there are more than P chunks, the last
+// one carrying c bytes although fewer remain (1,000,000 B in 3 splits: c =
+// 333,333, 4 chunks of 333,333 B). With active-chunks-per-dimension 1 the
+// chunks run one after another.
+//
+// Endpoint delay (GeneralComplexTopology, Ring, MemBus): every dimension
+// of a Ring/Direct/HalvingDoubling collective is built as a RingTopology of
+// dimension NA, never Local, so Ring picks MemBus's Usual transmission,
+// whose delay (with model-shared-bus 0, the default and the only case
+// modelled) is communication_delay: the system JSON's endpoint-delay
+// times injection_scale (1 in the analytical frontend), 10 cycles when the
+// JSON has none. MemBus's fixed 10-cycle Fast path belongs to the Local
+// dimension, which this construction never produces; so d_bus =
+// endpoint-delay.
+//
+// A chunk's ring on n nodes sends 2(n-1) messages of m = floor(c/n) bytes,
+// each waiting for the previous one to arrive from the ring predecessor.
+// Every message first crosses the NPU-memory bus (d_bus); the n-1 messages
+// of the reduce-scatter half that carry data to reduce also pay the
+// local-memory reduction, three passes over m bytes (write, read, read) at
+// local-mem-bw: d_red = 3*trunc(m/B_mem). Reaching the ring neighbour costs
+// d_net = h*trunc(L + m/bw) on the congestion-aware backend (h = 1 on a
+// ring, 2 through a switch, which stores and forwards the whole message).
+// Summing the event chain,
 //
 //	T_chunk = 2(n-1)(d_net + d_bus) + d_bus + (n-1) d_red
-//	T       = P * T_chunk
+//	T       = ceil(S/c) * T_chunk
 //
 // (the first message pays only the bus, each later one the hop before it,
 // and the last arrival pays the bus once more before the chunk retires).
+// The published rt_template case (endpoint-delay 10, P = 4 dividing 1 MiB)
+// cannot tell d_bus = endpoint-delay from a fixed 10 cycles, nor ceil(S/c)
+// from P; astra_test.go checks both on event chains computed by hand.
 
 // AstraTopology is a basic topology of ASTRA-sim's analytical network.
 type AstraTopology uint8
@@ -196,24 +216,21 @@ type AstraSystem struct {
 	ActiveChunks  int
 	// LocalMemBWGBps is "local-mem-bw" in decimal GB/s.
 	LocalMemBWGBps float64
-	// EndpointDelay is "endpoint-delay" in cycles. It is charged on the
-	// Usual (non-local) bus path; a one-dimensional ring is the local
-	// dimension, whose bus is MemBus's fixed AstraFastBus instead.
+	// EndpointDelay is "endpoint-delay" in cycles (ASTRA-sim's default,
+	// when its JSON omits the key, is 10): MemBus's Usual path, the one
+	// every ring dimension takes, charges it on each message.
 	EndpointDelay int64
 }
-
-// AstraFastBus is MemBus's fixed NPU-memory transfer delay for the local
-// dimension, in cycles.
-const AstraFastBus = 10
 
 // AstraRingEstimate is the modelled ring All-Reduce in ASTRA-sim's terms.
 type AstraRingEstimate struct {
 	Cycles int64 `json:"cycles"`
-	// Chunks is P, ChunkBytes c, MsgBytes m.
+	// Chunks is ceil(S/c), ChunkBytes c, MsgBytes m.
 	Chunks     int   `json:"chunks"`
 	ChunkBytes int64 `json:"chunk_bytes"`
 	MsgBytes   int64 `json:"msg_bytes"`
-	// NetCycles is d_net, BusCycles d_bus, ReduceCycles d_red per message.
+	// NetCycles is d_net, BusCycles d_bus (the endpoint delay),
+	// ReduceCycles d_red per message.
 	NetCycles    int64 `json:"net_cycles"`
 	BusCycles    int64 `json:"bus_cycles"`
 	ReduceCycles int64 `json:"reduce_cycles"`
@@ -228,12 +245,14 @@ func AstraRingAllReduce(sys AstraSystem, d AstraDim, bytes int64) (AstraRingEsti
 	if sys.DatasetSplits < 1 || sys.ActiveChunks != 1 || !(sys.LocalMemBWGBps > 0) || sys.EndpointDelay < 0 || bytes <= 0 {
 		return AstraRingEstimate{}, fmt.Errorf("astra: system %+v, %d bytes: want splits >= 1, active chunks 1, local-mem-bw > 0, bytes > 0", sys, bytes)
 	}
-	n := int64(d.NPUs)
-	c := bytes / int64(sys.DatasetSplits)
+	n, p := int64(d.NPUs), int64(sys.DatasetSplits)
+	c, chunks := bytes/p, p
 	if c < n {
-		c = n
+		c = n // determine_chunk_size: S becomes P*c, so P chunks
+	} else {
+		chunks = (bytes + c - 1) / c
 	}
-	e := AstraRingEstimate{Chunks: sys.DatasetSplits, ChunkBytes: c, MsgBytes: c / n, BusCycles: AstraFastBus}
+	e := AstraRingEstimate{Chunks: int(chunks), ChunkBytes: c, MsgBytes: c / n, BusCycles: sys.EndpointDelay}
 	h, err := d.Hops(0, 1)
 	if err != nil {
 		return AstraRingEstimate{}, err
@@ -241,7 +260,7 @@ func AstraRingAllReduce(sys AstraSystem, d AstraDim, bytes int64) (AstraRingEsti
 	e.NetCycles = int64(h) * int64(d.LatencyNS+d.serial(e.MsgBytes))
 	e.ReduceCycles = 3 * int64(float64(e.MsgBytes)/(sys.LocalMemBWGBps*1e9)*1e9)
 	chunk := 2*(n-1)*(e.NetCycles+e.BusCycles) + e.BusCycles + (n-1)*e.ReduceCycles
-	e.Cycles = int64(sys.DatasetSplits) * chunk
+	e.Cycles = chunks * chunk
 	return e, nil
 }
 

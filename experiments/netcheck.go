@@ -87,7 +87,7 @@ func NetCheckLayout(us []NetCheckUnit) *report.Result {
 		}
 	}
 	astra.Notes = append(astra.Notes,
-		"The expected cycle counts are ASTRA-sim's own published values (EXPECT_EQ in its network tests, the rt_template reference output), not ours captured once; ours come from collective's analytical mode in ASTRA-sim's terms (chunks per collective, the fixed 10-cycle bus of the local dimension, three passes over each message at local-mem-bw in the reduce-scatter half, network GB/s read as GiB/s, delays truncated to whole ns).",
+		"The expected cycle counts are ASTRA-sim's own published values (EXPECT_EQ in its network tests, the rt_template reference output), not ours captured once; ours come from collective's analytical mode in ASTRA-sim's terms (ceil(S/c) chunks of c = floor(S/P) bytes per collective, each message's endpoint delay on the NPU-memory bus, three passes over each message at local-mem-bw in the reduce-scatter half, network GB/s read as GiB/s, delays truncated to whole ns).",
 		fmt.Sprintf("%d passed, %d failed", res.Passed, res.Failed))
 	res.Tables = []report.Table{astra}
 	if len(ring.Rows) > 0 || len(ring.Notes) > 0 {

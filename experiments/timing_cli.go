@@ -15,15 +15,18 @@ type TimingRun struct {
 	LowBit   timing.Result `json:"lowbit"`
 	Exposed  timing.Time   `json:"exposed_ps"`
 	Overhead float64       `json:"overhead_pct"`
+	// Phased is the pair averaged over refresh schedules (timing run
+	// --refresh-phases), nil when not asked for.
+	Phased *timing.PhasedPair `json:"refresh_phased,omitempty"`
 }
 
 // TimingRunResult lays out one run pair of m: run times, lines, controller
 // reads, latency and link utilization of both runs, the exposed cost and,
 // under the detailed models, the identity run's DRAM and link counters.
-func TimingRunResult(m timing.Config, p timing.Pair) *report.Result {
+func TimingRunResult(m timing.Config, p timing.Pair, phased *timing.PhasedPair) *report.Result {
 	res := &report.Result{Block: "timing-run", Title: fmt.Sprintf("memory %s, link %s, %d streams x %d outstanding, %d stack(s)",
 		m.Memory.Model, m.LinkModel(), m.Streams.Count, m.Streams.Outstanding, m.Controller.Stacks),
-		Data: TimingRun{Model: m, Identity: p.Identity, LowBit: p.LowBit, Exposed: p.Exposed, Overhead: p.OverheadPct}}
+		Data: TimingRun{Model: m, Identity: p.Identity, LowBit: p.LowBit, Exposed: p.Exposed, Overhead: p.OverheadPct, Phased: phased}}
 	t := report.Table{Name: "runs", Title: "identity and low-bit runs",
 		Columns: []string{"run", "time", "lines", "ctrl reads", "mean ns", "p50 ns", "p99 ns", "link util"}}
 	for _, r := range []struct {
@@ -37,6 +40,10 @@ func TimingRunResult(m timing.Config, p timing.Pair) *report.Result {
 	if d := p.Identity.Detail; d != nil {
 		t.Notes = append(t.Notes, fmt.Sprintf("identity detail: DRAM %d reads %d writes, %d ACT (row-hit rate %.3f), %d conflict PRE, %d REF, data bus %.3f; flits %d, req link %.3f, resp link %.3f; credit stalls %d",
 			d.DRAMReads, d.DRAMWrites, d.Acts, d.RowHitRate, d.Precharges, d.Refreshes, d.DataBusUtil, d.Flits, d.ReqLinkUtil, d.RespLinkUtil, d.CreditStalls))
+	}
+	if phased != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("refresh-phased over %d schedules (refresh_seed 1..%d, both runs of a pair on the same one): exposed %.0f ps = %.3f%%, %.3f ns per line",
+			len(phased.Pairs), len(phased.Pairs), phased.ExposedPS, phased.OverheadPct, phased.ExposedPS/1000/float64(max(p.Identity.Lines, 1))))
 	}
 	res.Tables = []report.Table{t}
 	return res

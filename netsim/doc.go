@@ -57,16 +57,26 @@
 //	owed_h(t)  = sum over buckets released before t of the bytes h sends
 //	             for them (RingSendBytes: 2(W-1) chunks of S/W)
 //	need_h     = owed_h(end) - delivered_h(start)   backlog + new release
-//	demand     = need_h / D                          gradient traffic offered
+//	demand     = min(need_h / D, min_l rate_l)       gradient load offered
+//	                                                 in the interval
 //	capacity   = min over the hop's links of rate_l (1 - u_bg,l)
 //	             (uplink of h, downlink of h+1, on a leaf-spine the
 //	             leaf-spine pair with the most capacity left)
 //	pressure   = demand / capacity                   max over hosts
 //	line reads = demand / 64 B                       as the synthetic generator
 //
-// Demand is what the job offers, not what TCP carried: a flow starved by
-// background (or stalled in a retransmission timeout) keeps its backlog, so
-// its pressure rises above 1 instead of reading as an idle link. Gradient
+// Demand is the gradient load the job offers the hop in the interval, not
+// what TCP carried: a flow starved by background (or stalled in a
+// retransmission timeout) keeps its backlog and keeps offering it, so its
+// pressure rises above 1 instead of reading as an idle link. It is a rate,
+// not a backlog: a sender cannot offer more than the hop's line rate in
+// one interval, so demand is capped there (a 50 GB/s hop with a backlog of
+// many intervals offers 50 GB/s, and pressure is then rate / capacity, the
+// factor by which background squeezes it). The links file (WriteLoads)
+// puts beside it, per link, the gradient and background traffic carried
+// (grad_gbps = rate u_grad, bg_gbps = rate u_bg) and, on the bottleneck
+// link's row, the sample's demand_gbps and capacity_gbps, so what was
+// offered, what background left and what got through read side by side. Gradient
 // packets are those of the ring connections (port 5000, data and ACKs);
 // everything else is background. Queue occupancy is not folded into
 // pressure (a standing TCP queue's size is set by the buffer, not by the

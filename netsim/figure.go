@@ -33,15 +33,19 @@ func (r *Result) BucketTotals() Totals {
 }
 
 // FigureHeader is the first line of the figure data WriteLoads writes.
-const FigureHeader = "t_ns,link,u_grad,u_bg,queue_bytes,queue_max_bytes,bottleneck,mode"
+const FigureHeader = "t_ns,link,rate_gbps,u_grad,u_bg,grad_gbps,bg_gbps,queue_bytes,queue_max_bytes,bottleneck,demand_gbps,capacity_gbps,mode"
 
 // WriteLoads writes the data of the telemetry figure: for every interval
-// and link, its gradient and background utilization and queue occupancy,
-// whether it was the interval's bottleneck (the link of samples[i], whose
-// capacity the telemetry sample reports), and the Commander's mode after
-// that sample (modes[i], from Judge; empty when modes is nil). Plot u_grad
-// + u_bg and queue_bytes over t_ns per link, and shade the low-bit
-// intervals.
+// and link, its unscaled rate, its gradient and background utilization
+// (shares of the interval) and the traffic they carried (grad_gbps = rate
+// u_grad, bg_gbps = rate u_bg), its queue occupancy, whether it was the
+// interval's bottleneck (the link of samples[i], whose capacity the
+// telemetry sample reports), on that row the sample's offered gradient
+// load and the capacity background left (demand_gbps, capacity_gbps, the
+// telemetry CSV's columns; empty on the other rows), and the Commander's
+// mode after that sample (modes[i], from Judge; empty when modes is nil).
+// Plot u_grad + u_bg and queue_bytes over t_ns per link, and shade the
+// low-bit intervals.
 func WriteLoads(w io.Writer, loads []Interval, samples []Sample, modes []string) error {
 	if (modes != nil && len(modes) != len(loads)) || len(samples) != len(loads) {
 		return fmt.Errorf("netsim: %d modes and %d samples for %d intervals", len(modes), len(samples), len(loads))
@@ -56,7 +60,12 @@ func WriteLoads(w io.Writer, loads []Interval, samples []Sample, modes []string)
 			m = modes[i]
 		}
 		for j, l := range iv.Links {
-			fmt.Fprintf(bw, "%d,%s,%s,%s,%d,%d,%t,%s\n", iv.EndNS, l.Link, f(l.UGrad), f(l.UBg), l.QueueBytes, l.QueueMaxBytes, j == b, m)
+			dem, capy := "", ""
+			if j == b {
+				dem, capy = f(samples[i].DemandGBps), f(samples[i].CapacityGBps)
+			}
+			fmt.Fprintf(bw, "%d,%s,%s,%s,%s,%s,%s,%d,%d,%t,%s,%s,%s\n", iv.EndNS, l.Link, f(l.RateGBps), f(l.UGrad), f(l.UBg),
+				f(l.RateGBps*l.UGrad), f(l.RateGBps*l.UBg), l.QueueBytes, l.QueueMaxBytes, j == b, dem, capy, m)
 		}
 	}
 	return bw.Flush()

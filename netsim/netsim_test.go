@@ -449,3 +449,50 @@ func TestEpisodes(t *testing.T) {
 		t.Error("empty trace: no error")
 	}
 }
+
+// TestTelemetryDemandIsOfferedLoad: demand is the gradient load offered
+// per interval, capped at the hop's line rate, not the backlog over the
+// interval. The hand-made run of handResult with a 300-byte release
+// (scaled; 3000 B unscaled per host: RingSendBytes(h, 2, 300) = 2 chunks
+// of 150): interval 1, each host needs 3000 B in 1000 ns = 3 GB/s, more
+// than the 1 GB/s line, so it offers 1 GB/s; h0's hop has 1 - 0.6 = 0.4
+// GB/s left (s0>h1), pressure 2.5, h1's 1 GB/s, pressure 1: the sample
+// is h0's, demand 1, capacity 0.4, carried 0.3 (s0>h1's u_grad). Interval
+// 2: h0 still owes 3000 - 600 = 2400 B (2.4 GB/s, offered 1) against 0.5
+// GB/s left on h0>s0 (pressure 2), h1 owes 2000 B (offered 1) against 1
+// GB/s: demand 1, capacity 0.5, carried 0.4 (h0>s0's u_grad). The old
+// mapping wrote demand 3 and 2.4 GB/s on a 1 GB/s link.
+func TestTelemetryDemandIsOfferedLoad(t *testing.T) {
+	r := handResult()
+	r.Schedule.Releases[0].Bytes = 300
+	ss, loads, err := r.Samples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Sample{
+		{EndNS: 1000, Host: 0, Link: 3, NeedBytes: 3000, DemandGBps: 1, CapacityGBps: 0.4, CarriedGBps: 0.3},
+		{EndNS: 2000, Host: 0, Link: 0, NeedBytes: 2400, DemandGBps: 1, CapacityGBps: 0.5, CarriedGBps: 0.4},
+	}
+	if len(ss) != len(want) {
+		t.Fatalf("%d samples; want %d", len(ss), len(want))
+	}
+	for i, w := range want {
+		g := ss[i]
+		if g.EndNS != w.EndNS || g.Host != w.Host || g.Link != w.Link || !near(g.NeedBytes, w.NeedBytes) ||
+			!near(g.DemandGBps, w.DemandGBps) || !near(g.CapacityGBps, w.CapacityGBps) || !near(g.CarriedGBps, w.CarriedGBps) {
+			t.Errorf("sample %d = %+v; want %+v", i, g, w)
+		}
+	}
+	// The links file names what each column holds: the bottleneck row of
+	// interval 1 (s0>h1) carries rate 1, u_grad 0.3, u_bg 0.6, grad 0.3
+	// and bg 0.6 GB/s, and the sample's demand and capacity.
+	var b strings.Builder
+	if err := WriteLoads(&b, loads, ss, nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if lines[0] != FigureHeader || lines[4] != "1000,s0>h1,1.000000,0.300000,0.600000,0.300000,0.600000,0,0,true,1.000000,0.400000," ||
+		lines[1] != "1000,h0>s0,1.000000,0.300000,0.000000,0.300000,0.000000,0,0,false,,," {
+		t.Errorf("links file:\n%s", b.String())
+	}
+}

@@ -79,7 +79,7 @@ func CheckRing(ctx context.Context, c Config, bytes int64) (*RingCheck, error) {
 		sys  collective.AstraSystem
 	}{
 		{"ASTRA-sim ring (rt_template system: 4 chunks, local-mem-bw 50 GB/s)", collective.AstraSystem{DatasetSplits: 4, ActiveChunks: 1, LocalMemBWGBps: 50, EndpointDelay: 10}},
-		{"ASTRA-sim ring (1 chunk, no reduction cost)", collective.AstraSystem{DatasetSplits: 1, ActiveChunks: 1, LocalMemBWGBps: 1e15}},
+		{"ASTRA-sim ring (1 chunk, no reduction cost)", collective.AstraSystem{DatasetSplits: 1, ActiveChunks: 1, LocalMemBWGBps: 1e15, EndpointDelay: 10}},
 	} {
 		e, err := collective.AstraRingAllReduce(s.sys, d, bytes)
 		if err != nil {

@@ -96,10 +96,20 @@ type Sample struct {
 	// NeedBytes is the unscaled gradient bytes the host had to deliver in
 	// the interval: its backlog at the start plus what was released.
 	NeedBytes float64 `json:"need_bytes"`
-	// DemandGBps is NeedBytes over the interval; CapacityGBps the least
-	// bandwidth background left on the hop's links.
+	// DemandGBps is the gradient load the host offered its hop in the
+	// interval: NeedBytes over the interval, but no more than the hop's
+	// line rate (the least rate of its links), since a sender cannot put
+	// more than that on the wire in one interval; a backlog larger than
+	// that is still offered in the next interval. CapacityGBps is the
+	// least bandwidth background left on the hop's links, rate(1 - u_bg).
+	// Demand against capacity is the Commander's question: does the
+	// gradient traffic fit what background leaves?
 	DemandGBps   float64 `json:"demand_gbps"`
 	CapacityGBps float64 `json:"capacity_gbps"`
+	// CarriedGBps is the gradient traffic the bottleneck link (Link)
+	// carried in the interval, rate x u_grad: what TCP got through, at
+	// most CapacityGBps.
+	CarriedGBps float64 `json:"carried_gbps"`
 }
 
 // Pressure is DemandGBps / CapacityGBps.
@@ -186,12 +196,16 @@ func (r *Result) Samples() ([]Sample, []Interval, error) {
 			}
 			s := Sample{EndNS: iv.EndNS, Host: h, Link: path[0], NeedBytes: float64(max(owed[h]-prev[h], 0)) * scale}
 			s.CapacityGBps = iv.Links[path[0]].capacity()
+			line := iv.Links[path[0]].RateGBps
 			for _, i := range path[1:] {
 				if cp := iv.Links[i].capacity(); cp < s.CapacityGBps {
 					s.Link, s.CapacityGBps = i, cp
 				}
+				line = math.Min(line, iv.Links[i].RateGBps)
 			}
-			s.DemandGBps = s.NeedBytes / float64(r.Interval) // bytes per ns = GB/s
+			// bytes per ns = GB/s, offered at most at the line rate
+			s.DemandGBps = math.Min(s.NeedBytes/float64(r.Interval), line)
+			s.CarriedGBps = iv.Links[s.Link].UGrad * iv.Links[s.Link].RateGBps
 			if best.Host < 0 || s.Pressure() > best.Pressure() {
 				best = s
 			}

@@ -189,6 +189,11 @@ func NewCalibrator(cfg timing.Config, m Mode) (*Calibrator, error) {
 	p := int64(cfg.Streams.Count) * int64(cfg.Streams.Outstanding)
 	c := &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[calKey]timing.Time{}, exactLimit: ExactPeriodLines}
 	if cfg.Memory.Model == timing.MemoryDDR5 {
+		if cfg.Memory.DDR5.RefreshSeed != 0 {
+			// The calibration memoises T(C) per start phase modulo tREFI,
+			// which holds only for the strictly periodic schedule.
+			return nil, fmt.Errorf("replay: memory.ddr5.refresh_seed %d: the fast-forward needs the periodic refresh schedule (refresh_seed 0)", cfg.Memory.DDR5.RefreshSeed)
+		}
 		c.refresh = cfg.Memory.DDR5.RefreshIntervalPS()
 	}
 	return c, nil

@@ -3,6 +3,7 @@ package replay
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/timing"
@@ -111,6 +112,11 @@ func TestErrors(t *testing.T) {
 	bad.Streams.Count = 0
 	if _, err := NewCalibrator(bad, Identity); err == nil {
 		t.Error("invalid config accepted")
+	}
+	dithered, _ := timing.PresetConfig(timing.PresetDDR5)
+	dithered.Memory.DDR5.RefreshSeed = 3
+	if _, err := NewCalibrator(dithered, Identity); err == nil || !strings.Contains(err.Error(), "refresh_seed") {
+		t.Errorf("dithered refresh: %v; want an error naming refresh_seed", err)
 	}
 }
 

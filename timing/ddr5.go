@@ -64,11 +64,19 @@ type rankState struct {
 	faw                     [4]Time // times of the last four ACTs, a ring
 	fawN, fawI              int
 	refDue                  Time
+	// refSlot is the start of the current REF's tREFI slot, refN its
+	// count, refKey the rank's place in the stack's stagger (the dither's
+	// stream, see refreshAt).
+	refSlot      Time
+	refN, refKey uint64
 }
 
 // Channel is one DDR5 sub-channel and its scheduler: ranks, bank groups
 // and banks with row-buffer state, the JEDEC command constraints of
-// ddr5Timing, all-bank refresh, open- or closed-page policy, and an
+// ddr5Timing, all-bank refresh of its own ranks (a sub-channel has its
+// own command bus and refresh; the Device feeds each sub-channel from its
+// own ingress order, so one sub-channel's refresh never stalls another's
+// commands), open- or closed-page policy, and an
 // FR-FCFS scheduler over finite read and write queues with write-drain
 // watermarks. It is event-driven: a decision runs when work arrives or
 // when the earliest pending command becomes legal, and issues one command
@@ -84,16 +92,17 @@ type rankState struct {
 // its open banks are precharged as soon as tRAS/tRTP/tWR allow, REF
 // issues tRP later and the rank stays blocked for tRFC.
 type Channel struct {
-	name   string
-	eng    Scheduler
-	sink   DRAMSink
-	t      ddr5Timing
-	closed bool
-	groups int32 // bank groups per rank
-	banksG int32 // banks per group
-	banks  []bankState
-	grp    []groupState
-	ranks  []rankState
+	name    string
+	refSeed uint64 // DDR5Config.RefreshSeed
+	eng     Scheduler
+	sink    DRAMSink
+	t       ddr5Timing
+	closed  bool
+	groups  int32 // bank groups per rank
+	banksG  int32 // banks per group
+	banks   []bankState
+	grp     []groupState
+	ranks   []rankState
 
 	nextCmd       Time
 	readQ, writeQ []DRAMAccess
@@ -118,17 +127,11 @@ func NewChannel(name string, d DDR5Config, eng Scheduler, sink DRAMSink) *Channe
 		panic(fmt.Sprintf("timing: channel %s: %v", name, err))
 	}
 	nb := d.Ranks * d.BankGroups * d.BanksPerGroup
-	ch := &Channel{name: mustName(name), eng: eng, sink: sink, t: makeDDR5Timing(d), closed: d.PagePolicy == "closed",
+	ch := &Channel{name: mustName(name), refSeed: d.RefreshSeed, eng: eng, sink: sink, t: makeDDR5Timing(d), closed: d.PagePolicy == "closed",
 		groups: int32(d.BankGroups), banksG: int32(d.BanksPerGroup),
 		banks: make([]bankState, nb), grp: make([]groupState, d.Ranks*d.BankGroups), ranks: make([]rankState, d.Ranks),
 		rqCap: d.ReadQueue, wqCap: d.WriteQueue, high: d.WriteHigh, low: d.WriteLow, pendingAt: Never}
-	for r := range ch.ranks {
-		ch.ranks[r].refDue = Never
-		if ch.t.refi > 0 {
-			// Stagger the ranks' refreshes across the interval.
-			ch.ranks[r].refDue = ch.t.refi * Time(r+1) / Time(d.Ranks)
-		}
-	}
+	ch.StaggerRefresh(0, 1)
 	ch.readQ = make([]DRAMAccess, 0, d.ReadQueue)
 	ch.writeQ = make([]DRAMAccess, 0, d.WriteQueue)
 	return ch
@@ -141,13 +144,34 @@ func (ch *Channel) Name() string { return ch.name }
 // spaced slots of tREFI (rank r of R at slot k*R + r of n*R), so that the
 // channels of a stack do not all refresh at once. Call before any Push.
 func (ch *Channel) StaggerRefresh(k, n int) {
-	if ch.t.refi == 0 {
-		return
-	}
 	nr := len(ch.ranks)
 	for r := range ch.ranks {
-		ch.ranks[r].refDue = ch.t.refi * Time(k*nr+r+1) / Time(n*nr)
+		rk := &ch.ranks[r]
+		rk.refDue = Never
+		if ch.t.refi > 0 {
+			rk.refSlot, rk.refN, rk.refKey = ch.t.refi*Time(k*nr+r+1)/Time(n*nr), 0, uint64(k*nr+r+1)
+			rk.refDue = ch.refreshAt(rk)
+		}
 	}
+}
+
+// refreshAt returns when the rank's current REF falls due: the start of
+// its tREFI slot under RefreshSeed 0 (strictly periodic), otherwise a
+// point of the slot drawn from the seed, the rank's key and the REF's
+// count (splitmix64), on the clock grid. Each REF stays in its own slot,
+// so the rate is exactly one per tREFI and no REF is more than one tREFI
+// late, well inside the postponement DDR5 allows a controller; what the
+// dither removes is the strict period that a periodic request chain can
+// phase-lock onto (NOTES: the refresh-phase lock at low load).
+func (ch *Channel) refreshAt(rk *rankState) Time {
+	if ch.refSeed == 0 {
+		return rk.refSlot
+	}
+	x := ch.refSeed ^ rk.refKey*0x9e3779b97f4a7c15 ^ (rk.refN+1)*0xd1b54a32d192ed03
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return ch.alignUp(rk.refSlot + Time(x%uint64(ch.t.refi)))
 }
 
 // CanAccept reports whether the read (or write) queue has room.
@@ -329,7 +353,9 @@ func (ch *Channel) refreshDue(now Time) {
 				bs[i].nextACT = ref + ch.t.rfc
 			}
 			ch.nextCmd = max(ch.nextCmd, ref+ch.t.ck)
-			rk.refDue += ch.t.refi
+			rk.refSlot += ch.t.refi
+			rk.refN++
+			rk.refDue = ch.refreshAt(rk)
 			ch.Refreshes++
 		}
 	}

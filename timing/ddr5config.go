@@ -92,6 +92,17 @@ type DDR5Config struct {
 	// stream's own row-buffer locality is unchanged (a row keeps all its
 	// columns). "none" is the linear mapping (Akita's, gem5's).
 	BankHash string `yaml:"bank_hash" json:"bank_hash"`
+	// RefreshSeed 0 (the default) issues each sub-channel's all-bank
+	// refresh strictly every tREFI (staggered across the stack's
+	// sub-channels). Any other value draws each REF's due time from a
+	// point of its own tREFI slot (Channel.refreshAt): the same rate, no
+	// strict period. A strictly periodic chain of requests (one stream,
+	// one outstanding read) phase-locks onto a strictly periodic refresh,
+	// and the identity and low-bit runs of a pair, whose periods differ
+	// by the datapath, lock differently; RunRefreshPhasedPair averages a
+	// pair over seeds. The replay's calibration needs the periodic
+	// schedule (seed 0).
+	RefreshSeed uint64 `yaml:"refresh_seed" json:"refresh_seed,omitempty"`
 	// FrontendNS is the controller front end's fixed latency (request
 	// decode and response formatting), paid once per access. Assumption:
 	// 10 ns.
@@ -112,8 +123,8 @@ const (
 )
 
 // ddr5Common holds what the presets share: 16 Gb x8 devices, one rank,
-// 8 bank groups x 4 banks, 1 KiB pages, BL16, all-bank refresh every
-// 3.9 us (normal temperature range) taking tRFC1 = 295 ns (JESD79-5
+// 8 bank groups x 4 banks, 1 KiB pages, BL16, all-bank refresh (per
+// sub-channel, each on its own schedule) every 3.9 us (normal temperature range) taking tRFC1 = 295 ns (JESD79-5
 // table for 16 Gb; gem5 and Ramulator2 use the same 295 ns, Ramulator2's
 // table holding it in ns), the write-side rules tWR = 30 ns,
 // tRTP = max(12 nCK, 7.5 ns), tWTR_S = max(4 nCK, 2.5 ns),

@@ -61,7 +61,11 @@ const (
 //
 // Back-pressure runs the whole way: a DRAM read issues only with a free
 // response-queue entry; a request leaves the ingress buffer only when its
-// channel queue has room (in order: a blocked head blocks the rest); the
+// channel queue has room, in arrival order per sub-channel (a head blocked
+// by its sub-channel's full queue holds back only that sub-channel's
+// requests: each DDR5 sub-channel has its own command bus, scheduler
+// queue and refresh, and CXL.mem orders no requests to different lines,
+// so a refreshing sub-channel does not stall the others); the
 // host sends only with a credit for an ingress entry, and a credit comes
 // back one port latency after its entry frees. Posted writebacks from the
 // LLC travel the same path as M2S RwD and are acknowledged with an NDR on
@@ -87,7 +91,7 @@ type Device struct {
 	creditRet  ring[Time]
 	egress     ring[int32]
 	egressWake bool
-	ingress    ring[int32]
+	ingress    []ring[int32] // per DDR5 sub-channel, in arrival order
 	respCap    int
 	respFree   ring[Time]
 	lastFree   Time
@@ -126,6 +130,7 @@ func newDevice(name string, sys *System, cfg Config) *Device {
 			ch := NewChannel(fmt.Sprintf("%s.DRAM.Ch[%d]", name, c), m, sys.eng, d)
 			ch.StaggerRefresh(c, m.Channels)
 			d.chans = append(d.chans, ch)
+			d.ingress = append(d.ingress, ring[int32]{})
 			d.queueTrack = append(d.queueTrack, ch.name+".Queue")
 		}
 	}
@@ -234,8 +239,8 @@ func (d *Device) Handle(now Time, arg int64) {
 		d.respond(id, now+d.lat)
 		return
 	}
-	d.ingress.push(id)
-	d.dispatch(now)
+	d.ingress[r.ch].push(id)
+	d.dispatch(now, r.ch)
 }
 
 func (d *Device) returnCredit(now Time) {
@@ -243,16 +248,16 @@ func (d *Device) returnCredit(now Time) {
 	d.wakeEgress()
 }
 
-// dispatch moves requests from the ingress buffer into their channel
-// queues, in order, while the head's queue has room.
-func (d *Device) dispatch(now Time) {
-	for d.ingress.size > 0 {
-		r := &d.reqs[d.ingress.peek()]
-		ch := d.chans[r.ch]
+// dispatch moves sub-channel c's requests from the ingress buffer into
+// its queues, in order, while the head's queue has room.
+func (d *Device) dispatch(now Time, c int32) {
+	in, ch := &d.ingress[c], d.chans[c]
+	for in.size > 0 {
+		r := &d.reqs[in.peek()]
 		if !ch.CanAccept(r.write) {
 			return
 		}
-		d.ingress.pop()
+		in.pop()
 		d.returnCredit(now)
 		ch.Push(now, r.acc)
 	}
@@ -270,7 +275,7 @@ func (d *Device) ColumnIssued(a DRAMAccess, issue, end Time) {
 	} else {
 		d.respond(a.ID, end+d.front)
 	}
-	d.dispatch(issue)
+	d.dispatch(issue, r.ch)
 }
 
 // ReadSlot implements DRAMSink: the release time of the oldest response

@@ -65,8 +65,11 @@
 //     M2S RwD), the device's ingress buffer, DDR5 sub-channels (Channel:
 //     ranks, bank groups, banks with row-buffer state; tRCD, tCL/tCWL,
 //     tRP, tRAS, tRTP, tWR, tWTR_S/L, tCCD_S/L, tCCD_L_WR, tRRD_S/L,
-//     tFAW, BL16, all-bank refresh tREFI/tRFC staggered across the
-//     stack's channels; open or closed page; FR-FCFS over finite read and
+//     tFAW, BL16, all-bank refresh tREFI/tRFC per sub-channel: each
+//     sub-channel has its own command bus and refreshes its own ranks,
+//     the stack's sub-channels staggered across tREFI, and the ingress
+//     dispatches per sub-channel, so a refreshing one stalls only its
+//     own requests; open or closed page; FR-FCFS over finite read and
 //     write queues with write-drain watermarks; a configurable address
 //     mapping whose bank address is XORed with the row, bank_hash xor),
 //     the controller front end, the aggregation pipeline, a

@@ -97,3 +97,46 @@ func TestLayoutBankLock(t *testing.T) {
 		}
 	}
 }
+
+// The layout that models real allocation is the ddr5 default: an unset
+// streams.layout is scattered under memory.model ddr5 and contiguous under
+// ideal, an explicit one is kept, and a ddr5 system built from the preset
+// really moves pages (physical differs from the stream address somewhere).
+func TestDefaultLayoutPerModel(t *testing.T) {
+	for _, tc := range []struct {
+		preset, layout, want string
+	}{
+		{PresetDDR5, "", LayoutScattered},
+		{PresetIdeal, "", LayoutContiguous},
+		{PresetDDR5, LayoutContiguous, LayoutContiguous},
+		{PresetIdeal, LayoutScattered, LayoutScattered},
+	} {
+		cfg, err := PresetConfig(tc.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Streams.Layout = tc.layout
+		if got := cfg.StreamLayout(); got != tc.want {
+			t.Errorf("%s with layout %q: %s, want %s", tc.preset, tc.layout, got, tc.want)
+		}
+	}
+	cfg, _ := PresetConfig(PresetDDR5)
+	cfg.Streams.Count, cfg.Streams.FootprintMiB = 2, 0.0625
+	src, err := Sweep{}.Sources(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := NewSystem(cfg, src, None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for a := uint64(0); a < 2*(1<<16); a += PageBytes {
+		if sys.physical(a) != a {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Errorf("ddr5 preset: no page moved; the default layout is not scattered")
+	}
+}

@@ -112,7 +112,7 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 	}
 	eng := NewEngine()
 	sys := &System{cfg: cfg, eng: eng, lowBit: lowBit, interleave: uint64(cfg.Controller.InterleaveBytes)}
-	if cfg.Streams.Layout == LayoutScattered {
+	if cfg.StreamLayout() == LayoutScattered {
 		bytes := int64(cfg.Streams.Count) * cfg.FootprintLines() * LineBytes
 		sys.frames = scatterFrames(max(1, (bytes+PageBytes-1)/PageBytes))
 	}
@@ -479,6 +479,51 @@ func RunTracedPair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, err
 		p.OverheadPct = 100 * float64(p.Exposed) / float64(id.RunTime)
 	}
 	return p, nil
+}
+
+// PhasedPair is a Pair averaged over refresh schedules (see
+// RunRefreshPhasedPair).
+type PhasedPair struct {
+	// Pairs are the pairs run, seed k+1 for Pairs[k].
+	Pairs []Pair `json:"pairs"`
+	// ExposedPS is the mean exposure, OverheadPct the mean exposure over
+	// the mean identity run time (percent).
+	ExposedPS   float64 `json:"exposed_ps"`
+	OverheadPct float64 `json:"overhead_pct"`
+}
+
+// RunRefreshPhasedPair runs the pair of cfg (memory.model ddr5 with
+// refresh on) under seeds refresh schedules, memory.ddr5.refresh_seed
+// 1..seeds, and averages their exposure. Both runs of a pair share their
+// seed, so they meet the same refresh times; averaging over seeds makes
+// the reported exposure independent of where refresh falls. A single
+// pair at low load does depend on it: one stream with one outstanding
+// read is a strictly periodic chain that phase-locks onto a strictly
+// periodic refresh, and the identity and low-bit runs, whose periods
+// differ by the datapath's latency, lock at different phases (NOTES).
+func RunRefreshPhasedPair(cfg Config, w Workload, seeds int) (PhasedPair, error) {
+	if cfg.Memory.Model != MemoryDDR5 || cfg.Memory.DDR5.TREFINS == 0 || seeds < 1 {
+		return PhasedPair{}, fmt.Errorf("timing: a refresh-phased pair needs memory.model ddr5 with refresh on and at least 1 seed (got %s, t_refi_ns %g, %d seeds)",
+			cfg.Memory.Model, cfg.Memory.DDR5.TREFINS, seeds)
+	}
+	var out PhasedPair
+	var exp, id float64
+	for k := 1; k <= seeds; k++ {
+		c := cfg
+		c.Memory.DDR5.RefreshSeed = uint64(k)
+		p, err := RunPair(c, w)
+		if err != nil {
+			return PhasedPair{}, err
+		}
+		out.Pairs = append(out.Pairs, p)
+		exp += float64(p.Exposed)
+		id += float64(p.Identity.RunTime)
+	}
+	out.ExposedPS = exp / float64(seeds)
+	if id > 0 {
+		out.OverheadPct = 100 * exp / id
+	}
+	return out, nil
 }
 
 // SimulateTraced is Simulate with the run's slices recorded into tr.

@@ -40,8 +40,11 @@ star or leaf-spine network, every bucket of the model's FP32 gradients ring
 All-Reduced at the times the FP32 reference schedule gives, beside background
 flows, every link's busy time and queue sampled at a fixed interval. The
 bottleneck link of each interval becomes one telemetry sample: demand = the
-gradient traffic it carried, capacity = its rate less the background's share
-(see 'go doc github.com/neuronfabric/nfabric/netsim').
+gradient load offered in the interval (the most-pressed host's backlog plus
+new releases over the interval, at most its hop's line rate), capacity = the
+hop's rate less the background's share (see 'go doc
+github.com/neuronfabric/nfabric/netsim'); --links-out puts the traffic each
+link carried (grad_gbps, bg_gbps) beside them.
 
 --background is "none" or items bulk=N (bulk TCP flows), onoff=N@SHARE (UDP
 on/off flows at SHARE of the host rate), on=DUR, off=DUR (mean on/off times;

@@ -76,7 +76,7 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	f.Float64Var(&tf.footprint, "footprint-mib", m.Streams.FootprintMiB, "active footprint per stream (MiB)")
 	f.IntVar(&tf.passes, "passes", m.Streams.Passes, "sweeps over each stream's footprint")
 	f.StringVar(&tf.pattern, "pattern", m.Streams.Pattern, "issue pattern: read or write-read")
-	f.StringVar(&tf.layout, "layout", m.Streams.Layout, "streams' buffers in physical memory: contiguous (aligned regions) or scattered (4 KiB pages on shuffled frames)")
+	f.StringVar(&tf.layout, "layout", m.Streams.Layout, "streams' buffers in physical memory: contiguous (aligned regions) or scattered (4 KiB pages on shuffled frames); default scattered under --memory ddr5, contiguous under ideal")
 	f.Float64Var(&tf.llcMiB, "llc-mib", m.LLC.SizeMiB, "LLC size (MiB)")
 	f.IntVar(&tf.ways, "llc-ways", m.LLC.Ways, "LLC associativity")
 	f.Float64Var(&tf.llcLat, "llc-latency-ns", m.LLC.HitLatencyNS, "LLC lookup latency (ns)")
@@ -151,6 +151,7 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
 		}
 		return s, usagef("configuration: %v", err)
 	}
+	m.Streams.Layout = m.StreamLayout() // print the layout the run uses
 	return s, nil
 }
 

@@ -15,6 +15,7 @@ func newTimingRunCmd() *cobra.Command {
 		traceOut           string
 		traceFrom, traceTo float64
 		traceMax           int
+		phases             int
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -31,7 +32,8 @@ overlapping slices on separate lanes of the track. Open it at
 https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 		Example: `  nfabric timing run --memory ddr5
   nfabric timing run --memory ddr5 --trace-out ddr5.json --trace-until-ns 2000
-  nfabric timing run --memory ddr5 --dram-preset ddr5-6400 --cxl-preset pcie5-x16 --json`,
+  nfabric timing run --memory ddr5 --dram-preset ddr5-6400 --cxl-preset pcie5-x16 --json
+  nfabric timing run --memory ddr5 --streams 1 --outstanding 1 --footprint-mib 1 --passes 1 --refresh-phases 16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := tf.setup(cmd)
@@ -40,6 +42,9 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 			}
 			if !(traceTo > traceFrom) || traceFrom < 0 || traceMax < 1 {
 				return usagef("trace window: want 0 <= --trace-from-ns < --trace-until-ns and --trace-max >= 1")
+			}
+			if phases < 0 || phases > 1024 || (phases > 0 && (s.Model.Memory.Model != timing.MemoryDDR5 || s.Model.Memory.DDR5.TREFINS == 0)) {
+				return usagef("--refresh-phases %d: want 0..1024, and above 0 only with --memory ddr5 and refresh on", phases)
 			}
 			var tr *timing.Tracer
 			if traceOut != "" {
@@ -55,7 +60,15 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 				}
 				cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", traceOut, tr.Len(), tr.Dropped)
 			}
-			return printResult(cmd, experiments.TimingRunResult(s.Model, p), tf.json, "")
+			var phased *timing.PhasedPair
+			if phases > 0 {
+				pp, err := timing.RunRefreshPhasedPair(s.Model, nil, phases)
+				if err != nil {
+					return fmt.Errorf("timing run: %w", err)
+				}
+				phased = &pp
+			}
+			return printResult(cmd, experiments.TimingRunResult(s.Model, p, phased), tf.json, "")
 		},
 	}
 	tf.add(cmd, false)
@@ -64,6 +77,7 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 	f.Float64Var(&traceFrom, "trace-from-ns", 0, "trace window start (ns)")
 	f.Float64Var(&traceTo, "trace-until-ns", 5000, "trace window end (ns)")
 	f.IntVar(&traceMax, "trace-max", 200000, "most slices kept (the rest are counted as dropped)")
+	f.IntVar(&phases, "refresh-phases", 0, "also average the pair over this many refresh schedules (ddr5; memory.ddr5.refresh_seed 1..N): an exposure that does not depend on where refresh falls")
 	return cmd
 }
 
