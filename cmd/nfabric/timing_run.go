@@ -2,11 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
-	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/spf13/cobra"
 )
@@ -40,26 +40,37 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 			if err != nil {
 				return err
 			}
-			if !(traceTo > traceFrom) || traceFrom < 0 || traceMax < 1 {
-				return usagef("trace window: want 0 <= --trace-from-ns < --trace-until-ns and --trace-max >= 1")
+			from, err1 := timing.TimeOfNS(traceFrom)
+			until, err2 := timing.TimeOfNS(traceTo)
+			if err := errors.Join(err1, err2); err != nil {
+				return usagef("--trace-from-ns, --trace-until-ns: %v", err)
+			}
+			var tr *timing.Tracer
+			if traceOut != "" {
+				if tr, err = timing.NewTracer(from, until, traceMax); err != nil {
+					return usagef("--trace-from-ns, --trace-until-ns, --trace-max: %v", err)
+				}
+				if traceOut == "-" && tf.json {
+					return usagef("--trace-out - and --json both write stdout: give --trace-out a file")
+				}
 			}
 			id, err := timing.Simulate(s.Model, nil, timing.None)
 			if err != nil {
 				return fmt.Errorf("timing run: %w", err)
 			}
-			var tr *timing.Tracer
-			if traceOut != "" {
-				tr = timing.NewTracer(timing.Time(traceFrom*1000), timing.Time(traceTo*1000), traceMax)
-			}
 			lb, err := timing.SimulateTraced(s.Model, nil, timing.All, tr)
 			if err != nil {
 				return fmt.Errorf("timing run: %w", err)
 			}
+			w := cmd.OutOrStdout()
 			if tr != nil {
-				if err := report.WriteAtomic(traceOut, tr.WriteJSON); err != nil {
+				if err := writeOutput(cmd, traceOut, tr.WriteJSON); err != nil {
 					return fmt.Errorf("write trace %s: %w", traceOut, err)
 				}
 				cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", traceOut, tr.Len(), tr.Dropped)
+				if traceOut == "-" {
+					w = cmd.ErrOrStderr() // the trace is stdout: the table goes to stderr
+				}
 			}
 			out := struct {
 				Model    timing.Config `json:"model"`
@@ -69,19 +80,19 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 				Overhead float64       `json:"overhead_pct"`
 			}{s.Model, id, lb, lb.RunTime - id.RunTime, 100 * float64(lb.RunTime-id.RunTime) / float64(max(id.RunTime, 1))}
 			if tf.json {
-				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
 				return enc.Encode(out)
 			}
-			return printRun(cmd.OutOrStdout(), s.Model, id, lb, out.Overhead)
+			return printRun(w, s.Model, id, lb, out.Overhead)
 		},
 	}
 	tf.add(cmd, false)
 	f := cmd.Flags()
-	f.StringVar(&traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE")
+	f.StringVar(&traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE (- for stdout: the table then goes to stderr)")
 	f.Float64Var(&traceFrom, "trace-from-ns", 0, "trace window start (ns)")
 	f.Float64Var(&traceTo, "trace-until-ns", 5000, "trace window end (ns)")
-	f.IntVar(&traceMax, "trace-max", 200000, "most slices kept (the rest are counted as dropped)")
+	f.IntVar(&traceMax, "trace-max", 200000, fmt.Sprintf("most slices kept, 1 to %d (the rest are counted as dropped)", timing.MaxTraceSlices))
 	return cmd
 }
 
