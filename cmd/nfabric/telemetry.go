@@ -101,6 +101,12 @@ control plane's default thresholds and smoothing --smooth.`,
 			if !(bucketMiB > 0) {
 				return usagef("--bucket-mib %v must be > 0", bucketMiB)
 			}
+			if c.Scale == 0 {
+				return usagef("--scale 0: want >= 1 (1 runs unscaled)")
+			}
+			if out == "-" && asJSON {
+				return usagef("-o - and --json both write stdout: give -o a file")
+			}
 			if err := c.Validate(); err != nil {
 				return usagef("%v", err)
 			}
@@ -109,18 +115,22 @@ control plane's default thresholds and smoothing --smooth.`,
 			if err := cc.Validate(); err != nil {
 				return usagef("--smooth: %v", err)
 			}
-			if err := netsim.Available(); err != nil {
-				return err
-			}
 			tr, err := netsim.Trace(model, batch, int64(bucketMiB*(1<<20)))
 			if err != nil {
 				return usagef("--model: %v", err)
 			}
-			res, err := netsim.Simulate(cmd.Context(), c, tr)
+			sched, err := netsim.Plan(c, tr)
 			if err != nil {
+				return usagef("%v", err)
+			}
+			if err := netsim.Available(); err != nil {
 				return err
 			}
-			return writeNS3Outputs(cmd.OutOrStdout(), res, cc, ns3Files{out, linksOut, fig}, asJSON)
+			res, err := netsim.Run(cmd.Context(), c, sched)
+			if err != nil {
+				return fmt.Errorf("%s: %w", tr.Model, err)
+			}
+			return writeNS3Outputs(cmd, res, cc, ns3Files{out, linksOut, fig}, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -138,10 +148,10 @@ control plane's default thresholds and smoothing --smooth.`,
 	f.StringVar(&bg, "background", "none", "background flows: none, bulk=N, onoff=N@SHARE, on=DUR, off=DUR")
 	f.IntVar(&c.Steps, "steps", 3, "training steps to simulate")
 	f.StringVar(&ivl, "interval", "", "sampling interval (default: a tenth of the step)")
-	f.Float64Var(&c.Scale, "scale", 1000, "divide bucket bytes and link rates by this (>= 1)")
+	f.Float64Var(&c.Scale, "scale", 1000, "divide bucket bytes and link rates by this (>= 1; 1 runs unscaled)")
 	f.Uint64Var(&c.Seed, "seed", 1, "random seed")
 	f.Float64Var(&smooth, "smooth", 0.05, "Commander smoothing weight for the verdict")
-	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here")
+	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here (- for stdout: the summary then goes to stderr)")
 	f.StringVar(&linksOut, "links-out", "", "also write per-link utilization and queue samples (CSV) here")
 	f.StringVar(&fig, "figure", "", "also write the figure (utilization, queue, pressure, Commander mode over time) as SVG here")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
@@ -163,8 +173,14 @@ type ns3Summary struct {
 // optionally the per-link data and the figure.
 type ns3Files struct{ out, links, figure string }
 
-func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig, files ns3Files, asJSON bool) error {
+// writeNS3Outputs writes the files and prints the summary: on stdout, or
+// on stderr when the telemetry itself goes to stdout (-o -).
+func writeNS3Outputs(cmd *cobra.Command, res *netsim.Result, cc control.CommanderConfig, files ns3Files, asJSON bool) error {
 	out := files.out
+	w := cmd.OutOrStdout()
+	if out == "-" {
+		w = cmd.ErrOrStderr()
+	}
 	tel, err := res.Telemetry()
 	if err != nil {
 		return err
@@ -173,7 +189,7 @@ func writeNS3Outputs(w io.Writer, res *netsim.Result, cc control.CommanderConfig
 	if err != nil {
 		return err
 	}
-	if err := report.WriteAtomic(out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
+	if err := writeOutput(cmd, out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 		return err
 	}
 	samples, loads, err := res.Samples()
@@ -269,10 +285,14 @@ alternating the two): gradient bursts in the backward tail of each step on a
 			if err != nil {
 				return usagef("%v", err)
 			}
-			if err := report.WriteAtomic(out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
+			if err := writeOutput(cmd, out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "synthetic %s telemetry: %d samples every %s over %s -> %s\n", scenario, len(tel), ivl, dur, out)
+			w := cmd.OutOrStdout()
+			if out == "-" {
+				w = cmd.ErrOrStderr() // the telemetry is stdout
+			}
+			fmt.Fprintf(w, "synthetic %s telemetry: %d samples every %s over %s -> %s\n", scenario, len(tel), ivl, dur, out)
 			return nil
 		},
 	}
@@ -283,7 +303,7 @@ alternating the two): gradient bursts in the backward tail of each step on a
 	f.StringVar(&step, "step", "100ms", "training step period")
 	f.StringVar(&episode, "episode", "2s", "episode length (episodes)")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
-	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here")
+	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here (- for stdout: the summary then goes to stderr)")
 	return cmd
 }
 
