@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
@@ -83,5 +85,123 @@ func TestDashIsStdout(t *testing.T) {
 	}
 	if _, err := os.Stat("-"); err == nil {
 		t.Error(`a file named "-" was written`)
+	}
+}
+
+// TestHostileFlagsExit2: zero, empty and inapplicable values and secondary
+// output paths that cannot be written are usage errors before any work
+// (issue 25, items 10, 11 and 12).
+func TestHostileFlagsExit2(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "regular")
+	os.WriteFile(file, []byte("keep"), 0o644)
+	missing := filepath.Join(dir, "no", "such", "f")
+	g := filepath.Join(dir, "g.f32")
+	os.WriteFile(g, make([]byte, 64), 0o644)
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"timing", "run", "--memory", ""}, "--memory"},
+		{[]string{"timing", "run", "--layout", ""}, "--layout"},
+		{[]string{"timing", "run", "--memory", "ideal", "--ddr5-channels", "4"}, "--ddr5-channels"},
+		{[]string{"timing", "run", "--dram-preset", "ddr5-6400"}, "--dram-preset"},
+		{[]string{"train", "sweep", "--workers", "9", "--layout", "element-major"}, "8 workers"},
+		{[]string{"train", "run", "--epochs", "50", "--checkpoint", missing}, "--checkpoint"},
+		{[]string{"timing", "run", "--trace-out", missing}, "--trace-out"},
+		{[]string{"telemetry", "ns3", "-o", filepath.Join(dir, "t.csv"), "--figure", missing}, "--figure"},
+		{[]string{"telemetry", "ns3", "-o", filepath.Join(dir, "t.csv"), "--links-out", missing}, "--links-out"},
+		{[]string{"hw", "pnr", "--dir", file}, "--dir"},
+		{[]string{"payload", "encode", "--workers", "4", "--format", "g-ternary", "--gate", "pattern:0", "-o", filepath.Join(dir, "x"), g}, "pattern:0"},
+	} {
+		code, _, stderr := nfabric(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.msg) {
+			t.Errorf("nfabric %s: exit %d, stderr %q; want 2 naming %q", strings.Join(c.args, " "), code, stderr, c.msg)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "keep" {
+		t.Errorf("the regular file now holds %q", b)
+	}
+}
+
+// TestCollectiveRowAbsentSaysWhy: 13 workers with the default --per-node 4
+// run, and the hierarchical row that cannot be built is named as absent;
+// a --per-node the user gives must still divide (issue 25, item 12).
+func TestCollectiveRowAbsentSaysWhy(t *testing.T) {
+	code, out, stderr := nfabric(t, "collective", "--workers", "13", "--exposure", "1.67")
+	if code != 0 || strings.Contains(out, "| FP32 hierarchical") || !strings.Contains(out, "No FP32 hierarchical row: 13 workers do not form whole nodes of 4") {
+		t.Errorf("collective --workers 13: exit %d, stderr %q, out:\n%s", code, stderr, out)
+	}
+	if code, _, _ := nfabric(t, "collective", "--workers", "13", "--per-node", "4", "--exposure", "1.67"); code != 2 {
+		t.Errorf("explicit --per-node 4 with 13 workers: exit %d; want 2", code)
+	}
+}
+
+// TestProfileNameIsNotAPath: a profile whose name holds ../.. and a / has
+// its figure written inside --out (issue 25, item 7).
+func TestProfileNameIsNotAPath(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "p.yaml")
+	os.WriteFile(prof, []byte("name: ../../a/b<script>\nlayers:\n  - name: fc\n    tensors: [{name: weight, shape: [256, 784]}]\n"), 0o644)
+	out := filepath.Join(dir, "o", "p")
+	code, _, stderr := nfabric(t, "collective", "--model", prof, "--models", "gpt2-xl", "--exposure", "1.67", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
+	if len(svgs) != 1 || filepath.Base(svgs[0]) != "fig7a-.._.._a_b_script_.svg" {
+		t.Errorf("figures in --out: %v", svgs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d entries beside --out; want p.yaml and o", len(ents))
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "collective.md"))
+	if strings.Contains(string(md), "<script>") {
+		t.Error("raw <script> in collective.md")
+	}
+}
+
+// TestPayloadEncodeFromFIFO: gradients from a FIFO are read whole and
+// encode to the same payload as from the file (issue 25, item 8: a pipe
+// encoded 0 elements and exited 0).
+func TestPayloadEncodeFromFIFO(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.f32")
+	if code, _, e := nfabric(t, "payload", "random", "--workers", "4", "--elements", "1000", "-o", g); code != 0 {
+		t.Fatal(e)
+	}
+	fromFile := filepath.Join(dir, "a.nfp")
+	if code, _, e := nfabric(t, "payload", "encode", "--workers", "4", "-o", fromFile, g); code != 0 {
+		t.Fatal(e)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	data, _ := os.ReadFile(g)
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			w.Write(data)
+			w.Close()
+		}
+	}()
+	fromFIFO := filepath.Join(dir, "b.nfp")
+	code, _, stderr := nfabric(t, "payload", "encode", "--workers", "4", "-o", fromFIFO, fifo)
+	a, _ := os.ReadFile(fromFile)
+	b, _ := os.ReadFile(fromFIFO)
+	if code != 0 || !bytes.Equal(a, b) || !strings.Contains(stderr, "4 workers x 1000 elements") {
+		t.Errorf("encode from a FIFO: exit %d, %d bytes (file: %d), stderr %q", code, len(b), len(a), stderr)
+	}
+}
+
+// TestPilotHeaderOnlyTelemetry: a telemetry file with only its header is
+// an error naming the file, before anything trains (issue 25, item 8).
+func TestPilotHeaderOnlyTelemetry(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "h.csv")
+	os.WriteFile(p, []byte(control.TelemetryHeader+"\n"), 0o644)
+	code, _, stderr := nfabric(t, "pilot", "--telemetry", p)
+	if code != 1 || !strings.Contains(stderr, "h.csv") || !strings.Contains(stderr, "no sample") {
+		t.Errorf("pilot --telemetry header-only: exit %d, stderr %q", code, stderr)
 	}
 }

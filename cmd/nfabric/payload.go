@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -207,10 +208,16 @@ and element, and no output is written.`,
 type gradients struct {
 	paths   []string
 	files   []*os.File
+	readers []io.ReaderAt // the files, or what was read from a pipe
 	workers int
 	n       int64 // elements per worker
 	buf     []byte
 }
+
+// maxStreamGradientBytes bounds gradients read from a pipe or FIFO, which
+// are held in memory (1 GiB: 2^28 float32 values); a regular file is read
+// in chunks whatever its size.
+const maxStreamGradientBytes = 1 << 30
 
 // openGradients opens and sizes the inputs (one file split into workers
 // equal parts, or one file per worker) without reading them.
@@ -235,6 +242,22 @@ func openGradients(paths []string, workers int) (*gradients, error) {
 			return nil, fmt.Errorf("read gradients: %w", err)
 		}
 		size := st.Size()
+		var ra io.ReaderAt = f
+		if !st.Mode().IsRegular() {
+			// A pipe or FIFO (/dev/stdin, <(cat f)) has no size and no
+			// random access: read it whole, up to the limit.
+			data, err := io.ReadAll(io.LimitReader(f, maxStreamGradientBytes+1))
+			if err != nil {
+				gr.Close()
+				return nil, fmt.Errorf("read gradients %s: %w", p, err)
+			}
+			if len(data) > maxStreamGradientBytes {
+				gr.Close()
+				return nil, fmt.Errorf("read gradients %s: more than %d bytes from a pipe (write them to a file)", p, maxStreamGradientBytes)
+			}
+			ra, size = bytes.NewReader(data), int64(len(data))
+		}
+		gr.readers = append(gr.readers, ra)
 		if size%4 != 0 {
 			gr.Close()
 			return nil, fmt.Errorf("read gradients %s: %d bytes is not a whole number of float32 values", p, size)
@@ -268,9 +291,9 @@ func (gr *gradients) Close() {
 // off, and names the file and the element (in the worker's whole input)
 // of a NaN or Inf.
 func (gr *gradients) read(k int, off int64, dst []float32) error {
-	f, path, at := gr.files[0], gr.paths[0], (int64(k)*gr.n+off)*4
-	if len(gr.files) > 1 {
-		f, path, at = gr.files[k], gr.paths[k], off*4
+	f, path, at := gr.readers[0], gr.paths[0], (int64(k)*gr.n+off)*4
+	if len(gr.readers) > 1 {
+		f, path, at = gr.readers[k], gr.paths[k], off*4
 	}
 	if cap(gr.buf) < 4*len(dst) {
 		gr.buf = make([]byte, 4*len(dst))

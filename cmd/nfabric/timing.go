@@ -11,6 +11,7 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { subcommands = append(subcommands, newTimingCmd) }
@@ -115,6 +116,15 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
 		s.Experiments.FootprintRatios, s.Experiments.DelaysMS = q.FootprintRatios, q.DelaysMS
 	}
 	fl := cmd.Flags()
+	var empty error
+	fl.Visit(func(f *pflag.Flag) { // '' is never a choice: --memory '' used to mean the default
+		if f.Value.Type() == "string" && f.Value.String() == "" && empty == nil {
+			empty = usagef("--%s is empty: give a value (see --help)", f.Name)
+		}
+	})
+	if empty != nil {
+		return s, empty
+	}
 	set := func(name string, apply func()) {
 		if fl.Changed(name) {
 			apply()
