@@ -11,7 +11,6 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 func init() { subcommands = append(subcommands, newTimingCmd) }
@@ -116,14 +115,11 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
 		s.Experiments.FootprintRatios, s.Experiments.DelaysMS = q.FootprintRatios, q.DelaysMS
 	}
 	fl := cmd.Flags()
-	var empty error
-	fl.Visit(func(f *pflag.Flag) { // '' is never a choice: --memory '' used to mean the default
-		if f.Value.Type() == "string" && f.Value.String() == "" && empty == nil {
-			empty = usagef("--%s is empty: give a value (see --help)", f.Name)
+	// '' is never a model choice: --memory '' used to mean the default.
+	for _, name := range []string{"memory", "link", "layout", "pattern", "dram-preset", "cxl-preset", "ddr5-page-policy", "ddr5-mapping", "ddr5-bank-hash"} {
+		if f := fl.Lookup(name); f != nil && fl.Changed(name) && f.Value.String() == "" {
+			return s, usagef("--%s is empty: give a value (see --help)", name)
 		}
-	})
-	if empty != nil {
-		return s, empty
 	}
 	set := func(name string, apply func()) {
 		if fl.Changed(name) {
