@@ -135,12 +135,36 @@ func (c *commander) relief(now int64) (bool, string) {
 	return false, fmt.Sprintf("commander: pressure %.2f, no relief needed", c.pressure)
 }
 
+// MaxTelemetrySamples bounds a telemetry trace, generated or read: 2^22
+// samples (4,194,304; 128 MiB as []Telemetry, about 250 MB of CSV), 11.6
+// hours at the default 10 ms interval. Generate and Episodes refuse a
+// duration and interval that would exceed it before allocating anything,
+// and ReadTelemetry stops at the sample after it.
+const MaxTelemetrySamples = 1 << 22
+
+// TelemetrySamples returns how many samples a trace of durationNS sampled
+// every intervalNS holds (durationNS/intervalNS + 1: times 0, interval,
+// ... up to durationNS), or an error naming both when an argument is out
+// of range or the count exceeds MaxTelemetrySamples.
+func TelemetrySamples(durationNS, intervalNS int64) (int, error) {
+	if intervalNS <= 0 || durationNS < 0 {
+		return 0, fmt.Errorf("duration %d ns and interval %d ns: want duration >= 0 and interval > 0", durationNS, intervalNS)
+	}
+	if q := durationNS / intervalNS; q >= MaxTelemetrySamples { // q + 1 would overflow at q = MaxInt64
+		return 0, fmt.Errorf("duration %d ns every %d ns is %d samples, more than the limit of %d (lengthen the interval or shorten the duration)",
+			durationNS, intervalNS, uint64(q)+1, MaxTelemetrySamples)
+	}
+	return int(durationNS/intervalNS + 1), nil
+}
+
 // TelemetryHeader is the first line of a telemetry trace file.
 const TelemetryHeader = "time_ns,demand_gbps,capacity_gbps,line_reads_per_s"
 
 // ReadTelemetry reads a telemetry trace: CSV with the header
 // TelemetryHeader, one sample per line, times non-decreasing. Blank lines
-// and lines starting with # are skipped. Errors name the line.
+// and lines starting with # are skipped. Errors name the line. A trace
+// with no sample after its header, or with more than MaxTelemetrySamples,
+// is an error.
 func ReadTelemetry(r io.Reader) ([]Telemetry, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 1<<20)
@@ -177,6 +201,9 @@ func ReadTelemetry(r io.Reader) ([]Telemetry, error) {
 		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
+		if len(out) == MaxTelemetrySamples {
+			return nil, fmt.Errorf("line %d: more than %d samples", line, MaxTelemetrySamples)
+		}
 		if len(out) > 0 && t.TimeNS < out[len(out)-1].TimeNS {
 			return nil, fmt.Errorf("line %d: time %d ns goes back from %d ns", line, t.TimeNS, out[len(out)-1].TimeNS)
 		}
@@ -187,6 +214,9 @@ func ReadTelemetry(r io.Reader) ([]Telemetry, error) {
 	}
 	if !header {
 		return nil, errors.New("empty trace: no header line")
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty trace: no sample after the header")
 	}
 	return out, nil
 }
@@ -237,16 +267,22 @@ func CongestedScenario() Scenario {
 }
 
 // Generate returns samples every intervalNS over durationNS, deterministic
-// for a seed. Line reads follow demand at 64 bytes per line.
+// for a seed. Line reads follow demand at 64 bytes per line. The sample
+// count is checked against MaxTelemetrySamples first (TelemetrySamples).
 func (s Scenario) Generate(durationNS, intervalNS int64, seed uint64) ([]Telemetry, error) {
-	if intervalNS <= 0 || durationNS < 0 || s.StepNS <= 0 || !(s.LinkGBps > 0) || !(s.Background >= 0 && s.Background < 1) ||
+	n, err := TelemetrySamples(durationNS, intervalNS)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry scenario %q: %w", s.Name, err)
+	}
+	if s.StepNS <= 0 || !(s.LinkGBps > 0) || !(s.Background >= 0 && s.Background < 1) ||
 		!(s.BurstShare >= 0 && s.BurstShare <= 1) || s.BurstGBps < 0 || s.IdleGBps < 0 || !(s.Jitter >= 0) {
 		return nil, fmt.Errorf("telemetry scenario %q: bad parameters %+v (interval %d ns)", s.Name, s, intervalNS)
 	}
 	r := rand.New(rand.NewPCG(seed, 0x74656c65))
-	var out []Telemetry
+	out := make([]Telemetry, 0, n)
 	capacity := s.LinkGBps * (1 - s.Background)
-	for t := int64(0); t <= durationNS; t += intervalNS {
+	for i := range int64(n) {
+		t := i * intervalNS // at most durationNS: no overflow
 		phase := float64(t%s.StepNS) / float64(s.StepNS)
 		d := s.IdleGBps
 		if phase >= 1-s.BurstShare {
@@ -265,6 +301,9 @@ func Episodes(a, b Scenario, episodeNS, durationNS, intervalNS int64, seed uint6
 	if episodeNS <= 0 {
 		return nil, fmt.Errorf("telemetry episodes: episode length %d ns must be positive", episodeNS)
 	}
+	if _, err := TelemetrySamples(durationNS, intervalNS); err != nil {
+		return nil, fmt.Errorf("telemetry episodes: %w", err)
+	}
 	ta, err := a.Generate(durationNS, intervalNS, seed)
 	if err != nil {
 		return nil, err
@@ -273,13 +312,10 @@ func Episodes(a, b Scenario, episodeNS, durationNS, intervalNS int64, seed uint6
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Telemetry, len(ta))
-	for i := range ta {
-		if (ta[i].TimeNS/episodeNS)%2 == 0 {
-			out[i] = ta[i]
-		} else {
-			out[i] = tb[i]
+	for i := range ta { // ta becomes the result: two traces in memory, not three
+		if (ta[i].TimeNS/episodeNS)%2 != 0 {
+			ta[i] = tb[i]
 		}
 	}
-	return out, nil
+	return ta, nil
 }

@@ -17,6 +17,9 @@ import (
 // a run near 1.2 GB.
 const MaxVerifyLines = 1 << 22
 
+// MaxVerifySweeps bounds VerifyConfig.Sweeps (2^20 random cases).
+const MaxVerifySweeps = 1 << 20
+
 // VerifyConfig configures the functional tester.
 type VerifyConfig struct {
 	// Lines is the number of 64-byte packet lines of the Sec. 6 test
@@ -45,8 +48,8 @@ func (c VerifyConfig) Validate() error {
 		return fmt.Errorf("verify: lines %d out of range [1, %d]", c.Lines, MaxVerifyLines)
 	case c.Workers < 1 || c.Workers > lowbit.MaxPacketWorkers:
 		return fmt.Errorf("verify: workers %d out of range [1, %d] (the paper's packet carries up to 8)", c.Workers, lowbit.MaxPacketWorkers)
-	case c.Sweeps < 0 || c.Sweeps > 1<<20:
-		return fmt.Errorf("verify: sweeps %d out of range [0, %d]", c.Sweeps, 1<<20)
+	case c.Sweeps < 0 || c.Sweeps > MaxVerifySweeps:
+		return fmt.Errorf("verify: sweeps %d out of range [0, %d]", c.Sweeps, MaxVerifySweeps)
 	}
 	return nil
 }

@@ -121,6 +121,7 @@ type CollectiveResult struct {
 	// Measured is true when the timing model measured Exposure.
 	Measured bool            `json:"measured"`
 	Workers  int             `json:"workers"`
+	PerNode  int             `json:"per_node"`
 	Shared   bool            `json:"shared"`
 	Net      collective.Link `json:"net"`
 	Intra    collective.Link `json:"intra"`
@@ -153,7 +154,7 @@ func RunCollective(ctx context.Context, cfg Config, o CollectiveOptions) (Collec
 	if err != nil {
 		return r, err
 	}
-	r.Model, r.ProfileElements, r.Elements, r.Workers, r.Shared = p.Name, p.Params(), p.Params(), o.Workers, o.Shared
+	r.Model, r.ProfileElements, r.Elements, r.Workers, r.PerNode, r.Shared = p.Name, p.Params(), p.Params(), o.Workers, o.PerNode, o.Shared
 	if o.Elements > 0 {
 		r.Elements = o.Elements
 	}
@@ -297,6 +298,9 @@ func CollectiveLayout(r CollectiveResult) (*report.Result, error) {
 			paper = row.Paper + " ms"
 		}
 		f7.AddRow(row.Path, row.Route, row.Bits, row.Traffic, report.FormatSeconds(row.Seconds), paper, row.AlgBW/1e9, busbw)
+	}
+	if r.PerNode > 0 && r.Workers%r.PerNode != 0 {
+		f7.Notes = append(f7.Notes, fmt.Sprintf("No FP32 hierarchical row: %d workers do not form whole nodes of %d (--per-node).", r.Workers, r.PerNode))
 	}
 	f7.AddRow("FP32 references (range)", "", 32, 1.0, report.FormatSeconds(r.FP32Lo)+" – "+report.FormatSeconds(r.FP32Hi), paperFig7FP32Range+" ms", "", "")
 	fig, err := fig7aPlot(r.Model, rows)

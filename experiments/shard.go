@@ -155,6 +155,13 @@ func readShards(dirs []string) ([]shardFile, error) {
 				continue
 			}
 			p := filepath.Join(d, e.Name())
+			// A FIFO or device named like a shard would block the read
+			// or never end: only regular files (or links to them) are read.
+			if st, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("read shard: %w", err)
+			} else if !st.Mode().IsRegular() {
+				return nil, fmt.Errorf("shard %s is not a regular file (%v)", p, st.Mode().Type())
+			}
 			f, err := readShard(p)
 			if err != nil {
 				return nil, err

@@ -206,6 +206,9 @@ func ParseGate(s string) (Gate, error) {
 			if err != nil {
 				return Gate{}, err
 			}
+			if p < 2 || p > 64 { // a typed 0 is not Gate's zero-value default
+				return Gate{}, fmt.Errorf("gate %q: pattern period %d out of range [2, 64]", s, p)
+			}
 			g.Period = p
 		}
 	case "worker":

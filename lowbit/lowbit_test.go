@@ -268,7 +268,7 @@ func TestParseRoundTrip(t *testing.T) {
 			t.Errorf("ParseGate(%q) = %v, %v", g.String(), p, err)
 		}
 	}
-	for _, bad := range []string{"", "pattern:1", "pattern:65", "margin", "margin:0", "margin:x", "worker:3", "zero"} {
+	for _, bad := range []string{"", "pattern:0", "paper:0", "pattern:-3", "pattern:1", "pattern:65", "margin", "margin:0", "margin:x", "worker:3", "zero"} {
 		if _, err := ParseGate(bad); err == nil {
 			t.Errorf("ParseGate(%q) accepted", bad)
 		}

@@ -152,6 +152,11 @@ type Config struct {
 	Seed  uint64  `json:"seed"`
 }
 
+// MaxSteps bounds Config.Steps: the schedule holds one release per bucket
+// per step (a few hundred thousand at the limit), and every step is
+// simulated packet by packet.
+const MaxSteps = 10_000
+
 // Validate checks the configuration and names the bad field.
 func (c Config) Validate() error {
 	switch {
@@ -169,8 +174,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("netsim: link delay %d ns is negative", c.DelayNS)
 	case c.QueuePackets < 1:
 		return fmt.Errorf("netsim: queue of %d packets; want >= 1", c.QueuePackets)
-	case c.Steps < 1:
-		return fmt.Errorf("netsim: %d steps; want >= 1", c.Steps)
+	case c.Steps < 1 || c.Steps > MaxSteps:
+		return fmt.Errorf("netsim: %d steps; want 1 to %d", c.Steps, MaxSteps)
 	case c.IntervalNS < 0:
 		return fmt.Errorf("netsim: sampling interval %d ns is negative", c.IntervalNS)
 	case !(c.Scale == 0 || c.Scale >= 1) || math.IsInf(c.Scale, 0):

@@ -31,8 +31,11 @@ func (c Config) HostLink() collective.Link {
 	return collective.Link{Name: "ns-3 host link", Bandwidth: c.HostRate, Latency: 2 * float64(c.DelayNS) * 1e-9}
 }
 
-// Simulate runs c.Steps steps of tr at the FP32 reference step period.
-func Simulate(ctx context.Context, c Config, tr *workload.Trace) (*Result, error) {
+// Plan checks c and builds the schedule of c.Steps steps of tr at the FP32
+// reference step period, and checks the run's samples against
+// MaxLinkSamples, without starting ns-3: a command calls it before any
+// work and reports its error as a usage error.
+func Plan(c Config, tr *workload.Trace) (*Schedule, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -41,6 +44,19 @@ func Simulate(ctx context.Context, c Config, tr *workload.Trace) (*Result, error
 		return nil, err
 	}
 	sched, err := NewSchedule(tr, c.Steps, stepNS, c.scale(), c.Workers)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := c.sampling(sched); err != nil {
+		return nil, err
+	}
+	return sched, nil
+}
+
+// Simulate runs c.Steps steps of tr at the FP32 reference step period
+// (Plan, then Run).
+func Simulate(ctx context.Context, c Config, tr *workload.Trace) (*Result, error) {
+	sched, err := Plan(c, tr)
 	if err != nil {
 		return nil, err
 	}

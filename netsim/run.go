@@ -67,17 +67,14 @@ func Run(ctx context.Context, c Config, sched *Schedule) (*Result, error) {
 	if sched == nil || len(sched.Releases) == 0 || sched.StepNS <= 0 {
 		return nil, fmt.Errorf("netsim: empty schedule")
 	}
+	interval, duration, err := c.sampling(sched)
+	if err != nil {
+		return nil, err
+	}
 	bin, err := Binary(ctx)
 	if err != nil {
 		return nil, err
 	}
-	interval := c.IntervalNS
-	if interval == 0 {
-		interval = max(sched.StepNS/10, 1000)
-	}
-	last := sched.Releases[len(sched.Releases)-1].AtNS
-	duration := max(int64(c.Steps+1)*sched.StepNS, last+interval)
-	duration = (duration + interval - 1) / interval * interval
 	dir, err := os.MkdirTemp("", "nfabric-ns3-")
 	if err != nil {
 		return nil, fmt.Errorf("netsim: %w", err)
@@ -121,6 +118,46 @@ func Run(ctx context.Context, c Config, sched *Schedule) (*Result, error) {
 		return nil, fmt.Errorf("netsim: ns-3 reported %d buckets for a schedule of %d", len(res.Buckets), len(sched.Releases))
 	}
 	return res, nil
+}
+
+// MaxLinkSamples bounds a run's per-link samples, intervals times link
+// directions (2^21 = 2,097,152): the ns-3 program holds five counters per
+// sample and this package about 100 bytes once read (some 200 MB at the
+// limit), so a too-fine --interval is refused before ns-3 starts instead of
+// ending in std::bad_alloc. The default interval (a tenth of the step) over
+// the default 3 steps is about 40 intervals.
+const MaxLinkSamples = 1 << 21
+
+// linkDirections is how many link directions the program samples: both
+// directions of each host link, and of each leaf-spine link.
+func (c Config) linkDirections() int64 {
+	n := 2 * int64(c.Workers)
+	if c.Topology == LeafSpine {
+		n += 2 * int64(c.Leaves) * int64(c.Spines)
+	}
+	return n
+}
+
+// sampling returns the run's sampling interval (c.IntervalNS, or a tenth
+// of the step) and its duration (Steps+1 steps, at least past the last
+// release, rounded up to whole intervals), or an error when the duration
+// overflows or the samples would pass MaxLinkSamples.
+func (c Config) sampling(sched *Schedule) (interval, duration int64, err error) {
+	interval = c.IntervalNS
+	if interval == 0 {
+		interval = max(sched.StepNS/10, 1000)
+	}
+	last := sched.Releases[len(sched.Releases)-1].AtNS
+	if int64(c.Steps+1) > (math.MaxInt64/2)/sched.StepNS || last > math.MaxInt64/2-interval {
+		return 0, 0, fmt.Errorf("netsim: %d steps of %d ns overflow the simulated time", c.Steps, sched.StepNS)
+	}
+	duration = max(int64(c.Steps+1)*sched.StepNS, last+interval)
+	intervals := (duration + interval - 1) / interval
+	if intervals > MaxLinkSamples/c.linkDirections() {
+		return 0, 0, fmt.Errorf("netsim: %d intervals of %d ns over %d link directions is more than the limit of %d link samples (lengthen --interval to at least %d ns or simulate fewer --steps)",
+			intervals, interval, c.linkDirections(), MaxLinkSamples, duration/(MaxLinkSamples/c.linkDirections())+1)
+	}
+	return interval, intervals * interval, nil
 }
 
 func readOutput(p string, fn func(*os.File) error) error {

@@ -54,7 +54,7 @@ func NewSchedule(tr *workload.Trace, steps int, stepNS int64, scale float64, w i
 	if len(tr.Buckets) == 0 {
 		return nil, fmt.Errorf("netsim: trace %s has no buckets", tr.Model)
 	}
-	if steps < 1 || stepNS <= 0 || !(scale >= 1) || w < 2 {
+	if steps < 1 || steps > MaxSteps || stepNS <= 0 || !(scale >= 1) || w < 2 {
 		return nil, fmt.Errorf("netsim: schedule of %d steps of %d ns at scale %v for %d workers", steps, stepNS, scale, w)
 	}
 	fwd := int64(math.Round(float64(tr.ForwardPS) / 1e3))

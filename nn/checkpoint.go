@@ -43,6 +43,13 @@ func (c *Checkpoint) Tensor(name string) *NamedTensor {
 	return nil
 }
 
+// MaxCheckpointBytes bounds a checkpoint file (2^32 bytes, 4 GiB: a model
+// of train.MaxParams parameters with its velocity and a few workers'
+// residuals). ReadCheckpoint checks the magic before reading on and stops
+// at the byte after the limit, so a device or pipe (--checkpoint
+// /dev/zero) is refused instead of read until memory runs out.
+const MaxCheckpointBytes = 1 << 32
+
 // Limits that keep a corrupt header from asking for absurd allocations.
 const (
 	maxNameLen = 1 << 16
@@ -140,13 +147,27 @@ func (r *reader) str(limit int) string {
 // the magic, the version and the CRC before decoding and returns an error,
 // never panics, on malformed input.
 func ReadCheckpoint(rd io.Reader) (*Checkpoint, error) {
-	b, err := io.ReadAll(rd)
-	if err != nil {
+	return readCheckpoint(rd, MaxCheckpointBytes)
+}
+
+// readCheckpoint is ReadCheckpoint with the size limit given (tests use a
+// small one).
+func readCheckpoint(rd io.Reader, limit int64) (*Checkpoint, error) {
+	magic := make([]byte, len(CheckpointMagic))
+	if n, err := io.ReadFull(rd, magic); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, err
-	}
-	if len(b) < len(CheckpointMagic) || string(b[:len(CheckpointMagic)]) != CheckpointMagic {
+	} else if n < len(magic) || string(magic) != CheckpointMagic {
 		return nil, errors.New("not a checkpoint (bad magic)")
 	}
+	var buf bytes.Buffer
+	buf.Write(magic)
+	if _, err := buf.ReadFrom(io.LimitReader(rd, limit-int64(len(magic))+1)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > limit {
+		return nil, fmt.Errorf("more than %d bytes", limit)
+	}
+	b := buf.Bytes()
 	if len(b) < len(CheckpointMagic)+8 {
 		return nil, fmt.Errorf("%w: %d bytes", errTruncated, len(b))
 	}
@@ -217,6 +238,9 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxCheckpointBytes {
+		return nil, fmt.Errorf("checkpoint %s: %d bytes, more than %d", path, st.Size(), int64(MaxCheckpointBytes))
+	}
 	c, err := ReadCheckpoint(f)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)

@@ -250,3 +250,42 @@ func TestTrainStepDoesNotAllocate(t *testing.T) {
 		t.Errorf("SGD.Step allocates %v times; want 0", n)
 	}
 }
+
+// endless is a reader that never ends: the checkpoint magic, then zeros.
+type endless struct{ off int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		if e.off < len(CheckpointMagic) {
+			p[i] = CheckpointMagic[e.off]
+		} else {
+			p[i] = 0
+		}
+		e.off++
+	}
+	return len(p), nil
+}
+
+// TestCheckpointReadBounded: a checkpoint stream that never ends is
+// refused at the size limit, and one that does not open with the magic
+// at its first bytes (--resume --checkpoint /dev/zero) at once (issue 25,
+// item 6: the whole stream used to be read into memory).
+func TestCheckpointReadBounded(t *testing.T) {
+	e := &endless{}
+	if _, err := readCheckpoint(e, 1<<20); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("endless stream: %v; want the size limit", err)
+	}
+	if e.off > 1<<20+64<<10 {
+		t.Errorf("read %d bytes of the stream, limit %d", e.off, 1<<20)
+	}
+	z := &endless{off: len(CheckpointMagic)} // zeros from the start
+	if _, err := ReadCheckpoint(z); err == nil || !strings.Contains(err.Error(), "magic") {
+		t.Errorf("zeros: %v; want bad magic", err)
+	}
+	if z.off-len(CheckpointMagic) > len(CheckpointMagic) {
+		t.Errorf("read %d bytes of zeros before refusing them", z.off-len(CheckpointMagic))
+	}
+	if _, err := LoadCheckpoint("/dev/zero"); err == nil || !strings.Contains(err.Error(), "magic") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,10 +21,16 @@ import (
 type Gradients struct {
 	paths   []string
 	files   []*os.File
+	readers []io.ReaderAt // the files, or what was read from a pipe
 	workers int
 	n       int64 // elements per worker
 	buf     []byte
 }
+
+// MaxStreamGradientBytes bounds gradients read from a pipe or FIFO, which
+// are held in memory (1 GiB: 2^28 float32 values); a regular file is read
+// in chunks whatever its size.
+const MaxStreamGradientBytes = 1 << 30
 
 // OpenGradients opens and sizes the inputs without reading them: with one
 // path, workers (at least 1) equal parts; with several, one worker a file
@@ -74,10 +81,25 @@ func (gr *Gradients) open(p string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read gradients: %w", err)
 	}
-	if st.Size()%4 != 0 {
-		return 0, fmt.Errorf("read gradients %s: %d bytes is not a whole number of float32 values", p, st.Size())
+	size := st.Size()
+	var ra io.ReaderAt = f
+	if !st.Mode().IsRegular() {
+		// A pipe or FIFO (/dev/stdin, <(cat f)) has no size and no random
+		// access: read it whole, up to the limit.
+		data, err := io.ReadAll(io.LimitReader(f, MaxStreamGradientBytes+1))
+		if err != nil {
+			return 0, fmt.Errorf("read gradients %s: %w", p, err)
+		}
+		if len(data) > MaxStreamGradientBytes {
+			return 0, fmt.Errorf("read gradients %s: more than %d bytes from a pipe (write them to a file)", p, MaxStreamGradientBytes)
+		}
+		ra, size = bytes.NewReader(data), int64(len(data))
 	}
-	return st.Size() / 4, nil
+	gr.readers = append(gr.readers, ra)
+	if size%4 != 0 {
+		return 0, fmt.Errorf("read gradients %s: %d bytes is not a whole number of float32 values", p, size)
+	}
+	return size / 4, nil
 }
 
 // Workers is W.
@@ -97,9 +119,9 @@ func (gr *Gradients) Close() {
 // names the file and the element (in the worker's whole input) of a NaN
 // or Inf.
 func (gr *Gradients) Read(k int, off int64, dst []float32) error {
-	f, path, at := gr.files[0], gr.paths[0], (int64(k)*gr.n+off)*4
-	if len(gr.files) > 1 {
-		f, path, at = gr.files[k], gr.paths[k], off*4
+	f, path, at := gr.readers[0], gr.paths[0], (int64(k)*gr.n+off)*4
+	if len(gr.readers) > 1 {
+		f, path, at = gr.readers[k], gr.paths[k], off*4
 	}
 	if cap(gr.buf) < 4*len(dst) {
 		gr.buf = make([]byte, 4*len(dst))

@@ -80,9 +80,9 @@ func FormatFloat(v float64) string {
 func (t Table) Markdown() string {
 	var b strings.Builder
 	if t.Title != "" {
-		fmt.Fprintf(&b, "### %s\n\n", t.Title)
+		fmt.Fprintf(&b, "### %s\n\n", EscapeMarkdown(t.Title))
 	}
-	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	esc := func(s string) string { return strings.ReplaceAll(EscapeMarkdown(s), "|", `\|`) }
 	b.WriteString("|")
 	for _, c := range t.Columns {
 		fmt.Fprintf(&b, " %s |", esc(c))
@@ -106,11 +106,20 @@ func (t Table) Markdown() string {
 	if len(t.Notes) > 0 {
 		b.WriteString("\n")
 		for _, n := range t.Notes {
-			fmt.Fprintf(&b, "- %s\n", n)
+			fmt.Fprintf(&b, "- %s\n", EscapeMarkdown(n))
 		}
 	}
 	return b.String()
 }
+
+// markdownEscaper writes &, < and > as HTML entities.
+var markdownEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// EscapeMarkdown makes text safe to place in Markdown: Markdown passes raw
+// HTML through, so a '<script>' in a model's name or a shard's data would
+// reach a viewer as markup; &, < and > become entities, which every
+// Markdown renderer shows as the characters themselves.
+func EscapeMarkdown(s string) string { return markdownEscaper.Replace(s) }
 
 // Text renders t as aligned plain text for a terminal.
 func (t Table) Text() string {
@@ -190,21 +199,43 @@ func (r *Result) StatusLine() string {
 // after Figure.Name in the same directory.
 func (r *Result) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## %s\n\n", r.Title)
+	fmt.Fprintf(&b, "## %s\n\n", EscapeMarkdown(r.Title))
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(&b, "Status: **%s**\n\n", r.StatusLine())
+		fmt.Fprintf(&b, "Status: **%s**\n\n", EscapeMarkdown(r.StatusLine()))
 	}
 	for _, s := range r.Summary {
-		fmt.Fprintf(&b, "%s\n\n", s)
+		fmt.Fprintf(&b, "%s\n\n", EscapeMarkdown(s))
 	}
 	for _, t := range r.Tables {
 		b.WriteString(t.Markdown())
 		b.WriteString("\n")
 	}
 	for _, f := range r.Figures {
-		fmt.Fprintf(&b, "![%s](%s.svg)\n\n", f.Title, f.Name)
+		fmt.Fprintf(&b, "![%s](%s.svg)\n\n", EscapeMarkdown(f.Title), FileStem(f.Name))
 	}
 	return b.String()
+}
+
+// FileStem maps a name that may come from user data (a figure named after
+// a profile's model name) to a file stem that stays inside its directory:
+// every byte outside A-Z, a-z, 0-9, '.', '-', '_' and '+' (a '/', a
+// control character, a space, any non-ASCII byte) becomes '_', and a stem
+// that would be empty or start with '.' ("..", a hidden file) gets a
+// leading '_'. WriteFiles and Markdown's figure links both use it, so the
+// links match the files.
+func FileStem(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '-', c == '_', c == '+':
+		default:
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] == '.' {
+		b = append([]byte{'_'}, b...)
+	}
+	return string(b)
 }
 
 // Text renders the result for a terminal.
@@ -232,7 +263,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 }
 
 // WriteFiles writes r into dir as NAME.json, NAME.md and one SVG per figure,
-// each atomically. It returns the paths written.
+// each atomically, every name mapped by FileStem so that none leaves dir.
+// It returns the paths written.
 func (r *Result) WriteFiles(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory %s: %w", dir, err)
@@ -246,14 +278,14 @@ func (r *Result) WriteFiles(dir string) ([]string, error) {
 		name string
 		data []byte
 	}{
-		{r.Block + ".json", []byte(js.String())},
-		{r.Block + ".md", []byte(r.Markdown())},
+		{FileStem(r.Block) + ".json", []byte(js.String())},
+		{FileStem(r.Block) + ".md", []byte(r.Markdown())},
 	}
 	for _, f := range r.Figures {
 		files = append(files, struct {
 			name string
 			data []byte
-		}{f.Name + ".svg", f.SVG})
+		}{FileStem(f.Name) + ".svg", f.SVG})
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)

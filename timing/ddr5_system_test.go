@@ -25,7 +25,7 @@ func TestDDR5Deterministic(t *testing.T) {
 		var outs [2][]byte
 		var res [2]Result
 		for i := range outs {
-			tr := NewTracer(0, 2*Microsecond, 1<<20)
+			tr, _ := NewTracer(0, 2*Microsecond, 1<<20)
 			r, err := SimulateTraced(cfg, nil, All, tr)
 			if err != nil {
 				t.Fatal(err)
@@ -45,7 +45,7 @@ func TestDDR5Deterministic(t *testing.T) {
 // The trace is valid trace-event JSON whose lanes never overlap, and it
 // has a track per stage of the path.
 func TestTraceJSON(t *testing.T) {
-	tr := NewTracer(0, 3*Microsecond, 1<<20)
+	tr, _ := NewTracer(0, 3*Microsecond, 1<<20)
 	if _, err := SimulateTraced(smallDDR5(t, "read"), nil, All, tr); err != nil {
 		t.Fatal(err)
 	}

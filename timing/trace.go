@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 )
@@ -25,10 +26,41 @@ type traceSlice struct {
 	start, end Time
 }
 
+// MaxTraceSlices bounds Tracer.Max: 2^20 slices (1,048,576), about 100 MB
+// of memory while the trace is written and at most TraceEventBytes each in
+// the JSON file (about 75 MB in practice). Slices past Max are counted in
+// Dropped, never stored, so the window's length does not matter.
+const MaxTraceSlices = 1 << 20
+
+// TraceEventBytes bounds one slice's event in WriteJSON's output (a
+// stage name of at most 16 bytes, two 20-digit timestamps, pid and lane);
+// each track adds at most 2*TraceEventBytes plus twice its name's length
+// of metadata, and the document's header and end are under 256 bytes.
+const TraceEventBytes = 160
+
 // NewTracer returns a tracer of the window [from, until) keeping at most
-// max slices.
-func NewTracer(from, until Time, max int) *Tracer {
-	return &Tracer{From: from, Until: until, Max: max}
+// max slices, or an error naming the bad argument: the window must be
+// non-empty and start at or after 0, and max must be in 1..MaxTraceSlices.
+func NewTracer(from, until Time, max int) (*Tracer, error) {
+	switch {
+	case from < 0 || until <= from:
+		return nil, fmt.Errorf("trace window [%v, %v): want 0 <= from < until", from, until)
+	case max < 1 || max > MaxTraceSlices:
+		return nil, fmt.Errorf("trace of at most %d slices: want 1 to %d", max, MaxTraceSlices)
+	}
+	return &Tracer{From: from, Until: until, Max: max}, nil
+}
+
+// TimeOfNS converts a nanosecond count typed by a user (a flag, a
+// configuration field) to Time, rounding to the nearest picosecond, or
+// returns an error for NaN, a negative value, or one at or past Never
+// (about 106 days): 1e300 ns must not wrap around to a negative time.
+func TimeOfNS(ns float64) (Time, error) {
+	ps := math.Round(ns * float64(Nanosecond))
+	if !(ps >= 0) || ps >= float64(Never) {
+		return 0, fmt.Errorf("%v ns: want a finite time from 0 to %v ns", ns, Never.NS())
+	}
+	return Time(ps), nil
 }
 
 // Len returns the number of slices kept.

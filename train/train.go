@@ -110,6 +110,13 @@ func (c Config) Validate() error {
 			return fmt.Errorf("hidden width %d < 1", h)
 		}
 	}
+	// The input and class counts are the data set's; at least 1 and 2 give
+	// a lower bound that refuses an absurd width before any data is loaded
+	// (NewModel checks the exact count). Checked for every model: the
+	// widths travel with the configuration whichever model reads them.
+	if len(c.Hidden) > 0 && mlpParams(1, c.Hidden, 2) > MaxParams {
+		return fmt.Errorf("hidden widths %v: more than the limit of %d parameters", c.Hidden, int64(MaxParams))
+	}
 	for _, e := range c.DiagEpochs {
 		if e < 1 {
 			return fmt.Errorf("diagnostic epoch %d < 1", e)
@@ -140,13 +147,43 @@ func (c Config) RuleLR(s RuleSpec) float32 {
 	return c.LR
 }
 
+// MaxParams bounds a model's parameter count (2^25 = 33,554,432; ResNet-18
+// has 11.2 million): training holds the parameters, their gradient, the
+// optimizer's velocity and, under a low-bit rule, per-worker gradients and
+// residuals, so memory grows with the count times the workers, and an MLP
+// width typed by mistake (--hidden 100000000) would otherwise end in an
+// out-of-memory crash.
+const MaxParams = 1 << 25
+
+// mlpParams is the MLP's weight and bias count, in*h0 + h0 + h0*h1 + h1 +
+// ... + hk*out + out, saturating at MaxParams+1 so that it cannot overflow.
+func mlpParams(in int, hidden []int, out int) int64 {
+	var n int64
+	prev := int64(in)
+	for _, w := range append(slices.Clone(hidden), out) {
+		if prev > MaxParams || int64(w) > MaxParams || (prev+1)*int64(w) > MaxParams {
+			return MaxParams + 1
+		}
+		n += (prev + 1) * int64(w)
+		if n > MaxParams {
+			return MaxParams + 1
+		}
+		prev = int64(w)
+	}
+	return n
+}
+
 // NewModel builds cfg.Model for images shaped like d, initialised from
-// rand.New(rand.NewPCG(seed, 0)).
+// rand.New(rand.NewPCG(seed, 0)); an MLP of more than MaxParams parameters
+// is an error.
 func NewModel(cfg Config, d *data.Dataset, seed uint64) (*nn.Model, error) {
 	cfg.defaults()
 	rng := rand.New(rand.NewPCG(seed, 0))
 	switch cfg.Model {
 	case "mlp":
+		if n := mlpParams(d.ImageSize(), cfg.Hidden, d.Classes); n > MaxParams {
+			return nil, fmt.Errorf("mlp %d-%v-%d: more than the limit of %d parameters", d.ImageSize(), cfg.Hidden, d.Classes, int64(MaxParams))
+		}
 		return nn.NewMLP(rng, d.ImageSize(), cfg.Hidden, d.Classes), nil
 	case "cnn":
 		if d.H%4 != 0 || d.W%4 != 0 {

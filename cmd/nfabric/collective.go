@@ -49,7 +49,10 @@ func collectiveOptions(cmd *cobra.Command, o *experiments.CollectiveOptions, exp
 	if o.Workers < 2 {
 		return usagef("--workers %d: an All-Reduce needs at least 2 workers", o.Workers)
 	}
-	if o.PerNode < 1 || o.Workers%o.PerNode != 0 {
+	// The hierarchical row needs whole nodes. A --per-node the user gave
+	// (or the hierarchical window) must divide --workers; the default that
+	// does not only leaves the row out, with a note.
+	if o.PerNode < 1 || (o.Workers%o.PerNode != 0 && (cmd.Flags().Changed("per-node") || o.Window == "hierarchical")) {
 		return usagef("--per-node %d must be >= 1 and divide --workers %d (the hierarchical row needs whole nodes)", o.PerNode, o.Workers)
 	}
 	if o.Elements < 0 {

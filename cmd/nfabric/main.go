@@ -150,19 +150,20 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // checkOutputs checks every command's output paths before it does any
 // work. A flag named "output", or any output flag with the shorthand -o
 // (telemetry's --out/-o), names a file: report.CheckOutput's rules, "-" is
-// stdout. A flag named "out" without -o names a directory:
-// report.CheckOutputDir. A bad path is a usage error.
+// stdout. So do the secondary outputs --checkpoint, --trace-out, --figure
+// and --links-out. A flag named "out" without -o, and hw's --dir, name a
+// directory: report.CheckOutputDir. A bad path is a usage error.
 func checkOutputs(cmd *cobra.Command) error {
-	for _, name := range []string{"output", "out"} {
+	for _, name := range []string{"output", "out", "checkpoint", "trace-out", "figure", "links-out", "dir"} {
 		f := cmd.Flags().Lookup(name)
 		if f == nil || f.Value.Type() != "string" || f.Value.String() == "" || f.Value.String() == "-" {
 			continue
 		}
-		if name == "output" || f.Shorthand == "o" {
-			if _, _, err := report.CheckOutput(f.Value.String()); err != nil {
+		if (name == "out" && f.Shorthand != "o") || name == "dir" {
+			if err := report.CheckOutputDir(f.Value.String()); err != nil {
 				return usageError{fmt.Errorf("--%s: %w", name, err)}
 			}
-		} else if err := report.CheckOutputDir(f.Value.String()); err != nil {
+		} else if _, _, err := report.CheckOutput(f.Value.String()); err != nil {
 			return usageError{fmt.Errorf("--%s: %w", name, err)}
 		}
 	}

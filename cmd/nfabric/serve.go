@@ -166,6 +166,9 @@ it and exits: "N passed, N failed", status 1 on a failure.`,
 
 // listen opens the transport the flags ask for and sets opts' credentials.
 func listen(a *serveAddr, certFile, keyFile, clientCA string, opts *serve.Options) (net.Listener, error) {
+	if err := a.check(); err != nil {
+		return nil, err
+	}
 	if a.tokenFile != "" {
 		tok, err := serve.ReadToken(a.tokenFile)
 		if err != nil {
@@ -298,6 +301,9 @@ can write.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := client.Options{}
+			if err := addr.check(); err != nil {
+				return err
+			}
 			if addr.tokenFile != "" {
 				tok, err := serve.ReadToken(addr.tokenFile)
 				if err != nil {

@@ -85,10 +85,10 @@ func (o *ns3Opts) add(f *pflag.FlagSet) {
 	f.StringVar(&o.bg, "background", "none", "background flows: none, bulk=N, onoff=N@SHARE, on=DUR, off=DUR")
 	f.IntVar(&o.c.Steps, "steps", 3, "training steps to simulate")
 	f.StringVar(&o.ivl, "interval", "", "sampling interval (default: a tenth of the step)")
-	f.Float64Var(&o.c.Scale, "scale", 1000, "divide bucket bytes and link rates by this (>= 1)")
+	f.Float64Var(&o.c.Scale, "scale", 1000, "divide bucket bytes and link rates by this (>= 1; 1 runs unscaled)")
 	f.Uint64Var(&o.c.Seed, "seed", 1, "random seed")
 	f.Float64Var(&o.smooth, "smooth", 0.05, "Commander smoothing weight for the verdict")
-	f.StringVarP(&o.out, "out", "o", "", "write the telemetry CSV here")
+	f.StringVarP(&o.out, "out", "o", "", "write the telemetry CSV here (- for stdout: the summary then goes to stderr)")
 	f.StringVar(&o.linksOut, "links-out", "", "also write per-link utilization and queue samples (CSV) here")
 	f.StringVar(&o.fig, "figure", "", "also write the figure (utilization, queue, pressure, Commander mode over time) as SVG here")
 	f.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
@@ -129,6 +129,12 @@ func (o *ns3Opts) check() (cc control.CommanderConfig, err error) {
 	if !(o.bucketMiB > 0) {
 		return cc, usagef("--bucket-mib %v must be > 0", o.bucketMiB)
 	}
+	if o.c.Scale == 0 {
+		return cc, usagef("--scale 0: want >= 1 (1 runs unscaled)")
+	}
+	if o.out == "-" && o.asJSON {
+		return cc, usagef("-o - and --json both write stdout: give -o a file")
+	}
 	if err := o.c.Validate(); err != nil {
 		return cc, usagef("%v", err)
 	}
@@ -153,16 +159,20 @@ func newTelemetryNS3Cmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := netsim.Available(); err != nil {
-				return err
-			}
 			tr, err := netsim.Trace(o.model, o.batch, int64(o.bucketMiB*(1<<20)))
 			if err != nil {
 				return usagef("--model: %v", err)
 			}
-			res, err := netsim.Simulate(cmd.Context(), o.c, tr)
+			sched, err := netsim.Plan(o.c, tr)
 			if err != nil {
+				return usagef("%v", err)
+			}
+			if err := netsim.Available(); err != nil {
 				return err
+			}
+			res, err := netsim.Run(cmd.Context(), o.c, sched)
+			if err != nil {
+				return fmt.Errorf("%s: %w", tr.Model, err)
 			}
 			return writeNS3Outputs(cmd, res, cc, ns3Files{o.out, o.linksOut, o.fig}, o.asJSON)
 		},
@@ -186,8 +196,11 @@ func writeNS3Outputs(cmd *cobra.Command, res *netsim.Result, cc control.Commande
 	if err != nil {
 		return err
 	}
-	if err := report.WriteAtomic(files.out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
+	if err := writeOutput(cmd, files.out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 		return err
+	}
+	if files.out == "-" {
+		cmd.SetOut(cmd.ErrOrStderr()) // the telemetry is stdout: the summary goes to stderr
 	}
 	samples, loads, err := res.Samples()
 	if err != nil {
@@ -283,8 +296,11 @@ func newTelemetrySyntheticCmd() *cobra.Command {
 			if err != nil {
 				return usagef("%v", err)
 			}
-			if err := report.WriteAtomic(out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
+			if err := writeOutput(cmd, out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 				return err
+			}
+			if out == "-" {
+				cmd.SetOut(cmd.ErrOrStderr()) // the telemetry is stdout
 			}
 			res := &report.Result{Block: "telemetry", Title: "synthetic telemetry",
 				Summary: []string{fmt.Sprintf("synthetic %s telemetry: %d samples every %s over %s -> %s", scenario, len(tel), ivl, dur, out)}}
@@ -298,7 +314,7 @@ func newTelemetrySyntheticCmd() *cobra.Command {
 	f.StringVar(&step, "step", "100ms", "training step period")
 	f.StringVar(&episode, "episode", "2s", "episode length (episodes)")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
-	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here")
+	f.StringVarP(&out, "out", "o", "", "write the telemetry CSV here (- for stdout: the summary then goes to stderr)")
 	return cmd
 }
 

@@ -115,6 +115,12 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
 		s.Experiments.FootprintRatios, s.Experiments.DelaysMS = q.FootprintRatios, q.DelaysMS
 	}
 	fl := cmd.Flags()
+	// '' is never a model choice: --memory '' used to mean the default.
+	for _, name := range []string{"memory", "link", "layout", "pattern", "dram-preset", "cxl-preset", "ddr5-page-policy", "ddr5-mapping", "ddr5-bank-hash"} {
+		if f := fl.Lookup(name); f != nil && fl.Changed(name) && f.Value.String() == "" {
+			return s, usagef("--%s is empty: give a value (see --help)", name)
+		}
+	}
 	set := func(name string, apply func()) {
 		if fl.Changed(name) {
 			apply()

@@ -148,6 +148,19 @@ func (mf *modelFlags) apply(fl *pflag.FlagSet, m *timing.Config) error {
 			mf.late[i](m)
 		}
 	}
+	// DDR5 settings under the ideal memory would be ignored without a
+	// word: a usage error (issue 25, item 11).
+	if m.Memory.Model == "ideal" {
+		var ddr5 []string
+		fl.Visit(func(f *pflag.Flag) {
+			if f.Name == "dram-preset" || strings.HasPrefix(f.Name, "ddr5-") || strings.HasPrefix(f.Name, "t-") {
+				ddr5 = append(ddr5, "--"+f.Name)
+			}
+		})
+		if len(ddr5) > 0 {
+			return usagef("%s: DDR5 settings do not apply to --memory ideal (give --memory ddr5)", strings.Join(ddr5, ", "))
+		}
+	}
 	return nil
 }
 

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/experiments"
-	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/spf13/cobra"
 )
@@ -40,25 +40,35 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 			if err != nil {
 				return err
 			}
-			if !(traceTo > traceFrom) || traceFrom < 0 || traceMax < 1 {
-				return usagef("trace window: want 0 <= --trace-from-ns < --trace-until-ns and --trace-max >= 1")
+			from, err1 := timing.TimeOfNS(traceFrom)
+			until, err2 := timing.TimeOfNS(traceTo)
+			if err := errors.Join(err1, err2); err != nil {
+				return usagef("--trace-from-ns, --trace-until-ns: %v", err)
 			}
 			if phases < 0 || phases > 1024 || (phases > 0 && (s.Model.Memory.Model != timing.MemoryDDR5 || s.Model.Memory.DDR5.TREFINS == 0)) {
 				return usagef("--refresh-phases %d: want 0..1024, and above 0 only with --memory ddr5 and refresh on", phases)
 			}
 			var tr *timing.Tracer
 			if traceOut != "" {
-				tr = timing.NewTracer(timing.Time(traceFrom*1000), timing.Time(traceTo*1000), traceMax)
+				if tr, err = timing.NewTracer(from, until, traceMax); err != nil {
+					return usagef("--trace-from-ns, --trace-until-ns, --trace-max: %v", err)
+				}
+				if traceOut == "-" && tf.json {
+					return usagef("--trace-out - and --json both write stdout: give --trace-out a file")
+				}
 			}
 			p, err := timing.RunTracedPair(s.Model, nil, timing.All, tr)
 			if err != nil {
 				return fmt.Errorf("timing run: %w", err)
 			}
 			if tr != nil {
-				if err := report.WriteAtomic(traceOut, tr.WriteJSON); err != nil {
+				if err := writeOutput(cmd, traceOut, tr.WriteJSON); err != nil {
 					return fmt.Errorf("write trace %s: %w", traceOut, err)
 				}
 				cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", traceOut, tr.Len(), tr.Dropped)
+				if traceOut == "-" {
+					cmd.SetOut(cmd.ErrOrStderr()) // the trace is stdout: the table goes to stderr
+				}
 			}
 			var phased *timing.PhasedPair
 			if phases > 0 {
@@ -73,10 +83,10 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
 	}
 	tf.add(cmd, false)
 	f := cmd.Flags()
-	f.StringVar(&traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE")
+	f.StringVar(&traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE (- for stdout: the table then goes to stderr)")
 	f.Float64Var(&traceFrom, "trace-from-ns", 0, "trace window start (ns)")
 	f.Float64Var(&traceTo, "trace-until-ns", 5000, "trace window end (ns)")
-	f.IntVar(&traceMax, "trace-max", 200000, "most slices kept (the rest are counted as dropped)")
+	f.IntVar(&traceMax, "trace-max", 200000, fmt.Sprintf("most slices kept, 1 to %d (the rest are counted as dropped)", timing.MaxTraceSlices))
 	f.IntVar(&phases, "refresh-phases", 0, "also average the pair over this many refresh schedules (ddr5; memory.ddr5.refresh_seed 1..N): an exposure that does not depend on where refresh falls")
 	return cmd
 }

@@ -414,6 +414,11 @@ func newTrainSweepCmd() *cobra.Command {
 			if o.TrainN < 1 {
 				return usagef("--train-n must be at least 1: the held-out images follow the training subset")
 			}
+			for _, r := range rs { // each rule's own limits (element-major carries 8 workers), before any run
+				if err := o.Config(train.Uniform(train.RuleSpec{Rule: r}), o.Seed).Validate(); err != nil {
+					return usagef("%v", err)
+				}
+			}
 			o.Logf = stderrLogf(cmd, quiet)
 			res, _, err := experiments.LRSweep(cmd.Context(), study, o, grid, rs)
 			if err != nil {

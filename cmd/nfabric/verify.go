@@ -45,8 +45,8 @@ func newVerifyCmd() *cobra.Command {
 			if workers < 1 || workers > lowbit.MaxPacketWorkers {
 				return usagef("--workers %d: the paper's packet carries 1 to %d workers", workers, lowbit.MaxPacketWorkers)
 			}
-			if sweeps < 0 {
-				return usagef("--sweeps %d: want 0 or more", sweeps)
+			if sweeps < 0 || sweeps > cxl.MaxVerifySweeps {
+				return usagef("--sweeps %d out of range [0, %d]", sweeps, cxl.MaxVerifySweeps)
 			}
 			p := experiments.FunctionalParams{Lines: lines, Workers: workers, Sweeps: sweeps, Seed: seed}
 			if verbose {

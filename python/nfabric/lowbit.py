@@ -200,6 +200,8 @@ def parse_gate(s: str) -> Gate:
 
     if name in ("pattern", "paper", "2of3"):
         g = Gate(GateKind.PATTERN, num() if sep else 3)
+        if not 2 <= g.period <= 64:  # a typed 0 is not Gate's zero-value default
+            raise ValueError(f"gate {s!r}: pattern period {g.period} out of range [2, 64]")
     elif name == "worker":
         if sep:
             raise ValueError(f"gate {s!r} takes no argument")

@@ -11,6 +11,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 import nfabric.torch as nt
 from nfabric.policy import Policy, parse_rule_spec
+from nfabric.torch.control import Warmup
 
 
 def mlp() -> torch.nn.Module:
@@ -110,3 +111,17 @@ def test_rule_spec_syntax_round_trips() -> None:
     for s in ["g-binary", "g-ternary/margin:2", "g-ternary/worker:0.5", "g-binary+ef@0.001", "fp32@0.05",
               "g-ternary/pattern:5"]:
         assert str(parse_rule_spec(s)) == s
+
+
+def test_values_refused_at_construction() -> None:
+    # Issue 25, item 11: Warmup(nan) meant no warm-up, a fractional worker
+    # count failed only at the first step, and pattern:0 meant pattern:3.
+    for bad in [float("nan"), 2.5, -1, True]:
+        with pytest.raises(ValueError, match="warm-up steps"):
+            Warmup(bad)
+    assert Warmup(0).steps == 0 and Warmup(5).steps == 5
+    for bad in [2.5, float("nan"), True]:
+        with pytest.raises(ValueError, match="want a whole number"):
+            nt.VirtualWorkers(mlp(), bad, "g-binary")
+    with pytest.raises(ValueError, match="pattern period 0"):
+        nt.VirtualWorkers(mlp(), 2, "g-ternary/pattern:0")

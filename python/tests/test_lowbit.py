@@ -108,7 +108,7 @@ def test_spec_limits_and_parsing() -> None:
     Spec(1024, Layout.WORKER_MAJOR).validate()
     assert lowbit.parse_gate("pattern") == lowbit.PAPER_GATE and not lowbit.PAPER_GATE.extension()
     assert lowbit.parse_gate("margin:4") == Gate(GateKind.MARGIN, threshold=4)
-    for bad in ["pattern:1", "pattern:65", "margin", "margin:0", "worker:3", "nope"]:
+    for bad in ["pattern:0", "paper:0", "pattern:-3", "pattern:1", "pattern:65", "margin", "margin:0", "worker:3", "nope"]:
         with pytest.raises(ValueError):
             lowbit.parse_gate(bad)
     assert lowbit.decode(torch.tensor([-1, 0, 1], dtype=torch.int8), 0.25).tolist() == [-0.25, 0.0, 0.25]

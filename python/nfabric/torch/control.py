@@ -15,6 +15,7 @@ never a silent low-bit step.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..lowbit import Format, parse_format
@@ -50,9 +51,11 @@ class Warmup:
     policy's modes: the paper's FP32-default admission without diagnostics."""
 
     def __init__(self, steps: int):
-        if steps < 0:
-            raise ValueError(f"warm-up steps {steps} < 0")
-        self.steps = steps
+        # NaN compares false with everything, so 'steps < 0' let it through
+        # as "no warm-up"; a fraction has no meaning as a step count.
+        if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 0:
+            raise ValueError(f"warm-up steps {steps!r}: want a whole number >= 0")
+        self.steps = int(steps)
 
     def decide(self, ctx: StepContext) -> ModeMap:
         if ctx.step < self.steps:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
@@ -37,6 +38,11 @@ class ModeState:
 
     def __init__(self, model: torch.nn.Module, policy: PolicyArg, groups: GroupsArg, control: object,
                  workers: int, backend: str = "collective", serve: Optional[str] = None):
+        # Checked first: a fraction (2.5) used to pass and fail only at the
+        # first step, when the batch was split.
+        if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
+            raise ValueError(f"workers {workers!r}: want a whole number")
+        workers = int(workers)
         control = resolve_control(backend, control, serve)
         self.backend = backend
         self.control_object = control
