@@ -8,6 +8,8 @@
 #   grpc_python_plugin     Debian python3-grpc-tools 1.14 (its plugin only: its
 #                          bundled protoc 3.5 cannot write code for protobuf 4.x,
 #                          so the *_pb2.py messages come from /usr/bin/protoc)
+# The Chakra execution-trace schema (api/chakra/v1/et.proto, read by package
+# chakra) is generated for Go only.
 # Python modules land in python/nfabric/_proto/nfabric/v1/ and import each
 # other as nfabric._proto.nfabric.v1.* (rewritten from protoc's nfabric.v1.*,
 # which would collide with the nfabric package itself).
@@ -25,6 +27,7 @@ PATH=$bin:$PATH protoc -I api \
   --go_out=api --go_opt=paths=source_relative \
   --go-grpc_out=api --go-grpc_opt=paths=source_relative \
   "${protos[@]}"
+PATH=$bin:$PATH protoc -I api --go_out=api --go_opt=paths=source_relative chakra/v1/et.proto
 
 py=python/nfabric/_proto
 rm -rf "$py"

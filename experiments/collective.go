@@ -309,7 +309,7 @@ func CollectiveLayout(r CollectiveResult) (*report.Result, error) {
 	}
 	return &report.Result{Block: "collective", Title: collectiveTitle,
 		Summary: []string{summary},
-		Tables:  []report.Table{f7, gptScaleTable(r)}, Figures: []report.Figure{fig},
+		Tables:  []report.Table{f7, gptScaleTable(r)}, Figures: []report.Figure{fig}, Claims: collectiveClaims(r),
 		Data: map[string]any{"exposure": r.Exposure, "gpt_scale": r.GPTScale,
 			"fig7": map[string]any{"model": r.Model, "elements": r.Elements, "exposure": r.Exposure, "rows": rows}}}, nil
 }

@@ -349,8 +349,9 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	claims, held, missed := o.claimsTable(all, live)
+	claims, rows, held, missed := o.claimsTable(all, live)
 	res.Tables = append(res.Tables, t, claims, cal)
+	res.Claims = rows
 	figs, err := pilotFigures(all, o.Fault)
 	if err != nil {
 		return nil, err
@@ -363,7 +364,7 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 	low, traffic, acc := gd.cells()
 	res.Summary = []string{fmt.Sprintf("G-Binary-default: %s steps low-bit, traffic %s, final %s (paper: %s, %s, %s %%).",
 		low+"%", traffic, acc, paperPilotLowBit, paperPilotTraffic, paperPilotAcc)}
-	sum := fmt.Sprintf("Sec. 8 claims on %s and %s: %d of %d hold", setName, live.Data, held, held+len(missed))
+	sum := fmt.Sprintf("Sec. 8 claims on %s and %s: %d of %d hold", setName, live.Data, held, len(rows))
 	if len(missed) > 0 {
 		sum += "; does not hold: " + strings.Join(missed, "; ")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/nn"
@@ -95,29 +96,50 @@ func (o PilotOptions) calibrationTable(all []scenarioRuns) (report.Table, error)
 type claim struct {
 	text, paper, ours string
 	holds             bool
+	// criterion is the rule holds applies; undecided, when set, says why
+	// the runs cannot decide the claim (its verdict is inconclusive).
+	criterion, undecided string
 }
 
-// claimsTable marks the Sec. 8 claims the pilots can test: holds or does
-// not hold, computed from the runs. It also returns how many hold and the
-// claims that do not.
-func (o PilotOptions) claimsTable(all []scenarioRuns, live *PilotRun) (t report.Table, held int, missed []string) {
+// verdict is the claim's ledger verdict.
+func (c claim) verdict() string {
+	if c.undecided != "" {
+		return report.VerdictInconclusive
+	}
+	return modelVerdict(c.holds)
+}
+
+// claimsTable marks the Sec. 8 claims the pilots can test: holds, does not
+// hold or inconclusive, computed from the runs, as a table and as the
+// block's ledger rows. It also returns how many hold and the claims that do
+// not.
+func (o PilotOptions) claimsTable(all []scenarioRuns, live *PilotRun) (t report.Table, rows []report.Claim, held int, missed []string) {
 	t = report.Table{Name: "claims", Title: "Sec. 8 claims on the stand-ins",
 		Columns: []string{"claim (paper, Sec. 8)", "paper", "ours", "verdict"}}
 	for _, c := range append(o.fig6Claims(all), liveClaims(live)...) {
-		v := "does not hold"
-		if c.holds {
-			v = "holds"
+		v := c.verdict()
+		switch v {
+		case report.VerdictHolds:
 			held++
-		} else {
+		case report.VerdictDoesNotHold:
 			missed = append(missed, c.text)
 		}
-		t.AddRow(c.text, c.paper, c.ours, v)
+		ours := c.ours
+		if c.undecided != "" {
+			ours += " (" + c.undecided + ")"
+		}
+		t.AddRow(c.text, c.paper, ours, v)
+		section := "Sec. 8, Fig. 6"
+		if live != nil && strings.HasPrefix(c.text, "Live loop") {
+			section = "Sec. 8, live loop"
+		}
+		rows = append(rows, report.Claim{Section: section, Name: c.text, Paper: c.paper, Ours: ours, Criterion: c.criterion, Verdict: v})
 	}
 	t.Notes = []string{
 		"'Within the references' run-to-run variation': the G-Binary-default mean lies between the lower and the higher of the always-fp32 and always-g-binary means, widened by the larger of their standard deviations (0 with one seed).",
 		"The paper's pilot is CIFAR-10/ResNet-18 and its live loop CIFAR-100/ResNet-18; ours are the ResNet stand-ins named in the tables above.",
 	}
-	return t, held, missed
+	return t, rows, held, missed
 }
 
 // fig6Claims checks the recovery pilot's claims on every seed.
@@ -153,9 +175,10 @@ func (o PilotOptions) fig6Claims(all []scenarioRuns) []claim {
 			ours = "no fault injected (--fault-rate 0)"
 		}
 		out = append(out,
-			claim{"G-Binary-default: the Supervisor returns to FP32 during the injected degradation window", "yes",
-				ours, o.Fault.Rate > 0 && inWindow == n},
-			claim{"G-Binary-default re-enables low-bit aggregation after recovery", "yes", fmt.Sprintf("%d of %d seeds", readmitted, n), readmitted == n})
+			claim{text: "G-Binary-default: the Supervisor returns to FP32 during the injected degradation window", paper: "yes",
+				ours: ours, holds: o.Fault.Rate > 0 && inWindow == n, criterion: "an FP32 alarm inside the fault window on every seed"},
+			claim{text: "G-Binary-default re-enables low-bit aggregation after recovery", paper: "yes", ours: fmt.Sprintf("%d of %d seeds", readmitted, n),
+				holds: readmitted == n, criterion: "low-bit re-admitted after the alarm on every seed"})
 		out = append(out, o.endpointClaim(by))
 	}
 	if len(fd.runs) > 0 {
@@ -165,8 +188,8 @@ func (o PilotOptions) fig6Claims(all []scenarioRuns) []claim {
 				admitted++
 			}
 		}
-		out = append(out, claim{"FP32-default admits low-bit aggregation after warm-up diagnostics", "yes",
-			fmt.Sprintf("%d of %d seeds", admitted, len(fd.runs)), admitted == len(fd.runs)})
+		out = append(out, claim{text: "FP32-default admits low-bit aggregation after warm-up diagnostics", paper: "yes",
+			ours: fmt.Sprintf("%d of %d seeds", admitted, len(fd.runs)), holds: admitted == len(fd.runs), criterion: "low-bit steps after warm-up on every seed"})
 	}
 	return out
 }
@@ -175,7 +198,8 @@ func (o PilotOptions) fig6Claims(all []scenarioRuns) []claim {
 // of the FP32 and always-G-Binary references".
 func (o PilotOptions) endpointClaim(by map[pilot.Scenario]scenarioRuns) claim {
 	fp, gb, gd := by[pilot.AlwaysFP32], by[pilot.AlwaysGBinary], by[pilot.GBinaryDefault]
-	c := claim{text: "G-Binary-default's final accuracy is within the FP32 and always-G-Binary references' run-to-run variation", paper: paperPilotAcc + " %"}
+	c := claim{text: "G-Binary-default's final accuracy is within the FP32 and always-G-Binary references' run-to-run variation", paper: paperPilotAcc + " %",
+		criterion: "mean within [lower reference mean - sd, higher reference mean + sd], sd the larger reference std over seeds"}
 	if len(fp.runs) == 0 || len(gb.runs) == 0 {
 		c.ours = "references not run"
 		return c
@@ -185,6 +209,11 @@ func (o PilotOptions) endpointClaim(by map[pilot.Scenario]scenarioRuns) claim {
 	lo, hi := math.Min(f.accMean, g.accMean)-sd, math.Max(f.accMean, g.accMean)+sd
 	c.ours = fmt.Sprintf("%.2f against [%.2f, %.2f] (FP32 %.2f, G-Binary %.2f)", d.accMean, lo, hi, f.accMean, g.accMean)
 	c.holds = d.accMean >= lo && d.accMean <= hi
+	if len(fp.runs) < 2 || len(gb.runs) < 2 || len(gd.runs) < 2 {
+		// One seed has no run-to-run variation: the claim is about noise
+		// the runs did not sample.
+		c.undecided = fmt.Sprintf("%d seed(s): no run-to-run variation measured", min(len(fp.runs), len(gb.runs), len(gd.runs)))
+	}
 	return c
 }
 
@@ -207,8 +236,10 @@ func liveClaims(live *PilotRun) []claim {
 		}
 	}
 	return []claim{
-		{"Live loop (100 classes): the ladder selects G-Ternary for the backbone", "g-ternary", s[nn.Backbone] + cos, s[nn.Backbone] == "g-ternary"},
-		{"Live loop (100 classes): the ladder keeps the sensitive head on FP32", "fp32-bypass", s[nn.Head], s[nn.Head] == "fp32-bypass"},
+		{text: "Live loop (100 classes): the ladder selects G-Ternary for the backbone", paper: "g-ternary", ours: s[nn.Backbone] + cos,
+			holds: s[nn.Backbone] == "g-ternary", criterion: "the backbone settles on g-ternary"},
+		{text: "Live loop (100 classes): the ladder keeps the sensitive head on FP32", paper: "fp32-bypass", ours: s[nn.Head],
+			holds: s[nn.Head] == "fp32-bypass", criterion: "the head settles on fp32-bypass"},
 	}
 }
 

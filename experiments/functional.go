@@ -145,6 +145,7 @@ func FunctionalLayout(vr cxl.VerifyResult) *report.Result {
 		stats.AddRow(m.String(), s.WriteLines, s.ReadLines, s.TransformedLines, s.WriteBytes, s.ReadBytes, s.MediaLinesRead)
 	}
 	res.Tables = []report.Table{sec6, checks, stats}
+	res.Claims = functionalClaims(vr)
 	return res
 }
 

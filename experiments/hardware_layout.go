@@ -114,6 +114,7 @@ func HardwareLayout(o HardwareOptions, us []HardwareUnit) (*report.Result, error
 		}
 		res.Figures = figs
 	}
+	res.Claims = hardwareClaims(o, d)
 	res.Data = d // the framework's SetStatus reports d.Skipped in the status
 	return res, nil
 }

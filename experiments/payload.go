@@ -212,6 +212,7 @@ func PayloadLayout(us []PayloadUnit) *report.Result {
 	}
 	res.Tables = append(res.Tables, ex, chk, bits)
 	res.Summary = []string{fmt.Sprintf("%d passed, %d failed", res.Passed, res.Failed)}
+	res.Claims = payloadClaims(us)
 	return res
 }
 

@@ -537,8 +537,32 @@ func layoutBlock(b Block, cfg Config, results []unitResult) Outcome {
 	if res.Title == "" {
 		res.Title = b.Title
 	}
+	for i := range res.Claims {
+		c := &res.Claims[i]
+		if c.Block == "" {
+			c.Block = b.Name
+		}
+		if c.Tier == "" {
+			c.Tier = cfg.Tier.String()
+		}
+		if c.Convergence == "" {
+			c.Convergence = "n/a"
+		}
+	}
 	o.Result = res
 	return o
+}
+
+// Ledger gathers every block's claims in report order: the rows of the
+// claims ledger that REPORT.md, index.html and ledger.json open with.
+func Ledger(outs []Outcome) []report.Claim {
+	var out []report.Claim
+	for _, o := range outs {
+		if o.Err == nil && o.Result != nil {
+			out = append(out, o.Result.Claims...)
+		}
+	}
+	return out
 }
 
 // writeOutcome writes a laid-out block's files into outDir.
@@ -552,6 +576,13 @@ func writeOutcome(o Outcome, outDir string) Outcome {
 // writeIndex writes REPORT.md and index.html and summarises the failed
 // blocks.
 func writeIndex(outs []Outcome, cfg Config, outDir string) error {
+	ledger, err := LedgerJSON(outs)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteFileAtomic(filepath.Join(outDir, "ledger.json"), ledger); err != nil {
+		return err
+	}
 	if err := report.WriteFileAtomic(filepath.Join(outDir, "REPORT.md"), []byte(Index(outs, cfg))); err != nil {
 		return err
 	}
@@ -637,12 +668,35 @@ func blockFiles(o Outcome) []string {
 	return []string{o.Block.Name + ".md", o.Block.Name + ".json"}
 }
 
-// Index renders REPORT.md: one line per block with its status and links,
-// then each block's Markdown in full. It holds no wall-clock times so that
-// the same seed gives the same bytes.
+// LedgerJSON is ledger.json: the claims ledger's rows as indented JSON,
+// the same rows REPORT.md and index.html open with.
+func LedgerJSON(outs []Outcome) ([]byte, error) {
+	rows := Ledger(outs)
+	if rows == nil {
+		rows = []report.Claim{}
+	}
+	b, err := json.MarshalIndent(struct {
+		Claims []report.Claim `json:"claims"`
+	}{rows}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode ledger.json: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Index renders REPORT.md: the claims ledger (each row linking to its
+// block's file), one line per block with its status and links, then each
+// block's Markdown in full. It holds no wall-clock times so that the same
+// seed gives the same bytes.
 func Index(outs []Outcome, cfg Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n", indexTitle, indexIntro(cfg))
+	if ledger := Ledger(outs); len(ledger) > 0 {
+		t := report.LedgerTable(ledger, func(block string) string { return fmt.Sprintf("[%s](%s.md)", block, block) })
+		t.Title = ""
+		fmt.Fprintf(&b, "## Claims ledger\n\n%s\n\n%s\n", report.LedgerSummary(ledger), t.Markdown())
+		b.WriteString("## Blocks\n\n")
+	}
 	b.WriteString("| block | evidence | status | files |\n| --- | --- | --- | --- |\n")
 	for _, o := range outs {
 		status := strings.ReplaceAll(markdownStatus(o), "|", `\|`)
@@ -664,7 +718,7 @@ func Index(outs []Outcome, cfg Config) string {
 // IndexHTML renders index.html from the same outcomes as Index: the whole
 // report on one self-contained page (see report.Page).
 func IndexHTML(outs []Outcome, cfg Config) ([]byte, error) {
-	p := report.Page{Title: indexTitle, Intro: []string{indexIntro(cfg), "Open REPORT.md for the same report in Markdown; each block's files are linked from its section."}}
+	p := report.Page{Title: indexTitle, Intro: []string{indexIntro(cfg), "Open REPORT.md for the same report in Markdown; each block's files are linked from its section."}, Ledger: Ledger(outs)}
 	for _, o := range outs {
 		st, detail := BlockStatus(o)
 		pb := report.PageBlock{Name: o.Block.Name, Title: o.Block.Title, Status: st, Detail: detail, Files: blockFiles(o)}

@@ -44,7 +44,15 @@ func synthBlock(name string, n, fail int) Block {
 			for _, r := range rs {
 				t.AddRow(r.Key, r.Value)
 			}
-			return &report.Result{Tables: []report.Table{t}, Data: rs}, nil
+			// One ledger row from the units' values, so that a merge which
+			// lost or reordered units changes the ledger too.
+			sum := 0.0
+			for _, r := range rs {
+				sum += r.Value
+			}
+			c := report.Claim{Section: "Sec. 0", Name: name + " sums its units", Paper: "-", Ours: report.FormatFloat(sum),
+				Criterion: "sum > 0", Verdict: modelVerdict(sum > 0)}
+			return &report.Result{Tables: []report.Table{t}, Data: rs, Claims: []report.Claim{c}}, nil
 		},
 	})
 }

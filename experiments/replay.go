@@ -358,7 +358,7 @@ func Fig2Layout(o ReplayOptions, us []ReplayUnit) (*report.Result, error) {
 		rows[i] = r.Row
 	}
 	a, b := fig2Tables(o, rows)
-	res := &report.Result{Block: "replay", Title: replayTitle, Tables: []report.Table{a, b}}
+	res := &report.Result{Block: "replay", Title: replayTitle, Tables: []report.Table{a, b}, Claims: replayClaims(o, rows)}
 	figA, err := fig2aPlot(runs)
 	if err != nil {
 		return nil, err

@@ -177,6 +177,7 @@ func TimingLayout(s timing.Setup, r TimingResult) (*report.Result, error) {
 		out.Figures = append(out.Figures, d.Figures...)
 		out.Data.(map[string]any)["ddr5"] = *r.DDR5
 	}
+	out.Claims = timingClaims(s, r)
 	return out, nil
 }
 

@@ -1,5 +1,11 @@
 package report
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // Claim is one row of the claims ledger: one claim of the paper checked
 // by one evidence block. The block computes every field from its runs;
 // the report only lays the rows out (the ledger is the first table of
@@ -45,3 +51,69 @@ const (
 	VerdictNotRun       = "not run"
 	VerdictSkipped      = "skipped"
 )
+
+// LedgerColumns are the ledger table's columns, in order.
+var LedgerColumns = []string{"block", "section", "claim", "paper", "ours", "interval", "criterion", "verdict", "tier", "convergence"}
+
+// LedgerTable lays claims out as the ledger table, one row per claim in
+// the order given. blockCell renders a row's block cell (a link to the
+// block's section or file); nil prints the block's name.
+func LedgerTable(claims []Claim, blockCell func(block string) string) Table {
+	t := Table{Name: "ledger", Title: "Claims ledger: every claim of every block", Columns: LedgerColumns}
+	for _, c := range claims {
+		b := c.Block
+		if blockCell != nil {
+			b = blockCell(c.Block)
+		}
+		interval := c.Interval
+		if interval == "" {
+			interval = "-"
+		}
+		t.Rows = append(t.Rows, []string{b, c.Section, c.Name, c.Paper, c.Ours, interval, c.Criterion, c.Verdict, c.Tier, c.Convergence})
+	}
+	t.Notes = []string{LedgerRule}
+	return t
+}
+
+// LedgerRule states how the ledger's verdicts are reached; printed under
+// the ledger in every rendering.
+const LedgerRule = "Verdicts: a claim measured over seeds holds when its whole 95% interval lies inside the criterion, does not hold when the whole interval lies outside it, and is inconclusive otherwise; a claim whose training runs had not converged by the block's stated rule is only indicative. Claims of deterministic models (no seeds, no interval) are judged on the one value. Paper values are the paper's; every other cell was computed by this run."
+
+// LedgerSummary counts the claims by verdict, in the Verdict* order:
+// "12 claims: 7 hold, 1 does not hold, 2 inconclusive, 2 indicative
+// (not converged)". Verdicts outside the Verdict* set are counted as
+// they are spelled.
+func LedgerSummary(claims []Claim) string {
+	order := []string{VerdictHolds, VerdictDoesNotHold, VerdictInconclusive, VerdictIndicative, VerdictNotRun, VerdictSkipped}
+	n := map[string]int{}
+	var other []string
+	for _, c := range claims {
+		if n[c.Verdict] == 0 && !slices.Contains(order, c.Verdict) {
+			other = append(other, c.Verdict)
+		}
+		n[c.Verdict]++
+	}
+	parts := []string{}
+	for _, v := range append(order, other...) {
+		if n[v] == 0 {
+			continue
+		}
+		word := v
+		if v == VerdictHolds && n[v] == 1 {
+			word = "holds"
+		} else if v == VerdictHolds {
+			word = "hold"
+		} else if v == VerdictDoesNotHold && n[v] > 1 {
+			word = "do not hold"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n[v], word))
+	}
+	noun := "claims"
+	if len(claims) == 1 {
+		noun = "claim"
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%d %s.", len(claims), noun)
+	}
+	return fmt.Sprintf("%d %s: %s.", len(claims), noun, strings.Join(parts, ", "))
+}

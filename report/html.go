@@ -32,7 +32,10 @@ type PageBlock struct {
 type Page struct {
 	Title string
 	// Intro holds paragraphs printed under the title (the configuration).
-	Intro  []string
+	Intro []string
+	// Ledger is the claims ledger, the page's first table; each row links
+	// to its block's section.
+	Ledger []Claim
 	Blocks []PageBlock
 }
 
@@ -40,7 +43,16 @@ type Page struct {
 // SVGs are inlined only if they are plain SVG from this package's
 // renderers (no scripts, event handlers or foreign objects).
 func (p Page) HTML() ([]byte, error) {
-	view := pageView{Title: p.Title, Intro: p.Intro}
+	view := pageView{Title: p.Title, Intro: p.Intro, Ledger: p.Ledger, LedgerNote: LedgerRule}
+	if len(p.Ledger) > 0 {
+		view.LedgerSummary = LedgerSummary(p.Ledger)
+	}
+	for _, c := range p.Ledger {
+		if c.Interval == "" {
+			c.Interval = "-"
+		}
+		view.Claims = append(view.Claims, claimView{Claim: c, BlockID: "block-" + c.Block, Class: verdictClass(c.Verdict)})
+	}
 	for _, b := range p.Blocks {
 		bv := blockView{PageBlock: b, ID: "block-" + b.Name}
 		if b.Result != nil {
@@ -61,9 +73,30 @@ func (p Page) HTML() ([]byte, error) {
 }
 
 type pageView struct {
-	Title  string
-	Intro  []string
-	Blocks []blockView
+	Title                     string
+	Intro                     []string
+	Ledger                    []Claim
+	LedgerSummary, LedgerNote string
+	Claims                    []claimView
+	Blocks                    []blockView
+}
+
+type claimView struct {
+	Claim
+	BlockID, Class string
+}
+
+// verdictClass is the CSS class of a verdict cell.
+func verdictClass(v string) string {
+	switch v {
+	case VerdictHolds:
+		return "v-holds"
+	case VerdictDoesNotHold:
+		return "v-fails"
+	case VerdictInconclusive, VerdictIndicative:
+		return "v-open"
+	}
+	return "v-none"
 }
 
 type blockView struct {
@@ -314,11 +347,22 @@ ul.notes{font-size:.85rem;color:#333}
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto;display:block}
 figcaption{font-size:.85rem;color:#444}
 .files{font-size:.85rem}
+td.v-holds{background:#dff3e3}td.v-fails{background:#fbdada}td.v-open{background:#fff1c9}td.v-none{background:#eee}
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
 {{range .Intro}}<p>{{.}}</p>
+{{end}}{{if .Claims}}<section id="ledger">
+<h2>Claims ledger</h2>
+<p>{{.LedgerSummary}}</p>
+<div class="tablewrap"><table>
+<thead><tr><th>block</th><th>section</th><th>claim</th><th class="paper">paper</th><th>ours</th><th>interval</th><th>criterion</th><th>verdict</th><th>tier</th><th>convergence</th></tr></thead>
+<tbody>
+{{range .Claims}}<tr><td><a href="#{{.BlockID}}">{{.Block}}</a></td><td>{{.Section}}</td><td>{{.Name}}</td><td class="paper">{{.Paper}}</td><td>{{.Ours}}</td><td>{{.Interval}}</td><td>{{.Criterion}}</td><td class="{{.Class}}">{{.Verdict}}</td><td>{{.Tier}}</td><td>{{.Convergence}}</td></tr>
+{{end}}</tbody></table></div>
+<p class="detail">{{.LedgerNote}}</p>
+</section>
 {{end}}<nav><h2 id="contents">Contents</h2>
 <ol>
 {{range .Blocks}}<li><a href="#{{.ID}}">{{.Title}}</a> <code>{{.Name}}</code><span class="status status-{{.Status}}">{{.Status}}</span>{{if .Detail}} <span class="detail">{{.Detail}}</span>{{end}}</li>

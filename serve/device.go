@@ -63,7 +63,10 @@ func (c *controllerService) OpenDevice(ctx context.Context, req *pb.OpenDeviceRe
 	if d.capacity == 0 {
 		return nil, fieldStatus("capacity_bytes", errors.New("0 (want a positive multiple of 64)"))
 	}
-	dev, err := host.Open(host.Config{Workers: d.workers, Layout: d.layout, Gate: d.gate, Capacity: d.capacity, LinesHint: int(req.GetLinesHint())})
+	// The hint presizes the page index: at most the lines the capacity
+	// holds, so that a device's memory follows from its capacity.
+	hint := min(uint64(req.GetLinesHint()), d.capacity/cxl.LineBytes)
+	dev, err := host.Open(host.Config{Workers: d.workers, Layout: d.layout, Gate: d.gate, Capacity: d.capacity, LinesHint: int(hint)})
 	if err != nil {
 		return nil, fieldStatus("capacity_bytes", err)
 	}
@@ -75,11 +78,15 @@ func (c *controllerService) OpenDevice(ctx context.Context, req *pb.OpenDeviceRe
 	if err != nil {
 		return nil, err
 	}
+	if s.devices >= s.opts.MaxDevices {
+		return nil, exhausted("the server holds %d devices, its limit", s.devices)
+	}
 	if s.devBytes+d.capacity > s.opts.MaxDeviceBytes || s.devBytes+d.capacity < s.devBytes {
 		return nil, exhausted("capacity_bytes: %d more bytes of device memory would exceed the server's limit of %d (%d in use)", d.capacity, s.opts.MaxDeviceBytes, s.devBytes)
 	}
 	id := s.newID()
 	o.devices[id] = d
+	s.devices++
 	s.devBytes += d.capacity
 	s.log.Info("device opened", "device", id, "capacity", d.capacity, "workers", d.workers, "layout", d.layout.String(), "gate", d.gate.String())
 	return &pb.OpenDeviceResponse{Device: id, CapacityBytes: d.capacity}, nil
@@ -96,6 +103,7 @@ func (c *controllerService) CloseDevice(ctx context.Context, req *pb.CloseDevice
 	s := c.s
 	_, err := owned(s, ctx, "device", req.GetDevice(), devicesOf, func(d *device) {
 		s.devBytes -= d.capacity
+		s.devices--
 		s.log.Info("device closed", "device", req.GetDevice())
 	})
 	if err != nil {
@@ -108,6 +116,9 @@ func (c *controllerService) MapRegion(ctx context.Context, req *pb.MapRegionRequ
 	d, err := c.device(ctx, req.GetDevice())
 	if err != nil {
 		return nil, err
+	}
+	if n := len(req.GetName()); n > MaxNameBytes {
+		return nil, fieldStatus("name", fmt.Errorf("%d bytes, more than %d", n, MaxNameBytes))
 	}
 	r := cxl.Region{Name: req.GetName(), Base: req.GetBase(), Size: req.GetSize(), Workers: int(req.GetWorkers())}
 	if r.Workers == 0 {
@@ -172,7 +183,7 @@ func (c *controllerService) UnmapRegion(ctx context.Context, req *pb.UnmapRegion
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.dev.Unmap(cxl.RegionID(req.GetRegion())); err != nil {
-		return nil, status.Errorf(codes.NotFound, "region: %v", err)
+		return nil, notFoundf("region", err)
 	}
 	return &pb.UnmapRegionResponse{}, nil
 }
@@ -188,8 +199,11 @@ func (c *controllerService) SetMode(ctx context.Context, req *pb.SetModeRequest)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.logRoom(1, c.s.opts.MaxModeChanges); err != nil {
+		return nil, err
+	}
 	if err := d.dev.SetMode(cxl.RegionID(req.GetRegion()), m, req.GetTime()); err != nil {
-		return nil, status.Errorf(codes.NotFound, "region: %v", err)
+		return nil, notFoundf("region", err)
 	}
 	return &pb.SetModeResponse{AfterSeq: d.dev.Seq()}, nil
 }
@@ -203,7 +217,7 @@ func (c *controllerService) GetMode(ctx context.Context, req *pb.GetModeRequest)
 	defer d.mu.Unlock()
 	m, err := d.dev.Mode(cxl.RegionID(req.GetRegion()))
 	if err != nil {
-		return nil, status.Errorf(codes.NotFound, "region: %v", err)
+		return nil, notFoundf("region", err)
 	}
 	return &pb.GetModeResponse{Mode: wire.Mode(m)}, nil
 }
@@ -229,6 +243,16 @@ func (c *controllerService) GetStats(ctx context.Context, req *pb.GetStatsReques
 		out.Log = append(out.Log, wire.ModeChange(ch))
 	}
 	return out, nil
+}
+
+// logRoom refuses n more mode writes when they could take the device's
+// mode-change log past limit entries; d.mu must be held. Only a real
+// change is logged, so the check counts every write as one.
+func (d *device) logRoom(n, limit int) error {
+	if have := d.dev.Stats().Controller.ModeChanges; have+uint64(n) > uint64(limit) {
+		return exhausted("set_mode: %d mode writes could take the device's mode-change log (%d entries) past the server's limit of %d; close the device and open a new one", n, have, limit)
+	}
+	return nil
 }
 
 // errField names the address or data field a cxl transaction error is

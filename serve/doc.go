@@ -28,16 +28,58 @@
 //
 // # Limits
 //
-// Options bound the message size, the regions per device, the sessions and
-// events per session, and device memory: the sum of open devices'
-// capacities (memory is sparse, so a device's capacity bounds the host
-// memory its stored lines can take). A request over a limit fails with
-// RESOURCE_EXHAUSTED and changes nothing.
+// Every allocation a request can cause counts against one of these
+// (Options fields and 'nfabric serve' flags; defaults in brackets). A
+// request over a limit fails with RESOURCE_EXHAUSTED (a count or size the
+// server holds) or INVALID_ARGUMENT (a size one request asks for) and
+// changes nothing.
+//
+//	limit                                    bounds
+//	MaxMessageBytes  --max-message-bytes     a request and a reply [16 MiB]; a batch's transactions and
+//	                                         mode writes together (2 per 64 message bytes) and its lines read
+//	MaxConnections   --max-connections       connections served at once [64]; more wait in the backlog
+//	MaxStreams       --max-streams           calls in flight per connection [4], a call counting until
+//	                                         its reply is written: the replies a slow client leaves unread
+//	MaxDevices       --max-devices           open devices [64]
+//	MaxDeviceBytes   --max-device-bytes      the sum of the open devices' capacities [4 GiB]; a device's
+//	                                         lines_hint is clamped to its capacity's lines
+//	MaxRegions       --max-regions           regions per device [4096]
+//	MaxModeChanges   --max-mode-changes      a device's mode-change log [65536]; a batch whose set_mode
+//	                                         ops could pass it is refused whole
+//	MaxNameBytes     (constant, 256)         a region name, a session group name, an event's group name
+//	MaxSessions      --max-sessions          open control sessions [256]
+//	MaxSessionEvents --max-session-events    events one session records [1 Mi]; a session's record also
+//	                                         stops at a quarter of the message limit (encoded), so that
+//	                                         its Dump is one reply
+//
+// Replies are bounded by construction: a Dump by the record's size limit,
+// a GetStats by MaxRegions and MaxModeChanges (Validate refuses options
+// whose GetStats could exceed the message limit; New fits them), a read
+// batch by its lines. Error messages and BadRequest details truncate every
+// echoed value to 256 bytes with its length, and the detail lists the
+// first 64 bad fields.
+//
+// Bound returns what these limits bound in memory, by row: devices
+// (2 x MaxDeviceBytes, the factor being the garbage collector's headroom
+// over the stored pages, plus 64 KiB a device), tables (MaxDevices x
+// (MaxRegions x 4 KiB + MaxModeChanges x 256 B)), sessions (MaxSessions x
+// MaxMessageBytes/4 x 10, the record's in-memory size per encoded byte) and
+// transport (MaxConnections x (1 MiB + MaxStreams x 4 x MaxMessageBytes),
+// a call's request, reply and decoding). The factors are rounded up from
+// the peak resident set of a server process with every limit filled
+// (TestLimitsRSS). With the defaults the sum is large, about 36 GiB (device
+// memory 8, tables 2, sessions 10, transport 16): lower the limits to fit
+// the host ('nfabric serve --max-sessions 16 --max-connections 16' and so on).
 //
 // # Authentication
 //
-// On a Unix socket (created 0600) the file system decides who may connect.
+// On a Unix socket (created 0600; the default one in a 0700 directory,
+// DefaultSocket) the file system decides who may connect, and clients
+// check that the socket and its directory are this user's (CheckSocket),
+// so that none talks to a server another user bound at the path.
 // On TCP the server requires a bearer token (Options.Token, checked on every
-// call, including health and reflection) or TLS with client certificates;
-// other clients get UNAUTHENTICATED.
+// call, including health and reflection; the scheme name is
+// case-insensitive) or TLS with client certificates; other clients get
+// UNAUTHENTICATED, a client without a certificate too (the handshake
+// accepts it and every call is refused).
 package serve

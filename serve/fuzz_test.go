@@ -35,7 +35,7 @@ func FuzzTransact(f *testing.F) {
 		dev.MapRegion(cxl.Region{Name: "em", Size: 1024, Workers: 8, Gate: lowbit.PaperGate})
 		dev.MapRegion(cxl.Region{Name: "wm", Base: 4096, Size: 4 * 128, Workers: 4, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}})
 		d := &device{capacity: 1 << 14, dev: dev}
-		steps, reads, err := decodeOps(req.GetOps(), 1<<12, 1<<12)
+		steps, reads, _, err := decodeOps(req.GetOps(), 1<<12, 1<<12)
 		if err != nil {
 			return
 		}
@@ -79,7 +79,7 @@ func FuzzSession(f *testing.F) {
 			if i == 64 {
 				break
 			}
-			ss.step("event", rec.GetEvent(), 1<<10)
+			ss.step("event", rec.GetEvent(), recordLimits{events: 1 << 10, bytes: 1 << 20})
 		}
 		dump := &pb.SessionDump{Config: ss.cfg, Events: ss.events}
 		for _, a := range ss.plane.Log() {

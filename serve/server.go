@@ -17,10 +17,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
@@ -33,13 +35,24 @@ import (
 type Options struct {
 	// MaxMessageBytes bounds a request and a response (default 16 MiB).
 	MaxMessageBytes int
+	// MaxConnections bounds the client connections served at once
+	// (default 64); further ones wait in the listen backlog.
+	MaxConnections int
+	// MaxStreams bounds the calls in flight on one connection, a call
+	// counting until its response is written (default 4).
+	MaxStreams int
+	// MaxDevices bounds the open devices of the server (default 64).
+	MaxDevices int
 	// MaxRegions bounds the mapped regions of one device (default 4096).
 	MaxRegions int
+	// MaxModeChanges bounds the mode-change log of one device
+	// (default 65536 entries).
+	MaxModeChanges int
 	// MaxSessions bounds the open control sessions of the server
 	// (default 256).
 	MaxSessions int
 	// MaxSessionEvents bounds the events one session records for Dump
-	// (default 1 Mi, about 100 MiB of records at most).
+	// (default 1 Mi).
 	MaxSessionEvents int
 	// MaxDeviceBytes bounds the sum of the open devices' capacities
 	// (default 4 GiB).
@@ -56,16 +69,95 @@ type Options struct {
 
 // DefaultOptions returns the defaults of 'nfabric serve'.
 func DefaultOptions() Options {
-	return Options{MaxMessageBytes: 16 << 20, MaxRegions: 4096, MaxSessions: 256, MaxSessionEvents: 1 << 20, MaxDeviceBytes: 4 << 30}
+	return Options{MaxMessageBytes: 16 << 20, MaxConnections: 64, MaxStreams: 4, MaxDevices: 64, MaxRegions: 4096,
+		MaxModeChanges: 1 << 16, MaxSessions: 256, MaxSessionEvents: 1 << 20, MaxDeviceBytes: 4 << 30}
 }
+
+// Validate reports options that cannot work together: a device's
+// GetStats reply (its region table and mode-change log) must fit one
+// message, so that GetStats never fails for size (issue 25, item 2).
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	if need := statsBound(o.MaxRegions, o.MaxModeChanges); need > o.MaxMessageBytes {
+		return fmt.Errorf("a GetStats reply of %d regions and %d mode changes takes up to %d bytes, more than the message limit %d: lower the regions or mode changes, or raise the message limit",
+			o.MaxRegions, o.MaxModeChanges, need, o.MaxMessageBytes)
+	}
+	return nil
+}
+
+// Bounds on encoded sizes, for the reply budgets. A region entry holds a
+// name of at most MaxNameBytes and a dozen varints; a mode change five.
+const (
+	regionWireBytes     = MaxNameBytes + 128
+	modeChangeWireBytes = 48
+	statsFixedBytes     = 4096
+)
+
+// statsBound is the largest encoded GetStats reply of a device with at
+// most regions regions and changes mode changes.
+func statsBound(regions, changes int) int {
+	return statsFixedBytes + regions*regionWireBytes + changes*modeChangeWireBytes
+}
+
+// MemoryBound is the documented bound on the memory a server with
+// options o can be made to hold above its idle size, by row of the
+// package documentation's limits table, in bytes.
+type MemoryBound struct {
+	Devices   uint64 // device memory, page indexes and device structures
+	Tables    uint64 // region tables and mode-change logs
+	Sessions  uint64 // session configurations, records and planes
+	Transport uint64 // connections and the calls in flight on them
+}
+
+// Total is the sum of the rows.
+func (b MemoryBound) Total() uint64 { return b.Devices + b.Tables + b.Sessions + b.Transport }
+
+// Bound returns the memory bound of a server with options o.
+func Bound(o Options) MemoryBound {
+	o = o.withDefaults().fit()
+	return MemoryBound{
+		Devices:   o.MaxDeviceBytes*gcHeadroom + uint64(o.MaxDevices)*deviceFixedBytes,
+		Tables:    uint64(o.MaxDevices) * (uint64(o.MaxRegions)*regionHeldBytes + uint64(o.MaxModeChanges)*modeChangeHeldBytes),
+		Sessions:  uint64(o.MaxSessions) * uint64(recordBytes(o)) * sessionHeldPerWireByte,
+		Transport: uint64(o.MaxConnections) * (connFixedBytes + uint64(o.MaxStreams)*uint64(o.MaxMessageBytes)*streamHeldPerMessageByte),
+	}
+}
+
+// The memory factors of Bound, from TestLimitsRSS's peak resident sets
+// (so the garbage collector's headroom is in them), rounded up.
+const (
+	gcHeadroom               = 2        // live device memory plus the garbage of the writes that filled it
+	deviceFixedBytes         = 64 << 10 // a device's structures
+	regionHeldBytes          = 4 << 10  // a region with a 256-byte name
+	modeChangeHeldBytes      = 256      // a mode-change log entry, slice growth and GC headroom included
+	sessionHeldPerWireByte   = 10       // a session record in memory, per encoded byte
+	connFixedBytes           = 1 << 20  // a connection's buffers
+	streamHeldPerMessageByte = 4        // a call in flight, per byte of the message limit
+)
+
+// MaxNameBytes bounds a region name and a control group name (in a
+// session configuration or an event).
+const MaxNameBytes = 256
 
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = d.MaxMessageBytes
 	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = d.MaxConnections
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = d.MaxStreams
+	}
+	if o.MaxDevices <= 0 {
+		o.MaxDevices = d.MaxDevices
+	}
 	if o.MaxRegions <= 0 {
 		o.MaxRegions = d.MaxRegions
+	}
+	if o.MaxModeChanges <= 0 {
+		o.MaxModeChanges = d.MaxModeChanges
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = d.MaxSessions
@@ -82,19 +174,33 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// fit lowers MaxModeChanges, then MaxRegions, until Validate passes.
+func (o Options) fit() Options {
+	room := o.MaxMessageBytes - statsFixedBytes
+	if statsBound(o.MaxRegions, o.MaxModeChanges) > o.MaxMessageBytes {
+		o.MaxModeChanges = max(1, (room-o.MaxRegions*regionWireBytes)/modeChangeWireBytes)
+	}
+	if statsBound(o.MaxRegions, o.MaxModeChanges) > o.MaxMessageBytes {
+		o.MaxRegions = max(1, (room-o.MaxModeChanges*modeChangeWireBytes)/regionWireBytes)
+	}
+	return o
+}
+
 // Server serves the Controller and Control services, health and
 // reflection.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	grpc   *grpc.Server
-	health *health.Server
+	opts     Options
+	needCert bool // calls must come with a verified client certificate
+	log      *slog.Logger
+	grpc     *grpc.Server
+	health   *health.Server
 
 	nextConn atomic.Uint64
 	mu       sync.Mutex
 	conns    map[uint64]*owner
 	nextID   uint64
 	devBytes uint64 // sum of open devices' capacities
+	devices  int    // open devices
 	sessions int    // open sessions
 }
 
@@ -135,22 +241,34 @@ type Usage struct {
 	DeviceBytes                    uint64
 }
 
-// New returns a server; serve it with Serve.
+// New returns a server; serve it with Serve. Options that fail Validate
+// are fitted: New lowers MaxModeChanges, then MaxRegions, until they pass.
 func New(opts Options) *Server {
-	opts = opts.withDefaults()
+	opts = opts.withDefaults().fit()
 	s := &Server{opts: opts, log: opts.Logger, conns: map[uint64]*owner{}, health: health.NewServer()}
+	if opts.TLS != nil && opts.TLS.ClientAuth == tls.RequireAndVerifyClientCert {
+		// Verify a certificate in the handshake when one is sent, and
+		// refuse calls without one with UNAUTHENTICATED: a handshake that
+		// fails reaches the client as UNAVAILABLE, which reads as "server
+		// down" (issue 25, item 5).
+		cfg := opts.TLS.Clone()
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+		s.opts.TLS, s.needCert = cfg, true
+	}
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes),
 		grpc.MaxSendMsgSize(opts.MaxMessageBytes),
+		grpc.MaxConcurrentStreams(uint32(opts.MaxStreams)),
 		grpc.StatsHandler(connTracker{s}),
-		grpc.ChainUnaryInterceptor(s.logCall, s.recoverUnary, s.authUnary),
-		grpc.ChainStreamInterceptor(s.authStream),
+		grpc.ForceServerCodecV2(checkedCodec{encoding.GetCodecV2(protoCodecName)}),
+		grpc.ChainUnaryInterceptor(s.logCall, s.recoverUnary, s.authUnary, malformedUnary),
+		grpc.ChainStreamInterceptor(s.authStream, malformedStream),
 		// Find peers that vanished without closing their connection.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	}
-	if opts.TLS != nil {
-		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	if s.opts.TLS != nil {
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(s.opts.TLS)))
 	}
 	s.grpc = grpc.NewServer(gopts...)
 	pb.RegisterControllerServer(s.grpc, &controllerService{s: s})
@@ -166,7 +284,7 @@ func New(opts Options) *Server {
 // Serve accepts connections on lis until Shutdown.
 func (s *Server) Serve(lis net.Listener) error {
 	s.log.Info("serving", "addr", lis.Addr().String(), "network", lis.Addr().Network(), "tls", s.opts.TLS != nil, "token", s.opts.Token != "")
-	err := s.grpc.Serve(lis)
+	err := s.grpc.Serve(limitListener(lis, s.opts.MaxConnections))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}
@@ -174,18 +292,23 @@ func (s *Server) Serve(lis net.Listener) error {
 }
 
 // Shutdown drains: health turns NOT_SERVING, new calls are refused,
-// calls in flight finish; when ctx ends first, the rest are cut off.
-func (s *Server) Shutdown(ctx context.Context) {
+// calls in flight finish (GracefulStop); when ctx ends first, the rest
+// are cut off (Stop). It logs "drained" or "drain timed out" and returns
+// whether every call finished.
+func (s *Server) Shutdown(ctx context.Context) bool {
+	start := time.Now()
 	s.health.Shutdown()
 	done := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(done) }()
 	select {
 	case <-done:
-		s.log.Info("drained")
+		s.log.Info("drained", "ms", time.Since(start).Milliseconds())
+		return true
 	case <-ctx.Done():
-		s.log.Warn("drain timed out, stopping", "err", ctx.Err())
+		s.log.Warn("drain timed out, stopping", "ms", time.Since(start).Milliseconds(), "err", ctx.Err())
 		s.grpc.Stop()
 		<-done
+		return false
 	}
 }
 
@@ -239,6 +362,7 @@ func (s *Server) release(id uint64) {
 		bytes += d.capacity
 	}
 	s.devBytes -= bytes
+	s.devices -= len(o.devices)
 	s.sessions -= len(o.sessions)
 	s.mu.Unlock()
 	if len(o.devices) > 0 || len(o.sessions) > 0 {
@@ -288,19 +412,36 @@ func errString(err error) string {
 	return status.Convert(err).Message()
 }
 
-// authorize checks the bearer token, when one is configured.
+// authorize checks the client certificate and the bearer token, when
+// they are required.
 func (s *Server) authorize(ctx context.Context) error {
+	if s.needCert {
+		p, _ := peer.FromContext(ctx)
+		ti, ok := p.AuthInfo.(credentials.TLSInfo)
+		if !ok || len(ti.State.VerifiedChains) == 0 {
+			return status.Error(codes.Unauthenticated, "no client certificate: this server requires TLS client certificates signed by its client CA")
+		}
+	}
 	if s.opts.Token == "" {
 		return nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, v := range md.Get("authorization") {
-		tok, ok := strings.CutPrefix(v, "Bearer ")
-		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1 {
+		if tok, ok := bearerToken(v); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1 {
 			return nil
 		}
 	}
 	return status.Error(codes.Unauthenticated, "missing or wrong bearer token (send metadata 'authorization: Bearer TOKEN')")
+}
+
+// bearerToken returns the credentials of an "authorization" value of the
+// Bearer scheme, whose name is case-insensitive (RFC 7235, Sec. 2.1).
+func bearerToken(v string) (string, bool) {
+	scheme, tok, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(tok, " "), true
 }
 
 func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -23,6 +24,23 @@ type session struct {
 	mu     sync.Mutex
 	plane  *control.Plane
 	events []*pb.RecordedEvent
+	// bytes is the encoded size of the record, what Dump sends: the
+	// configuration, the events and the actions.
+	bytes int
+}
+
+// Bounds on encoded sizes: a repeated field's tag and length take at
+// most fieldWireBytes; an action holds a group name and a reason (a few
+// words of the plane's, bounded by MaxNameBytes too) and two varints.
+const (
+	fieldWireBytes  = 6
+	actionWireBytes = 2*MaxNameBytes + 32
+)
+
+// recordLimits bounds what a session records.
+type recordLimits struct {
+	events int // events recorded
+	bytes  int // encoded size of the record
 }
 
 type controlService struct {
@@ -41,35 +59,69 @@ func newSession(c *pb.SessionConfig) (*session, error) {
 		return nil, &wire.FieldError{Field: "config", Err: err}
 	}
 	ss := &session{cfg: wire.SessionConfig(cfg, params), params: params, plane: p, groups: map[string]bool{}}
-	for _, g := range cfg.Groups {
+	for i, g := range cfg.Groups {
+		if len(g) > MaxNameBytes {
+			return nil, wire.Fieldf(fmt.Sprintf("config.groups[%d].name", i), "%d bytes, more than %d", len(g), MaxNameBytes)
+		}
 		ss.groups[g] = true
 	}
+	ss.bytes = proto.Size(ss.cfg) + fieldWireBytes
 	return ss, nil
+}
+
+// reserve is the most one step can add to the record besides its event:
+// an action for every group.
+func (ss *session) reserve() int { return len(ss.params) * (actionWireBytes + fieldWireBytes) }
+
+// eventGroup returns the group name an event carries, if any.
+func eventGroup(e *pb.Event) (string, string) {
+	switch x := e.GetEvent().(type) {
+	case *pb.Event_Diag:
+		return x.Diag.GetGroup(), "diag.group"
+	case *pb.Event_NonFinite:
+		return x.NonFinite.GetGroup(), "non_finite.group"
+	}
+	return "", ""
 }
 
 // step feeds one event to the plane. A decoded event is recorded (also
 // when the plane rejects it: rejected telemetry changes the Commander's
 // trust, so replay needs it); the error is a *wire.FieldError.
-func (ss *session) step(field string, e *pb.Event, maxEvents int) (acts []control.Action, alarm bool, err error) {
+//
+// A group name longer than MaxNameBytes is refused before the plane
+// sees it (no configured group has one), and a recorded error is
+// truncated to maxEcho bytes, so that a record's size follows from its
+// event count. With the record at its limits (lim: events, or encoded
+// bytes with room for this step's event and actions) the event is
+// refused with errSessionFull and nothing changes.
+func (ss *session) step(field string, e *pb.Event, lim recordLimits) (acts []control.Action, alarm bool, err error) {
+	if g, f := eventGroup(e); len(g) > MaxNameBytes {
+		return nil, false, wire.Fieldf(field+"."+f, "%d bytes, more than %d (no configured group has such a name)", len(g), MaxNameBytes)
+	}
 	ev, err := wire.ParseEvent(field, e)
 	if err != nil {
 		return nil, false, err
 	}
-	if len(ss.events) >= maxEvents {
+	need := proto.Size(e) + maxEcho + 64 + 3*fieldWireBytes + ss.reserve()
+	if len(ss.events) >= lim.events || ss.bytes+need > lim.bytes {
 		return nil, false, errSessionFull
 	}
 	before := ss.plane.Alarms()
 	acts, perr := ss.plane.Step(ev)
 	rec := &pb.RecordedEvent{Event: proto.Clone(e).(*pb.Event)}
 	if perr != nil {
-		rec.Error = perr.Error()
+		rec.Error = truncate(perr.Error())
 		err = &wire.FieldError{Field: wire.EventField(field, ev, func(g string) bool { return ss.groups[g] }), Err: perr}
 	}
 	ss.events = append(ss.events, rec)
+	ss.bytes += proto.Size(rec) + fieldWireBytes
+	for _, a := range acts {
+		ss.bytes += proto.Size(wire.Action(a)) + fieldWireBytes
+	}
 	return acts, ss.plane.Alarms() > before, err
 }
 
-var errSessionFull = fmt.Errorf("session holds the server's limit of recorded events")
+var errSessionFull = fmt.Errorf("session record is full (the server's limit of recorded events, or a Dump's largest size): Dump it and open a new session")
 
 func (c *controlService) OpenSession(ctx context.Context, req *pb.OpenSessionRequest) (*pb.OpenSessionResponse, error) {
 	ss, err := newSession(req.GetConfig())
@@ -77,6 +129,9 @@ func (c *controlService) OpenSession(ctx context.Context, req *pb.OpenSessionReq
 		return nil, fieldStatus("config", err)
 	}
 	s := c.s
+	if lim := s.recordLimits(); ss.bytes+ss.reserve() > lim.bytes/2 {
+		return nil, exhausted("config: %d groups (%d bytes) leave too little of a Dump's %d bytes for the record", len(ss.params), ss.bytes, lim.bytes)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, err := s.ownerOf(ctx)
@@ -114,9 +169,9 @@ func (c *controlService) Send(ctx context.Context, req *pb.SendRequest) (*pb.Sen
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	acts, alarm, err := ss.step("event", req.GetEvent(), c.s.opts.MaxSessionEvents)
+	acts, alarm, err := ss.step("event", req.GetEvent(), c.s.recordLimits())
 	if err == errSessionFull {
-		return nil, exhausted("session %d: %v (%d)", req.GetSession(), err, c.s.opts.MaxSessionEvents)
+		return nil, exhausted("session %d: %v (%d events, %d of %d bytes)", req.GetSession(), err, len(ss.events), ss.bytes, c.s.recordLimits().bytes)
 	}
 	if err != nil {
 		return nil, fieldStatus("event", err)
@@ -167,6 +222,17 @@ func (c *controlService) Replay(_ context.Context, d *pb.SessionDump) (*pb.Repla
 	return out, nil
 }
 
+// recordLimits are a session's: the event limit, and a record whose Dump
+// fits a quarter of a message.
+func (s *Server) recordLimits() recordLimits {
+	return recordLimits{events: s.opts.MaxSessionEvents, bytes: recordBytes(s.opts)}
+}
+
+// recordBytes bounds a session's record, in encoded bytes: a quarter of
+// the message limit, so that a Dump is one reply and the sessions' memory
+// stays a fraction of MaxSessions messages.
+func recordBytes(o Options) int { return o.MaxMessageBytes / 4 }
+
 // Replay runs a dump's events through a fresh plane and compares the
 // outcome (actions and per-event errors) with the dump's.
 func Replay(d *pb.SessionDump) (*pb.ReplayResponse, error) {
@@ -183,7 +249,7 @@ func Replay(d *pb.SessionDump) (*pb.ReplayResponse, error) {
 	for i, rec := range d.GetEvents() {
 		field := fmt.Sprintf("events[%d].event", i)
 		n := len(ss.events)
-		_, _, err := ss.step(field, rec.GetEvent(), len(d.GetEvents()))
+		_, _, err := ss.step(field, rec.GetEvent(), recordLimits{events: len(d.GetEvents()), bytes: math.MaxInt})
 		got := ""
 		if len(ss.events) > n {
 			got = ss.events[n].GetError()
@@ -255,8 +321,11 @@ func predictorInput(req *pb.ForecastRequest) (control.PredictorInput, error) {
 	if err != nil {
 		return in, &wire.FieldError{Field: "algorithm", Err: err}
 	}
-	if req.GetBucketBytes() > 1<<40 || req.GetBatch() > 1<<20 {
-		return in, wire.Fieldf("bucket_bytes", "bucket %d bytes or batch %d out of range", req.GetBucketBytes(), req.GetBatch())
+	if req.GetBucketBytes() > 1<<40 {
+		return in, wire.Fieldf("bucket_bytes", "%d out of range [0, %d]", req.GetBucketBytes(), uint64(1)<<40)
+	}
+	if req.GetBatch() > 1<<20 {
+		return in, wire.Fieldf("batch", "%d out of range [0, %d]", req.GetBatch(), 1<<20)
 	}
 	return control.PredictorInput{
 		Profile:  prof,

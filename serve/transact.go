@@ -29,11 +29,15 @@ type step struct {
 const readRespBytes = cxl.LineBytes + 4
 
 // decodeOps checks what the encoding requires of a batch (it does not
-// judge addresses: the device does) and returns its steps and the number
-// of lines read. maxLines bounds the transactions, maxRead the lines read.
-func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, error) {
+// judge addresses: the device does) and returns its steps, the number of
+// lines read and the number of mode writes. maxLines bounds the
+// transactions and mode writes together, maxRead the lines read.
+func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, int, error) {
+	if len(ops) > maxLines {
+		return nil, 0, 0, wire.Fieldf("ops", "%d ops, more than the batch's limit of %d transactions and mode writes", len(ops), maxLines)
+	}
 	steps := make([]step, 0, len(ops))
-	lines, reads := 0, 0
+	lines, reads, modes := 0, 0, 0
 	for i, op := range ops {
 		f := fmt.Sprintf("ops[%d]", i)
 		var st step
@@ -42,14 +46,14 @@ func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, error) {
 		case *pb.Op_Write:
 			w := x.Write
 			if len(w.GetData()) == 0 {
-				return nil, 0, wire.Fieldf(f+".write.data", "empty (want whole 64-byte lines)")
+				return nil, 0, 0, wire.Fieldf(f+".write.data", "empty (want whole 64-byte lines)")
 			}
 			st = step{op: cxl.MemWr, addr: w.GetAddr(), n: (len(w.GetData()) + cxl.LineBytes - 1) / cxl.LineBytes, data: w.GetData()}
 			tag, f = w.GetTag(), f+".write"
 		case *pb.Op_Read:
 			r := x.Read
 			if r.GetLines() == 0 {
-				return nil, 0, wire.Fieldf(f+".read.lines", "0 (want at least 1)")
+				return nil, 0, 0, wire.Fieldf(f+".read.lines", "0 (want at least 1)")
 			}
 			st = step{op: cxl.MemRd, addr: r.GetAddr(), n: int(r.GetLines())}
 			tag, f = r.GetTag(), f+".read"
@@ -57,30 +61,35 @@ func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, error) {
 		case *pb.Op_SetMode:
 			m, err := wire.ParseMode(f+".set_mode.mode", x.SetMode.GetMode())
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
+			if lines++; lines > maxLines {
+				return nil, 0, 0, wire.Fieldf(f, "the batch exceeds %d transactions and mode writes", maxLines)
+			}
+			modes++
 			steps = append(steps, step{region: cxl.RegionID(x.SetMode.GetRegion()), mode: m, time: x.SetMode.GetTime()})
 			continue
 		default:
-			return nil, 0, wire.Fieldf(f, "no op set (want write, read or set_mode)")
+			return nil, 0, 0, wire.Fieldf(f, "no op set (want write, read or set_mode)")
 		}
 		if tag > 0xffff {
-			return nil, 0, wire.Fieldf(f+".tag", "%d does not fit the 16-bit tag", tag)
+			return nil, 0, 0, wire.Fieldf(f+".tag", "%d does not fit the 16-bit tag", tag)
 		}
 		st.tag = uint16(tag)
 		if last := uint64(st.n-1) * cxl.LineBytes; st.addr+last < st.addr {
-			return nil, 0, wire.Fieldf(f+".addr", "%#x + %d lines wraps the address space", st.addr, st.n)
+			return nil, 0, 0, wire.Fieldf(f+".addr", "%#x + %d lines wraps the address space", st.addr, st.n)
 		}
 		lines += st.n
 		if lines > maxLines {
-			return nil, 0, wire.Fieldf(f, "the batch exceeds %d transactions", maxLines)
+			return nil, 0, 0, wire.Fieldf(f, "the batch exceeds %d transactions and mode writes", maxLines)
 		}
 		if reads > maxRead {
-			return nil, 0, wire.Fieldf(f+".read.lines", "the batch reads more than %d lines, the most a response of the server's message size holds", maxRead)
+			// f ends in ".read" here (only reads add to reads).
+			return nil, 0, 0, wire.Fieldf(f+".lines", "the batch reads more than %d lines, the most a response of the server's message size holds", maxRead)
 		}
 		steps = append(steps, st)
 	}
-	return steps, reads, nil
+	return steps, reads, modes, nil
 }
 
 // chunkSteps is how many host steps run goes through host.Device.Transact
@@ -170,11 +179,15 @@ func (c *controllerService) Transact(ctx context.Context, req *pb.TransactReques
 		return nil, err
 	}
 	maxRead := c.s.opts.MaxMessageBytes/readRespBytes - 1
-	steps, reads, err := decodeOps(req.GetOps(), 2*c.s.opts.MaxMessageBytes/cxl.LineBytes, maxRead)
+	steps, reads, modes, err := decodeOps(req.GetOps(), 2*c.s.opts.MaxMessageBytes/cxl.LineBytes, maxRead)
 	if err != nil {
 		return nil, fieldStatus("ops", err)
 	}
 	d.mu.Lock()
+	if err := d.logRoom(modes, c.s.opts.MaxModeChanges); err != nil {
+		d.mu.Unlock()
+		return nil, err
+	}
 	out, bad := d.run(steps, reads)
 	d.mu.Unlock()
 	if len(bad) > 0 {

@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // MiB is 2^20 bytes.
@@ -68,6 +70,29 @@ type Bucket struct {
 	// order); empty for traces read from files.
 	First string `json:"first,omitempty"`
 	Last  string `json:"last,omitempty"`
+	// Groups splits the bucket's elements among layer groups, with the
+	// mode each went through; nil when the trace does not say (built-in
+	// profiles, CSV, Chakra).
+	Groups []GroupShare `json:"groups,omitempty"`
+	// EncodePS and VotePS are the measured cost of packing one worker's
+	// low-bit payload of this bucket and of the vote (recorded traces).
+	EncodePS int64 `json:"encode_ps,omitempty"`
+	VotePS   int64 `json:"vote_ps,omitempty"`
+}
+
+// GroupShare is one layer group's part of a bucket.
+type GroupShare struct {
+	Name     string        `json:"name"`
+	Elements int64         `json:"elements"`
+	Mode     lowbit.Format `json:"mode"`
+}
+
+// Diagnostics are one group's cosine diagnostics of a step: the cosine of
+// the G-Binary and G-Ternary votes with the FP32 mean (what the admission
+// ladder reads).
+type Diagnostics struct {
+	CosBinary  float64 `json:"cos_binary"`
+	CosTernary float64 `json:"cos_ternary"`
 }
 
 // Trace is the bucket trace of one worker's step.
@@ -79,6 +104,19 @@ type Trace struct {
 	// BytesPerElement is the gradient element size (4 for FP32).
 	BytesPerElement int      `json:"bytes_per_element"`
 	Buckets         []Bucket `json:"buckets"`
+	// OptimizerPS is the step's optimizer time; zero when unknown.
+	OptimizerPS int64 `json:"optimizer_ps,omitempty"`
+	// Step is the training step recorded (0 when the trace does not say).
+	Step int `json:"step,omitempty"`
+	// Workers and Policy describe the recorded job (0 and "" when unknown).
+	Workers int    `json:"workers,omitempty"`
+	Policy  string `json:"policy,omitempty"`
+	// Diagnostics are the step's cosine diagnostics per group, when the
+	// recording measured them.
+	Diagnostics map[string]Diagnostics `json:"diagnostics,omitempty"`
+	// Steps lists every step of a multi-step trace file, the first being
+	// this one; nil for a one-step trace.
+	Steps []*Trace `json:"-"`
 
 	total int64 // running byte total while decoding
 }
@@ -99,6 +137,21 @@ func (t *Trace) Bytes() int64 {
 		n += b.Bytes
 	}
 	return n
+}
+
+// addShare counts n elements of group g into the bucket's shares (FP32,
+// the profile's own mode); a span without a group adds none.
+func (b *Bucket) addShare(g string, n int64) {
+	if g == "" {
+		return
+	}
+	for i := range b.Groups {
+		if b.Groups[i].Name == g {
+			b.Groups[i].Elements += n
+			return
+		}
+	}
+	b.Groups = append(b.Groups, GroupShare{Name: g, Elements: n, Mode: lowbit.FP32})
 }
 
 // mulDiv returns a*b/c rounded down, for 0 <= a, b and a*b/c < 2^63.
@@ -167,6 +220,7 @@ func Bucketize(tl *Timeline, o BucketOptions) (*Trace, error) {
 					cur, curOpen = Bucket{First: t.Name}, true
 				}
 				cur.Elements += e
+				cur.addShare(sp.Group, e)
 				off += e
 				if cur.Elements >= capOf(len(tr.Buckets)) {
 					emit(at(off), t.Name)
@@ -179,6 +233,7 @@ func Bucketize(tl *Timeline, o BucketOptions) (*Trace, error) {
 					}
 					take := min(rem, capOf(len(tr.Buckets))-cur.Elements)
 					cur.Elements += take
+					cur.addShare(sp.Group, take)
 					off += take
 					rem -= take
 					if cur.Elements == capOf(len(tr.Buckets)) {

@@ -13,6 +13,8 @@ func FuzzParseTraceJSON(f *testing.F) {
 	f.Add([]byte(`{"buckets":[{"bytes":4,"ready_us":0}]}`))
 	f.Add([]byte(`{"bytes_per_element":2,"buckets":[{"bytes":6,"ready_us":1e3}]}`))
 	f.Add([]byte(`{"buckets":[{"bytes":4,"ready_us":-1}]}`))
+	f.Add([]byte(stepsJSON))
+	f.Add([]byte(`{"optimizer_us":2,"step":1,"workers":3,"diagnostics":{"h":{"cos_binary":0.1,"cos_ternary":-1}},"buckets":[{"bytes":8,"ready_us":0,"groups":[{"name":"h","elements":2,"mode":"g-ternary"}],"vote_us":1}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ParseTraceJSON(data, "f.json")
 		if err != nil {
@@ -89,6 +91,29 @@ func FuzzParseProfileYAML(f *testing.F) {
 
 func checkTrace(t *testing.T, tr *Trace) {
 	t.Helper()
+	for i, s := range tr.Steps {
+		if i > 0 && s.Step <= tr.Steps[i-1].Step {
+			t.Fatalf("steps out of order: %d after %d", s.Step, tr.Steps[i-1].Step)
+		}
+		if len(s.Steps) != 0 {
+			t.Fatal("a step holds steps")
+		}
+		checkStep(t, s)
+	}
+	checkStep(t, tr)
+}
+
+func checkStep(t *testing.T, tr *Trace) {
+	t.Helper()
+	for _, b := range tr.Buckets {
+		var sum int64
+		for _, g := range b.Groups {
+			sum += g.Elements
+		}
+		if b.Groups != nil && sum != b.Elements {
+			t.Fatalf("bucket %d: groups sum to %d of %d elements", b.Index, sum, b.Elements)
+		}
+	}
 	if len(tr.Buckets) == 0 {
 		t.Fatal("accepted an empty trace")
 	}
@@ -106,6 +131,27 @@ func checkTrace(t *testing.T, tr *Trace) {
 
 func sameTrace(t *testing.T, a, b *Trace) {
 	t.Helper()
+	if len(a.Steps) != len(b.Steps) {
+		t.Fatalf("%d vs %d steps", len(a.Steps), len(b.Steps))
+	}
+	for i := range a.Steps {
+		if len(a.Steps) > 1 {
+			sameStep(t, a.Steps[i], b.Steps[i])
+		}
+	}
+	sameStep(t, a, b)
+}
+
+func sameStep(t *testing.T, a, b *Trace) {
+	t.Helper()
+	if a.Step != b.Step || a.Workers != b.Workers || a.Policy != b.Policy || len(a.Diagnostics) != len(b.Diagnostics) {
+		t.Fatalf("step fields differ: %+v vs %+v", a, b)
+	}
+	for g, d := range a.Diagnostics {
+		if b.Diagnostics[g] != d {
+			t.Fatalf("diagnostics %s: %+v vs %+v", g, d, b.Diagnostics[g])
+		}
+	}
 	if len(a.Buckets) != len(b.Buckets) {
 		t.Fatalf("%d vs %d buckets", len(a.Buckets), len(b.Buckets))
 	}
@@ -113,8 +159,14 @@ func sameTrace(t *testing.T, a, b *Trace) {
 		x, y := a.Buckets[i], b.Buckets[i]
 		// Picoseconds above 2^53 may move by a rounding step through the
 		// microsecond float.
-		if x.Bytes != y.Bytes || x.Elements != y.Elements || diff(x.ReadyPS, y.ReadyPS) > x.ReadyPS>>50+1 {
+		if x.Bytes != y.Bytes || x.Elements != y.Elements || diff(x.ReadyPS, y.ReadyPS) > x.ReadyPS>>50+1 ||
+			diff(x.EncodePS, y.EncodePS) > x.EncodePS>>50+1 || diff(x.VotePS, y.VotePS) > x.VotePS>>50+1 || len(x.Groups) != len(y.Groups) {
 			t.Fatalf("bucket %d: %+v vs %+v", i, x, y)
+		}
+		for k := range x.Groups {
+			if x.Groups[k] != y.Groups[k] {
+				t.Fatalf("bucket %d group %d: %+v vs %+v", i, k, x.Groups[k], y.Groups[k])
+			}
 		}
 	}
 }

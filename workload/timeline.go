@@ -54,7 +54,9 @@ type Schedule struct {
 // LayerSpan is one layer's backward interval and the gradient bytes it
 // produces uniformly over it.
 type LayerSpan struct {
-	Layer   string `json:"layer"`
+	Layer string `json:"layer"`
+	// Group is the layer's group (backbone, head, ...).
+	Group   string `json:"group,omitempty"`
 	StartPS int64  `json:"start_ps"`
 	EndPS   int64  `json:"end_ps"`
 	// Elements is the number of gradient elements produced.
@@ -119,7 +121,7 @@ func (p *Profile) Timeline(s Schedule) (*Timeline, error) {
 			ts[j] = l.Tensors[len(l.Tensors)-1-j]
 			ts[j].Name = join(l.Name, ts[j].Name)
 		}
-		tl.Spans = append(tl.Spans, LayerSpan{Layer: l.Name, StartPS: t, EndPS: t + d, Elements: l.Params(), Tensors: ts})
+		tl.Spans = append(tl.Spans, LayerSpan{Layer: l.Name, Group: l.Group, StartPS: t, EndPS: t + d, Elements: l.Params(), Tensors: ts})
 		t += d
 	}
 	tl.BackwardPS = t

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // Trace files.
@@ -21,12 +23,35 @@ import (
 //	  "model": "my-model",          optional
 //	  "forward_us": 1200.5,         optional, step forward time
 //	  "backward_us": 2401.0,        optional, step backward time (default: last ready_us)
+//	  "optimizer_us": 310.2,        optional, step optimizer time
 //	  "bytes_per_element": 4,       optional, gradient element size (default 4, FP32)
+//	  "workers": 2,                 optional, data-parallel workers of the recorded job
+//	  "policy": "backbone=g-binary,head=fp32",   optional, the recorded job's policy
+//	  "step": 3,                    optional, the training step recorded
+//	  "diagnostics": {              optional, per group: the step's cosine diagnostics
+//	    "backbone": {"cos_binary": 0.7, "cos_ternary": 0.6}
+//	  },
 //	  "buckets": [                  required, in launch order (ready_us non-decreasing)
 //	    {"bytes": 33554432, "ready_us": 10.25},
-//	    {"bytes": 1048576, "ready_us": 30, "elements": 262144}
+//	    {"bytes": 1048576, "ready_us": 30, "elements": 262144,
+//	     "groups": [{"name": "backbone", "elements": 262000, "mode": "g-binary"},
+//	                {"name": "head", "elements": 144, "mode": "fp32"}],
+//	     "encode_us": 41.5, "vote_us": 20.1}
 //	  ]
 //	}
+//
+// A bucket's optional "groups" split its elements among layer groups (their
+// elements must sum to the bucket's) with the mode each went through (fp32,
+// g-binary, g-ternary); "encode_us" and "vote_us" are the measured cost of
+// packing this worker's payload and of the vote, 0 for FP32 buckets.
+//
+// Several steps (what nfabric.torch records): the step fields (step,
+// forward_us, backward_us, optimizer_us, diagnostics, buckets) move into a
+// "steps" list and the top-level "buckets" is absent; model, workers,
+// policy and bytes_per_element stay at the top and apply to every step.
+// Steps must be listed in increasing step order. ReadTrace returns the
+// first step, with Steps holding every step (so tools that read one step,
+// such as timing replay, see the first one).
 //
 // CSV: a header row naming the columns, in any order, then one bucket per
 // row; lines starting with # are comments:
@@ -36,9 +61,10 @@ import (
 //	1048576,30
 //
 // Columns: bytes (required), ready_us (required), elements (optional, default
-// bytes / 4). Times are microseconds from the start of backward, stored as
-// integer picoseconds. bytes must be a positive multiple of the element
-// size and at most 2^50.
+// bytes / 4). CSV carries one step and no groups, costs or diagnostics. Times
+// are microseconds from the start of backward, stored as integer
+// picoseconds. bytes must be a positive multiple of the element size and at
+// most 2^50.
 
 // MaxTraceBuckets bounds a trace file.
 const MaxTraceBuckets = 1 << 24
@@ -48,17 +74,41 @@ const MaxTraceBuckets = 1 << 24
 const maxTraceUS = 1e12
 
 type jsonTrace struct {
-	Model           string       `json:"model"`
-	ForwardUS       *float64     `json:"forward_us"`
-	BackwardUS      *float64     `json:"backward_us"`
-	BytesPerElement *int         `json:"bytes_per_element"`
-	Buckets         []jsonBucket `json:"buckets"`
+	Model           string     `json:"model"`
+	BytesPerElement *int       `json:"bytes_per_element"`
+	Workers         *int       `json:"workers,omitempty"`
+	Policy          string     `json:"policy,omitempty"`
+	Steps           []jsonStep `json:"steps,omitempty"`
+	jsonStep
+}
+
+type jsonStep struct {
+	Step        *int                `json:"step,omitempty"`
+	ForwardUS   *float64            `json:"forward_us"`
+	BackwardUS  *float64            `json:"backward_us"`
+	OptimizerUS *float64            `json:"optimizer_us,omitempty"`
+	Diagnostics map[string]jsonDiag `json:"diagnostics,omitempty"`
+	Buckets     []jsonBucket        `json:"buckets,omitempty"`
+}
+
+type jsonDiag struct {
+	CosBinary  *float64 `json:"cos_binary"`
+	CosTernary *float64 `json:"cos_ternary"`
 }
 
 type jsonBucket struct {
-	Bytes    *int64   `json:"bytes"`
-	ReadyUS  *float64 `json:"ready_us"`
-	Elements *int64   `json:"elements,omitempty"`
+	Bytes    *int64      `json:"bytes"`
+	ReadyUS  *float64    `json:"ready_us"`
+	Elements *int64      `json:"elements,omitempty"`
+	Groups   []jsonShare `json:"groups,omitempty"`
+	EncodeUS *float64    `json:"encode_us,omitempty"`
+	VoteUS   *float64    `json:"vote_us,omitempty"`
+}
+
+type jsonShare struct {
+	Name     string `json:"name"`
+	Elements *int64 `json:"elements"`
+	Mode     string `json:"mode"`
 }
 
 func usToPS(us float64) (int64, error) {
@@ -109,40 +159,164 @@ func ParseTraceJSON(data []byte, name string) (*Trace, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("trace %s:%s: unexpected data after the trace object", name, lineCol(data, dec.InputOffset()))
 	}
-	t := &Trace{Model: jt.Model, BytesPerElement: 4}
+	base := Trace{Model: jt.Model, BytesPerElement: 4, Policy: jt.Policy}
 	if jt.BytesPerElement != nil {
-		t.BytesPerElement = *jt.BytesPerElement
-		if t.BytesPerElement < 1 || t.BytesPerElement > 64 {
-			return nil, fmt.Errorf("trace %s: bytes_per_element %d outside 1..64", name, t.BytesPerElement)
+		base.BytesPerElement = *jt.BytesPerElement
+		if base.BytesPerElement < 1 || base.BytesPerElement > 64 {
+			return nil, fmt.Errorf("trace %s: bytes_per_element %d outside 1..64", name, base.BytesPerElement)
 		}
 	}
+	if jt.Workers != nil {
+		if *jt.Workers < 1 || *jt.Workers > 1<<20 {
+			return nil, fmt.Errorf("trace %s: workers %d outside 1..%d", name, *jt.Workers, 1<<20)
+		}
+		base.Workers = *jt.Workers
+	}
+	if jt.Steps == nil {
+		t := base
+		if err := t.decodeStep(jt.jsonStep, name); err != nil {
+			return nil, err
+		}
+		return &t, nil
+	}
+	if jt.Step != nil || jt.ForwardUS != nil || jt.BackwardUS != nil || jt.OptimizerUS != nil || jt.Diagnostics != nil || jt.Buckets != nil {
+		return nil, fmt.Errorf("trace %s: a trace with \"steps\" keeps step, forward_us, backward_us, optimizer_us, diagnostics and buckets inside each step", name)
+	}
+	if len(jt.Steps) == 0 {
+		return nil, fmt.Errorf("trace %s: steps is empty", name)
+	}
+	if len(jt.Steps) > maxTraceSteps {
+		return nil, fmt.Errorf("trace %s: more than %d steps", name, maxTraceSteps)
+	}
+	steps := make([]*Trace, len(jt.Steps))
+	var nb int
+	for i, js := range jt.Steps {
+		t := base
+		if err := t.decodeStep(js, fmt.Sprintf("%s: steps[%d]", name, i)); err != nil {
+			return nil, err
+		}
+		if nb += len(t.Buckets); nb > MaxTraceBuckets {
+			return nil, fmt.Errorf("trace %s: more than %d buckets in all steps", name, MaxTraceBuckets)
+		}
+		if i > 0 && t.Step <= steps[i-1].Step {
+			return nil, fmt.Errorf("trace %s: steps[%d]: step %d does not follow step %d: list steps in increasing order", name, i, t.Step, steps[i-1].Step)
+		}
+		steps[i] = &t
+	}
+	first := *steps[0]
+	first.Steps = steps
+	return &first, nil
+}
+
+// maxTraceSteps bounds the steps of one trace file.
+const maxTraceSteps = 1 << 16
+
+// decodeStep fills t's step fields from js; name names the file (and the
+// step) in errors.
+func (t *Trace) decodeStep(js jsonStep, name string) error {
 	var err error
-	if jt.ForwardUS != nil {
-		if t.ForwardPS, err = usToPS(*jt.ForwardUS); err != nil {
-			return nil, fmt.Errorf("trace %s: forward_us: %w", name, err)
+	if js.Step != nil {
+		if *js.Step < 0 {
+			return fmt.Errorf("trace %s: step %d must be >= 0", name, *js.Step)
+		}
+		t.Step = *js.Step
+	}
+	if js.ForwardUS != nil {
+		if t.ForwardPS, err = usToPS(*js.ForwardUS); err != nil {
+			return fmt.Errorf("trace %s: forward_us: %w", name, err)
 		}
 	}
-	if jt.BackwardUS != nil {
-		if t.BackwardPS, err = usToPS(*jt.BackwardUS); err != nil {
-			return nil, fmt.Errorf("trace %s: backward_us: %w", name, err)
+	if js.BackwardUS != nil {
+		if t.BackwardPS, err = usToPS(*js.BackwardUS); err != nil {
+			return fmt.Errorf("trace %s: backward_us: %w", name, err)
 		}
 	}
-	if jt.Buckets == nil {
-		return nil, fmt.Errorf("trace %s: missing buckets", name)
+	if js.OptimizerUS != nil {
+		if t.OptimizerPS, err = usToPS(*js.OptimizerUS); err != nil {
+			return fmt.Errorf("trace %s: optimizer_us: %w", name, err)
+		}
 	}
-	for i, jb := range jt.Buckets {
+	if js.Diagnostics != nil {
+		t.Diagnostics = map[string]Diagnostics{}
+		for g, d := range js.Diagnostics {
+			if strings.TrimSpace(g) == "" {
+				return fmt.Errorf("trace %s: diagnostics: empty group name", name)
+			}
+			if d.CosBinary == nil || d.CosTernary == nil {
+				return fmt.Errorf("trace %s: diagnostics[%q]: want cos_binary and cos_ternary", name, g)
+			}
+			for _, c := range []float64{*d.CosBinary, *d.CosTernary} {
+				if !(c >= -1 && c <= 1) {
+					return fmt.Errorf("trace %s: diagnostics[%q]: cosine %v outside [-1, 1]", name, g, c)
+				}
+			}
+			t.Diagnostics[g] = Diagnostics{CosBinary: *d.CosBinary, CosTernary: *d.CosTernary}
+		}
+	}
+	if js.Buckets == nil {
+		return fmt.Errorf("trace %s: missing buckets", name)
+	}
+	for i, jb := range js.Buckets {
 		where := fmt.Sprintf("trace %s: buckets[%d]", name, i)
 		if jb.Bytes == nil {
-			return nil, fmt.Errorf("%s: missing bytes", where)
+			return fmt.Errorf("%s: missing bytes", where)
 		}
 		if jb.ReadyUS == nil {
-			return nil, fmt.Errorf("%s: missing ready_us", where)
+			return fmt.Errorf("%s: missing ready_us", where)
 		}
 		if err := t.add(*jb.Bytes, *jb.ReadyUS, jb.Elements); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if err := t.Buckets[i].decodeExtras(jb); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 	}
-	return t, t.finish(name)
+	return t.finish(name)
+}
+
+// decodeExtras checks and sets a bucket's groups and measured costs.
+func (b *Bucket) decodeExtras(jb jsonBucket) error {
+	var err error
+	if jb.EncodeUS != nil {
+		if b.EncodePS, err = usToPS(*jb.EncodeUS); err != nil {
+			return fmt.Errorf("encode_us: %w", err)
+		}
+	}
+	if jb.VoteUS != nil {
+		if b.VotePS, err = usToPS(*jb.VoteUS); err != nil {
+			return fmt.Errorf("vote_us: %w", err)
+		}
+	}
+	if jb.Groups == nil {
+		return nil
+	}
+	if len(jb.Groups) == 0 {
+		return fmt.Errorf("groups is empty (omit it, or name the groups)")
+	}
+	var sum int64
+	seen := map[string]bool{}
+	for k, g := range jb.Groups {
+		if strings.TrimSpace(g.Name) == "" {
+			return fmt.Errorf("groups[%d]: empty name", k)
+		}
+		if seen[g.Name] {
+			return fmt.Errorf("groups[%d]: group %q twice", k, g.Name)
+		}
+		seen[g.Name] = true
+		if g.Elements == nil || *g.Elements < 1 || *g.Elements > b.Elements {
+			return fmt.Errorf("groups[%d] (%s): elements must be in 1..%d", k, g.Name, b.Elements)
+		}
+		f, err := lowbit.ParseFormat(g.Mode)
+		if err != nil {
+			return fmt.Errorf("groups[%d] (%s): mode: %w", k, g.Name, err)
+		}
+		sum += *g.Elements
+		b.Groups = append(b.Groups, GroupShare{Name: g.Name, Elements: *g.Elements, Mode: f})
+	}
+	if sum != b.Elements {
+		return fmt.Errorf("groups' elements sum to %d, the bucket holds %d", sum, b.Elements)
+	}
+	return nil
 }
 
 // add appends one bucket after checking it.
@@ -280,21 +454,61 @@ func ReadTrace(path string) (*Trace, error) {
 	return nil, fmt.Errorf("trace %s: unknown file type (want .json or .csv)", path)
 }
 
-// WriteJSON writes t in the documented JSON trace format.
+// WriteJSON writes t in the documented JSON trace format: the one-step
+// form, or the "steps" form when t came from one (t.Steps is set).
 func (t *Trace) WriteJSON(w io.Writer) error {
-	jt := jsonTrace{Model: t.Model}
-	f, b := psToUS(t.ForwardPS), psToUS(t.BackwardPS)
-	jt.ForwardUS, jt.BackwardUS = &f, &b
 	bpe := t.BytesPerElement
-	jt.BytesPerElement = &bpe
-	jt.Buckets = make([]jsonBucket, len(t.Buckets))
-	for i := range t.Buckets {
-		nb, us := t.Buckets[i].Bytes, psToUS(t.Buckets[i].ReadyPS)
-		jt.Buckets[i] = jsonBucket{Bytes: &nb, ReadyUS: &us}
+	jt := jsonTrace{Model: t.Model, BytesPerElement: &bpe, Policy: t.Policy}
+	if t.Workers > 0 {
+		wk := t.Workers
+		jt.Workers = &wk
+	}
+	if len(t.Steps) > 0 {
+		for _, s := range t.Steps {
+			jt.Steps = append(jt.Steps, s.jsonStep())
+		}
+	} else {
+		jt.jsonStep = t.jsonStep()
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(jt)
+}
+
+func optUS(ps int64) *float64 {
+	if ps == 0 {
+		return nil
+	}
+	v := psToUS(ps)
+	return &v
+}
+
+func (t *Trace) jsonStep() jsonStep {
+	f, b := psToUS(t.ForwardPS), psToUS(t.BackwardPS)
+	js := jsonStep{ForwardUS: &f, BackwardUS: &b, OptimizerUS: optUS(t.OptimizerPS)}
+	if t.Step != 0 {
+		st := t.Step
+		js.Step = &st
+	}
+	if t.Diagnostics != nil {
+		js.Diagnostics = map[string]jsonDiag{}
+		for g, d := range t.Diagnostics {
+			cb, ct := d.CosBinary, d.CosTernary
+			js.Diagnostics[g] = jsonDiag{CosBinary: &cb, CosTernary: &ct}
+		}
+	}
+	js.Buckets = make([]jsonBucket, len(t.Buckets))
+	for i := range t.Buckets {
+		bk := &t.Buckets[i]
+		nb, us := bk.Bytes, psToUS(bk.ReadyPS)
+		jb := jsonBucket{Bytes: &nb, ReadyUS: &us, EncodeUS: optUS(bk.EncodePS), VoteUS: optUS(bk.VotePS)}
+		for _, g := range bk.Groups {
+			e := g.Elements
+			jb.Groups = append(jb.Groups, jsonShare{Name: g.Name, Elements: &e, Mode: g.Mode.String()})
+		}
+		js.Buckets[i] = jb
+	}
+	return js
 }
 
 // WriteCSV writes t's buckets in the documented CSV trace format.

@@ -26,16 +26,9 @@ type serveAddr struct {
 }
 
 func (a *serveAddr) add(f *pflag.FlagSet) {
-	f.StringVar(&a.socket, "socket", defaultSocket(), "Unix socket path (the default transport)")
+	f.StringVar(&a.socket, "socket", serve.DefaultSocket(), "Unix socket path (the default transport; the default's directory is created 0700)")
 	f.StringVar(&a.tcp, "tcp", "", "listen on (or dial) this TCP address instead, e.g. 127.0.0.1:7878; needs --token-file or TLS with client certificates")
 	f.StringVar(&a.tokenFile, "token-file", "", "bearer token file (one line, 16+ characters) every call must carry")
-}
-
-func defaultSocket() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "nfabric.sock")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("nfabric-%d.sock", os.Getuid()))
 }
 
 func newServeCmd() *cobra.Command {
@@ -46,7 +39,9 @@ func newServeCmd() *cobra.Command {
 		debug, selftest             bool
 		drain                       time.Duration
 		maxMsg, maxRegions, maxSess int
-		maxEvents                   int
+		maxEvents, maxConns         int
+		maxStreams, maxDevices      int
+		maxModeChanges              int
 		maxDevBytes                 uint64
 	)
 	def := serve.DefaultOptions()
@@ -62,8 +57,14 @@ reflection so grpcurl works.
 It listens on a Unix socket (mode 0600, removed on exit) unless --tcp is
 given; TCP needs --token-file or --tls-cert/--tls-key/--tls-client-ca, and
 refuses other clients with UNAUTHENTICATED. Devices and sessions belong to
-the client connection and are freed when it closes. SIGTERM or SIGINT
-drains calls in flight (up to --drain-timeout) and stops.
+the client connection and are freed when it closes. Every limit and the
+memory it bounds are listed in 'go doc ./serve'.
+
+SIGTERM or SIGINT drains: new calls are refused, calls in flight finish for
+up to --drain-timeout (a positive duration), then the rest are cut off; the
+log says "drained" or "drain timed out". Exit status: 0 when the drain
+completed, 1 when it timed out; a second signal cuts the drain short (status
+1).
 
 --selftest starts a server on a temporary socket, runs 'serve check' against
 it and exits: "N passed, N failed", status 1 on a failure.`,
@@ -73,9 +74,16 @@ it and exits: "N passed, N failed", status 1 on a failure.`,
   nfabric serve --selftest`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := serve.Options{MaxMessageBytes: maxMsg, MaxRegions: maxRegions, MaxSessions: maxSess, MaxSessionEvents: maxEvents, MaxDeviceBytes: maxDevBytes}
-			if maxMsg < 1<<16 || maxRegions < 1 || maxSess < 1 || maxEvents < 1 || maxDevBytes < 64 {
-				return usagef("limits: --max-message-bytes >= 65536, --max-regions, --max-sessions, --max-session-events >= 1, --max-device-bytes >= 64")
+			opts := serve.Options{MaxMessageBytes: maxMsg, MaxConnections: maxConns, MaxStreams: maxStreams, MaxDevices: maxDevices,
+				MaxRegions: maxRegions, MaxModeChanges: maxModeChanges, MaxSessions: maxSess, MaxSessionEvents: maxEvents, MaxDeviceBytes: maxDevBytes}
+			if maxMsg < 1<<16 || maxRegions < 1 || maxSess < 1 || maxEvents < 1 || maxDevBytes < 64 || maxConns < 1 || maxStreams < 1 || maxDevices < 1 || maxModeChanges < 1 {
+				return usagef("limits: --max-message-bytes >= 65536, --max-device-bytes >= 64, the other --max-* >= 1")
+			}
+			if err := opts.Validate(); err != nil {
+				return usagef("limits: %v", err)
+			}
+			if drain <= 0 {
+				return usagef("--drain-timeout %v: want a positive duration (how long SIGTERM waits for calls in flight)", drain)
 			}
 			lvl := slog.LevelInfo
 			if debug {
@@ -92,10 +100,14 @@ it and exits: "N passed, N failed", status 1 on a failure.`,
 			if selftest {
 				return runSelftest(cmd, opts)
 			}
-			// Catch the signals before the socket exists, so that a signal
-			// sent once it does always drains.
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
+			// serve owns its shutdown: take SIGTERM and SIGINT from the
+			// command's generic handler (which exits 2 s after a signal,
+			// long before a drain ends), before the socket exists, so that
+			// a signal sent once it does always drains.
+			signal.Reset(syscall.SIGTERM, syscall.SIGINT)
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+			defer signal.Stop(sigs)
 			lis, err := listen(&addr, certFile, keyFile, clientCA, &opts)
 			if err != nil {
 				return err
@@ -103,16 +115,31 @@ it and exits: "N passed, N failed", status 1 on a failure.`,
 			srv := serve.New(opts)
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(lis) }()
+			var sig os.Signal
 			select {
 			case err := <-errc:
 				return err
-			case <-ctx.Done():
+			case sig = <-sigs:
 			}
-			opts.Logger.Info("signal: draining", "timeout", drain.String())
+			opts.Logger.Info("signal: draining", "signal", sig.String(), "timeout", drain.String())
 			dctx, cancel := context.WithTimeout(context.Background(), drain)
 			defer cancel()
-			srv.Shutdown(dctx)
-			return <-errc
+			go func() {
+				select {
+				case s := <-sigs:
+					opts.Logger.Warn("second signal: stopping now", "signal", s.String())
+					cancel()
+				case <-dctx.Done():
+				}
+			}()
+			drained := srv.Shutdown(dctx)
+			if err := <-errc; err != nil {
+				return err
+			}
+			if !drained {
+				return fmt.Errorf("serve: drain timed out after %v (%v): calls in flight were cut off", drain, sig)
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -123,9 +150,13 @@ it and exits: "N passed, N failed", status 1 on a failure.`,
 	f.StringVar(&logFormat, "log-format", "text", "structured log format on stderr: text or json")
 	f.BoolVar(&debug, "debug", false, "log every call")
 	f.BoolVar(&selftest, "selftest", false, "serve on a temporary socket, run the self-test against it, exit")
-	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight")
+	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight (positive; exit 1 when it runs out)")
 	f.IntVar(&maxMsg, "max-message-bytes", def.MaxMessageBytes, "largest request or response")
+	f.IntVar(&maxConns, "max-connections", def.MaxConnections, "client connections served at once")
+	f.IntVar(&maxStreams, "max-streams", def.MaxStreams, "calls in flight per connection")
+	f.IntVar(&maxDevices, "max-devices", def.MaxDevices, "open devices")
 	f.IntVar(&maxRegions, "max-regions", def.MaxRegions, "mapped regions per device")
+	f.IntVar(&maxModeChanges, "max-mode-changes", def.MaxModeChanges, "entries in a device's mode-change log")
 	f.IntVar(&maxSess, "max-sessions", def.MaxSessions, "open control sessions")
 	f.IntVar(&maxEvents, "max-session-events", def.MaxSessionEvents, "events one session records")
 	f.Uint64Var(&maxDevBytes, "max-device-bytes", def.MaxDeviceBytes, "sum of the open devices' capacities")
@@ -246,8 +277,10 @@ func runCheck(cmd *cobra.Command, target string, o client.Options, asJSON bool) 
 
 func newServeCheckCmd() *cobra.Command {
 	var (
-		addr   serveAddr
-		asJSON bool
+		addr                      serveAddr
+		asJSON                    bool
+		caFile, certFile, keyFile string
+		serverName                string
 	)
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -256,7 +289,12 @@ func newServeCheckCmd() *cobra.Command {
 flags) and runs the self-test: the Sec. 6 packet test read back under every
 mode and judged by closed forms, a bad request that must name its field, and a
 control session. It ends with "N passed, N failed" (with --json, one JSON
-object: target, passed, failed and the checks) and exits 1 on a failure.`,
+object: target, passed, failed and the checks) and exits 1 on a failure.
+
+For a TLS server give --tls-ca (the CA that signed the server's certificate)
+and, for one that requires client certificates, --tls-cert and --tls-key.
+A Unix socket must be this user's (or root's), in a directory no other user
+can write.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := client.Options{}
@@ -267,6 +305,13 @@ object: target, passed, failed and the checks) and exits 1 on a failure.`,
 				}
 				o.Token = tok
 			}
+			if caFile != "" || certFile != "" || keyFile != "" {
+				cfg, err := client.TLSConfig(caFile, certFile, keyFile, serverName)
+				if err != nil {
+					return usagef("--tls-*: %v", err)
+				}
+				o.TLS = cfg
+			}
 			target := "unix://" + addr.socket
 			if addr.tcp != "" {
 				target = addr.tcp
@@ -276,5 +321,9 @@ object: target, passed, failed and the checks) and exits 1 on a failure.`,
 	}
 	addr.add(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as one JSON object")
+	cmd.Flags().StringVar(&caFile, "tls-ca", "", "dial with TLS: the CA (PEM) that signed the server's certificate (empty: the system's roots)")
+	cmd.Flags().StringVar(&certFile, "tls-cert", "", "client certificate (PEM), for a server that requires one")
+	cmd.Flags().StringVar(&keyFile, "tls-key", "", "client private key (PEM)")
+	cmd.Flags().StringVar(&serverName, "tls-server-name", "", "name to verify the server's certificate against (default: the --tcp host)")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -309,6 +310,7 @@ func newTrainStudyCmd(which string) *cobra.Command {
 		quiet  bool
 		wall   bool
 		out    string
+		saved  []string
 	)
 	defaults := experiments.ValidatedOptions
 	short := "Fig. 4 analogue: FP32, G-Binary, G-Ternary, MajoritySignSGD and SignOfMean over several seeds"
@@ -342,7 +344,11 @@ the tier's value.`,
 			o.Changed = budgetChanged(cmd.Flags())
 			o.Logf = stderrLogf(cmd, quiet)
 			o.WallClock = wall
-			res, err := run(cmd.Context(), o)
+			study := experiments.StudyValidated
+			if which == "boundary" {
+				study = experiments.StudyBoundary
+			}
+			res, err := studyResult(cmd, run, study, o, saved)
 			if err != nil {
 				return err
 			}
@@ -356,22 +362,31 @@ the tier's value.`,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().BoolVar(&wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
 	cmd.Flags().StringVar(&out, "out", "", "also write tables, figures and JSON into this directory")
+	cmd.Flags().StringSliceVar(&saved, "runs", nil, "lay out the study from runs saved by earlier --out runs (their training-STUDY.json files, e.g. seeds 1-2 and 3-5 trained apart) instead of training; they must cover the options' rows and seeds exactly")
 	return cmd
 }
 
 // budgetChanged reports whether a flag changed a study's options from its
 // tier's (anything but the tier, the first seed, the data directory and
-// the output flags).
+// the output and --runs flags).
 func budgetChanged(fs *pflag.FlagSet) bool {
 	changed := false
 	fs.Visit(func(f *pflag.Flag) {
 		switch f.Name {
-		case "tier", "full", "seed", "data-dir", "json", "quiet", "wall-clock", "out":
+		case "tier", "full", "seed", "data-dir", "json", "quiet", "wall-clock", "out", "runs":
 		default:
 			changed = true
 		}
 	})
 	return changed
+}
+
+// studyResult trains the study, or lays it out from saved runs.
+func studyResult(cmd *cobra.Command, run func(context.Context, experiments.TrainOptions) (*report.Result, error), study string, o experiments.TrainOptions, saved []string) (*report.Result, error) {
+	if len(saved) == 0 {
+		return run(cmd.Context(), o)
+	}
+	return experiments.SavedStudy(study, o, saved)
 }
 
 func newTrainSweepCmd() *cobra.Command {

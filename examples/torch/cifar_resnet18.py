@@ -143,12 +143,14 @@ def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info
     model = ResNet(classes, args.width, blocks).to(args.device)
     policy = Policy.parse(spec, lr=args.lr, sign_lr=args.sign_lr, layout=args.layout)
     ctl = make_control(control_kind, args)
+    rec = dict(record=args.record, record_steps=[int(s) for s in args.record_steps.split(",")],
+               record_diagnostics=args.record_diagnostics) if args.record else {}
     if dist_info is None:
-        runner = nt.VirtualWorkers(model, args.workers, policy, control=ctl)
+        runner = nt.VirtualWorkers(model, args.workers, policy, control=ctl, **rec)
         net, fabric = model, runner
     else:
         ddp = torch.nn.parallel.DistributedDataParallel(model)
-        fabric = nt.register(ddp, policy, control=ctl)
+        fabric = nt.register(ddp, policy, control=ctl, **rec)
         net, runner = ddp, None
     fault = tuple(int(e) for e in args.fault_epochs.split(":")) if args.fault_epochs else None
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum, weight_decay=args.wd)
@@ -184,6 +186,7 @@ def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info
         if not math.isfinite(loss):
             break
     secs = time.perf_counter() - t0
+    fabric.close()  # writes a recording cut short by the end of training
     st = fabric.stats.summary()
     paper = PAPER_TABLE6.get(label)
     if label in PAPER_FIG6:
@@ -229,7 +232,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--warmup", type=int, help="control plane warm-up steps (default: the plane's)")
     ap.add_argument("--diag-every", type=int, default=10, help="steps between cosine diagnostics (--fig6)")
     ap.add_argument("--fault-epochs", help="A:B: random labels in epochs A..B-1 (the injected degradation)")
+    ap.add_argument("--record", metavar="TRACE.json",
+                    help="record steps --record-steps as a bucket trace for `nfabric whatif` (one policy only)")
+    ap.add_argument("--record-steps", default="1,2,3", help="comma-separated steps to record")
+    ap.add_argument("--record-diagnostics", action="store_true",
+                    help="also measure the FP32 groups' cosine diagnostics on the recorded steps (whatif --plan recorded)")
     args = ap.parse_args(argv)
+    if args.record and (args.policy == "table6" or args.fig6):
+        ap.error("--record records one run: give one --policy (not table6 or --fig6)")
 
     dist_info = None
     if "WORLD_SIZE" in os.environ:

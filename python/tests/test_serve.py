@@ -191,3 +191,41 @@ def test_fig6_traces_on_synthetic_data(serve_socket, tmp_path):
     # Both controlled traces start on FP32 (warm-up), so neither is all low-bit.
     for k in ("FP32-default", "G-Binary-default"):
         assert rows[k]["low_bit_step_fraction"] < 1.0
+
+
+def test_clients_have_their_own_connection(serve_socket):
+    # Devices belong to the connection: a second Client in the same process
+    # must not see the first one's device (issue 25, item 5: grpc shared one
+    # connection between channels of equal options).
+    a, b = nt.serve.Client(serve_socket), nt.serve.Client(serve_socket)
+    try:
+        dev = a.call(a.controller.OpenDevice, a.cpb.OpenDeviceRequest(capacity_bytes=64), "OpenDevice").device
+        a.call(a.controller.GetStats, a.cpb.GetStatsRequest(device=dev), "GetStats")
+        with pytest.raises(nt.serve.ServeError, match="NOT_FOUND"):
+            b.call(b.controller.GetStats, b.cpb.GetStatsRequest(device=dev), "GetStats")
+    finally:
+        a.close()
+        b.close()
+
+
+def test_socket_owner_and_directory_checked(tmp_path):
+    # A socket in a directory others can write, or one another user owns,
+    # is refused before connecting (issue 25, item 4).
+    import socket
+    d = tmp_path / "open"
+    d.mkdir()
+    os.chmod(d, 0o777)
+    path = str(d / "s.sock")
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    s.listen(1)
+    try:
+        with pytest.raises(nt.serve.ServeError, match="writable by others"):
+            nt.serve.Client(path)
+        if os.geteuid() == 0:
+            os.chmod(d, 0o700)
+            os.chown(path, 4242, 4242)
+            with pytest.raises(nt.serve.ServeError, match="uid 4242"):
+                nt.serve.Client(path)
+    finally:
+        s.close()

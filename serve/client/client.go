@@ -7,7 +7,10 @@ package client
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -16,6 +19,7 @@ import (
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/serve"
 	"github.com/neuronfabric/nfabric/serve/wire"
 )
 
@@ -38,8 +42,15 @@ type Client struct {
 }
 
 // Dial connects to target: "unix:///path/to.sock" (or "unix:path") or
-// "host:port".
+// "host:port". A Unix socket must pass serve.CheckSocket (this user's or
+// root's, in a directory no other user can write), so that a client never
+// talks to a server another user bound at the path.
 func Dial(target string, o Options) (*Client, error) {
+	if path, ok := unixPath(target); ok {
+		if err := serve.CheckSocket(path); err != nil {
+			return nil, fmt.Errorf("client: dial %s: %w", target, err)
+		}
+	}
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = 16 << 20
 	}
@@ -57,6 +68,14 @@ func Dial(target string, o Options) (*Client, error) {
 		return nil, fmt.Errorf("client: dial %s: %w", target, err)
 	}
 	return &Client{conn: conn, Controller: pb.NewControllerClient(conn), Control: pb.NewControlClient(conn)}, nil
+}
+
+// unixPath returns the socket path of a "unix:" target.
+func unixPath(target string) (string, bool) {
+	if p, ok := strings.CutPrefix(target, "unix://"); ok {
+		return p, true
+	}
+	return strings.CutPrefix(target, "unix:")
 }
 
 // Conn returns the underlying connection (for health checks, say).
@@ -202,3 +221,33 @@ func (s *Session) Close(ctx context.Context) error {
 // SessionConfig returns the wire form of a control configuration (groups
 // without parameter counts).
 func SessionConfig(cfg control.Config) *pb.SessionConfig { return wire.SessionConfig(cfg, nil) }
+
+// TLSConfig returns a client TLS configuration from PEM files: caFile
+// (empty: the system's roots) verifies the server, certFile and keyFile
+// (both or neither) are the client certificate for servers that require
+// one, serverName (empty: the target's host) is the name to verify.
+func TLSConfig(caFile, certFile, keyFile, serverName string) (*tls.Config, error) {
+	cfg := &tls.Config{ServerName: serverName, MinVersion: tls.VersionTLS13}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("server CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("server CA %s: no PEM certificates", caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, fmt.Errorf("a client certificate needs both the certificate and the key file")
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client key pair: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}

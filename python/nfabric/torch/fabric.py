@@ -12,6 +12,7 @@ from ..lowbit import Format, Layout
 from ..policy import Policy, RuleSpec
 from .control import StepContext, as_controller, resolve_modes
 from .groups import Assignment, assign_groups
+from .record import Recorder, StepsArg, wrap_optimizer
 from .stats import RecoveryEvent, Stats
 
 PolicyArg = Union[str, Policy]
@@ -62,15 +63,48 @@ class ModeState:
         self.loss: Optional[float] = None
         self.optimizer: Optional[torch.optim.Optimizer] = None
         self.velocity_resets = 0
+        self.recorder: Optional[Recorder] = None
+        self.record_diag = False
+
+    def start_recording(self, model: torch.nn.Module, record: object, record_steps: StepsArg,
+                        record_diagnostics: bool, write: bool) -> None:
+        """Opt-in recording of chosen steps as a bucket trace (record.py)."""
+        if record is None:
+            return
+        if isinstance(record, Recorder):
+            self.recorder = record
+        else:
+            self.recorder = Recorder(record, record_steps, model=type(model).__name__, workers=self.workers,
+                                     policy=str(self.policy), write=write)
+        self.record_diag = bool(record_diagnostics)
+
+    def recording(self) -> bool:
+        """Whether the current step is being recorded."""
+        r = self.recorder
+        return r is not None and r.cur is not None and r.cur_step == self.current_step
+
+    def attach_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
+        """Lets a mode switch reset the momentum of the switched group, and
+        a recording time the optimizer's step."""
+        self.optimizer = optimizer
+        if self.recorder is not None:
+            self.recorder.expect_optimizer = True
+            wrap_optimizer(optimizer, self.recorder, lambda: self.recorder is not None and self.recorder.wants(self.current_step - 1))
 
     def diag_now(self) -> bool:
         """Whether this step measures the cosine diagnostics of its FP32
         groups (a controller with diag_every = N asks every N steps)."""
         every = int(getattr(self.control_object, "diag_every", 0) or 0)
+        if self.record_diag and self.recorder is not None and self.recorder.wants(self.current_step):
+            return True
         return every > 0 and self.current_step % every == 0
 
     def send_diag(self, cos: Dict[str, tuple]) -> None:
+        if self.recorder is not None and self.recorder.wants(self.current_step):
+            self.recorder.diagnostics(cos)
         fn = getattr(self.control_object, "diag", None)
+        if fn is None:
+            return
         for g, (b, t) in cos.items():
             try:
                 fn(self.current_step, g, b, t)

@@ -30,6 +30,7 @@ from ..lowbit import Format
 from .. import lowbit
 from .core import Cosines, Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, vote
 from .fabric import GroupsArg, ModeState, PolicyArg
+from .record import StepsArg
 from .stats import RecoveryEvent
 
 __all__ = ["register", "Fabric"]
@@ -103,18 +104,38 @@ class Fabric(ModeState):
         # buckets[i]: the parameter names of bucket i in the latest step
         # (DDP rebuilds its buckets after the first step).
         self.buckets: Dict[int, List[str]] = {}
+        self._enc_s = self._vote_s = 0.0
+        self._fell = False
 
     def observe(self, loss: float) -> None:
         """Reports the training loss to the controller (read on rank 0)."""
         self.loss = float(loss)
 
-    def attach_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
-        """Lets a mode switch reset the momentum of the switched group."""
-        self.optimizer = optimizer
+    def _record_hooks(self, ddp_model: torch.nn.Module) -> None:
+        rec = self.recorder
+        if rec is None:
+            return
+        rec.sync = next(ddp_model.parameters()).is_cuda
+
+        def pre(_m, _inp):
+            rec.step_finished()
+            if rec.wants(self.current_step) and rec.cur_step != self.current_step:
+                rec.begin(self.current_step)
+
+        def post(_m, _inp, out):
+            if self.recording():
+                rec.forward_done(out)
+
+        ddp_model.register_forward_pre_hook(pre)
+        ddp_model.register_forward_hook(post)
 
     def close(self) -> None:
         """Frees what this rank holds on nfabric serve (its device, and on
-        rank 0 the control session); closing the process does it too."""
+        rank 0 the control session); closing the process does it too.
+        Writes a recording that has not been written yet."""
+        if self.recorder is not None:
+            self.recorder.end()
+            self.recorder.write()
         if self.ctrl is not None:
             self.ctrl.close()
         close = getattr(self.control_object, "close", None)
@@ -144,6 +165,9 @@ class Fabric(ModeState):
     def _end_step(self) -> None:
         if self._diag is not None and self.rank == 0:
             self.send_diag(self._diag.take())
+        if self.recording():
+            self.recorder.backward_done()
+            self.recorder.end()
         self.stats.end_step()
         self.current_step += 1
         self._open = False
@@ -181,15 +205,17 @@ class Fabric(ModeState):
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future:
         t0 = time.perf_counter()
         try:
-            return self._hook_bucket(bucket)
+            return self._hook_bucket(bucket, t0)
         finally:
             self.stats.add_time(time.perf_counter() - t0)
 
-    def _hook_bucket(self, bucket: dist.GradBucket) -> torch.futures.Future:
+    def _hook_bucket(self, bucket: dist.GradBucket, t0: float) -> torch.futures.Future:
         buf = bucket.buffer()
         if not self._open:
             self._begin_step(buf.device)
         lay = self._layout(bucket)
+        self._enc_s = self._vote_s = 0.0
+        self._fell = False
         self.buckets[bucket.index()] = [info.name for seg in lay.values() for info in seg.params]
         low = [g for g in lay if self.modes[g] != Format.FP32]
         if low:
@@ -200,6 +226,10 @@ class Fabric(ModeState):
             for g, seg in lay.items():
                 self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
             fut = self._allreduce_mean(buf).get_future().then(lambda f: f.value()[0])
+        if self.recording():
+            groups = [(g, seg.n, "fp32" if self._fell else str(self.modes[g])) for g, seg in lay.items()]
+            self.recorder.bucket(t0, time.perf_counter() - t0, buf.numel() * buf.element_size(), buf.numel(),
+                                 groups, self._enc_s, self._vote_s)
         if bucket.is_last():
             self._end_step()
         return fut
@@ -232,6 +262,7 @@ class Fabric(ModeState):
         return fut
 
     def _fallback(self, bucket: dist.GradBucket, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str]):
+        self._fell = True
         self.stats.event(RecoveryEvent(self.current_step, "nonfinite", tuple(low), bucket.index()))
         if self.rank == 0:
             self.report_nonfinite(low)
@@ -284,6 +315,8 @@ class Fabric(ModeState):
 
     def _via_collective(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs) -> None:
         """Each rank's planes all-gathered, the vote on every rank."""
+        rec = self.recording()
+        t = self._clock(rec, buf)
         parts, index = [], []
         for g in low:
             p, _ = inputs[g]
@@ -293,8 +326,24 @@ class Fabric(ModeState):
             if gt is not None:
                 parts.append(gt)
         sizes = [t.numel() for t in parts]
-        outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
+        send = torch.cat(parts)
+        if rec:
+            self._enc_s += self._clock(rec, buf) - t
+        outs = _all_gather_bytes(send, self.workers, self.pg)
         starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        t = self._clock(rec, buf)
+        self._vote_many(buf, lay, rules, inputs, outs, starts, sizes, index)
+        if rec:
+            self._vote_s += self._clock(rec, buf) - t
+
+    def _clock(self, rec: bool, buf: torch.Tensor) -> float:
+        """perf_counter, after the device's queued work when recording on a
+        GPU (so encode and vote costs are the device's)."""
+        if rec and buf.is_cuda:
+            torch.cuda.synchronize(buf.device)
+        return time.perf_counter()
+
+    def _vote_many(self, buf, lay, rules, inputs, outs, starts, sizes, index) -> None:
         for g, i, has_gates in index:
             a, n = starts[i], sizes[i]
             signs = torch.stack([o[a:a + n] for o in outs])
@@ -308,6 +357,8 @@ class Fabric(ModeState):
         """The planes, one per parameter tensor, all-gathered, written as
         payload lines into this rank's nfabric serve device under the step's
         mode latch, and the aggregate read back."""
+        rec = self.recording()
+        t = self._clock(rec, buf)
         parts, index = [], []
         for g in low:
             p, _ = inputs[g]
@@ -317,10 +368,16 @@ class Fabric(ModeState):
                 parts.append(s)
         sizes = [t.numel() for t in parts]
         starts = [sum(sizes[:i]) for i in range(len(sizes))]
-        outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
+        send = torch.cat(parts)
+        if rec:
+            self._enc_s += self._clock(rec, buf) - t
+        outs = _all_gather_bytes(send, self.workers, self.pg)
         items = [(info, torch.stack([o[starts[i]:starts[i] + sizes[i]] for o in outs]), self.modes[g])
                  for g, info, i in index]
-        us = self.ctrl.aggregate(items, self.current_step)
+        t = self._clock(rec, buf)
+        us = self.ctrl.aggregate(items, self.current_step)  # the vote, by nfabric serve's controller model
+        if rec:
+            self._vote_s += self._clock(rec, buf) - t
         for g in low:
             u = torch.cat([us[j] for j, (gg, _, _) in enumerate(index) if gg == g])
             self._finish(g, lay[g], buf, u, rules, inputs)
@@ -351,7 +408,8 @@ def _hook(state: "Fabric", bucket: dist.GradBucket) -> torch.futures.Future[torc
 def register(ddp_model: torch.nn.parallel.DistributedDataParallel, policy: PolicyArg = "g-binary",
              groups: GroupsArg = None, control: object = None, backend: str = "collective",
              process_group: Optional[dist.ProcessGroup] = None, serve: Optional[str] = None,
-             token: Optional[str] = None) -> Fabric:
+             token: Optional[str] = None, record: Optional[str] = None, record_steps: StepsArg = None,
+             record_diagnostics: bool = False) -> Fabric:
     """Registers NEURON-Fabric aggregation as ddp_model's communication hook.
 
     policy: a policy string (``"backbone=g-binary,head=fp32"``) or
@@ -367,7 +425,16 @@ def register(ddp_model: torch.nn.parallel.DistributedDataParallel, policy: Polic
     plane's defaults) or a ``nfabric.torch.serve.ServeControl``. Every
     check (groups, policy, world size against the layout, backend, the
     server and its API version) runs here, before training starts.
+
+    record: a .json path to record steps ``record_steps`` (an int N: steps
+    1..N; a list of step numbers; default 1, 2, 3) as a bucket trace for
+    ``nfabric whatif`` (rank 0 writes it; see nfabric.torch.record);
+    record_diagnostics also measures the cosine diagnostics of the FP32
+    groups on those steps (an all-gather of their sign planes), which
+    ``nfabric whatif --plan recorded`` turns into an admission plan.
     """
     fabric = Fabric(ddp_model, policy, groups, control, backend, process_group, serve, token)
+    fabric.start_recording(ddp_model.module, record, record_steps, record_diagnostics, fabric.rank == 0)
+    fabric._record_hooks(ddp_model)
     ddp_model.register_comm_hook(fabric, _hook)
     return fabric

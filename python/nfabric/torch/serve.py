@@ -59,19 +59,63 @@ def _target(address: str) -> str:
     return address
 
 
+def _unix_path(target: str) -> Optional[str]:
+    if target.startswith("unix://"):
+        return target[len("unix://"):]
+    if target.startswith("unix:"):
+        return target[len("unix:"):]
+    return None
+
+
+def check_socket(path: str) -> None:
+    """Checks a Unix socket before the client trusts it, as the Go client
+    does (serve.CheckSocket): a socket owned by this user or root, in a
+    directory owned by this user or root that no one else can write unless
+    it is sticky (as /tmp is). A socket another user bound in a shared
+    directory is a ServeError, so the client never talks to their server."""
+    import stat
+    uid = os.geteuid()
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        raise ServeError(f"nfabric serve at {path} is unreachable: {e.strerror}") from None
+    if not stat.S_ISSOCK(st.st_mode):
+        raise ServeError(f"socket {path}: not a socket")
+    if st.st_uid not in (uid, 0):
+        raise ServeError(f"socket {path}: owned by uid {st.st_uid}, not by this user (uid {uid}) or root: refusing it")
+    d = os.path.dirname(os.path.abspath(path))
+    ds = os.stat(d)
+    if ds.st_uid not in (uid, 0):
+        raise ServeError(f"socket directory {d}: owned by uid {ds.st_uid}, not by this user (uid {uid}) or root: refusing it")
+    if ds.st_mode & 0o022 and not ds.st_mode & stat.S_ISVTX:
+        raise ServeError(f"socket directory {d}: writable by others (mode {ds.st_mode & 0o7777:04o}) and not sticky: "
+                         "another user could replace the socket")
+
+
 class Client:
     """A connection to nfabric serve. ``token``: the bearer token for TCP
     servers (``--token-file``). The constructor checks the server: an
-    unreachable address, or a server without the nfabric.v1 services (a
-    different version of nfabric serve), is a ServeError naming it."""
+    unreachable address, a Unix socket that fails :func:`check_socket`, or
+    a server without the nfabric.v1 services (a different version of
+    nfabric serve), is a ServeError naming it.
+
+    Each Client has a connection of its own (its channel uses a local
+    subchannel pool): grpc would otherwise share one connection between
+    channels of equal options in a process, and the server, whose devices
+    and sessions belong to the connection, would see two clients as one."""
 
     def __init__(self, address: str, token: Optional[str] = None, timeout: float = 10.0):
         grpc, self.cpb, cg, self.kpb, kg = _modules()
         self.grpc = grpc
         self.address = address
         self.timeout = timeout
-        opts = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)]
-        self.channel = grpc.insecure_channel(_target(address), options=opts)
+        target = _target(address)
+        path = _unix_path(target)
+        if path is not None:
+            check_socket(path)
+        opts = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20),
+                ("grpc.use_local_subchannel_pool", 1)]
+        self.channel = grpc.insecure_channel(target, options=opts)
         self.metadata = (("authorization", f"Bearer {token}"),) if token else None
         self.controller = cg.ControllerStub(self.channel)
         self.control = kg.ControlStub(self.channel)

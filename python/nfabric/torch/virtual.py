@@ -15,6 +15,7 @@ once per shard on the one model (DDP keeps rank 0's).
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Dict, List, Optional
 
 import torch
@@ -23,6 +24,7 @@ from .. import lowbit
 from ..lowbit import Format
 from .core import Cosines, Segments, ef_commit, ef_input, encode, payload_bytes, vote
 from .fabric import GroupsArg, ModeState, PolicyArg
+from .record import StepsArg
 from .stats import RecoveryEvent
 
 __all__ = ["VirtualWorkers", "split"]
@@ -60,8 +62,10 @@ class VirtualWorkers(ModeState):
     """
 
     def __init__(self, model: torch.nn.Module, workers: int, policy: PolicyArg = "g-binary", groups: GroupsArg = None,
-                 control: object = None, loss_fn: Optional[Callable[[torch.nn.Module, Batch], torch.Tensor]] = None):
+                 control: object = None, loss_fn: Optional[Callable[[torch.nn.Module, Batch], torch.Tensor]] = None,
+                 record: Optional[str] = None, record_steps: StepsArg = None, record_diagnostics: bool = False):
         super().__init__(model, policy, groups, control, workers)
+        self.start_recording(model, record, record_steps, record_diagnostics, True)
         self.bind_control()
         self.model = model
         self.loss_fn = loss_fn or _default_loss
@@ -75,12 +79,17 @@ class VirtualWorkers(ModeState):
             self.segments[g] = Segments(members, offs)
         # ef[g]: [W, n] residuals of the group, created on first use.
         self.ef: Dict[str, torch.Tensor] = {}
+        self._enc_s = self._vote_s = self._backward_us = 0.0
+        self._last_mode = Format.FP32
+
+    def close(self) -> None:
+        """Writes a recording that has not been written yet."""
+        if self.recorder is not None:
+            self.recorder.end()
+            self.recorder.write()
 
     def observe(self, loss: float) -> None:
         self.loss = float(loss)
-
-    def attach_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
-        self.optimizer = optimizer
 
     def shard_grads(self, batch: Batch) -> tuple:
         """Forward and backward of each shard: the per-group gradients
@@ -88,24 +97,54 @@ class VirtualWorkers(ModeState):
         shards = split(batch, self.workers)
         grads: Dict[str, List[torch.Tensor]] = {g: [] for g in self.groups}
         total, count = 0.0, 0
+        rec = self.recording()
+        fwd = bwd = 0.0
         for shard in shards:
             self.model.zero_grad(set_to_none=False)
+            t0 = time.perf_counter()
             loss = self.loss_fn(self.model, shard)
+            t1 = time.perf_counter()
             loss.backward()
+            if rec:
+                if loss.is_cuda:
+                    torch.cuda.synchronize(loss.device)
+                fwd += t1 - t0
+                bwd += time.perf_counter() - t1
             n = _shard_len(shard)
             total += float(loss.detach()) * n
             count += n
             for g in self.groups:
                 grads[g].append(torch.cat([_grad(p.param).reshape(-1) for p in self.segments[g].params]))
+        if rec:
+            # One worker's step: the mean over the W shards.
+            self.recorder.cur["forward_us"] = fwd / len(shards) * 1e6
+            self._backward_us = bwd / len(shards) * 1e6
         return {g: torch.stack(v) for g, v in grads.items()}, total / count
 
     def step(self, batch: Batch) -> float:
         """One data-parallel step's gradients: afterwards each parameter's
-        .grad holds the aggregate; call optimizer.step(). Returns the loss."""
+        .grad holds the aggregate; call optimizer.step(). Returns the loss.
+
+        A recorded step (record=) keeps one bucket per group, ready when one
+        worker's backward ends (the virtual workers see gradients only
+        then, so the trace claims no overlap of communication with
+        backward), with the group's encode and vote cost per worker."""
+        rec = self.recorder
+        if rec is not None:
+            rec.step_finished()
+            if rec.wants(self.current_step):
+                rec.begin(self.current_step)
         self.apply(self.ask())
         grads, loss = self.shard_grads(batch)
         for g in self.groups:
+            t0 = time.perf_counter()
+            self._enc_s = self._vote_s = 0.0
             self._aggregate(g, grads[g])
+            if self.recording():
+                n = self.segments[g].n
+                mode = self._last_mode
+                self.recorder.bucket(t0, 0.0, 4 * n, n, [(g, n, str(mode))], self._enc_s / self.workers,
+                                     self._vote_s, ready_us=self._backward_us)
         if self.diag_now():
             cos = Cosines()
             for g in self.groups:
@@ -113,6 +152,9 @@ class VirtualWorkers(ModeState):
                     planes = torch.stack([lowbit.encode_signs(grads[g][k]) for k in range(self.workers)])
                     cos.add(g, planes, self.segments[g], self._mean(grads[g]))
             self.send_diag(cos.take())
+        if self.recording():
+            self.recorder.backward_done()
+            self.recorder.end()
         self.stats.end_step()
         self.current_step += 1
         return loss
@@ -134,14 +176,26 @@ class VirtualWorkers(ModeState):
             self.stats.event(RecoveryEvent(self.current_step, "nonfinite", (group,)))
             self.report_nonfinite([group])
             return self._mean(g)
+        rec = self.recording()
+        t0 = self._clock(rec, g)
         enc = [encode(p, rule, seg, k) for k, p in enumerate(ps)]
         signs = torch.stack([s for s, _ in enc])
         gates = torch.stack([t for _, t in enc]) if enc[0][1] is not None else None
+        t1 = self._clock(rec, g)
         u = vote(signs, gates, seg, rule, self.layout)
+        if rec:
+            t2 = self._clock(rec, g)
+            self._enc_s += t1 - t0
+            self._vote_s += t2 - t1
         if rule.ef:
             for k in range(self.workers):
                 ef_commit(ps[k], res[k], seg)
         return u.to(g.dtype) * self.scale(group)
+
+    def _clock(self, rec: bool, t: torch.Tensor) -> float:
+        if rec and t.is_cuda:
+            torch.cuda.synchronize(t.device)
+        return time.perf_counter()
 
     def _mean(self, g: torch.Tensor) -> torch.Tensor:
         # As DDP's FP32 path: divide by W, then sum over workers.
@@ -154,6 +208,7 @@ class VirtualWorkers(ModeState):
         upd = self.aggregate(group, g)
         fell_back = len(self.stats.events) > before and self.stats.events[-1].reason == "nonfinite"
         mode = Format.FP32 if fell_back else rule.rule
+        self._last_mode = mode
         self.stats.add(group, mode, payload_bytes(rule.with_rule(mode), seg.n), seg.n)
         for p, v in seg.tensors(upd):
             if p.param.grad is None:

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	chakrav1 "github.com/neuronfabric/nfabric/api/chakra/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestWhatifInputs: usage mistakes exit 2 naming the flag, bad files exit
+// 1 naming the file, and no output is written on failure.
+func TestWhatifInputs(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"buckets":[{"bytes":3,"ready_us":0}]}`), 0o644)
+	good := filepath.Join(dir, "t.json")
+	os.WriteFile(good, []byte(`{"buckets":[{"bytes":4000,"ready_us":1,"groups":[{"name":"backbone","elements":1000,"mode":"fp32"}]}]}`), 0o644)
+	html := filepath.Join(dir, "w.html")
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"whatif"}, 2, "--trace"},
+		{[]string{"whatif", "--trace", good, "--model", "resnet18"}, 2, "one of"},
+		{[]string{"whatif", "--trace", good, "--workers", "1"}, 2, "--workers"},
+		{[]string{"whatif", "--trace", good, "--memory", "hbm"}, 2, "--memory"},
+		{[]string{"whatif", "--trace", good, "--net", "bogus"}, 2, "--net"},
+		{[]string{"whatif", "--trace", good, "--plan", "x=fp16"}, 2, "--plan"},
+		{[]string{"whatif", "--model", "bogus"}, 2, "--model"},
+		{[]string{"whatif", "--trace", bad, "--html", html}, 1, "bad.json"},
+		{[]string{"whatif", "--trace", good, "--plan", "head=fp32", "--html", html}, 1, `group "head"`},
+		{[]string{"whatif", "--trace", good, "--plan", "recorded"}, 1, "no diagnostics"},
+	} {
+		code, _, stderr := nfabric(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("nfabric %s: exit %d, stderr %q; want %d naming %s", strings.Join(c.args, " "), code, stderr, c.code, c.msg)
+		}
+	}
+	if _, err := os.Stat(html); err == nil {
+		t.Errorf("a failed whatif wrote %s", html)
+	}
+}
+
+// TestWhatifChakra: a Chakra ET through the command: two compute nodes of
+// 100 and 50 us, an ALL_REDUCE of 4 MB after the first; the bucket is
+// ready at 100 us and the FP32 ring time of 4 MB on ib between 2 workers
+// is 2 alpha + S/B = 10 us + 160 us.
+func TestWhatifChakra(t *testing.T) {
+	dir := t.TempDir()
+	var b []byte
+	for _, m := range []proto.Message{
+		&chakrav1.GlobalMetadata{Version: "0.0.4"},
+		&chakrav1.Node{Id: 1, Type: chakrav1.NodeType_COMP_NODE, DurationMicros: 100},
+		&chakrav1.Node{Id: 2, Type: chakrav1.NodeType_COMP_NODE, DurationMicros: 50, DataDeps: []uint64{1}},
+		&chakrav1.Node{Id: 3, Type: chakrav1.NodeType_COMM_COLL_NODE, DataDeps: []uint64{1}, Attr: []*chakrav1.AttributeProto{
+			{Name: "comm_type", Value: &chakrav1.AttributeProto_Int64Val{Int64Val: 0}},
+			{Name: "comm_size", Value: &chakrav1.AttributeProto_Int64Val{Int64Val: 4_000_000}}}},
+	} {
+		raw, _ := proto.Marshal(m)
+		b = append(protowire.AppendVarint(b, uint64(len(raw))), raw...)
+	}
+	et := filepath.Join(dir, "job.et")
+	os.WriteFile(et, b, 0o644)
+	code, out, stderr := nfabric(t, "whatif", "--trace", et, "--workers", "2", "--net", "ib", "--plan", "fp32", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Data struct {
+			Buckets []struct {
+				ReadyS float64 `json:"ready_s"`
+				FP32S  float64 `json:"fp32_allreduce_s"`
+			} `json:"buckets"`
+			Steps []struct {
+				BackwardS float64 `json:"backward_s"`
+				FP32StepS float64 `json:"fp32_step_s"`
+			} `json:"steps"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	bk, st := res.Data.Buckets[0], res.Data.Steps[0]
+	want := 10e-6 + 4e6/25e9
+	if len(res.Data.Buckets) != 1 || !closeTo(bk.ReadyS, 100e-6) || !closeTo(bk.FP32S, want) || !closeTo(st.BackwardS, 150e-6) ||
+		!closeTo(st.FP32StepS, 100e-6+want) {
+		t.Fatalf("%+v", res.Data)
+	}
+}
+
+func closeTo(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }

@@ -1,0 +1,187 @@
+package experiments
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/hw"
+	"github.com/neuronfabric/nfabric/pilot"
+	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/timing"
+)
+
+func claimNamed(t *testing.T, cs []report.Claim, prefix string) report.Claim {
+	t.Helper()
+	for _, c := range cs {
+		if strings.HasPrefix(c.Name, prefix) {
+			return c
+		}
+	}
+	t.Fatalf("no claim %q among %d", prefix, len(cs))
+	return report.Claim{}
+}
+
+// pairAt is a run pair whose low-bit run is pct% slower than identity's
+// 1 ms (exposed well above one pipeline fill, so not hidden).
+func pairAt(pct float64) timing.Pair {
+	id := timing.Time(1e9) // 1 ms in ps
+	return timing.Pair{OverheadPct: pct, Exposed: timing.Time(float64(id) * pct / 100), PipelineLatency: 2500}
+}
+
+// TestTimingClaims judges Table 4 groups against the 2% gate on hand-made
+// overheads: a group holds only when every row is below the gate.
+func TestTimingClaims(t *testing.T) {
+	s := timing.DefaultSetup()
+	rows := []timing.Row{
+		{Group: timing.GroupOneStream, Pair: pairAt(1.2)},
+		{Group: timing.GroupStreams, Pair: pairAt(0.6)}, {Group: timing.GroupStreams, Pair: pairAt(2.4)},
+		{Group: timing.GroupFullMiss, Pair: pairAt(1.9)},
+	}
+	cs := timingClaims(s, TimingResult{Table4: rows})
+	if len(cs) != 3 {
+		t.Fatalf("%d claims for 3 groups present: %+v", len(cs), cs)
+	}
+	for _, tt := range []struct{ prefix, verdict, ours string }{
+		{"1-request stream", report.VerdictHolds, "1.20%"},
+		{"1–8 request stream", report.VerdictDoesNotHold, "0.60–2.40%"},
+		{"full LLC-miss", report.VerdictHolds, "1.90%"},
+	} {
+		c := claimNamed(t, cs, tt.prefix)
+		if c.Verdict != tt.verdict || c.Ours != tt.ours || c.Section != "Sec. 5.1, Table 4" {
+			t.Errorf("%s: %+v; want verdict %q, ours %q", tt.prefix, c, tt.verdict, tt.ours)
+		}
+	}
+	// Fig. 3(c): the largest exposure must lie beyond the LLC.
+	env := &timing.Envelope{Footprint: []timing.Point{{X: 0.5, Pair: pairAt(0.4)}, {X: 2, Pair: pairAt(1.3)}, {X: 4, Pair: pairAt(1.2)}}}
+	c := claimNamed(t, timingClaims(s, TimingResult{Envelope: env}), "the full-LLC-miss point")
+	if c.Verdict != report.VerdictHolds {
+		t.Errorf("fig 3(c) with the peak at 2x LLC: %+v", c)
+	}
+	env.Footprint[0].Pair = pairAt(1.5)
+	if c := claimNamed(t, timingClaims(s, TimingResult{Envelope: env}), "the full-LLC-miss point"); c.Verdict != report.VerdictDoesNotHold {
+		t.Errorf("fig 3(c) with the peak inside the LLC: %+v", c)
+	}
+}
+
+// TestReplayClaims: healthy rows below the gate hold; one congested row
+// that is not hidden fails the congested claim.
+func TestReplayClaims(t *testing.T) {
+	o := ReplayOptions{Setup: timing.DefaultSetup()}
+	rows := []ReplayRow{
+		{Model: "a", Condition: "healthy", BusyIncrementPct: 1.4},
+		{Model: "b", Condition: "healthy", BusyIncrementPct: 1.9},
+		{Model: "a", Condition: "congested", Hidden: true},
+		{Model: "b", Condition: "congested", IncrementPct: 0.3},
+		{Model: "a", Condition: "ddr5 healthy", BusyIncrementPct: 9}, // not the ideal preset: not judged here
+	}
+	cs := replayClaims(o, rows)
+	if h := claimNamed(t, cs, "healthy CXL"); h.Verdict != report.VerdictHolds || h.Ours != "a 1.40%, b 1.90% of controller busy time" {
+		t.Errorf("healthy: %+v", h)
+	}
+	if c := claimNamed(t, cs, "congested CXL"); c.Verdict != report.VerdictDoesNotHold || c.Ours != "a hidden, b 0.300%" {
+		t.Errorf("congested: %+v", c)
+	}
+	rows[1].BusyIncrementPct = 2.0 // at the gate is not below it
+	if h := claimNamed(t, replayClaims(o, rows), "healthy CXL"); h.Verdict != report.VerdictDoesNotHold {
+		t.Errorf("healthy at the gate: %+v", h)
+	}
+}
+
+// TestPayloadClaims runs the block's real worked example and accounting:
+// the example and both traffic ratios hold; a wrong G-Ternary answer fails.
+func TestPayloadClaims(t *testing.T) {
+	ex, err := payloadExample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := []PayloadUnit{{Example: ex}, {Bits: payloadBits()}, {Check: &KernelCheck{Mismatches: 0}}}
+	cs := payloadClaims(us)
+	if len(cs) != 4 {
+		t.Fatalf("%d claims: %+v", len(cs), cs)
+	}
+	for _, c := range cs {
+		if c.Verdict != report.VerdictHolds {
+			t.Errorf("%s: %s (%s)", c.Name, c.Verdict, c.Ours)
+		}
+	}
+	if c := claimNamed(t, cs, "G-Binary traffic"); c.Ours != "0.0313x FP32" {
+		t.Errorf("G-Binary ratio %q", c.Ours)
+	}
+	bad := *ex
+	bad.Ternary = []int{1, 1, 1} // the gate failed to zero element 2
+	us[0].Example = &bad
+	us[2].Check.Mismatches = 3
+	cs = payloadClaims(us)
+	for _, p := range []string{"six positive", "packed kernels"} {
+		if c := claimNamed(t, cs, p); c.Verdict != report.VerdictDoesNotHold {
+			t.Errorf("%s with a wrong answer: %s", p, c.Verdict)
+		}
+	}
+}
+
+// TestFunctionalClaims: a mismatch fails its mode's claim; the naive
+// oracle must pass identity and flag the transformed modes.
+func TestFunctionalClaims(t *testing.T) {
+	vr := cxl.VerifyResult{Rows: []cxl.ModeRow{
+		{Mode: cxl.Identity.String(), Lines: 10, Match: true},
+		{Mode: cxl.GBinary.String(), Lines: 10, Match: true, NaiveFlagged: 10},
+		{Mode: cxl.GTernary.String(), Lines: 10, Mismatches: 1, NaiveFlagged: 9},
+		{Mode: cxl.FP32Bypass.String(), Lines: 10, Match: true}, // not a paper row
+	}}
+	cs := functionalClaims(vr)
+	if len(cs) != 4 {
+		t.Fatalf("%d claims: %+v", len(cs), cs)
+	}
+	want := []string{report.VerdictHolds, report.VerdictHolds, report.VerdictDoesNotHold, report.VerdictHolds}
+	for i, c := range cs {
+		if c.Verdict != want[i] {
+			t.Errorf("claim %d %q: %s, want %s", i, c.Name, c.Verdict, want[i])
+		}
+	}
+	vr.Rows[1].NaiveFlagged = 0 // the naive oracle passing G-Binary is wrong
+	if c := claimNamed(t, functionalClaims(vr), "read-equals-write"); c.Verdict != report.VerdictDoesNotHold {
+		t.Errorf("naive oracle passing a transformed mode: %+v", c)
+	}
+}
+
+// TestEndpointClaimNeedsSeeds: with one seed per scenario there is no
+// run-to-run variation, so the endpoint claim is inconclusive whatever the
+// means; with three seeds it is decided by the widened range (FP32 80 ± 1,
+// G-Binary 76 ± 1: range [75, 81]).
+func TestEndpointClaimNeedsSeeds(t *testing.T) {
+	runs := func(accs ...float64) []*pilot.Result {
+		var rs []*pilot.Result
+		for _, a := range accs {
+			rs = append(rs, &pilot.Result{Final: a / 100})
+		}
+		return rs
+	}
+	by := func(fp, gb, gd []*pilot.Result) map[pilot.Scenario]scenarioRuns {
+		return map[pilot.Scenario]scenarioRuns{pilot.AlwaysFP32: {pilot.AlwaysFP32, fp}, pilot.AlwaysGBinary: {pilot.AlwaysGBinary, gb},
+			pilot.GBinaryDefault: {pilot.GBinaryDefault, gd}}
+	}
+	var o PilotOptions
+	if c := o.endpointClaim(by(runs(80), runs(76), runs(70))); c.verdict() != report.VerdictInconclusive {
+		t.Errorf("one seed: %s (%s)", c.verdict(), c.ours)
+	}
+	if c := o.endpointClaim(by(runs(79, 80, 81), runs(75, 76, 77), runs(77, 78, 79))); c.verdict() != report.VerdictHolds {
+		t.Errorf("three seeds, mean 78 in [75, 81]: %s (%s)", c.verdict(), c.ours)
+	}
+	if c := o.endpointClaim(by(runs(79, 80, 81), runs(75, 76, 77), runs(73, 74, 75))); c.verdict() != report.VerdictDoesNotHold {
+		t.Errorf("three seeds, mean 74 outside [75, 81]: %s (%s)", c.verdict(), c.ours)
+	}
+}
+
+// TestHardwareClaimsSkipped: with no tool run every claim says skipped
+// and names what is missing.
+func TestHardwareClaimsSkipped(t *testing.T) {
+	o := HardwareOptions{Widths: []int{64, 512}, Cosim: true}
+	d := &hardwareData{builds: []string{"debian"}, synth: map[string]map[hw.Config]HardwareSynthRun{"debian": {}},
+		Skipped: []string{"yosys not found (apt-get install yosys)"}}
+	for _, c := range hardwareClaims(o, d) {
+		if c.Verdict != report.VerdictSkipped || !strings.Contains(c.Ours, "apt-get install yosys") {
+			t.Errorf("%s: %s %q", c.Name, c.Verdict, c.Ours)
+		}
+	}
+}

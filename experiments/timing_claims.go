@@ -1,0 +1,158 @@
+package experiments
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/timing"
+)
+
+// timingClaims are the Sec. 5.1 and 5.3 claims on the ideal preset (the
+// paper's fixed-latency service model): each Table 4 group stays under the
+// exposed-cost budget, and the Fig. 3 panels keep the shape the paper
+// describes. The budget is the paper's own 2% gate (Sec. 5.3), the only
+// threshold the paper states for these rows; the paper's per-row figures
+// appear in the paper column, not in the criterion.
+func timingClaims(s timing.Setup, r TimingResult) []report.Claim {
+	budget := s.Experiments.ExposureBudgetPct
+	under := fmt.Sprintf("every row below the %g%% exposed-cost gate", budget)
+	var out []report.Claim
+	for _, p := range paperTable4 {
+		var g []timing.Row
+		for _, row := range r.Table4 {
+			if row.Group == p.group {
+				g = append(g, row)
+			}
+		}
+		if len(g) == 0 {
+			continue
+		}
+		ok := true
+		for _, row := range g {
+			ok = ok && row.Pair.OverheadPct < budget
+		}
+		out = append(out, report.Claim{Section: "Sec. 5.1, Table 4", Name: p.result + ": " + p.takeaway,
+			Paper: p.paper, Ours: rangeOf(g) + "%", Criterion: under, Verdict: modelVerdict(ok)})
+	}
+	if r.Envelope == nil {
+		return out
+	}
+	env := *r.Envelope
+	five := timing.DepthSeries(s.Model.Controller.Stages)
+	out = append(out, report.Claim{Section: "Sec. 5.3, Fig. 3(a)",
+		Name:  fmt.Sprintf("the %d-cycle datapath stays below the gate across the bandwidth sweep", s.Model.Controller.Stages),
+		Paper: "below 2% at every bandwidth", Ours: seriesRange(env.Bandwidth, five) + "%",
+		Criterion: under, Verdict: modelVerdict(r.FiveCycleUnderBudget)})
+	if deep, ours, ok := deeperExceed(s, env); deep != "" {
+		out = append(out, report.Claim{Section: "Sec. 5.3, Fig. 3(a)",
+			Name:  "deeper datapaths (" + deep + ") exceed the gate at high bandwidth",
+			Paper: "10 and 20 cycles exceed 2%", Ours: ours,
+			Criterion: fmt.Sprintf("each deeper depth above %g%% at the highest bandwidth swept", budget), Verdict: modelVerdict(ok)})
+	}
+	if len(env.Latency) > 0 {
+		// "Dominant" is the paper's word: the datapath would dominate if it
+		// were the larger part of the run time, an exposure of 100% or
+		// more. Points above the 2% gate are named in Ours, since the paper
+		// draws that gate on the panel.
+		latOK, over := true, []string{}
+		for _, p := range env.Latency {
+			latOK = latOK && p.Pair.OverheadPct < dominantPct
+			if p.Pair.OverheadPct >= budget {
+				over = append(over, fmt.Sprintf("%g ns", p.X))
+			}
+		}
+		ours := pointsRange(env.Latency) + "%"
+		if len(over) > 0 {
+			ours += fmt.Sprintf("; at or above the %g%% gate at %s", budget, strings.Join(over, ", "))
+		}
+		out = append(out, report.Claim{Section: "Sec. 5.3, Fig. 3(b)",
+			Name:  "memory latency shifts the base path but the datapath does not dominate",
+			Paper: "not the dominant cost", Ours: ours,
+			Criterion: fmt.Sprintf("exposed overhead below %g%% (the datapath never the larger part of the run) at every latency swept", dominantPct),
+			Verdict:   modelVerdict(latOK)})
+	}
+	if len(env.Footprint) > 1 {
+		// The conservative case: the largest exposure is at a footprint
+		// beyond the LLC (X is footprint / LLC).
+		best := env.Footprint[0]
+		for _, p := range env.Footprint {
+			if p.Pair.OverheadPct > best.Pair.OverheadPct {
+				best = p
+			}
+		}
+		out = append(out, report.Claim{Section: "Sec. 5.3, Fig. 3(c)",
+			Name:      "the full-LLC-miss point is the conservative (most exposed) case",
+			Paper:     "exposure rises once the footprint exceeds the LLC",
+			Ours:      fmt.Sprintf("largest exposure %s%% at footprint/LLC = %g", pct(best.Pair.OverheadPct), best.X),
+			Criterion: "the largest exposure lies at footprint/LLC > 1", Verdict: modelVerdict(best.X > 1)})
+	}
+	for _, d := range env.Delay {
+		if d.DelayMS != 10 {
+			continue
+		}
+		out = append(out, report.Claim{Section: "Sec. 5.3, Fig. 3(d)",
+			Name:  fmt.Sprintf("a 10 ms late mode update costs under 0.04%% of a step (step = %g ms, our assumption)", env.StepMS),
+			Paper: "< 0.04%", Ours: fmt.Sprintf("%.4f%%", d.StepCostPct),
+			Criterion: fmt.Sprintf("step cost < %g%%", timing.PaperDelayBoundPct), Verdict: modelVerdict(d.StepCostPct < timing.PaperDelayBoundPct)})
+	}
+	return out
+}
+
+// dominantPct is the exposure at which the datapath would take as long as
+// the rest of the run: the threshold of "dominant" in Fig. 3(b)'s claim.
+const dominantPct = 100.0
+
+// seriesRange prints the overhead range of one series of points.
+func seriesRange(ps []timing.Point, series string) string {
+	var sel []timing.Point
+	for _, p := range ps {
+		if p.Series == series {
+			sel = append(sel, p)
+		}
+	}
+	return pointsRange(sel)
+}
+
+// pointsRange prints "lo–hi" of the points' overheads ("hidden" ends for
+// fully hidden points), as Table 4's ranges print.
+func pointsRange(ps []timing.Point) string {
+	rows := make([]timing.Row, len(ps))
+	for i, p := range ps {
+		rows[i] = timing.Row{Pair: p.Pair}
+	}
+	if len(rows) == 0 {
+		return "-"
+	}
+	return rangeOf(rows)
+}
+
+// deeperExceed checks the depths beyond the model's at the highest
+// bandwidth swept: deep names them, ours their overheads there.
+func deeperExceed(s timing.Setup, env timing.Envelope) (deep, ours string, ok bool) {
+	ex := s.Experiments
+	if len(ex.BandwidthsGiBps) == 0 {
+		return "", "", false
+	}
+	top := ex.BandwidthsGiBps[0]
+	for _, bw := range ex.BandwidthsGiBps {
+		top = max(top, bw)
+	}
+	ok = true
+	for _, k := range ex.Depths {
+		if k <= s.Model.Controller.Stages {
+			continue
+		}
+		for _, p := range env.Bandwidth {
+			if p.Series == timing.DepthSeries(k) && p.X == top {
+				if deep != "" {
+					deep, ours = deep+", ", ours+", "
+				}
+				deep += fmt.Sprintf("%d cycles", k)
+				ours += fmt.Sprintf("%d cycles %s%% at %g GiB/s", k, exposure(p.Pair), top)
+				ok = ok && p.Pair.OverheadPct > ex.ExposureBudgetPct
+			}
+		}
+	}
+	return deep, ours, ok
+}
