@@ -356,7 +356,7 @@ func studyResult(cmd *cobra.Command, run func(context.Context, experiments.Train
 
 // budgetChanged reports whether a flag changed a study's options from its
 // tier's (anything but the tier, the first seed, the data directory and
-// the output flags).
+// the output and --runs flags).
 func budgetChanged(fs *pflag.FlagSet) bool {
 	changed := false
 	fs.Visit(func(f *pflag.Flag) {
