@@ -363,12 +363,20 @@ func boundaryClaims(f seedFinals, cos map[uint64][2][2]float64, conv studyConver
 }
 
 // studyConvergence is whether a study's FP32 references passed
-// train.Plateau: every FP32 run must.
+// train.Plateau. The rule is checked on each FP32 run (printed) and on the
+// mean curve over the seeds, which decides: the claim is about the
+// configuration's plateau, and a single run's epoch-to-epoch test noise
+// (1-1.5 points on 2,000 images) makes a flat run fail its own slope test
+// by chance, while the mean of n seeds has sqrt(n) less of it.
 type studyConvergence struct {
 	ok   bool
 	cell string // report.Claim.Convergence
 	tier string // report.Claim.Tier
 	runs []runConvergence
+	// mean is the rule's finding on the mean curve (valid when every run
+	// has the same number of epochs).
+	mean     runConvergence
+	haveMean bool
 }
 
 // runConvergence is one FP32 reference run's check.
@@ -378,7 +386,8 @@ type runConvergence struct {
 	c    train.Convergence
 }
 
-// convergenceOf checks every FP32 reference run of a study.
+// convergenceOf checks every FP32 reference run of a study and the mean
+// curve over them.
 func convergenceOf(runs []PolicyRuns, tier string) studyConvergence {
 	sc := studyConvergence{tier: tier}
 	for _, pr := range runs {
@@ -396,16 +405,39 @@ func convergenceOf(runs []PolicyRuns, tier string) studyConvergence {
 			pass++
 		}
 	}
-	sc.ok = len(sc.runs) > 0 && pass == len(sc.runs)
+	if mean, ok := meanCurve(sc.runs); ok {
+		sc.mean, sc.haveMean = runConvergence{accs: mean, c: train.Plateau.Check(mean)}, true
+		sc.ok = sc.mean.c.Converged
+	}
 	switch {
 	case len(sc.runs) == 0:
 		sc.cell = "not converged: no FP32 reference run"
+	case !sc.haveMean:
+		sc.cell = "not converged: the FP32 runs have different lengths"
 	case sc.ok:
-		sc.cell = fmt.Sprintf("converged (%d of %d FP32 runs pass)", pass, len(sc.runs))
+		sc.cell = fmt.Sprintf("converged (mean of %d seeds: slope %+.2f points/epoch; %d of %d runs pass alone)", len(sc.runs), sc.mean.c.Slope, pass, len(sc.runs))
 	default:
-		sc.cell = fmt.Sprintf("not converged (%d of %d FP32 runs pass)", pass, len(sc.runs))
+		sc.cell = fmt.Sprintf("not converged (mean of %d seeds: %s; %d of %d runs pass alone)", len(sc.runs), sc.mean.c.Reason, pass, len(sc.runs))
 	}
 	return sc
+}
+
+// meanCurve is the per-epoch mean of the runs' accuracy curves; ok is
+// false when there is no run or the runs differ in length.
+func meanCurve(rs []runConvergence) (mean []float64, ok bool) {
+	if len(rs) == 0 {
+		return nil, false
+	}
+	mean = make([]float64, len(rs[0].accs))
+	for _, r := range rs {
+		if len(r.accs) != len(mean) {
+			return nil, false
+		}
+		for i, a := range r.accs {
+			mean[i] += a / float64(len(rs))
+		}
+	}
+	return mean, true
 }
 
 // summary is the study's convergence line: the finding, the rule, and
@@ -423,7 +455,11 @@ func (sc studyConvergence) summary(study string) string {
 func convergenceTable(study, dataName string, sc studyConvergence) report.Table {
 	t := report.Table{Name: "convergence", Title: "Convergence of the FP32 references (" + train.Plateau.String() + ")",
 		Columns: []string{"study", "run", "epochs", "val. acc. last epochs (%)", "last-epoch gain (points)", "slope (points/epoch)", "rule", "converged"}}
-	for _, r := range sc.runs {
+	rows := sc.runs
+	if sc.haveMean {
+		rows = append(slices.Clip(rows), sc.mean)
+	}
+	for i, r := range rows {
 		last := r.accs[max(0, len(r.accs)-train.Plateau.Window):]
 		cells := make([]string, len(last))
 		for i, a := range last {
@@ -436,10 +472,14 @@ func convergenceTable(study, dataName string, sc studyConvergence) report.Table 
 		if !r.c.Converged {
 			verdict = "no: " + r.c.Reason
 		}
-		t.AddRow(study+" ("+dataName+")", fmt.Sprintf("FP32 all, seed %d", r.seed), len(r.accs), strings.Join(cells, " "),
+		name := fmt.Sprintf("FP32 all, seed %d", r.seed)
+		if i == len(sc.runs) {
+			name = fmt.Sprintf("FP32 all, mean of %d seeds (decides)", len(sc.runs))
+		}
+		t.AddRow(study+" ("+dataName+")", name, len(r.accs), strings.Join(cells, " "),
 			fmt.Sprintf("%+.2f", r.c.LastGain), slope, fmt.Sprintf("slope < %g", train.Plateau.MaxSlope), verdict)
 	}
-	t.Notes = []string{"A study's claims are judged only when every FP32 reference run passes the rule; otherwise every verdict of the study reads \"" + report.VerdictIndicative + "\". The rule is checked on the run itself: no tier trains the reference at twice its budget."}
+	t.Notes = []string{"A study's claims are judged only when the mean FP32 curve over its seeds passes the rule (the last row); otherwise every verdict of the study reads \"" + report.VerdictIndicative + "\". Each run's own check is printed beside it: a single run's epoch-to-epoch test noise fails a flat run by chance. The rule is checked on the runs themselves: no tier trains the reference at twice its budget."}
 	return t
 }
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// The plateau rule on synthetic accuracy curves; slopes by hand (for a
-// window of 3 the least-squares slope is (y3 - y1)/2).
+// The plateau rule's mechanics on synthetic accuracy curves, at a window of
+// 3 epochs, whose least-squares slope is (y3 - y1)/2 by hand.
 func TestPlateauRule(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -27,7 +27,7 @@ func TestPlateauRule(t *testing.T) {
 		{"too short", []float64{85, 85.1}, false, math.NaN(), 0.1},
 		{"not finite", []float64{85, math.NaN(), 85}, false, math.NaN(), math.NaN()},
 	} {
-		got := Plateau.Check(c.accs)
+		got := PlateauRule{Window: 3, MaxSlope: 0.5}.Check(c.accs)
 		if got.Converged != c.converged {
 			t.Errorf("%s: converged %v, want %v (%+v)", c.name, got.Converged, c.converged, got)
 		}
