@@ -48,14 +48,15 @@ func TestCompareHand(t *testing.T) {
 	if !Hidden(5*ns, 5*ns, 0) || Hidden(6*ns, 5*ns, 1) {
 		t.Error("Hidden with no or one period")
 	}
-	// Resolution: 1000 -> 1002 ns (0.2%) with an extrapolated period is
-	// within 0.15% of 1000 + 1002 ns = 3.003 ns, so not resolved; 1004 ns
-	// is; without extrapolation every increment is.
+	// Resolution at DDR5ExtrapolationPct = 0.6%: 1000 -> 1004 ns (0.4%) with
+	// an extrapolated period is within 0.6% of 1000 + 1004 ns = 12.02 ns,
+	// so not resolved; 1013 ns (13 ns) is; without extrapolation every
+	// increment is.
 	for _, c := range []struct {
 		lb   timing.Time
 		ex   int
 		want bool
-	}{{1002 * ns, 1, false}, {1004 * ns, 1, true}, {1002 * ns, 0, true}, {998 * ns, 2, false}} {
+	}{{1004 * ns, 1, false}, {1013 * ns, 1, true}, {1004 * ns, 0, true}, {992 * ns, 2, false}} {
 		got := Compare(Run{RunTime: 1000 * ns, Extrapolated: c.ex}, Run{RunTime: c.lb}, bs, 0, 0, 5*ns)
 		if got.Resolved != c.want {
 			t.Errorf("%v against 1000 ns with %d extrapolated periods: resolved %v, want %v", c.lb, c.ex, got.Resolved, c.want)

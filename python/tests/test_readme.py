@@ -1,4 +1,4 @@
-"""The README's ten-line example runs (one gloo rank, CPU, a small model
+"""docs/pytorch.md's ten-line example runs (one gloo rank, CPU, a small model
 and loader standing in for the user's)."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import pytest
 import torch
 import torch.distributed as dist
 
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+README = pathlib.Path(__file__).resolve().parents[2] / "docs" / "pytorch.md"
 
 
 def test_readme_example_runs(tmp_path, capsys):
     if not README.is_file():
         pytest.skip(f"skipped: no README at {README}")
     text = README.read_text()
-    sec = text[text.index("## Use it in your PyTorch training"):]
+    sec = text[text.index("# Use nfabric in your PyTorch training"):]
     code = re.search(r"```python\n(.*?)```", sec, re.S).group(1)
     assert len([ln for ln in code.splitlines() if ln.strip()]) <= 12
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="0", RANK="0", WORLD_SIZE="1")
