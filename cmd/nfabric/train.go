@@ -396,6 +396,26 @@ Runs are validated on training images they never train on (images --train-n ..
 --train-n + --test-n of the training split, never the test split), and the rate
 with the highest mean held-out accuracy over the rules is chosen.`
 
+// sweepOptions returns the sweep's options: defaults' quick tier with one
+// seed, overwritten by the flags, checked for a held-out subset and for
+// each rule of rs's own limits before anything runs.
+func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(experiments.Tier, uint64) experiments.TrainOptions, rs []train.Rule) (experiments.TrainOptions, error) {
+	o := defaults(experiments.TierQuick, 1)
+	o.Seeds = 1
+	if err := of.apply(cmd.Flags(), &o); err != nil {
+		return o, err
+	}
+	if o.TrainN < 1 {
+		return o, usagef("--train-n must be at least 1: the held-out images follow the training subset")
+	}
+	for _, r := range rs { // each rule's own limits (element-major carries 8 workers), before any run
+		if err := o.Config(train.Uniform(train.RuleSpec{Rule: r}), o.Seed).Validate(); err != nil {
+			return o, usagef("%v", err)
+		}
+	}
+	return o, nil
+}
+
 func newTrainSweepCmd() *cobra.Command {
 	var (
 		of     optFlags
@@ -426,18 +446,9 @@ func newTrainSweepCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o := defaults(experiments.TierQuick, 1)
-			o.Seeds = 1
-			if err := of.apply(cmd.Flags(), &o); err != nil {
+			o, err := sweepOptions(cmd, &of, defaults, rs)
+			if err != nil {
 				return err
-			}
-			if o.TrainN < 1 {
-				return usagef("--train-n must be at least 1: the held-out images follow the training subset")
-			}
-			for _, r := range rs { // each rule's own limits (element-major carries 8 workers), before any run
-				if err := o.Config(train.Uniform(train.RuleSpec{Rule: r}), o.Seed).Validate(); err != nil {
-					return usagef("%v", err)
-				}
 			}
 			o.Logf = stderrLogf(cmd, quiet)
 			res, _, err := experiments.LRSweep(cmd.Context(), study, o, grid, rs)
