@@ -31,24 +31,7 @@ func (a *serveAddr) add(f *pflag.FlagSet) {
 	f.StringVar(&a.tokenFile, "token-file", "", "bearer token file (one line, 16+ characters) every call must carry")
 }
 
-func newServeCmd() *cobra.Command {
-	var (
-		addr                        serveAddr
-		certFile, keyFile, clientCA string
-		logFormat                   string
-		debug, selftest             bool
-		drain                       time.Duration
-		maxMsg, maxRegions, maxSess int
-		maxEvents, maxConns         int
-		maxStreams, maxDevices      int
-		maxModeChanges              int
-		maxDevBytes                 uint64
-	)
-	def := serve.DefaultOptions()
-	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "serve the controller model and the control plane over gRPC (nfabric.v1)",
-		Long: `serve runs the gRPC services of api/nfabric/v1: Controller (devices with the
+const serveLong = `serve runs the gRPC services of api/nfabric/v1: Controller (devices with the
 cxl controller model's semantics: regions, batched line transactions, mode
 latches, statistics) and Control (control-plane sessions: events in, mode
 writes out; dump and replay; Predictor forecasts), with gRPC health and
@@ -67,101 +50,149 @@ completed, 1 when it timed out; a second signal cuts the drain short (status
 1).
 
 --selftest starts a server on a temporary socket, runs 'serve check' against
-it and exits: "N passed, N failed", status 1 on a failure.`,
-		Example: `  nfabric serve
+it and exits: "N passed, N failed", status 1 on a failure.`
+const serveExample = `  nfabric serve
   nfabric serve --socket /run/nfabric.sock --log-format json
   nfabric serve --tcp 127.0.0.1:7878 --token-file ~/.nfabric-token
-  nfabric serve --selftest`,
-		Args: cobra.NoArgs,
+  nfabric serve --selftest`
+
+// serveFlags holds the flags of 'nfabric serve'.
+type serveFlags struct {
+	addr                        serveAddr
+	certFile, keyFile, clientCA string
+	logFormat                   string
+	debug, selftest             bool
+	drain                       time.Duration
+	maxMsg, maxRegions, maxSess int
+	maxEvents, maxConns         int
+	maxStreams, maxDevices      int
+	maxModeChanges              int
+	maxDevBytes                 uint64
+}
+
+func (s *serveFlags) add(f *pflag.FlagSet) {
+	def := serve.DefaultOptions()
+	s.addr.add(f)
+	f.StringVar(&s.certFile, "tls-cert", "", "TLS certificate (PEM)")
+	f.StringVar(&s.keyFile, "tls-key", "", "TLS private key (PEM)")
+	f.StringVar(&s.clientCA, "tls-client-ca", "", "CA (PEM) that must have signed client certificates")
+	f.StringVar(&s.logFormat, "log-format", "text", "structured log format on stderr: text or json")
+	f.BoolVar(&s.debug, "debug", false, "log every call")
+	f.BoolVar(&s.selftest, "selftest", false, "serve on a temporary socket, run the self-test against it, exit")
+	f.DurationVar(&s.drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight (positive; exit 1 when it runs out)")
+	f.IntVar(&s.maxMsg, "max-message-bytes", def.MaxMessageBytes, "largest request or response")
+	f.IntVar(&s.maxConns, "max-connections", def.MaxConnections, "client connections served at once")
+	f.IntVar(&s.maxStreams, "max-streams", def.MaxStreams, "calls in flight per connection")
+	f.IntVar(&s.maxDevices, "max-devices", def.MaxDevices, "open devices")
+	f.IntVar(&s.maxRegions, "max-regions", def.MaxRegions, "mapped regions per device")
+	f.IntVar(&s.maxModeChanges, "max-mode-changes", def.MaxModeChanges, "entries in a device's mode-change log")
+	f.IntVar(&s.maxSess, "max-sessions", def.MaxSessions, "open control sessions")
+	f.IntVar(&s.maxEvents, "max-session-events", def.MaxSessionEvents, "events one session records")
+	f.Uint64Var(&s.maxDevBytes, "max-device-bytes", def.MaxDeviceBytes, "sum of the open devices' capacities")
+}
+
+// options checks the limit, drain and log flags and returns the server's
+// options, its logger writing to cmd's stderr.
+func (s *serveFlags) options(cmd *cobra.Command) (serve.Options, error) {
+	opts := serve.Options{MaxMessageBytes: s.maxMsg, MaxConnections: s.maxConns, MaxStreams: s.maxStreams, MaxDevices: s.maxDevices,
+		MaxRegions: s.maxRegions, MaxModeChanges: s.maxModeChanges, MaxSessions: s.maxSess, MaxSessionEvents: s.maxEvents, MaxDeviceBytes: s.maxDevBytes}
+	if s.maxMsg < 1<<16 || s.maxRegions < 1 || s.maxSess < 1 || s.maxEvents < 1 || s.maxDevBytes < 64 || s.maxConns < 1 || s.maxStreams < 1 || s.maxDevices < 1 || s.maxModeChanges < 1 {
+		return opts, usagef("limits: --max-message-bytes >= 65536, --max-device-bytes >= 64, the other --max-* >= 1")
+	}
+	if err := opts.Validate(); err != nil {
+		return opts, usagef("limits: %v", err)
+	}
+	if s.drain <= 0 {
+		return opts, usagef("--drain-timeout %v: want a positive duration (how long SIGTERM waits for calls in flight)", s.drain)
+	}
+	lvl := slog.LevelInfo
+	if s.debug {
+		lvl = slog.LevelDebug
+	}
+	switch s.logFormat {
+	case "text":
+		opts.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
+	case "json":
+		opts.Logger = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
+	default:
+		return opts, usagef("--log-format %q: want text or json", s.logFormat)
+	}
+	return opts, nil
+}
+
+func newServeCmd() *cobra.Command {
+	var sf serveFlags
+	cmd := &cobra.Command{
+		Use:     "serve",
+		Short:   "serve the controller model and the control plane over gRPC (nfabric.v1)",
+		Long:    serveLong,
+		Example: serveExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := serve.Options{MaxMessageBytes: maxMsg, MaxConnections: maxConns, MaxStreams: maxStreams, MaxDevices: maxDevices,
-				MaxRegions: maxRegions, MaxModeChanges: maxModeChanges, MaxSessions: maxSess, MaxSessionEvents: maxEvents, MaxDeviceBytes: maxDevBytes}
-			if maxMsg < 1<<16 || maxRegions < 1 || maxSess < 1 || maxEvents < 1 || maxDevBytes < 64 || maxConns < 1 || maxStreams < 1 || maxDevices < 1 || maxModeChanges < 1 {
-				return usagef("limits: --max-message-bytes >= 65536, --max-device-bytes >= 64, the other --max-* >= 1")
-			}
-			if err := opts.Validate(); err != nil {
-				return usagef("limits: %v", err)
-			}
-			if drain <= 0 {
-				return usagef("--drain-timeout %v: want a positive duration (how long SIGTERM waits for calls in flight)", drain)
-			}
-			lvl := slog.LevelInfo
-			if debug {
-				lvl = slog.LevelDebug
-			}
-			switch logFormat {
-			case "text":
-				opts.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
-			case "json":
-				opts.Logger = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
-			default:
-				return usagef("--log-format %q: want text or json", logFormat)
-			}
-			if selftest {
-				return runSelftest(cmd, opts)
-			}
-			// serve owns its shutdown: take SIGTERM and SIGINT from the
-			// command's generic handler (which exits 2 s after a signal,
-			// long before a drain ends), before the socket exists, so that
-			// a signal sent once it does always drains.
-			signal.Reset(syscall.SIGTERM, syscall.SIGINT)
-			sigs := make(chan os.Signal, 2)
-			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-			defer signal.Stop(sigs)
-			lis, err := listen(&addr, certFile, keyFile, clientCA, &opts)
+			opts, err := sf.options(cmd)
 			if err != nil {
 				return err
 			}
-			srv := serve.New(opts)
-			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(lis) }()
-			var sig os.Signal
-			select {
-			case err := <-errc:
-				return err
-			case sig = <-sigs:
+			if sf.selftest {
+				return runSelftest(cmd, opts)
 			}
-			opts.Logger.Info("signal: draining", "signal", sig.String(), "timeout", drain.String())
-			dctx, cancel := context.WithTimeout(context.Background(), drain)
-			defer cancel()
-			go func() {
-				select {
-				case s := <-sigs:
-					opts.Logger.Warn("second signal: stopping now", "signal", s.String())
-					cancel()
-				case <-dctx.Done():
-				}
-			}()
-			drained := srv.Shutdown(dctx)
-			if err := <-errc; err != nil {
-				return err
-			}
-			if !drained {
-				return fmt.Errorf("serve: drain timed out after %v (%v): calls in flight were cut off", drain, sig)
-			}
-			return nil
+			return runServe(&sf, opts)
 		},
 	}
-	f := cmd.Flags()
-	addr.add(f)
-	f.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM)")
-	f.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM)")
-	f.StringVar(&clientCA, "tls-client-ca", "", "CA (PEM) that must have signed client certificates")
-	f.StringVar(&logFormat, "log-format", "text", "structured log format on stderr: text or json")
-	f.BoolVar(&debug, "debug", false, "log every call")
-	f.BoolVar(&selftest, "selftest", false, "serve on a temporary socket, run the self-test against it, exit")
-	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight (positive; exit 1 when it runs out)")
-	f.IntVar(&maxMsg, "max-message-bytes", def.MaxMessageBytes, "largest request or response")
-	f.IntVar(&maxConns, "max-connections", def.MaxConnections, "client connections served at once")
-	f.IntVar(&maxStreams, "max-streams", def.MaxStreams, "calls in flight per connection")
-	f.IntVar(&maxDevices, "max-devices", def.MaxDevices, "open devices")
-	f.IntVar(&maxRegions, "max-regions", def.MaxRegions, "mapped regions per device")
-	f.IntVar(&maxModeChanges, "max-mode-changes", def.MaxModeChanges, "entries in a device's mode-change log")
-	f.IntVar(&maxSess, "max-sessions", def.MaxSessions, "open control sessions")
-	f.IntVar(&maxEvents, "max-session-events", def.MaxSessionEvents, "events one session records")
-	f.Uint64Var(&maxDevBytes, "max-device-bytes", def.MaxDeviceBytes, "sum of the open devices' capacities")
+	sf.add(cmd.Flags())
 	cmd.AddCommand(newServeCheckCmd())
 	return cmd
+}
+
+// runServe listens where sf says and serves until SIGTERM or SIGINT, then
+// drains for up to --drain-timeout.
+func runServe(sf *serveFlags, opts serve.Options) error {
+	// serve owns its shutdown: take SIGTERM and SIGINT from the
+	// command's generic handler (which exits 2 s after a signal,
+	// long before a drain ends), before the socket exists, so that
+	// a signal sent once it does always drains.
+	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	lis, err := listen(&sf.addr, sf.certFile, sf.keyFile, sf.clientCA, &opts)
+	if err != nil {
+		return err
+	}
+	srv := serve.New(opts)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	var sig os.Signal
+	select {
+	case err := <-errc:
+		return err
+	case sig = <-sigs:
+	}
+	return drainServer(srv, opts.Logger, sigs, errc, sig, sf.drain)
+}
+
+// drainServer drains srv after the signal sig for up to drain (a second
+// signal on sigs cuts it short) and waits for Serve's result on errc.
+func drainServer(srv *serve.Server, log *slog.Logger, sigs <-chan os.Signal, errc <-chan error, sig os.Signal, drain time.Duration) error {
+	log.Info("signal: draining", "signal", sig.String(), "timeout", drain.String())
+	dctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	go func() {
+		select {
+		case s := <-sigs:
+			log.Warn("second signal: stopping now", "signal", s.String())
+			cancel()
+		case <-dctx.Done():
+		}
+	}()
+	drained := srv.Shutdown(dctx)
+	if err := <-errc; err != nil {
+		return err
+	}
+	if !drained {
+		return fmt.Errorf("serve: drain timed out after %v (%v): calls in flight were cut off", drain, sig)
+	}
+	return nil
 }
 
 // listen opens the transport the flags ask for and sets opts' credentials.

@@ -281,68 +281,88 @@ func newTrainRunCmd() *cobra.Command {
 	return cmd
 }
 
-func newTrainStudyCmd(which string) *cobra.Command {
-	var (
-		of     optFlags
-		full   bool
-		tierS  string
-		asJSON bool
-		quiet  bool
-		wall   bool
-		out    string
-		saved  []string
-	)
-	defaults := experiments.ValidatedOptions
-	short := "Fig. 4 analogue: FP32, G-Binary, G-Ternary, MajoritySignSGD and SignOfMean over several seeds"
-	run := experiments.Validated
-	if which == "boundary" {
-		defaults = experiments.BoundaryOptions
-		short = "Table 6 / Fig. 5 / Table 5 analogue: layer-aware admission on the 100-class stand-in (or CIFAR-100)"
-		run = experiments.Boundary
-	}
-	cmd := &cobra.Command{
-		Use:   which + " [flags]",
-		Short: short,
-		Long: short + `.
+// trainStudyLong follows a study's Short line in its help.
+const trainStudyLong = `.
 
 Defaults are the reproduce block's quick tier (three seeds, a subset of the
 policy rows: --all-policies runs every row); --tier standard starts from the
 standard tier (converging FP32 references, five paired seeds) and --tier full
 (or --full) from the full one (every row on all 60,000 images: about an hour
 for validated and eight for boundary on 2 cores). Any flag given overrides
-the tier's value.`,
-		Args: cobra.NoArgs,
+the tier's value.`
+
+// trainStudy is what tells train validated from train boundary apart.
+type trainStudy struct {
+	name     string // experiments.StudyValidated or experiments.StudyBoundary
+	short    string
+	defaults func(experiments.Tier, uint64) experiments.TrainOptions
+	run      func(context.Context, experiments.TrainOptions) (*report.Result, error)
+}
+
+// lookupTrainStudy returns the study 'train which' runs: boundary, or
+// else validated.
+func lookupTrainStudy(which string) trainStudy {
+	if which == "boundary" {
+		return trainStudy{experiments.StudyBoundary,
+			"Table 6 / Fig. 5 / Table 5 analogue: layer-aware admission on the 100-class stand-in (or CIFAR-100)",
+			experiments.BoundaryOptions, experiments.Boundary}
+	}
+	return trainStudy{experiments.StudyValidated,
+		"Fig. 4 analogue: FP32, G-Binary, G-Ternary, MajoritySignSGD and SignOfMean over several seeds",
+		experiments.ValidatedOptions, experiments.Validated}
+}
+
+// studyFlags holds a study command's flags beyond the training options.
+type studyFlags struct {
+	of     optFlags
+	full   bool
+	tierS  string
+	asJSON bool
+	quiet  bool
+	wall   bool
+	out    string
+	saved  []string
+}
+
+func (f *studyFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
+	f.of.add(fs, o)
+	fs.StringVar(&f.tierS, "tier", "quick", "start from this tier's configuration: quick, standard or full")
+	fs.BoolVar(&f.full, "full", false, "alias of --tier full")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	fs.BoolVar(&f.wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
+	fs.StringVar(&f.out, "out", "", "also write tables, figures and JSON into this directory")
+	fs.StringSliceVar(&f.saved, "runs", nil, "lay out the study from runs saved by earlier --out runs (their training-STUDY.json files, e.g. seeds 1-2 and 3-5 trained apart) instead of training; they must cover the options' rows and seeds exactly")
+}
+
+func newTrainStudyCmd(which string) *cobra.Command {
+	var sf studyFlags
+	st := lookupTrainStudy(which)
+	cmd := &cobra.Command{
+		Use:   which + " [flags]",
+		Short: st.short,
+		Long:  st.short + trainStudyLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tier, err := reproduceTier(cmd, tierS, false, full)
+			tier, err := reproduceTier(cmd, sf.tierS, false, sf.full)
 			if err != nil {
 				return err
 			}
-			o := defaults(tier, 1)
-			if err := of.apply(cmd.Flags(), &o); err != nil {
+			o := st.defaults(tier, 1)
+			if err := sf.of.apply(cmd.Flags(), &o); err != nil {
 				return err
 			}
 			o.Changed = budgetChanged(cmd.Flags())
-			o.Logf = stderrLogf(cmd, quiet)
-			o.WallClock = wall
-			study := experiments.StudyValidated
-			if which == "boundary" {
-				study = experiments.StudyBoundary
-			}
-			res, err := studyResult(cmd, run, study, o, saved)
+			o.Logf = stderrLogf(cmd, sf.quiet)
+			o.WallClock = sf.wall
+			res, err := studyResult(cmd, st.run, st.name, o, sf.saved)
 			if err != nil {
 				return err
 			}
-			return printResult(cmd, res, asJSON, out)
+			return printResult(cmd, res, sf.asJSON, sf.out)
 		},
 	}
-	of.add(cmd.Flags(), defaults(experiments.TierQuick, 1))
-	cmd.Flags().StringVar(&tierS, "tier", "quick", "start from this tier's configuration: quick, standard or full")
-	cmd.Flags().BoolVar(&full, "full", false, "alias of --tier full")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
-	cmd.Flags().BoolVar(&wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
-	cmd.Flags().StringVar(&out, "out", "", "also write tables, figures and JSON into this directory")
-	cmd.Flags().StringSliceVar(&saved, "runs", nil, "lay out the study from runs saved by earlier --out runs (their training-STUDY.json files, e.g. seeds 1-2 and 3-5 trained apart) instead of training; they must cover the options' rows and seeds exactly")
+	sf.add(cmd.Flags(), st.defaults(experiments.TierQuick, 1))
 	return cmd
 }
 
@@ -376,6 +396,26 @@ Runs are validated on training images they never train on (images --train-n ..
 --train-n + --test-n of the training split, never the test split), and the rate
 with the highest mean held-out accuracy over the rules is chosen.`
 
+// sweepOptions returns the sweep's options: defaults' quick tier with one
+// seed, overwritten by the flags, checked for a held-out subset and for
+// each rule of rs's own limits before anything runs.
+func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(experiments.Tier, uint64) experiments.TrainOptions, rs []train.Rule) (experiments.TrainOptions, error) {
+	o := defaults(experiments.TierQuick, 1)
+	o.Seeds = 1
+	if err := of.apply(cmd.Flags(), &o); err != nil {
+		return o, err
+	}
+	if o.TrainN < 1 {
+		return o, usagef("--train-n must be at least 1: the held-out images follow the training subset")
+	}
+	for _, r := range rs { // each rule's own limits (element-major carries 8 workers), before any run
+		if err := o.Config(train.Uniform(train.RuleSpec{Rule: r}), o.Seed).Validate(); err != nil {
+			return o, usagef("%v", err)
+		}
+	}
+	return o, nil
+}
+
 func newTrainSweepCmd() *cobra.Command {
 	var (
 		of     optFlags
@@ -406,18 +446,9 @@ func newTrainSweepCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o := defaults(experiments.TierQuick, 1)
-			o.Seeds = 1
-			if err := of.apply(cmd.Flags(), &o); err != nil {
+			o, err := sweepOptions(cmd, &of, defaults, rs)
+			if err != nil {
 				return err
-			}
-			if o.TrainN < 1 {
-				return usagef("--train-n must be at least 1: the held-out images follow the training subset")
-			}
-			for _, r := range rs { // each rule's own limits (element-major carries 8 workers), before any run
-				if err := o.Config(train.Uniform(train.RuleSpec{Rule: r}), o.Seed).Validate(); err != nil {
-					return usagef("%v", err)
-				}
 			}
 			o.Logf = stderrLogf(cmd, quiet)
 			res, _, err := experiments.LRSweep(cmd.Context(), study, o, grid, rs)
