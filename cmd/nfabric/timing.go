@@ -94,20 +94,29 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	tf.model.add(f)
 }
 
+// base is the default setup, or --config's.
+func (tf *timingFlags) base() (timing.Setup, error) {
+	s := timing.DefaultSetup()
+	if tf.config == "" {
+		return s, nil
+	}
+	f, err := os.Open(tf.config)
+	if err != nil {
+		return s, fmt.Errorf("read config %s: %w", tf.config, err)
+	}
+	defer f.Close()
+	if s, err = timing.DecodeSetup(f); err != nil {
+		return s, fmt.Errorf("read config %s: %w", tf.config, err)
+	}
+	return s, nil
+}
+
 // setup reads --config (if any), applies --quick and every flag the user
 // set, and validates the result.
 func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
-	s := timing.DefaultSetup()
-	if tf.config != "" {
-		f, err := os.Open(tf.config)
-		if err != nil {
-			return s, fmt.Errorf("read config %s: %w", tf.config, err)
-		}
-		s, err = timing.DecodeSetup(f)
-		f.Close()
-		if err != nil {
-			return s, fmt.Errorf("read config %s: %w", tf.config, err)
-		}
+	s, err := tf.base()
+	if err != nil {
+		return s, err
 	}
 	if tf.quick {
 		q := timing.QuickExperiments()

@@ -9,18 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newTimingRunCmd() *cobra.Command {
-	var (
-		tf                 timingFlags
-		traceOut           string
-		traceFrom, traceTo float64
-		traceMax           int
-		phases             int
-	)
-	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "run the configured model once (identity and low-bit) and print its counters; --trace-out writes a timeline",
-		Long: `run simulates the configured workload twice, identity and low-bit, and prints
+const timingRunLong = `run simulates the configured workload twice, identity and low-bit, and prints
 run times, the exposed cost, controller-read latency and, under the detailed
 models, the DRAM and CXL link counters.
 
@@ -29,65 +18,101 @@ trace-event JSON: one process track per component (Host[0].LLC,
 Device[0].Ctrl.ReqLink, Device[0].Ctrl.DRAM.Ch[3].Queue, ...DRAM.Ch[3],
 Device[0].Ctrl.Pipe, Device[0].Ctrl.RespLink), one slice per line per stage,
 overlapping slices on separate lanes of the track. Open it at
-https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`,
-		Example: `  nfabric timing run --memory ddr5
+https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`
+
+const timingRunExample = `  nfabric timing run --memory ddr5
   nfabric timing run --memory ddr5 --trace-out ddr5.json --trace-until-ns 2000
   nfabric timing run --memory ddr5 --dram-preset ddr5-6400 --cxl-preset pcie5-x16 --json
-  nfabric timing run --memory ddr5 --streams 1 --outstanding 1 --footprint-mib 1 --passes 1 --refresh-phases 16`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := tf.setup(cmd)
-			if err != nil {
-				return err
-			}
-			from, err1 := timing.TimeOfNS(traceFrom)
-			until, err2 := timing.TimeOfNS(traceTo)
-			if err := errors.Join(err1, err2); err != nil {
-				return usagef("--trace-from-ns, --trace-until-ns: %v", err)
-			}
-			if phases < 0 || phases > 1024 || (phases > 0 && (s.Model.Memory.Model != timing.MemoryDDR5 || s.Model.Memory.DDR5.TREFINS == 0)) {
-				return usagef("--refresh-phases %d: want 0..1024, and above 0 only with --memory ddr5 and refresh on", phases)
-			}
-			var tr *timing.Tracer
-			if traceOut != "" {
-				if tr, err = timing.NewTracer(from, until, traceMax); err != nil {
-					return usagef("--trace-from-ns, --trace-until-ns, --trace-max: %v", err)
-				}
-				if traceOut == "-" && tf.json {
-					return usagef("--trace-out - and --json both write stdout: give --trace-out a file")
-				}
-			}
-			p, err := timing.RunTracedPair(s.Model, nil, timing.All, tr)
-			if err != nil {
-				return fmt.Errorf("timing run: %w", err)
-			}
-			if tr != nil {
-				if err := writeOutput(cmd, traceOut, tr.WriteJSON); err != nil {
-					return fmt.Errorf("write trace %s: %w", traceOut, err)
-				}
-				cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", traceOut, tr.Len(), tr.Dropped)
-				if traceOut == "-" {
-					cmd.SetOut(cmd.ErrOrStderr()) // the trace is stdout: the table goes to stderr
-				}
-			}
-			var phased *timing.PhasedPair
-			if phases > 0 {
-				pp, err := timing.RunRefreshPhasedPair(s.Model, nil, phases)
-				if err != nil {
-					return fmt.Errorf("timing run: %w", err)
-				}
-				phased = &pp
-			}
-			return printResult(cmd, experiments.TimingRunResult(s.Model, p, phased), tf.json, "")
-		},
-	}
-	tf.add(cmd, false)
+  nfabric timing run --memory ddr5 --streams 1 --outstanding 1 --footprint-mib 1 --passes 1 --refresh-phases 16`
+
+// timingRunFlags are `timing run`'s flags beyond the model's.
+type timingRunFlags struct {
+	tf                 timingFlags
+	traceOut           string
+	traceFrom, traceTo float64
+	traceMax           int
+	phases             int
+}
+
+func (r *timingRunFlags) add(cmd *cobra.Command) {
+	r.tf.add(cmd, false)
 	f := cmd.Flags()
-	f.StringVar(&traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE (- for stdout: the table then goes to stderr)")
-	f.Float64Var(&traceFrom, "trace-from-ns", 0, "trace window start (ns)")
-	f.Float64Var(&traceTo, "trace-until-ns", 5000, "trace window end (ns)")
-	f.IntVar(&traceMax, "trace-max", 200000, fmt.Sprintf("most slices kept, 1 to %d (the rest are counted as dropped)", timing.MaxTraceSlices))
-	f.IntVar(&phases, "refresh-phases", 0, "also average the pair over this many refresh schedules (ddr5; memory.ddr5.refresh_seed 1..N): an exposure that does not depend on where refresh falls")
+	f.StringVar(&r.traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE (- for stdout: the table then goes to stderr)")
+	f.Float64Var(&r.traceFrom, "trace-from-ns", 0, "trace window start (ns)")
+	f.Float64Var(&r.traceTo, "trace-until-ns", 5000, "trace window end (ns)")
+	f.IntVar(&r.traceMax, "trace-max", 200000, fmt.Sprintf("most slices kept, 1 to %d (the rest are counted as dropped)", timing.MaxTraceSlices))
+	f.IntVar(&r.phases, "refresh-phases", 0, "also average the pair over this many refresh schedules (ddr5; memory.ddr5.refresh_seed 1..N): an exposure that does not depend on where refresh falls")
+}
+
+// tracer checks the trace window and the refresh phases against the
+// model, and returns the tracer --trace-out asks for (nil without it).
+func (r *timingRunFlags) tracer(s timing.Setup) (*timing.Tracer, error) {
+	from, err1 := timing.TimeOfNS(r.traceFrom)
+	until, err2 := timing.TimeOfNS(r.traceTo)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, usagef("--trace-from-ns, --trace-until-ns: %v", err)
+	}
+	if r.phases < 0 || r.phases > 1024 || (r.phases > 0 && (s.Model.Memory.Model != timing.MemoryDDR5 || s.Model.Memory.DDR5.TREFINS == 0)) {
+		return nil, usagef("--refresh-phases %d: want 0..1024, and above 0 only with --memory ddr5 and refresh on", r.phases)
+	}
+	if r.traceOut == "" {
+		return nil, nil
+	}
+	tr, err := timing.NewTracer(from, until, r.traceMax)
+	if err != nil {
+		return nil, usagef("--trace-from-ns, --trace-until-ns, --trace-max: %v", err)
+	}
+	if r.traceOut == "-" && r.tf.json {
+		return nil, usagef("--trace-out - and --json both write stdout: give --trace-out a file")
+	}
+	return tr, nil
+}
+
+// run runs the pair (traced), writes the trace and prints the result.
+func (r *timingRunFlags) run(cmd *cobra.Command) error {
+	s, err := r.tf.setup(cmd)
+	if err != nil {
+		return err
+	}
+	tr, err := r.tracer(s)
+	if err != nil {
+		return err
+	}
+	p, err := timing.RunTracedPair(s.Model, nil, timing.All, tr)
+	if err != nil {
+		return fmt.Errorf("timing run: %w", err)
+	}
+	if tr != nil {
+		if err := writeOutput(cmd, r.traceOut, tr.WriteJSON); err != nil {
+			return fmt.Errorf("write trace %s: %w", r.traceOut, err)
+		}
+		cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", r.traceOut, tr.Len(), tr.Dropped)
+		if r.traceOut == "-" {
+			cmd.SetOut(cmd.ErrOrStderr()) // the trace is stdout: the table goes to stderr
+		}
+	}
+	var phased *timing.PhasedPair
+	if r.phases > 0 {
+		pp, err := timing.RunRefreshPhasedPair(s.Model, nil, r.phases)
+		if err != nil {
+			return fmt.Errorf("timing run: %w", err)
+		}
+		phased = &pp
+	}
+	return printResult(cmd, experiments.TimingRunResult(s.Model, p, phased), r.tf.json, "")
+}
+
+func newTimingRunCmd() *cobra.Command {
+	var r timingRunFlags
+	cmd := &cobra.Command{
+		Use:     "run",
+		Short:   "run the configured model once (identity and low-bit) and print its counters; --trace-out writes a timeline",
+		Long:    timingRunLong,
+		Example: timingRunExample,
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return r.run(cmd) },
+	}
+	r.add(cmd)
 	return cmd
 }
 
