@@ -197,16 +197,11 @@ func drainServer(srv *serve.Server, log *slog.Logger, sigs <-chan os.Signal, err
 
 // listen opens the transport the flags ask for and sets opts' credentials.
 func listen(a *serveAddr, certFile, keyFile, clientCA string, opts *serve.Options) (net.Listener, error) {
-	if err := a.check(); err != nil {
+	tok, err := a.check()
+	if err != nil {
 		return nil, err
 	}
-	if a.tokenFile != "" {
-		tok, err := serve.ReadToken(a.tokenFile)
-		if err != nil {
-			return nil, usagef("--token-file: %v", err)
-		}
-		opts.Token = tok
-	}
+	opts.Token = tok
 	if certFile != "" || keyFile != "" || clientCA != "" {
 		cfg, err := serve.TLSConfig(certFile, keyFile, clientCA)
 		if err != nil {
@@ -332,16 +327,11 @@ can write.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := client.Options{}
-			if err := addr.check(); err != nil {
+			tok, err := addr.check()
+			if err != nil {
 				return err
 			}
-			if addr.tokenFile != "" {
-				tok, err := serve.ReadToken(addr.tokenFile)
-				if err != nil {
-					return usagef("--token-file: %v", err)
-				}
-				o.Token = tok
-			}
+			o.Token = tok
 			if caFile != "" || certFile != "" || keyFile != "" {
 				cfg, err := client.TLSConfig(caFile, certFile, keyFile, serverName)
 				if err != nil {
