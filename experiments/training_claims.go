@@ -3,6 +3,7 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -69,7 +70,7 @@ func (f seedFinals) values(label string) ([]float64, bool) {
 		return nil, false
 	}
 	var out []float64
-	for _, s := range sortedSeeds(m) {
+	for _, s := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, m[s])
 	}
 	return out, true
@@ -99,7 +100,7 @@ func (f seedFinals) paired(labels ...string) ([][]float64, bool) {
 			return nil, false
 		}
 		if i == 0 {
-			seeds = sortedSeeds(m)
+			seeds = slices.Sorted(maps.Keys(m))
 			continue
 		}
 		seeds = slices.DeleteFunc(seeds, func(s uint64) bool { _, ok := m[s]; return !ok })
@@ -111,15 +112,6 @@ func (f seedFinals) paired(labels ...string) ([][]float64, bool) {
 		}
 	}
 	return out, true
-}
-
-func sortedSeeds[V any](m map[uint64]V) []uint64 {
-	s := make([]uint64, 0, len(m))
-	for k := range m {
-		s = append(s, k)
-	}
-	slices.Sort(s)
-	return s
 }
 
 // part is one rule's half of a claim: its interval against the region.
@@ -328,7 +320,7 @@ func boundaryClaims(f seedFinals, cos map[uint64][2][2]float64, conv studyConver
 		return p
 	})
 	var cosParts []part
-	seeds := sortedSeeds(cos)
+	seeds := slices.Sorted(maps.Keys(cos))
 	for i, rule := range lowBitRules {
 		if len(seeds) == 0 {
 			cosParts = append(cosParts, part{rule: rule})

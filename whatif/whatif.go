@@ -30,8 +30,9 @@ package whatif
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/collective"
@@ -123,7 +124,7 @@ func PlanFromDiagnostics(steps []*workload.Trace, l control.Ladder) (Plan, error
 	}
 	p := Plan{Modes: map[string]lowbit.Format{}, Default: lowbit.FP32}
 	var why []string
-	for _, g := range sortedKeys(last) {
+	for _, g := range slices.Sorted(maps.Keys(last)) {
 		d := last[g]
 		m, reason := l.Admit(d.CosBinary, d.CosTernary)
 		p.Modes[g] = m.Format()
@@ -131,15 +132,6 @@ func PlanFromDiagnostics(steps []*workload.Trace, l control.Ladder) (Plan, error
 	}
 	p.Source = "control plane ladder (binary >= " + fmt.Sprint(l.BinaryMin) + ", ternary >= " + fmt.Sprint(l.TernaryMin) + ") on recorded diagnostics: " + strings.Join(why, "; ")
 	return p, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Bits is the payload bits per element a mode stores on the controller
@@ -310,7 +302,7 @@ func Run(tr *workload.Trace, o Options) (*Result, error) {
 	}
 	for g := range o.Plan.Modes {
 		if !groups[g] {
-			return nil, fmt.Errorf("whatif: the plan names group %q, which the trace does not have (groups: %s)", g, strings.Join(sortedKeys(groups), ", "))
+			return nil, fmt.Errorf("whatif: the plan names group %q, which the trace does not have (groups: %s)", g, strings.Join(slices.Sorted(maps.Keys(groups)), ", "))
 		}
 	}
 	ar := collective.AllReduce{Alg: o.Alg, N: o.Workers, Link: o.Net}
