@@ -381,10 +381,13 @@ func newPayloadInspectCmd() *cobra.Command {
 }
 
 // writeOutput writes a command's output file atomically, or to stdout for
-// "-".
+// "-"; then stdout holds the data, so what the command prints afterwards
+// (its summary or table) goes to stderr.
 func writeOutput(cmd *cobra.Command, path string, fn func(w io.Writer) error) error {
 	if path == "-" {
-		return fn(cmd.OutOrStdout())
+		err := fn(cmd.OutOrStdout())
+		cmd.SetOut(cmd.ErrOrStderr())
+		return err
 	}
 	return report.WriteAtomic(path, fn)
 }

@@ -199,9 +199,6 @@ func writeNS3Outputs(cmd *cobra.Command, res *netsim.Result, cc control.Commande
 	if err := writeOutput(cmd, files.out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 		return err
 	}
-	if files.out == "-" {
-		cmd.SetOut(cmd.ErrOrStderr()) // the telemetry is stdout: the summary goes to stderr
-	}
 	samples, loads, err := res.Samples()
 	if err != nil {
 		return err
@@ -298,9 +295,6 @@ func newTelemetrySyntheticCmd() *cobra.Command {
 			}
 			if err := writeOutput(cmd, out, func(w io.Writer) error { return control.WriteTelemetry(w, tel) }); err != nil {
 				return err
-			}
-			if out == "-" {
-				cmd.SetOut(cmd.ErrOrStderr()) // the telemetry is stdout
 			}
 			res := &report.Result{Block: "telemetry", Title: "synthetic telemetry",
 				Summary: []string{fmt.Sprintf("synthetic %s telemetry: %d samples every %s over %s -> %s", scenario, len(tel), ivl, dur, out)}}

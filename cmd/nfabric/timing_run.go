@@ -87,9 +87,6 @@ func (r *timingRunFlags) run(cmd *cobra.Command) error {
 			return fmt.Errorf("write trace %s: %w", r.traceOut, err)
 		}
 		cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", r.traceOut, tr.Len(), tr.Dropped)
-		if r.traceOut == "-" {
-			cmd.SetOut(cmd.ErrOrStderr()) // the trace is stdout: the table goes to stderr
-		}
 	}
 	var phased *timing.PhasedPair
 	if r.phases > 0 {
