@@ -55,3 +55,8 @@ func (t *Tier) UnmarshalText(b []byte) error {
 	*t = v
 	return nil
 }
+
+// StandardPilotSeeds is how many paired seeds the control block's pilots
+// run at the standard tier: the Fig. 6 pilot's four scenarios and the live
+// loop each, at the quick pilots' size (about 4 CPU-minutes in all).
+const StandardPilotSeeds = 5

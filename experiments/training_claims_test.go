@@ -420,7 +420,7 @@ func TestLearningRates(t *testing.T) {
 				}
 			}
 		}
-		p := PilotDefaults(tier == TierFull, 1)
+		p := PilotDefaults(tier, 1)
 		for _, o := range []TrainOptions{p.Train, p.Hard} {
 			if o.LR != 0.05 || o.SignLR != 1e-4 {
 				t.Errorf("pilot %s %v: lr %g / sign %g, want the calibrated 0.05 / 1e-4", o.Data, tier, o.LR, o.SignLR)

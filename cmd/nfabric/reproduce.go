@@ -7,6 +7,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 const reproduceLong = `reproduce runs every registered evidence block of the paper (or those named
@@ -122,7 +123,7 @@ func newReproduceCmd() *cobra.Command {
 		Example: reproduceExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tier, err := reproduceTier(cmd, tierS, quick, full)
+			tier, err := reproduceTier(cmd.Flags(), tierS, quick, full)
 			if err != nil {
 				return err
 			}
@@ -165,7 +166,7 @@ func newReproduceCmd() *cobra.Command {
 
 // reproduceTier resolves --tier and its aliases --quick and --full; two
 // that disagree are a usage error.
-func reproduceTier(cmd *cobra.Command, name string, quick, full bool) (experiments.Tier, error) {
+func reproduceTier(fs *pflag.FlagSet, name string, quick, full bool) (experiments.Tier, error) {
 	if full && quick {
 		return 0, usagef("--quick and --full are exclusive")
 	}
@@ -180,7 +181,7 @@ func reproduceTier(cmd *cobra.Command, name string, quick, full bool) (experimen
 	if full {
 		alias = experiments.TierFull
 	}
-	if cmd.Flags().Changed("tier") && tier != alias {
+	if fs.Changed("tier") && tier != alias {
 		return 0, usagef("--tier %s contradicts --%s", tier, alias)
 	}
 	return alias, nil

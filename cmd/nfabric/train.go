@@ -344,7 +344,7 @@ func newTrainStudyCmd(which string) *cobra.Command {
 		Long:  st.short + trainStudyLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tier, err := reproduceTier(cmd, sf.tierS, false, sf.full)
+			tier, err := reproduceTier(cmd.Flags(), sf.tierS, false, sf.full)
 			if err != nil {
 				return err
 			}

@@ -126,7 +126,7 @@ func TestPilotSizesReachLiveLoop(t *testing.T) {
 		of optFlags
 		pf pilotFlags
 	)
-	def := experiments.PilotDefaults(false, 1)
+	def := experiments.PilotDefaults(experiments.TierQuick, 1)
 	fs := pflag.NewFlagSet("pilot", pflag.ContinueOnError)
 	of.add(fs, def.Train)
 	pf.add(fs, def)
