@@ -118,7 +118,9 @@ const pilotLossAlpha = 0.05
 // that re-admission sees fresh diagnostics. The standard tier runs the
 // quick pilots over StandardPilotSeeds paired seeds, the Fig. 6 pilot and
 // the live loop alike, so that the accuracy claim gets a paired interval
-// and the control claims a count over seeds.
+// and the control claims a count over seeds, and trains the Fig. 6 pilot
+// for StandardPilotEpochs, so that the FP32 reference can plateau after
+// the fault window (epochs 5-6) within train.Plateau's 5-epoch window.
 func PilotDefaults(tier Tier, seed uint64) PilotOptions {
 	easy := ValidatedOptions(TierQuick, seed)
 	easy.Epochs, easy.Seeds, easy.TrainN, easy.TestN = 8, 1, 1920, 1000
@@ -139,7 +141,7 @@ func PilotDefaults(tier Tier, seed uint64) PilotOptions {
 		DiagEvery: diagEvery, Delays: []float64{0, 10, 100}, StepMS: 100, TelemetryEpochs: 4}
 	full := tier == TierFull
 	if tier == TierStandard {
-		o.Train.Seeds, o.Hard.Seeds = StandardPilotSeeds, StandardPilotSeeds
+		o.Train.Seeds, o.Hard.Seeds, o.Train.Epochs = StandardPilotSeeds, StandardPilotSeeds, StandardPilotEpochs
 	}
 	if full {
 		o.Train = ValidatedOptions(TierFull, seed)

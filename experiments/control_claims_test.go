@@ -104,14 +104,15 @@ func TestLiveClaimsOverSeeds(t *testing.T) {
 }
 
 // TestPilotTiers: the standard tier runs StandardPilotSeeds of every pilot
-// and the live loop, at the quick pilots' size.
+// and the live loop, at the quick pilots' size, the Fig. 6 pilot for
+// StandardPilotEpochs.
 func TestPilotTiers(t *testing.T) {
 	q, s := PilotDefaults(TierQuick, 1), PilotDefaults(TierStandard, 1)
 	if q.Train.Seeds != 1 || q.Hard.Seeds != 1 || s.Train.Seeds != StandardPilotSeeds || s.Hard.Seeds != StandardPilotSeeds {
 		t.Fatalf("seeds: quick %d/%d, standard %d/%d", q.Train.Seeds, q.Hard.Seeds, s.Train.Seeds, s.Hard.Seeds)
 	}
-	if s.Train.TrainN != q.Train.TrainN || s.Train.Epochs != q.Train.Epochs {
-		t.Errorf("standard pilot size %d x %d, want the quick %d x %d", s.Train.TrainN, s.Train.Epochs, q.Train.TrainN, q.Train.Epochs)
+	if s.Train.TrainN != q.Train.TrainN || s.Train.Epochs != StandardPilotEpochs || s.Hard.Epochs != q.Hard.Epochs {
+		t.Errorf("standard pilot size %d x %d (live %d), want %d x %d (live %d)", s.Train.TrainN, s.Train.Epochs, s.Hard.Epochs, q.Train.TrainN, StandardPilotEpochs, q.Hard.Epochs)
 	}
 	us, err := s.Units()
 	if err != nil {
