@@ -31,6 +31,19 @@ type step struct {
 	dst    []byte
 }
 
+// kind is the op's field name in a batch: write, read, shared_write or
+// shared_read.
+func (st *step) kind() string {
+	k := "write"
+	if st.op == cxl.MemRd {
+		k = "read"
+	}
+	if st.shared {
+		return "shared_" + k
+	}
+	return k
+}
+
 // readRespBytes is a bound on the encoded size of one read line in a
 // response: 64 data bytes, a mode and a flag (packed), with slack;
 // sharedReadRespBytes that of a shared read line (its mode and flag).
@@ -181,9 +194,7 @@ func (d *device) run(steps []step, cnt counts) (*pb.TransactResponse, []violatio
 				continue
 			}
 			out.Transactions++
-			name := "write"
 			if st.op == cxl.MemRd {
-				name = "read"
 				if st.dst != nil {
 					copy(st.dst[buf.line[k]*cxl.LineBytes:], o.Resp.Data[:])
 				} else {
@@ -192,11 +203,8 @@ func (d *device) run(steps []step, cnt counts) (*pb.TransactResponse, []violatio
 				out.ReadModes = append(out.ReadModes, wire.Mode(o.Resp.Mode))
 				out.ReadTransformed = append(out.ReadTransformed, o.Resp.Transformed)
 			}
-			if st.shared {
-				name = "shared_" + name
-			}
 			if o.Err != nil {
-				txBad = append(txBad, violation{fmt.Sprintf("ops[%d].%s.%s", i, name, errField(o.Err)), o.Err.Error()})
+				txBad = append(txBad, violation{fmt.Sprintf("ops[%d].%s.%s", i, st.kind(), errField(o.Err)), o.Err.Error()})
 			}
 		}
 		clear(buf.steps[:n]) // drop the references to the request's data
