@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -483,4 +484,78 @@ func memfdOf(t *testing.T, mem []byte) int {
 		}
 	}
 	return -1
+}
+
+// handoffTarget is one server on a Unix socket for FuzzHandoff, with a
+// buffer whose ticket is never sent, shared by the inputs.
+var handoffTarget struct {
+	once sync.Once
+	sock string
+	c    *client.Client
+	err  error
+}
+
+// FuzzHandoff sends arbitrary first bytes on a new connection to the
+// server's Unix socket (the descriptor-handoff decoder and the gRPC
+// classification in front of it): no descriptor ever comes back (no
+// input holds the open buffer's ticket), a handoff with a ticket's worth
+// of bytes gets an error line, and the server still answers calls.
+func FuzzHandoff(f *testing.F) {
+	f.Add([]byte(serve.HandoffMagic + "0123456789abcdef"))
+	f.Add([]byte(serve.HandoffMagic))
+	f.Add([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
+	f.Add([]byte("NFABRIC-SHM/1\n"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		h := &handoffTarget
+		h.once.Do(func() {
+			dir, err := os.MkdirTemp("", "nfabric-fuzz-")
+			if err != nil {
+				h.err = err
+				return
+			}
+			h.sock = dir + "/nf.sock"
+			lis, err := serve.ListenUnix(h.sock)
+			if err != nil {
+				h.err = err
+				return
+			}
+			go serve.New(serve.Options{}).Serve(lis)
+			if h.c, h.err = client.Dial("unix://"+h.sock, client.Options{}); h.err == nil {
+				_, h.err = h.c.Controller.OpenShared(context.Background(), &pb.OpenSharedRequest{Bytes: 4096})
+			}
+		})
+		if h.err != nil {
+			t.Fatal(h.err)
+		}
+		conn, err := net.Dial("unix", h.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		uc := conn.(*net.UnixConn)
+		uc.Write(in)
+		uc.CloseWrite()
+		uc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(16))
+		n, oobn, _, _, _ := uc.ReadMsgUnix(buf, oob)
+		if oobn > 0 {
+			msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+			for _, m := range msgs {
+				fds, _ := unix.ParseUnixRights(&m)
+				for _, fd := range fds {
+					unix.Close(fd)
+				}
+			}
+			t.Fatalf("input %q got %d bytes of descriptors", in, oobn)
+		}
+		if len(in) >= len(serve.HandoffMagic)+serve.TicketBytes && string(in[:len(serve.HandoffMagic)]) == serve.HandoffMagic && !strings.HasPrefix(string(buf[:n]), "error: ") {
+			t.Fatalf("handoff %q: answer %q", in, buf[:n])
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := healthpb.NewHealthClient(h.c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("after %q: %v", in, err)
+		}
+	})
 }
