@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
@@ -558,4 +560,73 @@ func FuzzHandoff(f *testing.F) {
 			t.Fatalf("after %q: %v", in, err)
 		}
 	})
+}
+
+// TestSharedCloseDuringCalls: batches naming two buffers in both orders
+// run while the buffers are closed under them (and the connection then
+// ends): every call succeeds or gets NOT_FOUND, none faults or hangs (the
+// server unmaps only after the calls using a buffer finish, and a batch
+// locks its buffers in id order), and the server serves on.
+func TestSharedCloseDuringCalls(t *testing.T) {
+	ts := startServer(t, serve.Options{})
+	ctx := context.Background()
+	const lines, bufBytes = 4096, 2 * 4096 * cxl.LineBytes
+	for round := range 4 {
+		c, err := client.Dial(ts.target, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: lines * cxl.LineBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bufs [2]*client.Shared
+		for k := range bufs {
+			if bufs[k], err = c.OpenShared(ctx, bufBytes); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		var done atomic.Int64
+		errs := make(chan error, 64)
+		for g := range 4 {
+			a, b := bufs[g%2], bufs[1-g%2]
+			wg.Go(func() {
+				for range 1000 {
+					_, err := d.Transact(ctx, client.SharedWriteOp(a.ID, 0, 0, lines), client.SharedReadOp(b.ID, 0, 0, lines), client.SharedReadOp(a.ID, bufBytes/2, 0, lines))
+					if status.Code(err) == codes.NotFound {
+						return
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					done.Add(1)
+				}
+			})
+		}
+		// Close while calls are in flight: after a few have completed.
+		for done.Load() < int64(4+round) {
+			time.Sleep(100 * time.Microsecond)
+		}
+		for _, b := range bufs {
+			if _, err := c.Controller.CloseShared(ctx, &pb.CloseSharedRequest{Buffer: b.ID}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for _, b := range bufs {
+			unix.Munmap(b.Mem)
+		}
+		c.Close()
+	}
+	waitUsage(t, ts.srv, serve.Usage{})
+	c := ts.dial(t)
+	if _, err := c.OpenShared(ctx, 4096); err != nil {
+		t.Fatal(err)
+	}
 }
