@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/netsim"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
@@ -96,7 +97,7 @@ func TestPilotsSmall(t *testing.T) {
 			t.Fatal(err)
 		}
 		var back ControlUnit
-		if err := decodeExact(raw, &back); err != nil || !reflect.DeepEqual(back, u) {
+		if err := run.DecodeExact(raw, &back); err != nil || !reflect.DeepEqual(back, u) {
 			t.Errorf("unit %d: JSON round trip: %v", i, err)
 		}
 	}

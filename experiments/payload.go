@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 )
 
 func init() {
-	Register(Spec[PayloadUnit]{Name: "payload", Title: payloadTitle, Order: 5,
-		Units: payloadUnits, Layout: func(_ Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil }})
+	run.Register(run.Spec[PayloadUnit]{Name: "payload", Title: payloadTitle, Order: 5,
+		Units: payloadUnits, Layout: func(_ run.Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil }})
 }
 
 const payloadTitle = "Low-bit payload semantics and traffic accounting (Sec. 2)"
@@ -81,12 +82,12 @@ func payloadSpecs() []lowbit.Spec {
 
 // payloadUnits lists the example, one unit per cross-check (each with its
 // own random stream, so shards are independent) and the accounting.
-func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
+func payloadUnits(cfg run.Config) ([]run.Unit[PayloadUnit], error) {
 	n := 1 << 16
 	if cfg.Full() {
 		n = 1 << 20
 	}
-	us := []Unit[PayloadUnit]{{Key: "example", Cores: 1, Run: func(context.Context, Config) (PayloadUnit, error) {
+	us := []run.Unit[PayloadUnit]{{Key: "example", Cores: 1, Run: func(context.Context, run.Config) (PayloadUnit, error) {
 		ex, err := payloadExample()
 		return PayloadUnit{Example: ex}, err
 	}}}
@@ -99,7 +100,7 @@ func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
 		if s.Format == lowbit.Ternary {
 			key += "/" + s.Gate.String()
 		}
-		us = append(us, Unit[PayloadUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg Config) (PayloadUnit, error) {
+		us = append(us, run.Unit[PayloadUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg run.Config) (PayloadUnit, error) {
 			if err := ctx.Err(); err != nil {
 				return PayloadUnit{}, err
 			}
@@ -118,7 +119,7 @@ func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
 			return PayloadUnit{Check: &KernelCheck{Layout: s.Layout.String(), Workers: s.Workers, Format: s.Format.String(), Gate: gate, Elements: m, Mismatches: bad}}, nil
 		}})
 	}
-	us = append(us, Unit[PayloadUnit]{Key: "bits", Cores: 1, Run: func(context.Context, Config) (PayloadUnit, error) {
+	us = append(us, run.Unit[PayloadUnit]{Key: "bits", Cores: 1, Run: func(context.Context, run.Config) (PayloadUnit, error) {
 		return PayloadUnit{Bits: payloadBits()}, nil
 	}})
 	return us, nil

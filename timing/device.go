@@ -109,13 +109,13 @@ type Device struct {
 
 func newDevice(name string, sys *System, cfg Config) *Device {
 	d := &Device{name: mustName(name), sys: sys, eng: sys.eng, ideal: cfg.Memory.Model != MemoryDDR5,
-		lat: fromNS(cfg.Memory.LatencyNS), x: cfg.Link.CXL}
+		lat: FromNS(cfg.Memory.LatencyNS), x: cfg.Link.CXL}
 	d.Pipe = MakePipelineBuilder().WithStages(cfg.Controller.Stages).WithCycle(cfg.Cycle()).
 		WithInitiationCycles(cfg.Controller.InitiationCycles).Build(name + ".Pipe")
 	if cfg.LinkModel() == LinkCXL {
 		d.ReqLink = NewFlitLink(name+".ReqLink", d.x, cfg.Link.Share)
 		d.RespLink = NewFlitLink(name+".RespLink", d.x, cfg.Link.Share)
-		d.port = fromNS(d.x.PortLatencyNS)
+		d.port = FromNS(d.x.PortLatencyNS)
 		d.credits, d.respCap = d.x.RequestCredits, d.x.ResponseQueue
 	} else {
 		d.Gate = MakeLinkBuilder().WithBandwidth(cfg.LinkBytesPerSec()).Build(name + ".Link")
@@ -125,7 +125,7 @@ func newDevice(name string, sys *System, cfg Config) *Device {
 	if !d.ideal {
 		m := cfg.Memory.DDR5
 		d.mapr = NewDDR5Mapper(m)
-		d.front = fromNS(m.FrontendNS)
+		d.front = FromNS(m.FrontendNS)
 		for c := 0; c < m.Channels; c++ {
 			ch := NewChannel(fmt.Sprintf("%s.DRAM.Ch[%d]", name, c), m, sys.eng, d)
 			ch.StaggerRefresh(c, m.Channels)
