@@ -469,7 +469,7 @@ func TestTrainingLayoutLedger(t *testing.T) {
 	}
 	// Two validated runs and their mean, three boundary runs and theirs.
 	if len(conv) != 1 || len(conv[0].Rows) != 3+4 {
-		t.Fatalf("%d convergence tables, rows %q", len(conv), conv)
+		t.Fatalf("%d convergence tables: %+v", len(conv), conv)
 	}
 	// The validated FP32 runs plateau (last 5: 70 70.1 70.2 70.1 70.2,
 	// slope (−140 −70.1 +0 +70.1 +140.4)/10 = 0.04), the boundary ones are
