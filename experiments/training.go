@@ -858,7 +858,7 @@ func trainingLayout(cfg run.Config, runs []TrainRun) (*report.Result, error) {
 		res.Claims = append(res.Claims, r.Claims...)
 		for _, t := range r.Tables {
 			if t.Name == "convergence" && conv >= 0 { // both studies' FP32 references in one table
-				res.Tables[conv].Rows = append(res.Tables[conv].Rows, t.Rows...)
+				res.Tables[conv].AppendRows(t)
 				continue
 			}
 			if t.Name == "convergence" {
