@@ -33,7 +33,7 @@ func pairAt(pct float64) timing.Pair {
 // overheads: a group holds only when every row is below the gate.
 func TestTimingClaims(t *testing.T) {
 	s := DefaultTimingSetup()
-	rows := []Row{
+	rows := []Table4Row{
 		{Group: GroupOneStream, Pair: pairAt(1.2)},
 		{Group: GroupStreams, Pair: pairAt(0.6)}, {Group: GroupStreams, Pair: pairAt(2.4)},
 		{Group: GroupFullMiss, Pair: pairAt(1.9)},
@@ -53,7 +53,7 @@ func TestTimingClaims(t *testing.T) {
 		}
 	}
 	// Fig. 3(c): the largest exposure must lie beyond the LLC.
-	env := &Envelope{Footprint: []Point{{X: 0.5, Pair: pairAt(0.4)}, {X: 2, Pair: pairAt(1.3)}, {X: 4, Pair: pairAt(1.2)}}}
+	env := &Envelope{Footprint: []EnvelopePoint{{X: 0.5, Pair: pairAt(0.4)}, {X: 2, Pair: pairAt(1.3)}, {X: 4, Pair: pairAt(1.2)}}}
 	c := claimNamed(t, timingClaims(s, TimingResult{Envelope: env}), "the full-LLC-miss point")
 	if c.Verdict != report.VerdictHolds {
 		t.Errorf("fig 3(c) with the peak at 2x LLC: %+v", c)

@@ -53,7 +53,7 @@ func timingSetup(cfg run.Config) TimingSetup {
 // envelope.
 type TimingResult struct {
 	Forms    *TimingForms `json:"closed_form,omitempty"`
-	Table4   []Row        `json:"table4,omitempty"`
+	Table4   []Table4Row  `json:"table4,omitempty"`
 	Envelope *Envelope    `json:"envelope,omitempty"`
 	// FiveCycleUnderBudget is whether the 5-cycle datapath of Fig. 3(a)
 	// stays below the exposure budget at every bandwidth swept.
@@ -225,7 +225,7 @@ func exposure(p timing.Pair) string {
 
 // rangeOf prints the measured range of a group: "a" or "a–b", with
 // "hidden" for fully hidden rows.
-func rangeOf(rows []Row) string {
+func rangeOf(rows []Table4Row) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var loRow, hiRow timing.Pair
 	for _, r := range rows {
@@ -244,7 +244,7 @@ func rangeOf(rows []Row) string {
 }
 
 // table4Layout lays out Table 4 beside the paper's and the per-run table.
-func table4Layout(s TimingSetup, f TimingForms, rows []Row) *report.Result {
+func table4Layout(s TimingSetup, f TimingForms, rows []Table4Row) *report.Result {
 	m := s.Model
 	sum := report.Table{
 		Name:    "table4",
@@ -252,7 +252,7 @@ func table4Layout(s TimingSetup, f TimingForms, rows []Row) *report.Result {
 		Columns: []string{"result", "configuration", "measured %", "paper %", "paper takeaway"},
 	}
 	for _, p := range paperTable4 {
-		var g []Row
+		var g []Table4Row
 		for _, r := range rows {
 			if r.Group == p.group {
 				g = append(g, r)
@@ -284,8 +284,8 @@ func table4Layout(s TimingSetup, f TimingForms, rows []Row) *report.Result {
 		Columns: []string{"row", "W", "N stacks", "link share", "MiB/stream", "identity µs", "low-bit µs",
 			"exposed ns", "overhead %", "LLC hit %", "gate util %", "queue wait ns/read (id/low-bit)"},
 	}
-	var full Row
-	var congestGroup []Row
+	var full Table4Row
+	var congestGroup []Table4Row
 	for _, r := range rows {
 		if r.Group == GroupScaleCongest {
 			congestGroup = append(congestGroup, r)
@@ -321,8 +321,8 @@ const fullMissMaxHits = 0.01
 
 // healthyNote compares the healthy rows with the latency-bound closed
 // form, saying whether their load stayed below a healthy gate (measured).
-func healthyNote(f TimingForms, m timing.Config, rows []Row) string {
-	var g []Row
+func healthyNote(f TimingForms, m timing.Config, rows []Table4Row) string {
+	var g []Table4Row
 	for _, r := range rows {
 		if r.Group == GroupScaleHealthy {
 			g = append(g, r)
@@ -336,7 +336,7 @@ func healthyNote(f TimingForms, m timing.Config, rows []Row) string {
 		f.LatencyBoundPct, load, paperOneStreamPct, f.PaperBasePathNS, f.PipelineLatency, f.BasePathNS)
 }
 
-func anyCongested(g []Row) bool {
+func anyCongested(g []Table4Row) bool {
 	for _, r := range g {
 		if r.Congested() {
 			return true
@@ -347,8 +347,8 @@ func anyCongested(g []Row) bool {
 
 // congestionNote says what the reduced-share rows measured: whether the
 // load oversubscribed a stack's gate (and at which N), or did not.
-func congestionNote(share float64, rows []Row) string {
-	var g []Row
+func congestionNote(share float64, rows []Table4Row) string {
+	var g []Table4Row
 	var ns []string
 	for _, r := range rows {
 		if r.Group == GroupScaleCongest {
@@ -367,8 +367,8 @@ func congestionNote(share float64, rows []Row) string {
 		share, strings.Join(ns, ","), peak, 100*timing.SaturatedUtil)
 }
 
-func describeGroup(group string, g []Row, m timing.Config, ex TimingParams) string {
-	join := func(f func(Row) int) string {
+func describeGroup(group string, g []Table4Row, m timing.Config, ex TimingParams) string {
+	join := func(f func(Table4Row) int) string {
 		var s []string
 		for _, r := range g {
 			s = append(s, fmt.Sprint(f(r)))
@@ -379,13 +379,13 @@ func describeGroup(group string, g []Row, m timing.Config, ex TimingParams) stri
 	case GroupOneStream:
 		return fmt.Sprintf("W=1, %g MiB", m.Streams.FootprintMiB)
 	case GroupStreams:
-		return "W=" + join(func(r Row) int { return r.Streams })
+		return "W=" + join(func(r Table4Row) int { return r.Streams })
 	case GroupFullMiss:
 		return fmt.Sprintf("W=%d x %g MiB vs %g MiB LLC", m.Streams.Count, m.Streams.FootprintMiB, m.LLC.SizeMiB)
 	case GroupScaleHealthy:
-		return "N=" + join(func(r Row) int { return r.Stacks })
+		return "N=" + join(func(r Table4Row) int { return r.Stacks })
 	default:
-		return fmt.Sprintf("N=%s, share %g", join(func(r Row) int { return r.Stacks }), ex.CongestedShare)
+		return fmt.Sprintf("N=%s, share %g", join(func(r Table4Row) int { return r.Stacks }), ex.CongestedShare)
 	}
 }
 

@@ -19,7 +19,7 @@ func timingClaims(s TimingSetup, r TimingResult) []report.Claim {
 	under := fmt.Sprintf("every row below the %g%% exposed-cost gate", budget)
 	var out []report.Claim
 	for _, p := range paperTable4 {
-		var g []Row
+		var g []Table4Row
 		for _, row := range r.Table4 {
 			if row.Group == p.group {
 				g = append(g, row)
@@ -104,8 +104,8 @@ func timingClaims(s TimingSetup, r TimingResult) []report.Claim {
 const dominantPct = 100.0
 
 // seriesRange prints the overhead range of one series of points.
-func seriesRange(ps []Point, series string) string {
-	var sel []Point
+func seriesRange(ps []EnvelopePoint, series string) string {
+	var sel []EnvelopePoint
 	for _, p := range ps {
 		if p.Series == series {
 			sel = append(sel, p)
@@ -116,10 +116,10 @@ func seriesRange(ps []Point, series string) string {
 
 // pointsRange prints "lo–hi" of the points' overheads ("hidden" ends for
 // fully hidden points), as Table 4's ranges print.
-func pointsRange(ps []Point) string {
-	rows := make([]Row, len(ps))
+func pointsRange(ps []EnvelopePoint) string {
+	rows := make([]Table4Row, len(ps))
 	for i, p := range ps {
-		rows[i] = Row{Pair: p.Pair}
+		rows[i] = Table4Row{Pair: p.Pair}
 	}
 	if len(rows) == 0 {
 		return "-"

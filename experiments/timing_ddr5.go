@@ -15,14 +15,14 @@ import (
 // Fig. 3 envelope under the DDR5 + two-way CXL model, the anchor's
 // mechanism ablations, and the loaded-latency curve of both presets.
 type TimingDDR5 struct {
-	Table4    []Row              `json:"table4,omitempty"`
+	Table4    []Table4Row        `json:"table4,omitempty"`
 	Envelope  *Envelope          `json:"envelope,omitempty"`
 	Ablations []timing.Ablation  `json:"ablations,omitempty"`
 	Loaded    []PresetLoadPoints `json:"loaded_latency,omitempty"`
 	// Contiguous holds the healthy scale-out rows under streams.layout
 	// contiguous, the ablation of the ddr5 default (Table4 holds them on
 	// scattered pages).
-	Contiguous []Row `json:"contiguous,omitempty"`
+	Contiguous []Table4Row `json:"contiguous,omitempty"`
 }
 
 // PresetLoadPoints is one preset's loaded-latency curve.
@@ -114,7 +114,7 @@ func detailedNotes(m timing.Config, res *report.Result) {
 }
 
 // ddr5Layout lays out the ddr5 part beside the ideal rows and the paper.
-func ddr5Layout(s TimingSetup, ideal []Row, r TimingDDR5) (*report.Result, error) {
+func ddr5Layout(s TimingSetup, ideal []Table4Row, r TimingDDR5) (*report.Result, error) {
 	res := &report.Result{Title: "Timing exposure under the ddr5 preset"}
 	res.Tables = append(res.Tables, presetsTable4(s, ideal, r.Table4), ddr5RunsTable(r.Table4), layoutTable(r.Table4, r.Contiguous), ablationTable(r.Ablations))
 	if r.Envelope != nil {
@@ -154,8 +154,8 @@ func ddr5Layout(s TimingSetup, ideal []Row, r TimingDDR5) (*report.Result, error
 }
 
 // groupRows returns the rows of group g.
-func groupRows(rows []Row, g string) []Row {
-	var out []Row
+func groupRows(rows []Table4Row, g string) []Table4Row {
+	var out []Table4Row
 	for _, r := range rows {
 		if r.Group == g {
 			out = append(out, r)
@@ -165,7 +165,7 @@ func groupRows(rows []Row, g string) []Row {
 }
 
 // presetsTable4 puts Table 4 under both presets beside the paper.
-func presetsTable4(s TimingSetup, ideal, ddr5 []Row) report.Table {
+func presetsTable4(s TimingSetup, ideal, ddr5 []Table4Row) report.Table {
 	t := report.Table{Name: "table4-presets", Title: "Table 4 under both presets: exposed cost %, ideal (the paper's abstraction) and ddr5 (DDR5-4800 x 8 sub-channels behind CXL 3.x on PCIe 6.0 x16), beside the paper",
 		Columns: []string{"result", "ideal %", "ddr5 %", "paper %"}}
 	for _, p := range paperTable4 {
@@ -179,7 +179,7 @@ func presetsTable4(s TimingSetup, ideal, ddr5 []Row) report.Table {
 	return t
 }
 
-func ddr5RunsTable(rows []Row) report.Table {
+func ddr5RunsTable(rows []Table4Row) report.Table {
 	t := report.Table{Name: "table4-runs-ddr5", Title: "ddr5 preset: Table 4 runs with the DRAM and CXL counters (identity run)",
 		Columns: []string{"row", "W", "N stacks", "link share", "identity µs", "low-bit µs", "overhead %", "mean / p99 read ns (id)", "row-hit rate (id / low-bit)", "refreshes", "resp lines/flit", "resp link util %", "credit stalls", "pipeline wait ns/low-bit read"}}
 	for _, r := range rows {
@@ -206,7 +206,7 @@ func ddr5RunsTable(rows []Row) report.Table {
 // layoutTable puts Table 4's healthy scale-out rows (the ddr5 default,
 // scattered 4 KiB pages) beside the same rows with the buffers contiguous,
 // the layout ablation.
-func layoutTable(table4, contiguous []Row) report.Table {
+func layoutTable(table4, contiguous []Table4Row) report.Table {
 	t := report.Table{Name: "ddr5-layout", Title: "ddr5 preset: healthy scale-out rows (N = 1 is the full-LLC-miss anchor) with the streams' buffers on scattered 4 KiB pages (Table 4, the ddr5 default) and contiguous (the ablation; streams.layout)",
 		Columns: []string{"N stacks", "scattered overhead %", "row-hit rate (id / low-bit)", "contiguous overhead %", "row-hit rate (id / low-bit)"}}
 	hits := func(p timing.Pair) string {

@@ -202,7 +202,7 @@ func TestTable4Determinism(t *testing.T) {
 	s.Model.Streams.FootprintMiB = 0.25
 	s.Model.LLC.SizeMiB = 1
 	s.Experiments.StreamCounts = []int{1, 3, 8}
-	run := func(procs int) []Row {
+	run := func(procs int) []Table4Row {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		rows, err := RunTable4(t.Context(), s)
 		if err != nil {

@@ -17,8 +17,8 @@ const (
 	GroupScaleCongest = "scale-out, congested"
 )
 
-// Row is one measured configuration behind Table 4.
-type Row struct {
+// Table4Row is one measured configuration behind Table 4.
+type Table4Row struct {
 	Group string `json:"group"`
 	// Streams (W), Stacks (N), Share (link.share) and FootprintMiB (per
 	// stream) are the parameters that differ from the base model.
@@ -39,12 +39,12 @@ type Row struct {
 //     active footprint against the 8 MiB LLC);
 //   - scale-out: N over s.Experiments.StackCounts, healthy (the model's
 //     link.share) and congested (share = s.Experiments.CongestedShare).
-func RunTable4(ctx context.Context, s TimingSetup) ([]Row, error) {
+func RunTable4(ctx context.Context, s TimingSetup) ([]Table4Row, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	base := s.Model
-	var rows []Row
+	var rows []Table4Row
 	var cfgs []timing.Config
 	add := func(group string, c timing.Config) {
 		rows = append(rows, rowOf(group, c))
@@ -73,15 +73,15 @@ func RunTable4(ctx context.Context, s TimingSetup) ([]Row, error) {
 	return runRows(ctx, "table 4 configuration", rows, cfgs)
 }
 
-// rowOf is the Row of a Table 4 group run under c, before it has run.
-func rowOf(group string, c timing.Config) Row {
-	return Row{Group: group, Streams: c.Streams.Count, Stacks: c.Controller.Stacks,
+// rowOf is the Table4Row of a Table 4 group run under c, before it has run.
+func rowOf(group string, c timing.Config) Table4Row {
+	return Table4Row{Group: group, Streams: c.Streams.Count, Stacks: c.Controller.Stacks,
 		Share: c.Link.Share, FootprintMiB: c.Streams.FootprintMiB}
 }
 
 // runRows validates cfgs[i] (errors prefixed by what), runs each as a whole
 // sweep pair and sets it as rows[i].Pair.
-func runRows(ctx context.Context, what string, rows []Row, cfgs []timing.Config) ([]Row, error) {
+func runRows(ctx context.Context, what string, rows []Table4Row, cfgs []timing.Config) ([]Table4Row, error) {
 	jobs := make([]timing.PairJob, len(cfgs))
 	for i, c := range cfgs {
 		if err := c.Validate(); err != nil {
@@ -104,11 +104,11 @@ func runRows(ctx context.Context, what string, rows []Row, cfgs []timing.Config)
 // each streams.layout in layouts, in that order: the comparison that
 // tells a bank lock of aligned equal sweeps (contiguous) from the
 // datapath's cost (see StreamsConfig.Layout).
-func RunLayouts(ctx context.Context, s TimingSetup, layouts []string) ([]Row, error) {
+func RunLayouts(ctx context.Context, s TimingSetup, layouts []string) ([]Table4Row, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	var rows []Row
+	var rows []Table4Row
 	var cfgs []timing.Config
 	for _, l := range layouts {
 		for _, n := range s.Experiments.StackCounts {
@@ -122,9 +122,9 @@ func RunLayouts(ctx context.Context, s TimingSetup, layouts []string) ([]Row, er
 	return runRows(ctx, "layout rows", rows, cfgs)
 }
 
-// Point is one point of a Fig. 3 panel: X on the panel's axis, Series
+// EnvelopePoint is one point of a Fig. 3 panel: X on the panel's axis, Series
 // naming the line it belongs to.
-type Point struct {
+type EnvelopePoint struct {
 	Series string      `json:"series"`
 	X      float64     `json:"x"`
 	Pair   timing.Pair `json:"pair"`
@@ -151,12 +151,12 @@ type DelayPoint struct {
 
 // Envelope holds the four panels of Fig. 3.
 type Envelope struct {
-	Bandwidth         []Point      `json:"bandwidth"`
-	Latency           []Point      `json:"latency"`
-	Footprint         []Point      `json:"footprint"`
-	Delay             []DelayPoint `json:"delay"`
-	ExposureBudgetPct float64      `json:"exposure_budget_pct"`
-	StepMS            float64      `json:"step_ms"`
+	Bandwidth         []EnvelopePoint `json:"bandwidth"`
+	Latency           []EnvelopePoint `json:"latency"`
+	Footprint         []EnvelopePoint `json:"footprint"`
+	Delay             []DelayPoint    `json:"delay"`
+	ExposureBudgetPct float64         `json:"exposure_budget_pct"`
+	StepMS            float64         `json:"step_ms"`
 }
 
 // PaperDelayBoundPct is the step cost below which the paper places a 10 ms
@@ -182,9 +182,9 @@ func RunEnvelope(ctx context.Context, s TimingSetup) (Envelope, error) {
 	base, ex := s.Model, s.Experiments
 	env := Envelope{ExposureBudgetPct: ex.ExposureBudgetPct, StepMS: ex.StepMS}
 	var jobs []timing.PairJob
-	var pts []*Point
-	panel := func(dst *[]Point, series string, x float64, c timing.Config) {
-		*dst = append(*dst, Point{Series: series, X: x})
+	var pts []*EnvelopePoint
+	panel := func(dst *[]EnvelopePoint, series string, x float64, c timing.Config) {
+		*dst = append(*dst, EnvelopePoint{Series: series, X: x})
 		jobs = append(jobs, timing.PairJob{Config: c, W: timing.Sweep{}, Window: timing.All})
 	}
 	for _, k := range ex.Depths {
@@ -266,10 +266,10 @@ func RunEnvelope(ctx context.Context, s TimingSetup) (Envelope, error) {
 
 // Congested reports whether r's identity run measured congestion (see
 // timing.Pair.Congested).
-func (r Row) Congested() bool { return r.Pair.Congested() }
+func (r Table4Row) Congested() bool { return r.Pair.Congested() }
 
 // rowPairs are the rows' pairs, in order.
-func rowPairs(rows []Row) []timing.Pair {
+func rowPairs(rows []Table4Row) []timing.Pair {
 	ps := make([]timing.Pair, len(rows))
 	for i, r := range rows {
 		ps[i] = r.Pair
