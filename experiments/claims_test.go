@@ -32,11 +32,11 @@ func pairAt(pct float64) timing.Pair {
 // TestTimingClaims judges Table 4 groups against the 2% gate on hand-made
 // overheads: a group holds only when every row is below the gate.
 func TestTimingClaims(t *testing.T) {
-	s := timing.DefaultSetup()
-	rows := []timing.Row{
-		{Group: timing.GroupOneStream, Pair: pairAt(1.2)},
-		{Group: timing.GroupStreams, Pair: pairAt(0.6)}, {Group: timing.GroupStreams, Pair: pairAt(2.4)},
-		{Group: timing.GroupFullMiss, Pair: pairAt(1.9)},
+	s := DefaultTimingSetup()
+	rows := []Table4Row{
+		{Group: GroupOneStream, Pair: pairAt(1.2)},
+		{Group: GroupStreams, Pair: pairAt(0.6)}, {Group: GroupStreams, Pair: pairAt(2.4)},
+		{Group: GroupFullMiss, Pair: pairAt(1.9)},
 	}
 	cs := timingClaims(s, TimingResult{Table4: rows})
 	if len(cs) != 3 {
@@ -53,7 +53,7 @@ func TestTimingClaims(t *testing.T) {
 		}
 	}
 	// Fig. 3(c): the largest exposure must lie beyond the LLC.
-	env := &timing.Envelope{Footprint: []timing.Point{{X: 0.5, Pair: pairAt(0.4)}, {X: 2, Pair: pairAt(1.3)}, {X: 4, Pair: pairAt(1.2)}}}
+	env := &Envelope{Footprint: []EnvelopePoint{{X: 0.5, Pair: pairAt(0.4)}, {X: 2, Pair: pairAt(1.3)}, {X: 4, Pair: pairAt(1.2)}}}
 	c := claimNamed(t, timingClaims(s, TimingResult{Envelope: env}), "the full-LLC-miss point")
 	if c.Verdict != report.VerdictHolds {
 		t.Errorf("fig 3(c) with the peak at 2x LLC: %+v", c)
@@ -67,7 +67,7 @@ func TestTimingClaims(t *testing.T) {
 // TestReplayClaims: healthy rows below the gate hold; one congested row
 // that is not hidden fails the congested claim.
 func TestReplayClaims(t *testing.T) {
-	o := ReplayOptions{Setup: timing.DefaultSetup()}
+	o := ReplayOptions{Setup: DefaultTimingSetup()}
 	rows := []ReplayRow{
 		{Model: "a", Condition: "healthy", BusyIncrementPct: 1.4},
 		{Model: "b", Condition: "healthy", BusyIncrementPct: 1.9},

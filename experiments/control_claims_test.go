@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
@@ -38,7 +39,7 @@ func pilotRuns(sc pilot.Scenario, finals []float64, rising bool) scenarioRuns {
 func TestEndpointClaimPaired(t *testing.T) {
 	fp := []float64{0.80, 0.82, 0.78, 0.81, 0.79}
 	gb := []float64{0.70, 0.72, 0.69, 0.71, 0.70}
-	o := PilotDefaults(TierStandard, 1)
+	o := PilotDefaults(run.TierStandard, 1)
 	for _, c := range []struct {
 		name   string
 		gd     []float64
@@ -107,7 +108,7 @@ func TestLiveClaimsOverSeeds(t *testing.T) {
 // and the live loop, at the quick pilots' size, the Fig. 6 pilot for
 // StandardPilotEpochs.
 func TestPilotTiers(t *testing.T) {
-	q, s := PilotDefaults(TierQuick, 1), PilotDefaults(TierStandard, 1)
+	q, s := PilotDefaults(run.TierQuick, 1), PilotDefaults(run.TierStandard, 1)
 	if q.Train.Seeds != 1 || q.Hard.Seeds != 1 || s.Train.Seeds != StandardPilotSeeds || s.Hard.Seeds != StandardPilotSeeds {
 		t.Fatalf("seeds: quick %d/%d, standard %d/%d", q.Train.Seeds, q.Hard.Seeds, s.Train.Seeds, s.Hard.Seeds)
 	}

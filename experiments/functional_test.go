@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/experiments/run"
 )
 
 func TestFunctionalBlock(t *testing.T) {
@@ -36,7 +37,7 @@ func TestFunctionalBlock(t *testing.T) {
 		t.Errorf("layout: %d/%d checks, columns %v", res.Passed, res.Failed, res.Tables[0].Columns)
 	}
 	var found bool
-	for _, b := range Blocks() {
+	for _, b := range run.Blocks() {
 		found = found || (b.Name == "functional" && b.Order == 10)
 	}
 	if !found {

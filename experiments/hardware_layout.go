@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
 )
@@ -115,7 +116,7 @@ func HardwareLayout(o HardwareOptions, us []HardwareUnit) (*report.Result, error
 		res.Figures = figs
 	}
 	res.Claims = hardwareClaims(o, d)
-	res.Data = d // the framework's SetStatus reports d.Skipped in the status
+	res.Data = d // the framework's run.SetStatus reports d.Skipped in the status
 	return res, nil
 }
 
@@ -128,7 +129,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 	}
 	var us []HardwareUnit
 	for _, u := range units {
-		r, err := u.Run(ctx, Config{Seed: o.Seed, Logf: o.Logf})
+		r, err := u.Run(ctx, run.Config{Seed: o.Seed, Logf: o.Logf})
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +137,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 	}
 	res, err := HardwareLayout(o, us)
 	if err == nil {
-		SetStatus(res, us)
+		run.SetStatus(res, us)
 	}
 	return res, err
 }

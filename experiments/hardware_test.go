@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
 )
@@ -91,7 +92,7 @@ func TestHardwareLayoutSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	SetStatus(res, back) // as the framework and HardwareReport do
+	run.SetStatus(res, back) // as the framework and HardwareReport do
 	if res.Status != report.StatusPartial {
 		t.Errorf("status %q, want partial (the tools unit ran)", res.Status)
 	}
@@ -105,7 +106,7 @@ func TestHardwareLayoutSkipped(t *testing.T) {
 }
 
 func TestHardwareBlockRegistered(t *testing.T) {
-	bs, err := Select([]string{"hardware"})
+	bs, err := run.Select([]string{"hardware"})
 	if err != nil || len(bs) != 1 || bs[0].Order != 60 {
 		t.Fatalf("hardware block: %v %v", bs, err)
 	}

@@ -15,7 +15,7 @@ import (
 func nfabric(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
+	code := execute(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
@@ -40,7 +41,7 @@ func newPilotCmd() *cobra.Command {
 		of optFlags
 		pf pilotFlags
 	)
-	def := experiments.PilotDefaults(experiments.TierQuick, 1)
+	def := experiments.PilotDefaults(run.TierQuick, 1)
 	cmd := &cobra.Command{
 		Use:   "pilot",
 		Short: "control-plane pilots: recovery (Fig. 6), live admission loop, telemetry delay (Sec. 8)",

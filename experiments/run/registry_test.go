@@ -1,4 +1,4 @@
-package experiments
+package run
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ type synthResult struct {
 // prints each unit's value in unit order, so a merge that reordered or lost
 // units would show in the bytes.
 func synthBlock(name string, n, fail int) Block {
-	return newBlock(Spec[synthResult]{
+	return NewBlock(Spec[synthResult]{
 		Name: name, Title: "synthetic " + name, Order: 1,
 		Units: func(cfg Config) ([]Unit[synthResult], error) {
 			var us []Unit[synthResult]
@@ -51,7 +51,7 @@ func synthBlock(name string, n, fail int) Block {
 				sum += r.Value
 			}
 			c := report.Claim{Section: "Sec. 0", Name: name + " sums its units", Paper: "-", Ours: report.FormatFloat(sum),
-				Criterion: "sum > 0", Verdict: modelVerdict(sum > 0)}
+				Criterion: "sum > 0", Verdict: report.VerdictHolds}
 			return &report.Result{Tables: []report.Table{t}, Data: rs, Claims: []report.Claim{c}}, nil
 		},
 	})
@@ -75,15 +75,11 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 }
 
 // TestMergedShardsEqualSingleRun runs synthetic blocks (one with a failing
-// unit) and the real collective block once, then as 1, 3 and 7 shards
+// unit) once, then as 1, 3 and 7 shards
 // (more shards than units leaves some empty), merges each and compares
 // every file byte for byte.
 func TestMergedShardsEqualSingleRun(t *testing.T) {
-	coll, err := Select([]string{"collective"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs := []Block{synthBlock("alpha", 4, -1), synthBlock("beta", 2, 1), coll[0]}
+	bs := []Block{synthBlock("alpha", 4, -1), synthBlock("beta", 2, 1)}
 	lookup := func(names []string) ([]Block, error) {
 		if len(names) != len(bs) {
 			return nil, fmt.Errorf("names %v", names)
@@ -97,7 +93,7 @@ func TestMergedShardsEqualSingleRun(t *testing.T) {
 		t.Fatalf("single run: %v, want beta to fail", err)
 	}
 	want := readDir(t, single)
-	if len(want) < 6 || !bytes.Contains(want["REPORT.md"], []byte("FAILED: seed3/u1: boom")) {
+	if len(want) < 5 || !bytes.Contains(want["REPORT.md"], []byte("FAILED: seed3/u1: boom")) {
 		t.Fatalf("single run wrote %d files; REPORT.md:\n%s", len(want), want["REPORT.md"])
 	}
 	for _, n := range []int{1, 3, 7} {
@@ -177,7 +173,7 @@ func TestResultsMustRoundTrip(t *testing.T) {
 	type loose struct {
 		V any `json:"v"`
 	}
-	b := newBlock(Spec[loose]{Name: "loose", Units: func(Config) ([]Unit[loose], error) {
+	b := NewBlock(Spec[loose]{Name: "loose", Units: func(Config) ([]Unit[loose], error) {
 		return []Unit[loose]{{Key: "one", Run: func(context.Context, Config) (loose, error) {
 			return loose{V: uint64(1<<63 + 1)}, nil
 		}}}, nil
@@ -186,7 +182,7 @@ func TestResultsMustRoundTrip(t *testing.T) {
 	if len(outs) != 1 || outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), "result.v") {
 		t.Fatalf("outcome %+v", outs)
 	}
-	dup := newBlock(Spec[loose]{Name: "dup", Units: func(Config) ([]Unit[loose], error) {
+	dup := NewBlock(Spec[loose]{Name: "dup", Units: func(Config) ([]Unit[loose], error) {
 		run := func(context.Context, Config) (loose, error) { return loose{}, nil }
 		return []Unit[loose]{{Key: "k", Run: run}, {Key: "k", Run: run}}, nil
 	}, Layout: func(Config, []loose) (*report.Result, error) { return &report.Result{}, nil }})

@@ -1,4 +1,4 @@
-package experiments
+package run
 
 import (
 	"encoding/json"
@@ -35,31 +35,5 @@ func TestTierText(t *testing.T) {
 	}
 	if !(Config{Tier: TierFull}).Full() || (Config{Tier: TierStandard}).Full() {
 		t.Error("Full() is not tier == full")
-	}
-}
-
-// TestStandardTier: the standard tier's options come from its one budget
-// per study (at least 5 seeds) and the block's units follow them.
-func TestStandardTier(t *testing.T) {
-	v, b := ValidatedOptions(TierStandard, 2), BoundaryOptions(TierStandard, 2)
-	for _, c := range []struct {
-		o  TrainOptions
-		bu Budget
-	}{{v, StandardValidated}, {b, StandardBoundary}} {
-		if c.o.Tier != TierStandard || c.o.Seeds < 5 || c.o.Seeds != c.bu.Seeds || c.o.TrainN != c.bu.TrainN || c.o.Epochs != c.bu.Epochs || c.o.Seed != 2 {
-			t.Errorf("%s: %+v from %+v", c.o.Data, c.o, c.bu)
-		}
-	}
-	us, err := trainingUnits(Config{Tier: TierStandard, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vr, err1 := studyRows(StudyValidated, v)
-	br, err2 := studyRows(StudyBoundary, b)
-	if err1 != nil || err2 != nil {
-		t.Fatal(err1, err2)
-	}
-	if want := len(vr)*v.Seeds + len(br)*b.Seeds; len(us) != want {
-		t.Errorf("%d units, want %d", len(us), want)
 	}
 }

@@ -1,4 +1,4 @@
-package experiments
+package run
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -192,7 +190,7 @@ func TestPoolCancel(t *testing.T) {
 // by side (unit i sleeps longer the smaller i is) and log a line each; its
 // layout lists the results in unit order.
 func orderBlock(name string, order, n, cores int) Block {
-	return newBlock(Spec[synthResult]{
+	return NewBlock(Spec[synthResult]{
 		Name: name, Title: "ordering " + name, Order: order,
 		Units: func(cfg Config) ([]Unit[synthResult], error) {
 			var us []Unit[synthResult]
@@ -200,7 +198,7 @@ func orderBlock(name string, order, n, cores int) Block {
 				key := fmt.Sprintf("u%d", i)
 				us = append(us, Unit[synthResult]{Key: key, Cores: cores, Run: func(_ context.Context, cfg Config) (synthResult, error) {
 					time.Sleep(time.Duration(n-i) * 3 * time.Millisecond)
-					cfg.logf("unit %d of %d", i, n)
+					cfg.Progressf("unit %d of %d", i, n)
 					return synthResult{Key: key, Value: float64(i*i) / 7, Rows: []float64{float64(i)}}, nil
 				}})
 			}
@@ -251,63 +249,6 @@ func TestRunJobsSameBytes(t *testing.T) {
 			t.Errorf("jobs %d wrote %d files, one job %d", jobs, len(got), len(want))
 		}
 	}
-}
-
-// TestRunJobsRealBlocks runs cheap real blocks (payload, collective and,
-// unless -short, netcheck with its ns-3 run when ns-3 is installed) and a
-// small hardware subset (tool versions, one co-simulation, two syntheses)
-// with one job and with three, and compares every file written.
-func TestRunJobsRealBlocks(t *testing.T) {
-	names := []string{"payload", "collective", "netcheck"}
-	if testing.Short() {
-		names = []string{"payload", "collective"}
-	}
-	bs, err := Select(names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bs = append(bs, smallHardwareBlock())
-	run := func(jobs int) string {
-		dir := t.TempDir()
-		if _, err := Run(context.Background(), bs, Config{Seed: 5, Jobs: jobs}, dir, nil); err != nil {
-			t.Fatalf("jobs %d: %v", jobs, err)
-		}
-		return dir
-	}
-	a, b := run(1), run(3)
-	files, _ := filepath.Glob(filepath.Join(a, "*"))
-	if len(files) < 2*len(bs)+2 {
-		t.Fatalf("only %d files written", len(files))
-	}
-	for _, f := range files {
-		x, _ := os.ReadFile(f)
-		y, err := os.ReadFile(filepath.Join(b, filepath.Base(f)))
-		if err != nil || !bytes.Equal(x, y) {
-			t.Errorf("%s differs between --jobs 1 and --jobs 3", filepath.Base(f))
-		}
-	}
-}
-
-// smallHardwareBlock is the hardware block cut down to a few seconds: the
-// tool versions, Icarus on 64 bits, Debian's Yosys on 64 bits and the
-// fallback layout, no routes (each unit says "skipped" without its tool).
-func smallHardwareBlock() Block {
-	o := QuickHardware(1)
-	o.Widths, o.Stages, o.SplitStages, o.SweepWidth = []int{64}, nil, nil, 64
-	o.Yosys, o.Parts, o.Vectors = []string{"debian"}, nil, 100
-	return newBlock(Spec[HardwareUnit]{Name: "hardware", Title: hardwareTitle, Order: 60,
-		Units: func(Config) ([]Unit[HardwareUnit], error) {
-			us, err := HardwareUnits(o)
-			var small []Unit[HardwareUnit]
-			for _, u := range us {
-				if !strings.HasPrefix(u.Key, "cosim/") || u.Key == "cosim/icarus/w64" {
-					small = append(small, u)
-				}
-			}
-			return small, err
-		},
-		Layout: func(_ Config, us []HardwareUnit) (*report.Result, error) { return HardwareLayout(o, us) },
-	})
 }
 
 // TestPoolStartsLongUnitsFirst: with more than one slot a Long unit starts

@@ -1,54 +1,12 @@
-package timing
+package experiments
 
 import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
+
+	"github.com/neuronfabric/nfabric/timing"
 )
-
-// job is one identity/low-bit pair to run.
-type job struct {
-	cfg    Config
-	w      Workload
-	window Window
-}
-
-// runJobs runs the pairs on up to GOMAXPROCS goroutines. Each pair runs on
-// its own engine and results land by index, so the output does not depend
-// on scheduling or GOMAXPROCS.
-func runJobs(ctx context.Context, jobs []job) ([]Pair, error) {
-	out := make([]Pair, len(jobs))
-	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := ctx.Err(); err != nil {
-					errs[i] = err
-					continue
-				}
-				out[i], errs[i] = RunWindowPair(jobs[i].cfg, jobs[i].w, jobs[i].window)
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
 
 // Table 4 row groups, in the paper's row order.
 const (
@@ -59,8 +17,8 @@ const (
 	GroupScaleCongest = "scale-out, congested"
 )
 
-// Row is one measured configuration behind Table 4.
-type Row struct {
+// Table4Row is one measured configuration behind Table 4.
+type Table4Row struct {
 	Group string `json:"group"`
 	// Streams (W), Stacks (N), Share (link.share) and FootprintMiB (per
 	// stream) are the parameters that differ from the base model.
@@ -69,8 +27,8 @@ type Row struct {
 	Share        float64 `json:"share"`
 	FootprintMiB float64 `json:"footprint_mib"`
 	// Layout is streams.layout where it differs between rows (RunLayouts).
-	Layout string `json:"layout,omitempty"`
-	Pair   Pair   `json:"pair"`
+	Layout string      `json:"layout,omitempty"`
+	Pair   timing.Pair `json:"pair"`
 }
 
 // RunTable4 runs every configuration behind Table 4 from s.Model:
@@ -81,14 +39,14 @@ type Row struct {
 //     active footprint against the 8 MiB LLC);
 //   - scale-out: N over s.Experiments.StackCounts, healthy (the model's
 //     link.share) and congested (share = s.Experiments.CongestedShare).
-func RunTable4(ctx context.Context, s Setup) ([]Row, error) {
+func RunTable4(ctx context.Context, s TimingSetup) ([]Table4Row, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	base := s.Model
-	var rows []Row
-	var cfgs []Config
-	add := func(group string, c Config) {
+	var rows []Table4Row
+	var cfgs []timing.Config
+	add := func(group string, c timing.Config) {
 		rows = append(rows, rowOf(group, c))
 		cfgs = append(cfgs, c)
 	}
@@ -115,23 +73,23 @@ func RunTable4(ctx context.Context, s Setup) ([]Row, error) {
 	return runRows(ctx, "table 4 configuration", rows, cfgs)
 }
 
-// rowOf is the Row of a Table 4 group run under c, before it has run.
-func rowOf(group string, c Config) Row {
-	return Row{Group: group, Streams: c.Streams.Count, Stacks: c.Controller.Stacks,
+// rowOf is the Table4Row of a Table 4 group run under c, before it has run.
+func rowOf(group string, c timing.Config) Table4Row {
+	return Table4Row{Group: group, Streams: c.Streams.Count, Stacks: c.Controller.Stacks,
 		Share: c.Link.Share, FootprintMiB: c.Streams.FootprintMiB}
 }
 
 // runRows validates cfgs[i] (errors prefixed by what), runs each as a whole
 // sweep pair and sets it as rows[i].Pair.
-func runRows(ctx context.Context, what string, rows []Row, cfgs []Config) ([]Row, error) {
-	jobs := make([]job, len(cfgs))
+func runRows(ctx context.Context, what string, rows []Table4Row, cfgs []timing.Config) ([]Table4Row, error) {
+	jobs := make([]timing.PairJob, len(cfgs))
 	for i, c := range cfgs {
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		jobs[i] = job{cfg: c, w: Sweep{}, window: All}
+		jobs[i] = timing.PairJob{Config: c, W: timing.Sweep{}, Window: timing.All}
 	}
-	pairs, err := runJobs(ctx, jobs)
+	pairs, err := timing.RunPairs(ctx, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -146,12 +104,12 @@ func runRows(ctx context.Context, what string, rows []Row, cfgs []Config) ([]Row
 // each streams.layout in layouts, in that order: the comparison that
 // tells a bank lock of aligned equal sweeps (contiguous) from the
 // datapath's cost (see StreamsConfig.Layout).
-func RunLayouts(ctx context.Context, s Setup, layouts []string) ([]Row, error) {
+func RunLayouts(ctx context.Context, s TimingSetup, layouts []string) ([]Table4Row, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	var rows []Row
-	var cfgs []Config
+	var rows []Table4Row
+	var cfgs []timing.Config
 	for _, l := range layouts {
 		for _, n := range s.Experiments.StackCounts {
 			c := s.Model
@@ -164,12 +122,12 @@ func RunLayouts(ctx context.Context, s Setup, layouts []string) ([]Row, error) {
 	return runRows(ctx, "layout rows", rows, cfgs)
 }
 
-// Point is one point of a Fig. 3 panel: X on the panel's axis, Series
+// EnvelopePoint is one point of a Fig. 3 panel: X on the panel's axis, Series
 // naming the line it belongs to.
-type Point struct {
-	Series string  `json:"series"`
-	X      float64 `json:"x"`
-	Pair   Pair    `json:"pair"`
+type EnvelopePoint struct {
+	Series string      `json:"series"`
+	X      float64     `json:"x"`
+	Pair   timing.Pair `json:"pair"`
 	// HitRate is the identity run's LLC hit fraction (panel c).
 	HitRate float64 `json:"hit_rate"`
 }
@@ -179,8 +137,8 @@ type DelayPoint struct {
 	DelayMS float64 `json:"delay_ms"`
 	// Exposed is the run-time cost of the late update: reads issued during
 	// the delay still took the low-bit datapath.
-	Exposed Time `json:"exposed_ps"`
-	// StepCostPct is Exposed relative to Experiments.StepMS, in percent.
+	Exposed timing.Time `json:"exposed_ps"`
+	// StepCostPct is Exposed relative to TimingParams.StepMS, in percent.
 	StepCostPct float64 `json:"step_cost_pct"`
 	// ExposedPerDelayPct is Exposed / delay, in percent: the exposure rate
 	// while the stale mode lasts.
@@ -193,12 +151,12 @@ type DelayPoint struct {
 
 // Envelope holds the four panels of Fig. 3.
 type Envelope struct {
-	Bandwidth         []Point      `json:"bandwidth"`
-	Latency           []Point      `json:"latency"`
-	Footprint         []Point      `json:"footprint"`
-	Delay             []DelayPoint `json:"delay"`
-	ExposureBudgetPct float64      `json:"exposure_budget_pct"`
-	StepMS            float64      `json:"step_ms"`
+	Bandwidth         []EnvelopePoint `json:"bandwidth"`
+	Latency           []EnvelopePoint `json:"latency"`
+	Footprint         []EnvelopePoint `json:"footprint"`
+	Delay             []DelayPoint    `json:"delay"`
+	ExposureBudgetPct float64         `json:"exposure_budget_pct"`
+	StepMS            float64         `json:"step_ms"`
 }
 
 // PaperDelayBoundPct is the step cost below which the paper places a 10 ms
@@ -217,17 +175,17 @@ const PaperDelayBoundPct = 0.04
 //	    the delay. The stale mode is taken to be the low-bit one because that
 //	    is the direction with a timing cost; a late switch into low-bit mode
 //	    costs traffic, not datapath time.
-func RunEnvelope(ctx context.Context, s Setup) (Envelope, error) {
+func RunEnvelope(ctx context.Context, s TimingSetup) (Envelope, error) {
 	if err := s.Validate(); err != nil {
 		return Envelope{}, err
 	}
 	base, ex := s.Model, s.Experiments
 	env := Envelope{ExposureBudgetPct: ex.ExposureBudgetPct, StepMS: ex.StepMS}
-	var jobs []job
-	var pts []*Point
-	panel := func(dst *[]Point, series string, x float64, c Config) {
-		*dst = append(*dst, Point{Series: series, X: x})
-		jobs = append(jobs, job{cfg: c, w: Sweep{}, window: All})
+	var jobs []timing.PairJob
+	var pts []*EnvelopePoint
+	panel := func(dst *[]EnvelopePoint, series string, x float64, c timing.Config) {
+		*dst = append(*dst, EnvelopePoint{Series: series, X: x})
+		jobs = append(jobs, timing.PairJob{Config: c, W: timing.Sweep{}, Window: timing.All})
 	}
 	for _, k := range ex.Depths {
 		for _, bw := range ex.BandwidthsGiBps {
@@ -240,26 +198,26 @@ func RunEnvelope(ctx context.Context, s Setup) (Envelope, error) {
 		c := base.WithAccessLatencyNS(l)
 		panel(&env.Latency, fmt.Sprintf("%d cycles", base.Controller.Stages), l, c)
 	}
-	llcLines := int64(base.LLC.SizeMiB*(1<<20)) / LineBytes
+	llcLines := int64(base.LLC.SizeMiB*(1<<20)) / timing.LineBytes
 	for _, r := range ex.FootprintRatios {
 		c := base
 		per := int64(math.Round(r*float64(llcLines))) / int64(c.Streams.Count)
 		if per < 1 {
 			per = 1
 		}
-		c.Streams.FootprintMiB = float64(per*LineBytes) / (1 << 20)
+		c.Streams.FootprintMiB = float64(per*timing.LineBytes) / (1 << 20)
 		panel(&env.Footprint, fmt.Sprintf("%d streams", c.Streams.Count), r, c)
 	}
 	// Panel (d): size each run from the time of one identity pass.
 	one := base
 	one.Streams.Passes = 1
-	r1, err := Simulate(one, Sweep{}, None)
+	r1, err := timing.Simulate(one, timing.Sweep{}, timing.None)
 	if err != nil {
 		return Envelope{}, err
 	}
 	nd := len(jobs)
 	for _, d := range ex.DelaysMS {
-		delay := fromNS(d * 1e6)
+		delay := timing.FromNS(d * 1e6)
 		passes := int(int64(delay)/max(int64(r1.RunTime), 1)) + 2
 		c := base
 		c.Streams.Passes = passes
@@ -267,14 +225,14 @@ func RunEnvelope(ctx context.Context, s Setup) (Envelope, error) {
 			return Envelope{}, fmt.Errorf("experiments.delays_ms: %g ms needs %d passes: %w", d, passes, err)
 		}
 		env.Delay = append(env.Delay, DelayPoint{DelayMS: d, Passes: passes})
-		jobs = append(jobs, job{cfg: c, w: Sweep{}, window: Window{0, delay}})
+		jobs = append(jobs, timing.PairJob{Config: c, W: timing.Sweep{}, Window: timing.Window{From: 0, Until: delay}})
 	}
 	for _, j := range jobs {
-		if err := j.cfg.Validate(); err != nil {
+		if err := j.Config.Validate(); err != nil {
 			return Envelope{}, fmt.Errorf("envelope configuration: %w", err)
 		}
 	}
-	pairs, err := runJobs(ctx, jobs)
+	pairs, err := timing.RunPairs(ctx, jobs)
 	if err != nil {
 		return Envelope{}, err
 	}
@@ -306,27 +264,15 @@ func RunEnvelope(ctx context.Context, s Setup) (Envelope, error) {
 	return env, nil
 }
 
-// WithLinkGiBps returns c with each stack's link bandwidth set to bw GiB/s
-// per direction: link.bandwidth_gibps under the gate; under the cxl link
-// the transfer rate that gives a raw rate of bw GiB/s on the configured
-// lanes (flit framing and headers then take their share of it).
-func (c Config) WithLinkGiBps(bw float64) Config {
-	c.Link.BandwidthGiBps = bw
-	if c.LinkModel() == LinkCXL {
-		x := &c.Link.CXL
-		x.TransferGTps = bw * (1 << 30) * 8 / (float64(x.Lanes) * x.EncodingEfficiency * 1e9)
-	}
-	return c
-}
+// Congested reports whether r's identity run measured congestion (see
+// timing.Pair.Congested).
+func (r Table4Row) Congested() bool { return r.Pair.Congested() }
 
-// WithAccessLatencyNS returns c with the memory access latency the Fig. 3(b)
-// panel sweeps set to ns: memory.latency_ns under the ideal memory; under
-// ddr5, whose DRAM latency follows from its timing, the CXL port latency
-// is set to ns/2 per direction, so the sweep adds the same fixed round trip.
-func (c Config) WithAccessLatencyNS(ns float64) Config {
-	c.Memory.LatencyNS = ns
-	if c.Memory.Model == MemoryDDR5 {
-		c.Link.CXL.PortLatencyNS = ns / 2
+// rowPairs are the rows' pairs, in order.
+func rowPairs(rows []Table4Row) []timing.Pair {
+	ps := make([]timing.Pair, len(rows))
+	for i, r := range rows {
+		ps[i] = r.Pair
 	}
-	return c
+	return ps
 }

@@ -1,4 +1,4 @@
-package experiments
+package run
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func (r toolResult) SkipReason() string { return r.Skipped }
 
 // toolBlock has n units of which the first skip skip for a missing tool.
 func toolBlock(name string, n, skip int) Block {
-	return newBlock(Spec[toolResult]{
+	return NewBlock(Spec[toolResult]{
 		Name: name, Title: "tools " + name, Order: 1,
 		Units: func(Config) ([]Unit[toolResult], error) {
 			var us []Unit[toolResult]
@@ -95,7 +95,7 @@ func TestBlockStatus(t *testing.T) {
 // with only passed checks is no failure.
 func TestFailedChecksFailTheRun(t *testing.T) {
 	checks := func(name string, failed int) Block {
-		return newBlock(Spec[toolResult]{
+		return NewBlock(Spec[toolResult]{
 			Name: name, Title: "checks " + name, Order: 1,
 			Units: func(Config) ([]Unit[toolResult], error) {
 				return []Unit[toolResult]{{Key: "u", Run: func(context.Context, Config) (toolResult, error) {

@@ -1,4 +1,4 @@
-package experiments
+package run
 
 import (
 	"bytes"
@@ -134,7 +134,7 @@ func TestMergeReencodedShards(t *testing.T) {
 	}
 }
 
-// TestSameJSON: the value comparison behind decodeExact, on hand cases.
+// TestSameJSON: the value comparison behind DecodeExact, on hand cases.
 func TestSameJSON(t *testing.T) {
 	dec := func(s string) any {
 		var v any

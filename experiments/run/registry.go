@@ -1,15 +1,18 @@
-// Package experiments holds the paper's evidence blocks (its Table 3) as a
-// registry. The command `nfabric reproduce` runs the registered blocks and
-// writes their results; the per-topic commands (`nfabric verify`, `nfabric
-// timing`, ...) call the same experiment functions with user-chosen
-// parameters.
+// Package run is the framework the evidence blocks run in: the registry
+// (Register, Spec, Unit, Block), the run configuration and its tiers, the
+// pool that runs units side by side under a core budget with CPU
+// accounting, the shards that split a run across machines and the merge
+// that puts them back, and the writing of each block's files and of the
+// report's index (REPORT.md, index.html, ledger.json). It knows nothing of
+// any block: the blocks live in package experiments and register
+// themselves here from init functions.
 //
 // # How a block is written
 //
 // A block is four parts, each with one job:
 //
 //  1. Options: a struct with the block's parameters and its quick and full
-//     values (e.g. FunctionalParams).
+//     values (e.g. experiments.FunctionalParams).
 //  2. Units: Spec.Units lists the block's work for a Config as independent
 //     units (seed x policy x configuration), each with a stable key unique
 //     in the block ("seed1/sign", "bw128/k5"). Listing units runs nothing.
@@ -17,10 +20,10 @@
 //     collective, hw, ...) and returns a typed result R: plain exported
 //     fields, JSON-tagged, that survive a JSON round trip exactly (no
 //     interface or func fields, no NaN). The framework checks the round
-//     trip on every run, because shards travel as JSON. A unit that keeps
-//     one core busy and shares nothing with other units says Cores: 1, so
-//     that `reproduce --jobs` may run it beside others; one that says
-//     nothing runs alone (see Unit.Cores and Unit.Long).
+//     trip on every run (DecodeExact), because shards travel as JSON. A
+//     unit that keeps one core busy and shares nothing with other units
+//     says Cores: 1, so that `reproduce --jobs` may run it beside others;
+//     one that says nothing runs alone (see Unit.Cores and Unit.Long).
 //  3. The typed result R itself, which tests assert on.
 //  4. Layout: Spec.Layout turns the results, in unit order, into a
 //     report.Result (tables with the paper's figures beside ours, notes,
@@ -31,7 +34,7 @@
 // Then register it from an init function:
 //
 //	func init() {
-//		Register(Spec[FooResult]{Name: "foo", Title: "Foo (Sec. 4)", Order: 40,
+//		run.Register(run.Spec[FooResult]{Name: "foo", Title: "Foo (Sec. 4)", Order: 40,
 //			Units: fooUnits, Layout: fooLayout})
 //	}
 //
@@ -41,10 +44,7 @@
 // run any subset of the units on another machine and `nfabric report merge`
 // lays the gathered results out into the same bytes a single run writes
 // (see RunShard and Merge).
-//
-// Paper figures appear here only as constants feeding columns labelled
-// "paper"; every other figure comes from the domain packages.
-package experiments
+package run
 
 import (
 	"bytes"
@@ -85,7 +85,8 @@ type Config struct {
 // configurations choose by it).
 func (c Config) Full() bool { return c.Tier == TierFull }
 
-func (c Config) logf(format string, args ...any) {
+// Progressf reports progress through c.Logf, if any.
+func (c Config) Progressf(format string, args ...any) {
 	if c.Logf != nil {
 		c.Logf(format, args...)
 	}
@@ -169,20 +170,21 @@ var (
 // Register adds a block. It panics on a duplicate or incomplete block:
 // both are programming errors caught by any test that imports the package.
 func Register[R any](s Spec[R]) {
-	b := newBlock(s)
+	b := NewBlock(s)
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := blocks[s.Name]; dup {
-		panic("experiments: duplicate block " + s.Name)
+		panic("run: duplicate block " + s.Name)
 	}
 	blocks[s.Name] = b
 }
 
-// newBlock erases a Spec's result type: units return JSON and the layout
-// decodes it.
-func newBlock[R any](s Spec[R]) Block {
+// NewBlock erases a Spec's result type (units return JSON and the layout
+// decodes it) without registering it: Register uses it, and so do tests
+// that run a cut-down or synthetic block.
+func NewBlock[R any](s Spec[R]) Block {
 	if s.Name == "" || s.Units == nil || s.Layout == nil {
-		panic("experiments: block without name, Units or Layout")
+		panic("run: block without name, Units or Layout")
 	}
 	b := Block{Name: s.Name, Title: s.Title, Order: s.Order}
 	b.plan = func(cfg Config) ([]plannedUnit, error) {
@@ -213,7 +215,7 @@ func newBlock[R any](s Spec[R]) Block {
 	b.layout = func(cfg Config, raws []json.RawMessage) (*report.Result, error) {
 		rs := make([]R, len(raws))
 		for i, raw := range raws {
-			if err := decodeExact(raw, &rs[i]); err != nil {
+			if err := DecodeExact(raw, &rs[i]); err != nil {
 				return nil, fmt.Errorf("%s: unit %d: %w", s.Name, i, err)
 			}
 		}
@@ -259,14 +261,14 @@ func SetStatus[R any](res *report.Result, rs []R) {
 	}
 }
 
-// decodeExact decodes raw into v and checks that v encodes back to the same
+// DecodeExact decodes raw into v and checks that v encodes back to the same
 // values, so a result read from a shard is the result the unit returned.
 // Values, not bytes, are compared: a shard re-encoded by another JSON tool
 // (keys reordered, other spacing, 1e-05 written 0.00001, 3 written 3.0,
 // characters escaped differently) still merges; a value the result type
 // cannot hold (a fraction in an integer field, a number past float64's
 // precision) is named with its path.
-func decodeExact(raw json.RawMessage, v any) error {
+func DecodeExact(raw json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -1,4 +1,4 @@
-package experiments
+package run
 
 import "fmt"
 
@@ -55,15 +55,3 @@ func (t *Tier) UnmarshalText(b []byte) error {
 	*t = v
 	return nil
 }
-
-// StandardPilotSeeds is how many paired seeds the control block's pilots
-// run at the standard tier: the Fig. 6 pilot's four scenarios and the live
-// loop each, at the quick pilots' size. StandardPilotEpochs is the Fig. 6
-// pilot's length there: at the quick 8 epochs the FP32 reference is still
-// recovering from the fault window (epochs 5-6) when the run ends (measured:
-// seed-mean slope 3.6 points/epoch over the last 5), so its endpoint claim
-// could only be indicative.
-const (
-	StandardPilotSeeds  = 5
-	StandardPilotEpochs = 14
-)
