@@ -36,7 +36,7 @@ func Mode(m cxl.Mode) pb.Mode { return pb.Mode(m) + 1 }
 // ParseMode returns the cxl mode of a wire value; MODE_UNSPECIFIED and
 // values beyond the enum are errors naming field.
 func ParseMode(field string, m pb.Mode) (cxl.Mode, error) {
-	if m < pb.Mode_MODE_IDENTITY || int(m) > cxl.NumModes {
+	if _, named := pb.Mode_name[int32(m)]; !named || m < pb.Mode_MODE_IDENTITY || int(m) > cxl.NumModes {
 		return 0, Fieldf(field, "unknown mode %d (want MODE_IDENTITY, MODE_FP32_BYPASS, MODE_G_BINARY or MODE_G_TERNARY)", int32(m))
 	}
 	return cxl.Mode(m - 1), nil
