@@ -540,6 +540,19 @@ func TestReadPathDoesNotAllocate(t *testing.T) {
 			}
 		}
 	}
+	// The integer-sum views, after a first read has sized the scratch.
+	bf := Region{Base: 1 << 16, Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Mode: BFPSum}
+	bf.Size = bf.DataBytes(3)
+	i8 := Region{Base: 1 << 17, Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Int8Sum}
+	i8.Size = i8.DataBytes(3)
+	mustMap(t, c, bf)
+	mustMap(t, c, i8)
+	for _, a := range []uint64{bf.ViewAddr(1, 0), bf.ViewAddr(2, 1), bf.ExpViewAddr(0), i8.ViewAddr(0, 1), i8.ViewAddr(2, 0)} {
+		c.Do(Read(1, a))
+		if n := testing.AllocsPerRun(100, func() { c.Do(Read(1, a)) }); n != 0 {
+			t.Errorf("sum view read of %#x: %v allocations", a, n)
+		}
+	}
 }
 
 // TestSparseStore: a device of 2^52 bytes costs only the pages written;
