@@ -69,7 +69,7 @@ func TestSharedMatchesGRPC(t *testing.T) {
 				case 1:
 					ops = append(ops, client.ReadOp(addr, n))
 				case 2:
-					ops = append(ops, client.SetModeOp(0, cxl.Modes()[rng.IntN(cxl.NumModes)], int64(l)))
+					ops = append(ops, client.SetModeOp(0, cxl.Modes()[rng.IntN(len(cxl.Modes()))], int64(l)))
 				}
 			}
 			want, werr := devs[0].Transact(ctx, ops...)

@@ -55,6 +55,14 @@ const (
 	// The G-Binary aggregate times the region's zero gate (element-major:
 	// byte i = int8 m_i u_i).
 	Mode_MODE_G_TERNARY Mode = 4
+	// Beyond the paper, on a FORMAT_INT8 region: the workers' int8 codes
+	// summed lane by lane, saturated once to int16 (lowbit.SumInt8); view
+	// line 2l+p holds elements 64l+32p .. 64l+32p+31 as little-endian int16.
+	Mode_MODE_INT8_SUM Mode = 5
+	// Beyond the paper, on a FORMAT_BFP8 region: mantissas aligned to each
+	// 64-element block's largest exponent and summed (lowbit.SumBFP8); sum
+	// view lines as MODE_INT8_SUM, then the exponent view (64 int8 E per line).
+	Mode_MODE_BFP8_SUM Mode = 6
 )
 
 // Enum value maps for Mode.
@@ -65,6 +73,8 @@ var (
 		2: "MODE_FP32_BYPASS",
 		3: "MODE_G_BINARY",
 		4: "MODE_G_TERNARY",
+		5: "MODE_INT8_SUM",
+		6: "MODE_BFP8_SUM",
 	}
 	Mode_value = map[string]int32{
 		"MODE_UNSPECIFIED": 0,
@@ -72,6 +82,8 @@ var (
 		"MODE_FP32_BYPASS": 2,
 		"MODE_G_BINARY":    3,
 		"MODE_G_TERNARY":   4,
+		"MODE_INT8_SUM":    5,
+		"MODE_BFP8_SUM":    6,
 	}
 )
 
@@ -100,6 +112,64 @@ func (x Mode) Number() protoreflect.EnumNumber {
 // Deprecated: Use Mode.Descriptor instead.
 func (Mode) EnumDescriptor() ([]byte, []int) {
 	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{0}
+}
+
+// Format shapes a region for an integer-sum payload beyond the paper
+// (cxl.Region.Sum). Each worker writes its own lines of 64 int8 codes
+// (worker k's line l at base + k slab_bytes + 64 l); BFP8 adds exponent
+// lines (worker k's line x at exp_base + 64 (k exp_lines + x), byte b =
+// the exponent of block 64x + b).
+type Format int32
+
+const (
+	// The paper's sign-plane shape, aggregated by G-Binary and G-Ternary.
+	Format_FORMAT_UNSPECIFIED Format = 0
+	// 8-bit fixed point at a scale the workers agree on; MODE_INT8_SUM.
+	Format_FORMAT_INT8 Format = 1
+	// 8-bit mantissas, one exponent per worker and 64-element block;
+	// MODE_BFP8_SUM.
+	Format_FORMAT_BFP8 Format = 2
+)
+
+// Enum value maps for Format.
+var (
+	Format_name = map[int32]string{
+		0: "FORMAT_UNSPECIFIED",
+		1: "FORMAT_INT8",
+		2: "FORMAT_BFP8",
+	}
+	Format_value = map[string]int32{
+		"FORMAT_UNSPECIFIED": 0,
+		"FORMAT_INT8":        1,
+		"FORMAT_BFP8":        2,
+	}
+)
+
+func (x Format) Enum() *Format {
+	p := new(Format)
+	*p = x
+	return p
+}
+
+func (x Format) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Format) Descriptor() protoreflect.EnumDescriptor {
+	return file_nfabric_v1_controller_proto_enumTypes[1].Descriptor()
+}
+
+func (Format) Type() protoreflect.EnumType {
+	return &file_nfabric_v1_controller_proto_enumTypes[1]
+}
+
+func (x Format) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Format.Descriptor instead.
+func (Format) EnumDescriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{1}
 }
 
 // Layout is how worker payloads are arranged in lines (lowbit.Layout).
@@ -139,11 +209,11 @@ func (x Layout) String() string {
 }
 
 func (Layout) Descriptor() protoreflect.EnumDescriptor {
-	return file_nfabric_v1_controller_proto_enumTypes[1].Descriptor()
+	return file_nfabric_v1_controller_proto_enumTypes[2].Descriptor()
 }
 
 func (Layout) Type() protoreflect.EnumType {
-	return &file_nfabric_v1_controller_proto_enumTypes[1]
+	return &file_nfabric_v1_controller_proto_enumTypes[2]
 }
 
 func (x Layout) Number() protoreflect.EnumNumber {
@@ -152,7 +222,7 @@ func (x Layout) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Layout.Descriptor instead.
 func (Layout) EnumDescriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{1}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{2}
 }
 
 type OpenDeviceRequest struct {
@@ -395,7 +465,10 @@ type MapRegionRequest struct {
 	Gate    string `protobuf:"bytes,8,opt,name=gate,proto3" json:"gate,omitempty"`
 	// Flattened gradient index of the region's first element (the
 	// positional gate depends on it).
-	Element0      uint64 `protobuf:"varint,9,opt,name=element0,proto3" json:"element0,omitempty"`
+	Element0 uint64 `protobuf:"varint,9,opt,name=element0,proto3" json:"element0,omitempty"`
+	// An integer-sum region beyond the paper: worker-major whatever the
+	// device's layout (layout must be unset or worker-major), no gate.
+	Format        Format `protobuf:"varint,11,opt,name=format,proto3,enum=nfabric.v1.Format" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -500,6 +573,13 @@ func (x *MapRegionRequest) GetElement0() uint64 {
 	return 0
 }
 
+func (x *MapRegionRequest) GetFormat() Format {
+	if x != nil {
+		return x.Format
+	}
+	return Format_FORMAT_UNSPECIFIED
+}
+
 // Region is one row of the region table with the addresses a writer needs
 // (cxl.Region's address map).
 type Region struct {
@@ -527,8 +607,16 @@ type Region struct {
 	// + 128 l + 64 (nz plane).
 	ViewBase uint64 `protobuf:"varint,14,opt,name=view_base,json=viewBase,proto3" json:"view_base,omitempty"`
 	// First address past the footprint (data and view windows).
-	End           uint64 `protobuf:"varint,15,opt,name=end,proto3" json:"end,omitempty"`
-	Mapped        bool   `protobuf:"varint,16,opt,name=mapped,proto3" json:"mapped,omitempty"`
+	End    uint64 `protobuf:"varint,15,opt,name=end,proto3" json:"end,omitempty"`
+	Mapped bool   `protobuf:"varint,16,opt,name=mapped,proto3" json:"mapped,omitempty"`
+	// An integer-sum region (FORMAT_INT8, FORMAT_BFP8): its slabs are the
+	// workers' code slabs and its view line 2l+p the sums of elements
+	// 64l+32p .. 64l+32p+31. BFP8: each worker's exp_lines exponent lines
+	// start at exp_base, and exponent view line x is at exp_view_base + 64 x.
+	Format        Format `protobuf:"varint,17,opt,name=format,proto3,enum=nfabric.v1.Format" json:"format,omitempty"`
+	ExpBase       uint64 `protobuf:"varint,18,opt,name=exp_base,json=expBase,proto3" json:"exp_base,omitempty"`
+	ExpLines      uint64 `protobuf:"varint,19,opt,name=exp_lines,json=expLines,proto3" json:"exp_lines,omitempty"`
+	ExpViewBase   uint64 `protobuf:"varint,20,opt,name=exp_view_base,json=expViewBase,proto3" json:"exp_view_base,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -673,6 +761,34 @@ func (x *Region) GetMapped() bool {
 		return x.Mapped
 	}
 	return false
+}
+
+func (x *Region) GetFormat() Format {
+	if x != nil {
+		return x.Format
+	}
+	return Format_FORMAT_UNSPECIFIED
+}
+
+func (x *Region) GetExpBase() uint64 {
+	if x != nil {
+		return x.ExpBase
+	}
+	return 0
+}
+
+func (x *Region) GetExpLines() uint64 {
+	if x != nil {
+		return x.ExpLines
+	}
+	return 0
+}
+
+func (x *Region) GetExpViewBase() uint64 {
+	if x != nil {
+		return x.ExpViewBase
+	}
+	return 0
 }
 
 type MapRegionResponse struct {
@@ -2364,7 +2480,7 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\x0ecapacity_bytes\x18\x02 \x01(\x04R\rcapacityBytes\",\n" +
 	"\x12CloseDeviceRequest\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\"\x15\n" +
-	"\x13CloseDeviceResponse\"\x9e\x02\n" +
+	"\x13CloseDeviceResponse\"\xca\x02\n" +
 	"\x10MapRegionRequest\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2376,7 +2492,8 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\aworkers\x18\x06 \x01(\rR\aworkers\x12*\n" +
 	"\x06layout\x18\a \x01(\x0e2\x12.nfabric.v1.LayoutR\x06layout\x12\x12\n" +
 	"\x04gate\x18\b \x01(\tR\x04gate\x12\x1a\n" +
-	"\belement0\x18\t \x01(\x04R\belement0\"\xad\x03\n" +
+	"\belement0\x18\t \x01(\x04R\belement0\x12*\n" +
+	"\x06format\x18\v \x01(\x0e2\x12.nfabric.v1.FormatR\x06format\"\xb5\x04\n" +
 	"\x06Region\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2395,7 +2512,11 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\belements\x18\r \x01(\x04R\belements\x12\x1b\n" +
 	"\tview_base\x18\x0e \x01(\x04R\bviewBase\x12\x10\n" +
 	"\x03end\x18\x0f \x01(\x04R\x03end\x12\x16\n" +
-	"\x06mapped\x18\x10 \x01(\bR\x06mapped\"?\n" +
+	"\x06mapped\x18\x10 \x01(\bR\x06mapped\x12*\n" +
+	"\x06format\x18\x11 \x01(\x0e2\x12.nfabric.v1.FormatR\x06format\x12\x19\n" +
+	"\bexp_base\x18\x12 \x01(\x04R\aexpBase\x12\x1b\n" +
+	"\texp_lines\x18\x13 \x01(\x04R\bexpLines\x12\"\n" +
+	"\rexp_view_base\x18\x14 \x01(\x04R\vexpViewBase\"?\n" +
 	"\x11MapRegionResponse\x12*\n" +
 	"\x06region\x18\x01 \x01(\v2\x12.nfabric.v1.RegionR\x06region\"D\n" +
 	"\x12UnmapRegionRequest\x12\x16\n" +
@@ -2513,13 +2634,19 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\x06ticket\x18\x03 \x01(\fR\x06ticket\",\n" +
 	"\x12CloseSharedRequest\x12\x16\n" +
 	"\x06buffer\x18\x01 \x01(\x04R\x06buffer\"\x15\n" +
-	"\x13CloseSharedResponse*l\n" +
+	"\x13CloseSharedResponse*\x92\x01\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rMODE_IDENTITY\x10\x01\x12\x14\n" +
 	"\x10MODE_FP32_BYPASS\x10\x02\x12\x11\n" +
 	"\rMODE_G_BINARY\x10\x03\x12\x12\n" +
-	"\x0eMODE_G_TERNARY\x10\x04*S\n" +
+	"\x0eMODE_G_TERNARY\x10\x04\x12\x11\n" +
+	"\rMODE_INT8_SUM\x10\x05\x12\x11\n" +
+	"\rMODE_BFP8_SUM\x10\x06*B\n" +
+	"\x06Format\x12\x16\n" +
+	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vFORMAT_INT8\x10\x01\x12\x0f\n" +
+	"\vFORMAT_BFP8\x10\x02*S\n" +
 	"\x06Layout\x12\x16\n" +
 	"\x12LAYOUT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14LAYOUT_ELEMENT_MAJOR\x10\x01\x12\x17\n" +
@@ -2551,93 +2678,96 @@ func file_nfabric_v1_controller_proto_rawDescGZIP() []byte {
 	return file_nfabric_v1_controller_proto_rawDescData
 }
 
-var file_nfabric_v1_controller_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_nfabric_v1_controller_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_nfabric_v1_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_nfabric_v1_controller_proto_goTypes = []any{
 	(Mode)(0),                   // 0: nfabric.v1.Mode
-	(Layout)(0),                 // 1: nfabric.v1.Layout
-	(*OpenDeviceRequest)(nil),   // 2: nfabric.v1.OpenDeviceRequest
-	(*OpenDeviceResponse)(nil),  // 3: nfabric.v1.OpenDeviceResponse
-	(*CloseDeviceRequest)(nil),  // 4: nfabric.v1.CloseDeviceRequest
-	(*CloseDeviceResponse)(nil), // 5: nfabric.v1.CloseDeviceResponse
-	(*MapRegionRequest)(nil),    // 6: nfabric.v1.MapRegionRequest
-	(*Region)(nil),              // 7: nfabric.v1.Region
-	(*MapRegionResponse)(nil),   // 8: nfabric.v1.MapRegionResponse
-	(*UnmapRegionRequest)(nil),  // 9: nfabric.v1.UnmapRegionRequest
-	(*UnmapRegionResponse)(nil), // 10: nfabric.v1.UnmapRegionResponse
-	(*TransactRequest)(nil),     // 11: nfabric.v1.TransactRequest
-	(*Op)(nil),                  // 12: nfabric.v1.Op
-	(*SharedWrite)(nil),         // 13: nfabric.v1.SharedWrite
-	(*SharedRead)(nil),          // 14: nfabric.v1.SharedRead
-	(*Write)(nil),               // 15: nfabric.v1.Write
-	(*Read)(nil),                // 16: nfabric.v1.Read
-	(*SetMode)(nil),             // 17: nfabric.v1.SetMode
-	(*TransactResponse)(nil),    // 18: nfabric.v1.TransactResponse
-	(*SetModeRequest)(nil),      // 19: nfabric.v1.SetModeRequest
-	(*SetModeResponse)(nil),     // 20: nfabric.v1.SetModeResponse
-	(*GetModeRequest)(nil),      // 21: nfabric.v1.GetModeRequest
-	(*GetModeResponse)(nil),     // 22: nfabric.v1.GetModeResponse
-	(*GetStatsRequest)(nil),     // 23: nfabric.v1.GetStatsRequest
-	(*ModeStats)(nil),           // 24: nfabric.v1.ModeStats
-	(*ModeChange)(nil),          // 25: nfabric.v1.ModeChange
-	(*ErrorCount)(nil),          // 26: nfabric.v1.ErrorCount
-	(*HostAccounting)(nil),      // 27: nfabric.v1.HostAccounting
-	(*GetStatsResponse)(nil),    // 28: nfabric.v1.GetStatsResponse
-	(*OpenSharedRequest)(nil),   // 29: nfabric.v1.OpenSharedRequest
-	(*OpenSharedResponse)(nil),  // 30: nfabric.v1.OpenSharedResponse
-	(*CloseSharedRequest)(nil),  // 31: nfabric.v1.CloseSharedRequest
-	(*CloseSharedResponse)(nil), // 32: nfabric.v1.CloseSharedResponse
+	(Format)(0),                 // 1: nfabric.v1.Format
+	(Layout)(0),                 // 2: nfabric.v1.Layout
+	(*OpenDeviceRequest)(nil),   // 3: nfabric.v1.OpenDeviceRequest
+	(*OpenDeviceResponse)(nil),  // 4: nfabric.v1.OpenDeviceResponse
+	(*CloseDeviceRequest)(nil),  // 5: nfabric.v1.CloseDeviceRequest
+	(*CloseDeviceResponse)(nil), // 6: nfabric.v1.CloseDeviceResponse
+	(*MapRegionRequest)(nil),    // 7: nfabric.v1.MapRegionRequest
+	(*Region)(nil),              // 8: nfabric.v1.Region
+	(*MapRegionResponse)(nil),   // 9: nfabric.v1.MapRegionResponse
+	(*UnmapRegionRequest)(nil),  // 10: nfabric.v1.UnmapRegionRequest
+	(*UnmapRegionResponse)(nil), // 11: nfabric.v1.UnmapRegionResponse
+	(*TransactRequest)(nil),     // 12: nfabric.v1.TransactRequest
+	(*Op)(nil),                  // 13: nfabric.v1.Op
+	(*SharedWrite)(nil),         // 14: nfabric.v1.SharedWrite
+	(*SharedRead)(nil),          // 15: nfabric.v1.SharedRead
+	(*Write)(nil),               // 16: nfabric.v1.Write
+	(*Read)(nil),                // 17: nfabric.v1.Read
+	(*SetMode)(nil),             // 18: nfabric.v1.SetMode
+	(*TransactResponse)(nil),    // 19: nfabric.v1.TransactResponse
+	(*SetModeRequest)(nil),      // 20: nfabric.v1.SetModeRequest
+	(*SetModeResponse)(nil),     // 21: nfabric.v1.SetModeResponse
+	(*GetModeRequest)(nil),      // 22: nfabric.v1.GetModeRequest
+	(*GetModeResponse)(nil),     // 23: nfabric.v1.GetModeResponse
+	(*GetStatsRequest)(nil),     // 24: nfabric.v1.GetStatsRequest
+	(*ModeStats)(nil),           // 25: nfabric.v1.ModeStats
+	(*ModeChange)(nil),          // 26: nfabric.v1.ModeChange
+	(*ErrorCount)(nil),          // 27: nfabric.v1.ErrorCount
+	(*HostAccounting)(nil),      // 28: nfabric.v1.HostAccounting
+	(*GetStatsResponse)(nil),    // 29: nfabric.v1.GetStatsResponse
+	(*OpenSharedRequest)(nil),   // 30: nfabric.v1.OpenSharedRequest
+	(*OpenSharedResponse)(nil),  // 31: nfabric.v1.OpenSharedResponse
+	(*CloseSharedRequest)(nil),  // 32: nfabric.v1.CloseSharedRequest
+	(*CloseSharedResponse)(nil), // 33: nfabric.v1.CloseSharedResponse
 }
 var file_nfabric_v1_controller_proto_depIdxs = []int32{
-	1,  // 0: nfabric.v1.OpenDeviceRequest.layout:type_name -> nfabric.v1.Layout
+	2,  // 0: nfabric.v1.OpenDeviceRequest.layout:type_name -> nfabric.v1.Layout
 	0,  // 1: nfabric.v1.MapRegionRequest.mode:type_name -> nfabric.v1.Mode
-	1,  // 2: nfabric.v1.MapRegionRequest.layout:type_name -> nfabric.v1.Layout
-	0,  // 3: nfabric.v1.Region.mode:type_name -> nfabric.v1.Mode
-	1,  // 4: nfabric.v1.Region.layout:type_name -> nfabric.v1.Layout
-	7,  // 5: nfabric.v1.MapRegionResponse.region:type_name -> nfabric.v1.Region
-	12, // 6: nfabric.v1.TransactRequest.ops:type_name -> nfabric.v1.Op
-	15, // 7: nfabric.v1.Op.write:type_name -> nfabric.v1.Write
-	16, // 8: nfabric.v1.Op.read:type_name -> nfabric.v1.Read
-	17, // 9: nfabric.v1.Op.set_mode:type_name -> nfabric.v1.SetMode
-	13, // 10: nfabric.v1.Op.shared_write:type_name -> nfabric.v1.SharedWrite
-	14, // 11: nfabric.v1.Op.shared_read:type_name -> nfabric.v1.SharedRead
-	0,  // 12: nfabric.v1.SetMode.mode:type_name -> nfabric.v1.Mode
-	0,  // 13: nfabric.v1.TransactResponse.read_modes:type_name -> nfabric.v1.Mode
-	0,  // 14: nfabric.v1.SetModeRequest.mode:type_name -> nfabric.v1.Mode
-	0,  // 15: nfabric.v1.GetModeResponse.mode:type_name -> nfabric.v1.Mode
-	0,  // 16: nfabric.v1.ModeStats.mode:type_name -> nfabric.v1.Mode
-	0,  // 17: nfabric.v1.ModeChange.from:type_name -> nfabric.v1.Mode
-	0,  // 18: nfabric.v1.ModeChange.to:type_name -> nfabric.v1.Mode
-	24, // 19: nfabric.v1.GetStatsResponse.modes:type_name -> nfabric.v1.ModeStats
-	26, // 20: nfabric.v1.GetStatsResponse.errors:type_name -> nfabric.v1.ErrorCount
-	7,  // 21: nfabric.v1.GetStatsResponse.regions:type_name -> nfabric.v1.Region
-	25, // 22: nfabric.v1.GetStatsResponse.log:type_name -> nfabric.v1.ModeChange
-	27, // 23: nfabric.v1.GetStatsResponse.host:type_name -> nfabric.v1.HostAccounting
-	2,  // 24: nfabric.v1.Controller.OpenDevice:input_type -> nfabric.v1.OpenDeviceRequest
-	4,  // 25: nfabric.v1.Controller.CloseDevice:input_type -> nfabric.v1.CloseDeviceRequest
-	6,  // 26: nfabric.v1.Controller.MapRegion:input_type -> nfabric.v1.MapRegionRequest
-	9,  // 27: nfabric.v1.Controller.UnmapRegion:input_type -> nfabric.v1.UnmapRegionRequest
-	11, // 28: nfabric.v1.Controller.Transact:input_type -> nfabric.v1.TransactRequest
-	19, // 29: nfabric.v1.Controller.SetMode:input_type -> nfabric.v1.SetModeRequest
-	21, // 30: nfabric.v1.Controller.GetMode:input_type -> nfabric.v1.GetModeRequest
-	23, // 31: nfabric.v1.Controller.GetStats:input_type -> nfabric.v1.GetStatsRequest
-	29, // 32: nfabric.v1.Controller.OpenShared:input_type -> nfabric.v1.OpenSharedRequest
-	31, // 33: nfabric.v1.Controller.CloseShared:input_type -> nfabric.v1.CloseSharedRequest
-	3,  // 34: nfabric.v1.Controller.OpenDevice:output_type -> nfabric.v1.OpenDeviceResponse
-	5,  // 35: nfabric.v1.Controller.CloseDevice:output_type -> nfabric.v1.CloseDeviceResponse
-	8,  // 36: nfabric.v1.Controller.MapRegion:output_type -> nfabric.v1.MapRegionResponse
-	10, // 37: nfabric.v1.Controller.UnmapRegion:output_type -> nfabric.v1.UnmapRegionResponse
-	18, // 38: nfabric.v1.Controller.Transact:output_type -> nfabric.v1.TransactResponse
-	20, // 39: nfabric.v1.Controller.SetMode:output_type -> nfabric.v1.SetModeResponse
-	22, // 40: nfabric.v1.Controller.GetMode:output_type -> nfabric.v1.GetModeResponse
-	28, // 41: nfabric.v1.Controller.GetStats:output_type -> nfabric.v1.GetStatsResponse
-	30, // 42: nfabric.v1.Controller.OpenShared:output_type -> nfabric.v1.OpenSharedResponse
-	32, // 43: nfabric.v1.Controller.CloseShared:output_type -> nfabric.v1.CloseSharedResponse
-	34, // [34:44] is the sub-list for method output_type
-	24, // [24:34] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	2,  // 2: nfabric.v1.MapRegionRequest.layout:type_name -> nfabric.v1.Layout
+	1,  // 3: nfabric.v1.MapRegionRequest.format:type_name -> nfabric.v1.Format
+	0,  // 4: nfabric.v1.Region.mode:type_name -> nfabric.v1.Mode
+	2,  // 5: nfabric.v1.Region.layout:type_name -> nfabric.v1.Layout
+	1,  // 6: nfabric.v1.Region.format:type_name -> nfabric.v1.Format
+	8,  // 7: nfabric.v1.MapRegionResponse.region:type_name -> nfabric.v1.Region
+	13, // 8: nfabric.v1.TransactRequest.ops:type_name -> nfabric.v1.Op
+	16, // 9: nfabric.v1.Op.write:type_name -> nfabric.v1.Write
+	17, // 10: nfabric.v1.Op.read:type_name -> nfabric.v1.Read
+	18, // 11: nfabric.v1.Op.set_mode:type_name -> nfabric.v1.SetMode
+	14, // 12: nfabric.v1.Op.shared_write:type_name -> nfabric.v1.SharedWrite
+	15, // 13: nfabric.v1.Op.shared_read:type_name -> nfabric.v1.SharedRead
+	0,  // 14: nfabric.v1.SetMode.mode:type_name -> nfabric.v1.Mode
+	0,  // 15: nfabric.v1.TransactResponse.read_modes:type_name -> nfabric.v1.Mode
+	0,  // 16: nfabric.v1.SetModeRequest.mode:type_name -> nfabric.v1.Mode
+	0,  // 17: nfabric.v1.GetModeResponse.mode:type_name -> nfabric.v1.Mode
+	0,  // 18: nfabric.v1.ModeStats.mode:type_name -> nfabric.v1.Mode
+	0,  // 19: nfabric.v1.ModeChange.from:type_name -> nfabric.v1.Mode
+	0,  // 20: nfabric.v1.ModeChange.to:type_name -> nfabric.v1.Mode
+	25, // 21: nfabric.v1.GetStatsResponse.modes:type_name -> nfabric.v1.ModeStats
+	27, // 22: nfabric.v1.GetStatsResponse.errors:type_name -> nfabric.v1.ErrorCount
+	8,  // 23: nfabric.v1.GetStatsResponse.regions:type_name -> nfabric.v1.Region
+	26, // 24: nfabric.v1.GetStatsResponse.log:type_name -> nfabric.v1.ModeChange
+	28, // 25: nfabric.v1.GetStatsResponse.host:type_name -> nfabric.v1.HostAccounting
+	3,  // 26: nfabric.v1.Controller.OpenDevice:input_type -> nfabric.v1.OpenDeviceRequest
+	5,  // 27: nfabric.v1.Controller.CloseDevice:input_type -> nfabric.v1.CloseDeviceRequest
+	7,  // 28: nfabric.v1.Controller.MapRegion:input_type -> nfabric.v1.MapRegionRequest
+	10, // 29: nfabric.v1.Controller.UnmapRegion:input_type -> nfabric.v1.UnmapRegionRequest
+	12, // 30: nfabric.v1.Controller.Transact:input_type -> nfabric.v1.TransactRequest
+	20, // 31: nfabric.v1.Controller.SetMode:input_type -> nfabric.v1.SetModeRequest
+	22, // 32: nfabric.v1.Controller.GetMode:input_type -> nfabric.v1.GetModeRequest
+	24, // 33: nfabric.v1.Controller.GetStats:input_type -> nfabric.v1.GetStatsRequest
+	30, // 34: nfabric.v1.Controller.OpenShared:input_type -> nfabric.v1.OpenSharedRequest
+	32, // 35: nfabric.v1.Controller.CloseShared:input_type -> nfabric.v1.CloseSharedRequest
+	4,  // 36: nfabric.v1.Controller.OpenDevice:output_type -> nfabric.v1.OpenDeviceResponse
+	6,  // 37: nfabric.v1.Controller.CloseDevice:output_type -> nfabric.v1.CloseDeviceResponse
+	9,  // 38: nfabric.v1.Controller.MapRegion:output_type -> nfabric.v1.MapRegionResponse
+	11, // 39: nfabric.v1.Controller.UnmapRegion:output_type -> nfabric.v1.UnmapRegionResponse
+	19, // 40: nfabric.v1.Controller.Transact:output_type -> nfabric.v1.TransactResponse
+	21, // 41: nfabric.v1.Controller.SetMode:output_type -> nfabric.v1.SetModeResponse
+	23, // 42: nfabric.v1.Controller.GetMode:output_type -> nfabric.v1.GetModeResponse
+	29, // 43: nfabric.v1.Controller.GetStats:output_type -> nfabric.v1.GetStatsResponse
+	31, // 44: nfabric.v1.Controller.OpenShared:output_type -> nfabric.v1.OpenSharedResponse
+	33, // 45: nfabric.v1.Controller.CloseShared:output_type -> nfabric.v1.CloseSharedResponse
+	36, // [36:46] is the sub-list for method output_type
+	26, // [26:36] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_nfabric_v1_controller_proto_init() }
@@ -2657,7 +2787,7 @@ func file_nfabric_v1_controller_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nfabric_v1_controller_proto_rawDesc), len(file_nfabric_v1_controller_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
