@@ -143,7 +143,7 @@ func (c Config) AccBits() int {
 // ExpGroups is the number of 64-element BFP8 blocks a line covers (at
 // least one: a narrower line lies inside one block and shares its
 // exponent): in_exp and in_emax carry one int8 per group.
-func (c Config) ExpGroups() int { return max(1, c.Elements()/bfpBlock) }
+func (c Config) ExpGroups() int { return max(1, c.Elements()/lowbit.BFPBlock) }
 
 // OutWidth is the response width in bits: the line width for the low-bit
 // datapath, twice it (one int16 per element) for the sum datapaths.
@@ -153,7 +153,3 @@ func (c Config) OutWidth() int {
 	}
 	return c.Width
 }
-
-// bfpBlock is the BFP8 block length in elements (FORMATS-SPEC: 64, one
-// 512-bit mantissa line).
-const bfpBlock = 64

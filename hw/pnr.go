@@ -66,6 +66,10 @@ endmodule
 type PnrResult struct {
 	Width  int `json:"width"`
 	Stages int `json:"stages"`
+	// Datapath and Workers name a sum datapath (empty and 0 for the
+	// low-bit one).
+	Datapath Datapath `json:"datapath,omitempty"`
+	Workers  int      `json:"workers,omitempty"`
 	// Part is the device routed on, Yosys and Nextpnr the versions of the
 	// tools that ran.
 	Part    Part   `json:"part"`
@@ -128,6 +132,9 @@ func Pnr(ctx context.Context, c Config, opts PnrOptions) (PnrResult, error) {
 	np := part.Family.Nextpnr()
 	c = c.Normalized()
 	res := PnrResult{Width: c.Width, Stages: c.Stages, Part: part}
+	if c.Datapath.IsSum() {
+		res.Datapath, res.Workers = c.Datapath, c.Workers
+	}
 	for _, t := range []Tool{ys, np} {
 		if _, err := t.Path(); err != nil {
 			return res, err

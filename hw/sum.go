@@ -3,6 +3,8 @@ package hw
 import (
 	"fmt"
 	"strings"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // The sum datapaths (int8-sum and bfp8-sum) are streaming accumulators: one
@@ -145,7 +147,7 @@ func (c Config) emitAlign(e *emitter) {
 	e.line("  wire [%d:0] a_val;", c.Width-1)
 	e.line("  generate")
 	e.line("    for (i = 0; i < N; i = i + 1) begin : align")
-	e.line("      localparam integer G = i / %d;  // the lane's block", bfpBlock)
+	e.line("      localparam integer G = i / %d;  // the lane's block", lowbit.BFPBlock)
 	e.line("      wire [3:0] k = a_k[4*G +: 4];")
 	if c.Fault == FaultTruncShift {
 		e.line("      wire [7:0] half = 8'd0;  // FAULT: no rounding")
@@ -173,9 +175,13 @@ func (c Config) emitAlign(e *emitter) {
 }
 
 // emitAccumulate writes the lane accumulators, reading stage src: the
-// exact sum (and, for bfp8-sum exponent lines, the signed max).
+// exact sum (and, for bfp8-sum exponent lines, the signed max), and from
+// each accumulator register its saturated int16 (and exponent byte), the
+// last stage's logic. Each lane keeps its own logic in one generate block
+// so no wide bus is read lane by lane (Icarus re-evaluates every reader of
+// a bus each time a part of it changes).
 func (c Config) emitAccumulate(e *emitter, src string) {
-	a := c.AccBits()
+	a, w := c.AccBits(), c.Width
 	st := "s2"
 	if c.Datapath == BFP8Sum {
 		st = "s3"
@@ -184,6 +190,7 @@ func (c Config) emitAccumulate(e *emitter, src string) {
 	if c.Datapath == BFP8Sum {
 		e.line("  //    (max(acc_i, x_i) on exponent lines)")
 	}
+	e.line("  // %d. saturate the accumulator once to int16 (from its register, next stage)", c.Stages)
 	e.line("  reg %s_done;  // the aggregate's last line was accumulated", st)
 	if c.Datapath == BFP8Sum {
 		e.line("  reg %s_kind;", st)
@@ -194,7 +201,10 @@ func (c Config) emitAccumulate(e *emitter, src string) {
 		e.line("    %s_kind <= %s_kind;", st, src)
 	}
 	e.line("  end")
-	e.line("  wire [%d:0] acc;", c.Elements()*a-1)
+	e.line("  wire [%d:0] v_sum;  // int16 per lane", 2*w-1)
+	if c.Datapath == BFP8Sum {
+		e.line("  wire [%d:0] v_exp;  // the exponent view: each lane's max, one byte", w-1)
+	}
 	e.line("  generate")
 	e.line("    for (i = 0; i < N; i = i + 1) begin : lane")
 	e.line("      wire signed [A-1:0] x = %s;", c.sext(src+"_data[8*i +: 8]", src+"_data[8*i + 7]", a))
@@ -213,52 +223,39 @@ func (c Config) emitAccumulate(e *emitter, src string) {
 	} else {
 		e.line("      always @(posedge clk) if (%s_valid) r <= %s_first ? %s : r + x;", src, src, restart)
 	}
-	e.line("      assign acc[A*i +: A] = r;")
-	e.line("    end")
-	e.line("  endgenerate")
-	e.line("")
-}
-
-// emitSaturate writes the last stage: each lane saturated once to int16
-// (or, for bfp8-sum exponent aggregates, the max exponent), registered.
-func (c Config) emitSaturate(e *emitter) {
-	a, w := c.AccBits(), c.Width
-	st, out := "s2", "s3"
-	if c.Datapath == BFP8Sum {
-		st, out = "s3", "s4"
-	}
-	e.line("  // %d. saturate once to int16 and register the response", c.Stages)
-	e.line("  wire [%d:0] v_sum;", 2*w-1)
-	e.line("  generate")
-	e.line("    for (i = 0; i < N; i = i + 1) begin : sat")
-	e.line("      wire [A-1:0] r = acc[A*i +: A];")
 	switch {
 	case a < 16:
 		e.line("      assign v_sum[16*i +: 16] = {{%d{r[A-1]}}, r};", 16-a)
-	case a == 16 || c.Fault == FaultWrapSum:
-		if c.Fault == FaultWrapSum {
-			e.line("      assign v_sum[16*i +: 16] = r[15:0];  // FAULT: wraps instead of saturating")
-		} else {
-			e.line("      assign v_sum[16*i +: 16] = r;")
-		}
+	case a == 16:
+		e.line("      assign v_sum[16*i +: 16] = r;")
+	case c.Fault == FaultWrapSum:
+		e.line("      assign v_sum[16*i +: 16] = r[15:0];  // FAULT: wraps instead of saturating")
 	default:
 		e.line("      wire hi = ~r[A-1] & (|r[A-2:15]);  // > 32767")
 		e.line("      wire lo =  r[A-1] & ~(&r[A-2:15]); // < -32768")
 		e.line("      assign v_sum[16*i +: 16] = hi ? 16'h7fff : lo ? 16'h8000 : r[15:0];")
 	}
+	if c.Datapath == BFP8Sum {
+		e.line("      assign v_exp[8*i +: 8] = r[7:0];")
+	}
 	e.line("    end")
 	e.line("  endgenerate")
+	e.line("")
+}
+
+// emitSaturate writes the last stage's register: the saturated lane sums
+// (or, for bfp8-sum exponent aggregates, the exponent view).
+func (c Config) emitSaturate(e *emitter) {
+	w := c.Width
+	st, out := "s2", "s3"
+	if c.Datapath == BFP8Sum {
+		st, out = "s3", "s4"
+	}
 	resp := "v_sum"
 	if c.Datapath == BFP8Sum {
-		e.line("  wire [%d:0] v_exp;  // the exponent view: the low byte of each lane's max", w-1)
-		e.line("  generate")
-		e.line("    for (i = 0; i < N; i = i + 1) begin : expv")
-		e.line("      assign v_exp[8*i +: 8] = acc[A*i +: 8];")
-		e.line("    end")
-		e.line("  endgenerate")
 		resp = fmt.Sprintf("%s_kind ? {%d'd0, v_exp} : v_sum", st, w)
 	}
-	e.line("")
+	e.line("  // response register")
 	e.line("  reg %s_valid;", out)
 	e.line("  reg %s%s_data;", vec(2*w), out)
 	e.line("  always @(posedge clk) begin")
