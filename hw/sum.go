@@ -233,7 +233,9 @@ func (c Config) emitAccumulate(e *emitter, src string) {
 	default:
 		e.line("      wire hi = ~r[A-1] & (|r[A-2:15]);  // > 32767")
 		e.line("      wire lo =  r[A-1] & ~(&r[A-2:15]); // < -32768")
-		e.line("      assign v_sum[16*i +: 16] = hi ? 16'h7fff : lo ? 16'h8000 : r[15:0];")
+		// hi: 16'h7fff, lo: 16'h8000, else r[15:0], as gates rather than a
+		// mux of constants (which Yosys would fold into set/reset flip-flops).
+		e.line("      assign v_sum[16*i +: 16] = {(r[15] & ~hi) | lo, (r[14:0] | {15{hi}}) & ~{15{lo}}};")
 	}
 	if c.Datapath == BFP8Sum {
 		e.line("      assign v_exp[8*i +: 8] = r[7:0];")

@@ -100,7 +100,7 @@ module nf_bfp8sum_w1024_k4_p300 (
       always @(posedge clk) if (s2_valid) r <= s2_first ? x : (s2_kind ? m : r + x);
       wire hi = ~r[A-1] & (|r[A-2:15]);  // > 32767
       wire lo =  r[A-1] & ~(&r[A-2:15]); // < -32768
-      assign v_sum[16*i +: 16] = hi ? 16'h7fff : lo ? 16'h8000 : r[15:0];
+      assign v_sum[16*i +: 16] = {(r[15] & ~hi) | lo, (r[14:0] | {15{hi}}) & ~{15{lo}}};
       assign v_exp[8*i +: 8] = r[7:0];
     end
   endgenerate

@@ -51,7 +51,7 @@ module nf_int8sum_w128_k3_p300 (
       always @(posedge clk) if (s1_valid) r <= s1_first ? x : r + x;
       wire hi = ~r[A-1] & (|r[A-2:15]);  // > 32767
       wire lo =  r[A-1] & ~(&r[A-2:15]); // < -32768
-      assign v_sum[16*i +: 16] = hi ? 16'h7fff : lo ? 16'h8000 : r[15:0];
+      assign v_sum[16*i +: 16] = {(r[15] & ~hi) | lo, (r[14:0] | {15{hi}}) & ~{15{lo}}};
     end
   endgenerate
 
