@@ -417,3 +417,26 @@ func TestSumWrapperKeepsPipeline(t *testing.T) {
 		t.Errorf("wrapped %s: %d flip-flops, want %d", c.ModuleName(), got, want)
 	}
 }
+
+// FuzzParseDatapath: any name parses to one of Datapaths, whose name
+// parses back to it, or fails naming the input.
+func FuzzParseDatapath(f *testing.F) {
+	for _, s := range []string{"lowbit", "int8-sum", "BFP8-Sum ", "g-binary", "", "int8", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDatapath(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "unknown datapath") {
+				t.Fatalf("ParseDatapath(%q): %v", s, err)
+			}
+			return
+		}
+		if !slices.Contains(Datapaths, d) {
+			t.Fatalf("ParseDatapath(%q) = %q, not a datapath", s, d)
+		}
+		if back, err := ParseDatapath(d.String()); err != nil || back != d {
+			t.Fatalf("%q does not round-trip: %q %v", d, back, err)
+		}
+	})
+}
