@@ -70,6 +70,13 @@ type HardwareOptions struct {
 	// Parts are the FPGA parts every width is placed and routed on
 	// (slow: a minute or two per 512-bit ECP5 route); none skips routing.
 	Parts []hw.Part
+	// Formats are the conservative formats' sum datapaths
+	// (hw.SumDatapaths) placed beside the low-bit datapath at FormatWidth
+	// bits (0 means 512): co-simulated with every simulator of Sims when
+	// Cosim is set, synthesized with the first Yosys build and routed on
+	// every part, at their fixed depths and the low-bit datapath's W = 8.
+	Formats     []hw.Datapath
+	FormatWidth int
 	// Dir keeps build products ("" = temporary directories).
 	Dir  string
 	Seed uint64
@@ -90,6 +97,7 @@ func QuickHardware(seed uint64) HardwareOptions {
 		Cosim: true, Sims: []hw.Simulator{hw.SimIcarus}, Vectors: 400,
 		Parts: []hw.Part{hw.DefaultECP5},
 		Seed:  seed, Tech: hw.NanGate45,
+		Formats: hw.SumDatapaths, FormatWidth: 512,
 	}
 }
 
@@ -103,6 +111,7 @@ func FullHardware(seed uint64) HardwareOptions {
 		Cosim: true, Sims: hw.Simulators, Vectors: 2000,
 		Parts: []hw.Part{hw.DefaultECP5, hw.DefaultICE40},
 		Seed:  seed, Tech: hw.NanGate45,
+		Formats: hw.SumDatapaths, FormatWidth: 512,
 	}
 }
 
@@ -170,6 +179,9 @@ func (o HardwareOptions) defaults() HardwareOptions {
 	}
 	if o.Vectors == 0 {
 		o.Vectors = 1000
+	}
+	if o.FormatWidth == 0 {
+		o.FormatWidth = 512
 	}
 	return o
 }
@@ -241,7 +253,45 @@ func HardwareUnits(o HardwareOptions) ([]run.Unit[HardwareUnit], error) {
 			us = append(us, pnrUnit(o, builds[0], p, w))
 		}
 	}
-	return us, nil
+	return append(us, formatUnits(o, builds[0])...), nil
+}
+
+// formatUnits are the sum datapaths' runs: co-simulation per simulator,
+// one synthesis with the first build, one route per part.
+func formatUnits(o HardwareOptions, build string) []Unit[HardwareUnit] {
+	var us []Unit[HardwareUnit]
+	for _, d := range o.Formats {
+		c := hw.Config{Width: o.FormatWidth, Datapath: d}.Normalized()
+		if o.Cosim {
+			for _, sim := range o.Sims {
+				u := cosimUnit(o, sim, c)
+				u.Key = fmt.Sprintf("cosim/%s/%s/w%d", sim, d, c.Width)
+				us = append(us, u)
+			}
+		}
+		us = append(us, synthUnit(o, build, c, o.ECP5))
+		for _, p := range o.Parts {
+			us = append(us, formatPnrUnit(o, build, p, c))
+		}
+	}
+	return us
+}
+
+// formatPnrUnit routes one sum datapath at its fixed depth.
+func formatPnrUnit(o HardwareOptions, build string, p hw.Part, c hw.Config) Unit[HardwareUnit] {
+	key := fmt.Sprintf("pnr/%s-%s/%s/w%d", p.Family, p.Device, c.Datapath, c.Width)
+	return Unit[HardwareUnit]{Key: key, Cores: 1, Long: c.Width >= 512, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
+		ys, err := hw.ParseYosys(build)
+		if err != nil {
+			return HardwareUnit{}, err
+		}
+		cfg.logf("placing and routing %s on %s %s", c.ModuleName(), p.Family, p)
+		r, err := hw.Pnr(ctx, c, hw.PnrOptions{Part: p, Yosys: ys, Dir: o.Dir, Seed: 1})
+		if err != nil {
+			return skip(key, err)
+		}
+		return HardwareUnit{Key: key, Pnr: []hw.PnrResult{r}}, nil
+	}}
 }
 
 func cosimUnit(o HardwareOptions, sim hw.Simulator, c hw.Config) run.Unit[HardwareUnit] {
