@@ -258,8 +258,8 @@ func HardwareUnits(o HardwareOptions) ([]run.Unit[HardwareUnit], error) {
 
 // formatUnits are the sum datapaths' runs: co-simulation per simulator,
 // one synthesis with the first build, one route per part.
-func formatUnits(o HardwareOptions, build string) []Unit[HardwareUnit] {
-	var us []Unit[HardwareUnit]
+func formatUnits(o HardwareOptions, build string) []run.Unit[HardwareUnit] {
+	var us []run.Unit[HardwareUnit]
 	for _, d := range o.Formats {
 		c := hw.Config{Width: o.FormatWidth, Datapath: d}.Normalized()
 		if o.Cosim {
@@ -278,14 +278,14 @@ func formatUnits(o HardwareOptions, build string) []Unit[HardwareUnit] {
 }
 
 // formatPnrUnit routes one sum datapath at its fixed depth.
-func formatPnrUnit(o HardwareOptions, build string, p hw.Part, c hw.Config) Unit[HardwareUnit] {
+func formatPnrUnit(o HardwareOptions, build string, p hw.Part, c hw.Config) run.Unit[HardwareUnit] {
 	key := fmt.Sprintf("pnr/%s-%s/%s/w%d", p.Family, p.Device, c.Datapath, c.Width)
-	return Unit[HardwareUnit]{Key: key, Cores: 1, Long: c.Width >= 512, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
+	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Long: c.Width >= 512, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err
 		}
-		cfg.logf("placing and routing %s on %s %s", c.ModuleName(), p.Family, p)
+		cfg.Progressf("placing and routing %s on %s %s", c.ModuleName(), p.Family, p)
 		r, err := hw.Pnr(ctx, c, hw.PnrOptions{Part: p, Yosys: ys, Dir: o.Dir, Seed: 1})
 		if err != nil {
 			return skip(key, err)

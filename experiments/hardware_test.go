@@ -216,7 +216,7 @@ func TestHardwareFormatsKeepLowBitTables(t *testing.T) {
 	if after.Passed != before.Passed+1 || after.Failed != before.Failed+1 {
 		t.Errorf("co-simulation counts %d/%d, want %d/%d", after.Passed, after.Failed, before.Passed+1, before.Failed+1)
 	}
-	SetStatus(after, all)
+	run.SetStatus(after, all)
 	if !strings.Contains(after.Text(), strings.TrimPrefix(skipMsg, "skipped: ")) {
 		t.Errorf("the skipped route's install hint is missing:\n%s", after.Text())
 	}
