@@ -33,6 +33,7 @@ var (
 	reluBackward = refReluBackward
 	addReluOf    = refAddRelu
 	addOf        = refAdd
+	padPlanes    = refPadPlanes
 )
 
 // planeSpan checks that planes planes of n floats, stride apart, lie in
@@ -125,6 +126,28 @@ func refAdd(a, b, y []float32) {
 	b, y = b[:len(a)], y[:len(a)]
 	for i, v := range a {
 		y[i] = v + b[i]
+	}
+}
+
+// refPadPlanes copies the h×w planes of src into dst as (h+2p)×(w+2p)
+// planes with a zero border p wide.
+func refPadPlanes(dst, src []float32, planes, h, w, p int) {
+	hp, wp := h+2*p, w+2*p
+	for i := range planes {
+		d := dst[i*hp*wp : (i+1)*hp*wp]
+		sp := src[i*h*w : (i+1)*h*w]
+		clear(d[:p*wp+p])
+		for r := range h {
+			row := d[(p+r)*wp+p:]
+			copy(row[:w], sp[r*w:])
+			// The right border and the next row's left one: a loop, as a
+			// call to clear costs more than the few stores.
+			border := row[w : w+2*p]
+			for j := range border {
+				border[j] = 0
+			}
+		}
+		clear(d[(p+h)*wp:])
 	}
 }
 

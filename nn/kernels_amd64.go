@@ -72,6 +72,14 @@ func useAVX2() {
 			addReluAVX2(&a[0], &b[0], &y[0], len(a))
 		}
 	}
+	padPlanes = func(dst, src []float32, planes, h, w, p int) {
+		if planes <= 0 || h <= 0 || w <= 0 || p < 0 {
+			return
+		}
+		hp, wp := h+2*p, w+2*p
+		_, _ = dst[planes*hp*wp-1], src[planes*h*w-1]
+		padPlanesAVX2(&dst[0], &src[0], planes, h, w, p)
+	}
 	addOf = func(a, b, y []float32) {
 		b, y = b[:len(a)], y[:len(a)]
 		if len(a) > 0 {

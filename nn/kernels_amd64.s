@@ -797,3 +797,121 @@ addAVX2_loop1:
 addAVX2_next:
 	VZEROUPPER
 	RET
+
+// func padPlanesAVX2(dst *float32, src *float32, planes int, h int, w int, p int)
+// Requires: AVX
+TEXT ·padPlanesAVX2(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   src+8(FP), CX
+	MOVQ   planes+16(FP), DX
+	MOVQ   h+24(FP), BX
+	MOVQ   w+32(FP), SI
+	MOVQ   p+40(FP), DI
+	VXORPS Y0, Y0, Y0
+	LEAQ   (SI)(DI*2), R8
+	MOVQ   DI, R9
+	IMULQ  R8, R9
+	ADDQ   DI, R9
+	LEAQ   (DI)(DI*1), R10
+	MOVQ   DI, R11
+	IMULQ  R8, R11
+	SUBQ   DI, R11
+
+pad_plane:
+	TESTQ DX, DX
+	JZ    pad_done
+	MOVQ  R9, DI
+
+pad_top_8:
+	CMPQ    DI, $0x08
+	JL      pad_top_1
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x20, AX
+	SUBQ    $0x08, DI
+	JMP     pad_top_8
+
+pad_top_1:
+	TESTQ  DI, DI
+	JZ     pad_top_done
+	VMOVSS X0, (AX)
+	ADDQ   $0x04, AX
+	DECQ   DI
+	JMP    pad_top_1
+
+pad_top_done:
+	MOVQ BX, DI
+
+pad_row:
+	TESTQ DI, DI
+	JZ    pad_rows_done
+	MOVQ  SI, R8
+
+pad_copy_8:
+	CMPQ    R8, $0x08
+	JL      pad_copy_1
+	VMOVUPS (CX), Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x08, R8
+	JMP     pad_copy_8
+
+pad_copy_1:
+	TESTQ  R8, R8
+	JZ     pad_copy_done
+	VMOVSS (CX), X1
+	VMOVSS X1, (AX)
+	ADDQ   $0x04, CX
+	ADDQ   $0x04, AX
+	DECQ   R8
+	JMP    pad_copy_1
+
+pad_copy_done:
+	MOVQ R10, R8
+
+pad_gap_8:
+	CMPQ    R8, $0x08
+	JL      pad_gap_1
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x20, AX
+	SUBQ    $0x08, R8
+	JMP     pad_gap_8
+
+pad_gap_1:
+	TESTQ  R8, R8
+	JZ     pad_gap_done
+	VMOVSS X0, (AX)
+	ADDQ   $0x04, AX
+	DECQ   R8
+	JMP    pad_gap_1
+
+pad_gap_done:
+	DECQ DI
+	JMP  pad_row
+
+pad_rows_done:
+	MOVQ R11, DI
+
+pad_bottom_8:
+	CMPQ    DI, $0x08
+	JL      pad_bottom_1
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x20, AX
+	SUBQ    $0x08, DI
+	JMP     pad_bottom_8
+
+pad_bottom_1:
+	TESTQ  DI, DI
+	JZ     pad_bottom_done
+	VMOVSS X0, (AX)
+	ADDQ   $0x04, AX
+	DECQ   DI
+	JMP    pad_bottom_1
+
+pad_bottom_done:
+	DECQ DX
+	JMP  pad_plane
+
+pad_done:
+	VZEROUPPER
+	RET

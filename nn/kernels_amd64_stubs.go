@@ -55,3 +55,9 @@ func addReluAVX2(a *float32, b *float32, y *float32, n int)
 //
 //go:noescape
 func addAVX2(a *float32, b *float32, y *float32, n int)
+
+// padPlanesAVX2 copies the h×w planes of src into dst as (h+2p)×(w+2p)
+// planes with a zero border p wide.
+//
+//go:noescape
+func padPlanesAVX2(dst *float32, src *float32, planes int, h int, w int, p int)

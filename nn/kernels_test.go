@@ -121,6 +121,33 @@ func TestKernelsMatchReference(t *testing.T) {
 	}
 }
 
+// TestPadPlanesMatchesReference checks padPlanes in use against its
+// reference loop, over plane sizes around the kernel's 8-float steps and
+// the borders the convolutions use, on a destination full of garbage.
+func TestPadPlanesMatchesReference(t *testing.T) {
+	if kernelSet == "go" {
+		t.Skip("no assembly kernels on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(4, 2))
+	for _, h := range []int{1, 2, 4, 7, 14, 17} {
+		for _, w := range []int{1, 2, 4, 7, 8, 9, 14, 17} {
+			for _, p := range []int{0, 1, 2, 3} {
+				for _, planes := range []int{1, 3} {
+					hp, wp := h+2*p, w+2*p
+					src := kernelInput(rng, planes*h*w, true)
+					got := kernelInput(rng, planes*hp*wp+2, false)
+					want := append([]float32(nil), got...)
+					padPlanes(got, src, planes, h, w, p)
+					refPadPlanes(want, src, planes, h, w, p)
+					if i := sameBits32(got, want); i >= 0 {
+						t.Errorf("h=%d w=%d p=%d planes=%d: element %d is %v, want %v", h, w, p, planes, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestReferenceLoops checks the reference loops themselves on hand-worked
 // cases: the tail of a plane goes into the first accumulator, ReLU maps
 // -0 to +0 and keeps NaNs, and its backward passes dy only where y > 0.

@@ -38,6 +38,7 @@ func main() {
 	reluBackward()
 	addRelu()
 	add()
+	pad()
 	Generate()
 }
 
@@ -500,4 +501,92 @@ func reluBackward() {
 			}
 			vstore(y, at(p[2], j), w)
 		})
+}
+
+// fill writes a loop that stores zeros (src nil) or copies from src into
+// the n floats at dst, eight at a time and then one at a time; dst and
+// src advance past them. label makes its labels unique.
+func fill(label string, dst, src, n Register, zero VecVirtual) {
+	c := GP64()
+	MOVQ(n, c)
+	Label(label + "_8")
+	CMPQ(c, U8(8))
+	JL(LabelRef(label + "_1"))
+	if src == nil {
+		VMOVUPS(zero, Mem{Base: dst})
+	} else {
+		v := YMM()
+		VMOVUPS(Mem{Base: src}, v)
+		VMOVUPS(v, Mem{Base: dst})
+		ADDQ(U8(32), src)
+	}
+	ADDQ(U8(32), dst)
+	SUBQ(U8(8), c)
+	JMP(LabelRef(label + "_8"))
+	Label(label + "_1")
+	TESTQ(c, c)
+	JZ(LabelRef(label + "_done"))
+	if src == nil {
+		VMOVSS(zero.AsX(), Mem{Base: dst})
+	} else {
+		v := XMM()
+		VMOVSS(Mem{Base: src}, v)
+		VMOVSS(v, Mem{Base: dst})
+		ADDQ(U8(4), src)
+	}
+	ADDQ(U8(4), dst)
+	DECQ(c)
+	JMP(LabelRef(label + "_1"))
+	Label(label + "_done")
+}
+
+// pad writes padPlanesAVX2, padPlanes' loop: each h×w plane of src
+// copied into a (h+2p)×(w+2p) plane of dst with a zero border p wide,
+// dst written in order (top border, then each row and the 2p zeros after
+// it, then what is left of the plane).
+func pad() {
+	TEXT("padPlanesAVX2", NOSPLIT, "func(dst, src *float32, planes, h, w, p int)")
+	Pragma("noescape")
+	Doc("padPlanesAVX2 copies the h×w planes of src into dst as (h+2p)×(w+2p)",
+		"planes with a zero border p wide.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	planes := Load(Param("planes"), GP64())
+	h := Load(Param("h"), GP64())
+	w := Load(Param("w"), GP64())
+	p := Load(Param("p"), GP64())
+	zero := YMM()
+	VXORPS(zero, zero, zero)
+	wp := GP64()
+	LEAQ(Mem{Base: w, Index: p, Scale: 2}, wp) // w + 2p
+	top := GP64()                              // p·wp + p
+	MOVQ(p, top)
+	IMULQ(wp, top)
+	ADDQ(p, top)
+	p2 := GP64()
+	LEAQ(Mem{Base: p, Index: p, Scale: 1}, p2)
+	bottom := GP64() // p·wp - p: the bottom border less the p floats after the last row
+	MOVQ(p, bottom)
+	IMULQ(wp, bottom)
+	SUBQ(p, bottom)
+	Label("pad_plane")
+	TESTQ(planes, planes)
+	JZ(LabelRef("pad_done"))
+	fill("pad_top", dst, nil, top, zero)
+	r := GP64()
+	MOVQ(h, r)
+	Label("pad_row")
+	TESTQ(r, r)
+	JZ(LabelRef("pad_rows_done"))
+	fill("pad_copy", dst, src, w, zero)
+	fill("pad_gap", dst, nil, p2, zero)
+	DECQ(r)
+	JMP(LabelRef("pad_row"))
+	Label("pad_rows_done")
+	fill("pad_bottom", dst, nil, bottom, zero)
+	DECQ(planes)
+	JMP(LabelRef("pad_plane"))
+	Label("pad_done")
+	VZEROUPPER()
+	RET()
 }
