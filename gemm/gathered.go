@@ -28,6 +28,12 @@ var gatherAsm func(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
 // function value, so that the run table stays on the stack.)
 var runsAsm bool
 
+// transposeAsm, when set (amd64 with AVX2), lets packA interleave eight
+// rows of A with transpose8, 8×8 blocks transposed in registers, instead
+// of one float at a time. Packing only moves values: the bits of every
+// product stay the same.
+var transposeAsm bool
+
 // maxRuns is the most runs in 16 columns that runsAsm packs; more go to
 // the gathers (16 runs of one column each are 16 loads against 2 gathers;
 // a 3×3 convolution's taps, runs of 3, make 6).

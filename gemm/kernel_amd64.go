@@ -16,6 +16,7 @@ var (
 func init() {
 	if cpu.X86.HasAVX2 {
 		gatherAsm = gather16AVX2
+		transposeAsm = true
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		available = append(available, fma6x16)
@@ -31,4 +32,9 @@ func init() {
 // runs16 is runs16AVX512 (see runsAsm).
 func runs16(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int) {
 	runs16AVX512(d, ldd, x, a, n, runs, nrun)
+}
+
+// transpose8 is transpose8AVX2 (see transposeAsm).
+func transpose8(d *float32, ldd int, a *float32, lda int, kc8 int) {
+	transpose8AVX2(d, ldd, a, lda, kc8)
 }

@@ -563,3 +563,77 @@ runs16_run:
 runs16_done:
 	VZEROUPPER
 	RET
+
+// func transpose8AVX2(d *float32, ldd int, a *float32, lda int, kc8 int)
+// Requires: AVX
+TEXT ·transpose8AVX2(SB), NOSPLIT, $0-40
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  a+16(FP), DX
+	MOVQ  lda+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc8+32(FP), SI
+	SHRQ  $0x03, SI
+	TESTQ SI, SI
+	JZ    transpose8_done
+	LEAQ  (BX)(BX*2), DI
+
+transpose8_block:
+	LEAQ       (DX)(BX*4), R8
+	VMOVUPS    (DX), Y0
+	VMOVUPS    (R8), Y4
+	VMOVUPS    (DX)(BX*1), Y1
+	VMOVUPS    (R8)(BX*1), Y5
+	VMOVUPS    (DX)(BX*2), Y2
+	VMOVUPS    (R8)(BX*2), Y6
+	VMOVUPS    (DX)(DI*1), Y3
+	VMOVUPS    (R8)(DI*1), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y9
+	VUNPCKLPS  Y3, Y2, Y10
+	VUNPCKHPS  Y3, Y2, Y11
+	VUNPCKLPS  Y5, Y4, Y12
+	VUNPCKHPS  Y5, Y4, Y13
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y7
+	VSHUFPS    $0x44, Y10, Y8, Y0
+	VSHUFPS    $0xee, Y10, Y8, Y1
+	VSHUFPS    $0x44, Y11, Y9, Y2
+	VSHUFPS    $0xee, Y11, Y9, Y3
+	VSHUFPS    $0x44, Y5, Y12, Y4
+	VSHUFPS    $0xee, Y5, Y12, Y5
+	VSHUFPS    $0x44, Y7, Y13, Y6
+	VSHUFPS    $0xee, Y7, Y13, Y7
+	MOVQ       AX, R8
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VMOVUPS    Y8, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VMOVUPS    Y9, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VMOVUPS    Y10, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VMOVUPS    Y11, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VMOVUPS    Y12, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VMOVUPS    Y13, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x31, Y6, Y2, Y5
+	VMOVUPS    Y5, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x31, Y7, Y3, Y7
+	VMOVUPS    Y7, (R8)
+	ADDQ       $0x20, DX
+	LEAQ       (AX)(CX*8), AX
+	DECQ       SI
+	JNZ        transpose8_block
+
+transpose8_done:
+	VZEROUPPER
+	RET

@@ -37,3 +37,9 @@ func gather16AVX2(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
 //
 //go:noescape
 func runs16AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)
+
+// transpose8AVX2 sets d[l*ldd+r] = a[r*lda+l] for r < 8 and l < kc8, a
+// multiple of 8 (packA's eight-row sliver, rows lda floats apart).
+//
+//go:noescape
+func transpose8AVX2(d *float32, ldd int, a *float32, lda int, kc8 int)

@@ -10,7 +10,8 @@
 //
 // gather16AVX2 packs 16 columns of a Gathered matrix (see gemm/gathered.go)
 // with two VPGATHERDD per row; runs16AVX512 packs them with one masked
-// load per run of consecutive offsets.
+// load per run of consecutive offsets; transpose8AVX2 packs eight rows of
+// A into a sliver with 8×8 transposes in registers.
 //
 // Every kernel computes one MR×NR tile of C from packed panels (see
 // gemm/pack.go):
@@ -38,6 +39,7 @@ func main() {
 	kernel("sgemm8x32AVX512", 8, 32, 16, ZMM)
 	gather16()
 	runs16()
+	transpose8()
 	Generate()
 }
 
@@ -225,6 +227,89 @@ func runs16() {
 	DECQ(n)
 	JNZ(LabelRef("runs16_row"))
 	Label("runs16_done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8 writes transpose8AVX2: d[l*ldd+r] = a[r*lda+l] for r < 8
+// and l < kc8 (a multiple of 8), one 8×8 block at a time: eight row loads,
+// the usual unpack / shuffle / lane-permute transpose, eight stores.
+func transpose8() {
+	TEXT("transpose8AVX2", NOSPLIT, "func(d *float32, ldd int, a *float32, lda int, kc8 int)")
+	Pragma("noescape")
+	Doc("transpose8AVX2 sets d[l*ldd+r] = a[r*lda+l] for r < 8 and l < kc8, a",
+		"multiple of 8 (packA's eight-row sliver, rows lda floats apart).")
+	d := Load(Param("d"), GP64())
+	ldd := Load(Param("ldd"), GP64())
+	SHLQ(U8(2), ldd)
+	a := Load(Param("a"), GP64())
+	lda := Load(Param("lda"), GP64())
+	SHLQ(U8(2), lda)
+	kc := Load(Param("kc8"), GP64())
+	SHRQ(U8(3), kc)
+	TESTQ(kc, kc)
+	JZ(LabelRef("transpose8_done"))
+	lda3 := GP64()
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
+	Label("transpose8_block")
+	// Row pointers: a, a+lda, a+2lda, a+3lda and the same from a+4lda.
+	a4 := GP64()
+	LEAQ(Mem{Base: a, Index: lda, Scale: 4}, a4)
+	r := make([]VecVirtual, 8)
+	for i := range r {
+		r[i] = YMM()
+	}
+	load := func(base Register, i int, v VecVirtual) {
+		switch i {
+		case 0:
+			VMOVUPS(Mem{Base: base}, v)
+		case 1:
+			VMOVUPS(Mem{Base: base, Index: lda, Scale: 1}, v)
+		case 2:
+			VMOVUPS(Mem{Base: base, Index: lda, Scale: 2}, v)
+		case 3:
+			VMOVUPS(Mem{Base: base, Index: lda3, Scale: 1}, v)
+		}
+	}
+	for i := range 4 {
+		load(a, i, r[i])
+		load(a4, i, r[4+i])
+	}
+	t := make([]VecVirtual, 8)
+	for i := range t {
+		t[i] = YMM()
+	}
+	for h := 0; h < 8; h += 2 { // rows h, h+1
+		VUNPCKLPS(r[h+1], r[h], t[h])   // [x0 y0 x1 y1 | x4 y4 x5 y5]
+		VUNPCKHPS(r[h+1], r[h], t[h+1]) // [x2 y2 x3 y3 | x6 y6 x7 y7]
+	}
+	u := r                      // reuse
+	for q := 0; q < 8; q += 4 { // rows q..q+3
+		VSHUFPS(U8(0x44), t[q+2], t[q], u[q])     // column 0 (and 4) of the four rows
+		VSHUFPS(U8(0xEE), t[q+2], t[q], u[q+1])   // column 1 (and 5)
+		VSHUFPS(U8(0x44), t[q+3], t[q+1], u[q+2]) // column 2 (and 6)
+		VSHUFPS(U8(0xEE), t[q+3], t[q+1], u[q+3]) // column 3 (and 7)
+	}
+	dst := GP64()
+	MOVQ(d, dst)
+	for c := range 8 {
+		o := t[c]
+		if c < 4 {
+			VPERM2F128(U8(0x20), u[4+c], u[c], o)
+		} else {
+			VPERM2F128(U8(0x31), u[c], u[c-4], o)
+		}
+		VMOVUPS(o, Mem{Base: dst})
+		if c < 7 {
+			ADDQ(ldd, dst)
+		}
+	}
+	// Next block: a moves 8 floats right, d 8 steps down.
+	ADDQ(U8(32), a)
+	LEAQ(Mem{Base: d, Index: ldd, Scale: 8}, d)
+	DECQ(kc)
+	JNZ(LabelRef("transpose8_block"))
+	Label("transpose8_done")
 	VZEROUPPER()
 	RET()
 }
