@@ -181,8 +181,8 @@ func (cv *Conv2d) packFlipped(pa *gemm.PackedA, wflip *[]float32) {
 	k := cv.K
 	fkk := cv.F * k * k
 	wf := grow(wflip, cv.C*fkk)
-	for f := range cv.F {
-		for c := range cv.C {
+	for c := range cv.C { // W' row by row, so that the stores are sequential
+		for f := range cv.F {
 			src := cv.W[(f*cv.C+c)*k*k:][:k*k]
 			dst := wf[c*fkk+f*k*k:][:k*k]
 			for t, v := range src {
