@@ -68,6 +68,18 @@ func kernel(name string, mr, nr, lanes int, vec func() VecVirtual) {
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(2), ldc) // bytes
 
+	// Ask for the C tile now, so that its rows (in L2 or L3 when C is
+	// large, as a convolution's dW is) have arrived when the loop ends.
+	pf := GP64()
+	MOVQ(pc, pf)
+	for i := 0; i < mr; i++ {
+		PREFETCHT0(Mem{Base: pf})
+		PREFETCHT0(Mem{Base: pf, Disp: 4*nr - 4})
+		if i < mr-1 {
+			ADDQ(ldc, pf)
+		}
+	}
+
 	nv := nr / lanes
 	acc := make([]VecVirtual, mr*nv)
 	for i := range acc {
