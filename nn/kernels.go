@@ -21,6 +21,10 @@ import "math"
 // kernelSet names the implementation of the passes in use.
 var kernelSet = "go"
 
+// padKernels lists every padPlanes this CPU runs, by instruction set, for
+// the tests and benchmarks.
+var padKernels = map[string]func(dst, src []float32, planes, h, w, p int){"go": refPadPlanes}
+
 // The kernels in use; kernels_amd64.go replaces them where the CPU
 // allows.
 var (

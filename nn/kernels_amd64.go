@@ -10,6 +10,58 @@ func init() {
 	if cpu.X86.HasAVX2 {
 		useAVX2()
 	}
+	if cpu.X86.HasAVX512F {
+		kernelSet = "avx2, padding avx512f"
+		padPlanes = padAVX512
+		padKernels["avx512f"] = padAVX512
+	}
+}
+
+// padAVX2 is padPlanes through padPlanesAVX2.
+func padAVX2(dst, src []float32, planes, h, w, p int) {
+	if !padSpan(dst, src, planes, h, w, p) {
+		return
+	}
+	padPlanesAVX2(&dst[0], &src[0], planes, h, w, p)
+}
+
+// padAVX512 is padPlanes through padPlanesAVX512, for padded rows of up
+// to 8 chunks of 16 columns (wider ones go to padAVX2): the mask table
+// holds, for chunk c, the lanes whose padded column 16c+j is a source
+// column (p <= 16c+j < p+w) and the lanes inside the row (16c+j < w+2p).
+func padAVX512(dst, src []float32, planes, h, w, p int) {
+	if !padSpan(dst, src, planes, h, w, p) {
+		return
+	}
+	wp := w + 2*p
+	chunks := (wp + 15) / 16
+	if chunks > 8 {
+		padPlanesAVX2(&dst[0], &src[0], planes, h, w, p)
+		return
+	}
+	var masks [16]int32
+	for c := range chunks {
+		for j := range 16 {
+			col := 16*c + j
+			if col >= p && col < p+w {
+				masks[2*c] |= 1 << j
+			}
+			if col < wp {
+				masks[2*c+1] |= 1 << j
+			}
+		}
+	}
+	padPlanesAVX512(&dst[0], &src[0], planes, h, w, p, &masks[0], chunks)
+}
+
+// padSpan checks padPlanes' slices and reports whether there is work.
+func padSpan(dst, src []float32, planes, h, w, p int) bool {
+	if planes <= 0 || h <= 0 || w <= 0 || p < 0 {
+		return false
+	}
+	hp, wp := h+2*p, w+2*p
+	_, _ = dst[planes*hp*wp-1], src[planes*h*w-1]
+	return true
 }
 
 // useAVX2 installs the AVX2 kernels (kernels_amd64.s), each behind the
@@ -72,14 +124,8 @@ func useAVX2() {
 			addReluAVX2(&a[0], &b[0], &y[0], len(a))
 		}
 	}
-	padPlanes = func(dst, src []float32, planes, h, w, p int) {
-		if planes <= 0 || h <= 0 || w <= 0 || p < 0 {
-			return
-		}
-		hp, wp := h+2*p, w+2*p
-		_, _ = dst[planes*hp*wp-1], src[planes*h*w-1]
-		padPlanesAVX2(&dst[0], &src[0], planes, h, w, p)
-	}
+	padPlanes = padAVX2
+	padKernels["avx2"] = padAVX2
 	addOf = func(a, b, y []float32) {
 		b, y = b[:len(a)], y[:len(a)]
 		if len(a) > 0 {

@@ -915,3 +915,100 @@ pad_bottom_done:
 pad_done:
 	VZEROUPPER
 	RET
+
+// func padPlanesAVX512(dst *float32, src *float32, planes int, h int, w int, p int, masks *int32, chunks int)
+// Requires: AVX, AVX512F
+TEXT ·padPlanesAVX512(SB), NOSPLIT, $8-64
+	MOVQ   dst+0(FP), AX
+	MOVQ   src+8(FP), CX
+	MOVQ   planes+16(FP), DX
+	MOVQ   h+24(FP), BX
+	MOVQ   w+32(FP), SI
+	MOVQ   p+40(FP), DI
+	MOVQ   masks+48(FP), R8
+	MOVQ   chunks+56(FP), R9
+	LEAQ   (SI)(DI*2), R10
+	SHLQ   $0x02, R10
+	SHLQ   $0x02, SI
+	MOVQ   DI, R11
+	SHLQ   $0x02, R11
+	VPXORD Z0, Z0, Z0
+
+pad512_plane:
+	TESTQ DX, DX
+	JZ    pad512_done
+	MOVQ  DI, R12
+
+pad512_top:
+	TESTQ R12, R12
+	JZ    pad512_top_done
+	MOVQ  R9, R13
+	MOVQ  R8, R14
+	MOVQ  AX, R15
+
+pad512_top_chunk:
+	KMOVW   4(R14), K1
+	VMOVUPS Z0, K1, (R15)
+	ADDQ    $0x08, R14
+	ADDQ    $0x40, R15
+	DECQ    R13
+	JNZ     pad512_top_chunk
+	ADDQ    R10, AX
+	DECQ    R12
+	JMP     pad512_top
+
+pad512_top_done:
+	MOVQ BX, R12
+
+pad512_row:
+	TESTQ R12, R12
+	JZ    pad512_rows_done
+	MOVQ  R9, R13
+	MOVQ  R8, R14
+	MOVQ  AX, R15
+	MOVQ  CX, BP
+	SUBQ  R11, BP
+
+pad512_chunk:
+	KMOVW     (R14), K1
+	KMOVW     4(R14), K2
+	VMOVUPS.Z (BP), K1, Z1
+	VMOVUPS   Z1, K2, (R15)
+	ADDQ      $0x08, R14
+	ADDQ      $0x40, R15
+	ADDQ      $0x40, BP
+	DECQ      R13
+	JNZ       pad512_chunk
+	ADDQ      R10, AX
+	ADDQ      SI, CX
+	DECQ      R12
+	JMP       pad512_row
+
+pad512_rows_done:
+	MOVQ DI, R12
+
+pad512_bottom:
+	TESTQ R12, R12
+	JZ    pad512_bottom_done
+	MOVQ  R9, R13
+	MOVQ  R8, R14
+	MOVQ  AX, R15
+
+pad512_bottom_chunk:
+	KMOVW   4(R14), K1
+	VMOVUPS Z0, K1, (R15)
+	ADDQ    $0x08, R14
+	ADDQ    $0x40, R15
+	DECQ    R13
+	JNZ     pad512_bottom_chunk
+	ADDQ    R10, AX
+	DECQ    R12
+	JMP     pad512_bottom
+
+pad512_bottom_done:
+	DECQ DX
+	JMP  pad512_plane
+
+pad512_done:
+	VZEROUPPER
+	RET

@@ -61,3 +61,10 @@ func addAVX2(a *float32, b *float32, y *float32, n int)
 //
 //go:noescape
 func padPlanesAVX2(dst *float32, src *float32, planes int, h int, w int, p int)
+
+// padPlanesAVX512 copies the h×w planes of src into dst as (h+2p)×(w+2p)
+// planes with a zero border p wide; masks holds, for each 16-column chunk
+// of a padded row, its source-lane and store-lane masks.
+//
+//go:noescape
+func padPlanesAVX512(dst *float32, src *float32, planes int, h int, w int, p int, masks *int32, chunks int)

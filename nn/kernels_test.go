@@ -121,26 +121,29 @@ func TestKernelsMatchReference(t *testing.T) {
 	}
 }
 
-// TestPadPlanesMatchesReference checks padPlanes in use against its
-// reference loop, over plane sizes around the kernel's 8-float steps and
-// the borders the convolutions use, on a destination full of garbage.
+// TestPadPlanesMatchesReference checks every padPlanes this CPU runs
+// against the reference loop, over plane widths around the kernels' 8- and
+// 16-float steps (and past the AVX-512 kernel's 8 chunks) and the borders
+// the convolutions use, on a destination full of garbage.
 func TestPadPlanesMatchesReference(t *testing.T) {
-	if kernelSet == "go" {
+	if len(padKernels) == 1 {
 		t.Skip("no assembly kernels on this CPU or build")
 	}
 	rng := rand.New(rand.NewPCG(4, 2))
-	for _, h := range []int{1, 2, 4, 7, 14, 17} {
-		for _, w := range []int{1, 2, 4, 7, 8, 9, 14, 17} {
-			for _, p := range []int{0, 1, 2, 3} {
-				for _, planes := range []int{1, 3} {
-					hp, wp := h+2*p, w+2*p
-					src := kernelInput(rng, planes*h*w, true)
-					got := kernelInput(rng, planes*hp*wp+2, false)
-					want := append([]float32(nil), got...)
-					padPlanes(got, src, planes, h, w, p)
-					refPadPlanes(want, src, planes, h, w, p)
-					if i := sameBits32(got, want); i >= 0 {
-						t.Errorf("h=%d w=%d p=%d planes=%d: element %d is %v, want %v", h, w, p, planes, i, got[i], want[i])
+	for name, pad := range padKernels {
+		for _, h := range []int{1, 2, 4, 7, 14, 17} {
+			for _, w := range []int{1, 2, 4, 7, 8, 9, 14, 15, 17, 28, 31, 32, 33, 126, 140} {
+				for _, p := range []int{0, 1, 2, 3} {
+					for _, planes := range []int{1, 3} {
+						hp, wp := h+2*p, w+2*p
+						src := kernelInput(rng, planes*h*w, true)
+						got := kernelInput(rng, planes*hp*wp+2, false)
+						want := append([]float32(nil), got...)
+						pad(got, src, planes, h, w, p)
+						refPadPlanes(want, src, planes, h, w, p)
+						if i := sameBits32(got, want); i >= 0 {
+							t.Fatalf("%s h=%d w=%d p=%d planes=%d: element %d is %v, want %v", name, h, w, p, planes, i, got[i], want[i])
+						}
 					}
 				}
 			}

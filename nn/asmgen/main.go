@@ -39,6 +39,7 @@ func main() {
 	addRelu()
 	add()
 	pad()
+	pad512()
 	Generate()
 }
 
@@ -587,6 +588,99 @@ func pad() {
 	DECQ(planes)
 	JMP(LabelRef("pad_plane"))
 	Label("pad_done")
+	VZEROUPPER()
+	RET()
+}
+
+// pad512 writes padPlanesAVX512, padPlanes with 16-lane masked moves: each
+// padded row is written in chunks of 16 columns, chunk c with one
+// zero-masked load of the source lanes masks[2c] (from the source row,
+// offset so that lane j is padded column 16c+j) and one store of the lanes
+// masks[2c+1] (the columns inside the row). Rows of the top and bottom
+// border store zeros. A masked-off lane's address is never accessed.
+func pad512() {
+	TEXT("padPlanesAVX512", NOSPLIT, "func(dst, src *float32, planes, h, w, p int, masks *int32, chunks int)")
+	Pragma("noescape")
+	Doc("padPlanesAVX512 copies the h×w planes of src into dst as (h+2p)×(w+2p)",
+		"planes with a zero border p wide; masks holds, for each 16-column chunk",
+		"of a padded row, its source-lane and store-lane masks.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	planes := Load(Param("planes"), GP64())
+	h := Load(Param("h"), GP64())
+	w := Load(Param("w"), GP64())
+	p := Load(Param("p"), GP64())
+	masks := Load(Param("masks"), GP64())
+	chunks := Load(Param("chunks"), GP64())
+	wpB := GP64() // padded row in bytes
+	LEAQ(Mem{Base: w, Index: p, Scale: 2}, wpB)
+	SHLQ(U8(2), wpB)
+	SHLQ(U8(2), w) // source row in bytes
+	pB := GP64()
+	MOVQ(p, pB)
+	SHLQ(U8(2), pB)
+	zero := ZMM()
+	VPXORD(zero, zero, zero)
+	// zeroRows stores count rows of zeros at dst, advancing it.
+	zeroRows := func(label string, count Register) {
+		r := GP64()
+		MOVQ(count, r)
+		Label(label)
+		TESTQ(r, r)
+		JZ(LabelRef(label + "_done"))
+		c, m, d := GP64(), GP64(), GP64()
+		MOVQ(chunks, c)
+		MOVQ(masks, m)
+		MOVQ(dst, d)
+		Label(label + "_chunk")
+		k := K()
+		KMOVW(Mem{Base: m, Disp: 4}, k)
+		VMOVUPS(zero, k, Mem{Base: d})
+		ADDQ(U8(8), m)
+		ADDQ(U8(64), d)
+		DECQ(c)
+		JNZ(LabelRef(label + "_chunk"))
+		ADDQ(wpB, dst)
+		DECQ(r)
+		JMP(LabelRef(label))
+		Label(label + "_done")
+	}
+	Label("pad512_plane")
+	TESTQ(planes, planes)
+	JZ(LabelRef("pad512_done"))
+	zeroRows("pad512_top", p)
+	r := GP64()
+	MOVQ(h, r)
+	Label("pad512_row")
+	TESTQ(r, r)
+	JZ(LabelRef("pad512_rows_done"))
+	c, m, d, s := GP64(), GP64(), GP64(), GP64()
+	MOVQ(chunks, c)
+	MOVQ(masks, m)
+	MOVQ(dst, d)
+	MOVQ(src, s)
+	SUBQ(pB, s) // lane j of chunk 0 is source column j-p
+	Label("pad512_chunk")
+	kl, ks := K(), K()
+	KMOVW(Mem{Base: m}, kl)
+	KMOVW(Mem{Base: m, Disp: 4}, ks)
+	v := ZMM()
+	VMOVUPS_Z(Mem{Base: s}, kl, v) // zeroing: lanes outside the source are 0
+	VMOVUPS(v, ks, Mem{Base: d})
+	ADDQ(U8(8), m)
+	ADDQ(U8(64), d)
+	ADDQ(U8(64), s)
+	DECQ(c)
+	JNZ(LabelRef("pad512_chunk"))
+	ADDQ(wpB, dst)
+	ADDQ(w, src)
+	DECQ(r)
+	JMP(LabelRef("pad512_row"))
+	Label("pad512_rows_done")
+	zeroRows("pad512_bottom", p)
+	DECQ(planes)
+	JMP(LabelRef("pad512_plane"))
+	Label("pad512_done")
 	VZEROUPPER()
 	RET()
 }
