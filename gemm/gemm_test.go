@@ -444,7 +444,8 @@ func TestGathered(t *testing.T) {
 	var pa PackedA
 	type size struct{ m, k, n, ow int } // ow > 0: runs of ow columns
 	for _, sz := range []size{{7, 9, 16, 0}, {13, KC + 5, 3*16 + 5, 0}, {6, 40, NC + 37, 0}, {1, 1, 1, 0},
-		{16, 27, 196, 14}, {9, KC + 9, 3*49 + 3, 7}, {8, 30, 64 + 16, 4}, {5, 12, 96, 1}, {3, 20, 70, 20}} {
+		{16, 27, 196, 14}, {9, KC + 9, 3*49 + 3, 7}, {8, 30, 64 + 16, 4}, {5, 12, 96, 1}, {3, 20, 70, 20},
+		{4, 11, 96, 3}, {6, 9, 64, 5}, {7, 10, 48, 2}} {
 		x := make([]float32, 6000)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())

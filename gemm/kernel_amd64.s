@@ -604,41 +604,237 @@ gather16_done:
 	VZEROUPPER
 	RET
 
-// func runs16AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)
+// func runs16x1AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
 // Requires: AVX, AVX512F
-TEXT ·runs16AVX512(SB), NOSPLIT, $0-56
-	MOVQ  d+0(FP), AX
-	MOVQ  ldd+8(FP), CX
-	SHLQ  $0x02, CX
-	MOVQ  x+16(FP), DX
-	MOVQ  a+24(FP), BX
-	MOVQ  n+32(FP), SI
-	MOVQ  runs+40(FP), DI
-	MOVQ  nrun+48(FP), R8
-	TESTQ SI, SI
-	JZ    runs16_done
+TEXT ·runs16x1AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), DX
+	KMOVW   4(DI), K1
+	TESTQ   SI, SI
+	JZ      runs16x1AVX512_done
 
-runs16_row:
-	MOVLQSX (BX), R9
-	VPXORD  Z0, Z0, Z0
-	MOVQ    DI, R10
-	MOVQ    R8, R11
+runs16x1AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (DX)(DI*4), K1, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x1AVX512_row
 
-runs16_run:
-	MOVLQSX (R10), R12
-	ADDQ    R9, R12
-	KMOVW   4(R10), K1
-	VMOVUPS (DX)(R12*4), K1, Z0
-	ADDQ    $0x08, R10
-	DECQ    R11
-	JNZ     runs16_run
-	VMOVUPS Z0, (AX)
-	ADDQ    $0x04, BX
-	ADDQ    CX, AX
-	DECQ    SI
-	JNZ     runs16_row
+runs16x1AVX512_done:
+	VZEROUPPER
+	RET
 
-runs16_done:
+// func runs16x2AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x2AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), DX
+	KMOVW   12(DI), K2
+	TESTQ   SI, SI
+	JZ      runs16x2AVX512_done
+
+runs16x2AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (DX)(DI*4), K2, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x2AVX512_row
+
+runs16x2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x3AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x3AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), R9
+	KMOVW   12(DI), K2
+	MOVLQSX 16(DI), R10
+	LEAQ    (DX)(R10*4), DX
+	KMOVW   20(DI), K3
+	TESTQ   SI, SI
+	JZ      runs16x3AVX512_done
+
+runs16x3AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (R9)(DI*4), K2, Z0
+	VMOVUPS   (DX)(DI*4), K3, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x3AVX512_row
+
+runs16x3AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x4AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x4AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), R9
+	KMOVW   12(DI), K2
+	MOVLQSX 16(DI), R10
+	LEAQ    (DX)(R10*4), R10
+	KMOVW   20(DI), K3
+	MOVLQSX 24(DI), R11
+	LEAQ    (DX)(R11*4), DX
+	KMOVW   28(DI), K4
+	TESTQ   SI, SI
+	JZ      runs16x4AVX512_done
+
+runs16x4AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (R9)(DI*4), K2, Z0
+	VMOVUPS   (R10)(DI*4), K3, Z0
+	VMOVUPS   (DX)(DI*4), K4, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x4AVX512_row
+
+runs16x4AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x5AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x5AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), R9
+	KMOVW   12(DI), K2
+	MOVLQSX 16(DI), R10
+	LEAQ    (DX)(R10*4), R10
+	KMOVW   20(DI), K3
+	MOVLQSX 24(DI), R11
+	LEAQ    (DX)(R11*4), R11
+	KMOVW   28(DI), K4
+	MOVLQSX 32(DI), R12
+	LEAQ    (DX)(R12*4), DX
+	KMOVW   36(DI), K5
+	TESTQ   SI, SI
+	JZ      runs16x5AVX512_done
+
+runs16x5AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (R9)(DI*4), K2, Z0
+	VMOVUPS   (R10)(DI*4), K3, Z0
+	VMOVUPS   (R11)(DI*4), K4, Z0
+	VMOVUPS   (DX)(DI*4), K5, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x5AVX512_row
+
+runs16x5AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x6AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x6AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), R9
+	KMOVW   12(DI), K2
+	MOVLQSX 16(DI), R10
+	LEAQ    (DX)(R10*4), R10
+	KMOVW   20(DI), K3
+	MOVLQSX 24(DI), R11
+	LEAQ    (DX)(R11*4), R11
+	KMOVW   28(DI), K4
+	MOVLQSX 32(DI), R12
+	LEAQ    (DX)(R12*4), R12
+	KMOVW   36(DI), K5
+	MOVLQSX 40(DI), R13
+	LEAQ    (DX)(R13*4), DX
+	KMOVW   44(DI), K6
+	TESTQ   SI, SI
+	JZ      runs16x6AVX512_done
+
+runs16x6AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (R9)(DI*4), K2, Z0
+	VMOVUPS   (R10)(DI*4), K3, Z0
+	VMOVUPS   (R11)(DI*4), K4, Z0
+	VMOVUPS   (R12)(DI*4), K5, Z0
+	VMOVUPS   (DX)(DI*4), K6, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x6AVX512_row
+
+runs16x6AVX512_done:
 	VZEROUPPER
 	RET
 

@@ -9,8 +9,8 @@
 // regenerates them and fails when the committed files differ.
 //
 // gather16AVX2 packs 16 columns of a Gathered matrix (see gemm/gathered.go)
-// with two VPGATHERDD per row; runs16AVX512 packs them with one masked
-// load per run of consecutive offsets; transpose8AVX2 packs eight rows of
+// with two VPGATHERDD per row; runs16x1AVX512 .. runs16x6AVX512 pack them
+// with one masked load per run of consecutive offsets; transpose8AVX2 packs eight rows of
 // A into a sliver with 8×8 transposes in registers.
 //
 // Every kernel computes one MR×NR tile of C from packed panels (see
@@ -38,7 +38,9 @@ func main() {
 	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
 	kernel("sgemm8x32AVX512", 8, 32, 16, ZMM)
 	gather16()
-	runs16()
+	for nrun := 1; nrun <= 6; nrun++ {
+		runs16(nrun)
+	}
 	transpose8()
 	Generate()
 }
@@ -194,16 +196,20 @@ func gather16() {
 	RET()
 }
 
-// runs16 writes runs16AVX512: for l < n, the 16 floats d[l*ldd+j] =
-// x[a[l]+j+runs[2r]] for the lanes j in the mask runs[2r+1] of each run
-// r < nrun (the runs' masks partition the 16 lanes), one merge-masked
-// 16-lane load per run and one store per row. A masked-off lane's address
-// is never accessed (AVX-512 suppresses its faults).
-func runs16() {
-	TEXT("runs16AVX512", NOSPLIT, "func(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)")
+// runs16 writes runs16x<nrun>AVX512: for l < n, the 16 floats
+// d[l*ldd+j] = x[a[l]+j+runs[2r]] for the lanes j in the mask runs[2r+1]
+// of each run r < nrun (the runs' masks partition the 16 lanes). The run
+// table is read once: each run's start x+runs[2r] sits in a register and
+// its mask in a mask register, so a row is one offset load, nrun masked
+// loads (the first zeroing, the others merging) and one store. A
+// masked-off lane's address is never accessed (AVX-512 suppresses its
+// faults).
+func runs16(nrun int) {
+	name := fmt.Sprintf("runs16x%dAVX512", nrun)
+	TEXT(name, NOSPLIT, "func(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)")
 	Pragma("noescape")
-	Doc("runs16AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes",
-		"j < 16 in the mask runs[2r+1] of each run r < nrun (the masks partition",
+	Doc(fmt.Sprintf("%s sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes", name),
+		fmt.Sprintf("j < 16 in the mask runs[2r+1] of each run r < %d (the masks partition", nrun),
 		"the lanes; every index of a set lane in range: the caller checks).")
 	d := Load(Param("d"), GP64())
 	ldd := Load(Param("ldd"), GP64())
@@ -212,33 +218,36 @@ func runs16() {
 	a := Load(Param("a"), GP64())
 	n := Load(Param("n"), GP64())
 	runs := Load(Param("runs"), GP64())
-	nrun := Load(Param("nrun"), GP64())
+	start := make([]Register, nrun)
+	mask := make([]Register, nrun)
+	for r := range nrun {
+		off := GP64()
+		MOVLQSX(Mem{Base: runs, Disp: 8 * r}, off)
+		start[r] = GP64()
+		LEAQ(Mem{Base: x, Index: off, Scale: 4}, start[r])
+		mask[r] = K()
+		KMOVW(Mem{Base: runs, Disp: 8*r + 4}, mask[r])
+	}
 	TESTQ(n, n)
-	JZ(LabelRef("runs16_done"))
-	Label("runs16_row")
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_row")
 	base := GP64()
 	MOVLQSX(Mem{Base: a}, base)
 	row := ZMM()
-	VPXORD(row, row, row)
-	r, left := GP64(), GP64()
-	MOVQ(runs, r)
-	MOVQ(nrun, left)
-	Label("runs16_run")
-	off := GP64()
-	MOVLQSX(Mem{Base: r}, off)
-	ADDQ(base, off)
-	k := K()
-	KMOVW(Mem{Base: r, Disp: 4}, k)
-	VMOVUPS(Mem{Base: x, Index: off, Scale: 4}, k, row) // merge the run's lanes
-	ADDQ(U8(8), r)
-	DECQ(left)
-	JNZ(LabelRef("runs16_run"))
+	for r := range nrun {
+		m := Mem{Base: start[r], Index: base, Scale: 4}
+		if r == 0 {
+			VMOVUPS_Z(m, mask[r], row)
+		} else {
+			VMOVUPS(m, mask[r], row) // merge the run's lanes
+		}
+	}
 	VMOVUPS(row, Mem{Base: d})
 	ADDQ(U8(4), a)
 	ADDQ(ldd, d)
 	DECQ(n)
-	JNZ(LabelRef("runs16_row"))
-	Label("runs16_done")
+	JNZ(LabelRef(name + "_row"))
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
 }
