@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 )
 
@@ -162,4 +163,52 @@ func (d *diagScratch) step(m *nn.Model, grads [][][]float32, mean [][]float32) (
 		flat += n
 	}
 	return cb.cosines(), ct.cosines()
+}
+
+// FormatCosines are one step's cosines of each format's aggregate to the
+// FP32 mean, indexed by lowbit.Format: the admission ladder's warm-up
+// diagnostics for every rung (control.Rungs).
+type FormatCosines [lowbit.NumFormats]Cosines
+
+// StepFormatCosines returns, for every format, the cosines (per group and
+// global) between its aggregate of grads[k][i] and their FP32 mean: FP32
+// the mean itself (1 wherever the mean is not zero), G-Binary and
+// G-Ternary as StepCosines, Int8 and BFP8 the decoded lane sums of the
+// lowbit kernels, one bucket per parameter tensor as the Int8 and BFP8
+// rules aggregate. A NaN or Inf gradient is an error.
+func StepFormatCosines(m *nn.Model, grads [][][]float32) (FormatCosines, error) {
+	var out FormatCosines
+	mean := m.NewGrads()
+	meanGrads(mean, grads)
+	var d diagScratch
+	out[lowbit.Binary], out[lowbit.Ternary] = d.step(m, grads, mean)
+	var fp, c8, cb cosAcc
+	var s sumScratch
+	pin := make([][]float32, len(grads))
+	var u []float32
+	for i, prm := range m.Params {
+		if err := lowbit.CheckFinite(mean[i]); err != nil {
+			return out, fmt.Errorf("parameter %s: mean gradient: %w", prm.Name, err)
+		}
+		fp.add(prm.Group, mean[i], mean[i])
+		n := prm.Len()
+		if cap(u) < n {
+			u = make([]float32, n)
+		}
+		u = u[:n]
+		for k := range grads {
+			pin[k] = grads[k][i]
+		}
+		for _, fc := range []struct {
+			f   lowbit.Format
+			acc *cosAcc
+		}{{lowbit.Int8, &c8}, {lowbit.BFP8, &cb}} {
+			if err := s.aggregate(fc.f, u, pin); err != nil {
+				return out, fmt.Errorf("parameter %s: %w", prm.Name, err)
+			}
+			fc.acc.add(prm.Group, u, mean[i])
+		}
+	}
+	out[lowbit.FP32], out[lowbit.Int8], out[lowbit.BFP8] = fp.cosines(), c8.cosines(), cb.cosines()
+	return out, nil
 }

@@ -35,39 +35,7 @@ func TestSumRulesAgainstReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range m.Params {
-			var want []float32
-			var bound []float64
-			n := len(dst[i])
-			switch rule {
-			case "int8":
-				var mx float64
-				for k := range w {
-					for _, v := range grads[k][i] {
-						mx = math.Max(mx, math.Abs(float64(v)))
-					}
-				}
-				scale := float32(mx) / 127
-				codes := make([][]int8, w)
-				for k := range w {
-					codes[k] = lowbit.RefEncodeInt8(grads[k][i], scale)
-				}
-				want = lowbit.RefDecodeInt8(lowbit.RefSumInt8(codes), scale, w)
-				bound = make([]float64, n)
-				for j := range bound {
-					bound[j] = float64(scale)/2 + 1e-6*mx
-				}
-			case "bfp8":
-				mant, exp := make([][]int8, w), make([][]int8, w)
-				for k := range w {
-					mant[k], exp[k] = lowbit.RefEncodeBFP8(grads[k][i])
-				}
-				sum, e := lowbit.RefSumBFP8(mant, exp, n)
-				want = lowbit.RefDecodeBFP8(sum, e, w)
-				bound = make([]float64, n)
-				for j := range bound {
-					bound[j] = math.Ldexp(1, int(e[j/64])-7)
-				}
-			}
+			want, bound := refSum(rule, grads, i)
 			for j, v := range dst[i] {
 				if v != want[j] {
 					t.Fatalf("%s: parameter %d element %d = %v; reference %v", rule, i, j, v, want[j])
@@ -82,6 +50,99 @@ func TestSumRulesAgainstReference(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// refSum is the reference twin of the Int8 or BFP8 rule on parameter i:
+// the scale agreement by a plain loop, then lowbit's Ref kernels; and the
+// closed-form error bound of each element.
+func refSum(rule string, grads [][][]float32, i int) (want []float32, bound []float64) {
+	w, n := len(grads), len(grads[0][i])
+	bound = make([]float64, n)
+	switch rule {
+	case "int8":
+		var mx float64
+		for k := range w {
+			for _, v := range grads[k][i] {
+				mx = math.Max(mx, math.Abs(float64(v)))
+			}
+		}
+		scale := float32(mx) / 127
+		codes := make([][]int8, w)
+		for k := range w {
+			codes[k] = lowbit.RefEncodeInt8(grads[k][i], scale)
+		}
+		want = lowbit.RefDecodeInt8(lowbit.RefSumInt8(codes), scale, w)
+		for j := range bound {
+			bound[j] = float64(scale)/2 + 1e-6*mx
+		}
+	case "bfp8":
+		mant, exp := make([][]int8, w), make([][]int8, w)
+		for k := range w {
+			mant[k], exp[k] = lowbit.RefEncodeBFP8(grads[k][i])
+		}
+		sum, e := lowbit.RefSumBFP8(mant, exp, n)
+		want = lowbit.RefDecodeBFP8(sum, e, w)
+		for j := range bound {
+			bound[j] = math.Ldexp(1, int(e[j/64])-7)
+		}
+	}
+	return want, bound
+}
+
+// TestStepFormatCosines checks every format's cosine against a direct
+// float64 computation from the reference aggregates: FP32 is 1, G-Binary
+// and G-Ternary are StepCosines', Int8 and BFP8 those of refSum.
+func TestStepFormatCosines(t *testing.T) {
+	m := nn.NewMLP(rand.New(rand.NewPCG(4, 0)), 30, []int{17}, 6)
+	const w = 6
+	grads := randGrads(m, w, 9)
+	got, err := StepFormatCosines(m, grads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, ter := StepCosines(m, grads)
+	if got[lowbit.Binary] != bin || got[lowbit.Ternary] != ter {
+		t.Errorf("vote cosines %+v %+v; want StepCosines' %+v %+v", got[lowbit.Binary], got[lowbit.Ternary], bin, ter)
+	}
+	for _, f := range []lowbit.Format{lowbit.FP32, lowbit.Int8, lowbit.BFP8} {
+		var dot, nu, nm [nn.NumGroups]float64
+		for i, prm := range m.Params {
+			var u []float32
+			if f != lowbit.FP32 {
+				u, _ = refSum(f.String(), grads, i)
+			}
+			for j := range grads[0][i] {
+				var mean float32
+				for k := range w {
+					mean += grads[k][i][j]
+				}
+				mean *= 1 / float32(w)
+				x := float64(mean)
+				if u != nil {
+					x = float64(u[j])
+				}
+				dot[prm.Group] += x * float64(mean)
+				nu[prm.Group] += x * x
+				nm[prm.Group] += float64(mean) * float64(mean)
+			}
+		}
+		for g := range nn.NumGroups {
+			want := dot[g] / math.Sqrt(nu[g]*nm[g])
+			if d := math.Abs(got[f].Groups[g] - want); d > 1e-9 {
+				t.Errorf("%v group %d cosine %v; want %v", f, g, got[f].Groups[g], want)
+			}
+		}
+		if f == lowbit.FP32 && math.Abs(got[f].Global-1) > 1e-12 {
+			t.Errorf("FP32 global cosine %v; want 1", got[f].Global)
+		}
+		if f != lowbit.FP32 && !(got[f].Global > 0.99 && got[f].Global < 1) {
+			t.Errorf("%v global cosine %v; want just below 1 for 8-bit codes", f, got[f].Global)
+		}
+	}
+	grads[1][0][3] = float32(math.NaN())
+	if _, err := StepFormatCosines(m, grads); err == nil {
+		t.Error("NaN gradient accepted")
 	}
 }
 
