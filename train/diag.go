@@ -69,6 +69,9 @@ type Diag struct {
 	Steps   int     `json:"steps"`
 	Binary  Cosines `json:"binary"`
 	Ternary Cosines `json:"ternary"`
+	// Formats are every format's cosines (Config.DiagFormats), averaged
+	// over the same steps; nil, and absent from JSON, otherwise.
+	Formats *FormatCosines `json:"formats,omitempty"`
 }
 
 // cosAcc accumulates dot products and squared norms per group.
@@ -169,6 +172,57 @@ func (d *diagScratch) step(m *nn.Model, grads [][][]float32, mean [][]float32) (
 // FP32 mean, indexed by lowbit.Format: the admission ladder's warm-up
 // diagnostics for every rung (control.Rungs).
 type FormatCosines [lowbit.NumFormats]Cosines
+
+// add adds c's cosines to f's, format by format.
+func (f *FormatCosines) add(c FormatCosines) {
+	for i := range f {
+		f[i].add(c[i])
+	}
+}
+
+// scale multiplies every cosine by s.
+func (f *FormatCosines) scale(s float64) {
+	for i := range f {
+		f[i].scale(s)
+	}
+}
+
+// MarshalJSON writes one key per format, named as lowbit writes it, in
+// table order: {"fp32":{…},"g-binary":{…},…}.
+func (f FormatCosines) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, c := range f {
+		e, err := c.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), lowbit.Format(i).String()...), `":`...)
+		b = append(b, e...)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; an unknown format is an
+// error, a missing one reads as zeros.
+func (f *FormatCosines) UnmarshalJSON(b []byte) error {
+	var m map[string]Cosines
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("format cosines: %w", err)
+	}
+	var out FormatCosines
+	for k, c := range m {
+		ft, err := lowbit.ParseFormat(k)
+		if err != nil || ft.String() != k {
+			return fmt.Errorf("format cosines: unknown format %q", k)
+		}
+		out[ft] = c
+	}
+	*f = out
+	return nil
+}
 
 // StepFormatCosines returns, for every format, the cosines (per group and
 // global) between its aggregate of grads[k][i] and their FP32 mean: FP32

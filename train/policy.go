@@ -138,6 +138,26 @@ func ParseRule(s string) (Rule, error) {
 	return 0, fmt.Errorf("unknown rule %q (want fp32, g-binary, g-ternary, majority-sign, sign-of-mean, int8 or bfp8)", s)
 }
 
+// RuleFor is the rule that aggregates a group in payload format f, the
+// admission ladder's vocabulary (control.Rungs): FP32, G-Binary and
+// G-Ternary through the controller, Int8 and BFP8 through the lowbit sum
+// kernels. An unknown format is an error.
+func RuleFor(f lowbit.Format) (Rule, error) {
+	switch f {
+	case lowbit.FP32:
+		return FP32, nil
+	case lowbit.Binary:
+		return GBinary, nil
+	case lowbit.Ternary:
+		return GTernary, nil
+	case lowbit.Int8:
+		return Int8, nil
+	case lowbit.BFP8:
+		return BFP8, nil
+	}
+	return 0, fmt.Errorf("no rule for format %v", f)
+}
+
 // RuleSpec is the aggregation of one layer group: a rule, its extensions
 // and its learning rate.
 type RuleSpec struct {

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -235,5 +237,66 @@ func TestSumRulesPolicyAndTraffic(t *testing.T) {
 	}
 	if got := Split(RuleSpec{Rule: GBinary}, RuleSpec{Rule: Int8}).Label(); got != "G-Binary backbone + INT8 head" {
 		t.Errorf("label %q", got)
+	}
+}
+
+func TestRuleFor(t *testing.T) {
+	for _, f := range lowbit.Formats() {
+		r, err := RuleFor(f)
+		if err != nil {
+			t.Fatalf("%v: %v", f, err)
+		}
+		if got := (RuleSpec{Rule: r}).Format(); got != f {
+			t.Errorf("RuleFor(%v) = %v, which sends %v", f, r, got)
+		}
+	}
+	if _, err := RuleFor(lowbit.Format(200)); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+// TestRunFormatDiagnostics: a run with DiagFormats records every format's
+// cosines, its G-Binary and G-Ternary ones equal to the paper's pair, and
+// the JSON round-trips; without it the record has no "formats" key.
+func TestRunFormatDiagnostics(t *testing.T) {
+	cfg := baseConfig()
+	cfg.Epochs, cfg.DiagEpochs, cfg.DiagFormats = 2, []int{2}, true
+	cfg.Policy = Split(RuleSpec{Rule: GBinary}, RuleSpec{Rule: Int8})
+	r, err := Run(context.Background(), cfg, synthSets(256, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Diags[0]
+	if d.Formats == nil {
+		t.Fatal("no format diagnostics")
+	}
+	for _, pair := range [][2]Cosines{{d.Formats[lowbit.Binary], d.Binary}, {d.Formats[lowbit.Ternary], d.Ternary}} {
+		for g := range nn.NumGroups {
+			if math.Abs(pair[0].Groups[g]-pair[1].Groups[g]) > 1e-12 {
+				t.Errorf("format cosines %+v differ from the paper pair %+v", pair[0], pair[1])
+			}
+		}
+	}
+	if c := d.Formats[lowbit.Int8].Groups[nn.Head]; !(c > 0.9 && c <= 1) {
+		t.Errorf("int8 head cosine %v", c)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Diag
+	if err := json.Unmarshal(b, &back); err != nil || back.Formats == nil || *back.Formats != *d.Formats {
+		t.Errorf("round trip of %s: %v", b, err)
+	}
+	if err := json.Unmarshal([]byte(`{"int9":{}}`), new(FormatCosines)); err == nil {
+		t.Error("unknown format accepted")
+	}
+	cfg.DiagFormats = false
+	r, err = Run(context.Background(), cfg, synthSets(256, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(r.Diags[0]); strings.Contains(string(b), "formats") {
+		t.Errorf("paper diagnostics carry format cosines: %s", b)
 	}
 }
