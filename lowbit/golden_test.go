@@ -43,8 +43,8 @@ type fixedCase struct {
 	Codes [][]int8 `json:"codes"`
 	Exps  [][]int8 `json:"exps,omitempty"`
 	// Sum is the saturated lane sum; SumExp the BFP8 block maxima.
-	Sum    []int16 `json:"sum"`
-	SumExp []int8  `json:"sum_exp,omitempty"`
+	Sum    []int16  `json:"sum"`
+	SumExp []int8   `json:"sum_exp,omitempty"`
 	Mean   []uint32 `json:"mean"` // float32 bits
 }
 

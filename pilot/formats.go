@@ -44,9 +44,10 @@ type FormatResult struct {
 	Seed uint64 `json:"seed"`
 	// Warmup are the cosines the ladder admitted on: the mean over
 	// WarmupSteps measured steps.
-	Warmup      train.FormatCosines `json:"warmup"`
-	WarmupSteps int                 `json:"warmup_steps"`
-	Rungs       control.Rungs       `json:"rungs"`
+	Warmup       train.FormatCosines `json:"warmup"`
+	WarmupEpochs int                 `json:"warmup_epochs"`
+	WarmupSteps  int                 `json:"warmup_steps"`
+	Rungs        control.Rungs       `json:"rungs"`
 	// Admitted is each group's format and Reasons the ladder's sentence.
 	Admitted train.PerGroup[string] `json:"admitted"`
 	Reasons  train.PerGroup[string] `json:"reasons"`
@@ -83,7 +84,7 @@ func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*Format
 		return nil, fmt.Errorf("format pilot: %w", err)
 	}
 	m := l.Stepper.Model
-	res := &FormatResult{Seed: tc.Seed, Rungs: cfg.Rungs.Ordered()}
+	res := &FormatResult{Seed: tc.Seed, Rungs: cfg.Rungs.Ordered(), WarmupEpochs: cfg.WarmupEpochs}
 	meter := &warmupMeter{epoch: cfg.WarmupEpochs, steps: cfg.DiagSteps, loop: l}
 	l.Hooks = train.Hooks{
 		AfterAggregate: meter.afterAggregate,
