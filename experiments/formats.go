@@ -102,7 +102,10 @@ type FormatsPilot struct {
 	Data            DataInfo            `json:"data"`
 	CalibrationSeed uint64              `json:"calibration_seed"`
 	Calibration     train.FormatCosines `json:"calibration"`
-	Result          pilot.FormatResult  `json:"result"`
+	// Given marks rungs the user gave (nfabric pilot formats --rungs)
+	// instead of the calibrated ones.
+	Given  bool               `json:"given_rungs,omitempty"`
+	Result pilot.FormatResult `json:"result"`
 }
 
 // FormatsTiming is the timing unit: the datapath's stages and clock and
@@ -157,7 +160,7 @@ func FormatsUnits(o FormatsOptions) ([]Unit[FormatsUnit], error) {
 		}
 	}
 	us = append(us, Unit[FormatsUnit]{Key: "pilot", Run: func(ctx context.Context, cfg Config) (FormatsUnit, error) {
-		p, err := runFormatsPilot(ctx, o, cfg.Logf)
+		p, err := runFormatsPilot(ctx, o, nil, cfg.Logf)
 		return FormatsUnit{Key: "pilot", Pilot: p}, err
 	}})
 	us = append(us, Unit[FormatsUnit]{Key: "timing", Cores: 1, Run: func(ctx context.Context, cfg Config) (FormatsUnit, error) {
@@ -200,8 +203,10 @@ func formatsSkip(key string, err error) (FormatsUnit, error) {
 }
 
 // runFormatsPilot calibrates the four rungs on an FP32 warm-up of the
-// pilot's workload (seed CalibrationSeed), then runs the pilot.
-func runFormatsPilot(ctx context.Context, o FormatsOptions, logf func(string, ...any)) (*FormatsPilot, error) {
+// pilot's workload (seed CalibrationSeed), then runs the pilot; given
+// rungs (not nil) are used as they are, and the calibration is recorded
+// beside them.
+func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Rungs, logf func(string, ...any)) (*FormatsPilot, error) {
 	sets, name, err := o.Pilot.LoadSets()
 	if err != nil {
 		return nil, err
@@ -223,6 +228,9 @@ func runFormatsPilot(ctx context.Context, o FormatsOptions, logf func(string, ..
 	if err != nil {
 		return nil, err
 	}
+	if given != nil {
+		rungs = given
+	}
 	r, err := pilot.RunFormats(ctx, pilot.FormatConfig{Train: tc, WarmupEpochs: o.PilotWarmup, DiagSteps: steps, Rungs: rungs}, sets)
 	if err != nil {
 		return nil, err
@@ -230,7 +238,7 @@ func runFormatsPilot(ctx context.Context, o FormatsOptions, logf func(string, ..
 	if logf != nil {
 		logf("formats: pilot seed %d settled on %s (final acc %.2f%%)", r.Seed, r.Plan, 100*r.Final)
 	}
-	return &FormatsPilot{Data: dataInfo(name, sets), CalibrationSeed: o.CalibrationSeed, Calibration: cal, Result: *r}, nil
+	return &FormatsPilot{Data: dataInfo(name, sets), CalibrationSeed: o.CalibrationSeed, Calibration: cal, Given: given != nil, Result: *r}, nil
 }
 
 // formatsParts splits the units into their kinds.
@@ -419,9 +427,34 @@ func formatsPilotTable(fp *FormatsPilot) report.Table {
 	for i, e := range r.Epochs {
 		accs[i] = fmt.Sprintf("%.2f", 100*e.ValAcc)
 	}
+	how := fmt.Sprintf("The thresholds are the calibration run's backbone cosines floored to %g, as the paper's pilots calibrate on an always-FP32 run of the workload.", control.LadderStep)
+	if fp.Given {
+		how = "The thresholds were given (--rungs); the calibration row shows what calibration would have measured."
+	}
 	t.Notes = []string{
-		fmt.Sprintf("Cosines to the FP32 mean, averaged over the last %d steps of the FP32 warm-up; rungs are tried lowest traffic first (G-Binary 1, G-Ternary 1.58, INT8 8, BFP8 8.125 bits per element) and the first that passes is admitted, FP32 (32) when none does. The thresholds are the calibration run's backbone cosines floored to %g, as the paper's pilots calibrate on an always-FP32 run of the workload.", r.WarmupSteps, control.LadderStep),
+		fmt.Sprintf("Cosines to the FP32 mean, averaged over the last %d steps of the FP32 warm-up; rungs are tried lowest traffic first (G-Binary 1, G-Ternary 1.58, INT8 8, BFP8 8.125 bits per element) and the first that passes is admitted, FP32 (32) when none does. %s", r.WarmupSteps, how),
 		fmt.Sprintf("Plan %s from epoch %d on; traffic %s of FP32 (paper accounting); validation accuracy per epoch (%%): %s; %d velocity resets.", r.Plan, r.WarmupEpochs+1, train.FormatRatio(r.Traffic.Paper.Ratio), strings.Join(accs, " "), r.VelocityResets),
 	}
 	return t
+}
+
+// FormatsPilotReport runs the format-admission pilot alone (`nfabric pilot
+// formats`): o.Pilot's workload, the ladder calibrated as the block does,
+// or rungs when not nil.
+func FormatsPilotReport(ctx context.Context, o FormatsOptions, rungs control.Rungs) (*report.Result, error) {
+	if o.PilotWarmup < 1 || o.PilotWarmup >= o.Pilot.Epochs {
+		return nil, fmt.Errorf("pilot warm-up %d epochs of %d: want 1 to %d", o.PilotWarmup, o.Pilot.Epochs, o.Pilot.Epochs-1)
+	}
+	if err := rungs.Validate(); err != nil {
+		return nil, err
+	}
+	fp, err := runFormatsPilot(ctx, o, rungs, o.Pilot.Logf)
+	if err != nil {
+		return nil, err
+	}
+	r := fp.Result
+	return &report.Result{Block: "pilot-formats", Title: "Format-admission pilot (extension: the ladder with INT8 and BFP8 rungs)", Data: fp,
+		Tables: []report.Table{formatsPilotTable(fp)},
+		Summary: []string{fmt.Sprintf("%s seed %d: the ladder admitted %s (traffic %s of FP32), final accuracy %.2f%%.",
+			fp.Data.Name, r.Seed, r.Label, train.FormatRatio(r.Traffic.Paper.Ratio), 100*r.Final)}}, nil
 }
