@@ -1,9 +1,11 @@
 package pilot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
@@ -124,5 +126,25 @@ func TestRunFormatsErrors(t *testing.T) {
 	}
 	if _, _, err := WarmupCosines(context.Background(), formatTestConfig(nil).Train, 0, 4, sets); err == nil {
 		t.Error("WarmupCosines with no warm-up accepted")
+	}
+}
+
+func TestRunFormatsDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	sets := &data.Sets{Train: blobs(512, 4, 1), Test: blobs(128, 4, 2)}
+	cfg := formatTestConfig(control.Rungs{{Format: lowbit.Binary, Min: 0}, {Format: lowbit.BFP8, Min: 0.9}})
+	var out [2][]byte
+	for i, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		res, err := RunFormats(context.Background(), cfg, sets)
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("GOMAXPROCS 1 and 4 give different format pilots")
 	}
 }
