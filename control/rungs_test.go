@@ -192,3 +192,27 @@ func FuzzParseRungs(f *testing.F) {
 		}
 	})
 }
+
+func FuzzRungJSON(f *testing.F) {
+	f.Add([]byte(`[{"format":"int8","min_cosine":0.95}]`))
+	f.Add([]byte(`[{"format":"g-binary","min_cosine":-1},{"format":"bfp","min_cosine":1}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Rungs
+		if err := json.Unmarshal(b, &r); err != nil {
+			return
+		}
+		for _, g := range r {
+			if !g.Format.Valid() || !(g.Min >= -1 && g.Min <= 1) {
+				t.Fatalf("%s decoded to an invalid rung %+v", b, g)
+			}
+		}
+		out, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Rungs
+		if err := json.Unmarshal(out, &back); err != nil || len(back) != len(r) {
+			t.Fatalf("round trip of %s: %s, %v", b, out, err)
+		}
+	})
+}

@@ -307,3 +307,23 @@ func TestRunFormatDiagnostics(t *testing.T) {
 		t.Error("DiagFormats changed the run")
 	}
 }
+
+func FuzzFormatCosinesJSON(f *testing.F) {
+	f.Add([]byte(`{"fp32":{"global":1,"backbone":1,"head":1},"int8":{"global":0.5}}`))
+	f.Add([]byte(`{"bfp8":{"head":-1}}`))
+	f.Add([]byte(`{"int9":{}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fc FormatCosines
+		if err := json.Unmarshal(b, &fc); err != nil {
+			return
+		}
+		out, err := json.Marshal(fc)
+		if err != nil {
+			return // a NaN cannot come from JSON; an Inf from a huge literal cannot be written back
+		}
+		var back FormatCosines
+		if err := json.Unmarshal(out, &back); err != nil || back != fc {
+			t.Fatalf("round trip of %s: %s, %v", b, out, err)
+		}
+	})
+}
