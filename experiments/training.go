@@ -56,6 +56,9 @@ type TrainOptions struct {
 	// DiagEpoch is the epoch of the cosine diagnostics (0 = last),
 	// measured over DiagSteps steps (0 = the whole epoch).
 	DiagEpoch, DiagSteps int
+	// DiagFormats adds every format's cosines to the diagnostics
+	// (train.Config.DiagFormats; the formats block).
+	DiagFormats bool
 	// Extensions adds runs of the extensions beyond the paper to the
 	// boundary study: error feedback and the margin and worker gates.
 	Extensions bool
@@ -264,7 +267,7 @@ func (o *TrainOptions) DefaultAugment() {
 func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 	c := train.Config{Model: o.Model, Hidden: o.Hidden, Workers: o.Workers, Batch: o.Batch, Epochs: o.Epochs,
 		LR: o.LR, SignLR: o.SignLR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Policy: p,
-		Layout: o.Layout, Seed: seed, DiagSteps: o.DiagSteps, Logf: o.Logf}
+		Layout: o.Layout, Seed: seed, DiagSteps: o.DiagSteps, DiagFormats: o.DiagFormats, Logf: o.Logf}
 	if o.Augment {
 		c.Aug = data.Augment{Pad: 4, Flip: true}
 	}

@@ -87,6 +87,7 @@ calibrated on the default workload (see the block's calibration table).`,
 	}
 	of.add(cmd.Flags(), def.Train)
 	pf.add(cmd.Flags(), def)
+	cmd.AddCommand(newPilotFormatsCmd())
 	return cmd
 }
 
