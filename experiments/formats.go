@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/control"
@@ -18,22 +20,13 @@ import (
 )
 
 func init() {
-	Register(Spec[FormatsUnit]{Name: "formats", Title: formatsTitle, Order: 45, Units: formatsUnits, Layout: formatsLayout})
+	run.Register(run.Spec[FormatsUnit]{Name: "formats", Title: formatsTitle, Order: 45, Units: formatsUnits, Layout: formatsLayout})
 }
 
 const formatsTitle = "Payload formats side by side: the paper's three and the conservative INT8 and BFP8 (extension, Sec. 1)"
 
 // StudyFormats is the formats block's study name in its TrainRuns.
 const StudyFormats = "formats"
-
-// pendingCycles and pendingHW mark the cells of the formats beyond the
-// paper that the timing model and the RTL do not yet carry: the lead
-// wires them when the controller modes (timing cycles) and the RTL
-// (cells, Fmax) of INT8 and BFP8 land.
-const (
-	pendingCycles = "pending: timing cycles"
-	pendingHW     = "pending: hw cells"
-)
 
 // FormatsOptions are the formats block's parameters.
 //
@@ -66,16 +59,16 @@ type FormatsOptions struct {
 // epochs, 3 seeds: 15 runs) and the pilot on 2,000 images of the
 // 100-class stand-in for 3 epochs (1 of warm-up) after a 1-epoch
 // calibration, and leaves the hardware to the hardware block.
-func FormatsOptionsFor(tier Tier, seed uint64) FormatsOptions {
+func FormatsOptionsFor(tier run.Tier, seed uint64) FormatsOptions {
 	rows := ValidatedOptions(tier, seed)
 	rows.Only, rows.DiagFormats = nil, true
 	pl := BoundaryOptions(tier, seed)
 	pl.Only, pl.Seeds = nil, 1
 	o := FormatsOptions{Rows: rows, Pilot: pl, PilotWarmup: 1, CalibrationSeed: seed + 1000}
 	switch tier {
-	case TierStandard:
+	case run.TierStandard:
 		o.PilotWarmup, o.Synth = 2, true
-	case TierFull:
+	case run.TierFull:
 		o.PilotWarmup, o.Synth, o.Route = 2, true, true
 	}
 	return o
@@ -115,6 +108,17 @@ type FormatsTiming struct {
 	Stages      int     `json:"stages"`
 	ClockGHz    float64 `json:"clock_ghz"`
 	ExposurePct float64 `json:"exposure_pct"`
+	// Sum is each integer-sum mode's depth (timing.DatapathCycles at the
+	// anchor's W) and its exposure at the same anchor
+	// (timing.ModeAnchorExposure), keyed by format name.
+	Sum map[string]FormatsModeTiming `json:"sum,omitempty"`
+}
+
+// FormatsModeTiming is one integer-sum mode at Table 4's anchor.
+type FormatsModeTiming struct {
+	Mode        string  `json:"mode"`
+	Stages      int     `json:"stages"`
+	ExposurePct float64 `json:"exposure_pct"`
 }
 
 // formatRows are the rows of the block: one uniform policy per format.
@@ -131,13 +135,13 @@ func formatRows() ([]policyRow, error) {
 	return rows, nil
 }
 
-func formatsUnits(cfg Config) ([]Unit[FormatsUnit], error) {
+func formatsUnits(cfg run.Config) ([]run.Unit[FormatsUnit], error) {
 	return FormatsUnits(FormatsOptionsFor(cfg.Tier, cfg.Seed+1))
 }
 
 // FormatsUnits lists the block's units: the rows (format x seed), the
 // pilot, the timing anchor and, when chosen, the synthesis and the route.
-func FormatsUnits(o FormatsOptions) ([]Unit[FormatsUnit], error) {
+func FormatsUnits(o FormatsOptions) ([]run.Unit[FormatsUnit], error) {
 	if o.Rows.Seeds < 1 {
 		return nil, fmt.Errorf("formats: seeds %d < 1", o.Rows.Seeds)
 	}
@@ -148,49 +152,83 @@ func FormatsUnits(o FormatsOptions) ([]Unit[FormatsUnit], error) {
 	if err != nil {
 		return nil, err
 	}
-	var us []Unit[FormatsUnit]
+	var us []run.Unit[FormatsUnit]
 	for _, r := range rows {
 		for s := range o.Rows.Seeds {
 			seed := o.Rows.Seed + uint64(s)
 			key := fmt.Sprintf("%s/seed%d", r.policy, seed)
-			us = append(us, Unit[FormatsUnit]{Key: key, Run: func(ctx context.Context, cfg Config) (FormatsUnit, error) {
+			us = append(us, run.Unit[FormatsUnit]{Key: key, Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 				tr, err := trainUnit(ctx, StudyFormats, o.Rows, r, seed, cfg.Logf)
 				return FormatsUnit{Key: key, Run: &tr}, err
 			}})
 		}
 	}
-	us = append(us, Unit[FormatsUnit]{Key: "pilot", Run: func(ctx context.Context, cfg Config) (FormatsUnit, error) {
+	us = append(us, run.Unit[FormatsUnit]{Key: "pilot", Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 		p, err := runFormatsPilot(ctx, o, nil, cfg.Logf)
 		return FormatsUnit{Key: "pilot", Pilot: p}, err
 	}})
-	us = append(us, Unit[FormatsUnit]{Key: "timing", Cores: 1, Run: func(ctx context.Context, cfg Config) (FormatsUnit, error) {
+	us = append(us, run.Unit[FormatsUnit]{Key: "timing", Cores: 1, Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 		exp, err := timing.AnchorExposure()
 		if err != nil {
 			return FormatsUnit{}, fmt.Errorf("timing anchor: %w", err)
 		}
-		c := timing.DefaultConfig().Controller
-		return FormatsUnit{Key: "timing", Timing: &FormatsTiming{Stages: c.Stages, ClockGHz: c.ClockGHz, ExposurePct: 100 * exp}}, nil
+		dc := timing.DefaultConfig()
+		ft := &FormatsTiming{Stages: dc.Controller.Stages, ClockGHz: dc.Controller.ClockGHz, ExposurePct: 100 * exp, Sum: map[string]FormatsModeTiming{}}
+		for _, f := range lowbit.Formats() {
+			if !f.Sum() {
+				continue
+			}
+			m, err := cxl.ModeOf(f)
+			if err != nil {
+				return FormatsUnit{}, err
+			}
+			k, err := timing.DatapathCycles(m, dc.Streams.Count)
+			if err != nil {
+				return FormatsUnit{}, fmt.Errorf("timing %v: %w", m, err)
+			}
+			e, err := timing.ModeAnchorExposure(m)
+			if err != nil {
+				return FormatsUnit{}, fmt.Errorf("timing %v: %w", m, err)
+			}
+			ft.Sum[f.String()] = FormatsModeTiming{Mode: m.String(), Stages: k, ExposurePct: 100 * e}
+		}
+		return FormatsUnit{Key: "timing", Timing: ft}, nil
 	}})
-	dp := hw.Config{Width: 512}
+	for _, d := range hw.Datapaths {
+		us = append(us, formatsHWUnits(o, d)...)
+	}
+	return us, nil
+}
+
+// formatsHWUnits are datapath d's 512-bit synthesis (standard and full
+// tiers) and ECP5 route (full tier). The paper's datapath keeps its keys
+// synth/512 and pnr/512; a sum datapath's add its name.
+func formatsHWUnits(o FormatsOptions, d hw.Datapath) []run.Unit[FormatsUnit] {
+	dp := hw.Config{Width: 512, Datapath: d}
+	sk, pk := "synth/512", "pnr/512"
+	if d.IsSum() {
+		sk, pk = sk+"/"+d.String(), pk+"/"+d.String()
+	}
+	var us []run.Unit[FormatsUnit]
 	if o.Synth {
-		us = append(us, Unit[FormatsUnit]{Key: "synth/512", Cores: 1, Run: func(ctx context.Context, cfg Config) (FormatsUnit, error) {
+		us = append(us, run.Unit[FormatsUnit]{Key: sk, Cores: 1, Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 			r, err := hw.Synth(ctx, dp, hw.SynthOptions{})
 			if err != nil {
-				return formatsSkip("synth/512", err)
+				return formatsSkip(sk, err)
 			}
-			return FormatsUnit{Key: "synth/512", Synth: &r}, nil
+			return FormatsUnit{Key: sk, Synth: &r}, nil
 		}})
 	}
 	if o.Route {
-		us = append(us, Unit[FormatsUnit]{Key: "pnr/512", Cores: 1, Long: true, Run: func(ctx context.Context, cfg Config) (FormatsUnit, error) {
+		us = append(us, run.Unit[FormatsUnit]{Key: pk, Cores: 1, Long: true, Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 			r, err := hw.Pnr(ctx, dp, hw.PnrOptions{Part: hw.DefaultECP5})
 			if err != nil {
-				return formatsSkip("pnr/512", err)
+				return formatsSkip(pk, err)
 			}
-			return FormatsUnit{Key: "pnr/512", Pnr: &r}, nil
+			return FormatsUnit{Key: pk, Pnr: &r}, nil
 		}})
 	}
-	return us, nil
+	return us
 }
 
 // formatsSkip turns a missing tool into a unit result that says so.
@@ -246,12 +284,12 @@ type formatsParts struct {
 	runs   []TrainRun
 	pilot  *FormatsPilot
 	timing *FormatsTiming
-	synth  *FormatsUnit
-	pnr    *FormatsUnit
+	// synth and pnr are keyed by datapath name ("" the paper's).
+	synth, pnr map[string]*FormatsUnit
 }
 
 func splitFormats(us []FormatsUnit) formatsParts {
-	var p formatsParts
+	p := formatsParts{synth: map[string]*FormatsUnit{}, pnr: map[string]*FormatsUnit{}}
 	for i := range us {
 		u := &us[i]
 		switch {
@@ -261,10 +299,10 @@ func splitFormats(us []FormatsUnit) formatsParts {
 			p.pilot = u.Pilot
 		case u.Timing != nil:
 			p.timing = u.Timing
-		case strings.HasPrefix(u.Key, "synth/"):
-			p.synth = u
-		case strings.HasPrefix(u.Key, "pnr/"):
-			p.pnr = u
+		case strings.HasPrefix(u.Key, "synth/512"):
+			p.synth[strings.TrimPrefix(strings.TrimPrefix(u.Key, "synth/512"), "/")] = u
+		case strings.HasPrefix(u.Key, "pnr/512"):
+			p.pnr[strings.TrimPrefix(strings.TrimPrefix(u.Key, "pnr/512"), "/")] = u
 		}
 	}
 	return p
@@ -287,7 +325,7 @@ func rowCosines(f lowbit.Format, pr PolicyRuns) [nn.NumGroups][]float64 {
 	return out
 }
 
-func formatsLayout(cfg Config, us []FormatsUnit) (*report.Result, error) {
+func formatsLayout(cfg run.Config, us []FormatsUnit) (*report.Result, error) {
 	return FormatsLayout(FormatsOptionsFor(cfg.Tier, cfg.Seed+1), us)
 }
 
@@ -309,7 +347,6 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 	t := report.Table{Name: "formats", Title: "Every format side by side on the " + o.Rows.Model + " stand-in (" + dataName + ")",
 		Columns: []string{"format", "evaluated by", "bits/element (paper acc.)", "traffic ratio", "scale agreement (bits/step)", "final acc. (%)", "vs FP32 (points, 95% paired CI)",
 			"cosine backbone", "cosine head", "datapath cycles", "exposure (%)", "cells 512-bit", "Fmax 512-bit ECP5 (MHz)"}}
-	cells, fmax := formatsHardware(p)
 	for _, ft := range lowbit.Formats() {
 		r, _ := train.RuleFor(ft)
 		label := train.Uniform(train.RuleSpec{Rule: r}).Label()
@@ -341,15 +378,23 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 			exp = fmt.Sprintf("%.2f", p.timing.ExposurePct)
 		case ft.Vote():
 			cyc, exp = "not run", "not run"
+		case ft.Sum() && p.timing != nil:
+			if st, ok := p.timing.Sum[ft.String()]; ok {
+				cyc = fmt.Sprintf("%d at %g GHz (%s)", st.Stages, p.timing.ClockGHz, st.Mode)
+				exp = fmt.Sprintf("%.2f", st.ExposurePct)
+			} else {
+				cyc, exp = "not run", "not run"
+			}
 		case ft.Sum():
-			cyc, exp = pendingCycles, pendingCycles
+			cyc, exp = "not run", "not run"
 		}
 		hc, hf := "- (bypass: no datapath)", "-"
 		switch {
 		case ft.Vote():
-			hc, hf = cells, fmax
+			hc, hf = formatsHardware(p, "")
 		case ft.Sum():
-			hc, hf = pendingHW, pendingHW
+			m, _ := cxl.ModeOf(ft)
+			hc, hf = formatsHardware(p, m.String())
 		}
 		t.AddRow(ft.String(), who, fmt.Sprintf("%g", lowbit.BitsPerElement(ft, lowbit.PaperGate, lowbit.PaperAccounting)),
 			train.FormatRatio(run.Traffic.Paper.Ratio), fmt.Sprintf("%g", run.Traffic.ScaleBits), f.cell(label), vs,
@@ -359,8 +404,8 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 		fmt.Sprintf("%s, %d seeds (%s); every format is a uniform policy; the paper's three rows are the training block's validated runs of the same seeds. INT8 and BFP8 are extensions beyond the paper (Sec. 1: \"more conservative formats are compatible with the same admission framework\"): INT8 agrees one scale per parameter tensor (max |g| over the workers / 127) and sums 8-bit codes into int16 lanes; BFP8 gives every worker its own exponent per 64-element block and aligns the mantissas to the largest before the sum; both decode the sum to the workers' mean and train with the FP32 learning rate.", describe(o.Rows, p.runs[0].Data), len(byLabel["FP32 all"].Runs), o.Rows.tierLabel()),
 		"Bits per element under the paper's accounting; the traffic ratio is the stand-in's gradient payload over FP32's. INT8's scale agreement (one float32 per worker and parameter tensor, a max-reduce before encoding) is the separate column, not in the ratio.",
 		"Cosines are each row's own aggregate against the FP32 mean of the same gradients, averaged over the last epoch's diagnostic steps, mean ± std over seeds (the paper's Table 5 measure).",
-		"Datapath cycles and exposure: the timing model's aggregation stages and its full-LLC-miss anchor (Table 4's first row), which G-Binary and G-Ternary share. INT8 and BFP8 read \"" + pendingCycles + "\" until the controller modes int8-sum and bfp8-sum carry timing; their cells and Fmax read \"" + pendingHW + "\" until their RTL lands.",
-		"Cells: Yosys generic synthesis of the 512-bit, 5-stage datapath, one module whose mode selects G-Binary or G-Ternary; Fmax: nextpnr on ECP5 (full tier). The hardware block synthesizes and routes it in every tier.",
+		"Datapath cycles and exposure: the timing model's aggregation stages and its full-LLC-miss anchor (Table 4's first row), which G-Binary and G-Ternary share; INT8 and BFP8 run the same anchor at the depth timing.DatapathCycles derives for int8-sum and bfp8-sum (a W-input adder tree, and BFP8's exponent maximum and alignment shift; see the timing package doc).",
+		"Cells: Yosys generic synthesis of the 512-bit datapaths: the paper's 5-stage one, whose mode selects G-Binary or G-Ternary, and the int8-sum and bfp8-sum sum datapaths at their fixed depths (package hw); Fmax: nextpnr on ECP5 (full tier). The hardware block synthesizes and routes all three in every tier.",
 	}
 	res.Tables = append(res.Tables, t)
 	conv := convergenceOf(rows, o.Rows.tierLabel())
@@ -384,15 +429,15 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 }
 
 // formatsHardware formats the 512-bit datapath's cells and Fmax.
-func formatsHardware(p formatsParts) (cells, fmax string) {
+func formatsHardware(p formatsParts, datapath string) (cells, fmax string) {
 	cells, fmax = "not run in this tier (block hardware)", "not run in this tier (block hardware)"
-	if u := p.synth; u != nil {
+	if u := p.synth[datapath]; u != nil {
 		cells = u.Skipped
 		if u.Synth != nil {
 			cells = fmt.Sprintf("%d (%d registers)", u.Synth.Generic.Cells, u.Synth.Generic.Registers())
 		}
 	}
-	if u := p.pnr; u != nil {
+	if u := p.pnr[datapath]; u != nil {
 		fmax = u.Skipped
 		if r := u.Pnr; r != nil {
 			fmax = fmt.Sprintf("%.2f", r.FmaxMHz)

@@ -1,6 +1,8 @@
 package experiments
 
 import (
+	"context"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -64,8 +66,9 @@ func TestFormatsLayoutHand(t *testing.T) {
 	}
 	fp := &FormatsPilot{Data: DataInfo{Name: "hand100"}, Result: pilot.FormatResult{Seed: 1, Label: "G-Binary backbone + INT8 head",
 		Admitted: train.PerGroup[string]{"g-binary", "int8"}}}
-	us = append(us, FormatsUnit{Key: "pilot", Pilot: fp}, FormatsUnit{Key: "timing", Timing: &FormatsTiming{Stages: 5, ClockGHz: 2, ExposurePct: 1.19}})
-	o := FormatsOptionsFor(TierQuick, 1)
+	us = append(us, FormatsUnit{Key: "pilot", Pilot: fp}, FormatsUnit{Key: "timing", Timing: &FormatsTiming{Stages: 5, ClockGHz: 2, ExposurePct: 1.19,
+		Sum: map[string]FormatsModeTiming{"int8": {Mode: "int8-sum", Stages: 5, ExposurePct: 1.19}, "bfp8": {Mode: "bfp8-sum", Stages: 6, ExposurePct: 1.43}}}})
+	o := FormatsOptionsFor(run.TierQuick, 1)
 	res, err := FormatsLayout(o, us)
 	if err != nil {
 		t.Fatal(err)
@@ -104,8 +107,10 @@ func TestFormatsLayoutHand(t *testing.T) {
 		{"int8", "traffic ratio", "0.2500"},
 		{"bfp8", "traffic ratio", "0.2539"},
 		{"g-binary", "traffic ratio", "0.0313"},
-		{"int8", "datapath cycles", pendingCycles},
-		{"bfp8", "cells 512-bit", pendingHW},
+		{"int8", "datapath cycles", "5 at 2 GHz (int8-sum)"},
+		{"bfp8", "datapath cycles", "6 at 2 GHz (bfp8-sum)"},
+		{"bfp8", "exposure (%)", "1.43"},
+		{"bfp8", "cells 512-bit", "not run in this tier (block hardware)"},
 		{"g-ternary", "exposure (%)", "1.19"},
 		{"g-binary", "datapath cycles", "5 at 2 GHz"},
 		{"fp32", "vs FP32 (points, 95% paired CI)", "reference"},
@@ -135,10 +140,10 @@ func TestFormatsLayoutHand(t *testing.T) {
 
 func TestFormatsUnits(t *testing.T) {
 	for _, tc := range []struct {
-		tier        Tier
+		tier        run.Tier
 		synth, pnr  bool
 		warmup, len int
-	}{{TierQuick, false, false, 1, 15 + 2}, {TierStandard, true, false, 2, 0}, {TierFull, true, true, 2, 0}} {
+	}{{run.TierQuick, false, false, 1, 15 + 2}, {run.TierStandard, true, false, 2, 0}, {run.TierFull, true, true, 2, 0}} {
 		o := FormatsOptionsFor(tc.tier, 1)
 		us, err := FormatsUnits(o)
 		if err != nil {
@@ -158,16 +163,46 @@ func TestFormatsUnits(t *testing.T) {
 			t.Errorf("%v: keys %v", tc.tier, keys)
 		}
 	}
-	o := FormatsOptionsFor(TierQuick, 1)
+	o := FormatsOptionsFor(run.TierQuick, 1)
 	o.PilotWarmup = o.Pilot.Epochs
 	if _, err := FormatsUnits(o); err == nil {
 		t.Error("a warm-up as long as the pilot accepted")
 	}
 	var found bool
-	for _, b := range Blocks() {
+	for _, b := range run.Blocks() {
 		found = found || (b.Name == "formats" && b.Order == 45)
 	}
 	if !found {
 		t.Error("formats block not registered at order 45")
 	}
+}
+
+// TestFormatsTimingUnit runs the block's timing unit: at Table 4's anchor
+// (W = 8 streams) a 3-level adder tree takes one cycle (timing's
+// TreeLevelsPerCycle), so int8-sum is the paper's 5 stages and bfp8-sum
+// adds its alignment cycle; a deeper datapath is never cheaper.
+func TestFormatsTimingUnit(t *testing.T) {
+	us, err := FormatsUnits(FormatsOptionsFor(run.TierQuick, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range us {
+		if u.Key != "timing" {
+			continue
+		}
+		r, err := u.Run(context.Background(), run.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft := r.Timing
+		i8, b8 := ft.Sum["int8"], ft.Sum["bfp8"]
+		if ft.Stages != 5 || i8.Stages != 5 || b8.Stages != 6 || i8.Mode != "int8-sum" || b8.Mode != "bfp8-sum" {
+			t.Fatalf("stages: paper %d, %+v, %+v", ft.Stages, i8, b8)
+		}
+		if i8.ExposurePct != ft.ExposurePct || !(b8.ExposurePct > ft.ExposurePct) {
+			t.Errorf("exposure: paper %.3f, int8 %.3f (same depth, want equal), bfp8 %.3f (want more)", ft.ExposurePct, i8.ExposurePct, b8.ExposurePct)
+		}
+		return
+	}
+	t.Fatal("no timing unit")
 }

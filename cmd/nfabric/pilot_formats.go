@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/spf13/cobra"
 )
 
@@ -21,7 +22,7 @@ type formatsPilotFlags struct {
 // format-admission pilot with the user's workload and ladder.
 func newPilotFormatsCmd() *cobra.Command {
 	var ff formatsPilotFlags
-	def := experiments.FormatsOptionsFor(experiments.TierQuick, 1)
+	def := experiments.FormatsOptionsFor(run.TierQuick, 1)
 	cmd := &cobra.Command{
 		Use:   "formats",
 		Short: "format-admission pilot: FP32 warm-up, then the ladder over G-Binary, G-Ternary, INT8 and BFP8 per group",
