@@ -75,10 +75,10 @@
 //
 // Counted on Int8 and BFP8, which came together (issue 30): the lowbit part
 // touched 6 files (format.go, fixed.go, ref.go, traffic.go and two test
-// files), and the controller and I/O layers 34 more, 40 in all: 23
+// files), and the controller and I/O layers 36 more, 42 in all: 23
 // hand-written sources in 8 Go packages and the proto (lowbit 5 with this
 // comment, cxl 7, host 3, payload 3, serve 2, timing 1, cmd/nfabric 1, the
-// proto 1), 15 test files and 2 generated stubs. Most of it was a first
+// proto 1), 17 test files and 2 generated stubs. Most of it was a first
 // generalization (a region shape, a payload with codes instead of planes,
 // a versioned file header, a proto Format) that a further integer-sum
 // format reuses: one would add rows and branches to about 10 of those
