@@ -189,9 +189,14 @@ func (d *device) run(steps []step, cnt counts) (*pb.TransactResponse, []violatio
 		out.Transactions += uint64(st.n)
 		for _, sp := range o.Spans {
 			if st.op == cxl.MemRd {
-				for range sp.Lines {
-					out.ReadModes = append(out.ReadModes, wire.Mode(sp.Mode))
-					out.ReadTransformed = append(out.ReadTransformed, sp.Transformed)
+				// A span's lines share a mode and flag: fill them, a
+				// span at a time (reads is their capacity).
+				nr := len(out.ReadModes)
+				out.ReadModes = out.ReadModes[:nr+sp.Lines]
+				out.ReadTransformed = out.ReadTransformed[:nr+sp.Lines]
+				m, tr := wire.Mode(sp.Mode), sp.Transformed
+				for j := nr; j < nr+sp.Lines; j++ {
+					out.ReadModes[j], out.ReadTransformed[j] = m, tr
 				}
 			}
 			if sp.Err != nil {
