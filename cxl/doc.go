@@ -35,6 +35,12 @@
 // transaction already accepted: it takes effect at a transaction boundary
 // and is logged with the last accepted seq and a caller timestamp.
 //
+// DoRun runs a run of consecutive lines of one opcode as that many Do
+// calls would (same sequence numbers, responses, counters and errors),
+// but checks a stretch of alike lines once and moves it a storage page at
+// a time; what it does not know (bad lines, worker-major views, G-Ternary
+// element-major views, other modes) goes through Do line by line.
+//
 // Invalid requests (unaligned or out-of-range address, wrong data length,
 // unknown opcode, a read of an aggregate view that is not mapped in the
 // current mode, a write into a view) are still accepted and answered: the

@@ -146,6 +146,31 @@ func BenchmarkWriteAggregate(b *testing.B) {
 		}
 		report(b, cpu)
 	})
+	b.Run("inprocess-runs", func(b *testing.B) {
+		// The device path the service now runs, host.Device.TransactRuns
+		// (one run an op), without the socket, the encoding and the server.
+		dev, err := host.Open(host.Config{Workers: 8, Capacity: region.End()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := dev.MapRegion(region); err != nil {
+			b.Fatal(err)
+		}
+		out := make([]byte, benchLines*cxl.LineBytes)
+		runs := []host.Run{
+			{Run: cxl.Run{Op: cxl.MemWr, Lines: benchLines, Data: payload}},
+			{Run: cxl.Run{Op: cxl.MemRd, Lines: benchLines, Dst: out}},
+		}
+		res := make([]host.RunOutcome, len(runs))
+		b.ResetTimer()
+		cpu := startCPU()
+		for range b.N {
+			if _, f := dev.TransactRuns(runs, res); f > 0 {
+				b.Fatal("failed transactions")
+			}
+		}
+		report(b, cpu)
+	})
 }
 
 // BenchmarkControlRoundTrip is one control event (a step boundary) and its

@@ -125,9 +125,10 @@ func TestSharedSnapshot(t *testing.T) {
 	ts := startServer(t, serve.Options{})
 	c := ts.dial(t)
 	ctx := context.Background()
-	// More read lines than one chunk of the device batch (256), so that
-	// the read's first lines reach the buffer before the write is
-	// accepted: only the snapshot keeps them out of the write.
+	// The device completes each op's run before the next op starts (and,
+	// per line, completed the batch in chunks of 256), so the read's lines
+	// reach the buffer before the write runs: only the snapshot keeps them
+	// out of the write.
 	const n = 300
 	d, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: 2 * n * cxl.LineBytes})
 	if err != nil {

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/cxl"
@@ -146,91 +145,65 @@ func decodeOps(ops []*pb.Op, maxLines, maxRead, maxShared int) ([]step, counts, 
 	return steps, cnt, nil
 }
 
-// chunkSteps is how many host steps run goes through host.Device.Transact
-// at a time: small enough that the steps and outcomes stay in cache.
-const chunkSteps = 256
-
-// batchBuf is run's scratch: one chunk of host steps, their outcomes, and
-// the op each came from.
-type batchBuf struct {
-	steps [chunkSteps]host.Step
-	res   [chunkSteps]host.Outcome
-	op    [chunkSteps]int
-	line  [chunkSteps]int // the line of its op
-}
-
-var batchPool = sync.Pool{New: func() any { return new(batchBuf) }}
-
-// run runs the steps on the device through host.Device.Transact: every
-// transaction in order with its tag, mode writes between them, each
-// failure reported. It goes through Transact a chunk at a time, which
-// gives the same responses as one batch (Transact's steps stand alone;
-// host's tests compare it with one transaction at a time) because the
-// caller holds d.mu, so no other call reaches the device in between. It
-// returns the response and the bad fields, the mode writes' first.
+// run runs the steps on the device through host.Device.TransactRuns, an
+// op a run: every transaction in order with its tag, mode writes between
+// them, each failure reported, exactly as one host.Step a line through
+// host.Device.Transact (host's tests compare the two line by line), but
+// validated and moved a stretch of lines at a time. The caller holds
+// d.mu, so no other call reaches the device in between. It returns the
+// response and the bad fields, the mode writes' first.
 //
 // A read with a dst (a shared read) puts its lines there rather than in
 // the response's data.
 func (d *device) run(steps []step, cnt counts) (*pb.TransactResponse, []violation) {
-	buf := batchPool.Get().(*batchBuf)
-	defer batchPool.Put(buf)
 	reads := cnt.reads + cnt.sharedReads
-	out := &pb.TransactResponse{Data: make([]byte, 0, cnt.reads*cxl.LineBytes),
+	out := &pb.TransactResponse{Data: make([]byte, cnt.reads*cxl.LineBytes),
 		ReadModes: make([]pb.Mode, 0, reads), ReadTransformed: make([]bool, 0, reads)}
-	var modeBad, txBad []violation
-	n, started := 0, false
-	flush := func() {
-		first, _ := d.dev.Transact(buf.steps[:n], buf.res[:n])
-		if !started {
-			out.FirstSeq, started = first, true
-		}
-		for k := range n {
-			i, o := buf.op[k], &buf.res[k]
-			st := &steps[i]
-			if st.op == 0 {
-				if o.Err != nil {
-					modeBad = append(modeBad, violation{fmt.Sprintf("ops[%d].set_mode.region", i), o.Err.Error()})
-				}
-				continue
-			}
-			out.Transactions++
-			if st.op == cxl.MemRd {
-				if st.dst != nil {
-					copy(st.dst[buf.line[k]*cxl.LineBytes:], o.Resp.Data[:])
-				} else {
-					out.Data = append(out.Data, o.Resp.Data[:]...)
-				}
-				out.ReadModes = append(out.ReadModes, wire.Mode(o.Resp.Mode))
-				out.ReadTransformed = append(out.ReadTransformed, o.Resp.Transformed)
-			}
-			if o.Err != nil {
-				txBad = append(txBad, violation{fmt.Sprintf("ops[%d].%s.%s", i, st.kind(), errField(o.Err)), o.Err.Error()})
-			}
-		}
-		clear(buf.steps[:n]) // drop the references to the request's data
-		n = 0
-	}
-	add := func(i, line int, hs host.Step) {
-		if n == chunkSteps {
-			flush()
-		}
-		buf.steps[n], buf.op[n], buf.line[n] = hs, i, line
-		n++
-	}
+	runs := make([]host.Run, len(steps))
+	at := 0 // the next response data byte
 	for i, st := range steps {
 		if st.op == 0 {
-			add(i, 0, host.Step{ModeWrite: true, Region: st.region, Mode: st.mode, Time: st.time})
+			runs[i] = host.Run{ModeWrite: true, Region: st.region, Mode: st.mode, Time: st.time}
 			continue
 		}
-		for k := range st.n {
-			req := cxl.Req{Op: st.op, Tag: st.tag + uint16(k), Addr: st.addr + uint64(k)*cxl.LineBytes}
-			if st.op == cxl.MemWr {
-				req.Data = st.data[k*cxl.LineBytes : min(len(st.data), (k+1)*cxl.LineBytes)]
+		r := cxl.Run{Op: st.op, Tag: st.tag, Addr: st.addr, Lines: st.n, Data: st.data}
+		if st.op == cxl.MemRd {
+			if r.Dst = st.dst; r.Dst == nil {
+				r.Dst = out.Data[at : at+st.n*cxl.LineBytes]
+				at += st.n * cxl.LineBytes
 			}
-			add(i, k, host.Step{Req: req})
+		}
+		runs[i] = host.Run{Run: r}
+	}
+	res := make([]host.RunOutcome, len(runs))
+	out.FirstSeq, _ = d.dev.TransactRuns(runs, res)
+	var modeBad, txBad []violation
+	for i, st := range steps {
+		o := &res[i]
+		if st.op == 0 {
+			if o.Err != nil {
+				modeBad = append(modeBad, violation{fmt.Sprintf("ops[%d].set_mode.region", i), o.Err.Error()})
+			}
+			continue
+		}
+		out.Transactions += uint64(st.n)
+		for _, sp := range o.Spans {
+			if st.op == cxl.MemRd {
+				// A span's lines share a mode and flag: fill them, a
+				// span at a time (reads is their capacity).
+				nr := len(out.ReadModes)
+				out.ReadModes = out.ReadModes[:nr+sp.Lines]
+				out.ReadTransformed = out.ReadTransformed[:nr+sp.Lines]
+				m, tr := wire.Mode(sp.Mode), sp.Transformed
+				for j := nr; j < nr+sp.Lines; j++ {
+					out.ReadModes[j], out.ReadTransformed[j] = m, tr
+				}
+			}
+			if sp.Err != nil {
+				txBad = append(txBad, violation{fmt.Sprintf("ops[%d].%s.%s", i, st.kind(), errField(sp.Err)), sp.Err.Error()})
+			}
 		}
 	}
-	flush() // the last chunk, or none: the first sequence number of an empty batch
 	return out, append(modeBad, txBad...)
 }
 

@@ -69,11 +69,13 @@ def run(path: str, c, buf, payload, reps: int, server_pid: int) -> dict:
     for _ in range(reps):
         once()
     wall = time.perf_counter() - t0
-    cpu = time.process_time() - cpu0 + cpu_of(server_pid) - scpu0
+    ccpu, scpu = time.process_time() - cpu0, cpu_of(server_pid) - scpu0
+    cpu = ccpu + scpu
     c.call(c.controller.CloseDevice, pb.CloseDeviceRequest(device=d), "CloseDevice")
     nbytes = 2 * LINES * 64 * reps
     return {"path": path, "reps": reps, "ms_per_batch": 1e3 * wall / reps, "mb_per_s": nbytes / wall / 1e6,
-            "mb_per_cpu_s": nbytes / cpu / 1e6, "cpu_ms_per_batch": 1e3 * cpu / reps}
+            "mb_per_cpu_s": nbytes / cpu / 1e6, "cpu_ms_per_batch": 1e3 * cpu / reps,
+            "client_cpu_ms_per_batch": 1e3 * ccpu / reps, "server_cpu_ms_per_batch": 1e3 * scpu / reps}
 
 
 def main() -> None:
@@ -104,9 +106,9 @@ def main() -> None:
         g = torch.Generator().manual_seed(1)
         payload = torch.randint(0, 256, (LINES * 64,), dtype=torch.uint8, generator=g)
         rows = [run(p, c, buf, payload, a.reps, pid) for p in ("grpc", "shared")]
-        print(f"{'path':<8} {'ms/batch':>9} {'MB/s':>8} {'MB/CPU-s':>9} {'CPU ms/batch':>13}")
+        print(f"{'path':<8} {'ms/batch':>9} {'MB/s':>8} {'MB/CPU-s':>9} {'CPU ms/batch':>13} {'client':>7} {'server':>7}")
         for r in rows:
-            print(f"{r['path']:<8} {r['ms_per_batch']:9.2f} {r['mb_per_s']:8.1f} {r['mb_per_cpu_s']:9.1f} {r['cpu_ms_per_batch']:13.2f}")
+            print(f"{r['path']:<8} {r['ms_per_batch']:9.2f} {r['mb_per_s']:8.1f} {r['mb_per_cpu_s']:9.1f} {r['cpu_ms_per_batch']:13.2f} {r['client_cpu_ms_per_batch']:7.2f} {r['server_cpu_ms_per_batch']:7.2f}")
         if a.json:
             with open(a.json, "w") as f:
                 json.dump({"lines": LINES, "workers": 8, "rows": rows}, f, indent=1)
