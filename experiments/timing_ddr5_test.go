@@ -88,3 +88,21 @@ func TestDDR5LayoutTable(t *testing.T) {
 		t.Errorf("rows %v, want [%v]", tb.Rows, want)
 	}
 }
+
+// The refresh-phases table pairs each Table 4 row with its periodic
+// ablation and prints exposure per line from the pairs' own figures:
+// 1000 lines, phased 2.6 us exposed = 2.600 ns/line (schedules 2.000 and
+// 3.200), periodic 9 us = 9.000 ns/line, over 100 us identity runs.
+func TestDDR5RefreshPhasesTable(t *testing.T) {
+	row := func(id, lb timing.Time, phases []timing.Time) Table4Row {
+		return Table4Row{Group: GroupOneStream, Streams: 1, Stacks: 1, Share: 1,
+			Pair: timing.Pair{Identity: timing.Result{RunTime: id, Lines: 1000}, LowBit: timing.Result{RunTime: lb, Lines: 1000},
+				Exposed: lb - id, OverheadPct: 100 * float64(lb-id) / float64(id), PhaseExposed: phases}}
+	}
+	us := timing.Microsecond
+	tb := phasesTable([]Table4Row{row(100*us, 1026*us/10, []timing.Time{2 * us, 32 * us / 10, 26 * us / 10})}, []Table4Row{row(100*us, 109*us, nil)})
+	want := []string{GroupOneStream, "1", "1", "1", "3", "2.60", "2.600", "2.000 / 3.200", "9.00", "9.000"}
+	if len(tb.Rows) != 1 || strings.Join(tb.Rows[0], "|") != strings.Join(want, "|") {
+		t.Errorf("rows %v; want %v", tb.Rows, want)
+	}
+}

@@ -215,7 +215,7 @@ func TestTable4Determinism(t *testing.T) {
 		t.Fatalf("%d rows vs %d", len(a), len(b))
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if !reflect.DeepEqual(a[i], b[i]) {
 			t.Errorf("row %d differs across GOMAXPROCS:\n%+v\n%+v", i, a[i], b[i])
 		}
 	}

@@ -49,6 +49,8 @@ func TestValidateNamesDetailedFields(t *testing.T) {
 		{"memory.ddr5.write_low", func(c *Config) { c.Memory.DDR5.WriteLow = 48 }},
 		{"memory.ddr5.mapping", func(c *Config) { c.Memory.DDR5.Mapping = "ro:ra:ba:bg:co" }},
 		{"memory.ddr5.mapping", func(c *Config) { c.Memory.DDR5.Mapping = "ro:ro:ba:bg:co:ch" }},
+		{"memory.ddr5.refresh_phases", func(c *Config) { c.Memory.DDR5.RefreshPhases = -1 }},
+		{"memory.ddr5.refresh_phases", func(c *Config) { c.Memory.DDR5.RefreshPhases = 1025 }},
 		{"memory.ddr5.bank_hash", func(c *Config) { c.Memory.DDR5.BankHash = "" }},
 		{"memory.ddr5.bank_hash", func(c *Config) { c.Memory.DDR5.BankHash = "prime" }},
 		{"link.model", func(c *Config) { c.Link.Model = "nvlink" }},

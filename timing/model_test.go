@@ -3,6 +3,7 @@ package timing
 import (
 	"math/big"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"testing"
 )
@@ -311,7 +312,7 @@ func TestRunPairsDeterminism(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a[i] != b[i] || a[i] != alone {
+		if !reflect.DeepEqual(a[i], b[i]) || !reflect.DeepEqual(a[i], alone) {
 			t.Errorf("job %d differs across GOMAXPROCS or from RunWindowPair:\n%+v\n%+v\n%+v", i, a[i], b[i], alone)
 		}
 	}
