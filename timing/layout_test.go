@@ -71,9 +71,12 @@ func TestPhysicalLayout(t *testing.T) {
 
 // The aggregation pipeline never touches a DRAM address, so without a
 // bank lock the identity and low-bit runs find the same share of open
-// rows. At N = 2 stacks the contiguous sweeps lock (the low-bit run's
-// row-hit rate far below the identity run's); on scattered pages both
-// runs agree.
+// rows. Under one periodic refresh schedule (refresh_phases 0) at N = 2
+// stacks the contiguous sweeps lock (the low-bit run's row-hit rate far
+// below the identity run's); on scattered pages both runs agree. The
+// default pair, the mean over dithered refresh schedules, no longer
+// shows the lock on contiguous pages either (the timing block's
+// ddr5-layout ablation), so the lock is tested where it exists.
 func TestLayoutBankLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four 524,288-line ddr5 runs")
@@ -87,6 +90,7 @@ func TestLayoutBankLock(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Controller.Stacks, cfg.Streams.Layout = 2, tc.layout
+		cfg.Memory.DDR5.RefreshPhases = 0
 		p, err := RunPair(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
