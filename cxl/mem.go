@@ -5,12 +5,16 @@ import "sort"
 // pageLines is how many lines one storage page holds: 64 (4 KiB).
 const pageLines = 64
 
-// page is 64 consecutive lines of device memory. written has bit i set
-// once line i has been written.
+// page is 64 consecutive lines of device memory, line i at bytes
+// [64i, 64i+64) of b, so that a run of lines is one slice. written has bit
+// i set once line i has been written.
 type page struct {
-	lines   [pageLines]Line
+	b       [pageLines * LineBytes]byte
 	written uint64
 }
+
+// line returns line i of the page.
+func (p *page) line(i uint64) *Line { return (*Line)(p.b[i*LineBytes:]) }
 
 // store is the sparse device memory: 4 KiB pages allocated on first
 // write, so a multi-GiB device costs only the pages touched. Invariant: a
@@ -43,7 +47,7 @@ func (s *store) page(key uint64) *page {
 // load returns line number n (address n*64).
 func (s *store) load(n uint64) Line {
 	if p := s.page(n / pageLines); p != nil {
-		return p.lines[n%pageLines]
+		return *p.line(n % pageLines)
 	}
 	return Line{}
 }
@@ -51,7 +55,7 @@ func (s *store) load(n uint64) Line {
 // loadInto copies line n into dst without an intermediate Line value.
 func (s *store) loadInto(dst []byte, n uint64) {
 	if p := s.page(n / pageLines); p != nil {
-		copy(dst, p.lines[n%pageLines][:])
+		copy(dst, p.line(n % pageLines)[:])
 		return
 	}
 	clear(dst[:LineBytes])
@@ -71,7 +75,7 @@ func (s *store) put(n uint64, l *Line) {
 		p.written |= 1 << i
 		s.lines++
 	}
-	p.lines[i] = *l
+	*p.line(i) = *l
 }
 
 // addrs returns the addresses of every line written, sorted.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
 )
@@ -144,7 +145,7 @@ func HardwareLayout(o HardwareOptions, us []HardwareUnit) (*report.Result, error
 		}
 	}
 	res.Claims = hardwareClaims(o, d)
-	res.Data = d // the framework's SetStatus reports d.Skipped in the status
+	res.Data = d // the framework's run.SetStatus reports d.Skipped in the status
 	return res, nil
 }
 
@@ -157,7 +158,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 	}
 	var us []HardwareUnit
 	for _, u := range units {
-		r, err := u.Run(ctx, Config{Seed: o.Seed, Logf: o.Logf})
+		r, err := u.Run(ctx, run.Config{Seed: o.Seed, Logf: o.Logf})
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +166,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 	}
 	res, err := HardwareLayout(o, us)
 	if err == nil {
-		SetStatus(res, us)
+		run.SetStatus(res, us)
 	}
 	return res, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
 )
@@ -92,7 +93,7 @@ func TestHardwareLayoutSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	SetStatus(res, back) // as the framework and HardwareReport do
+	run.SetStatus(res, back) // as the framework and HardwareReport do
 	if res.Status != report.StatusPartial {
 		t.Errorf("status %q, want partial (the tools unit ran)", res.Status)
 	}
@@ -106,7 +107,7 @@ func TestHardwareLayoutSkipped(t *testing.T) {
 }
 
 func TestHardwareBlockRegistered(t *testing.T) {
-	bs, err := Select([]string{"hardware"})
+	bs, err := run.Select([]string{"hardware"})
 	if err != nil || len(bs) != 1 || bs[0].Order != 60 {
 		t.Fatalf("hardware block: %v %v", bs, err)
 	}
@@ -215,7 +216,7 @@ func TestHardwareFormatsKeepLowBitTables(t *testing.T) {
 	if after.Passed != before.Passed+1 || after.Failed != before.Failed+1 {
 		t.Errorf("co-simulation counts %d/%d, want %d/%d", after.Passed, after.Failed, before.Passed+1, before.Failed+1)
 	}
-	SetStatus(after, all)
+	run.SetStatus(after, all)
 	if !strings.Contains(after.Text(), strings.TrimPrefix(skipMsg, "skipped: ")) {
 		t.Errorf("the skipped route's install hint is missing:\n%s", after.Text())
 	}

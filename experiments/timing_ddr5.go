@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 )
@@ -14,14 +16,18 @@ import (
 // Fig. 3 envelope under the DDR5 + two-way CXL model, the anchor's
 // mechanism ablations, and the loaded-latency curve of both presets.
 type TimingDDR5 struct {
-	Table4    []timing.Row       `json:"table4,omitempty"`
-	Envelope  *timing.Envelope   `json:"envelope,omitempty"`
+	Table4    []Table4Row        `json:"table4,omitempty"`
+	Envelope  *Envelope          `json:"envelope,omitempty"`
 	Ablations []timing.Ablation  `json:"ablations,omitempty"`
 	Loaded    []PresetLoadPoints `json:"loaded_latency,omitempty"`
 	// Contiguous holds the healthy scale-out rows under streams.layout
 	// contiguous, the ablation of the ddr5 default (Table4 holds them on
 	// scattered pages).
-	Contiguous []timing.Row `json:"contiguous,omitempty"`
+	Contiguous []Table4Row `json:"contiguous,omitempty"`
+	// Periodic holds Table 4's rows as single pairs under the periodic
+	// refresh schedule (memory.ddr5.refresh_phases 0), the ablation of
+	// the ddr5 default (Table4's pairs are means over refresh schedules).
+	Periodic []Table4Row `json:"periodic,omitempty"`
 }
 
 // PresetLoadPoints is one preset's loaded-latency curve.
@@ -43,11 +49,14 @@ func (r *TimingDDR5) merge(o TimingDDR5) {
 	if o.Contiguous != nil {
 		r.Contiguous = o.Contiguous
 	}
+	if o.Periodic != nil {
+		r.Periodic = o.Periodic
+	}
 	r.Loaded = append(r.Loaded, o.Loaded...)
 }
 
 // ddr5Setup is s with the ddr5 model preset (the same experiments).
-func ddr5Setup(s timing.Setup) timing.Setup {
+func ddr5Setup(s TimingSetup) TimingSetup {
 	m, _ := timing.PresetConfig(timing.PresetDDR5)
 	s.Model = m
 	return s
@@ -56,22 +65,28 @@ func ddr5Setup(s timing.Setup) timing.Setup {
 // timingDDR5Units are the ddr5-preset units of the timing block; the
 // ddr5 Fig. 3 envelope runs in full mode only (its late-update panel
 // simulates 10 ms of DRAM traffic).
-func timingDDR5Units(cfg Config, s timing.Setup) []Unit[TimingResult] {
+func timingDDR5Units(cfg run.Config, s TimingSetup) []run.Unit[TimingResult] {
 	d := ddr5Setup(s)
-	one := func(f func(context.Context) (TimingDDR5, error)) func(context.Context, Config) (TimingResult, error) {
-		return func(ctx context.Context, _ Config) (TimingResult, error) {
+	one := func(f func(context.Context) (TimingDDR5, error)) func(context.Context, run.Config) (TimingResult, error) {
+		return func(ctx context.Context, _ run.Config) (TimingResult, error) {
 			r, err := f(ctx)
 			return TimingResult{DDR5: &r}, err
 		}
 	}
-	units := []Unit[TimingResult]{
+	units := []run.Unit[TimingResult]{
 		{Key: "ddr5/table4", Run: one(func(ctx context.Context) (TimingDDR5, error) {
-			rows, err := timing.RunTable4(ctx, d)
+			rows, err := RunTable4(ctx, d)
 			return TimingDDR5{Table4: rows}, err
 		})},
 		{Key: "ddr5/layout", Run: one(func(ctx context.Context) (TimingDDR5, error) {
-			rows, err := timing.RunLayouts(ctx, d, []string{timing.LayoutContiguous})
+			rows, err := RunLayouts(ctx, d, []string{timing.LayoutContiguous})
 			return TimingDDR5{Contiguous: rows}, err
+		})},
+		{Key: "ddr5/periodic", Run: one(func(ctx context.Context) (TimingDDR5, error) {
+			p := d
+			p.Model.Memory.DDR5.RefreshPhases = 0
+			rows, err := RunTable4(ctx, p)
+			return TimingDDR5{Periodic: rows}, err
 		})},
 		{Key: "ddr5/ablations", Run: one(func(ctx context.Context) (TimingDDR5, error) {
 			ab, err := timing.RunAblations(ctx, d.Model)
@@ -79,17 +94,20 @@ func timingDDR5Units(cfg Config, s timing.Setup) []Unit[TimingResult] {
 		})},
 	}
 	if cfg.Full() {
-		units = append(units, Unit[TimingResult]{Key: "ddr5/fig3", Run: one(func(ctx context.Context) (TimingDDR5, error) {
-			env, err := timing.RunEnvelope(ctx, d)
+		units = append(units, run.Unit[TimingResult]{Key: "ddr5/fig3", Run: one(func(ctx context.Context) (TimingDDR5, error) {
+			env, err := RunEnvelope(ctx, d)
 			return TimingDDR5{Envelope: &env}, err
 		})})
 	}
 	for _, p := range timing.Presets() {
 		p := p
-		units = append(units, Unit[TimingResult]{Key: "loaded-latency/" + p, Run: one(func(ctx context.Context) (TimingDDR5, error) {
+		units = append(units, run.Unit[TimingResult]{Key: "loaded-latency/" + p, Run: one(func(ctx context.Context) (TimingDDR5, error) {
 			ls := s
 			ls.Model, _ = timing.PresetConfig(p)
-			pts, err := timing.RunLoadedLatency(ctx, ls)
+			if err := ls.Validate(); err != nil {
+				return TimingDDR5{}, err
+			}
+			pts, err := timing.RunLoadedLatency(ctx, ls.Model, ls.Experiments.LoadOutstanding)
 			return TimingDDR5{Loaded: []PresetLoadPoints{{Preset: p, Points: pts}}}, err
 		})})
 	}
@@ -110,9 +128,9 @@ func detailedNotes(m timing.Config, res *report.Result) {
 }
 
 // ddr5Layout lays out the ddr5 part beside the ideal rows and the paper.
-func ddr5Layout(s timing.Setup, ideal []timing.Row, r TimingDDR5) (*report.Result, error) {
+func ddr5Layout(s TimingSetup, ideal []Table4Row, r TimingDDR5) (*report.Result, error) {
 	res := &report.Result{Title: "Timing exposure under the ddr5 preset"}
-	res.Tables = append(res.Tables, presetsTable4(s, ideal, r.Table4), ddr5RunsTable(r.Table4), layoutTable(r.Table4, r.Contiguous), ablationTable(r.Ablations))
+	res.Tables = append(res.Tables, presetsTable4(s, ideal, r.Table4), ddr5RunsTable(r.Table4), layoutTable(r.Table4, r.Contiguous), phasesTable(r.Table4, r.Periodic), ablationTable(r.Ablations))
 	if r.Envelope != nil {
 		env, err := envelopeLayout(ddr5Setup(s), TimingClosedForms(ddr5Setup(s)), *r.Envelope, false)
 		if err != nil {
@@ -138,20 +156,20 @@ func ddr5Layout(s timing.Setup, ideal []timing.Row, r TimingDDR5) (*report.Resul
 	res.Tables = append(res.Tables, lt)
 	res.Figures = append(res.Figures, lf)
 	for _, row := range r.Table4 {
-		if row.Group == timing.GroupFullMiss {
+		if row.Group == GroupFullMiss {
 			res.Summary = append(res.Summary, fmt.Sprintf("ddr5 preset: the full-LLC-miss anchor exposes %s%% (ideal preset and paper in the side-by-side table; paper 1.67%%).", exposure(row.Pair)))
 		}
 	}
 	if len(r.Contiguous) > 0 {
 		res.Summary = append(res.Summary, fmt.Sprintf("ddr5 preset, healthy scale-out (Table 4, scattered 4 KiB pages, the ddr5 default): %s%%; the contiguous-layout ablation gives %s%%, the gap being a bank lock of its aligned sweeps (see ddr5-layout).",
-			rangeOf(groupRows(r.Table4, timing.GroupScaleHealthy)), rangeOf(r.Contiguous)))
+			rangeOf(groupRows(r.Table4, GroupScaleHealthy)), rangeOf(r.Contiguous)))
 	}
 	return res, nil
 }
 
 // groupRows returns the rows of group g.
-func groupRows(rows []timing.Row, g string) []timing.Row {
-	var out []timing.Row
+func groupRows(rows []Table4Row, g string) []Table4Row {
+	var out []Table4Row
 	for _, r := range rows {
 		if r.Group == g {
 			out = append(out, r)
@@ -161,7 +179,7 @@ func groupRows(rows []timing.Row, g string) []timing.Row {
 }
 
 // presetsTable4 puts Table 4 under both presets beside the paper.
-func presetsTable4(s timing.Setup, ideal, ddr5 []timing.Row) report.Table {
+func presetsTable4(s TimingSetup, ideal, ddr5 []Table4Row) report.Table {
 	t := report.Table{Name: "table4-presets", Title: "Table 4 under both presets: exposed cost %, ideal (the paper's abstraction) and ddr5 (DDR5-4800 x 8 sub-channels behind CXL 3.x on PCIe 6.0 x16), beside the paper",
 		Columns: []string{"result", "ideal %", "ddr5 %", "paper %"}}
 	for _, p := range paperTable4 {
@@ -169,13 +187,13 @@ func presetsTable4(s timing.Setup, ideal, ddr5 []timing.Row) report.Table {
 	}
 	t.Notes = []string{
 		"The presets differ only in the memory and the link; streams, LLC and datapath are the same. Where ddr5 differs from ideal the ablation table names the mechanism: all-bank refresh (a rank stalls tRFC = 295 ns every tREFI = 3.9 us, and the closed-loop streams' windows fill behind the refreshing channel), row conflicts between streams sharing banks, flit packing (a flit leaves with what is waiting, so the response direction's efficiency depends on how bursty the responses are), the pipeline's initiation rate (128 GB/s) against the eight sub-channels' burst rate (154 GB/s), queue back-pressure (request credits and the response queue) and, in the write-read rows, bus turnaround and write drain from the timed writebacks.",
-		"'hidden' under ddr5 includes rows where the low-bit run is shorter than the identity run: the 2.5 ns datapath shifts requests against refresh and row state, and the DRAM schedule that results can be faster. A detailed DRAM makes the exposed cost a difference of two chaotic runs, not a closed form; the per-run table gives both run times and both runs' row-hit rates. Each row is one pair under the strictly periodic refresh schedule; at low load a periodic request chain phase-locks onto it, so 'nfabric timing run --memory ddr5 --refresh-phases N' also prints the pair averaged over N dithered refresh schedules (memory.ddr5.refresh_seed).",
+		"'hidden' under ddr5 includes rows where the low-bit run is shorter than the identity run: the 2.5 ns datapath shifts requests against refresh and row state, and the DRAM schedule that results can be faster. A detailed DRAM makes the exposed cost a difference of two chaotic runs, not a closed form; the per-run table gives both run times and both runs' row-hit rates. Each row's pair is the mean over memory.ddr5.refresh_phases dithered refresh schedules (both runs of a pair on the same one), so it does not depend on where refresh falls; the ddr5-refresh-phases table gives the single periodic pairs beside them.",
 		"The ddr5 preset hashes the bank address with the row (memory.ddr5.bank_hash xor, as real controllers do), so the W sweeps over power-of-two-aligned regions do not all conflict in one bank. Two of the eight equal, aligned sweeps can still drift to an offset where they share a bank in every sub-channel, slow down together and keep it: a row whose low-bit row-hit rate sits far below the identity run's (the per-run table) is such a lock, and its exposure is the lock's, not the datapath's. Which run locks depends on the start (the refresh phase), and no scheduler or page-policy variant we tried removes it; placing the buffers on scattered 4 KiB pages, as an OS does, removes it, so that is the ddr5 preset's layout (streams.layout; the ddr5-layout table keeps the contiguous rows as the ablation).",
 	}
 	return t
 }
 
-func ddr5RunsTable(rows []timing.Row) report.Table {
+func ddr5RunsTable(rows []Table4Row) report.Table {
 	t := report.Table{Name: "table4-runs-ddr5", Title: "ddr5 preset: Table 4 runs with the DRAM and CXL counters (identity run)",
 		Columns: []string{"row", "W", "N stacks", "link share", "identity µs", "low-bit µs", "overhead %", "mean / p99 read ns (id)", "row-hit rate (id / low-bit)", "refreshes", "resp lines/flit", "resp link util %", "credit stalls", "pipeline wait ns/low-bit read"}}
 	for _, r := range rows {
@@ -202,7 +220,7 @@ func ddr5RunsTable(rows []timing.Row) report.Table {
 // layoutTable puts Table 4's healthy scale-out rows (the ddr5 default,
 // scattered 4 KiB pages) beside the same rows with the buffers contiguous,
 // the layout ablation.
-func layoutTable(table4, contiguous []timing.Row) report.Table {
+func layoutTable(table4, contiguous []Table4Row) report.Table {
 	t := report.Table{Name: "ddr5-layout", Title: "ddr5 preset: healthy scale-out rows (N = 1 is the full-LLC-miss anchor) with the streams' buffers on scattered 4 KiB pages (Table 4, the ddr5 default) and contiguous (the ablation; streams.layout)",
 		Columns: []string{"N stacks", "scattered overhead %", "row-hit rate (id / low-bit)", "contiguous overhead %", "row-hit rate (id / low-bit)"}}
 	hits := func(p timing.Pair) string {
@@ -213,12 +231,34 @@ func layoutTable(table4, contiguous []timing.Row) report.Table {
 	}
 	for _, ct := range contiguous {
 		for _, sc := range table4 {
-			if sc.Group == timing.GroupScaleHealthy && sc.Stacks == ct.Stacks {
+			if sc.Group == GroupScaleHealthy && sc.Stacks == ct.Stacks {
 				t.AddRow(ct.Stacks, exposure(sc.Pair), hits(sc.Pair), exposure(ct.Pair), hits(ct.Pair))
 			}
 		}
 	}
 	t.Notes = []string{"Scattered (the ddr5 default): every 4 KiB page of the streams' 16 MiB lands on a fixed-seed random frame, as an OS with 4 KiB pages places a buffer; both runs see the same row-hit rate and the exposure is the datapath's. Contiguous (ablation): stream s sweeps [s x 2 MiB, (s+1) x 2 MiB), regions aligned as on 2 MiB huge pages, all eight equal in length and started together. Two such sweeps that drift to a colliding offset share a bank in every sub-channel, slow down together and keep the offset; whether the identity or the low-bit run (or neither) falls into that lock depends on the start (the refresh phase), not on the datapath, so a row whose low-bit row-hit rate sits far below the identity run's measures the lock. Row hits fall with N because the 64-byte stack interleave leaves each stack 64/N lines of a page, spread over 8 sub-channels."}
+	return t
+}
+
+// phasesTable puts Table 4's ddr5 rows (means over refresh schedules,
+// the default) beside the single pairs under the periodic schedule.
+func phasesTable(table4, periodic []Table4Row) report.Table {
+	t := report.Table{Name: "ddr5-refresh-phases", Title: "ddr5 preset: Table 4 rows as the mean over refresh schedules (the ddr5 default, memory.ddr5.refresh_phases) and as one pair under the strictly periodic schedule (refresh_phases 0, the ablation)",
+		Columns: []string{"row", "W", "N stacks", "link share", "schedules", "phased overhead %", "exposed ns/line (phased)", "one schedule ns/line (min / max)", "periodic overhead %", "exposed ns/line (periodic)"}}
+	perLine := func(e timing.Time, p timing.Pair) string {
+		return fmt.Sprintf("%.3f", e.NS()/float64(max(p.Identity.Lines, 1)))
+	}
+	for i, r := range table4 {
+		if i >= len(periodic) {
+			break
+		}
+		pe, spread := periodic[i].Pair, "-"
+		if xs := r.Pair.PhaseExposed; len(xs) > 0 {
+			spread = perLine(slices.Min(xs), r.Pair) + " / " + perLine(slices.Max(xs), r.Pair)
+		}
+		t.AddRow(r.Group, r.Streams, r.Stacks, r.Share, len(r.Pair.PhaseExposed), exposure(r.Pair), perLine(r.Pair.Exposed, r.Pair), spread, exposure(pe), perLine(pe.Exposed, pe))
+	}
+	t.Notes = []string{"A strictly periodic request chain (one stream, few reads outstanding) phase-locks onto a strictly periodic refresh, and the identity and low-bit runs, whose periods differ by the 2.5 ns datapath, lock at different phases: one periodic pair measures where refresh fell. Each dithered schedule (memory.ddr5.refresh_seed k) draws every REF's time within its own tREFI slot, the same refresh rate with no strict period; the mean over the schedules is the exposure averaged over refresh phase. For one stream with one read outstanding that mean is the datapath's 2.5 ns per read (go test ./timing -run TestPairExposureIsDatapath)."}
 	return t
 }
 

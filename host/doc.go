@@ -32,6 +32,9 @@
 // itself: nfabric serve's Controller service is a Device per opened
 // device. Transact is the controller's batch: steps with the caller's
 // tags, mode writes between acceptances, and one outcome per step.
+// TransactRuns is the same batch with each step a run of consecutive
+// lines (cxl.Core.DoRun: validated and moved a stretch at a time, the
+// same outcomes as one step a line); the service runs its batches so.
 //
 // Payload is the layout of one bucket's data window on its own, without a
 // controller: the bytes a payload file holds (package payload) and the

@@ -214,14 +214,11 @@ func EncodeBFP8(mant []int8, exp []int8, g []float32) error {
 // worker's srcMant and srcExp as many.
 func SumBFP8(mant []int16, exp []int8, srcMant [][]int8, srcExp [][]int8) {
 	var acc [BFPBlock]int32
+	MaxExponents(exp[:BFPBlocks(len(mant))], srcExp)
 	for b := range BFPBlocks(len(mant)) {
 		lo := b * BFPBlock
 		n := min(BFPBlock, len(mant)-lo)
-		e := int8(BFPMinExp)
-		for _, se := range srcExp {
-			e = max(e, se[b])
-		}
-		exp[b] = e
+		e := exp[b]
 		clear(acc[:n])
 		for k, sm := range srcMant {
 			d := min(int32(e)-int32(srcExp[k][b]), 8)
@@ -238,6 +235,19 @@ func SumBFP8(mant []int16, exp []int8, srcMant [][]int8, srcExp [][]int8) {
 			}
 		}
 		saturate(mant[lo:lo+n], acc[:n])
+	}
+}
+
+// MaxExponents writes dst[b] = max(BFPMinExp, max_k src[k][b]), the
+// exponent E that SumBFP8 aligns block b to: the controller's BFP8
+// exponent view. Every src[k] must hold len(dst) exponents.
+func MaxExponents(dst []int8, src [][]int8) {
+	for b := range dst {
+		e := int8(BFPMinExp)
+		for _, se := range src {
+			e = max(e, se[b])
+		}
+		dst[b] = e
 	}
 }
 

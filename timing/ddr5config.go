@@ -22,7 +22,7 @@ import (
 // the model really uses are printed by 'nfabric timing config'.
 type DDR5Config struct {
 	// Preset names the speed bin the other fields came from (informative
-	// once decoded; DecodeSetup starts from it).
+	// once decoded; experiments.DecodeTimingSetup starts from it).
 	Preset string `yaml:"preset" json:"preset"`
 	// DataRateMTs is the transfer rate; the clock is half of it
 	// (tCK = 2000 / rate ns, rounded to a picosecond).
@@ -99,10 +99,24 @@ type DDR5Config struct {
 	// strict period. A strictly periodic chain of requests (one stream,
 	// one outstanding read) phase-locks onto a strictly periodic refresh,
 	// and the identity and low-bit runs of a pair, whose periods differ
-	// by the datapath, lock differently; RunRefreshPhasedPair averages a
-	// pair over seeds. The replay's calibration needs the periodic
-	// schedule (seed 0).
+	// by the datapath, lock differently, so a pair under seed 0 reports
+	// where refresh fell, not the datapath (RefreshPhases). A single run
+	// (Simulate) uses the schedule as given; the replay's calibration
+	// needs the periodic one (seed 0).
 	RefreshSeed uint64 `yaml:"refresh_seed" json:"refresh_seed,omitempty"`
+	// RefreshPhases is how many refresh schedules a pair (RunPair and
+	// every driver built on it) averages over when RefreshSeed is 0 and
+	// refresh is on: both runs of the pair run under each of the dithered
+	// schedules RefreshSeed 1..RefreshPhases, and the pair reports the
+	// mean runs (Pair.PhaseExposed keeps each schedule's exposure). The
+	// mean over refresh phases is the exposure that does not depend on
+	// where refresh falls; for one stream with one outstanding read it
+	// is the datapath's latency per read (TestPairExposureIsDatapath).
+	// 0 reports the single pair under the periodic schedule (the
+	// phase-locked ablation). A nonzero RefreshSeed runs that one
+	// schedule. Default 8 (one schedule's exposure per read scatters by
+	// about 0.4 ns at 16,384 lines; the mean of 8 by about 0.14 ns).
+	RefreshPhases int `yaml:"refresh_phases" json:"refresh_phases"`
 	// FrontendNS is the controller front end's fixed latency (request
 	// decode and response formatting), paid once per access. Assumption:
 	// 10 ns.
@@ -136,6 +150,7 @@ func ddr5Common() DDR5Config {
 		TWTRSNS: 2.5, TWTRLNS: 10, TREFINS: 3900, TRFCNS: 295, CmdTicks: 2,
 		PagePolicy: "open", ReadQueue: 64, WriteQueue: 64, WriteHigh: 48, WriteLow: 16,
 		Mapping: "ro:ra:ba:bg:co:ch", BankHash: BankHashXOR, FrontendNS: 10,
+		RefreshPhases: 8,
 	}
 }
 
@@ -287,6 +302,9 @@ func (d DDR5Config) Validate() error {
 	}
 	if _, err := parseMapping(d.Mapping); err != nil {
 		return fmt.Errorf("mapping: %w", err)
+	}
+	if err := checkInt("refresh_phases", d.RefreshPhases, 0, 1024); err != nil {
+		return err
 	}
 	if d.BankHash != BankHashNone && d.BankHash != BankHashXOR {
 		return fmt.Errorf("bank_hash: want %s or %s, got %q", BankHashXOR, BankHashNone, d.BankHash)

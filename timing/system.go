@@ -119,11 +119,11 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 	sys.llc = MakeLLCBuilder().
 		WithSize(int64(cfg.LLC.SizeMiB * (1 << 20))).
 		WithWays(cfg.LLC.Ways).
-		WithLatency(fromNS(cfg.LLC.HitLatencyNS)).
+		WithLatency(FromNS(cfg.LLC.HitLatencyNS)).
 		Build("Host[0].LLC")
 	sys.hitLat = sys.llc.Latency()
 	sb := MakeStackBuilder().
-		WithMemLatency(fromNS(cfg.Memory.LatencyNS)).
+		WithMemLatency(FromNS(cfg.Memory.LatencyNS)).
 		WithPipeline(MakePipelineBuilder().
 			WithStages(cfg.Controller.Stages).
 			WithCycle(cfg.Cycle()).
@@ -137,7 +137,7 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 			sys.stacks = append(sys.stacks, sb.Build(name))
 		}
 	}
-	iv := fromNS(cfg.Streams.IssueIntervalNS)
+	iv := FromNS(cfg.Streams.IssueIntervalNS)
 	for i, src := range sources {
 		sys.streams = append(sys.streams, &Stream{
 			name: mustName(fmt.Sprintf("Host[0].Stream[%d]", i)), sys: sys, src: src,
@@ -444,6 +444,11 @@ type Pair struct {
 	OverheadPct float64 `json:"overhead_pct"`
 	// PipelineLatency is the datapath's own time per line (stages x cycle).
 	PipelineLatency Time `json:"pipeline_latency_ps"`
+	// PhaseExposed holds each refresh schedule's exposure when the pair
+	// is a mean over schedules (memory.ddr5.refresh_phases; Identity and
+	// LowBit are then the mean runs, see phasedPair); empty for a single
+	// pair.
+	PhaseExposed []Time `json:"phase_exposed_ps,omitempty"`
 }
 
 // Hidden reports whether the datapath is fully hidden in steady state: at
@@ -464,8 +469,19 @@ func RunWindowPair(cfg Config, w Workload, lowBit Window) (Pair, error) {
 }
 
 // RunTracedPair is RunWindowPair with the low-bit run's slices recorded
-// into tr (nil: no trace), for `nfabric timing run --trace-out`.
+// into tr (nil: no trace), for `nfabric timing run --trace-out`. Under
+// ddr5 with refresh on and memory.ddr5.refresh_seed 0 it is the mean
+// over memory.ddr5.refresh_phases refresh schedules (phasedPair; tr
+// records the first schedule's low-bit run).
 func RunTracedPair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error) {
+	if n := refreshPhases(cfg); n > 0 {
+		return phasedPair(cfg, w, lowBit, tr, n)
+	}
+	return singlePair(cfg, w, lowBit, tr)
+}
+
+// singlePair runs the identity and low-bit runs of cfg once each.
+func singlePair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error) {
 	id, err := Simulate(cfg, w, None)
 	if err != nil {
 		return Pair{}, err
@@ -479,51 +495,6 @@ func RunTracedPair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, err
 		p.OverheadPct = 100 * float64(p.Exposed) / float64(id.RunTime)
 	}
 	return p, nil
-}
-
-// PhasedPair is a Pair averaged over refresh schedules (see
-// RunRefreshPhasedPair).
-type PhasedPair struct {
-	// Pairs are the pairs run, seed k+1 for Pairs[k].
-	Pairs []Pair `json:"pairs"`
-	// ExposedPS is the mean exposure, OverheadPct the mean exposure over
-	// the mean identity run time (percent).
-	ExposedPS   float64 `json:"exposed_ps"`
-	OverheadPct float64 `json:"overhead_pct"`
-}
-
-// RunRefreshPhasedPair runs the pair of cfg (memory.model ddr5 with
-// refresh on) under seeds refresh schedules, memory.ddr5.refresh_seed
-// 1..seeds, and averages their exposure. Both runs of a pair share their
-// seed, so they meet the same refresh times; averaging over seeds makes
-// the reported exposure independent of where refresh falls. A single
-// pair at low load does depend on it: one stream with one outstanding
-// read is a strictly periodic chain that phase-locks onto a strictly
-// periodic refresh, and the identity and low-bit runs, whose periods
-// differ by the datapath's latency, lock at different phases (NOTES).
-func RunRefreshPhasedPair(cfg Config, w Workload, seeds int) (PhasedPair, error) {
-	if cfg.Memory.Model != MemoryDDR5 || cfg.Memory.DDR5.TREFINS == 0 || seeds < 1 {
-		return PhasedPair{}, fmt.Errorf("timing: a refresh-phased pair needs memory.model ddr5 with refresh on and at least 1 seed (got %s, t_refi_ns %g, %d seeds)",
-			cfg.Memory.Model, cfg.Memory.DDR5.TREFINS, seeds)
-	}
-	var out PhasedPair
-	var exp, id float64
-	for k := 1; k <= seeds; k++ {
-		c := cfg
-		c.Memory.DDR5.RefreshSeed = uint64(k)
-		p, err := RunPair(c, w)
-		if err != nil {
-			return PhasedPair{}, err
-		}
-		out.Pairs = append(out.Pairs, p)
-		exp += float64(p.Exposed)
-		id += float64(p.Identity.RunTime)
-	}
-	out.ExposedPS = exp / float64(seeds)
-	if id > 0 {
-		out.OverheadPct = 100 * exp / id
-	}
-	return out, nil
 }
 
 // SimulateTraced is Simulate with the run's slices recorded into tr.

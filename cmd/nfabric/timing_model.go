@@ -105,6 +105,7 @@ func (b flagBinder) ddr5() {
 	b.int("ddr5-write-low", "write-drain low watermark", func(m *timing.Config) *int { return &r(m).WriteLow })
 	b.str("ddr5-mapping", "address fields, most significant first (ro:ra:ba:bg:co:ch ...)", func(m *timing.Config) *string { return &r(m).Mapping })
 	b.str("ddr5-bank-hash", "xor (bank address XOR folded row, as real controllers hash) or none (linear)", func(m *timing.Config) *string { return &r(m).BankHash })
+	b.int("ddr5-refresh-phases", "refresh schedules each identity/low-bit pair is averaged over (dithered, refresh_seed 1..N): an exposure that does not depend on where refresh falls; 0: one pair under the periodic schedule", func(m *timing.Config) *int { return &r(m).RefreshPhases })
 }
 
 // cxl registers the CXL link's flags.

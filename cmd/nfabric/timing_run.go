@@ -23,7 +23,7 @@ https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`
 const timingRunExample = `  nfabric timing run --memory ddr5
   nfabric timing run --memory ddr5 --trace-out ddr5.json --trace-until-ns 2000
   nfabric timing run --memory ddr5 --dram-preset ddr5-6400 --cxl-preset pcie5-x16 --json
-  nfabric timing run --memory ddr5 --streams 1 --outstanding 1 --footprint-mib 1 --passes 1 --refresh-phases 16`
+  nfabric timing run --memory ddr5 --streams 1 --outstanding 1 --footprint-mib 1 --passes 1 --ddr5-refresh-phases 16`
 
 // timingRunFlags are `timing run`'s flags beyond the model's.
 type timingRunFlags struct {
@@ -31,7 +31,6 @@ type timingRunFlags struct {
 	traceOut           string
 	traceFrom, traceTo float64
 	traceMax           int
-	phases             int
 }
 
 func (r *timingRunFlags) add(cmd *cobra.Command) {
@@ -41,19 +40,14 @@ func (r *timingRunFlags) add(cmd *cobra.Command) {
 	f.Float64Var(&r.traceFrom, "trace-from-ns", 0, "trace window start (ns)")
 	f.Float64Var(&r.traceTo, "trace-until-ns", 5000, "trace window end (ns)")
 	f.IntVar(&r.traceMax, "trace-max", 200000, fmt.Sprintf("most slices kept, 1 to %d (the rest are counted as dropped)", timing.MaxTraceSlices))
-	f.IntVar(&r.phases, "refresh-phases", 0, "also average the pair over this many refresh schedules (ddr5; memory.ddr5.refresh_seed 1..N): an exposure that does not depend on where refresh falls")
 }
 
-// tracer checks the trace window and the refresh phases against the
-// model, and returns the tracer --trace-out asks for (nil without it).
-func (r *timingRunFlags) tracer(s timing.Setup) (*timing.Tracer, error) {
+// tracer checks the trace window and returns the tracer --trace-out asks for (nil without it).
+func (r *timingRunFlags) tracer(s experiments.TimingSetup) (*timing.Tracer, error) {
 	from, err1 := timing.TimeOfNS(r.traceFrom)
 	until, err2 := timing.TimeOfNS(r.traceTo)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, usagef("--trace-from-ns, --trace-until-ns: %v", err)
-	}
-	if r.phases < 0 || r.phases > 1024 || (r.phases > 0 && (s.Model.Memory.Model != timing.MemoryDDR5 || s.Model.Memory.DDR5.TREFINS == 0)) {
-		return nil, usagef("--refresh-phases %d: want 0..1024, and above 0 only with --memory ddr5 and refresh on", r.phases)
 	}
 	if r.traceOut == "" {
 		return nil, nil
@@ -88,15 +82,7 @@ func (r *timingRunFlags) run(cmd *cobra.Command) error {
 		}
 		cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", r.traceOut, tr.Len(), tr.Dropped)
 	}
-	var phased *timing.PhasedPair
-	if r.phases > 0 {
-		pp, err := timing.RunRefreshPhasedPair(s.Model, nil, r.phases)
-		if err != nil {
-			return fmt.Errorf("timing run: %w", err)
-		}
-		phased = &pp
-	}
-	return printResult(cmd, experiments.TimingRunResult(s.Model, p, phased), r.tf.json, "")
+	return printResult(cmd, experiments.TimingRunResult(s.Model, p), r.tf.json, "")
 }
 
 func newTimingRunCmd() *cobra.Command {
@@ -126,7 +112,7 @@ func newTimingLoadedCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pts, err := timing.RunLoadedLatency(ctxOf(cmd), s)
+			pts, err := timing.RunLoadedLatency(ctxOf(cmd), s.Model, s.Experiments.LoadOutstanding)
 			if err != nil {
 				return fmt.Errorf("timing loaded-latency: %w", err)
 			}

@@ -30,6 +30,7 @@ from ..lowbit import Format
 from .. import lowbit
 from .core import Cosines, Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, vote
 from .fabric import GroupsArg, ModeState, PolicyArg
+from .fixed import allreduce_fixed
 from .record import StepsArg
 from .stats import RecoveryEvent
 
@@ -82,6 +83,10 @@ class Fabric(ModeState):
         self.rank = dist.get_rank(process_group)
         self.ctrl = None
         if backend == "controller":
+            summed = [g for g in self.groups if self.policy.spec(g).rule.sum()]
+            if summed:
+                raise ValueError(f"backend='controller' carries g-binary and g-ternary only; groups {summed} are "
+                                 "int8/bfp8: use backend='collective'")
             from .serve import Client, ControllerBackend
             gates = {g: self.policy.spec(g).gate for g in self.groups}
             self.ctrl = ControllerBackend(Client(serve, token), self.assignment, world, self.layout, gates)
@@ -289,9 +294,13 @@ class Fabric(ModeState):
         if fp:
             fpvec = torch.cat([lay[g].gather(buf) for g in fp]) if len(fp) > 1 else lay[fp[0]].gather(buf).clone()
             work = self._allreduce_mean(fpvec)
-        if self.ctrl is not None:
+        summed = [g for g in low if rules[g].rule.sum()]
+        low = [g for g in low if g not in summed]
+        for g in summed:  # INT8, BFP8: nfabric.torch.fixed
+            self._finish(g, lay[g], buf, allreduce_fixed(rules[g].rule, inputs[g][0], lay[g].lengths, self.workers, self.pg), rules, inputs)
+        if low and self.ctrl is not None:
             self._via_controller(buf, lay, low, rules, inputs)
-        else:
+        elif low:
             self._via_collective(buf, lay, low, rules, inputs)
         if work is not None:
             work.wait()
