@@ -69,7 +69,7 @@ func formatsTable(o HardwareOptions, d *hardwareData) report.Table {
 	}
 	c8 := hw.Config{Width: w, Datapath: hw.Int8Sum}.Normalized()
 	t.Notes = append(t.Notes,
-		fmt.Sprintf("Sum datapaths (hw package doc): one worker line per clock into exact %d-bit lane accumulators (W <= %d), saturated once to int16; the response is both view lines of a payload line at once (%d bits). int8-sum registers input | accumulate | saturate; bfp8-sum input | align (k = min(E - e, 8), round to nearest, ties up) | accumulate (its exponent pass takes the lane max in the same registers) | saturate, E coming from its exponent view.",
+		fmt.Sprintf("Sum datapaths (hw package doc): one worker line per clock into exact %d-bit lane accumulators (W <= %d), saturated once to int16; the response is both view lines of a payload line at once (%d bits). int8-sum registers input | accumulate | saturate; bfp8-sum input (with k = min(E - e, 8) per block) | align (round to nearest, ties up) | accumulate (its exponent pass takes the lane max in the same registers) | saturate, E coming from its exponent view.",
 			c8.AccBits(), c8.Workers, c8.OutWidth()),
 		"The low-bit row is the paper's five-stage datapath (workers = its 8 sign bits per byte), the same run as the Table 7 analogue; \"vs low-bit\" divides by its cells and registers.",
 		"Throughput differs: per cycle the low-bit datapath aggregates all 8 workers' signs of one line's elements (element-major packet), a sum datapath one worker's line, so an aggregate of W workers takes W cycles.")

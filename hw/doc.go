@@ -52,7 +52,7 @@
 // the sum fits int16 and the stage only sign-extends).
 //
 //	int8-sum  input | accumulate | saturate                 Depth 3
-//	bfp8-sum  input | align | accumulate | saturate         Depth 4
+//	bfp8-sum  input (+ shift k) | align | accumulate | saturate   Depth 4
 //
 // bfp8-sum needs each block's maximum exponent E before it can align a
 // single mantissa (the spec rounds each worker's shifted mantissa, so a
@@ -64,8 +64,10 @@
 // zero); a mantissa aggregate (in_kind = 0) streams each worker's mantissa
 // line with in_exp, that worker's exponent, and in_emax, the block's E
 // from the exponent view (one byte per 64-lane block: ExpGroups is 2 at
-// 1024 bits). The align stage computes k = min(E - e, 8) (0 when E <= e;
-// a 9-bit subtract and a compare) and a_i = m_i for k = 0, else
+// 1024 bits). On the way into the input register each block's shift
+// k = min(E - e, 8) is computed (0 when E <= e; a 9-bit subtract and a
+// compare, registered as 4 bits, which keeps them off the align stage's
+// path), and the align stage computes a_i = m_i for k = 0, else
 // (m_i + 2^(k-1)) >>> k, an arithmetic shift rounding to nearest with
 // ties toward +inf; the cap at 8 changes nothing (every int8 shifts to 0
 // at k >= 8) but bounds the shifter at 4 bits. The aligned int8 then

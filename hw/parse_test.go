@@ -1,7 +1,10 @@
 package hw
 
 import (
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -102,6 +105,39 @@ func TestParsePnrLog(t *testing.T) {
 	p, _ = ParsePnrLog("Info: Max frequency for clock 'c': 80.5 MHz (FAIL at 100.00 MHz)\n")
 	if p.Pass || p.FmaxMHz != 80.5 {
 		t.Errorf("FAIL line: %+v", p)
+	}
+}
+
+// TestPnrMissedTiming: nextpnr-ecp5 0.11 exits 1 when the route misses
+// --freq, logging the post-route frequency as an ERROR line. The route is
+// complete, so the outcome is a fitted design that misses the target, not
+// a flow failure (the old code returned an error and lost the figure).
+func TestPnrMissedTiming(t *testing.T) {
+	work := t.TempDir()
+	log := `Info: Max frequency for clock '$glbnet$clk$TRELLIS_IO_IN': 88.10 MHz (FAIL at 100.00 MHz)
+Info: Device utilisation:
+Info:          TRELLIS_COMB:  9000/83640    10%
+ERROR: Max frequency for clock '$glbnet$clk$TRELLIS_IO_IN': 69.83 MHz (FAIL at 100.00 MHz)
+0 warnings, 1 error
+`
+	if err := os.WriteFile(filepath.Join(work, "nextpnr.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Width: 512, Datapath: BFP8Sum}
+	r, err := pnrOutcome(work, c, DefaultECP5, errors.New("exit status 1"), PnrResult{Width: 512})
+	if err != nil {
+		t.Fatalf("a route that misses timing is an error: %v", err)
+	}
+	if !r.Fits || r.Pass || r.FmaxMHz != 69.83 || r.Logic != 9000 || r.LogicTotal != 83640 {
+		t.Errorf("outcome %+v; want fits, misses, 69.83 MHz, 9000/83640", r)
+	}
+	// Any other error still fails the flow.
+	bad := log + "ERROR: Unable to route net foo\n"
+	if err := os.WriteFile(filepath.Join(work, "nextpnr.log"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pnrOutcome(work, c, DefaultECP5, errors.New("exit status 1"), PnrResult{Width: 512}); err == nil {
+		t.Error("a routing error was taken for a timing miss")
 	}
 }
 

@@ -220,6 +220,12 @@ func pnrOutcome(work string, c Config, part Part, runErr error, res PnrResult) (
 	if u, ok := util["TRELLIS_FF"]; ok {
 		res.FFsPlaced = u[0]
 	}
+	if runErr != nil && timingOnly(pl) {
+		// A current nextpnr exits 1 when the route misses --freq; the
+		// design was placed and routed, at the frequency its log reports.
+		res.Fits, res.FmaxMHz, res.Pass = true, pl.FmaxMHz, false
+		return res, nil
+	}
 	if runErr != nil {
 		res.Reason = "nextpnr failed"
 		if len(pl.Errors) > 0 {
@@ -240,6 +246,20 @@ func pnrOutcome(work string, c Config, part Part, runErr error, res PnrResult) (
 	res.Fits = true
 	res.FmaxMHz, res.Pass = fmax, pass
 	return res, nil
+}
+
+// timingOnly reports whether nextpnr's only errors are the post-route
+// frequency missing its target (so the route itself completed).
+func timingOnly(pl PnrLog) bool {
+	if !pl.HasFmax || pl.Pass || len(pl.Errors) == 0 {
+		return false
+	}
+	for _, e := range pl.Errors {
+		if !reFmax.MatchString(e) {
+			return false
+		}
+	}
+	return true
 }
 
 // fitsError reports whether nextpnr's errors say the design is too big.
@@ -343,7 +363,7 @@ type PnrLog struct {
 
 var (
 	reUtil = regexp.MustCompile(`^Info:\s+([A-Za-z0-9_]+):\s+(\d+)/\s*(\d+)\s+\d+%$`)
-	reFmax = regexp.MustCompile(`^Info: Max frequency for clock '[^']*': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)$`)
+	reFmax = regexp.MustCompile(`^(?:Info|ERROR): Max frequency for clock '[^']*': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)$`)
 )
 
 // ParsePnrLog parses nextpnr's log (the same format for every family).
@@ -355,7 +375,9 @@ func ParsePnrLog(log string) (PnrLog, error) {
 		line := strings.TrimRight(sc.Text(), " \t\r")
 		if strings.HasPrefix(line, "ERROR:") {
 			p.Errors = append(p.Errors, line)
-			continue
+			if !reFmax.MatchString(line) {
+				continue
+			}
 		}
 		if m := reUtil.FindStringSubmatch(line); m != nil {
 			used, err1 := strconv.Atoi(m[2])

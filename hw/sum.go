@@ -46,12 +46,14 @@ func (c Config) sext(byteExpr, msb string, a int) string {
 // emitSum writes a sum datapath's module.
 func (c Config) emitSum(e *emitter) {
 	c.emitSumHeader(e)
+	if c.Datapath == BFP8Sum {
+		c.emitShift(e)
+	}
 	e.line("  // 1. input register")
 	e.line("  reg s1_valid, s1_first, s1_last;")
 	if c.Datapath == BFP8Sum {
-		g := 8 * c.ExpGroups()
 		e.line("  reg s1_kind;")
-		e.line("  reg %ss1_exp, s1_emax;", vec(g))
+		e.line("  reg [%d:0] s1_k;", 4*c.ExpGroups()-1)
 	}
 	e.line("  reg %ss1_data;", vec(c.Width))
 	e.line("  always @(posedge clk) begin")
@@ -60,8 +62,7 @@ func (c Config) emitSum(e *emitter) {
 	e.line("    s1_last  <= in_last;")
 	if c.Datapath == BFP8Sum {
 		e.line("    s1_kind  <= in_kind;")
-		e.line("    s1_exp   <= in_exp;")
-		e.line("    s1_emax  <= in_emax;")
+		e.line("    s1_k     <= a_k;")
 	}
 	e.line("    s1_data  <= in_data;")
 	e.line("  end")
@@ -88,7 +89,7 @@ func (c Config) emitSumHeader(e *emitter) {
 		e.line("//   pipeline    3 stages: input | accumulate | saturate")
 	case BFP8Sum:
 		e.line("// NEURON-Fabric conservative-format datapath bfp8-sum (BFP8, 64-element blocks).")
-		e.line("//   pipeline    4 stages: input | align | accumulate | saturate")
+		e.line("//   pipeline    4 stages: input (with the shift k per block) | align | accumulate | saturate")
 	}
 	e.line("//   line width  %d bits = %d int8 lanes (byte i = element i, two's complement)", c.Width, n)
 	e.line("//   workers     up to %d worker lines per aggregate; %d-bit lane accumulators (never wrap)", c.Workers, a)
@@ -129,26 +130,34 @@ func (c Config) emitSumHeader(e *emitter) {
 	e.line("")
 }
 
-// emitAlign writes bfp8-sum's stage 2: the shift of each block and the
-// rounded arithmetic shift of each lane (exponent lines pass unchanged).
-func (c Config) emitAlign(e *emitter) {
+// emitShift writes bfp8-sum's shift amounts, computed on the way into the
+// input register (one per block, so the align stage starts from a
+// registered k): k = min(E - e, 8), 0 when E <= e.
+func (c Config) emitShift(e *emitter) {
 	capK := 8
 	if c.Fault == FaultCap7 {
 		capK = 7
 	}
-	e.line("  // 2. align: k = min(E - e, %d) per block, a_i = round(m_i / 2^k) per lane", capK)
+	e.line("  // 0. shift amount per block, into the input register: k = min(E - e, %d), 0 when E <= e", capK)
 	e.line("  wire [%d:0] a_k;  // 4 bits per block", 4*c.ExpGroups()-1)
 	e.line("  generate")
 	e.line("    for (i = 0; i < %d; i = i + 1) begin : shift", c.ExpGroups())
-	e.line("      wire [8:0] d = {s1_emax[8*i + 7], s1_emax[8*i +: 8]} - {s1_exp[8*i + 7], s1_exp[8*i +: 8]};  // E - e, 9-bit two's complement")
+	e.line("      wire [8:0] d = {in_emax[8*i + 7], in_emax[8*i +: 8]} - {in_exp[8*i + 7], in_exp[8*i +: 8]};  // E - e, 9-bit two's complement")
 	e.line("      assign a_k[4*i +: 4] = d[8] ? 4'd0 : (d[7:0] > 8'd%d) ? 4'd%d : d[3:0];", capK, capK)
 	e.line("    end")
 	e.line("  endgenerate")
+	e.line("")
+}
+
+// emitAlign writes bfp8-sum's stage 2: the rounded arithmetic shift of
+// each lane by its block's registered k (exponent lines pass unchanged).
+func (c Config) emitAlign(e *emitter) {
+	e.line("  // 2. align: a_i = m_i >>> k with round to nearest, ties up, per lane")
 	e.line("  wire [%d:0] a_val;", c.Width-1)
 	e.line("  generate")
 	e.line("    for (i = 0; i < N; i = i + 1) begin : align")
 	e.line("      localparam integer G = i / %d;  // the lane's block", lowbit.BFPBlock)
-	e.line("      wire [3:0] k = a_k[4*G +: 4];")
+	e.line("      wire [3:0] k = s1_k[4*G +: 4];")
 	if c.Fault == FaultTruncShift {
 		e.line("      wire [7:0] half = 8'd0;  // FAULT: no rounding")
 	} else {

@@ -333,7 +333,8 @@ func TestSumCosimCatchesFaults(t *testing.T) {
 }
 
 // expectedSumRegisters counts the register bits a sum datapath declares,
-// from its pipeline description: the request, (bfp8) the aligned line, the
+// from its pipeline description: the request (bfp8-sum: with its 4-bit
+// shift per block instead of the exponents), (bfp8) the aligned line, the
 // lane accumulators, the done/kind flags and the response. It holds where
 // no two response bits are copies of one signal, i.e. for AccBits >= 16.
 func expectedSumRegisters(c Config) int {
@@ -342,8 +343,7 @@ func expectedSumRegisters(c Config) int {
 	if c.Datapath == Int8Sum {
 		return (3 + w) + (1 + n*a) + (1 + 2*w)
 	}
-	g := 8 * c.ExpGroups()
-	return (4 + 2*g + w) + (4 + w) + (2 + n*a) + (1 + 2*w)
+	return (4 + 4*c.ExpGroups() + w) + (4 + w) + (2 + n*a) + (1 + 2*w) // input: flags, k per block, line
 }
 
 func TestSumSynthRegisters(t *testing.T) {
