@@ -64,3 +64,16 @@ def serve_socket(nfabric_cli: pathlib.Path, tmp_path_factory: pytest.TempPathFac
 def _one_thread() -> None:
     # Deterministic CPU reductions, and the shared 2-core CI machine.
     torch.set_num_threads(1)
+
+
+@pytest.fixture(params=["go", "torch"])
+def kernel_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test once on the Go lowbit library (nfabric._golib) and once
+    on the torch-op kernels, for CPU tensors. The Go run skips, saying why,
+    where the library cannot be built or loaded."""
+    from nfabric import _golib
+    if request.param == "torch":
+        monkeypatch.setattr(_golib, "usable", lambda *t: False)
+    elif _golib.lib() is None:
+        pytest.skip(f"skipped: the Go lowbit library is not available ({_golib.reason()})")
+    return request.param
