@@ -423,15 +423,16 @@ def pack_packet_gates(g: Union[torch.Tensor, Sequence[torch.Tensor]], tau: float
 
 def planes_to_packet(planes: torch.Tensor, n: int) -> torch.Tensor:
     """Gathers W <= 8 worker bit-planes [W, nb] of n elements into
-    element-major packets: bit k of byte i = bit i of planes[k]."""
-    if _golib.usable(planes) and planes.dtype == torch.uint8:
+    element-major packets: bit k of byte i = bit i of planes[k]. planes may
+    be a sequence of W planes."""
+    if _go_planes(planes):
         rows = _plane_rows(planes, n, "planes_to_packet")
         dst = torch.empty(n, dtype=torch.uint8)
         err = _golib.errbuf()
         rc = _golib.lib().nfl_planes_to_packet(dst.data_ptr(), _golib.ptrs(rows), len(rows), n, err, len(err))
         _golib.check(rc, err, "planes_to_packet")
         return dst
-    return _pack_packet_bits(_unpack_bits(planes, n))
+    return _pack_packet_bits(_unpack_bits(_stacked(planes), n))
 
 
 def _go_planes(*xs) -> bool:
