@@ -35,6 +35,14 @@ sys.path.insert(0, str(ROOT / "examples" / "torch"))
 MODES = ["allreduce_hook", "fp32", "g-binary", "g-ternary", "backbone=g-binary,head=fp32"]
 
 
+def noop_hook(_state, bucket):  # unannotated: DDP rejects string annotations
+    """No communication at all (mode "noop"): the step's compute alone, the
+    floor under every mode's step time."""
+    fut: torch.futures.Future = torch.futures.Future()
+    fut.set_result(bucket.buffer())
+    return fut
+
+
 def kernels(device: str, elements: int, reps: int) -> List[Dict]:
     from nfabric import lowbit
     g = torch.randn(elements, device=device)
@@ -69,20 +77,40 @@ def kernels(device: str, elements: int, reps: int) -> List[Dict]:
     return out
 
 
-def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: str) -> None:
+def allreduce_seconds(params: int, reps: int) -> float:
+    """The FP32 path's all-reduce alone: the model's gradients in DDP's
+    25 MB buckets, each all-reduced and waited for, median over reps."""
+    cap = 25 * 2**20 // 4
+    bufs = [torch.ones(min(cap, params - o)) for o in range(0, params, cap)]
+    ts = []
+    for _ in range(reps + 1):
+        dist.barrier()
+        t0 = time.perf_counter()
+        for b in bufs:
+            dist.all_reduce(b)
+        t = torch.tensor([time.perf_counter() - t0])
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        ts.append(float(t))
+    return statistics.median(ts[1:])
+
+
+def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: str,
+              modes: List[str] = MODES) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
     import nfabric.torch as nt
     from models import resnet18
     from nfabric.policy import Policy
     res = []
-    for mode in MODES:
+    for mode in modes:
         torch.manual_seed(0)
         model = resnet18(10)
         ddp = torch.nn.parallel.DistributedDataParallel(model)
         fabric = None
         if mode == "allreduce_hook":
             ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+        elif mode == "noop":
+            ddp.register_comm_hook(None, noop_hook)
         else:
             fabric = nt.register(ddp, Policy.parse(mode))
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -113,9 +141,11 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
             row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
         res.append(row)
         del ddp, fabric
+    params = res[0]["parameters"]
+    ar = allreduce_seconds(params, steps)
     if rank == 0:
         with open(os.path.join(outdir, "ddp.json"), "w") as f:
-            json.dump(res, f)
+            json.dump({"modes": res, "allreduce_s": ar}, f)
     dist.destroy_process_group()
 
 
@@ -128,6 +158,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--skip-ddp", action="store_true")
+    ap.add_argument("--modes", default=";".join(MODES),
+                    help="';'-separated modes: policies, allreduce_hook, noop (no communication)")
     ap.add_argument("--json")
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -139,9 +171,11 @@ def main() -> int:
         print(f"  {k['op']:<38} W={k['workers']:<2} {k['ms_per_mb']:8.3f} ms/MB")
     if not args.skip_ddp:
         with tempfile.TemporaryDirectory() as tmp:
-            mp.spawn(rank_main, args=(args.ranks, "file://" + os.path.join(tmp, "init"), args.steps, args.batch, tmp),
+            modes = [m for m in args.modes.split(";") if m]
+            mp.spawn(rank_main, args=(args.ranks, "file://" + os.path.join(tmp, "init"), args.steps, args.batch, tmp, modes),
                      nprocs=args.ranks, join=True)
-            out["ddp"] = json.load(open(os.path.join(tmp, "ddp.json")))
+            got = json.load(open(os.path.join(tmp, "ddp.json")))
+            out["ddp"], out["fp32_allreduce_s"] = got["modes"], got["allreduce_s"]
         base = out["ddp"][0]["step_s_median"]
         print(f"DDP over gloo, {args.ranks} ranks x 1 thread, ResNet-18 ({out['ddp'][0]['parameters']} parameters), "
               f"batch {args.batch}/rank, median of {args.steps} steps:")
@@ -152,6 +186,8 @@ def main() -> int:
             print(f"  {r['mode']:<30} {r['step_s_median']:8.3f} {r['step_s_median'] / base:18.2f} "
                   f"{'-' if hk is None else format(hk, '.3f'):>10} {r['wire_bytes_per_step']:12.0f} {r['ratio']:9.5f} "
                   f"{r.get('ratio_with_headers', 1.0):9.5f}")
+        print(f"  the FP32 path's all-reduce alone (the gradients in 25 MB buckets, waited): "
+              f"{out['fp32_allreduce_s']:.3f} s/step")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(out, indent=2))
     return 0

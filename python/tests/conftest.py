@@ -75,5 +75,21 @@ def kernel_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     if request.param == "torch":
         monkeypatch.setattr(_golib, "usable", lambda *t: False)
     elif _golib.lib() is None:
-        pytest.skip(f"skipped: the Go lowbit library is not available ({_golib.reason()})")
+        need_lib(_golib)
     return request.param
+
+
+@pytest.fixture
+def golib_loaded() -> None:
+    """Skips (or fails, under NFABRIC_REQUIRE_LOWBIT_LIB=1, as CI sets) when
+    the Go lowbit library is not loaded."""
+    from nfabric import _golib
+    if _golib.lib() is None:
+        need_lib(_golib)
+
+
+def need_lib(golib) -> None:
+    msg = f"the Go lowbit library is not available ({golib.reason()})"
+    if os.environ.get("NFABRIC_REQUIRE_LOWBIT_LIB") == "1":
+        pytest.fail(msg + " and NFABRIC_REQUIRE_LOWBIT_LIB=1")
+    pytest.skip("skipped: " + msg)

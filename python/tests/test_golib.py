@@ -20,10 +20,7 @@ GATES = [Gate(), Gate(GateKind.PATTERN, 5), Gate(GateKind.WORKER), Gate(GateKind
          Gate(GateKind.MARGIN, threshold=3)]
 
 
-@pytest.fixture(autouse=True)
-def _need_lib() -> None:
-    if _golib.lib() is None:
-        pytest.skip(f"skipped: the Go lowbit library is not available ({_golib.reason()})")
+pytestmark = pytest.mark.usefixtures("golib_loaded")
 
 
 def both(monkeypatch: pytest.MonkeyPatch, fn):
