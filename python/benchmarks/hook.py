@@ -95,58 +95,85 @@ def allreduce_seconds(params: int, reps: int) -> float:
 
 
 def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: str,
-              modes: List[str] = MODES) -> None:
+              modes: List[str] = MODES, interleave: bool = False) -> None:
+    """One rank: each mode's DDP model timed over steps (after one untimed
+    step that builds the buckets); the step time is the slowest rank's.
+    interleave runs the modes' steps round-robin (all models alive at
+    once), so a machine whose load drifts slows every mode alike."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
-    import nfabric.torch as nt
-    from models import resnet18
-    from nfabric.policy import Policy
-    res = []
-    for mode in modes:
-        torch.manual_seed(0)
-        model = resnet18(10)
-        ddp = torch.nn.parallel.DistributedDataParallel(model)
-        fabric = None
-        if mode == "allreduce_hook":
-            ddp.register_comm_hook(None, default_hooks.allreduce_hook)
-        elif mode == "noop":
-            ddp.register_comm_hook(None, noop_hook)
-        else:
-            fabric = nt.register(ddp, Policy.parse(mode))
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        g = torch.Generator().manual_seed(rank)
-        x, y = torch.randn(batch, 3, 32, 32, generator=g), torch.randint(10, (batch,), generator=g)
-        times = []
-        for s in range(steps + 1):  # step 0 builds and rebuilds the buckets
+    runs = []
+
+    def run_steps(r: Dict, k: int) -> None:
+        for s in range(r["done"], r["done"] + k):
             dist.barrier()
             t0 = time.perf_counter()
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(ddp(x), y).backward()
-            opt.step()
+            r["opt"].zero_grad()
+            torch.nn.functional.cross_entropy(r["ddp"](r["x"]), r["y"]).backward()
+            r["opt"].step()
             t = torch.tensor([time.perf_counter() - t0])
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             if s > 0:
-                times.append(float(t))
-            elif fabric is not None:
-                hook0 = fabric.stats.hook_seconds
-        row = {"mode": mode, "step_s_median": statistics.median(times), "step_s": times,
-               "parameters": sum(p.numel() for p in model.parameters())}
-        if fabric is not None:
-            st = fabric.stats.summary()
-            per = st["steps"]
-            row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
-                        "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
-                        "ratio_with_headers": st["ratio_with_headers"], "hook_s_per_step": (st["hook_seconds"] - hook0) / steps})
-        else:
-            row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
-        res.append(row)
-        del ddp, fabric
+                r["times"].append(float(t))
+            elif r["fabric"] is not None:
+                r["hook0"] = r["fabric"].stats.hook_seconds
+        r["done"] += k
+
+    res = []
+    for mode in modes:
+        runs.append(_mode_run(mode, rank, batch))
+        if not interleave:
+            run_steps(runs[-1], steps + 1)
+            res.append(_mode_row(runs.pop(), steps))
+    if interleave:
+        for s in range(steps + 1):
+            for r in runs:
+                run_steps(r, 1)
+        res = [_mode_row(r, steps) for r in runs]
     params = res[0]["parameters"]
     ar = allreduce_seconds(params, steps)
     if rank == 0:
         with open(os.path.join(outdir, "ddp.json"), "w") as f:
-            json.dump({"modes": res, "allreduce_s": ar}, f)
+            json.dump({"modes": res, "allreduce_s": ar, "interleaved": interleave}, f)
     dist.destroy_process_group()
+
+
+def _mode_run(mode: str, rank: int, batch: int) -> Dict:
+    import nfabric.torch as nt
+    from models import resnet18
+    from nfabric.policy import Policy
+    torch.manual_seed(0)
+    model = resnet18(10)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    fabric = None
+    if mode == "allreduce_hook":
+        ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+    elif mode == "noop":
+        ddp.register_comm_hook(None, noop_hook)
+    else:
+        fabric = nt.register(ddp, Policy.parse(mode))
+    g = torch.Generator().manual_seed(rank)
+    return {"mode": mode, "model": model, "ddp": ddp, "fabric": fabric, "done": 0, "times": [], "hook0": 0.0,
+            "opt": torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+            "x": torch.randn(batch, 3, 32, 32, generator=g), "y": torch.randint(10, (batch,), generator=g)}
+
+
+def _mode_row(r: Dict, steps: int) -> Dict:
+    row = {"mode": r["mode"], "step_s_median": statistics.median(r["times"]), "step_s": r["times"],
+           "parameters": sum(p.numel() for p in r["model"].parameters())}
+    fabric = r["fabric"]
+    if fabric is not None:
+        st = fabric.stats.summary()
+        per = st["steps"]
+        row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
+                    "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
+                    "ratio_with_headers": st["ratio_with_headers"],
+                    "hook_s_per_step": (st["hook_seconds"] - r["hook0"]) / steps})
+    elif r["mode"] == "noop":
+        row.update({"wire_bytes_per_step": 0.0, "ratio": 0.0})
+    else:
+        row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
+    return row
 
 
 def main() -> int:
@@ -158,6 +185,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--skip-ddp", action="store_true")
+    ap.add_argument("--interleave", action="store_true", help="run the modes' steps round-robin")
     ap.add_argument("--modes", default=";".join(MODES),
                     help="';'-separated modes: policies, allreduce_hook, noop (no communication)")
     ap.add_argument("--json")
@@ -172,11 +200,12 @@ def main() -> int:
     if not args.skip_ddp:
         with tempfile.TemporaryDirectory() as tmp:
             modes = [m for m in args.modes.split(";") if m]
-            mp.spawn(rank_main, args=(args.ranks, "file://" + os.path.join(tmp, "init"), args.steps, args.batch, tmp, modes),
+            mp.spawn(rank_main, args=(args.ranks, "file://" + os.path.join(tmp, "init"), args.steps, args.batch, tmp, modes,
+                                        args.interleave),
                      nprocs=args.ranks, join=True)
             got = json.load(open(os.path.join(tmp, "ddp.json")))
             out["ddp"], out["fp32_allreduce_s"] = got["modes"], got["allreduce_s"]
-        base = out["ddp"][0]["step_s_median"]
+        base = next((r["step_s_median"] for r in out["ddp"] if r["mode"] == "allreduce_hook"), out["ddp"][0]["step_s_median"])
         print(f"DDP over gloo, {args.ranks} ranks x 1 thread, ResNet-18 ({out['ddp'][0]['parameters']} parameters), "
               f"batch {args.batch}/rank, median of {args.steps} steps:")
         print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'in hook s':>10} {'wire B/step':>12} "

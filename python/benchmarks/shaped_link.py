@@ -5,6 +5,9 @@ veth's egress rate-limited by tc (tbf) on both ends, so each rank's uplink
 and downlink run at --rates (default 1 Gb/s and 10 Gb/s). Step time per mode
 for the ResNet-18-sized model (the paper's CIFAR ResNet-18, 11.17 M
 parameters), beside a no-communication run (mode "noop": the compute alone).
+The modes' steps run round-robin, so load changes on a shared machine
+slow every mode alike; the table's step time is the median over steps of
+the slowest rank's.
 
     sudo /usr/bin/python3 python/benchmarks/shaped_link.py [--rates 1gbit,10gbit] [--steps 3] [--json out.json]
 
@@ -183,7 +186,7 @@ def main() -> int:
     ap.add_argument("--delay-us", type=int, default=0, help="one-way netem delay per link end (needs sch_netem)")
     ap.add_argument("--world", type=int, default=4)
     ap.add_argument("--steps", type=int, default=3, help="timed steps per mode (after one untimed)")
-    ap.add_argument("--batch", type=int, default=2, help="images per rank")
+    ap.add_argument("--batch", type=int, default=1, help="images per rank")
     ap.add_argument("--modes", default=";".join(MODES), help="';'-separated modes")
     ap.add_argument("--json")
     ap.add_argument("--rank", type=int, help=argparse.SUPPRESS)
@@ -194,7 +197,7 @@ def main() -> int:
     if args.rank is not None:  # one rank, inside its namespace
         sys.path.insert(0, str(HERE))
         import hook
-        hook.rank_main(args.rank, args.world, args.init, args.steps, args.batch, args.out, modes)
+        hook.rank_main(args.rank, args.world, args.init, args.steps, args.batch, args.out, modes, interleave=True)
         return 0
     why = can_shape()
     if why:

@@ -290,7 +290,8 @@ class Fabric(ModeState):
             self.stats.add_header(4)
         if flag.item() > 0:
             return self._fallback(bucket, buf, lay, low)
-        # The FP32 groups of the bucket reduce while the low-bit ones encode.
+        # The FP32 groups of the bucket reduce while the low-bit planes move
+        # and are voted (and, through the controller backend, encoded).
         fp = [g for g in lay if g not in rules]
         work, fpvec = None, None
         if fp:
