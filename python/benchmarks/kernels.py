@@ -14,8 +14,11 @@ packed bytes of all W = 8 planes for the vote; MB/s is 1e6 bytes/s.
 Rows: ``encode_signs`` (the API: allocation, NaN/Inf check, ctypes call);
 ``vote planes -> pos/nz`` (what Go's VotePlanes benchmark does, from
 Python); ``vote_planes -> int8`` and ``vote_update -> fp32`` (the APIs; the
-DDP hook runs vote_update). One thread for torch. A shared machine is
-noisy: compare rows of one run.
+DDP hook runs vote_update; they write n int8 or FP32 values, 8 or 32 times
+the packed bytes, so they are not Go's VotePlanes). One thread for torch.
+Each figure is the best of single calls (Go: -benchtime 1x, 4 x --count
+runs, half before and half after the Python rows; Python: 4 x --count
+repetitions): on a shared machine that is the least disturbed one.
 """
 
 from __future__ import annotations
@@ -44,16 +47,19 @@ W = 8
 
 
 def go_bench(impl: str, count: int) -> Dict[str, float]:
-    """MB/s per Go benchmark name (median of count runs)."""
-    pat = f"^Benchmark(EncodeSigns|VotePlanes)$/impl={impl}/(mode=(binary|ternary)/W=8/)?size=(4MiB|64MiB)$"
-    r = subprocess.run(["go", "test", "-run", "^$", "-bench", pat, "-count", str(count), "./lowbit"], cwd=ROOT,
+    """MB/s of each run per Go benchmark name."""
+    pat = f"^Benchmark(EncodeSigns|VotePlanes)$/^impl={impl}$"  # -bench matches one level per '/'; sizes filtered below
+    # One iteration a run (-benchtime 1x), as each Python repetition is one
+    # call: the best of either side is then a single undisturbed call.
+    r = subprocess.run(["go", "test", "-run", "^$", "-bench", pat, "-benchtime", "1x", "-count", str(count), "./lowbit"],
+                       cwd=ROOT,
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"go test -bench failed:\n{r.stdout}\n{r.stderr}")
     out: Dict[str, List[float]] = {}
     for line in r.stdout.splitlines():
         m = re.match(r"^Benchmark(\S+?)-\d+\s+\d+\s+[\d.]+ ns/op\s+([\d.]+) MB/s", line)
-        if m:
+        if m and m.group(1).rsplit("size=", 1)[-1] in SIZES:
             out.setdefault(m.group(1).replace(f"/impl={impl}", ""), []).append(float(m.group(2)))
     return out
 
@@ -65,7 +71,7 @@ def timeit(fn: Callable[[], object], nbytes: int, reps: int) -> float:
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
-    return nbytes / statistics.median(ts) / 1e6
+    return nbytes / min(ts) / 1e6
 
 
 def python_rows(reps: int, torch_path: bool) -> Dict[str, float]:
@@ -103,14 +109,16 @@ def main() -> int:
     if impl == "torch":
         print(f"the Go lowbit library is not available ({_golib.reason()}): only the torch-op rows", file=sys.stderr)
     # Go before and after the Python rows, so that load changes on a shared
-    # machine hit both sides; the median of all Go runs is the reference.
+    # machine hit both sides. Both sides report their best run (the least
+    # disturbed by other processes): Go the fastest of its -count runs,
+    # Python the fastest of its repetitions.
     go_impl = impl if impl != "torch" else "go"
-    runs = go_bench(go_impl, args.count)
-    lib = python_rows(2 * args.count, False) if impl != "torch" else {}
+    runs = go_bench(go_impl, 2 * args.count)
+    lib = python_rows(4 * args.count, False) if impl != "torch" else {}
     tor = python_rows(max(2, args.count), True)
-    for k, v in go_bench(go_impl, args.count).items():
+    for k, v in go_bench(go_impl, 2 * args.count).items():
         runs.setdefault(k, []).extend(v)
-    go = {k: statistics.median(v) for k, v in runs.items()}
+    go = {k: max(v) for k, v in runs.items()}
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     print(f"CPU {cpu}; Go kernels {impl}; torch {torch.__version__}, 1 thread; MB/s = 1e6 B/s as go test counts")
     print(f"  {'kernel':<44} {'Go bench':>9} {'py->Go':>9} {'% of Go':>8} {'torch ops':>10} {'% of Go':>8}")
