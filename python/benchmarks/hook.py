@@ -77,21 +77,24 @@ def kernels(device: str, elements: int, reps: int) -> List[Dict]:
     return out
 
 
-def allreduce_seconds(params: int, reps: int) -> float:
+def allreduce_seconds(params: int, reps: int) -> Dict[str, float]:
     """The FP32 path's all-reduce alone: the model's gradients in DDP's
-    25 MB buckets, each all-reduced and waited for, median over reps."""
+    25 MB buckets, each all-reduced and waited for; the median over reps
+    of the slowest rank's wall time, and of this process's CPU time (all
+    its threads: gloo's too)."""
     cap = 25 * 2**20 // 4
     bufs = [torch.ones(min(cap, params - o)) for o in range(0, params, cap)]
-    ts = []
+    ts, cs = [], []
     for _ in range(reps + 1):
         dist.barrier()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for b in bufs:
             dist.all_reduce(b)
-        t = torch.tensor([time.perf_counter() - t0])
+        t = torch.tensor([time.perf_counter() - t0, time.process_time() - c0])
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        ts.append(float(t))
-    return statistics.median(ts[1:])
+        ts.append(float(t[0]))
+        cs.append(float(t[1]))
+    return {"wall_s": statistics.median(ts[1:]), "cpu_s": statistics.median(cs[1:])}
 
 
 def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: str,
@@ -117,6 +120,8 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
                 r["times"].append(float(t))
             elif r["fabric"] is not None:
                 r["hook0"] = r["fabric"].stats.hook_seconds
+                r["wait0"] = r["fabric"].stats.wait_seconds
+                r["cpu0"] = r["fabric"].stats.hook_cpu_seconds
         r["done"] += k
 
     res = []
@@ -153,7 +158,7 @@ def _mode_run(mode: str, rank: int, batch: int) -> Dict:
     else:
         fabric = nt.register(ddp, Policy.parse(mode))
     g = torch.Generator().manual_seed(rank)
-    return {"mode": mode, "model": model, "ddp": ddp, "fabric": fabric, "done": 0, "times": [], "hook0": 0.0,
+    return {"mode": mode, "model": model, "ddp": ddp, "fabric": fabric, "done": 0, "times": [], "hook0": 0.0, "wait0": 0.0, "cpu0": 0.0,
             "opt": torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
             "x": torch.randn(batch, 3, 32, 32, generator=g), "y": torch.randint(10, (batch,), generator=g)}
 
@@ -168,7 +173,9 @@ def _mode_row(r: Dict, steps: int) -> Dict:
         row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
                     "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
                     "ratio_with_headers": st["ratio_with_headers"],
-                    "hook_s_per_step": (st["hook_seconds"] - r["hook0"]) / steps})
+                    "hook_s_per_step": (st["hook_seconds"] - r["hook0"]) / steps,
+                    "hook_own_s_per_step": (st["hook_seconds"] - r["hook0"] - st["wait_seconds"] + r["wait0"]) / steps,
+                    "hook_cpu_s_per_step": (st["hook_cpu_seconds"] - r["cpu0"]) / steps})
     elif r["mode"] == "noop":
         row.update({"wire_bytes_per_step": 0.0, "ratio": 0.0})
     else:
@@ -208,15 +215,22 @@ def main() -> int:
         base = next((r["step_s_median"] for r in out["ddp"] if r["mode"] == "allreduce_hook"), out["ddp"][0]["step_s_median"])
         print(f"DDP over gloo, {args.ranks} ranks x 1 thread, ResNet-18 ({out['ddp'][0]['parameters']} parameters), "
               f"batch {args.batch}/rank, median of {args.steps} steps:")
-        print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'in hook s':>10} {'wire B/step':>12} "
-              f"{'vs FP32':>9} {'+headers':>9}")
+        print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'in hook s':>10} {'own s':>7} {'CPU s':>7} "
+              f"{'wire B/step':>12} {'vs FP32':>9} {'+headers':>9}")
+
+        def f3(v):
+            return "-" if v is None else format(v, ".3f")
         for r in out["ddp"]:
-            hk = r.get("hook_s_per_step")
+            hk, own, cpu = r.get("hook_s_per_step"), r.get("hook_own_s_per_step"), r.get("hook_cpu_s_per_step")
             print(f"  {r['mode']:<30} {r['step_s_median']:8.3f} {r['step_s_median'] / base:18.2f} "
-                  f"{'-' if hk is None else format(hk, '.3f'):>10} {r['wire_bytes_per_step']:12.0f} {r['ratio']:9.5f} "
+                  f"{f3(hk):>10} {f3(own):>7} {f3(cpu):>7} "
+                  f"{r['wire_bytes_per_step']:12.0f} {r['ratio']:9.5f} "
                   f"{r.get('ratio_with_headers', 1.0):9.5f}")
+        ar = out["fp32_allreduce_s"]
         print(f"  the FP32 path's all-reduce alone (the gradients in 25 MB buckets, waited): "
-              f"{out['fp32_allreduce_s']:.3f} s/step")
+              f"{ar['wall_s']:.3f} s/step wall, {ar['cpu_s']:.3f} CPU s per rank")
+        print("  in hook: wall time in the hook on rank 0; own: that less the time blocked in the hook's own "
+              "collectives (transfer and waiting for slower ranks); CPU: the hook thread's CPU time")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(out, indent=2))
     return 0

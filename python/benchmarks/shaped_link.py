@@ -169,15 +169,17 @@ def print_table(rate: str, rtt: float, res: Dict) -> None:
     rows = {r["mode"]: r for r in res["modes"]}
     base = rows["allreduce_hook"]["step_s_median"]
     comp = rows["noop"]["step_s_median"] if "noop" in rows else None
+    ar = res["allreduce_s"]
     print(f"link {rate} per rank and direction (tbf), TCP round trip {rtt:.0f} us; "
-          f"FP32 all-reduce alone {res['allreduce_s']:.3f} s/step")
-    print(f"  {'mode':<30} {'step s':>8} {'allreduce_hook / mode':>22} {'step - noop s':>14} {'in hook s':>10} {'wire B/step':>12}")
+          f"FP32 all-reduce alone {ar['wall_s']:.3f} s/step ({ar['cpu_s']:.3f} CPU s per rank)")
+    print(f"  {'mode':<30} {'step s':>8} {'allreduce_hook / mode':>22} {'step - noop s':>14} {'in hook s':>10} "
+          f"{'hook CPU s':>11} {'wire B/step':>12}")
     for m, r in rows.items():
         st = r["step_s_median"]
         over = "-" if comp is None else f"{st - comp:.3f}"
-        hk = r.get("hook_s_per_step")
+        hk, cpu = r.get("hook_s_per_step"), r.get("hook_cpu_s_per_step")
         print(f"  {m:<30} {st:8.3f} {base / st:22.2f} {over:>14} {'-' if hk is None else format(hk, '.3f'):>10} "
-              f"{r['wire_bytes_per_step']:12.0f}")
+              f"{'-' if cpu is None else format(cpu, '.3f'):>11} {r['wire_bytes_per_step']:12.0f}")
 
 
 def main() -> int:

@@ -203,11 +203,11 @@ class Fabric(ModeState):
         return dist.all_reduce(t, group=self.pg, async_op=True)
 
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             return self._hook_bucket(bucket, t0)
         finally:
-            self.stats.add_time(time.perf_counter() - t0)
+            self.stats.add_time(time.perf_counter() - t0, time.thread_time() - c0)
 
     def _hook_bucket(self, bucket: dist.GradBucket, t0: float) -> torch.futures.Future:
         buf = bucket.buffer()
@@ -286,7 +286,9 @@ class Fabric(ModeState):
         else:
             flag = torch.stack([nonfinite(p) for p, _ in inputs.values()]).max().reshape(1)
         if self.workers > 1:
+            t = time.perf_counter()
             dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=self.pg)
+            self.stats.add_wait(time.perf_counter() - t)
             self.stats.add_header(4)
         if flag.item() > 0:
             return self._fallback(bucket, buf, lay, low)
@@ -302,7 +304,9 @@ class Fabric(ModeState):
         else:
             self._via_collective(buf, lay, rules, inputs, enc)
         if work is not None:
+            t = time.perf_counter()
             work.wait()
+            self.stats.add_wait(time.perf_counter() - t)
             o = 0
             for g in fp:
                 seg = lay[g]
@@ -361,7 +365,9 @@ class Fabric(ModeState):
         send = torch.cat(parts) if len(parts) > 1 else parts[0]
         if rec:
             self._enc_s += self._clock(rec, buf) - t
+        t = time.perf_counter()
         outs = _all_gather_bytes(send, self.workers, self.pg)
+        self.stats.add_wait(time.perf_counter() - t)
         starts = [sum(sizes[:i]) for i in range(len(sizes))]
         t = self._clock(rec, buf)
         self._vote_many(buf, lay, rules, inputs, outs, starts, sizes, index)
