@@ -132,11 +132,15 @@ func CalibrateLadder(cosBinary, cosTernary float64) (Ladder, error) {
 	if !finite(cosBinary) || !finite(cosTernary) || math.Abs(cosBinary) > 1 || math.Abs(cosTernary) > 1 {
 		return Ladder{}, errors.New("calibrate ladder: cosines not in [-1, 1]")
 	}
-	// The small epsilon keeps a cosine that is a multiple of the step
-	// (up to rounding) on its own grid point.
-	// Dividing by the grid's count per unit gives the float nearest k/20,
-	// which is the literal 0.45 for k = 9 (multiplying by 0.05 is not).
+	return Ladder{BinaryMin: floorToStep(cosBinary), TernaryMin: floorToStep(cosTernary)}, nil
+}
+
+// floorToStep floors a cosine to a multiple of LadderStep. The small
+// epsilon keeps a cosine that is a multiple of the step (up to rounding)
+// on its own grid point. Dividing by the grid's count per unit gives the
+// float nearest k/20, which is the literal 0.45 for k = 9 (multiplying by
+// 0.05 is not).
+func floorToStep(v float64) float64 {
 	n := math.Round(1 / LadderStep)
-	floor := func(v float64) float64 { return math.Floor(v*n+1e-9) / n }
-	return Ladder{BinaryMin: floor(cosBinary), TernaryMin: floor(cosTernary)}, nil
+	return math.Floor(v*n+1e-9) / n
 }

@@ -34,7 +34,9 @@
 // record, and CalibrateLadder the ladder's rungs from a backbone's warm-up
 // cosines; the pilots (package pilot) apply both to an always-FP32 run of
 // the workload itself. DefaultConfig and DefaultLadder are the starting
-// point calibrated on the paper's own Table 5.
+// point calibrated on the paper's own Table 5. Rungs is the same ladder
+// over more formats (INT8 and BFP8 beyond the paper's two low-bit rungs),
+// with CalibrateRungs; Ladder admits through it.
 //
 // # Bad input
 //

@@ -2,9 +2,9 @@ package control
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // Ladder is the deterministic admission ladder of paper Sec. 8: it maps a
@@ -47,15 +47,16 @@ func (l Ladder) Validate() error {
 }
 
 // Admit returns the lowest-traffic mode whose rung the cosines pass, and a
-// sentence that says why.
+// sentence that says why: Rungs.Admit over the paper's two rungs.
 func (l Ladder) Admit(cosBinary, cosTernary float64) (cxl.Mode, string) {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	switch {
-	case cosBinary >= l.BinaryMin:
-		return cxl.GBinary, fmt.Sprintf("ladder: G-Binary cosine %s >= %s", f(cosBinary), f(l.BinaryMin))
-	case cosTernary >= l.TernaryMin:
-		return cxl.GTernary, fmt.Sprintf("ladder: G-Binary cosine %s < %s, G-Ternary cosine %s >= %s", f(cosBinary), f(l.BinaryMin), f(cosTernary), f(l.TernaryMin))
+	var cos [lowbit.NumFormats]float64
+	cos[lowbit.Binary], cos[lowbit.Ternary] = cosBinary, cosTernary
+	f, why := l.Rungs().Admit(cos)
+	switch f {
+	case lowbit.Binary:
+		return cxl.GBinary, why
+	case lowbit.Ternary:
+		return cxl.GTernary, why
 	}
-	return cxl.FP32Bypass, fmt.Sprintf("ladder: cosines %s (G-Binary) and %s (G-Ternary) below %s and %s, keep FP32",
-		f(cosBinary), f(cosTernary), f(l.BinaryMin), f(l.TernaryMin))
+	return cxl.FP32Bypass, why
 }

@@ -20,10 +20,12 @@ func BenchmarkRead(b *testing.B) {
 		{"packet-W8", Region{Workers: 8, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate}},
 		{"planes-W8", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}},
 		{"planes-W64", Region{Workers: 64, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}},
+		{"int8-W8", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}},
+		{"bfp8-W8", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}},
 	}
 	for _, sh := range shapes {
 		reg := sh.reg
-		reg.Size = uint64(reg.Slabs()*lines) * LineBytes
+		reg.Size = reg.DataBytes(lines)
 		c, err := NewCore(Config{Capacity: reg.End()})
 		if err != nil {
 			b.Fatal(err)
@@ -33,14 +35,15 @@ func BenchmarkRead(b *testing.B) {
 			b.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(1, 2))
-		for k := range reg.Slabs() {
-			for l := range lines {
-				if _, err := c.Do(Write(0, reg.SignAddr(k, l), randLine(rng))); err != nil {
-					b.Fatal(err)
-				}
+		for a := reg.Base; a < reg.Base+reg.Size; a += LineBytes { // every data line, slab after slab
+			if _, err := c.Do(Write(0, a, randLine(rng))); err != nil {
+				b.Fatal(err)
 			}
 		}
-		for _, m := range Modes() {
+		for _, m := range AllModes() {
+			if m.LowBit() && !reg.Aggregates(m) {
+				continue
+			}
 			b.Run(fmt.Sprintf("%s/%v", sh.name, m), func(b *testing.B) {
 				c.SetMode(id, m, 0)
 				// Untransformed modes read the sign slab; low-bit modes

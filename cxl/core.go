@@ -81,6 +81,12 @@ type Core struct {
 	res          Line
 	votes        [LineBytes]int8
 	pos, nz      Line
+	// scratch for the integer-sum transforms
+	codes, exps [][]int8
+	ebuf        []byte
+	eplanes     [][]byte
+	sums        [lowbit.LineBytes]int16
+	blockExp    [lowbit.BFPExponentsPerLine]int8
 }
 
 type regionState struct {
@@ -280,7 +286,7 @@ func (c *Core) Accept(req Req) (uint64, error) {
 			if r.Layout == lowbit.WorkerMajor && p.tgt.view {
 				if req.Op == MemWr {
 					fail(ErrReadOnlyView, "region %d %q view line %d", id, r.Name, p.tgt.line)
-				} else if !p.mode.LowBit() {
+				} else if !r.Aggregates(p.mode) {
 					fail(ErrUnmappedView, "region %d %q is in mode %v", id, r.Name, p.mode)
 				}
 			}
@@ -356,7 +362,7 @@ func (c *Core) complete(p *pending, r *Resp) {
 	}
 	ms.ReadLines++
 	ms.ReadBytes += LineBytes
-	if p.region == NoRegion || !p.mode.LowBit() || !p.tgt.view {
+	if p.region == NoRegion || !p.reg.Aggregates(p.mode) || !p.tgt.view {
 		r.Data = c.mem.load(key)
 		ms.MediaLinesRead++
 		return
@@ -373,6 +379,9 @@ func (c *Core) complete(p *pending, r *Resp) {
 // The response is left in c.res.
 func (c *Core) aggregate(id RegionID, r *Region, m Mode, t target) int {
 	out := &c.res
+	if m.Sum() {
+		return c.sum(id, r, m, t)
+	}
 	spec := r.Spec(m)
 	gated := spec.GateBits()
 	if r.Layout == lowbit.ElementMajor {
@@ -442,4 +451,48 @@ func (c *Core) gatherPlanes(planes [][]byte, buf *[]byte, w int, addr func(k int
 		planes = append(planes, p)
 	}
 	return planes
+}
+
+// sum computes the response line of an integer-sum view read (Int8Sum,
+// BFPSum) into c.res and returns how many stored lines it read: W code
+// lines for a sum view line (and W exponent lines under BFPSum), W
+// exponent lines for an exponent view line.
+func (c *Core) sum(id RegionID, r *Region, m Mode, t target) int {
+	w := r.Workers
+	if t.exp { // BFPSum exponent view line t.line: E of its 64 blocks
+		c.eplanes = c.gatherPlanes(c.eplanes, &c.ebuf, w, func(k int) uint64 { return r.ExpAddr(k, t.line) })
+		lowbit.MaxExponents(c.blockExp[:], c.int8s(&c.exps, c.eplanes, 0, lowbit.BFPExponentsPerLine))
+		c.res = Line(lowbit.Int8Bytes(c.blockExp[:]))
+		return w
+	}
+	n := w
+	if m.ExpPlane() {
+		n += w
+	}
+	a := &c.agg
+	if !(a.valid && a.gen == c.gen && a.region == id && a.line == t.line && a.mode == m) {
+		c.signs = c.gatherPlanes(c.signs, &c.sbuf, w, func(k int) uint64 { return r.CodeAddr(k, t.line) })
+		codes := c.int8s(&c.codes, c.signs, 0, lowbit.LineBytes)
+		if m.ExpPlane() {
+			x, b := t.line/lowbit.BFPExponentsPerLine, t.line%lowbit.BFPExponentsPerLine
+			c.eplanes = c.gatherPlanes(c.eplanes, &c.ebuf, w, func(k int) uint64 { return r.ExpAddr(k, x) })
+			lowbit.SumBFP8(c.sums[:], c.blockExp[:1], codes, c.int8s(&c.exps, c.eplanes, b, 1))
+		} else {
+			lowbit.SumInt8(c.sums[:], codes)
+		}
+		a.valid, a.gen, a.region, a.line, a.mode = true, c.gen, id, t.line, m
+	}
+	lo := t.part * lowbit.SumViewElements
+	lowbit.PutInt16s(c.res[:], c.sums[lo:lo+lowbit.SumViewElements])
+	return n
+}
+
+// int8s returns, in *dst, each line's bytes [lo, lo+n) as int8 codes.
+func (c *Core) int8s(dst *[][]int8, lines [][]byte, lo, n int) [][]int8 {
+	s := (*dst)[:0]
+	for _, l := range lines {
+		s = append(s, lowbit.BytesInt8(l[lo:lo+n]))
+	}
+	*dst = s
+	return s
 }

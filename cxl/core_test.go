@@ -283,6 +283,21 @@ func sweepRegions(r *rand.Rand) []Region {
 			}
 		}
 	}
+	// Integer-sum regions: Int8, and BFP8 with 1, 64 and 65 payload lines
+	// (one exponent line, a full one, a second one).
+	for _, f := range []lowbit.Format{lowbit.Int8, lowbit.BFP8} {
+		for _, w := range []int{1, 2, 5, 33} {
+			for _, lines := range []int{1 + r.IntN(3), 64, 65} {
+				reg := Region{Name: fmt.Sprintf("%v/W%d/%d", f, w, lines), Base: base, Workers: w, Layout: lowbit.WorkerMajor, Sum: f, Element0: r.IntN(100)}
+				if f == lowbit.Int8 && lines > 3 && w > 2 {
+					continue
+				}
+				reg.Size = reg.DataBytes(lines)
+				out = append(out, reg)
+				base = reg.End() + 64*uint64(r.IntN(2))
+			}
+		}
+	}
 	return out
 }
 
@@ -322,7 +337,7 @@ func TestAgainstReferenceModel(t *testing.T) {
 		step(Write(0, a, randLine(rng)))
 	}
 	checkStored(t, c, m)
-	for _, mode := range Modes() {
+	for _, mode := range AllModes() {
 		for id := range regs {
 			c.SetMode(RegionID(id), mode, 0)
 			m.setMode(id, mode)
@@ -391,7 +406,7 @@ func TestControllerConcurrent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := range 200 {
-			if err := ctl.SetMode(id, Modes()[i%NumModes], int64(i)); err != nil {
+			if err := ctl.SetMode(id, AllModes()[i%NumModes], int64(i)); err != nil {
 				t.Error(err)
 			}
 			ctl.Stats()
@@ -525,6 +540,19 @@ func TestReadPathDoesNotAllocate(t *testing.T) {
 			}
 		}
 	}
+	// The integer-sum views, after a first read has sized the scratch.
+	bf := Region{Base: 1 << 16, Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Mode: BFPSum}
+	bf.Size = bf.DataBytes(3)
+	i8 := Region{Base: 1 << 17, Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Int8Sum}
+	i8.Size = i8.DataBytes(3)
+	mustMap(t, c, bf)
+	mustMap(t, c, i8)
+	for _, a := range []uint64{bf.ViewAddr(1, 0), bf.ViewAddr(2, 1), bf.ExpViewAddr(0), i8.ViewAddr(0, 1), i8.ViewAddr(2, 0)} {
+		c.Do(Read(1, a))
+		if n := testing.AllocsPerRun(100, func() { c.Do(Read(1, a)) }); n != 0 {
+			t.Errorf("sum view read of %#x: %v allocations", a, n)
+		}
+	}
 }
 
 // TestSparseStore: a device of 2^52 bytes costs only the pages written;
@@ -563,6 +591,135 @@ func TestSparseStore(t *testing.T) {
 	for a, l := range want {
 		if got, _ := c.Peek(a); got != l {
 			t.Fatalf("peek %#x", a)
+		}
+	}
+}
+
+// TestSumRegionsByHand checks the integer-sum transforms on cases worked
+// out by hand from the contract (FORMATS-SPEC): an Int8 lane sum that
+// saturates at W = 300, a BFP8 alignment with rounding, the exponent
+// view, the view line split, unwritten lines, and the media lines read.
+func TestSumRegionsByHand(t *testing.T) {
+	c := mustCore(t)
+	line := func(v ...int8) []byte {
+		b := make([]byte, 64)
+		for i, x := range v {
+			b[i] = byte(x)
+		}
+		return b
+	}
+	// Int8, W = 300: lane 0 all 127 (38100 saturates to 32767), lane 1
+	// all -1 (-300), lane 33 (second view line, lane 1) 1 from worker 0.
+	i8 := Region{Name: "int8", Workers: 300, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Int8Sum}
+	i8.Size = i8.DataBytes(1)
+	id8 := mustMap(t, c, i8)
+	for k := range 300 {
+		l := line(127, -1)
+		if k == 0 {
+			l[33] = 1
+		}
+		if _, err := c.Do(Write(0, i8.CodeAddr(k, 0), l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r0, err0 := c.Do(Read(0, i8.ViewAddr(0, 0)))
+	r1, err1 := c.Do(Read(0, i8.ViewAddr(0, 1)))
+	if err0 != nil || err1 != nil || !r0.Transformed {
+		t.Fatal(err0, err1)
+	}
+	want0 := make([]byte, 64)
+	want0[0], want0[1] = 0xff, 0x7f // 32767
+	want0[2], want0[3] = 0xd4, 0xfe // -300
+	want1 := make([]byte, 64)
+	want1[2] = 1
+	if string(r0.Data[:]) != string(want0) || string(r1.Data[:]) != string(want1) {
+		t.Errorf("int8 views\n%x\n%x\nwant\n%x\n%x", r0.Data, r1.Data, want0, want1)
+	}
+	if got := c.Stats().Modes[Int8Sum]; got.TransformedLines != 2 || got.MediaLinesRead != 600 {
+		t.Errorf("int8-sum stats %+v, want 2 transformed lines reading 2 x 300 media lines", got)
+	}
+	// In another mode the view is not mapped; a BFP8 region's view is
+	// not mapped under Int8Sum either.
+	c.SetMode(id8, GBinary, 0)
+	if _, err := c.Do(Read(0, i8.ViewAddr(0, 0))); !errors.Is(err, ErrUnmappedView) {
+		t.Errorf("int8 view under g-binary: %v, want ErrUnmappedView", err)
+	}
+
+	// BFP8, W = 2, 65 lines (two exponent lines). Block 0: worker 0 e = 3
+	// m = (100, -3); worker 1 e = 1 m = (6, -6): E = 3, worker 1 shifts by
+	// 2 with rounding: (6+2)>>2 = 2, (-6+2)>>2 = -1; sums (102, -4).
+	// Block 64 is in the second exponent line: worker 1 alone, e = -5,
+	// m = 7; worker 0 never writes it (its exponent byte reads 0).
+	bf := Region{Name: "bfp8", Base: i8.End(), Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Mode: BFPSum}
+	bf.Size = bf.DataBytes(65)
+	if bf.ExpLines() != 2 || bf.Size != 2*(65+2)*64 || bf.PayloadLines() != 65 || bf.Elements() != 65*64 {
+		t.Fatalf("bfp8 geometry: %d exponent lines, size %d, %d lines", bf.ExpLines(), bf.Size, bf.PayloadLines())
+	}
+	mustMap(t, c, bf)
+	do := func(req Req) Resp {
+		t.Helper()
+		r, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	do(Write(0, bf.CodeAddr(0, 0), line(100, -3)))
+	do(Write(0, bf.CodeAddr(1, 0), line(6, -6)))
+	do(Write(0, bf.ExpAddr(0, 0), line(3)))
+	do(Write(0, bf.ExpAddr(1, 0), line(1)))
+	do(Write(0, bf.CodeAddr(1, 64), line(7)))
+	do(Write(0, bf.ExpAddr(1, 1), line(-5)))
+	v := do(Read(0, bf.ViewAddr(0, 0)))
+	if w := line(102, 0, -4, -1); string(v.Data[:]) != string(w) {
+		t.Errorf("bfp8 block 0 sums %x, want %x", v.Data, w)
+	}
+	// Block 64: E = max(0 (unwritten), -5) = 0, worker 1 shifts by 5:
+	// (7+16)>>5 = 0.
+	if v := do(Read(0, bf.ViewAddr(64, 0))); v.Data != (Line{}) {
+		t.Errorf("bfp8 block 64 sums %x, want zeros", v.Data)
+	}
+	e0 := do(Read(0, bf.ExpViewAddr(0)))
+	if w := line(3); string(e0.Data[:]) != string(w) {
+		t.Errorf("exponent view 0 %x, want %x", e0.Data, w)
+	}
+	if e1 := do(Read(0, bf.ExpViewAddr(1))); e1.Data != (Line{}) {
+		t.Errorf("exponent view 1 %x, want zeros (max of unwritten 0 and -5)", e1.Data)
+	}
+	// Data lines read back as stored; the view is read-only.
+	if r := do(Read(0, bf.ExpAddr(1, 1))); r.Transformed || int8(r.Data[0]) != -5 {
+		t.Errorf("exponent data line %+v", r)
+	}
+	if _, err := c.Do(Write(0, bf.ExpViewAddr(1), line(1))); !errors.Is(err, ErrReadOnlyView) {
+		t.Errorf("write into the exponent view: %v", err)
+	}
+	if _, err := c.Do(Read(0, bf.ExpViewAddr(1)+8)); !errors.Is(err, ErrUnaligned) {
+		t.Errorf("unaligned exponent view read: %v", err)
+	}
+	if got := c.Stats().Modes[BFPSum]; got.TransformedLines != 4 || got.MediaLinesRead != 2*4+2*2+1 {
+		t.Errorf("bfp8-sum stats %+v: want 4 transformed lines, 2W media lines per sum line and W per exponent line, 1 per data line", got)
+	}
+}
+
+// TestSumRegionValidate: a Sum region must be worker-major, carry no gate
+// bits, name a sum format, and have a size DataBytes can produce.
+func TestSumRegionValidate(t *testing.T) {
+	ok := Region{Workers: 4, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}
+	ok.Size = ok.DataBytes(64)
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]Region{
+		"element-major": {Workers: 4, Sum: lowbit.Int8, Size: 4 * 64},
+		"gate bits":     {Workers: 4, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Gate: lowbit.Gate{Kind: lowbit.GateWorker}, Size: 4 * 64},
+		"vote format":   {Workers: 4, Layout: lowbit.WorkerMajor, Sum: lowbit.Binary, Size: 4 * 64},
+		"bad format":    {Workers: 4, Layout: lowbit.WorkerMajor, Sum: lowbit.Format(lowbit.NumFormats), Size: 4 * 64},
+		// 66 lines per worker: 64 + 1 is 65 and 65 + 2 is 67.
+		"bfp8 size":   {Workers: 4, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Size: 4 * 66 * 64},
+		"bfp8 1 line": {Workers: 4, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Size: 4 * 64},
+	} {
+		if err := r.Validate(); err == nil {
+			t.Errorf("%s: %+v validated", name, r)
 		}
 	}
 }

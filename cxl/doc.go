@@ -3,8 +3,9 @@
 // region table with a mode latch per region written only by the control
 // path, CXL.mem-style requests and responses, and the non-destructive
 // read-side transform that returns identity bytes, the FP32 bypass payload
-// or a G-Binary / G-Ternary aggregate. Verify is the transformation-aware
-// functional tester of Sec. 6.
+// or a G-Binary / G-Ternary aggregate, and beyond the paper the integer
+// lane sums of the Int8 and BFP8 formats. Verify is the
+// transformation-aware functional tester of Sec. 6.
 //
 // # Shape
 //
@@ -59,6 +60,14 @@
 //	    line 2l     pos plane of aggregate line l
 //	    line 2l+1   nz plane of aggregate line l
 //
+//	integer-sum (Region.Sum lowbit.Int8 or lowbit.BFP8, worker-major; beyond the paper)
+//	  slab k        worker k's code lines: byte i = int8 code q[k, 64l+i] (BFP8: mantissa)
+//	  then, BFP8 only, W exponent slabs of X = ceil(L/64) lines each, L = PayloadLines():
+//	    worker k's exponent line x at Base + W S + 64 (k X + x): byte b = e[k, block 64x+b]
+//	  view window, read-only, after the data window:
+//	    line 2l+p   lane sums of elements 64l+32p .. 64l+32p+31, int16 little endian
+//	    line 2L+x   BFP8 only: aligned exponents E of blocks 64x .. 64x+63
+//
 // Element e of aggregate line l has flattened index Element0 + 64l + i
 // (element-major) or Element0 + 512l + 8j + q (worker-major); the
 // positional gate uses it.
@@ -80,11 +89,36 @@
 //	                          -1 when nz only, 0 when neither. G-Binary's
 //	                          nz is 0 only on a tie (W even).
 //
+//	Int8Sum, on an Int8 region    S_i = clamp(sum_k q[k,i], -32768, 32767)
+//	                              (lowbit.SumInt8): exact up to W = 258
+//	BFPSum, on a BFP8 region      per block E = max_k e_k, mantissas shifted
+//	                              right by min(E - e_k, 8) rounding to nearest,
+//	                              then summed and saturated as Int8Sum
+//	                              (lowbit.SumBFP8); exponent view byte b =
+//	                              max(-127, max_k e_k) of the stored exponent
+//	                              bytes (lowbit.MaxExponents)
+//
 // So the response width is one line per 64 elements element-major (8 bits
-// per element) and two lines per 512 elements worker-major (2 bits per
-// element). In low-bit modes, reads of data-window lines that are not an
-// aggregate view (worker-major sign and gate slabs, element-major gate
-// slab) return stored bytes untransformed.
+// per element), two lines per 512 elements worker-major (2 bits per
+// element) and two lines per 64 elements in the sum modes (16 bits). A
+// region aggregates only in the modes that fit its shape
+// (Region.Aggregates): G-Binary and G-Ternary on a sign-plane region,
+// the format's own sum mode on a Sum region; in any other mode its
+// worker-major view reads are ErrUnmappedView. In low-bit modes, reads of
+// data-window lines that are not an aggregate view (sign, gate, code and
+// exponent slabs, element-major gate slab) return stored bytes
+// untransformed.
+//
+// # Adding a mode
+//
+// A mode is one row of the table in mode.go (its names, format, datapath
+// flag, view lines per payload line, exponent plane), its read-side
+// transform in Core (calling the lowbit kernels, never re-deriving them),
+// its region shape in region.go when its payload is not sign planes, its
+// oracle in the reference model (ref_test.go, from lowbit's Ref twins) and
+// in Verify (verify_sum.go for the sum modes), fuzz cases (fuzz_test.go),
+// its depth in timing.DatapathCycles, and its wire value in the proto.
+// What a new format needs end to end is listed in package lowbit.
 //
 // # Invariants
 //

@@ -44,7 +44,16 @@ func fuzzRegion(br *byteReader, base uint64) Region {
 	}
 	r.Mode = Mode(b2 % 4)
 	lines := 1 + int(b2>>2)%3
-	r.Size = uint64(r.Slabs()*lines) * 64
+	if s := (b2 >> 4) % 4; s >= 2 && r.Layout == lowbit.WorkerMajor {
+		// An integer-sum region; b3's low bit adds 63 lines, so that BFP8
+		// reaches its second exponent line.
+		r.Sum, r.Gate = lowbit.Int8, lowbit.PaperGate
+		if s == 3 {
+			r.Sum = lowbit.BFP8
+		}
+		lines += 63 * int(b3&1)
+	}
+	r.Size = r.DataBytes(lines)
 	return r
 }
 
@@ -56,6 +65,8 @@ func FuzzController(f *testing.F) {
 	f.Add([]byte{0x10, 0, 0x05, 0, 0x03, 0x02, 0x0e, 7, 0, 1, 2, 1, 3, 4, 0, 2, 1, 5, 1, 5, 2, 3, 3})
 	f.Add([]byte{0x00, 0x02, 0x06, 0, 0x7f, 0x03, 0x03, 9, 0, 9, 9, 1, 9, 9, 2, 5, 5, 6, 1, 1, 3, 3, 4, 1, 3, 1, 3, 3})
 	f.Add([]byte{0x0e, 0x01, 0x02, 1, 0x21, 0x00, 0x01, 0, 4, 0, 3, 6, 0, 0, 5, 3, 2, 0, 0, 4, 1, 2, 2, 1, 0, 3, 3, 3, 7})
+	f.Add([]byte{0x11, 0, 0x25, 1, 0x07, 0x01, 0x35, 0, 1, 2, 4, 0, 4, 1, 9, 1, 4, 9, 1, 3, 1, 0, 2, 1, 9, 4, 1, 5, 1, 1, 4, 1, 4, 1, 0, 0})
+	f.Add([]byte{0x21, 0, 0x39, 3, 0x15, 0x00, 0x2a, 1, 0, 4, 0, 5, 0, 1, 7, 0, 0, 4, 0, 4, 1, 6, 1, 6, 2, 3, 3, 1, 5, 1, 4, 0, 6, 1, 8, 1, 3, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		br := &byteReader{b: data}
 		ra := fuzzRegion(br, 0)
@@ -132,7 +143,7 @@ func FuzzController(f *testing.F) {
 					complete()
 				}
 			case 4:
-				id, mode := int(br.next()%2), Mode(br.next()%4)
+				id, mode := int(br.next()%2), Mode(int(br.next())%NumModes)
 				if err := c.SetMode(RegionID(id), mode, int64(steps)); err != nil {
 					t.Fatal(err)
 				}

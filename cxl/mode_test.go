@@ -20,13 +20,25 @@ func TestModeTraits(t *testing.T) {
 		{FP32Bypass, lowbit.FP32, false, 32},
 		{GBinary, lowbit.Binary, true, 1},
 		{GTernary, lowbit.Ternary, true, 1.58},
+		{Int8Sum, lowbit.Int8, true, 8},
+		{BFPSum, lowbit.BFP8, true, 8.125},
 	} {
 		if tc.m.Format() != tc.f || tc.m.LowBit() != tc.lowBit || tc.m.BitsPerElement(lowbit.PaperGate, lowbit.PaperAccounting) != tc.bits {
 			t.Errorf("%v: format %v low-bit %v bits %v", tc.m, tc.m.Format(), tc.m.LowBit(), tc.m.BitsPerElement(lowbit.PaperGate, lowbit.PaperAccounting))
 		}
-		if tc.m != Identity && ModeOf(tc.f) != tc.m {
-			t.Errorf("ModeOf(%v) = %v, want %v", tc.f, ModeOf(tc.f), tc.m)
+		if got, err := ModeOf(tc.f); tc.m != Identity && (err != nil || got != tc.m) {
+			t.Errorf("ModeOf(%v) = %v, %v, want %v", tc.f, got, err, tc.m)
 		}
+	}
+	// Every format in lowbit's table has a mode, and a format beyond the
+	// table is an error, not FP32 bypass.
+	for _, f := range lowbit.Formats() {
+		if m, err := ModeOf(f); err != nil || m.Format() != f {
+			t.Errorf("ModeOf(%v) = %v, %v", f, m, err)
+		}
+	}
+	if m, err := ModeOf(lowbit.Format(lowbit.NumFormats)); err == nil {
+		t.Errorf("ModeOf(an unknown format) = %v, want an error", m)
 	}
 	if bad := Mode(NumModes); bad.LowBit() || bad.Format() != lowbit.FP32 {
 		t.Errorf("invalid mode: low-bit %v format %v", bad.LowBit(), bad.Format())

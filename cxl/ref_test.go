@@ -45,10 +45,131 @@ func (m *refModel) mapRegion(r Region) int {
 
 // roles: what an address means inside region r.
 type refRole struct {
-	kind   int // 0 sign data, 1 gate data, 2 view
+	kind   int // 0 sign (or code) data, 1 gate data, 2 view, 3 exponent data, 4 exponent view
 	worker int
 	line   int
 	part   int
+}
+
+// refSumLines returns, for a Sum region, the mantissa (code) lines and
+// the exponent lines each worker writes, by counting: the smallest l
+// whose lines fill the data window. ok is false for other regions.
+func refSumLines(r Region) (code, exp int, ok bool) {
+	if r.Sum == lowbit.FP32 {
+		return 0, 0, false
+	}
+	per := int(r.Size / 64 / uint64(r.Workers))
+	for code = 1; ; code++ {
+		exp = 0
+		if r.Sum == lowbit.BFP8 {
+			for e := 0; e*64 < code; e++ {
+				exp++
+			}
+		}
+		if code+exp >= per {
+			return code, exp, true
+		}
+	}
+}
+
+// refSumLocate finds the role of addr in a Sum region by walking its
+// lines in the documented order: W code slabs, W exponent slabs, the sum
+// view (two lines per payload line), the exponent view.
+func refSumLocate(r Region, addr uint64) (refRole, bool) {
+	code, exp, _ := refSumLines(r)
+	a := r.Base
+	for k := range r.Workers {
+		for l := range code {
+			if a == addr {
+				return refRole{kind: 0, worker: k, line: l}, true
+			}
+			a += 64
+		}
+	}
+	for k := range r.Workers {
+		for x := range exp {
+			if a == addr {
+				return refRole{kind: 3, worker: k, line: x}, true
+			}
+			a += 64
+		}
+	}
+	for l := range code {
+		for part := range 2 {
+			if a == addr {
+				return refRole{kind: 2, line: l, part: part}, true
+			}
+			a += 64
+		}
+	}
+	for x := range exp {
+		if a == addr {
+			return refRole{kind: 4, line: x}, true
+		}
+		a += 64
+	}
+	return refRole{}, false
+}
+
+// refSumAddr is refSumLocate's inverse for data lines (kind 0 or 3).
+func refSumAddr(r Region, kind, worker, line int) uint64 {
+	code, exp, _ := refSumLines(r)
+	if kind == 0 {
+		return r.Base + uint64(worker*code+line)*64
+	}
+	return r.Base + uint64(r.Workers*code+worker*exp+line)*64
+}
+
+// refAggregates says whether a view read of r in mode is transformed,
+// written out case by case.
+func refAggregates(r Region, mode Mode) bool {
+	switch r.Sum {
+	case lowbit.Int8:
+		return mode == Int8Sum
+	case lowbit.BFP8:
+		return mode == BFPSum
+	}
+	return mode == GBinary || mode == GTernary
+}
+
+// expectSum is the oracle of a Sum region's view line: the Ref sums of
+// what the workers wrote, or the aligned exponents.
+func (m *refModel) expectSum(r Region, role refRole) (out [64]byte) {
+	mem := func(a uint64) []int8 {
+		l := m.mem[a]
+		codes := make([]int8, 64)
+		for i, b := range l {
+			codes[i] = int8(b)
+		}
+		return codes
+	}
+	if role.kind == 4 { // exponent view: max over workers, floor -127
+		for b := range 64 {
+			e := -127
+			for k := range r.Workers {
+				e = max(e, int(mem(refSumAddr(r, 3, k, role.line))[b]))
+			}
+			out[b] = byte(int8(e))
+		}
+		return out
+	}
+	src := make([][]int8, r.Workers)
+	exps := make([][]int8, r.Workers)
+	for k := range r.Workers {
+		src[k] = mem(refSumAddr(r, 0, k, role.line))
+		exps[k] = mem(refSumAddr(r, 3, k, role.line/64))[role.line%64 : role.line%64+1]
+	}
+	var sums []int16
+	if r.Sum == lowbit.Int8 {
+		sums = lowbit.RefSumInt8(src)
+	} else {
+		sums, _ = lowbit.RefSumBFP8(src, exps, 64)
+	}
+	for i := range 32 {
+		v := uint16(sums[32*role.part+i])
+		out[2*i], out[2*i+1] = byte(v), byte(v>>8)
+	}
+	return out
 }
 
 func refSlabs(r Region) (signSlabs, gateSlabs int) {
@@ -64,6 +185,9 @@ func refSlabs(r Region) (signSlabs, gateSlabs int) {
 
 // refLocate finds the role of addr by walking the region's lines.
 func refLocate(r Region, addr uint64) (refRole, bool) {
+	if r.Sum != lowbit.FP32 {
+		return refSumLocate(r, addr)
+	}
 	ss, gs := refSlabs(r)
 	lines := int(r.Size/64) / (ss + gs)
 	a := r.Base
@@ -122,10 +246,10 @@ func (m *refModel) accept(req Req) {
 		if id := m.regionOf(req.Addr); id >= 0 {
 			p.reg, p.rr, p.mode = id, m.regions[id].r, m.regions[id].mode
 			role, _ := refLocate(p.rr, req.Addr)
-			if role.kind == 2 {
+			if role.kind == 2 || role.kind == 4 {
 				if req.Op == MemWr {
 					p.err = ErrReadOnlyView
-				} else if p.mode != GBinary && p.mode != GTernary {
+				} else if !refAggregates(p.rr, p.mode) {
 					p.err = ErrUnmappedView
 				}
 			}
@@ -152,12 +276,21 @@ func (m *refModel) complete() (want Resp, wantErr error) {
 		m.mem[p.req.Addr] = p.data
 		return want, nil
 	}
-	if p.reg < 0 || (p.mode != GBinary && p.mode != GTernary) {
+	if p.reg < 0 || !refAggregates(p.rr, p.mode) {
 		want.Data = m.mem[p.req.Addr]
 		return want, nil
 	}
 	r := p.rr
 	role, _ := refLocate(r, p.req.Addr)
+	if r.Sum != lowbit.FP32 {
+		if role.kind != 2 && role.kind != 4 {
+			want.Data = m.mem[p.req.Addr]
+			return want, nil
+		}
+		want.Transformed = true
+		want.Data = m.expectSum(r, role)
+		return want, nil
+	}
 	inPlaceView := r.Layout == lowbit.ElementMajor && role.kind == 0
 	if !inPlaceView && role.kind != 2 {
 		want.Data = m.mem[p.req.Addr]

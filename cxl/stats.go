@@ -17,9 +17,11 @@ type ModeStats struct {
 	WriteBytes uint64 `json:"write_bytes"`
 	// MediaLinesRead counts lines fetched from storage to serve the
 	// reads: 1 per untransformed read; per aggregate response line, 1 (2
-	// with gate bits) element-major and W (2W) worker-major. Both lines of
-	// a worker-major aggregate count their fetches, as in a controller
-	// without a result buffer; the model itself votes once for the pair.
+	// with gate bits) element-major and W (2W) worker-major; in the
+	// integer-sum modes W per Int8Sum view line, 2W per BFPSum sum view
+	// line (codes and exponents) and W per exponent view line. Both lines
+	// of a worker-major aggregate count their fetches, as in a controller
+	// without a result buffer; the model itself reduces once for the pair.
 	MediaLinesRead uint64 `json:"media_lines_read"`
 }
 
@@ -30,7 +32,7 @@ type Stats struct {
 	// Completed is the number of responses produced.
 	Completed uint64 `json:"completed"`
 	// Modes is indexed by Mode: identity, fp32-bypass, g-binary,
-	// g-ternary (an array in that order in JSON).
+	// g-ternary, int8-sum, bfp8-sum (an array in that order in JSON).
 	Modes [NumModes]ModeStats `json:"modes"`
 	// Errors counts failed transactions by kind, indexed like ErrKinds.
 	Errors [numErrKinds]uint64 `json:"errors"`

@@ -29,7 +29,8 @@ type VerifyConfig struct {
 	Workers int
 	// Sweeps is the number of random cases beyond the paper (0: none):
 	// W in 1..64, both layouts, every gate kind, random mode switches
-	// between transactions.
+	// between transactions; and as many random integer-sum cases (Int8,
+	// BFP8 regions under every mode).
 	Sweeps int
 	// Seed fixes every random choice: same seed, same result.
 	Seed uint64
@@ -205,8 +206,17 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 	if err := verifySweeps(ctx, cfg, res); err != nil {
 		return nil, err
 	}
+	if err := verifySum(ctx, cfg, res); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
+
+// paperModes is how many modes the paper's checks draw from: Table 2's
+// four (Modes), which come first in the table. The sign-plane sweeps draw
+// from them only, so that their random cases stay those of the paper's
+// four-mode controller; the sum checks (verifySum) draw from every mode.
+var paperModes = len(Modes())
 
 // paperGradLines is how many leading lines of the Sec. 6 test are packed
 // from FP32 gradients (and also checked against the FP32 definitions);
@@ -710,7 +720,7 @@ func (r *sweepRun) write(rng *rand.Rand) {
 	go func() { // the control goroutine
 		defer wg.Done()
 		for j := range flips {
-			r.ctl.SetMode(r.id, Mode(j%NumModes), int64(j))
+			r.ctl.SetMode(r.id, Mode(j%paperModes), int64(j))
 		}
 	}()
 	wg.Wait()
@@ -770,12 +780,12 @@ func (r *sweepRun) gatesOf(l int) [][]byte {
 // the mode between transactions at random, and returns the read count.
 func (r *sweepRun) readAll(rng *rand.Rand) int {
 	probes := r.probes()
-	mode := Mode(rng.IntN(NumModes))
+	mode := Mode(rng.IntN(paperModes))
 	r.ctl.SetMode(r.id, mode, 0)
 	reads := 3 * len(probes)
 	for j := range reads {
 		if rng.IntN(4) == 0 { // a mode switch between transactions
-			mode = Mode(rng.IntN(NumModes))
+			mode = Mode(rng.IntN(paperModes))
 			r.ctl.SetMode(r.id, mode, int64(j))
 		}
 		r.read(uint16(j), probes[rng.IntN(len(probes))], mode)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 func TestVerifyPasses(t *testing.T) {
@@ -17,7 +19,7 @@ func TestVerifyPasses(t *testing.T) {
 			t.Errorf("%s %s %s: %s", c.Group, c.Name, c.Mode, c.Detail)
 		}
 	}
-	if res.Failed != 0 || res.Passed != len(res.Checks) || len(res.Rows) != NumModes {
+	if res.Failed != 0 || res.Passed != len(res.Checks) || len(res.Rows) != len(Modes()) {
 		t.Fatalf("%d passed, %d failed, %d rows", res.Passed, res.Failed, len(res.Rows))
 	}
 	// The paper's point: the naive oracle flags the transformed modes and
@@ -27,6 +29,14 @@ func TestVerifyPasses(t *testing.T) {
 		if m.LowBit() != (r.NaiveFlagged > 0) || !r.Match {
 			t.Errorf("row %+v", r)
 		}
+	}
+	groups := map[string]int{}
+	for _, c := range res.Checks {
+		groups[c.Group] += c.Lines
+	}
+	// 2 x 4096 sum view lines per format, plus BFP8's 64 exponent lines.
+	if groups["sum"] < 2*2*4096 || groups["sum-sweep"] == 0 {
+		t.Errorf("integer-sum checks compared %d and %d lines", groups["sum"], groups["sum-sweep"])
 	}
 	st := res.Stats
 	if st.Modes[GBinary].TransformedLines < 5000 || st.Modes[Identity].WriteLines != 5000 || st.Modes[FP32Bypass].ReadLines != 5000 {
@@ -105,6 +115,28 @@ func TestVerifyCatchesFaults(t *testing.T) {
 				}
 				*r = Resp{}
 				c.complete(&q, r)
+			}
+		}},
+		{"int8-sum lane 5 off by one", "sum", func(c *Core, p *pending, r *Resp) {
+			if p.mode == Int8Sum && r.Transformed {
+				r.Data[10]++
+			}
+		}},
+		{"bfp8-sum exponent view returns worker 0's exponents", "sum", func(c *Core, p *pending, r *Resp) {
+			if p.mode == BFPSum && r.Transformed && p.tgt.exp {
+				r.Data = c.mem.load(p.reg.ExpAddr(0, p.tgt.line) / LineBytes)
+			}
+		}},
+		{"bfp8-sum ignores the exponents (sums as int8)", "sum-sweep", func(c *Core, p *pending, r *Resp) {
+			if p.mode == BFPSum && r.Transformed && !p.tgt.exp {
+				src := make([][]int8, p.reg.Workers)
+				for k := range src {
+					l := c.mem.load(p.reg.CodeAddr(k, p.tgt.line) / LineBytes)
+					src[k] = lowbit.BytesInt8(l[:])
+				}
+				sums := make([]int16, 64)
+				lowbit.SumInt8(sums, src)
+				lowbit.PutInt16s(r.Data[:], sums[32*p.tgt.part:32*p.tgt.part+32])
 			}
 		}},
 		{"unaligned read not rejected", "errors", func(c *Core, p *pending, r *Resp) {

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/neuronfabric/nfabric/collective"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
@@ -13,13 +14,13 @@ import (
 )
 
 func init() {
-	Register(Spec[CollectiveResult]{Name: "collective", Title: collectiveTitle, Order: 30,
-		Units: func(Config) ([]Unit[CollectiveResult], error) {
-			return []Unit[CollectiveResult]{{Key: "gpt2-xl", Cores: 1, Run: func(ctx context.Context, cfg Config) (CollectiveResult, error) {
+	run.Register(run.Spec[CollectiveResult]{Name: "collective", Title: collectiveTitle, Order: 30,
+		Units: func(run.Config) ([]run.Unit[CollectiveResult], error) {
+			return []run.Unit[CollectiveResult]{{Key: "gpt2-xl", Cores: 1, Run: func(ctx context.Context, cfg run.Config) (CollectiveResult, error) {
 				return RunCollective(ctx, cfg, DefaultCollectiveOptions())
 			}}}, nil
 		},
-		Layout: func(_ Config, rs []CollectiveResult) (*report.Result, error) { return CollectiveLayout(rs[0]) },
+		Layout: func(_ run.Config, rs []CollectiveResult) (*report.Result, error) { return CollectiveLayout(rs[0]) },
 	})
 }
 
@@ -147,7 +148,7 @@ const paperImpliedElements = 1_500_000_000
 // RunCollective models Fig. 7 and the GPT-scale check for o. A negative
 // o.Exposure is measured once with the timing model's full-LLC-miss anchor
 // (timing.AnchorExposure) and used by both.
-func RunCollective(ctx context.Context, cfg Config, o CollectiveOptions) (CollectiveResult, error) {
+func RunCollective(ctx context.Context, cfg run.Config, o CollectiveOptions) (CollectiveResult, error) {
 	o.defaults()
 	var r CollectiveResult
 	p, err := workload.LoadProfile(o.Model, 0)
@@ -174,7 +175,7 @@ func RunCollective(ctx context.Context, cfg Config, o CollectiveOptions) (Collec
 		r.ExposureNote = "given"
 	}
 	if o.Exposure < 0 {
-		cfg.logf("measuring the full-LLC-miss exposure with the timing model")
+		cfg.Progressf("measuring the full-LLC-miss exposure with the timing model")
 		if r.Exposure, err = timing.AnchorExposure(); err != nil {
 			return r, fmt.Errorf("measure exposure: %w", err)
 		}

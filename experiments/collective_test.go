@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/collective"
+	"github.com/neuronfabric/nfabric/experiments/run"
 )
 
 // The GPT-scale window of ResNet-18 (11,173,962 parameters) through the
 // controller: ceil(4 x 11173962 / 64) lines written and read at 2^37 B/s
 // plus 2 x 200 ns; cycles = window x e x 2 GHz.
 func TestCollectiveHand(t *testing.T) {
-	r, err := RunCollective(context.Background(), Config{}, CollectiveOptions{Model: "gpt2-xl", Exposure: 0.01, Models: []string{"resnet18-cifar10"}})
+	r, err := RunCollective(context.Background(), run.Config{}, CollectiveOptions{Model: "gpt2-xl", Exposure: 0.01, Models: []string{"resnet18-cifar10"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +47,14 @@ func TestCollectiveHand(t *testing.T) {
 
 // A negative exposure is measured once by the timing model's anchor.
 func TestCollectiveMeasuresExposure(t *testing.T) {
-	r, err := RunCollective(context.Background(), Config{}, CollectiveOptions{Exposure: -1, Models: []string{"resnet18-cifar10"}})
+	r, err := RunCollective(context.Background(), run.Config{}, CollectiveOptions{Exposure: -1, Models: []string{"resnet18-cifar10"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !r.Measured || !(r.Exposure > 0 && r.Exposure < 0.1) || r.GPTScale[0].Exposure != r.Exposure {
 		t.Errorf("exposure %v measured %v", r.Exposure, r.Measured)
 	}
-	if _, err := RunCollective(context.Background(), Config{}, CollectiveOptions{Workers: -1, Exposure: 0}); err == nil {
+	if _, err := RunCollective(context.Background(), run.Config{}, CollectiveOptions{Workers: -1, Exposure: 0}); err == nil {
 		t.Error("-1 workers accepted")
 	}
 }
@@ -63,7 +64,7 @@ func TestCollectiveMeasuresExposure(t *testing.T) {
 // at 2^37 B/s plus 2 x 200 ns, with e = 0: 2 x (200 ns + 238.4 ns) =
 // 876.8 ns, printed in ns (it printed "0.00" in a column fixed to ms).
 func TestCollectiveSmallPayloadKeepsDigits(t *testing.T) {
-	r, err := RunCollective(context.Background(), Config{}, CollectiveOptions{Elements: 262144, Exposure: 0, Models: []string{"resnet18-cifar10"}})
+	r, err := RunCollective(context.Background(), run.Config{}, CollectiveOptions{Elements: 262144, Exposure: 0, Models: []string{"resnet18-cifar10"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/netsim"
 )
 
 // Without ns-3 the control block still lays out, with a row that says
 // skipped and how to get ns-3.
 func TestNS3TableSkipped(t *testing.T) {
-	o := PilotDefaults(false, 1)
+	o := PilotDefaults(run.TierQuick, 1)
 	n := &NS3Run{Skipped: "skipped: " + netsim.ErrNoNS3.Error()}
 	syn := &DelayRun{}
 	syn.Result.LowBitSteps, syn.Result.LatchOps = 0.5, 12

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/netsim"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
@@ -25,7 +26,7 @@ func TestPilotsSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains small models")
 	}
-	o := PilotDefaults(false, 1)
+	o := PilotDefaults(run.TierQuick, 1)
 	o.Train.TrainN, o.Train.TestN, o.Train.Epochs, o.Train.Seeds = 768, 256, 3, 1
 	o.Hard.TrainN, o.Hard.TestN, o.Hard.Epochs = 768, 256, 2
 	o.Control.WarmupSteps, o.Control.CooldownSteps, o.Control.CalibrationSteps = 6, 3, 2
@@ -96,7 +97,7 @@ func TestPilotsSmall(t *testing.T) {
 			t.Fatal(err)
 		}
 		var back ControlUnit
-		if err := decodeExact(raw, &back); err != nil || !reflect.DeepEqual(back, u) {
+		if err := run.DecodeExact(raw, &back); err != nil || !reflect.DeepEqual(back, u) {
 			t.Errorf("unit %d: JSON round trip: %v", i, err)
 		}
 	}
@@ -130,7 +131,7 @@ func TestCalibrateAlone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a small model")
 	}
-	o := PilotDefaults(false, 1)
+	o := PilotDefaults(run.TierQuick, 1)
 	o.Train.TrainN, o.Train.TestN = 512, 128
 	o.Control.WarmupSteps, o.DiagEvery = 4, 2
 	o.Fault = pilot.Fault{StartEpoch: 3, EndEpoch: 3, Rate: 0.5}

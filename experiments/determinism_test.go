@@ -7,19 +7,21 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/experiments/run"
 )
 
 // TestSameSeedSameBytes runs cheap blocks with GOMAXPROCS 1 and the
 // default and compares every file written, byte for byte.
 func TestSameSeedSameBytes(t *testing.T) {
-	bs, err := Select([]string{"payload", "collective", "timing"})
+	bs, err := run.Select([]string{"payload", "collective", "timing"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := func(procs int) string {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		dir := t.TempDir()
-		if _, err := Run(context.Background(), bs, Config{Seed: 7}, dir, nil); err != nil {
+		if _, err := run.Run(context.Background(), bs, run.Config{Seed: 7}, dir, nil); err != nil {
 			t.Fatal(err)
 		}
 		return dir

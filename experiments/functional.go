@@ -5,12 +5,13 @@ import (
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/report"
 )
 
 func init() {
-	Register(Spec[cxl.VerifyResult]{Name: "functional", Title: functionalTitle, Order: 10,
-		Units: functionalUnits, Layout: func(_ Config, rs []cxl.VerifyResult) (*report.Result, error) {
+	run.Register(run.Spec[cxl.VerifyResult]{Name: "functional", Title: functionalTitle, Order: 10,
+		Units: functionalUnits, Layout: func(_ run.Config, rs []cxl.VerifyResult) (*report.Result, error) {
 			return FunctionalLayout(rs[0]), nil
 		}})
 }
@@ -35,13 +36,13 @@ var (
 
 // functionalUnits is the block's one unit: the tester in the quick or
 // full configuration (its sweeps share one controller, so they do not split).
-func functionalUnits(cfg Config) ([]Unit[cxl.VerifyResult], error) {
+func functionalUnits(cfg run.Config) ([]run.Unit[cxl.VerifyResult], error) {
 	p := functionalQuick
 	if cfg.Full() {
 		p = functionalFull
 	}
-	return []Unit[cxl.VerifyResult]{{Key: "verify", Run: func(ctx context.Context, cfg Config) (cxl.VerifyResult, error) {
-		p.Seed, p.Logf = cfg.Seed, cfg.logf
+	return []run.Unit[cxl.VerifyResult]{{Key: "verify", Run: func(ctx context.Context, cfg run.Config) (cxl.VerifyResult, error) {
+		p.Seed, p.Logf = cfg.Seed, cfg.Progressf
 		return RunFunctional(ctx, p)
 	}}}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/experiments/run"
 )
 
 func TestFunctionalBlock(t *testing.T) {
@@ -16,8 +17,18 @@ func TestFunctionalBlock(t *testing.T) {
 	if vr.Failed != 0 || vr.Passed == 0 {
 		t.Fatalf("%d passed, %d failed", vr.Passed, vr.Failed)
 	}
-	if len(vr.Rows) != cxl.NumModes {
-		t.Fatalf("%d mode rows, want %d", len(vr.Rows), cxl.NumModes)
+	if len(vr.Rows) != len(cxl.Modes()) {
+		t.Fatalf("%d mode rows, want Table 2's %d", len(vr.Rows), len(cxl.Modes()))
+	}
+	// Beside the paper's modes the block checks the integer-sum ones.
+	sum := map[string]bool{}
+	for _, c := range vr.Checks {
+		if c.Group == "sum" && c.Passed && c.Lines > 0 {
+			sum[c.Mode] = true
+		}
+	}
+	if !sum[cxl.Int8Sum.String()] || !sum[cxl.BFPSum.String()] {
+		t.Errorf("integer-sum checks passed for %v, want int8-sum and bfp8-sum", sum)
 	}
 	for _, r := range vr.Rows {
 		m, err := cxl.ParseMode(r.Mode)
@@ -36,7 +47,7 @@ func TestFunctionalBlock(t *testing.T) {
 		t.Errorf("layout: %d/%d checks, columns %v", res.Passed, res.Failed, res.Tables[0].Columns)
 	}
 	var found bool
-	for _, b := range Blocks() {
+	for _, b := range run.Blocks() {
 		found = found || (b.Name == "functional" && b.Order == 10)
 	}
 	if !found {

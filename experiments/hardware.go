@@ -5,20 +5,21 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
 )
 
 func init() {
-	Register(Spec[HardwareUnit]{Name: "hardware", Title: hardwareTitle, Order: 60,
-		Units: func(cfg Config) ([]Unit[HardwareUnit], error) {
+	run.Register(run.Spec[HardwareUnit]{Name: "hardware", Title: hardwareTitle, Order: 60,
+		Units: func(cfg run.Config) ([]run.Unit[HardwareUnit], error) {
 			o := QuickHardware(cfg.Seed)
 			if cfg.Full() {
 				o = FullHardware(cfg.Seed)
 			}
 			return HardwareUnits(o)
 		},
-		Layout: func(cfg Config, us []HardwareUnit) (*report.Result, error) {
+		Layout: func(cfg run.Config, us []HardwareUnit) (*report.Result, error) {
 			o := QuickHardware(cfg.Seed)
 			if cfg.Full() {
 				o = FullHardware(cfg.Seed)
@@ -69,6 +70,13 @@ type HardwareOptions struct {
 	// Parts are the FPGA parts every width is placed and routed on
 	// (slow: a minute or two per 512-bit ECP5 route); none skips routing.
 	Parts []hw.Part
+	// Formats are the conservative formats' sum datapaths
+	// (hw.SumDatapaths) placed beside the low-bit datapath at FormatWidth
+	// bits (0 means 512): co-simulated with every simulator of Sims when
+	// Cosim is set, synthesized with the first Yosys build and routed on
+	// every part, at their fixed depths and the low-bit datapath's W = 8.
+	Formats     []hw.Datapath
+	FormatWidth int
 	// Dir keeps build products ("" = temporary directories).
 	Dir  string
 	Seed uint64
@@ -89,6 +97,7 @@ func QuickHardware(seed uint64) HardwareOptions {
 		Cosim: true, Sims: []hw.Simulator{hw.SimIcarus}, Vectors: 400,
 		Parts: []hw.Part{hw.DefaultECP5},
 		Seed:  seed, Tech: hw.NanGate45,
+		Formats: hw.SumDatapaths, FormatWidth: 512,
 	}
 }
 
@@ -102,6 +111,7 @@ func FullHardware(seed uint64) HardwareOptions {
 		Cosim: true, Sims: hw.Simulators, Vectors: 2000,
 		Parts: []hw.Part{hw.DefaultECP5, hw.DefaultICE40},
 		Seed:  seed, Tech: hw.NanGate45,
+		Formats: hw.SumDatapaths, FormatWidth: 512,
 	}
 }
 
@@ -170,6 +180,9 @@ func (o HardwareOptions) defaults() HardwareOptions {
 	if o.Vectors == 0 {
 		o.Vectors = 1000
 	}
+	if o.FormatWidth == 0 {
+		o.FormatWidth = 512
+	}
 	return o
 }
 
@@ -189,7 +202,7 @@ func skip(key string, err error) (HardwareUnit, error) {
 // HardwareUnits lists the block's independent runs: the tool versions,
 // one co-simulation per simulator and width, one synthesis per Yosys build
 // and configuration, and one route per part and width.
-func HardwareUnits(o HardwareOptions) ([]Unit[HardwareUnit], error) {
+func HardwareUnits(o HardwareOptions) ([]run.Unit[HardwareUnit], error) {
 	o = o.defaults()
 	builds, err := o.builds()
 	if err != nil {
@@ -203,7 +216,7 @@ func HardwareUnits(o HardwareOptions) ([]Unit[HardwareUnit], error) {
 	// Every unit drives single-threaded tools (Yosys, Icarus, nextpnr with
 	// one thread, the WebAssembly builds) in its own scratch directory,
 	// so each takes one core; Verilator's build runs make -j2.
-	us := []Unit[HardwareUnit]{{Key: "tools", Cores: 1, Run: func(ctx context.Context, _ Config) (HardwareUnit, error) {
+	us := []run.Unit[HardwareUnit]{{Key: "tools", Cores: 1, Run: func(ctx context.Context, _ run.Config) (HardwareUnit, error) {
 		return HardwareUnit{Key: "tools", Tools: hw.Versions(ctx)}, nil
 	}}}
 	if o.Cosim {
@@ -240,17 +253,55 @@ func HardwareUnits(o HardwareOptions) ([]Unit[HardwareUnit], error) {
 			us = append(us, pnrUnit(o, builds[0], p, w))
 		}
 	}
-	return us, nil
+	return append(us, formatUnits(o, builds[0])...), nil
 }
 
-func cosimUnit(o HardwareOptions, sim hw.Simulator, c hw.Config) Unit[HardwareUnit] {
+// formatUnits are the sum datapaths' runs: co-simulation per simulator,
+// one synthesis with the first build, one route per part.
+func formatUnits(o HardwareOptions, build string) []run.Unit[HardwareUnit] {
+	var us []run.Unit[HardwareUnit]
+	for _, d := range o.Formats {
+		c := hw.Config{Width: o.FormatWidth, Datapath: d}.Normalized()
+		if o.Cosim {
+			for _, sim := range o.Sims {
+				u := cosimUnit(o, sim, c)
+				u.Key = fmt.Sprintf("cosim/%s/%s/w%d", sim, d, c.Width)
+				us = append(us, u)
+			}
+		}
+		us = append(us, synthUnit(o, build, c, o.ECP5))
+		for _, p := range o.Parts {
+			us = append(us, formatPnrUnit(o, build, p, c))
+		}
+	}
+	return us
+}
+
+// formatPnrUnit routes one sum datapath at its fixed depth.
+func formatPnrUnit(o HardwareOptions, build string, p hw.Part, c hw.Config) run.Unit[HardwareUnit] {
+	key := fmt.Sprintf("pnr/%s-%s/%s/w%d", p.Family, p.Device, c.Datapath, c.Width)
+	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Long: c.Width >= 512, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
+		ys, err := hw.ParseYosys(build)
+		if err != nil {
+			return HardwareUnit{}, err
+		}
+		cfg.Progressf("placing and routing %s on %s %s", c.ModuleName(), p.Family, p)
+		r, err := hw.Pnr(ctx, c, hw.PnrOptions{Part: p, Yosys: ys, Dir: o.Dir, Seed: 1})
+		if err != nil {
+			return skip(key, err)
+		}
+		return HardwareUnit{Key: key, Pnr: []hw.PnrResult{r}}, nil
+	}}
+}
+
+func cosimUnit(o HardwareOptions, sim hw.Simulator, c hw.Config) run.Unit[HardwareUnit] {
 	key := fmt.Sprintf("cosim/%s/w%d", sim, c.Width)
 	cores := 1
 	if sim == hw.SimVerilator {
 		cores = 2
 	}
-	return Unit[HardwareUnit]{Key: key, Cores: cores, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
-		cfg.logf("co-simulating %s with %s (%d vectors)", c.ModuleName(), sim, o.Vectors)
+	return run.Unit[HardwareUnit]{Key: key, Cores: cores, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
+		cfg.Progressf("co-simulating %s with %s (%d vectors)", c.ModuleName(), sim, o.Vectors)
 		r, err := hw.Cosim(ctx, c, sim, hw.Vectors(c, o.Vectors, o.Seed), o.Dir)
 		if err != nil {
 			return skip(key, err)
@@ -259,14 +310,14 @@ func cosimUnit(o HardwareOptions, sim hw.Simulator, c hw.Config) Unit[HardwareUn
 	}}
 }
 
-func synthUnit(o HardwareOptions, build string, c hw.Config, ecp5 bool) Unit[HardwareUnit] {
+func synthUnit(o HardwareOptions, build string, c hw.Config, ecp5 bool) run.Unit[HardwareUnit] {
 	key := fmt.Sprintf("synth/%s/%s", build, c.ModuleName())
-	return Unit[HardwareUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
+	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err
 		}
-		cfg.logf("synthesizing %s with %s", c.ModuleName(), ys.Name)
+		cfg.Progressf("synthesizing %s with %s", c.ModuleName(), ys.Name)
 		r, err := hw.Synth(ctx, c, hw.SynthOptions{ECP5: ecp5, Dir: o.Dir, Yosys: ys})
 		if err != nil {
 			return skip(key, err)
@@ -279,18 +330,18 @@ func synthUnit(o HardwareOptions, build string, c hw.Config, ecp5 bool) Unit[Har
 	}}
 }
 
-func pnrUnit(o HardwareOptions, build string, p hw.Part, w int) Unit[HardwareUnit] {
+func pnrUnit(o HardwareOptions, build string, p hw.Part, w int) run.Unit[HardwareUnit] {
 	key := fmt.Sprintf("pnr/%s-%s/w%d", p.Family, p.Device, w)
 	// A 512-bit ECP5 route takes one to two minutes, the longest unit of
 	// the quick run.
-	return Unit[HardwareUnit]{Key: key, Cores: 1, Long: w >= 512, Run: func(ctx context.Context, cfg Config) (HardwareUnit, error) {
+	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Long: w >= 512, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err
 		}
 		u := HardwareUnit{Key: key}
 		for _, k := range []int{hw.DefaultStages, FallbackStages} {
-			cfg.logf("placing and routing %d bits, %d stages, on %s %s", w, k, p.Family, p)
+			cfg.Progressf("placing and routing %d bits, %d stages, on %s %s", w, k, p.Family, p)
 			r, err := hw.Pnr(ctx, hw.Config{Width: w, Stages: k}, hw.PnrOptions{Part: p, Yosys: ys, Dir: o.Dir, Seed: 1})
 			if err != nil {
 				return skip(key, err)

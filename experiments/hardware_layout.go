@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
 )
@@ -19,11 +20,17 @@ type hardwareData struct {
 	PnR     []hw.PnrResult     `json:"pnr,omitempty"`
 	Tech    hw.Technology      `json:"technology"`
 	Skipped []string           `json:"skipped,omitempty"`
+	// The sum datapaths' runs, kept apart so that the low-bit datapath's
+	// data and tables stay as they were.
+	FormatCosim []hw.CosimResult   `json:"format_cosim,omitempty"`
+	FormatSynth []HardwareSynthRun `json:"format_synth,omitempty"`
+	FormatPnR   []hw.PnrResult     `json:"format_pnr,omitempty"`
 
 	builds []string
 	synth  map[string]map[hw.Config]HardwareSynthRun // by build
 	parts  []hw.Part
 	pnr    map[hw.Part]map[int][]hw.PnrResult // by part, width
+	fpnr   map[hw.Part]map[hw.Datapath]hw.PnrResult
 }
 
 func gatherHardware(o HardwareOptions, us []HardwareUnit) (*hardwareData, error) {
@@ -32,12 +39,14 @@ func gatherHardware(o HardwareOptions, us []HardwareUnit) (*hardwareData, error)
 		return nil, err
 	}
 	d := &hardwareData{Tech: o.Tech, builds: builds, parts: o.Parts,
-		synth: map[string]map[hw.Config]HardwareSynthRun{}, pnr: map[hw.Part]map[int][]hw.PnrResult{}}
+		synth: map[string]map[hw.Config]HardwareSynthRun{}, pnr: map[hw.Part]map[int][]hw.PnrResult{},
+		fpnr: map[hw.Part]map[hw.Datapath]hw.PnrResult{}}
 	for _, b := range builds {
 		d.synth[b] = map[hw.Config]HardwareSynthRun{}
 	}
 	for _, p := range o.Parts {
 		d.pnr[p] = map[int][]hw.PnrResult{}
+		d.fpnr[p] = map[hw.Datapath]hw.PnrResult{}
 	}
 	for _, u := range us {
 		switch {
@@ -47,12 +56,23 @@ func gatherHardware(o HardwareOptions, us []HardwareUnit) (*hardwareData, error)
 			}
 		case u.Tools != nil:
 			d.Tools = u.Tools
+		case u.Cosim != nil && u.Cosim.Datapath.IsSum():
+			d.FormatCosim = append(d.FormatCosim, *u.Cosim)
 		case u.Cosim != nil:
 			d.Cosim = append(d.Cosim, *u.Cosim)
 		case u.Synth != nil:
-			d.Synth = append(d.Synth, *u.Synth)
 			r := u.Synth.Result
-			d.synth[u.Synth.Build][hw.Config{Width: r.Width, Stages: r.Stages, SplitCount: r.SplitCount}.Normalized()] = *u.Synth
+			if r.Datapath.IsSum() {
+				d.FormatSynth = append(d.FormatSynth, *u.Synth)
+			} else {
+				d.Synth = append(d.Synth, *u.Synth)
+			}
+			d.synth[u.Synth.Build][hw.Config{Width: r.Width, Stages: r.Stages, SplitCount: r.SplitCount, Datapath: r.Datapath, Workers: r.Workers}.Normalized()] = *u.Synth
+		case len(u.Pnr) > 0 && u.Pnr[0].Datapath.IsSum():
+			d.FormatPnR = append(d.FormatPnR, u.Pnr...)
+			if m, ok := d.fpnr[u.Pnr[0].Part]; ok {
+				m[u.Pnr[0].Datapath] = u.Pnr[0]
+			}
 		case len(u.Pnr) > 0:
 			d.PnR = append(d.PnR, u.Pnr...)
 			r := u.Pnr[0]
@@ -114,8 +134,18 @@ func HardwareLayout(o HardwareOptions, us []HardwareUnit) (*report.Result, error
 		}
 		res.Figures = figs
 	}
+	if len(o.Formats) > 0 {
+		res.Tables = append(res.Tables, formatsTable(o, d))
+		for _, r := range d.FormatCosim {
+			if r.Passed() {
+				res.Passed++
+			} else {
+				res.Failed++
+			}
+		}
+	}
 	res.Claims = hardwareClaims(o, d)
-	res.Data = d // the framework's SetStatus reports d.Skipped in the status
+	res.Data = d // the framework's run.SetStatus reports d.Skipped in the status
 	return res, nil
 }
 
@@ -128,7 +158,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 	}
 	var us []HardwareUnit
 	for _, u := range units {
-		r, err := u.Run(ctx, Config{Seed: o.Seed, Logf: o.Logf})
+		r, err := u.Run(ctx, run.Config{Seed: o.Seed, Logf: o.Logf})
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +166,7 @@ func HardwareReport(ctx context.Context, o HardwareOptions) (*report.Result, err
 	}
 	res, err := HardwareLayout(o, us)
 	if err == nil {
-		SetStatus(res, us)
+		run.SetStatus(res, us)
 	}
 	return res, err
 }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,21 +12,42 @@ import (
 	"testing"
 	"time"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/report"
 )
+
+// figResult is a synthetic unit's result.
+type figResult struct {
+	Key   string    `json:"key"`
+	Value float64   `json:"value"`
+	Rows  []float64 `json:"rows"`
+}
+
+// brokenBlock is a block of two units whose second fails.
+func brokenBlock() run.Block {
+	return run.NewBlock(run.Spec[figResult]{
+		Name: "broken", Title: "synthetic broken", Order: 1,
+		Units: func(run.Config) ([]run.Unit[figResult], error) {
+			ok := func(context.Context, run.Config) (figResult, error) { return figResult{Key: "u0"}, nil }
+			fail := func(context.Context, run.Config) (figResult, error) { return figResult{}, errors.New("boom") }
+			return []run.Unit[figResult]{{Key: "u0", Run: ok}, {Key: "u1", Run: fail}}, nil
+		},
+		Layout: func(run.Config, []figResult) (*report.Result, error) { return &report.Result{}, nil },
+	})
+}
 
 // figureBlock is a block of one unit whose layout draws every figure kind
 // the blocks use: curves with ± bands, bars on a log axis and a labelled
 // scatter with error bars.
-func figureBlock() Block {
-	return newBlock(Spec[synthResult]{
+func figureBlock() run.Block {
+	return run.NewBlock(run.Spec[figResult]{
 		Name: "figures", Title: "synthetic figures", Order: 2,
-		Units: func(Config) ([]Unit[synthResult], error) {
-			return []Unit[synthResult]{{Key: "u0", Run: func(context.Context, Config) (synthResult, error) {
-				return synthResult{Key: "u0", Value: 0.5, Rows: []float64{70, 78, 81}}, nil
+		Units: func(run.Config) ([]run.Unit[figResult], error) {
+			return []run.Unit[figResult]{{Key: "u0", Run: func(context.Context, run.Config) (figResult, error) {
+				return figResult{Key: "u0", Value: 0.5, Rows: []float64{70, 78, 81}}, nil
 			}}}, nil
 		},
-		Layout: func(_ Config, rs []synthResult) (*report.Result, error) {
+		Layout: func(_ run.Config, rs []figResult) (*report.Result, error) {
 			ys := rs[0].Rows
 			curve, err := report.LinePlot{Title: "curves", XLabel: "epoch", YLabel: "accuracy (%)",
 				Series: []report.Series{{Name: "a", X: []float64{1, 2, 3}, Y: ys, Err: []float64{1, 0.5, 0.4}}}}.Figure("curves")
@@ -68,13 +90,13 @@ func TestIndexHTMLInChromium(t *testing.T) {
 	if err != nil {
 		t.Skip("headless Chromium not found: install the Debian package chromium (apt-get install chromium) to check index.html in a browser")
 	}
-	real, err := Select([]string{"payload", "collective"})
+	real, err := run.Select([]string{"payload", "collective"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs := append(real, figureBlock(), synthBlock("broken", 2, 1))
+	bs := append(real, figureBlock(), brokenBlock())
 	dir := t.TempDir()
-	outs, err := Run(context.Background(), bs, Config{Seed: 1}, dir, nil)
+	outs, err := run.Run(context.Background(), bs, run.Config{Seed: 1}, dir, nil)
 	if err == nil || !strings.Contains(err.Error(), "broken") {
 		t.Fatalf("run: %v; want the broken block to fail", err)
 	}
@@ -100,7 +122,7 @@ func TestIndexHTMLInChromium(t *testing.T) {
 		}
 	}
 	for _, o := range outs {
-		st, _ := BlockStatus(o)
+		st, _ := run.BlockStatus(o)
 		if want := `data-block="` + o.Block.Name + `" data-status="` + st + `"`; !strings.Contains(dom, want) {
 			t.Errorf("DOM lacks the section %s", want)
 		}

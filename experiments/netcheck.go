@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/collective"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/netsim"
 	"github.com/neuronfabric/nfabric/report"
 )
 
 func init() {
-	Register(Spec[NetCheckUnit]{Name: "netcheck", Title: netcheckTitle, Order: 35,
-		Units: netcheckUnits, Layout: func(_ Config, us []NetCheckUnit) (*report.Result, error) { return NetCheckLayout(us), nil }})
+	run.Register(run.Spec[NetCheckUnit]{Name: "netcheck", Title: netcheckTitle, Order: 35,
+		Units: netcheckUnits, Layout: func(_ run.Config, us []NetCheckUnit) (*report.Result, error) { return NetCheckLayout(us), nil }})
 }
 
 const netcheckTitle = "Collective model checked against ns-3 and ASTRA-sim (Sec. 5.1, Sec. 9)"
@@ -33,21 +34,21 @@ func netcheckRing() (netsim.Config, int64) {
 	return netsim.Config{Workers: 8, Topology: netsim.Star, HostRate: 50e9, DelayNS: 1000, QueuePackets: 100, Steps: 1}, 32 << 20
 }
 
-func netcheckUnits(Config) ([]Unit[NetCheckUnit], error) {
-	return []Unit[NetCheckUnit]{
-		{Key: "astra-regressions", Cores: 1, Run: func(context.Context, Config) (NetCheckUnit, error) {
+func netcheckUnits(run.Config) ([]run.Unit[NetCheckUnit], error) {
+	return []run.Unit[NetCheckUnit]{
+		{Key: "astra-regressions", Cores: 1, Run: func(context.Context, run.Config) (NetCheckUnit, error) {
 			cs, err := collective.AstraRegressions()
 			return NetCheckUnit{Astra: cs}, err
 		}},
 		// The ns-3 run (and, on first use, building its program) is the
 		// block's long part.
-		{Key: "ns3-ring", Cores: 1, Long: true, Run: func(ctx context.Context, cfg Config) (NetCheckUnit, error) {
+		{Key: "ns3-ring", Cores: 1, Long: true, Run: func(ctx context.Context, cfg run.Config) (NetCheckUnit, error) {
 			if err := netsim.Available(); err != nil {
 				return NetCheckUnit{Skipped: "skipped: " + err.Error()}, nil
 			}
 			c, bytes := netcheckRing()
 			c.Seed = cfg.Seed
-			cfg.logf("ns-3: one ring All-Reduce of %d MiB on %d hosts", bytes>>20, c.Workers)
+			cfg.Progressf("ns-3: one ring All-Reduce of %d MiB on %d hosts", bytes>>20, c.Workers)
 			rc, err := netsim.CheckRing(ctx, c, bytes)
 			if err != nil {
 				return NetCheckUnit{}, fmt.Errorf("ns-3 ring check: %w", err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/netsim"
 )
 
@@ -16,13 +17,13 @@ func TestNetCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: the ns-3 ring check takes tens of seconds (-short)")
 	}
-	units, err := netcheckUnits(Config{Seed: 1})
+	units, err := netcheckUnits(run.Config{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var us []NetCheckUnit
 	for _, u := range units {
-		r, err := u.Run(context.Background(), Config{Seed: 1})
+		r, err := u.Run(context.Background(), run.Config{Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", u.Key, err)
 		}

@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 )
 
 func init() {
-	Register(Spec[PayloadUnit]{Name: "payload", Title: payloadTitle, Order: 5,
-		Units: payloadUnits, Layout: func(_ Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil }})
+	run.Register(run.Spec[PayloadUnit]{Name: "payload", Title: payloadTitle, Order: 5,
+		Units: payloadUnits, Layout: func(_ run.Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil }})
 }
 
 const payloadTitle = "Low-bit payload semantics and traffic accounting (Sec. 2)"
@@ -81,12 +82,12 @@ func payloadSpecs() []lowbit.Spec {
 
 // payloadUnits lists the example, one unit per cross-check (each with its
 // own random stream, so shards are independent) and the accounting.
-func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
+func payloadUnits(cfg run.Config) ([]run.Unit[PayloadUnit], error) {
 	n := 1 << 16
 	if cfg.Full() {
 		n = 1 << 20
 	}
-	us := []Unit[PayloadUnit]{{Key: "example", Cores: 1, Run: func(context.Context, Config) (PayloadUnit, error) {
+	us := []run.Unit[PayloadUnit]{{Key: "example", Cores: 1, Run: func(context.Context, run.Config) (PayloadUnit, error) {
 		ex, err := payloadExample()
 		return PayloadUnit{Example: ex}, err
 	}}}
@@ -99,7 +100,7 @@ func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
 		if s.Format == lowbit.Ternary {
 			key += "/" + s.Gate.String()
 		}
-		us = append(us, Unit[PayloadUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg Config) (PayloadUnit, error) {
+		us = append(us, run.Unit[PayloadUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg run.Config) (PayloadUnit, error) {
 			if err := ctx.Err(); err != nil {
 				return PayloadUnit{}, err
 			}
@@ -118,7 +119,7 @@ func payloadUnits(cfg Config) ([]Unit[PayloadUnit], error) {
 			return PayloadUnit{Check: &KernelCheck{Layout: s.Layout.String(), Workers: s.Workers, Format: s.Format.String(), Gate: gate, Elements: m, Mismatches: bad}}, nil
 		}})
 	}
-	us = append(us, Unit[PayloadUnit]{Key: "bits", Cores: 1, Run: func(context.Context, Config) (PayloadUnit, error) {
+	us = append(us, run.Unit[PayloadUnit]{Key: "bits", Cores: 1, Run: func(context.Context, run.Config) (PayloadUnit, error) {
 		return PayloadUnit{Bits: payloadBits()}, nil
 	}})
 	return us, nil
@@ -147,30 +148,70 @@ func payloadExample() (*PayloadExample, error) {
 	return ex, nil
 }
 
+// paperRatio is the paper's Table 6 traffic ratio of a format under a
+// gate (G-Ternary under its positional gate), where it gives one.
+func paperRatio(f lowbit.Format, g lowbit.Gate) (float64, bool) {
+	switch {
+	case f == lowbit.FP32:
+		return 1, true
+	case f == lowbit.Binary:
+		return 0.0313, true
+	case f == lowbit.Ternary && g == lowbit.PaperGate:
+		return 0.0494, true
+	}
+	return 0, false
+}
+
+// bitsRow is one format and gate of the accounting table.
+type bitsRow struct {
+	f lowbit.Format
+	g lowbit.Gate
+}
+
+// gate is the row's gate column: the gate for G-Ternary, "-" otherwise.
+func (r bitsRow) gate() string {
+	if r.f == lowbit.Ternary {
+		return r.g.String()
+	}
+	return "-"
+}
+
+// payloadBitsRows are the formats and gates the accounting table lists.
+var payloadBitsRows = []bitsRow{
+	{lowbit.FP32, lowbit.Gate{}},
+	{lowbit.Binary, lowbit.Gate{}},
+	{lowbit.Ternary, lowbit.PaperGate},
+	{lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateWorker}},
+	{lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}},
+}
+
 // payloadBits tabulates lowbit.BitsPerElement under the three accountings.
 func payloadBits() []PayloadBits {
 	var out []PayloadBits
-	for _, row := range []struct {
-		f     lowbit.Format
-		g     lowbit.Gate
-		paper string
-	}{
-		{lowbit.FP32, lowbit.Gate{}, "1.0000"},
-		{lowbit.Binary, lowbit.Gate{}, "0.0313"},
-		{lowbit.Ternary, lowbit.PaperGate, "0.0494"},
-		{lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateWorker}, "-"},
-		{lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}, "-"},
-	} {
-		gate := "-"
-		if row.f == lowbit.Ternary {
-			gate = row.g.String()
+	for _, row := range payloadBitsRows {
+		paper := "-"
+		if r, ok := paperRatio(row.f, row.g); ok {
+			paper = fmt.Sprintf("%.4f", r)
 		}
 		pb := lowbit.BitsPerElement(row.f, row.g, lowbit.PaperAccounting)
-		out = append(out, PayloadBits{Format: row.f.String(), Gate: gate, Paper: pb, Ratio: pb / 32, PaperRatio: row.paper,
+		out = append(out, PayloadBits{Format: row.f.String(), Gate: row.gate(), Paper: pb, Ratio: pb / 32, PaperRatio: paper,
 			Planes: lowbit.BitsPerElement(row.f, row.g, lowbit.PlaneAccounting),
 			Base3:  lowbit.BitsPerElement(row.f, row.g, lowbit.Base3Accounting)})
 	}
 	return out
+}
+
+// paperRatioCell is b's paper ratio cell: the paper's number beside its
+// text, so the page compares it with the measured ratio by value.
+func paperRatioCell(b PayloadBits) any {
+	for _, row := range payloadBitsRows {
+		if row.f.String() == b.Format && row.gate() == b.Gate {
+			if r, ok := paperRatio(row.f, row.g); ok {
+				return report.Num{Value: r, Text: b.PaperRatio}
+			}
+		}
+	}
+	return b.PaperRatio
 }
 
 // PayloadLayout lays the units out: the worked example beside the paper's
@@ -201,7 +242,7 @@ func PayloadLayout(us []PayloadUnit) *report.Result {
 			}
 		default:
 			for _, b := range u.Bits {
-				bits.AddRow(b.Format, b.Gate, b.Paper, b.Ratio, b.PaperRatio, b.Planes, b.Base3)
+				bits.AddRow(b.Format, b.Gate, b.Paper, b.Ratio, paperRatioCell(b), b.Planes, b.Base3)
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/experiments/run"
 )
 
 // TestPayloadUnits runs the payload block's units and checks the typed
@@ -11,7 +13,7 @@ import (
 // holds six positive workers of eight, so c = 6, a = 4, u = +1, and the
 // 2-of-3 gate zeroes flat index 2.
 func TestPayloadUnits(t *testing.T) {
-	us, err := payloadUnits(Config{Seed: 1})
+	us, err := payloadUnits(run.Config{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +24,7 @@ func TestPayloadUnits(t *testing.T) {
 			t.Errorf("duplicate unit key %s", u.Key)
 		}
 		keys[u.Key] = true
-		r, err := u.Run(context.Background(), Config{Seed: 1})
+		r, err := u.Run(context.Background(), run.Config{Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", u.Key, err)
 		}

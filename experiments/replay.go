@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/replay"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
@@ -13,8 +14,8 @@ import (
 )
 
 func init() {
-	Register(Spec[ReplayUnit]{Name: "replay", Title: replayTitle, Order: 25, Units: replayUnits,
-		Layout: func(cfg Config, rs []ReplayUnit) (*report.Result, error) {
+	run.Register(run.Spec[ReplayUnit]{Name: "replay", Title: replayTitle, Order: 25, Units: replayUnits,
+		Layout: func(cfg run.Config, rs []ReplayUnit) (*report.Result, error) {
 			o := replayBlockOptions(cfg)
 			o.defaults()
 			return Fig2Layout(o, rs)
@@ -46,7 +47,7 @@ type ReplayOptions struct {
 	Buckets workload.BucketOptions
 	// Setup is the timing configuration; Model is the healthy system and
 	// Experiments.CongestedShare the congested link share.
-	Setup timing.Setup
+	Setup TimingSetup
 	// Exact forces full event simulation (feasible up to
 	// timing.MaxLinesPerRun lines); otherwise the fast-forward runs.
 	Exact bool
@@ -117,7 +118,7 @@ func (o *ReplayOptions) defaults() {
 		o.Accel = workload.A100
 	}
 	if o.Setup.Model == (timing.Config{}) {
-		o.Setup = timing.DefaultSetup()
+		o.Setup = DefaultTimingSetup()
 	}
 	if o.ValidateScale == 0 {
 		o.ValidateScale = 128
@@ -229,7 +230,7 @@ type replayJob struct {
 // fig2Units lists the replay units of o: every input x condition, then
 // (with o.Validate) every validation trace x condition x mode. Listing
 // bucketizes the inputs but simulates nothing.
-func fig2Units(o ReplayOptions) ([]Unit[ReplayUnit], error) {
+func fig2Units(o ReplayOptions) ([]run.Unit[ReplayUnit], error) {
 	o.defaults()
 	if err := o.Setup.Validate(); err != nil {
 		return nil, err
@@ -238,11 +239,11 @@ func fig2Units(o ReplayOptions) ([]Unit[ReplayUnit], error) {
 	if err != nil {
 		return nil, err
 	}
-	var us []Unit[ReplayUnit]
+	var us []run.Unit[ReplayUnit]
 	for i, in := range ins {
 		for _, c := range o.runConditions() {
-			us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("run/%d-%s/%s", i, keyName(in.name), keyName(c.name)), Cores: 1,
-				Run: func(ctx context.Context, cfg Config) (ReplayUnit, error) {
+			us = append(us, run.Unit[ReplayUnit]{Key: fmt.Sprintf("run/%d-%s/%s", i, keyName(in.name), keyName(c.name)), Cores: 1,
+				Run: func(ctx context.Context, cfg run.Config) (ReplayUnit, error) {
 					r, err := replayInputRun(ctx, cfg, o, in, c)
 					return ReplayUnit{Run: &r}, err
 				}})
@@ -258,9 +259,9 @@ func fig2Units(o ReplayOptions) ([]Unit[ReplayUnit], error) {
 	for i, j := range jobs {
 		for _, c := range o.runConditions() {
 			for _, m := range []replay.Mode{replay.Identity, replay.LowBit} {
-				us = append(us, Unit[ReplayUnit]{Key: fmt.Sprintf("validate/%d/%s/%s", i, keyName(c.name), m), Cores: 1,
-					Run: func(ctx context.Context, cfg Config) (ReplayUnit, error) {
-						cfg.logf("validate %s, %s, %s", j.name, c.name, m)
+				us = append(us, run.Unit[ReplayUnit]{Key: fmt.Sprintf("validate/%d/%s/%s", i, keyName(c.name), m), Cores: 1,
+					Run: func(ctx context.Context, cfg run.Config) (ReplayUnit, error) {
+						cfg.Progressf("validate %s, %s, %s", j.name, c.name, m)
 						ch, err := replay.Validate(c.cfg, j.bs, j.back, m)
 						if err != nil {
 							return ReplayUnit{}, fmt.Errorf("validate %s: %w", j.name, err)
@@ -284,7 +285,7 @@ func keyName(s string) string {
 }
 
 // replayInputRun replays one input in one condition, identity and low-bit.
-func replayInputRun(ctx context.Context, cfg Config, o ReplayOptions, in replayInput, c replayCondition) (ReplayRun, error) {
+func replayInputRun(ctx context.Context, cfg run.Config, o ReplayOptions, in replayInput, c replayCondition) (ReplayRun, error) {
 	bs := replay.Buckets(in.trace)
 	back, fwd := timing.Time(in.trace.BackwardPS), timing.Time(in.trace.ForwardPS)
 	var lines int64
@@ -297,7 +298,7 @@ func replayInputRun(ctx context.Context, cfg Config, o ReplayOptions, in replayI
 	if err := ctx.Err(); err != nil {
 		return ReplayRun{}, err
 	}
-	cfg.logf("replay %s (%d buckets, %d lines), %s CXL", in.name, len(bs), lines, c.name)
+	cfg.Progressf("replay %s (%d buckets, %d lines), %s CXL", in.name, len(bs), lines, c.name)
 	start := time.Now()
 	id, err := replay.RunMode(c.cfg, bs, back, replay.Identity, o.Exact)
 	if err != nil {
@@ -326,7 +327,7 @@ func replayInputRun(ctx context.Context, cfg Config, o ReplayOptions, in replayI
 // Fig2 replays every model's buckets through the timing model, healthy and
 // congested, and lays out panel (a) (overlap) and panel (b) (exposed
 // cost), plus the fast-forward validation when o.Validate.
-func Fig2(ctx context.Context, cfg Config, o ReplayOptions) (*report.Result, error) {
+func Fig2(ctx context.Context, cfg run.Config, o ReplayOptions) (*report.Result, error) {
 	o.defaults()
 	us, err := fig2Units(o)
 	if err != nil {
@@ -598,7 +599,7 @@ func validationTable(checks []ReplayCheck) (t report.Table, pass, fail int) {
 
 // replayBlockOptions is the block's configuration: the default models,
 // validated on scaled traces plus whole small models.
-func replayBlockOptions(cfg Config) ReplayOptions {
+func replayBlockOptions(cfg run.Config) ReplayOptions {
 	o := ReplayOptions{Validate: true, DDR5: true}
 	if cfg.Full() {
 		o.ValidateBuckets = 1024
@@ -609,4 +610,6 @@ func replayBlockOptions(cfg Config) ReplayOptions {
 	return o
 }
 
-func replayUnits(cfg Config) ([]Unit[ReplayUnit], error) { return fig2Units(replayBlockOptions(cfg)) }
+func replayUnits(cfg run.Config) ([]run.Unit[ReplayUnit], error) {
+	return fig2Units(replayBlockOptions(cfg))
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/neuronfabric/nfabric/workload"
 )
@@ -54,7 +55,7 @@ func runReplayUnits(t *testing.T, o ReplayOptions) []ReplayUnit {
 	}
 	rs := make([]ReplayUnit, len(us))
 	for i, u := range us {
-		if rs[i], err = u.Run(context.Background(), Config{}); err != nil {
+		if rs[i], err = u.Run(context.Background(), run.Config{}); err != nil {
 			t.Fatal(err)
 		}
 		// Shards carry units as JSON: the result must survive it exactly.
@@ -63,7 +64,7 @@ func runReplayUnits(t *testing.T, o ReplayOptions) []ReplayUnit {
 			t.Fatal(err)
 		}
 		var back ReplayUnit
-		if err := decodeExact(raw, &back); err != nil {
+		if err := run.DecodeExact(raw, &back); err != nil {
 			t.Errorf("unit %s: %v", u.Key, err)
 		}
 	}
@@ -92,10 +93,10 @@ func TestFig2Validate(t *testing.T) {
 }
 
 func TestFig2Errors(t *testing.T) {
-	if _, err := Fig2(context.Background(), Config{}, ReplayOptions{Models: []string{"gpt3"}, Exact: true}); err == nil {
+	if _, err := Fig2(context.Background(), run.Config{}, ReplayOptions{Models: []string{"gpt3"}, Exact: true}); err == nil {
 		t.Error("exact GPT-3 accepted")
 	}
-	if _, err := Fig2(context.Background(), Config{}, ReplayOptions{Traces: []string{"/no/such.csv"}}); err == nil {
+	if _, err := Fig2(context.Background(), run.Config{}, ReplayOptions{Traces: []string{"/no/such.csv"}}); err == nil {
 		t.Error("missing trace accepted")
 	}
 }

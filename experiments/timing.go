@@ -6,13 +6,14 @@ import (
 	"math"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 )
 
 func init() {
-	Register(Spec[TimingResult]{Name: "timing", Title: timingTitle, Order: 20, Units: timingUnits,
-		Layout: func(cfg Config, rs []TimingResult) (*report.Result, error) {
+	run.Register(run.Spec[TimingResult]{Name: "timing", Title: timingTitle, Order: 20, Units: timingUnits,
+		Layout: func(cfg run.Config, rs []TimingResult) (*report.Result, error) {
 			var all TimingResult
 			for _, r := range rs {
 				all.merge(r)
@@ -26,11 +27,11 @@ const timingTitle = "Timing exposure (Sec. 5, Table 4, Fig. 3)"
 // paperTable4 is the paper's Table 4 (Sec. 5.1), keyed by our row groups.
 // These strings feed only the "paper" column.
 var paperTable4 = []struct{ group, result, paper, takeaway string }{
-	{timing.GroupOneStream, "1-request stream G-Binary overhead", "1.11%", "low exposed cost"},
-	{timing.GroupStreams, "1–8 request stream overhead", "0.55–1.88%", "bounded scaling"},
-	{timing.GroupFullMiss, "full LLC-miss overhead", "1.67%", "worst measured exposure"},
-	{timing.GroupScaleHealthy, "scale-out, healthy", "1.07–1.67%", "bounded across 1–8 controller stacks"},
-	{timing.GroupScaleCongest, "scale-out, congested", "hidden–1.11%", "overlap can disappear as stacks split"},
+	{GroupOneStream, "1-request stream G-Binary overhead", "1.11%", "low exposed cost"},
+	{GroupStreams, "1–8 request stream overhead", "0.55–1.88%", "bounded scaling"},
+	{GroupFullMiss, "full LLC-miss overhead", "1.67%", "worst measured exposure"},
+	{GroupScaleHealthy, "scale-out, healthy", "1.07–1.67%", "bounded across 1–8 controller stacks"},
+	{GroupScaleCongest, "scale-out, congested", "hidden–1.11%", "overlap can disappear as stacks split"},
 }
 
 // paperOneStreamPct is the paper's single-stream overhead (Table 4), used
@@ -39,10 +40,10 @@ const paperOneStreamPct = 1.11
 
 // timingSetup is the block's setup: the default model, with shorter
 // envelope sweeps (same end points) in quick mode.
-func timingSetup(cfg Config) timing.Setup {
-	s := timing.DefaultSetup()
+func timingSetup(cfg run.Config) TimingSetup {
+	s := DefaultTimingSetup()
 	if !cfg.Full() {
-		s.Experiments = timing.QuickExperiments()
+		s.Experiments = QuickTimingParams()
 	}
 	return s
 }
@@ -51,9 +52,9 @@ func timingSetup(cfg Config) timing.Setup {
 // part: the closed forms the notes quote, the Table 4 rows or the Fig. 3
 // envelope.
 type TimingResult struct {
-	Forms    *TimingForms     `json:"closed_form,omitempty"`
-	Table4   []timing.Row     `json:"table4,omitempty"`
-	Envelope *timing.Envelope `json:"envelope,omitempty"`
+	Forms    *TimingForms `json:"closed_form,omitempty"`
+	Table4   []Table4Row  `json:"table4,omitempty"`
+	Envelope *Envelope    `json:"envelope,omitempty"`
 	// FiveCycleUnderBudget is whether the 5-cycle datapath of Fig. 3(a)
 	// stays below the exposure budget at every bandwidth swept.
 	FiveCycleUnderBudget bool `json:"five_cycle_under_budget,omitempty"`
@@ -101,7 +102,7 @@ type TimingForms struct {
 }
 
 // TimingClosedForms evaluates the closed forms for s.
-func TimingClosedForms(s timing.Setup) TimingForms {
+func TimingClosedForms(s TimingSetup) TimingForms {
 	m := s.Model
 	f := TimingForms{PipelineLatency: m.PipelineLatency(), LinkIntervalNS: m.LinkIntervalNS(), BasePathNS: m.BasePathNS(),
 		FixedPathNS: m.FixedPathNS(), LatencyBoundPct: m.LatencyBoundExposurePct(m.Controller.Stages),
@@ -116,27 +117,27 @@ func TimingClosedForms(s timing.Setup) TimingForms {
 
 // timingUnits: the closed forms, Table 4 and the Fig. 3 envelope (each of
 // the last two runs its pairs in parallel inside the timing package).
-func timingUnits(cfg Config) ([]Unit[TimingResult], error) {
+func timingUnits(cfg run.Config) ([]run.Unit[TimingResult], error) {
 	s := timingSetup(cfg)
-	return append([]Unit[TimingResult]{
-		{Key: "closed-form", Run: func(context.Context, Config) (TimingResult, error) {
+	return append([]run.Unit[TimingResult]{
+		{Key: "closed-form", Run: func(context.Context, run.Config) (TimingResult, error) {
 			f := TimingClosedForms(s)
 			return TimingResult{Forms: &f}, nil
 		}},
-		{Key: "table4", Run: func(ctx context.Context, cfg Config) (TimingResult, error) {
-			cfg.logf("timing: Table 4 (%d runs)", 2*(2+len(s.Experiments.StreamCounts)+2*len(s.Experiments.StackCounts)))
-			rows, err := timing.RunTable4(ctx, s)
+		{Key: "table4", Run: func(ctx context.Context, cfg run.Config) (TimingResult, error) {
+			cfg.Progressf("timing: Table 4 (%d runs)", 2*(2+len(s.Experiments.StreamCounts)+2*len(s.Experiments.StackCounts)))
+			rows, err := RunTable4(ctx, s)
 			return TimingResult{Table4: rows}, err
 		}},
-		{Key: "fig3", Run: func(ctx context.Context, cfg Config) (TimingResult, error) {
-			cfg.logf("timing: Fig. 3 envelope")
+		{Key: "fig3", Run: func(ctx context.Context, cfg run.Config) (TimingResult, error) {
+			cfg.Progressf("timing: Fig. 3 envelope")
 			return runEnvelope(ctx, s)
 		}},
 	}, timingDDR5Units(cfg, s)...), nil
 }
 
-func runEnvelope(ctx context.Context, s timing.Setup) (TimingResult, error) {
-	env, err := timing.RunEnvelope(ctx, s)
+func runEnvelope(ctx context.Context, s TimingSetup) (TimingResult, error) {
+	env, err := RunEnvelope(ctx, s)
 	if err != nil {
 		return TimingResult{}, err
 	}
@@ -151,7 +152,7 @@ func runEnvelope(ctx context.Context, s timing.Setup) (TimingResult, error) {
 
 // TimingLayout lays out the timing block: Table 4 and its runs, then the
 // four Fig. 3 panels.
-func TimingLayout(s timing.Setup, r TimingResult) (*report.Result, error) {
+func TimingLayout(s TimingSetup, r TimingResult) (*report.Result, error) {
 	if r.Forms == nil || r.Envelope == nil {
 		return nil, fmt.Errorf("timing: closed forms or envelope missing")
 	}
@@ -184,8 +185,8 @@ func TimingLayout(s timing.Setup, r TimingResult) (*report.Result, error) {
 // TimingTable4 runs the Table 4 configurations of s and lays them out:
 // our overhead beside the paper's, a per-run detail table and the raw rows
 // as Data.
-func TimingTable4(ctx context.Context, s timing.Setup) (*report.Result, error) {
-	rows, err := timing.RunTable4(ctx, s)
+func TimingTable4(ctx context.Context, s TimingSetup) (*report.Result, error) {
+	rows, err := RunTable4(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +200,7 @@ func TimingTable4(ctx context.Context, s timing.Setup) (*report.Result, error) {
 
 // TimingEnvelope runs the Fig. 3 sweeps of s and lays them out: one table
 // and one SVG figure per panel.
-func TimingEnvelope(ctx context.Context, s timing.Setup) (*report.Result, error) {
+func TimingEnvelope(ctx context.Context, s TimingSetup) (*report.Result, error) {
 	r, err := runEnvelope(ctx, s)
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ func exposure(p timing.Pair) string {
 
 // rangeOf prints the measured range of a group: "a" or "a–b", with
 // "hidden" for fully hidden rows.
-func rangeOf(rows []timing.Row) string {
+func rangeOf(rows []Table4Row) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var loRow, hiRow timing.Pair
 	for _, r := range rows {
@@ -243,7 +244,7 @@ func rangeOf(rows []timing.Row) string {
 }
 
 // table4Layout lays out Table 4 beside the paper's and the per-run table.
-func table4Layout(s timing.Setup, f TimingForms, rows []timing.Row) *report.Result {
+func table4Layout(s TimingSetup, f TimingForms, rows []Table4Row) *report.Result {
 	m := s.Model
 	sum := report.Table{
 		Name:    "table4",
@@ -251,17 +252,17 @@ func table4Layout(s timing.Setup, f TimingForms, rows []timing.Row) *report.Resu
 		Columns: []string{"result", "configuration", "measured %", "paper %", "paper takeaway"},
 	}
 	for _, p := range paperTable4 {
-		var g []timing.Row
+		var g []Table4Row
 		for _, r := range rows {
 			if r.Group == p.group {
 				g = append(g, r)
 			}
 		}
 		result := p.result
-		if p.group == timing.GroupScaleCongest && !anyCongested(g) {
+		if p.group == GroupScaleCongest && !anyCongested(g) {
 			result = "scale-out, reduced link share (not congested)"
 		}
-		if p.group == timing.GroupFullMiss && len(g) > 0 && g[0].Pair.Identity.HitRate() > fullMissMaxHits {
+		if p.group == GroupFullMiss && len(g) > 0 && g[0].Pair.Identity.HitRate() > fullMissMaxHits {
 			result = fmt.Sprintf("LLC-resident overhead (not a full miss: %.1f%% hits)", 100*g[0].Pair.Identity.HitRate())
 		}
 		sum.AddRow(result, describeGroup(p.group, g, m, s.Experiments), rangeOf(g), p.paper, p.takeaway)
@@ -283,17 +284,17 @@ func table4Layout(s timing.Setup, f TimingForms, rows []timing.Row) *report.Resu
 		Columns: []string{"row", "W", "N stacks", "link share", "MiB/stream", "identity µs", "low-bit µs",
 			"exposed ns", "overhead %", "LLC hit %", "gate util %", "queue wait ns/read (id/low-bit)"},
 	}
-	var full timing.Row
-	var congestGroup []timing.Row
+	var full Table4Row
+	var congestGroup []Table4Row
 	for _, r := range rows {
-		if r.Group == timing.GroupScaleCongest {
+		if r.Group == GroupScaleCongest {
 			congestGroup = append(congestGroup, r)
 		}
 	}
 	for _, r := range rows {
 		id := r.Pair.Identity
 		group := r.Group
-		if group == timing.GroupScaleCongest && !anyCongested(congestGroup) {
+		if group == GroupScaleCongest && !anyCongested(congestGroup) {
 			group = "scale-out, reduced share"
 		}
 		det.AddRow(group, r.Streams, r.Stacks, r.Share, r.FootprintMiB,
@@ -301,7 +302,7 @@ func table4Layout(s timing.Setup, f TimingForms, rows []timing.Row) *report.Resu
 			fmt.Sprintf("%.1f", r.Pair.Exposed.NS()), exposure(r.Pair),
 			pct(100*id.HitRate()), pct(100*id.LinkUtil),
 			fmt.Sprintf("%.2f/%.2f", id.MeanQueueWaitNS(), r.Pair.LowBit.MeanQueueWaitNS()))
-		if r.Group == timing.GroupFullMiss {
+		if r.Group == GroupFullMiss {
 			full = r
 		}
 	}
@@ -320,22 +321,22 @@ const fullMissMaxHits = 0.01
 
 // healthyNote compares the healthy rows with the latency-bound closed
 // form, saying whether their load stayed below a healthy gate (measured).
-func healthyNote(f TimingForms, m timing.Config, rows []timing.Row) string {
-	var g []timing.Row
+func healthyNote(f TimingForms, m timing.Config, rows []Table4Row) string {
+	var g []Table4Row
 	for _, r := range rows {
-		if r.Group == timing.GroupScaleHealthy {
+		if r.Group == GroupScaleHealthy {
 			g = append(g, r)
 		}
 	}
-	load := fmt.Sprintf("with %d outstanding lines per stream the load never filled a healthy gate (busiest %.1f%% busy, measured), so nothing overlaps the datapath (T_overlap = 0)", m.Streams.Outstanding, 100*timing.PeakLinkUtil(g))
+	load := fmt.Sprintf("with %d outstanding lines per stream the load never filled a healthy gate (busiest %.1f%% busy, measured), so nothing overlaps the datapath (T_overlap = 0)", m.Streams.Outstanding, 100*timing.PeakLinkUtil(rowPairs(g)))
 	if anyCongested(g) {
-		load = fmt.Sprintf("with %d outstanding lines per stream this load saturated a healthy gate (busiest %.1f%% busy, measured), so queueing can hide part of the datapath and the closed form is an upper bound", m.Streams.Outstanding, 100*timing.PeakLinkUtil(g))
+		load = fmt.Sprintf("with %d outstanding lines per stream this load saturated a healthy gate (busiest %.1f%% busy, measured), so queueing can hide part of the datapath and the closed form is an upper bound", m.Streams.Outstanding, 100*timing.PeakLinkUtil(rowPairs(g)))
 	}
 	return fmt.Sprintf("Healthy rows sit near the closed form T_agg / (LLC lookup + memory + gate) = %.3f%%: %s. The paper's spread (0.55-1.88%%) comes from gem5 effects we do not model (DRAM timing, crossbar and coherence latencies, cache MSHR behaviour); its %g%% single-stream figure implies a %.0f ns base path for the same %v datapath, ours is %.1f ns.",
 		f.LatencyBoundPct, load, paperOneStreamPct, f.PaperBasePathNS, f.PipelineLatency, f.BasePathNS)
 }
 
-func anyCongested(g []timing.Row) bool {
+func anyCongested(g []Table4Row) bool {
 	for _, r := range g {
 		if r.Congested() {
 			return true
@@ -346,18 +347,18 @@ func anyCongested(g []timing.Row) bool {
 
 // congestionNote says what the reduced-share rows measured: whether the
 // load oversubscribed a stack's gate (and at which N), or did not.
-func congestionNote(share float64, rows []timing.Row) string {
-	var g []timing.Row
+func congestionNote(share float64, rows []Table4Row) string {
+	var g []Table4Row
 	var ns []string
 	for _, r := range rows {
-		if r.Group == timing.GroupScaleCongest {
+		if r.Group == GroupScaleCongest {
 			g = append(g, r)
 			if r.Congested() {
 				ns = append(ns, fmt.Sprint(r.Stacks))
 			}
 		}
 	}
-	peak := 100 * timing.PeakLinkUtil(g)
+	peak := 100 * timing.PeakLinkUtil(rowPairs(g))
 	if len(ns) == 0 {
 		return fmt.Sprintf("Reduced share = link.share %g: background traffic holds the rest of each stack's link, but this load did not congest it: the busiest gate was at most %.1f%% busy (congested means at least %g%%), so these rows measure a slower link, not queueing that could hide the datapath.",
 			share, peak, 100*timing.SaturatedUtil)
@@ -366,8 +367,8 @@ func congestionNote(share float64, rows []timing.Row) string {
 		share, strings.Join(ns, ","), peak, 100*timing.SaturatedUtil)
 }
 
-func describeGroup(group string, g []timing.Row, m timing.Config, ex timing.Experiments) string {
-	join := func(f func(timing.Row) int) string {
+func describeGroup(group string, g []Table4Row, m timing.Config, ex TimingParams) string {
+	join := func(f func(Table4Row) int) string {
 		var s []string
 		for _, r := range g {
 			s = append(s, fmt.Sprint(f(r)))
@@ -375,22 +376,22 @@ func describeGroup(group string, g []timing.Row, m timing.Config, ex timing.Expe
 		return strings.Join(s, ",")
 	}
 	switch group {
-	case timing.GroupOneStream:
+	case GroupOneStream:
 		return fmt.Sprintf("W=1, %g MiB", m.Streams.FootprintMiB)
-	case timing.GroupStreams:
-		return "W=" + join(func(r timing.Row) int { return r.Streams })
-	case timing.GroupFullMiss:
+	case GroupStreams:
+		return "W=" + join(func(r Table4Row) int { return r.Streams })
+	case GroupFullMiss:
 		return fmt.Sprintf("W=%d x %g MiB vs %g MiB LLC", m.Streams.Count, m.Streams.FootprintMiB, m.LLC.SizeMiB)
-	case timing.GroupScaleHealthy:
-		return "N=" + join(func(r timing.Row) int { return r.Stacks })
+	case GroupScaleHealthy:
+		return "N=" + join(func(r Table4Row) int { return r.Stacks })
 	default:
-		return fmt.Sprintf("N=%s, share %g", join(func(r timing.Row) int { return r.Stacks }), ex.CongestedShare)
+		return fmt.Sprintf("N=%s, share %g", join(func(r Table4Row) int { return r.Stacks }), ex.CongestedShare)
 	}
 }
 
 // envelopeLayout lays out the four Fig. 3 panels, one table and one SVG
 // figure each.
-func envelopeLayout(s timing.Setup, f TimingForms, env timing.Envelope, fiveUnder bool) (*report.Result, error) {
+func envelopeLayout(s TimingSetup, f TimingForms, env Envelope, fiveUnder bool) (*report.Result, error) {
 	res := &report.Result{Title: "Timing exposure: Fig. 3 envelope", Data: env}
 	budget := []report.HLine{{Y: s.Experiments.ExposureBudgetPct, Label: fmt.Sprintf("%g%% exposed-cost gate", s.Experiments.ExposureBudgetPct)}}
 	for _, panel := range []func() (report.Table, report.Figure, error){
@@ -412,7 +413,7 @@ func envelopeLayout(s timing.Setup, f TimingForms, env timing.Envelope, fiveUnde
 
 // fig3a: link bandwidth x datapath depth. Points are looked up by series
 // and bandwidth, not by their position in the sweep.
-func fig3a(s timing.Setup, f TimingForms, env timing.Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
+func fig3a(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
 	ex := s.Experiments
 	t := report.Table{Name: "fig3a-bandwidth", Title: "Fig. 3(a): exposed overhead % by CXL bandwidth and datapath depth",
 		Columns: []string{"bandwidth GiB/s"}}
@@ -457,7 +458,7 @@ func fig3a(s timing.Setup, f TimingForms, env timing.Envelope, budget []report.H
 }
 
 // fig3b: fixed memory-access latency.
-func fig3b(s timing.Setup, f TimingForms, env timing.Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
+func fig3b(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
 	m := s.Model
 	t := report.Table{Name: "fig3b-latency", Title: "Fig. 3(b): exposed overhead % by fixed memory-access latency",
 		Columns: []string{"latency ns", "overhead %", "identity µs", "gate util % (identity)", "pipeline wait ns/read"}}
@@ -477,7 +478,7 @@ func fig3b(s timing.Setup, f TimingForms, env timing.Envelope, budget []report.H
 }
 
 // fig3c: total active footprint / LLC size.
-func fig3c(s timing.Setup, f TimingForms, env timing.Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
+func fig3c(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
 	t := report.Table{Name: "fig3c-footprint", Title: "Fig. 3(c): exposed overhead % by active footprint / LLC capacity",
 		Columns: []string{"footprint / LLC", "MiB total", "LLC hit %", "overhead %"}}
 	sr := report.Series{Name: "overhead"}
@@ -495,7 +496,7 @@ func fig3c(s timing.Setup, f TimingForms, env timing.Envelope, budget []report.H
 }
 
 // fig3d: a late mode-latch update.
-func fig3d(s timing.Setup, f TimingForms, env timing.Envelope) (report.Table, report.Figure, error) {
+func fig3d(s TimingSetup, f TimingForms, env Envelope) (report.Table, report.Figure, error) {
 	ex := s.Experiments
 	t := report.Table{Name: "fig3d-delay", Title: fmt.Sprintf("Fig. 3(d): step cost of a late mode-latch update (step = %g ms)", ex.StepMS),
 		Columns: []string{"delay ms", "passes simulated", "exposed µs", "exposed / delay %", "step cost %", "paper", "break-even step ms"}}
@@ -515,6 +516,6 @@ func fig3d(s timing.Setup, f TimingForms, env timing.Envelope) (report.Table, re
 	}
 	fig, err := report.LinePlot{Title: "Fig. 3(d) late mode-telemetry update", XLabel: "update delay (ms)",
 		YLabel: "step cost (%)", Series: []report.Series{sr},
-		HLines: []report.HLine{{Y: timing.PaperDelayBoundPct, Label: "paper bound at 10 ms (0.04%)"}}}.Figure("fig3d-delay")
+		HLines: []report.HLine{{Y: PaperDelayBoundPct, Label: "paper bound at 10 ms (0.04%)"}}}.Figure("fig3d-delay")
 	return t, fig, err
 }

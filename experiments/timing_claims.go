@@ -14,12 +14,12 @@ import (
 // describes. The budget is the paper's own 2% gate (Sec. 5.3), the only
 // threshold the paper states for these rows; the paper's per-row figures
 // appear in the paper column, not in the criterion.
-func timingClaims(s timing.Setup, r TimingResult) []report.Claim {
+func timingClaims(s TimingSetup, r TimingResult) []report.Claim {
 	budget := s.Experiments.ExposureBudgetPct
 	under := fmt.Sprintf("every row below the %g%% exposed-cost gate", budget)
 	var out []report.Claim
 	for _, p := range paperTable4 {
-		var g []timing.Row
+		var g []Table4Row
 		for _, row := range r.Table4 {
 			if row.Group == p.group {
 				g = append(g, row)
@@ -94,7 +94,7 @@ func timingClaims(s timing.Setup, r TimingResult) []report.Claim {
 		out = append(out, report.Claim{Section: "Sec. 5.3, Fig. 3(d)",
 			Name:  fmt.Sprintf("a 10 ms late mode update costs under 0.04%% of a step (step = %g ms, our assumption)", env.StepMS),
 			Paper: "< 0.04%", Ours: fmt.Sprintf("%.4f%%", d.StepCostPct),
-			Criterion: fmt.Sprintf("step cost < %g%%", timing.PaperDelayBoundPct), Verdict: modelVerdict(d.StepCostPct < timing.PaperDelayBoundPct)})
+			Criterion: fmt.Sprintf("step cost < %g%%", PaperDelayBoundPct), Verdict: modelVerdict(d.StepCostPct < PaperDelayBoundPct)})
 	}
 	return out
 }
@@ -104,8 +104,8 @@ func timingClaims(s timing.Setup, r TimingResult) []report.Claim {
 const dominantPct = 100.0
 
 // seriesRange prints the overhead range of one series of points.
-func seriesRange(ps []timing.Point, series string) string {
-	var sel []timing.Point
+func seriesRange(ps []EnvelopePoint, series string) string {
+	var sel []EnvelopePoint
 	for _, p := range ps {
 		if p.Series == series {
 			sel = append(sel, p)
@@ -116,10 +116,10 @@ func seriesRange(ps []timing.Point, series string) string {
 
 // pointsRange prints "lo–hi" of the points' overheads ("hidden" ends for
 // fully hidden points), as Table 4's ranges print.
-func pointsRange(ps []timing.Point) string {
-	rows := make([]timing.Row, len(ps))
+func pointsRange(ps []EnvelopePoint) string {
+	rows := make([]Table4Row, len(ps))
 	for i, p := range ps {
-		rows[i] = timing.Row{Pair: p.Pair}
+		rows[i] = Table4Row{Pair: p.Pair}
 	}
 	if len(rows) == 0 {
 		return "-"
@@ -129,7 +129,7 @@ func pointsRange(ps []timing.Point) string {
 
 // deeperExceed checks the depths beyond the model's at the highest
 // bandwidth swept: deep names them, ours their overheads there.
-func deeperExceed(s timing.Setup, env timing.Envelope) (deep, ours string, ok bool) {
+func deeperExceed(s TimingSetup, env Envelope) (deep, ours string, ok bool) {
 	ex := s.Experiments
 	if len(ex.BandwidthsGiBps) == 0 {
 		return "", "", false

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 )
@@ -14,14 +15,14 @@ import (
 // Fig. 3 envelope under the DDR5 + two-way CXL model, the anchor's
 // mechanism ablations, and the loaded-latency curve of both presets.
 type TimingDDR5 struct {
-	Table4    []timing.Row       `json:"table4,omitempty"`
-	Envelope  *timing.Envelope   `json:"envelope,omitempty"`
+	Table4    []Table4Row        `json:"table4,omitempty"`
+	Envelope  *Envelope          `json:"envelope,omitempty"`
 	Ablations []timing.Ablation  `json:"ablations,omitempty"`
 	Loaded    []PresetLoadPoints `json:"loaded_latency,omitempty"`
 	// Contiguous holds the healthy scale-out rows under streams.layout
 	// contiguous, the ablation of the ddr5 default (Table4 holds them on
 	// scattered pages).
-	Contiguous []timing.Row `json:"contiguous,omitempty"`
+	Contiguous []Table4Row `json:"contiguous,omitempty"`
 }
 
 // PresetLoadPoints is one preset's loaded-latency curve.
@@ -47,7 +48,7 @@ func (r *TimingDDR5) merge(o TimingDDR5) {
 }
 
 // ddr5Setup is s with the ddr5 model preset (the same experiments).
-func ddr5Setup(s timing.Setup) timing.Setup {
+func ddr5Setup(s TimingSetup) TimingSetup {
 	m, _ := timing.PresetConfig(timing.PresetDDR5)
 	s.Model = m
 	return s
@@ -56,21 +57,21 @@ func ddr5Setup(s timing.Setup) timing.Setup {
 // timingDDR5Units are the ddr5-preset units of the timing block; the
 // ddr5 Fig. 3 envelope runs in full mode only (its late-update panel
 // simulates 10 ms of DRAM traffic).
-func timingDDR5Units(cfg Config, s timing.Setup) []Unit[TimingResult] {
+func timingDDR5Units(cfg run.Config, s TimingSetup) []run.Unit[TimingResult] {
 	d := ddr5Setup(s)
-	one := func(f func(context.Context) (TimingDDR5, error)) func(context.Context, Config) (TimingResult, error) {
-		return func(ctx context.Context, _ Config) (TimingResult, error) {
+	one := func(f func(context.Context) (TimingDDR5, error)) func(context.Context, run.Config) (TimingResult, error) {
+		return func(ctx context.Context, _ run.Config) (TimingResult, error) {
 			r, err := f(ctx)
 			return TimingResult{DDR5: &r}, err
 		}
 	}
-	units := []Unit[TimingResult]{
+	units := []run.Unit[TimingResult]{
 		{Key: "ddr5/table4", Run: one(func(ctx context.Context) (TimingDDR5, error) {
-			rows, err := timing.RunTable4(ctx, d)
+			rows, err := RunTable4(ctx, d)
 			return TimingDDR5{Table4: rows}, err
 		})},
 		{Key: "ddr5/layout", Run: one(func(ctx context.Context) (TimingDDR5, error) {
-			rows, err := timing.RunLayouts(ctx, d, []string{timing.LayoutContiguous})
+			rows, err := RunLayouts(ctx, d, []string{timing.LayoutContiguous})
 			return TimingDDR5{Contiguous: rows}, err
 		})},
 		{Key: "ddr5/ablations", Run: one(func(ctx context.Context) (TimingDDR5, error) {
@@ -79,17 +80,20 @@ func timingDDR5Units(cfg Config, s timing.Setup) []Unit[TimingResult] {
 		})},
 	}
 	if cfg.Full() {
-		units = append(units, Unit[TimingResult]{Key: "ddr5/fig3", Run: one(func(ctx context.Context) (TimingDDR5, error) {
-			env, err := timing.RunEnvelope(ctx, d)
+		units = append(units, run.Unit[TimingResult]{Key: "ddr5/fig3", Run: one(func(ctx context.Context) (TimingDDR5, error) {
+			env, err := RunEnvelope(ctx, d)
 			return TimingDDR5{Envelope: &env}, err
 		})})
 	}
 	for _, p := range timing.Presets() {
 		p := p
-		units = append(units, Unit[TimingResult]{Key: "loaded-latency/" + p, Run: one(func(ctx context.Context) (TimingDDR5, error) {
+		units = append(units, run.Unit[TimingResult]{Key: "loaded-latency/" + p, Run: one(func(ctx context.Context) (TimingDDR5, error) {
 			ls := s
 			ls.Model, _ = timing.PresetConfig(p)
-			pts, err := timing.RunLoadedLatency(ctx, ls)
+			if err := ls.Validate(); err != nil {
+				return TimingDDR5{}, err
+			}
+			pts, err := timing.RunLoadedLatency(ctx, ls.Model, ls.Experiments.LoadOutstanding)
 			return TimingDDR5{Loaded: []PresetLoadPoints{{Preset: p, Points: pts}}}, err
 		})})
 	}
@@ -110,7 +114,7 @@ func detailedNotes(m timing.Config, res *report.Result) {
 }
 
 // ddr5Layout lays out the ddr5 part beside the ideal rows and the paper.
-func ddr5Layout(s timing.Setup, ideal []timing.Row, r TimingDDR5) (*report.Result, error) {
+func ddr5Layout(s TimingSetup, ideal []Table4Row, r TimingDDR5) (*report.Result, error) {
 	res := &report.Result{Title: "Timing exposure under the ddr5 preset"}
 	res.Tables = append(res.Tables, presetsTable4(s, ideal, r.Table4), ddr5RunsTable(r.Table4), layoutTable(r.Table4, r.Contiguous), ablationTable(r.Ablations))
 	if r.Envelope != nil {
@@ -138,20 +142,20 @@ func ddr5Layout(s timing.Setup, ideal []timing.Row, r TimingDDR5) (*report.Resul
 	res.Tables = append(res.Tables, lt)
 	res.Figures = append(res.Figures, lf)
 	for _, row := range r.Table4 {
-		if row.Group == timing.GroupFullMiss {
+		if row.Group == GroupFullMiss {
 			res.Summary = append(res.Summary, fmt.Sprintf("ddr5 preset: the full-LLC-miss anchor exposes %s%% (ideal preset and paper in the side-by-side table; paper 1.67%%).", exposure(row.Pair)))
 		}
 	}
 	if len(r.Contiguous) > 0 {
 		res.Summary = append(res.Summary, fmt.Sprintf("ddr5 preset, healthy scale-out (Table 4, scattered 4 KiB pages, the ddr5 default): %s%%; the contiguous-layout ablation gives %s%%, the gap being a bank lock of its aligned sweeps (see ddr5-layout).",
-			rangeOf(groupRows(r.Table4, timing.GroupScaleHealthy)), rangeOf(r.Contiguous)))
+			rangeOf(groupRows(r.Table4, GroupScaleHealthy)), rangeOf(r.Contiguous)))
 	}
 	return res, nil
 }
 
 // groupRows returns the rows of group g.
-func groupRows(rows []timing.Row, g string) []timing.Row {
-	var out []timing.Row
+func groupRows(rows []Table4Row, g string) []Table4Row {
+	var out []Table4Row
 	for _, r := range rows {
 		if r.Group == g {
 			out = append(out, r)
@@ -161,7 +165,7 @@ func groupRows(rows []timing.Row, g string) []timing.Row {
 }
 
 // presetsTable4 puts Table 4 under both presets beside the paper.
-func presetsTable4(s timing.Setup, ideal, ddr5 []timing.Row) report.Table {
+func presetsTable4(s TimingSetup, ideal, ddr5 []Table4Row) report.Table {
 	t := report.Table{Name: "table4-presets", Title: "Table 4 under both presets: exposed cost %, ideal (the paper's abstraction) and ddr5 (DDR5-4800 x 8 sub-channels behind CXL 3.x on PCIe 6.0 x16), beside the paper",
 		Columns: []string{"result", "ideal %", "ddr5 %", "paper %"}}
 	for _, p := range paperTable4 {
@@ -175,7 +179,7 @@ func presetsTable4(s timing.Setup, ideal, ddr5 []timing.Row) report.Table {
 	return t
 }
 
-func ddr5RunsTable(rows []timing.Row) report.Table {
+func ddr5RunsTable(rows []Table4Row) report.Table {
 	t := report.Table{Name: "table4-runs-ddr5", Title: "ddr5 preset: Table 4 runs with the DRAM and CXL counters (identity run)",
 		Columns: []string{"row", "W", "N stacks", "link share", "identity µs", "low-bit µs", "overhead %", "mean / p99 read ns (id)", "row-hit rate (id / low-bit)", "refreshes", "resp lines/flit", "resp link util %", "credit stalls", "pipeline wait ns/low-bit read"}}
 	for _, r := range rows {
@@ -202,7 +206,7 @@ func ddr5RunsTable(rows []timing.Row) report.Table {
 // layoutTable puts Table 4's healthy scale-out rows (the ddr5 default,
 // scattered 4 KiB pages) beside the same rows with the buffers contiguous,
 // the layout ablation.
-func layoutTable(table4, contiguous []timing.Row) report.Table {
+func layoutTable(table4, contiguous []Table4Row) report.Table {
 	t := report.Table{Name: "ddr5-layout", Title: "ddr5 preset: healthy scale-out rows (N = 1 is the full-LLC-miss anchor) with the streams' buffers on scattered 4 KiB pages (Table 4, the ddr5 default) and contiguous (the ablation; streams.layout)",
 		Columns: []string{"N stacks", "scattered overhead %", "row-hit rate (id / low-bit)", "contiguous overhead %", "row-hit rate (id / low-bit)"}}
 	hits := func(p timing.Pair) string {
@@ -213,7 +217,7 @@ func layoutTable(table4, contiguous []timing.Row) report.Table {
 	}
 	for _, ct := range contiguous {
 		for _, sc := range table4 {
-			if sc.Group == timing.GroupScaleHealthy && sc.Stacks == ct.Stacks {
+			if sc.Group == GroupScaleHealthy && sc.Stacks == ct.Stacks {
 				t.AddRow(ct.Stacks, exposure(sc.Pair), hits(sc.Pair), exposure(ct.Pair), hits(ct.Pair))
 			}
 		}

@@ -16,14 +16,14 @@ func TestDDR5LayoutColumns(t *testing.T) {
 		return timing.Pair{Identity: timing.Result{RunTime: id}, LowBit: timing.Result{RunTime: lb}, Exposed: lb - id,
 			OverheadPct: 100 * float64(lb-id) / float64(id), PipelineLatency: 2500}
 	}
-	ideal := []timing.Row{{Group: timing.GroupFullMiss, Pair: pair(1000000, 1011900)}}
+	ideal := []Table4Row{{Group: GroupFullMiss, Pair: pair(1000000, 1011900)}}
 	d := TimingDDR5{
-		Table4:    []timing.Row{{Group: timing.GroupFullMiss, Pair: pair(1000000, 1042100)}},
+		Table4:    []Table4Row{{Group: GroupFullMiss, Pair: pair(1000000, 1042100)}},
 		Ablations: []timing.Ablation{{Mechanism: timing.MechNone, Pair: pair(1000000, 1042100)}, {Mechanism: timing.MechRefresh, Pair: pair(1000000, 1000600)}},
 		Loaded: []PresetLoadPoints{{Preset: "ddr5", Points: []timing.LoadPoint{{Mode: "identity", Outstanding: 4, DeliveredGiBps: 14.2,
 			Latency: timing.Latency{MeanNS: 128.3, P50NS: 96, P99NS: 425}}}}},
 	}
-	res, err := ddr5Layout(timing.DefaultSetup(), ideal, d)
+	res, err := ddr5Layout(DefaultTimingSetup(), ideal, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +77,11 @@ func TestDDR5LayoutTable(t *testing.T) {
 			LowBit: timing.Result{RunTime: lb, Detail: &timing.DetailStats{RowHitRate: hlb}}, Exposed: lb - id,
 			OverheadPct: 100 * float64(lb-id) / float64(id), PipelineLatency: 2500}
 	}
-	table4 := []timing.Row{
-		{Group: timing.GroupScaleCongest, Stacks: 2, Pair: pair(1000000, 1000000, 0.5, 0.5)},
-		{Group: timing.GroupScaleHealthy, Stacks: 2, Pair: pair(1000000, 1019500, 0.606, 0.607)},
+	table4 := []Table4Row{
+		{Group: GroupScaleCongest, Stacks: 2, Pair: pair(1000000, 1000000, 0.5, 0.5)},
+		{Group: GroupScaleHealthy, Stacks: 2, Pair: pair(1000000, 1019500, 0.606, 0.607)},
 	}
-	ct := []timing.Row{{Group: timing.GroupScaleHealthy, Stacks: 2, Layout: timing.LayoutContiguous, Pair: pair(1000000, 1155900, 0.909, 0.594)}}
+	ct := []Table4Row{{Group: GroupScaleHealthy, Stacks: 2, Layout: timing.LayoutContiguous, Pair: pair(1000000, 1155900, 0.909, 0.594)}}
 	tb := layoutTable(table4, ct)
 	want := []string{"2", "1.95", "0.606 / 0.607", "15.59", "0.909 / 0.594"}
 	if len(tb.Rows) != 1 || fmt.Sprint(tb.Rows[0]) != fmt.Sprint(want) {

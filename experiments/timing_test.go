@@ -6,23 +6,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/experiments/run"
 )
 
 // smallSetup shrinks the model (0.25 MiB per stream against a 1 MiB LLC,
 // the same 2x oversubscription as the paper's anchor) so the test is fast.
-func smallSetup() timing.Setup {
-	s := timing.DefaultSetup()
+func smallSetup() TimingSetup {
+	s := DefaultTimingSetup()
 	s.Model.Streams.FootprintMiB = 0.25
 	s.Model.LLC.SizeMiB = 1
-	s.Experiments = timing.QuickExperiments()
+	s.Experiments = QuickTimingParams()
 	s.Experiments.DelaysMS = []float64{0, 0.05}
 	s.Experiments.StepMS = 10
 	return s
 }
 
 func TestTimingRegistered(t *testing.T) {
-	for _, b := range Blocks() {
+	for _, b := range run.Blocks() {
 		if b.Name == "timing" {
 			if b.Order != 20 {
 				t.Errorf("timing block Order = %d; want 20", b.Order)
@@ -37,7 +37,7 @@ func TestTimingRegistered(t *testing.T) {
 // the regime each row is in, finding rows by their fields.
 func TestTimingTable4(t *testing.T) {
 	s := smallSetup()
-	rows, err := timing.RunTable4(t.Context(), s)
+	rows, err := RunTable4(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,17 +48,17 @@ func TestTimingTable4(t *testing.T) {
 	var congested1, congestedSplit, full int
 	for _, r := range rows {
 		switch {
-		case r.Group == timing.GroupFullMiss:
+		case r.Group == GroupFullMiss:
 			full++
 			// Latency-bound and all misses: within 1% (relative) of the closed form.
 			if v := r.Pair.OverheadPct; v < closed*0.99 || v > closed*1.01 {
 				t.Errorf("full LLC miss measured %v%%; want about %.3f%%", v, closed)
 			}
-		case r.Group == timing.GroupScaleCongest && r.Stacks == 1:
+		case r.Group == GroupScaleCongest && r.Stacks == 1:
 			if r.Pair.Hidden() {
 				congested1++
 			}
-		case r.Group == timing.GroupScaleCongest:
+		case r.Group == GroupScaleCongest:
 			if !r.Pair.Hidden() {
 				congestedSplit++
 			}
@@ -122,14 +122,14 @@ func TestTable4CongestionFromMeasurement(t *testing.T) {
 		if (offered >= 1) != tc.congested {
 			t.Fatalf("outstanding %d: closed-form offered load %.2f of the reduced link; the case assumes congested=%v", tc.outstanding, offered, tc.congested)
 		}
-		rows, err := timing.RunTable4(t.Context(), s)
+		rows, err := RunTable4(t.Context(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res := table4Layout(s, TimingClosedForms(s), rows)
 		label := fmt.Sprint(res.Tables[0].Rows[len(paperTable4)-1][0])
 		notes := strings.Join(res.Tables[0].Notes, "\n")
-		if got := label == timing.GroupScaleCongest; got != tc.congested {
+		if got := label == GroupScaleCongest; got != tc.congested {
 			t.Errorf("outstanding %d (offered %.2f): row label %q; want congested=%v", tc.outstanding, offered, label, tc.congested)
 		}
 		if got := strings.Contains(notes, "did not congest"); got == tc.congested {
@@ -158,7 +158,7 @@ func TestTable4FullMissLabelFromMeasurement(t *testing.T) {
 		if fits == tc.full {
 			t.Fatalf("footprint %g MiB: case assumes full=%v", tc.footprintMiB, tc.full)
 		}
-		rows, err := timing.RunTable4(t.Context(), s)
+		rows, err := RunTable4(t.Context(), s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
@@ -18,7 +19,7 @@ import (
 )
 
 func init() {
-	Register(Spec[TrainRun]{Name: "training", Title: trainingTitle, Order: 40, Units: trainingUnits, Layout: trainingLayout})
+	run.Register(run.Spec[TrainRun]{Name: "training", Title: trainingTitle, Order: 40, Units: trainingUnits, Layout: trainingLayout})
 }
 
 const trainingTitle = "Training evidence and boundary (Sec. 7, Fig. 4-5, Tables 5-6)"
@@ -55,6 +56,9 @@ type TrainOptions struct {
 	// DiagEpoch is the epoch of the cosine diagnostics (0 = last),
 	// measured over DiagSteps steps (0 = the whole epoch).
 	DiagEpoch, DiagSteps int
+	// DiagFormats adds every format's cosines to the diagnostics
+	// (train.Config.DiagFormats; the formats block).
+	DiagFormats bool
 	// Extensions adds runs of the extensions beyond the paper to the
 	// boundary study: error feedback and the margin and worker gates.
 	Extensions bool
@@ -74,7 +78,7 @@ type TrainOptions struct {
 	// BoundaryOptions); the claims name it. Changed marks options whose
 	// budget was changed from the tier's (the CLI's flags): the claims
 	// then say so beside the tier's name.
-	Tier    Tier
+	Tier    run.Tier
 	Changed bool
 	Logf    func(format string, args ...any)
 }
@@ -87,14 +91,14 @@ type TrainOptions struct {
 // standard tier's budget is StandardValidated; the full one trains on all
 // 60,000 for 8 epochs and runs every rule. Model "mlp" is the earlier
 // stand-in.
-func ValidatedOptions(tier Tier, seed uint64) TrainOptions {
+func ValidatedOptions(tier run.Tier, seed uint64) TrainOptions {
 	o := TrainOptions{Data: "fashion-mnist", Model: "resnet-standin", Hidden: []int{256}, Epochs: 3, Batch: 128, Workers: 8,
 		LR: ValidatedFP32LR, SignLR: QuickSignLR, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 3, Seed: seed,
 		Layout: lowbit.WorkerMajor, TrainN: 2000, TestN: 1000, DiagSteps: 10, Only: QuickValidatedRows(), Tier: tier}
 	switch tier {
-	case TierStandard:
+	case run.TierStandard:
 		StandardValidated.apply(&o)
-	case TierFull:
+	case run.TierFull:
 		o.Epochs, o.TrainN, o.TestN, o.DiagSteps, o.Only = 8, 0, 0, 100, nil
 	}
 	return o
@@ -110,14 +114,14 @@ func ValidatedOptions(tier Tier, seed uint64) TrainOptions {
 // epochs and runs every row with the extensions. Data "mnist-stack100"
 // and "mnist-pairs100" and model "mlp" or "resnet-standin-small" are the
 // earlier stand-ins.
-func BoundaryOptions(tier Tier, seed uint64) TrainOptions {
+func BoundaryOptions(tier run.Tier, seed uint64) TrainOptions {
 	o := TrainOptions{Data: BoundaryData, Model: "resnet-standin", Hidden: []int{256}, Epochs: 3, Batch: 128, Workers: 8,
 		LR: BoundaryFP32LR, SignLR: QuickSignLR, Momentum: 0.9, WeightDecay: 5e-4, Seeds: 3, Seed: seed,
 		Layout: lowbit.WorkerMajor, TrainN: 2000, TestN: 500, DiagSteps: 10, Only: QuickBoundaryRows(), Tier: tier}
 	switch tier {
-	case TierStandard:
+	case run.TierStandard:
 		StandardBoundary.apply(&o)
-	case TierFull:
+	case run.TierFull:
 		o.Epochs, o.TrainN, o.TestN, o.DiagSteps, o.Extensions, o.Only = 6, 0, 0, 100, true, nil
 	}
 	return o
@@ -245,7 +249,7 @@ func learningRateNote(o TrainOptions) string {
 // RunOptions are the defaults of one run (`nfabric train run`): the
 // boundary study's quick model and learning rates on MNIST, one seed.
 func RunOptions() TrainOptions {
-	o := BoundaryOptions(TierQuick, 1)
+	o := BoundaryOptions(run.TierQuick, 1)
 	o.Data, o.Seeds = "mnist", 1
 	return o
 }
@@ -263,7 +267,7 @@ func (o *TrainOptions) DefaultAugment() {
 func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 	c := train.Config{Model: o.Model, Hidden: o.Hidden, Workers: o.Workers, Batch: o.Batch, Epochs: o.Epochs,
 		LR: o.LR, SignLR: o.SignLR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Policy: p,
-		Layout: o.Layout, Seed: seed, DiagSteps: o.DiagSteps, Logf: o.Logf}
+		Layout: o.Layout, Seed: seed, DiagSteps: o.DiagSteps, DiagFormats: o.DiagFormats, Logf: o.Logf}
 	if o.Augment {
 		c.Aug = data.Augment{Pad: 4, Flip: true}
 	}
@@ -279,22 +283,33 @@ func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 // regime a missing Fashion-MNIST falls back to MNIST (fallback reports it).
 // The last set loaded is kept, so the units of one study (one policy and
 // seed each) load it once; the sets are only read.
-func (o TrainOptions) LoadSets() (sets *data.Sets, name string, err error) {
+func (o TrainOptions) LoadSets() (*data.Sets, string, error) {
 	key := fmt.Sprintf("%q %q %d %d %d %v", o.Data, o.DataDir, o.TrainN, o.TestN, o.PerClass, o.HoldOut)
-	lastSets.Lock()
-	defer lastSets.Unlock()
-	if lastSets.key == key {
-		return lastSets.sets, lastSets.name, nil
-	}
-	sets, err = data.Load(o.Data, o.DataDir)
-	name = o.Data
+	l, err := lastSets.Get(key, o.loadSets)
+	return l.sets, l.name, err
+}
+
+// loadedSets is what LoadSets keeps: the trimmed sets and their name.
+type loadedSets struct {
+	sets *data.Sets
+	name string
+}
+
+// lastSets holds the last sets LoadSets loaded; the training units share
+// it, which is one reason they run alone.
+var lastSets run.Cache[loadedSets]
+
+// loadSets loads and trims the options' data set (see LoadSets).
+func (o TrainOptions) loadSets() (loadedSets, error) {
+	sets, err := data.Load(o.Data, o.DataDir)
+	name := o.Data
 	if err != nil && o.Data == "fashion-mnist" && o.DataDir == "" {
 		if s2, err2 := data.Load("mnist", ""); err2 == nil {
 			sets, name, err = s2, "mnist (fashion-mnist not installed)", nil
 		}
 	}
 	if err != nil {
-		return nil, name, fmt.Errorf("load %s: %w", o.Data, err)
+		return loadedSets{}, fmt.Errorf("load %s: %w", o.Data, err)
 	}
 	test := train.Subset(sets.Test, o.TestN, 0)
 	if o.HoldOut {
@@ -303,23 +318,14 @@ func (o TrainOptions) LoadSets() (sets *data.Sets, name string, err error) {
 			n = sets.Test.Len()
 		}
 		if o.TrainN < 1 {
-			return nil, name, fmt.Errorf("held-out validation of %s needs a training subset (TrainN > 0)", o.Data)
+			return loadedSets{}, fmt.Errorf("held-out validation of %s needs a training subset (TrainN > 0)", o.Data)
 		}
 		if test, err = train.HeldOut(sets.Train, o.TrainN, n); err != nil {
-			return nil, name, err
+			return loadedSets{}, err
 		}
 		name += " (validated on held-out training images)"
 	}
-	sets = &data.Sets{Train: train.Subset(sets.Train, o.TrainN, o.PerClass), Test: test}
-	lastSets.key, lastSets.sets, lastSets.name = key, sets, name
-	return sets, name, nil
-}
-
-var lastSets struct {
-	sync.Mutex
-	key  string
-	sets *data.Sets
-	name string
+	return loadedSets{sets: &data.Sets{Train: train.Subset(sets.Train, o.TrainN, o.PerClass), Test: test}, name: name}, nil
 }
 
 // DataInfo names the data set a run trained on, for the layout.
@@ -417,7 +423,7 @@ func keepRows(rows []policyRow, only []string) []policyRow {
 // StudyUnits lists a study's units: every policy for o.Seeds seeds
 // (Seed, Seed+1, ...), policy-major. Each loads o's data set and trains
 // with o's model (the block's options, not fixed here).
-func StudyUnits(study string, o TrainOptions) ([]Unit[TrainRun], error) {
+func StudyUnits(study string, o TrainOptions) ([]run.Unit[TrainRun], error) {
 	if o.Seeds < 1 {
 		return nil, fmt.Errorf("seeds %d < 1", o.Seeds)
 	}
@@ -428,12 +434,12 @@ func StudyUnits(study string, o TrainOptions) ([]Unit[TrainRun], error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s study: no policy row is among %q", study, o.Only)
 	}
-	var us []Unit[TrainRun]
+	var us []run.Unit[TrainRun]
 	for _, r := range rows {
 		for s := range o.Seeds {
 			seed := o.Seed + uint64(s)
-			us = append(us, Unit[TrainRun]{Key: fmt.Sprintf("%s/%s/seed%d", study, r.policy, seed),
-				Run: func(ctx context.Context, cfg Config) (TrainRun, error) {
+			us = append(us, run.Unit[TrainRun]{Key: fmt.Sprintf("%s/%s/seed%d", study, r.policy, seed),
+				Run: func(ctx context.Context, cfg run.Config) (TrainRun, error) {
 					return trainUnit(ctx, study, o, r, seed, cfg.Logf)
 				}})
 		}
@@ -482,10 +488,10 @@ func RunStudy(ctx context.Context, study string, o TrainOptions) ([]TrainRun, er
 
 // runInOrder runs units one after the other in this process, as a
 // per-topic command does (reproduce runs them through the registry).
-func runInOrder[R any](ctx context.Context, us []Unit[R], logf func(string, ...any)) ([]R, error) {
+func runInOrder[R any](ctx context.Context, us []run.Unit[R], logf func(string, ...any)) ([]R, error) {
 	out := make([]R, 0, len(us))
 	for _, u := range us {
-		r, err := u.Run(ctx, Config{Logf: logf})
+		r, err := u.Run(ctx, run.Config{Logf: logf})
 		if err != nil {
 			return nil, err
 		}
@@ -496,7 +502,7 @@ func runInOrder[R any](ctx context.Context, us []Unit[R], logf func(string, ...a
 
 // trainingUnits are the block's units: the validated study, then the
 // boundary study, in the options of the run's tier.
-func trainingUnits(cfg Config) ([]Unit[TrainRun], error) {
+func trainingUnits(cfg run.Config) ([]run.Unit[TrainRun], error) {
 	v, err := StudyUnits(StudyValidated, ValidatedOptions(cfg.Tier, cfg.Seed+1))
 	if err != nil {
 		return nil, err
@@ -831,7 +837,7 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 // boundary study, and the check that the traffic arithmetic on the paper's
 // model gives the paper's Table 6 column exactly (the block fails
 // otherwise). The JSON carries every run.
-func trainingLayout(cfg Config, runs []TrainRun) (*report.Result, error) {
+func trainingLayout(cfg run.Config, runs []TrainRun) (*report.Result, error) {
 	var vr, br []TrainRun
 	for _, r := range runs {
 		if r.Study == StudyValidated {
@@ -855,7 +861,7 @@ func trainingLayout(cfg Config, runs []TrainRun) (*report.Result, error) {
 		res.Claims = append(res.Claims, r.Claims...)
 		for _, t := range r.Tables {
 			if t.Name == "convergence" && conv >= 0 { // both studies' FP32 references in one table
-				res.Tables[conv].Rows = append(res.Tables[conv].Rows, t.Rows...)
+				res.Tables[conv].AppendRows(t)
 				continue
 			}
 			if t.Name == "convergence" {

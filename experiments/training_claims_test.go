@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
@@ -178,12 +179,12 @@ func TestSeedCosines(t *testing.T) {
 		d.Ternary.Groups[nn.Backbone], d.Ternary.Groups[nn.Head] = bb/2, head/2
 		return d
 	}
-	run := func(label string, seed uint64, ds ...train.Diag) TrainRun {
+	trun := func(label string, seed uint64, ds ...train.Diag) TrainRun {
 		var r TrainRun
 		r.Label, r.Seed, r.Result.Diags = label, seed, ds
 		return r
 	}
-	runs := byRow([]TrainRun{run("FP32 all", 1, diag(.6, .2), diag(.4, 0)), run("FP32 all", 2, diag(.4, 0)), run("FP32 all", 3), run("G-Binary all", 1, diag(1, 1))})
+	runs := byRow([]TrainRun{trun("FP32 all", 1, diag(.6, .2), diag(.4, 0)), trun("FP32 all", 2, diag(.4, 0)), trun("FP32 all", 3), trun("G-Binary all", 1, diag(1, 1))})
 	got := seedCosines(runs)
 	want := map[uint64][2][2]float64{1: {{.5, .1}, {.25, .05}}, 2: {{.4, 0}, {.2, 0}}}
 	if len(got) != 2 {
@@ -206,7 +207,7 @@ func TestSeedCosines(t *testing.T) {
 // rising third run makes the study's claims indicative. Slopes by hand:
 // over x = -2..2 the least-squares slope is sum(x y) / 10.
 func TestConvergenceOf(t *testing.T) {
-	run := func(label string, seed uint64, accs ...float64) TrainRun {
+	trun := func(label string, seed uint64, accs ...float64) TrainRun {
 		var r TrainRun
 		r.Label, r.Seed = label, seed
 		for i, a := range accs {
@@ -220,14 +221,14 @@ func TestConvergenceOf(t *testing.T) {
 	// their mean is 80 80 80 80 80, slope 0.
 	a := []float64{40, 70, 80, 79, 80, 80, 82}
 	b := []float64{40, 70, 80, 81, 80, 80, 78}
-	runs := []TrainRun{run("FP32 all", 1, a...), run("FP32 all", 2, b...), run("G-Binary all", 1, 10, 20, 30, 40, 50, 60, 70)}
+	runs := []TrainRun{trun("FP32 all", 1, a...), trun("FP32 all", 2, b...), trun("G-Binary all", 1, 10, 20, 30, 40, 50, 60, 70)}
 	sc := convergenceOf(byRow(runs), "standard")
 	if !sc.ok || sc.cell != "converged (mean of 2 seeds: slope +0.00 points/epoch; 1 of 2 runs pass alone)" {
 		t.Errorf("noisy plateau: %+v", sc)
 	}
 	// A third run rising 10 points/epoch: mean last 5 = 80 + x*10/3 ...,
 	// slope 10/3 = 3.33.
-	runs = append(runs, run("FP32 all", 3, 10, 20, 30, 40, 50, 60, 70))
+	runs = append(runs, trun("FP32 all", 3, 10, 20, 30, 40, 50, 60, 70))
 	sc = convergenceOf(byRow(runs), "quick")
 	if sc.ok || !strings.HasPrefix(sc.cell, "not converged (mean of 3 seeds: still rising") || !strings.HasSuffix(sc.cell, "1 of 3 runs pass alone)") {
 		t.Errorf("one rising: %+v", sc)
@@ -246,7 +247,7 @@ func TestConvergenceOf(t *testing.T) {
 		t.Error("no FP32 run counted as converged")
 	}
 	// Runs of different lengths have no mean curve: not converged.
-	if sc := convergenceOf(byRow([]TrainRun{run("FP32 all", 1, a...), run("FP32 all", 2, 80, 80, 80, 80, 80)}), "quick"); sc.ok {
+	if sc := convergenceOf(byRow([]TrainRun{trun("FP32 all", 1, a...), trun("FP32 all", 2, 80, 80, 80, 80, 80)}), "quick"); sc.ok {
 		t.Errorf("different lengths: %+v", sc)
 	}
 }
@@ -257,7 +258,7 @@ func TestQuickRows(t *testing.T) {
 	for _, tt := range []struct {
 		study string
 		o     TrainOptions
-	}{{StudyValidated, ValidatedOptions(TierQuick, 1)}, {StudyBoundary, BoundaryOptions(TierQuick, 1)}} {
+	}{{StudyValidated, ValidatedOptions(run.TierQuick, 1)}, {StudyBoundary, BoundaryOptions(run.TierQuick, 1)}} {
 		rows, err := studyRows(tt.study, tt.o)
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +276,7 @@ func TestQuickRows(t *testing.T) {
 			t.Errorf("%s: a filter that keeps nothing was accepted", tt.study)
 		}
 	}
-	if o := BoundaryOptions(TierFull, 1); o.Only != nil || o.Seeds != 3 {
+	if o := BoundaryOptions(run.TierFull, 1); o.Only != nil || o.Seeds != 3 {
 		t.Errorf("full boundary: Only %v, %d seeds", o.Only, o.Seeds)
 	}
 }
@@ -291,7 +292,7 @@ func TestLRSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads MNIST")
 	}
-	o := BoundaryOptions(TierQuick, 1)
+	o := BoundaryOptions(run.TierQuick, 1)
 	o.Data, o.Model, o.Hidden, o.TrainN, o.TestN, o.Epochs, o.Batch, o.Seeds = "mnist", "mlp", []int{8}, 256, 128, 1, 64, 1
 	rates := []float32{1e-5, 1e-3}
 	res, best, err := LRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.GBinary, train.GTernary})
@@ -399,7 +400,7 @@ func checkSweepRates(t *testing.T, o TrainOptions, sets *data.Sets) {
 // rate, and the pilots keep the rates they were calibrated with whatever
 // the studies' are.
 func TestLearningRates(t *testing.T) {
-	for _, tier := range []Tier{TierQuick, TierStandard, TierFull} {
+	for _, tier := range []run.Tier{run.TierQuick, run.TierStandard, run.TierFull} {
 		for _, c := range []struct {
 			o      TrainOptions
 			fp32LR float32
@@ -420,7 +421,7 @@ func TestLearningRates(t *testing.T) {
 				}
 			}
 		}
-		p := PilotDefaults(tier == TierFull, 1)
+		p := PilotDefaults(tier, 1)
 		for _, o := range []TrainOptions{p.Train, p.Hard} {
 			if o.LR != 0.05 || o.SignLR != 1e-4 {
 				t.Errorf("pilot %s %v: lr %g / sign %g, want the calibrated 0.05 / 1e-4", o.Data, tier, o.LR, o.SignLR)
@@ -433,7 +434,7 @@ func TestLearningRates(t *testing.T) {
 // claims as ledger rows (2 validated, 5 boundary, in that order) and one
 // convergence table with every FP32 reference run of both studies.
 func TestTrainingLayoutLedger(t *testing.T) {
-	run := func(study, label string, seed uint64, accs ...float64) TrainRun {
+	trun := func(study, label string, seed uint64, accs ...float64) TrainRun {
 		r := TrainRun{Study: study, Label: label, Seed: seed, Data: DataInfo{Name: study + "-data"}}
 		for i, a := range accs {
 			r.Result.Epochs = append(r.Result.Epochs, train.EpochStat{Epoch: i + 1, ValAcc: a / 100})
@@ -445,15 +446,15 @@ func TestTrainingLayoutLedger(t *testing.T) {
 	var runs []TrainRun
 	for _, l := range QuickValidatedRows() {
 		for s := uint64(1); s <= 2; s++ {
-			runs = append(runs, run(StudyValidated, l, s, 60, 70, 70.1, 70.2, 70.1, 70.2))
+			runs = append(runs, trun(StudyValidated, l, s, 60, 70, 70.1, 70.2, 70.1, 70.2))
 		}
 	}
 	for _, l := range QuickBoundaryRows() {
 		for s := uint64(1); s <= 3; s++ {
-			runs = append(runs, run(StudyBoundary, l, s, 3, 15, 30))
+			runs = append(runs, trun(StudyBoundary, l, s, 3, 15, 30))
 		}
 	}
-	res, err := trainingLayout(Config{Tier: TierQuick}, runs)
+	res, err := trainingLayout(run.Config{Tier: run.TierQuick}, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +469,7 @@ func TestTrainingLayoutLedger(t *testing.T) {
 	}
 	// Two validated runs and their mean, three boundary runs and theirs.
 	if len(conv) != 1 || len(conv[0].Rows) != 3+4 {
-		t.Fatalf("%d convergence tables, rows %q", len(conv), conv)
+		t.Fatalf("%d convergence tables: %+v", len(conv), conv)
 	}
 	// The validated FP32 runs plateau (last 5: 70 70.1 70.2 70.1 70.2,
 	// slope (−140 −70.1 +0 +70.1 +140.4)/10 = 0.04), the boundary ones are

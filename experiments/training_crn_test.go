@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/train"
 )
@@ -110,9 +111,9 @@ func TestCommonRandomNumbers(t *testing.T) {
 		t.Skip("loads MNIST and takes a step of every policy")
 	}
 	for _, study := range []string{StudyValidated, StudyBoundary} {
-		o := ValidatedOptions(TierQuick, 1)
+		o := ValidatedOptions(run.TierQuick, 1)
 		if study == StudyBoundary {
-			o = BoundaryOptions(TierQuick, 1)
+			o = BoundaryOptions(run.TierQuick, 1)
 		}
 		o.TrainN, o.TestN, o.Only, o.Extensions = 256, 64, nil, true
 		sets, _, err := o.LoadSets()

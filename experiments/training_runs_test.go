@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/train"
 )
 
@@ -41,7 +42,7 @@ func savedRuns(t *testing.T, dir, name string, o TrainOptions, seeds []uint64, e
 // one five-seed study, in RunStudy's order (policy-major, seeds rising),
 // and refuses a duplicate, a missing seed, an extra seed and another budget.
 func TestStudyRunsFrom(t *testing.T) {
-	o := BoundaryOptions(TierQuick, 1)
+	o := BoundaryOptions(run.TierQuick, 1)
 	o.Seeds, o.Seed, o.Epochs, o.TrainN, o.TestN = 5, 1, 4, 100, 50
 	dir := t.TempDir()
 	a := savedRuns(t, dir, "a.json", o, []uint64{1, 2}, 4)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
@@ -57,7 +58,7 @@ func TestBoundaryTiny(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads MNIST")
 	}
-	o := BoundaryOptions(TierQuick, 1)
+	o := BoundaryOptions(run.TierQuick, 1)
 	o.TrainN, o.TestN, o.Epochs, o.Seeds, o.Hidden, o.Batch, o.DiagSteps = 256, 128, 1, 2, []int{8}, 64, 2
 	o.Only, o.Model = nil, "resnet-standin-small" // every row; the small ResNet keeps the test cheap
 	runs, err := RunStudy(context.Background(), StudyBoundary, o)
@@ -89,7 +90,7 @@ func TestBoundaryTiny(t *testing.T) {
 			t.Fatal(err)
 		}
 		var back TrainRun
-		if err := decodeExact(raw, &back); err != nil || !reflect.DeepEqual(back.Result.History, r.Result.History) {
+		if err := run.DecodeExact(raw, &back); err != nil || !reflect.DeepEqual(back.Result.History, r.Result.History) {
 			t.Errorf("%s seed %d: JSON round trip: %v", r.Label, r.Seed, err)
 		}
 	}
@@ -117,15 +118,15 @@ func TestBoundaryTiny(t *testing.T) {
 }
 
 func TestTrainOptionsErrors(t *testing.T) {
-	o := BoundaryOptions(TierQuick, 1)
+	o := BoundaryOptions(run.TierQuick, 1)
 	o.Seeds = 0
 	if _, err := StudyUnits(StudyBoundary, o); err == nil {
 		t.Error("zero seeds accepted")
 	}
-	if _, err := StudyUnits("sideways", BoundaryOptions(TierQuick, 1)); err == nil {
+	if _, err := StudyUnits("sideways", BoundaryOptions(run.TierQuick, 1)); err == nil {
 		t.Error("unknown study accepted")
 	}
-	o = BoundaryOptions(TierQuick, 1)
+	o = BoundaryOptions(run.TierQuick, 1)
 	o.Data = "no-such-set"
 	if _, err := Boundary(context.Background(), o); err == nil || !strings.Contains(err.Error(), "no-such-set") {
 		t.Errorf("unknown data set: err %v", err)

@@ -22,7 +22,13 @@
 // (2048) are multiples of every kernel's MR and NR. PackedA.MulB takes
 // op(B) from a BPacker instead, which writes the same panels itself:
 // Gathered, a matrix given by offset tables into a slice (a convolution's
-// implicit im2col), is one, packed with AVX2 gathers on amd64.
+// implicit im2col), is one, packed on amd64 with AVX2 gathers or, with
+// AVX-512F, one masked load per run of consecutive offsets (a kernel per
+// run count, runs16x1AVX512 .. runs16x6AVX512, with the runs in
+// registers). With AVX2, packA interleaves eight rows of A by 8×8
+// transposes in registers (transpose8AVX2). The micro-kernels prefetch
+// their C tile before the k loop. Packing only moves values: none of this
+// changes a bit of C.
 //
 // # Kernels
 //

@@ -28,6 +28,12 @@ var gatherAsm func(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
 // function value, so that the run table stays on the stack.)
 var runsAsm bool
 
+// transposeAsm, when set (amd64 with AVX2), lets packA interleave eight
+// rows of A with transpose8, 8×8 blocks transposed in registers, instead
+// of one float at a time. Packing only moves values: the bits of every
+// product stay the same.
+var transposeAsm bool
+
 // maxRuns is the most runs in 16 columns that runsAsm packs; more go to
 // the gathers (16 runs of one column each are 16 loads against 2 gathers;
 // a 3×3 convolution's taps, runs of 3, make 6).
@@ -66,8 +72,11 @@ func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
 		d := dst[s*kc : (s+nr)*kc]
 		n := min(nr, nc-s)
 		idx := cols[s : s+n]
-		if n == nr && nr%16 == 0 && gatherAsm != nil {
-			for h := 0; h < nr; h += 16 {
+		// Each full group of 16 columns (in a last, partial sliver too)
+		// through the assembly; what is left one float at a time.
+		h := 0
+		if nr%16 == 0 && gatherAsm != nil {
+			for ; h+16 <= n; h += 16 {
 				var runs [2 * maxRuns]int32
 				if runsAsm {
 					if nrun := runsOf(&runs, idx[h:h+16]); nrun > 0 {
@@ -77,12 +86,14 @@ func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
 				}
 				gatherAsm(&d[h], nr, &x[0], &rows[0], kc, &idx[h])
 			}
+		}
+		if h == nr {
 			continue
 		}
 		for l, base := range rows {
 			dl := d[l*nr : (l+1)*nr]
-			for j, o := range idx {
-				dl[j] = x[base+o]
+			for j := h; j < n; j++ {
+				dl[j] = x[base+idx[j]]
 			}
 			clear(dl[n:])
 		}

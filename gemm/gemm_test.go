@@ -444,7 +444,8 @@ func TestGathered(t *testing.T) {
 	var pa PackedA
 	type size struct{ m, k, n, ow int } // ow > 0: runs of ow columns
 	for _, sz := range []size{{7, 9, 16, 0}, {13, KC + 5, 3*16 + 5, 0}, {6, 40, NC + 37, 0}, {1, 1, 1, 0},
-		{16, 27, 196, 14}, {9, KC + 9, 3*49 + 3, 7}, {8, 30, 64 + 16, 4}, {5, 12, 96, 1}, {3, 20, 70, 20}} {
+		{16, 27, 196, 14}, {9, KC + 9, 3*49 + 3, 7}, {8, 30, 64 + 16, 4}, {5, 12, 96, 1}, {3, 20, 70, 20},
+		{4, 11, 96, 3}, {6, 9, 64, 5}, {7, 10, 48, 2}} {
 		x := make([]float32, 6000)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
@@ -500,4 +501,56 @@ func TestGathered(t *testing.T) {
 	}()
 	g := &Gathered{X: make([]float32, 10), Rows: []int32{0, 5}, Cols: []int32{4, 5}}
 	g.PackB(make([]float32, 2*16), 16, 0, 2, 0, 2)
+}
+
+// TestPackATranspose checks packA with the 8×8 transposes (transposeAsm)
+// against its float-at-a-time loop, element by element, for the 8- and
+// 12-row slivers, with edge slivers of fewer rows and depths that are and
+// are not multiples of 8.
+func TestPackATranspose(t *testing.T) {
+	if !transposeAsm {
+		t.Skip("no transpose8 on this CPU or build")
+	}
+	defer func() { transposeAsm = true }()
+	rng := rand.New(rand.NewPCG(2, 8))
+	for _, mr := range []int{8, 12} {
+		for _, mc := range []int{8, 12, 13, 16, 20, 7} {
+			for _, kc := range []int{1, 7, 8, 9, 17, 64, 255, 256} {
+				lda := kc + 3
+				a := make([]float32, mc*lda)
+				for i := range a {
+					a[i] = float32(rng.NormFloat64())
+				}
+				p := problem{a: a, lda: lda}
+				n := roundUp(mc, mr) * kc
+				got, want := make([]float32, n), make([]float32, n)
+				for i := range got {
+					got[i], want[i] = -1, -1
+				}
+				transposeAsm = true
+				p.packA(got, mr, 0, mc, 0, kc)
+				transposeAsm = false
+				p.packA(want, mr, 0, mc, 0, kc)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("mr=%d mc=%d kc=%d: packed element %d is %v, want %v", mr, mc, kc, i, got[i], want[i])
+					}
+				}
+				// And the loop itself against the layout's definition.
+				for s := 0; s < mc; s += mr {
+					for l := range kc {
+						for r := range mr {
+							v := float32(0)
+							if s+r < mc {
+								v = a[(s+r)*lda+l]
+							}
+							if got := want[s*kc+l*mr+r]; got != v {
+								t.Fatalf("mr=%d mc=%d kc=%d: element (%d, %d) is %v, want %v", mr, mc, kc, s+r, l, got, v)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -16,6 +16,7 @@ var (
 func init() {
 	if cpu.X86.HasAVX2 {
 		gatherAsm = gather16AVX2
+		transposeAsm = true
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		available = append(available, fma6x16)
@@ -28,7 +29,27 @@ func init() {
 	}
 }
 
-// runs16 is runs16AVX512 (see runsAsm).
+// runs16 is runs16x<nrun>AVX512 (see runsAsm), for 1 <= nrun <= maxRuns.
 func runs16(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int) {
-	runs16AVX512(d, ldd, x, a, n, runs, nrun)
+	switch nrun {
+	case 1:
+		runs16x1AVX512(d, ldd, x, a, n, runs)
+	case 2:
+		runs16x2AVX512(d, ldd, x, a, n, runs)
+	case 3:
+		runs16x3AVX512(d, ldd, x, a, n, runs)
+	case 4:
+		runs16x4AVX512(d, ldd, x, a, n, runs)
+	case 5:
+		runs16x5AVX512(d, ldd, x, a, n, runs)
+	case 6:
+		runs16x6AVX512(d, ldd, x, a, n, runs)
+	default:
+		panic("gemm: runs16 with more than maxRuns runs")
+	}
+}
+
+// transpose8 is transpose8AVX2 (see transposeAsm).
+func transpose8(d *float32, ldd int, a *float32, lda int, kc8 int) {
+	transpose8AVX2(d, ldd, a, lda, kc8)
 }

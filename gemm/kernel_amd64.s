@@ -5,28 +5,46 @@
 #include "textflag.h"
 
 // func sgemm6x16FMA(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-// Requires: AVX, FMA3
+// Requires: AVX, FMA3, MMX+
 TEXT ·sgemm6x16FMA(SB), NOSPLIT, $0-48
-	MOVQ   kc+0(FP), AX
-	MOVQ   a+8(FP), CX
-	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	SHLQ   $0x02, SI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	TESTQ  AX, AX
-	JZ     sgemm6x16FMA_store
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	VXORPS     Y8, Y8, Y8
+	VXORPS     Y9, Y9, Y9
+	VXORPS     Y10, Y10, Y10
+	VXORPS     Y11, Y11, Y11
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMA_store
 
 sgemm6x16FMA_loop:
 	VMOVUPS      (DX), Y12
@@ -127,40 +145,76 @@ sgemm6x16FMA_overwrite:
 	RET
 
 // func sgemm12x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·sgemm12x32AVX512(SB), NOSPLIT, $0-48
-	MOVQ   kc+0(FP), AX
-	MOVQ   a+8(FP), CX
-	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	SHLQ   $0x02, SI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	TESTQ  AX, AX
-	JZ     sgemm12x32AVX512_store
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
+	VPXORD     Z16, Z16, Z16
+	VPXORD     Z17, Z17, Z17
+	VPXORD     Z18, Z18, Z18
+	VPXORD     Z19, Z19, Z19
+	VPXORD     Z20, Z20, Z20
+	VPXORD     Z21, Z21, Z21
+	VPXORD     Z22, Z22, Z22
+	VPXORD     Z23, Z23, Z23
+	TESTQ      AX, AX
+	JZ         sgemm12x32AVX512_store
 
 sgemm12x32AVX512_loop:
 	VMOVUPS      (DX), Z24
@@ -339,32 +393,56 @@ sgemm12x32AVX512_overwrite:
 	RET
 
 // func sgemm8x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·sgemm8x32AVX512(SB), NOSPLIT, $0-48
-	MOVQ   kc+0(FP), AX
-	MOVQ   a+8(FP), CX
-	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	SHLQ   $0x02, SI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	TESTQ  AX, AX
-	JZ     sgemm8x32AVX512_store
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 124(DI)
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
+	TESTQ      AX, AX
+	JZ         sgemm8x32AVX512_store
 
 sgemm8x32AVX512_loop:
 	VMOVUPS      (DX), Z16
@@ -526,40 +604,310 @@ gather16_done:
 	VZEROUPPER
 	RET
 
-// func runs16AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)
+// func runs16x1AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
 // Requires: AVX, AVX512F
-TEXT ·runs16AVX512(SB), NOSPLIT, $0-56
+TEXT ·runs16x1AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), DX
+	KMOVW   4(DI), K1
+	TESTQ   SI, SI
+	JZ      runs16x1AVX512_done
+
+runs16x1AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (DX)(DI*4), K1, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x1AVX512_row
+
+runs16x1AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x2AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x2AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), DX
+	KMOVW   12(DI), K2
+	TESTQ   SI, SI
+	JZ      runs16x2AVX512_done
+
+runs16x2AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (DX)(DI*4), K2, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x2AVX512_row
+
+runs16x2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x3AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x3AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), R9
+	KMOVW   12(DI), K2
+	MOVLQSX 16(DI), R10
+	LEAQ    (DX)(R10*4), DX
+	KMOVW   20(DI), K3
+	TESTQ   SI, SI
+	JZ      runs16x3AVX512_done
+
+runs16x3AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (R9)(DI*4), K2, Z0
+	VMOVUPS   (DX)(DI*4), K3, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x3AVX512_row
+
+runs16x3AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x4AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x4AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), R9
+	KMOVW   12(DI), K2
+	MOVLQSX 16(DI), R10
+	LEAQ    (DX)(R10*4), R10
+	KMOVW   20(DI), K3
+	MOVLQSX 24(DI), R11
+	LEAQ    (DX)(R11*4), DX
+	KMOVW   28(DI), K4
+	TESTQ   SI, SI
+	JZ      runs16x4AVX512_done
+
+runs16x4AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (R9)(DI*4), K2, Z0
+	VMOVUPS   (R10)(DI*4), K3, Z0
+	VMOVUPS   (DX)(DI*4), K4, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x4AVX512_row
+
+runs16x4AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x5AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x5AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), R9
+	KMOVW   12(DI), K2
+	MOVLQSX 16(DI), R10
+	LEAQ    (DX)(R10*4), R10
+	KMOVW   20(DI), K3
+	MOVLQSX 24(DI), R11
+	LEAQ    (DX)(R11*4), R11
+	KMOVW   28(DI), K4
+	MOVLQSX 32(DI), R12
+	LEAQ    (DX)(R12*4), DX
+	KMOVW   36(DI), K5
+	TESTQ   SI, SI
+	JZ      runs16x5AVX512_done
+
+runs16x5AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (R9)(DI*4), K2, Z0
+	VMOVUPS   (R10)(DI*4), K3, Z0
+	VMOVUPS   (R11)(DI*4), K4, Z0
+	VMOVUPS   (DX)(DI*4), K5, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x5AVX512_row
+
+runs16x5AVX512_done:
+	VZEROUPPER
+	RET
+
+// func runs16x6AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+// Requires: AVX, AVX512F
+TEXT ·runs16x6AVX512(SB), NOSPLIT, $0-48
+	MOVQ    d+0(FP), AX
+	MOVQ    ldd+8(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    x+16(FP), DX
+	MOVQ    a+24(FP), BX
+	MOVQ    n+32(FP), SI
+	MOVQ    runs+40(FP), DI
+	MOVLQSX (DI), R8
+	LEAQ    (DX)(R8*4), R8
+	KMOVW   4(DI), K1
+	MOVLQSX 8(DI), R9
+	LEAQ    (DX)(R9*4), R9
+	KMOVW   12(DI), K2
+	MOVLQSX 16(DI), R10
+	LEAQ    (DX)(R10*4), R10
+	KMOVW   20(DI), K3
+	MOVLQSX 24(DI), R11
+	LEAQ    (DX)(R11*4), R11
+	KMOVW   28(DI), K4
+	MOVLQSX 32(DI), R12
+	LEAQ    (DX)(R12*4), R12
+	KMOVW   36(DI), K5
+	MOVLQSX 40(DI), R13
+	LEAQ    (DX)(R13*4), DX
+	KMOVW   44(DI), K6
+	TESTQ   SI, SI
+	JZ      runs16x6AVX512_done
+
+runs16x6AVX512_row:
+	MOVLQSX   (BX), DI
+	VMOVUPS.Z (R8)(DI*4), K1, Z0
+	VMOVUPS   (R9)(DI*4), K2, Z0
+	VMOVUPS   (R10)(DI*4), K3, Z0
+	VMOVUPS   (R11)(DI*4), K4, Z0
+	VMOVUPS   (R12)(DI*4), K5, Z0
+	VMOVUPS   (DX)(DI*4), K6, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x04, BX
+	ADDQ      CX, AX
+	DECQ      SI
+	JNZ       runs16x6AVX512_row
+
+runs16x6AVX512_done:
+	VZEROUPPER
+	RET
+
+// func transpose8AVX2(d *float32, ldd int, a *float32, lda int, kc8 int)
+// Requires: AVX
+TEXT ·transpose8AVX2(SB), NOSPLIT, $0-40
 	MOVQ  d+0(FP), AX
 	MOVQ  ldd+8(FP), CX
 	SHLQ  $0x02, CX
-	MOVQ  x+16(FP), DX
-	MOVQ  a+24(FP), BX
-	MOVQ  n+32(FP), SI
-	MOVQ  runs+40(FP), DI
-	MOVQ  nrun+48(FP), R8
+	MOVQ  a+16(FP), DX
+	MOVQ  lda+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc8+32(FP), SI
+	SHRQ  $0x03, SI
 	TESTQ SI, SI
-	JZ    runs16_done
+	JZ    transpose8_done
+	LEAQ  (BX)(BX*2), DI
 
-runs16_row:
-	MOVLQSX (BX), R9
-	VPXORD  Z0, Z0, Z0
-	MOVQ    DI, R10
-	MOVQ    R8, R11
+transpose8_block:
+	LEAQ       (DX)(BX*4), R8
+	VMOVUPS    (DX), Y0
+	VMOVUPS    (R8), Y4
+	VMOVUPS    (DX)(BX*1), Y1
+	VMOVUPS    (R8)(BX*1), Y5
+	VMOVUPS    (DX)(BX*2), Y2
+	VMOVUPS    (R8)(BX*2), Y6
+	VMOVUPS    (DX)(DI*1), Y3
+	VMOVUPS    (R8)(DI*1), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y9
+	VUNPCKLPS  Y3, Y2, Y10
+	VUNPCKHPS  Y3, Y2, Y11
+	VUNPCKLPS  Y5, Y4, Y12
+	VUNPCKHPS  Y5, Y4, Y13
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y7
+	VSHUFPS    $0x44, Y10, Y8, Y0
+	VSHUFPS    $0xee, Y10, Y8, Y1
+	VSHUFPS    $0x44, Y11, Y9, Y2
+	VSHUFPS    $0xee, Y11, Y9, Y3
+	VSHUFPS    $0x44, Y5, Y12, Y4
+	VSHUFPS    $0xee, Y5, Y12, Y5
+	VSHUFPS    $0x44, Y7, Y13, Y6
+	VSHUFPS    $0xee, Y7, Y13, Y7
+	MOVQ       AX, R8
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VMOVUPS    Y8, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VMOVUPS    Y9, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VMOVUPS    Y10, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VMOVUPS    Y11, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VMOVUPS    Y12, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VMOVUPS    Y13, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x31, Y6, Y2, Y5
+	VMOVUPS    Y5, (R8)
+	ADDQ       CX, R8
+	VPERM2F128 $0x31, Y7, Y3, Y7
+	VMOVUPS    Y7, (R8)
+	ADDQ       $0x20, DX
+	LEAQ       (AX)(CX*8), AX
+	DECQ       SI
+	JNZ        transpose8_block
 
-runs16_run:
-	MOVLQSX (R10), R12
-	ADDQ    R9, R12
-	KMOVW   4(R10), K1
-	VMOVUPS (DX)(R12*4), K1, Z0
-	ADDQ    $0x08, R10
-	DECQ    R11
-	JNZ     runs16_run
-	VMOVUPS Z0, (AX)
-	ADDQ    $0x04, BX
-	ADDQ    CX, AX
-	DECQ    SI
-	JNZ     runs16_row
-
-runs16_done:
+transpose8_done:
 	VZEROUPPER
 	RET

@@ -31,9 +31,50 @@ func sgemm8x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha 
 //go:noescape
 func gather16AVX2(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
 
-// runs16AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
-// j < 16 in the mask runs[2r+1] of each run r < nrun (the masks partition
+// runs16x1AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
+// j < 16 in the mask runs[2r+1] of each run r < 1 (the masks partition
 // the lanes; every index of a set lane in range: the caller checks).
 //
 //go:noescape
-func runs16AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)
+func runs16x1AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+
+// runs16x2AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
+// j < 16 in the mask runs[2r+1] of each run r < 2 (the masks partition
+// the lanes; every index of a set lane in range: the caller checks).
+//
+//go:noescape
+func runs16x2AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+
+// runs16x3AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
+// j < 16 in the mask runs[2r+1] of each run r < 3 (the masks partition
+// the lanes; every index of a set lane in range: the caller checks).
+//
+//go:noescape
+func runs16x3AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+
+// runs16x4AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
+// j < 16 in the mask runs[2r+1] of each run r < 4 (the masks partition
+// the lanes; every index of a set lane in range: the caller checks).
+//
+//go:noescape
+func runs16x4AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+
+// runs16x5AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
+// j < 16 in the mask runs[2r+1] of each run r < 5 (the masks partition
+// the lanes; every index of a set lane in range: the caller checks).
+//
+//go:noescape
+func runs16x5AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+
+// runs16x6AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
+// j < 16 in the mask runs[2r+1] of each run r < 6 (the masks partition
+// the lanes; every index of a set lane in range: the caller checks).
+//
+//go:noescape
+func runs16x6AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
+
+// transpose8AVX2 sets d[l*ldd+r] = a[r*lda+l] for r < 8 and l < kc8, a
+// multiple of 8 (packA's eight-row sliver, rows lda floats apart).
+//
+//go:noescape
+func transpose8AVX2(d *float32, ldd int, a *float32, lda int, kc8 int)

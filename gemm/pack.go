@@ -22,13 +22,24 @@ func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
 			packA6(d, p.a[(ic+s)*p.lda+pc:], p.lda, kc)
 			continue
 		}
-		// One row at a time, its kc floats stored mr apart: each load is
-		// sequential and each store a constant stride.
+		// With AVX2, rows 0..7 go through 8×8 transposes in registers up
+		// to the last multiple of 8 steps (kc8).
+		kc8 := 0
+		if transposeAsm && rows >= 8 && kc >= 8 {
+			kc8 = kc &^ 7
+			transpose8(&d[0], mr, &p.a[(ic+s)*p.lda+pc], p.lda, kc8)
+		}
+		// The rest one row at a time, its floats stored mr apart: each
+		// load is sequential and each store a constant stride.
 		for r := 0; r < rows; r++ {
+			l0 := 0
+			if r < 8 {
+				l0 = kc8
+			}
 			src := p.a[(ic+s+r)*p.lda+pc:][:kc]
 			dr := d[r : (kc-1)*mr+r+1]
-			for l, v := range src {
-				dr[l*mr] = v
+			for l := l0; l < kc; l++ {
+				dr[l*mr] = src[l]
 			}
 		}
 		if rows < mr {

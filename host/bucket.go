@@ -35,8 +35,10 @@ type Bucket struct {
 	pay   *Payload
 	reqs  []cxl.Req
 	resps []cxl.Resp
-	agg   []byte // the aggregate read: packet bytes, or the pos plane
-	nz    []byte // worker-major nz plane
+	agg   []byte  // the aggregate read: packet bytes, or the pos plane
+	nz    []byte  // worker-major nz plane
+	sums  []int16 // integer-sum view: lane sums
+	exps  []int8  // BFP8 exponent view
 	mode  cxl.Mode
 	read  bool // agg holds an aggregate
 
@@ -48,9 +50,19 @@ func newBucket(d *Device, id cxl.RegionID, r cxl.Region, n int) (*Bucket, error)
 	if r.Gate.Kind == lowbit.GateWorker {
 		s.Format, s.Gate = lowbit.Ternary, r.Gate
 	}
+	if r.Sum != lowbit.FP32 {
+		s = lowbit.Spec{Workers: r.Workers, Layout: r.Layout, Format: r.Sum}
+	}
 	p, err := NewPayload(s, n, r.Element0)
 	if err != nil {
 		return nil, err
+	}
+	if s.Format.Sum() {
+		b := &Bucket{d: d, id: id, reg: r, pay: p, sums: make([]int16, p.Lines()*lowbit.LineBytes)}
+		if s.Format == lowbit.BFP8 {
+			b.exps = make([]int8, p.ExpLines()*lowbit.LineBytes)
+		}
+		return b, nil
 	}
 	b := &Bucket{d: d, id: id, reg: r, pay: p, agg: make([]byte, p.SlabBytes())}
 	if r.Layout == lowbit.WorkerMajor {
@@ -86,6 +98,18 @@ func (b *Bucket) EncodeWorker(k int, g []float32, tau float32) error {
 	return nil
 }
 
+// AgreeScale records an Int8 bucket's agreed scale from maxAbs, the
+// largest lowbit.MaxAbs over its workers' gradients (the max-reduce they
+// run before encoding), and counts the agreement's traffic: one float32
+// per worker.
+func (b *Bucket) AgreeScale(maxAbs float32) error {
+	if err := b.pay.AgreeScale(maxAbs); err != nil {
+		return fmt.Errorf("bucket %s: %w", b.reg.Name, err)
+	}
+	b.d.count(func(a *Accounting) { a.ScaleBytes += int64(b.reg.Workers) * lowbit.ScaleBits / 8 })
+	return nil
+}
+
 func (b *Bucket) nonFinite(k int, err error) error {
 	var e *lowbit.NonFiniteError
 	if errors.As(err, &e) {
@@ -109,7 +133,17 @@ func (b *Bucket) Write() error {
 		b.reqs = append(b.reqs, cxl.Write(0, addr, slab[l*lowbit.LineBytes:(l+1)*lowbit.LineBytes]))
 	}
 	gated := p.Gates != nil
-	if r.Layout == lowbit.WorkerMajor {
+	switch {
+	case p.Spec.Format.Sum():
+		for k := 0; k < r.Workers; k++ {
+			for l := range sb / lowbit.LineBytes {
+				add(r.CodeAddr(k, l), p.CodeSlab(k), l)
+			}
+			for x := range p.ExpLines() {
+				add(r.ExpAddr(k, x), p.ExpSlab(k), x)
+			}
+		}
+	case r.Layout == lowbit.WorkerMajor:
 		for k := 0; k < r.Workers; k++ {
 			for l := range sb / lowbit.LineBytes {
 				add(r.SignAddr(k, l), p.SignSlab(k), l)
@@ -120,7 +154,7 @@ func (b *Bucket) Write() error {
 				}
 			}
 		}
-	} else {
+	default:
 		for l := range sb / lowbit.LineBytes {
 			add(r.SignAddr(0, l), p.SignSlab(0), l)
 			if gated {
@@ -162,6 +196,10 @@ func (b *Bucket) Read() (cxl.Mode, error) {
 			b.reqs = append(b.reqs, cxl.Read(0, r.ViewAddr(l, part)))
 		}
 	}
+	views := len(b.reqs)
+	for x := range r.ExpLines() {
+		b.reqs = append(b.reqs, cxl.Read(0, r.ExpViewAddr(x)))
+	}
 	b.read = false
 	if err := b.run(); err != nil {
 		return 0, err
@@ -170,6 +208,15 @@ func (b *Bucket) Read() (cxl.Mode, error) {
 	for i, resp := range b.resps[:len(b.reqs)] {
 		if !resp.Transformed || resp.Mode != mode {
 			return resp.Mode, fmt.Errorf("bucket %s: aggregate view line %d read untransformed in mode %v", r.Name, i/parts, resp.Mode)
+		}
+		if b.sums != nil {
+			if i >= views {
+				x := i - views
+				copy(b.exps[x*lowbit.LineBytes:], lowbit.BytesInt8(resp.Data[:]))
+			} else {
+				lowbit.Int16s(b.sums[i*lowbit.SumViewElements:][:lowbit.SumViewElements], resp.Data[:])
+			}
+			continue
 		}
 		l := i / parts
 		dst := b.agg
@@ -189,6 +236,9 @@ func (b *Bucket) Read() (cxl.Mode, error) {
 func (b *Bucket) Values(dst []int8) error {
 	if err := b.check(len(dst)); err != nil {
 		return err
+	}
+	if b.sums != nil {
+		return fmt.Errorf("bucket %s: a %v bucket reads sums, not votes (Sums, Decode)", b.reg.Name, b.pay.Spec.Format)
 	}
 	n := len(dst)
 	switch {
@@ -210,13 +260,20 @@ func (b *Bucket) Values(dst []int8) error {
 	return nil
 }
 
-// Decode is Values as float32, the update direction an optimizer applies.
+// Decode is Values as float32, the update direction an optimizer
+// applies; for an integer-sum bucket it is the workers' mean gradient
+// decoded from the sums (lowbit.DecodeInt8 at the agreed scale, or
+// lowbit.DecodeBFP8 with the block exponents).
 func (b *Bucket) Decode(dst []float32) error {
 	if err := b.check(len(dst)); err != nil {
 		return err
 	}
 	n := len(dst)
 	switch {
+	case b.pay.Spec.Format == lowbit.Int8:
+		lowbit.DecodeInt8(dst, b.sums[:n], b.pay.Scale, b.reg.Workers)
+	case b.pay.Spec.Format == lowbit.BFP8:
+		lowbit.DecodeBFP8(dst, b.sums[:n], b.exps, b.reg.Workers)
 	case b.reg.Layout == lowbit.WorkerMajor:
 		lowbit.DecodePlanes(dst, b.agg, b.nz, n, 1)
 	case b.mode == cxl.GTernary:
@@ -265,6 +322,35 @@ func (b *Bucket) Counts(dst []uint8) error {
 	return nil
 }
 
+// Sums writes the int16 lane sums of the last Read of an integer-sum
+// bucket into dst (at most Elements() long).
+func (b *Bucket) Sums(dst []int16) error {
+	if err := b.check(len(dst)); err != nil {
+		return err
+	}
+	if b.sums == nil {
+		return fmt.Errorf("bucket %s: sums come from integer-sum buckets, not %v", b.reg.Name, b.pay.Spec.Format)
+	}
+	copy(dst, b.sums)
+	return nil
+}
+
+// Exponents writes the aligned block exponents of the last Read of a BFP8
+// bucket into dst (at most lowbit.BFPBlocks(Elements()) long).
+func (b *Bucket) Exponents(dst []int8) error {
+	if !b.read {
+		return fmt.Errorf("bucket %s: no aggregate read since the last write", b.reg.Name)
+	}
+	if b.exps == nil {
+		return fmt.Errorf("bucket %s: exponents come from bfp8 buckets, not %v", b.reg.Name, b.pay.Spec.Format)
+	}
+	if nb := lowbit.BFPBlocks(b.pay.Elements); len(dst) > nb {
+		return fmt.Errorf("bucket %s: %d exponents asked, the bucket has %d blocks", b.reg.Name, len(dst), nb)
+	}
+	copy(dst, b.exps)
+	return nil
+}
+
 func (b *Bucket) check(n int) error {
 	if !b.read {
 		return fmt.Errorf("bucket %s: no aggregate read since the last write", b.reg.Name)
@@ -280,7 +366,14 @@ func (b *Bucket) check(n int) error {
 // own devices. g(k, i) is worker k's gradient for buckets[i]; tau(k, i, g)
 // its worker-gate threshold (nil: 0). A worker stops at its first failure;
 // the error returned is the lowest-numbered worker's.
+//
+// Int8 buckets first agree on their scale: every worker computes
+// lowbit.MaxAbs of its gradient of each, the largest becomes the
+// bucket's AgreeScale, then the workers encode.
 func EncodeWorkers(buckets []*Bucket, w int, g func(k, i int) []float32, tau func(k, i int, g []float32) float32) error {
+	if err := agreeScales(buckets, w, g); err != nil {
+		return err
+	}
 	errs := make([]error, w)
 	var wg sync.WaitGroup
 	for k := range w {
@@ -303,6 +396,56 @@ func EncodeWorkers(buckets []*Bucket, w int, g func(k, i int) []float32, tau fun
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// agreeScales runs the Int8 buckets' max-reduce: one goroutine per
+// worker computes its lowbit.MaxAbs of each, then each bucket agrees on
+// the largest. A NaN or Inf is the lowest-numbered worker's
+// *NonFiniteError.
+func agreeScales(buckets []*Bucket, w int, g func(k, i int) []float32) error {
+	var int8s []int
+	for i, b := range buckets {
+		if b.pay.Spec.Format == lowbit.Int8 {
+			int8s = append(int8s, i)
+		}
+	}
+	if len(int8s) == 0 {
+		return nil
+	}
+	maxes := make([][]float32, w)
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			maxes[k] = make([]float32, len(int8s))
+			for j, i := range int8s {
+				m, err := lowbit.MaxAbs(g(k, i))
+				if err != nil {
+					errs[k] = buckets[i].nonFinite(k, err)
+					return
+				}
+				maxes[k][j] = m
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for j, i := range int8s {
+		var agreed float32
+		for k := range w {
+			agreed = max(agreed, maxes[k][j])
+		}
+		if err := buckets[i].AgreeScale(agreed); err != nil {
 			return err
 		}
 	}

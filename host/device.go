@@ -64,6 +64,10 @@ type Accounting struct {
 	// Rejected counts bucket encodings refused for a NaN or Inf: those
 	// buckets stay on FP32.
 	Rejected int64 `json:"rejected"`
+	// ScaleBytes counts Int8's scale agreement: one float32
+	// (lowbit.ScaleBits) per worker and bucket encoded, beside the
+	// payload.
+	ScaleBytes int64 `json:"scale_bytes,omitempty"`
 }
 
 // Stats is a device's accounting and its controller's counters.
@@ -132,6 +136,12 @@ type BucketConfig struct {
 	Mode cxl.Mode
 	// Gate is the bucket's G-Ternary gate; nil means the device's.
 	Gate *lowbit.Gate
+	// Format makes the bucket an integer-sum bucket beyond the paper:
+	// lowbit.Int8 or lowbit.BFP8 maps a worker-major cxl.Region.Sum
+	// region of that format, whatever the device's layout and gate. The
+	// zero value, lowbit.FP32, is the device's sign-plane shape, which
+	// G-Binary and G-Ternary aggregate.
+	Format lowbit.Format
 }
 
 // region returns the region a bucket maps to at base: one slab of
@@ -145,7 +155,13 @@ func (d *Device) region(b BucketConfig, base uint64) (cxl.Region, error) {
 	if b.Gate != nil {
 		r.Gate = *b.Gate
 	}
-	r.Size = r.DataBytes(d.cfg.Layout.Lines(b.Elements))
+	if b.Format != lowbit.FP32 {
+		if !b.Format.Sum() {
+			return cxl.Region{}, fmt.Errorf("bucket %q: format %v is not an integer-sum format (sign-plane buckets leave Format unset)", b.Name, b.Format)
+		}
+		r.Sum, r.Layout, r.Gate = b.Format, lowbit.WorkerMajor, lowbit.Gate{}
+	}
+	r.Size = r.DataBytes(r.Lines(b.Elements))
 	if err := r.Validate(); err != nil {
 		return cxl.Region{}, fmt.Errorf("bucket %q: %w", b.Name, err)
 	}

@@ -129,5 +129,5 @@ func ExampleDevice_Transact() {
 	// mode write
 	// tag 3: g-binary transformed=true byte0=2 err=false
 	// tag 4: identity transformed=false byte0=0 err=true
-	// {Encoded:0 FP32Bytes:0 PayloadBytes:64 WriteLines:1 ReadLines:3 Transactions:4 Aggregates:0 Rejected:0}
+	// {Encoded:0 FP32Bytes:0 PayloadBytes:64 WriteLines:1 ReadLines:3 Transactions:4 Aggregates:0 Rejected:0 ScaleBytes:0}
 }

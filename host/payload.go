@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -16,6 +17,13 @@ import (
 // first (byte j bit q = the sign of element 8j+q). Gates has the same
 // shape and holds the gate bits when Spec.GateBits(), else it is nil.
 // Each slab is Lines() lines; bytes past the payload are zero.
+//
+// An integer-sum payload (Spec.Format lowbit.Int8 or lowbit.BFP8, always
+// worker-major) has no signs: Codes holds W code slabs, worker 0 first
+// (byte i of slab k = worker k's int8 code, BFP8 mantissa, of element i,
+// two's complement), each Lines() lines; for BFP8, Exps holds W exponent
+// slabs (byte b = the worker's exponent of block b), each ExpLines()
+// lines. Int8 carries the workers' agreed Scale.
 type Payload struct {
 	Spec     lowbit.Spec
 	Elements int
@@ -24,6 +32,13 @@ type Payload struct {
 	Base  int
 	Signs []byte
 	Gates []byte
+	Codes []byte
+	Exps  []byte
+	// Scale is Int8's per-bucket scale, lowbit.Int8Scale of the largest
+	// |g| over the workers (AgreeScale); 0 for the other formats.
+	Scale float32
+	// scaled: AgreeScale ran, so Int8 workers may encode.
+	scaled bool
 
 	// element-major: each worker's bit-planes before Seal gathers them
 	// into packets (the runtime's gather, lowbit.PlanesToPacket).
@@ -31,31 +46,71 @@ type Payload struct {
 }
 
 // shape returns the controller region shape of a spec: gate slabs only
-// when workers write gate bits.
+// when workers write gate bits; an integer-sum format's code (and
+// exponent) slabs.
 func shape(s lowbit.Spec) cxl.Region {
 	r := cxl.Region{Workers: s.Workers, Layout: s.Layout}
 	if s.GateBits() {
 		r.Gate = s.Gate
 	}
+	if s.Format.Sum() {
+		r.Sum = s.Format
+	}
 	return r
 }
 
+// sized returns shape(s) with the Size of n elements.
+func sized(s lowbit.Spec, n int) cxl.Region {
+	r := shape(s)
+	r.Size = r.DataBytes(r.Lines(n))
+	return r
+}
+
+// ValidateSpec checks a payload spec: lowbit.Spec.Validate for the vote
+// formats; an integer-sum format (Int8, BFP8) is worker-major with 1 to
+// lowbit.MaxWorkers workers and no gate.
+func ValidateSpec(s lowbit.Spec) error {
+	if !s.Format.Sum() {
+		return s.Validate()
+	}
+	if s.Layout != lowbit.WorkerMajor {
+		return fmt.Errorf("format %v is worker-major (each worker writes its own lines), not %v", s.Format, s.Layout)
+	}
+	if s.Workers < 1 || s.Workers > lowbit.MaxWorkers {
+		return fmt.Errorf("format %v carries 1 to %d workers, not %d", s.Format, lowbit.MaxWorkers, s.Workers)
+	}
+	if s.Gate != (lowbit.Gate{}) {
+		return fmt.Errorf("format %v has no gate, the spec has %v", s.Format, s.Gate)
+	}
+	return nil
+}
+
 // DataBytes returns the size of the data window of n elements under s:
-// the sign slabs and, with gate bits, the gate slabs (what a payload file
-// holds after its header, and a region's Size).
+// the sign slabs and, with gate bits, the gate slabs, or an integer-sum
+// format's code and exponent slabs (what a payload file holds after its
+// header, and a region's Size).
 func DataBytes(s lowbit.Spec, n int) int64 {
-	return int64(shape(s).DataBytes(s.Layout.Lines(n)))
+	return int64(sized(s, n).Size)
 }
 
 // NewPayload returns a zeroed payload of n elements under s.
 func NewPayload(s lowbit.Spec, n, base int) (*Payload, error) {
-	if err := s.Validate(); err != nil {
+	if err := ValidateSpec(s); err != nil {
 		return nil, err
 	}
 	if n < 0 || base < 0 {
 		return nil, fmt.Errorf("payload: %d elements from base %d: want both >= 0", n, base)
 	}
 	p := &Payload{Spec: s, Elements: n, Base: base}
+	if s.Format.Sum() {
+		r := sized(s, n)
+		p.Codes = make([]byte, s.Workers*p.SlabBytes())
+		p.Exps = make([]byte, s.Workers*r.ExpLines()*lowbit.LineBytes)
+		if s.Format != lowbit.BFP8 {
+			p.Exps = nil
+		}
+		return p, nil
+	}
 	half := DataBytes(s, n)
 	if s.GateBits() {
 		half /= 2
@@ -74,7 +129,38 @@ func NewPayload(s lowbit.Spec, n, base int) (*Payload, error) {
 }
 
 // Lines returns the lines of one slab: the aggregate lines of the bucket.
-func (p *Payload) Lines() int { return p.Spec.Layout.Lines(p.Elements) }
+func (p *Payload) Lines() int { return shape(p.Spec).Lines(p.Elements) }
+
+// ExpLines returns the lines of one BFP8 exponent slab: ceil(Lines()/64)
+// (0 for the other formats).
+func (p *Payload) ExpLines() int { return sized(p.Spec, p.Elements).ExpLines() }
+
+// CodeSlab returns worker k's code slab of an integer-sum payload.
+func (p *Payload) CodeSlab(k int) []byte {
+	sb := p.SlabBytes()
+	return p.Codes[k*sb : (k+1)*sb]
+}
+
+// ExpSlab returns worker k's exponent slab of a BFP8 payload.
+func (p *Payload) ExpSlab(k int) []byte {
+	eb := p.ExpLines() * lowbit.LineBytes
+	return p.Exps[k*eb : (k+1)*eb]
+}
+
+// AgreeScale sets an Int8 payload's Scale from maxAbs, the largest
+// lowbit.MaxAbs over the workers' gradients: the max-reduce the workers
+// run before any of them encodes (lowbit.ScaleBits of traffic each). A
+// maxAbs that is negative, NaN or Inf is an error.
+func (p *Payload) AgreeScale(maxAbs float32) error {
+	if p.Spec.Format != lowbit.Int8 {
+		return fmt.Errorf("payload: format %v has no scale to agree", p.Spec.Format)
+	}
+	if !(maxAbs >= 0 && maxAbs <= math.MaxFloat32) {
+		return fmt.Errorf("payload: agreed max |g| %v is not a finite number >= 0", maxAbs)
+	}
+	p.Scale, p.scaled = lowbit.Int8Scale(maxAbs), true
+	return nil
+}
 
 // SlabBytes returns the size of one slab: Lines() * 64.
 func (p *Payload) SlabBytes() int { return p.Lines() * lowbit.LineBytes }
@@ -110,6 +196,9 @@ func (p *Payload) EncodeWorker(k int, g []float32, tau float32) error {
 	if len(g) != p.Elements {
 		return fmt.Errorf("worker %d: %d elements, the payload has %d", k, len(g), p.Elements)
 	}
+	if p.Spec.Format.Sum() {
+		return p.encodeSum(k, g)
+	}
 	signs, gates := p.workerPlanes(k)
 	if signs == nil {
 		return fmt.Errorf("worker %d: the payload was not made by NewPayload", k)
@@ -125,6 +214,32 @@ func (p *Payload) EncodeWorker(k int, g []float32, tau float32) error {
 		}
 		clear(gates[pb:])
 	}
+	return nil
+}
+
+// encodeSum encodes worker k's gradient into its code (and exponent)
+// slab with lowbit.EncodeInt8 (at the agreed Scale) or EncodeBFP8;
+// padding stays zero.
+func (p *Payload) encodeSum(k int, g []float32) error {
+	if p.Codes == nil {
+		return fmt.Errorf("worker %d: the payload was not made by NewPayload", k)
+	}
+	codes := lowbit.BytesInt8(p.CodeSlab(k))
+	if p.Spec.Format == lowbit.Int8 {
+		if !p.scaled {
+			return fmt.Errorf("worker %d: the int8 scale is not agreed yet (AgreeScale)", k)
+		}
+		if err := lowbit.EncodeInt8(codes, g, p.Scale); err != nil {
+			return err
+		}
+	} else {
+		exps := lowbit.BytesInt8(p.ExpSlab(k))
+		if err := lowbit.EncodeBFP8(codes, exps, g); err != nil {
+			return err
+		}
+		clear(exps[lowbit.BFPBlocks(len(g)):])
+	}
+	clear(codes[len(g):])
 	return nil
 }
 
@@ -189,6 +304,19 @@ func Encode(s lowbit.Spec, base int, g [][]float32, tau float32) (*Payload, erro
 	if err != nil {
 		return nil, err
 	}
+	if s.Format == lowbit.Int8 {
+		var agreed float32
+		for k := range g {
+			m, err := lowbit.MaxAbs(g[k])
+			if err != nil {
+				return nil, fmt.Errorf("worker %d: %w", k, err)
+			}
+			agreed = max(agreed, m)
+		}
+		if err := p.AgreeScale(agreed); err != nil {
+			return nil, err
+		}
+	}
 	for k := range g {
 		if err := p.EncodeWorker(k, g[k], tau); err != nil {
 			return nil, fmt.Errorf("worker %d: %w", k, err)
@@ -202,6 +330,9 @@ func Encode(s lowbit.Spec, base int, g [][]float32, tau float32) (*Payload, erro
 // packet bits at or above W. A writer that sets them is broken, and
 // silently ignoring them would hide it (the controller ignores them).
 func (p *Payload) Check() error {
+	if p.Spec.Format.Sum() {
+		return p.checkSum()
+	}
 	if err := p.checkSection("sign", p.Signs); err != nil {
 		return err
 	}
@@ -245,6 +376,99 @@ func (p *Payload) checkSection(what string, data []byte) error {
 	return nil
 }
 
+// checkSum rejects what no integer-sum encoder writes: a code or
+// exponent of -128, a non-zero code past element n or exponent past the
+// last block, and an Int8 scale that is negative or not finite.
+func (p *Payload) checkSum() error {
+	if err := checkScaleOf(p.Spec.Format, p.Scale); err != nil {
+		return err
+	}
+	n := p.Elements
+	for k := range p.Spec.Workers {
+		for i, b := range p.CodeSlab(k) {
+			switch {
+			case i < n && b == 0x80:
+				return fmt.Errorf("worker %d code %d is -128, which no encoder writes", k, i)
+			case i >= n && b != 0:
+				return fmt.Errorf("worker %d code padding byte %d is not zero", k, i)
+			}
+		}
+		if p.Spec.Format != lowbit.BFP8 {
+			continue
+		}
+		nb := lowbit.BFPBlocks(n)
+		for b, e := range p.ExpSlab(k) {
+			switch {
+			case b < nb && e == 0x80:
+				return fmt.Errorf("worker %d exponent %d is -128, out of [%d, %d]", k, b, lowbit.BFPMinExp, lowbit.BFPMaxExp)
+			case b >= nb && e != 0:
+				return fmt.Errorf("worker %d exponent padding byte %d is not zero", k, b)
+			}
+		}
+	}
+	return nil
+}
+
+// checkScaleOf rejects a scale format f cannot carry: Int8's must be a
+// finite number >= 0, every other format's 0.
+func checkScaleOf(f lowbit.Format, scale float32) error {
+	if f != lowbit.Int8 {
+		if scale != 0 {
+			return fmt.Errorf("format %v has no scale, the payload has %v", f, scale)
+		}
+		return nil
+	}
+	if !(scale >= 0 && scale <= math.MaxFloat32) {
+		return fmt.Errorf("int8 scale %v is not a finite number >= 0", scale)
+	}
+	return nil
+}
+
+// Sum returns the software reduction of an integer-sum payload, with the
+// controller's read transform: the saturated int16 lane sums of every
+// element (lowbit.SumInt8, or lowbit.SumBFP8 after alignment) and, for
+// BFP8, the aligned exponent of every block (nil for Int8).
+func (p *Payload) Sum() (sums []int16, exps []int8, err error) {
+	if !p.Spec.Format.Sum() {
+		return nil, nil, fmt.Errorf("format %v is voted, not summed (Vote)", p.Spec.Format)
+	}
+	n, w := p.Elements, p.Spec.Workers
+	codes := make([][]int8, w)
+	for k := range codes {
+		codes[k] = lowbit.BytesInt8(p.CodeSlab(k))[:n]
+	}
+	sums = make([]int16, n)
+	if p.Spec.Format == lowbit.Int8 {
+		lowbit.SumInt8(sums, codes)
+		return sums, nil, nil
+	}
+	nb := lowbit.BFPBlocks(n)
+	src := make([][]int8, w)
+	for k := range src {
+		src[k] = lowbit.BytesInt8(p.ExpSlab(k))[:nb]
+	}
+	exps = make([]int8, nb)
+	lowbit.SumBFP8(sums, exps, codes, src)
+	return sums, exps, nil
+}
+
+// Mean returns the workers' mean gradient decoded from Sum (lowbit.
+// DecodeInt8 at Scale, or DecodeBFP8): what an optimizer applies for an
+// integer-sum bucket.
+func (p *Payload) Mean() ([]float32, error) {
+	sums, exps, err := p.Sum()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(sums))
+	if p.Spec.Format == lowbit.Int8 {
+		lowbit.DecodeInt8(out, sums, p.Scale, p.Spec.Workers)
+	} else {
+		lowbit.DecodeBFP8(out, sums, exps, p.Spec.Workers)
+	}
+	return out, nil
+}
+
 // ErrNoGateBits is Vote's error for a worker-gate spec on a payload
 // encoded without gate bits.
 var ErrNoGateBits = errors.New("the worker gate needs gate bits, and this payload has none (encode it with the worker gate)")
@@ -253,6 +477,9 @@ var ErrNoGateBits = errors.New("the worker gate needs gate bits, and this payloa
 // sign bits are set (gate bits are not looked at, as in the controller's
 // element-major count view).
 func (p *Payload) Counts() []uint16 {
+	if p.Spec.Format.Sum() {
+		return nil
+	}
 	n := p.Elements
 	out := make([]uint16, n)
 	if p.Spec.Layout == lowbit.WorkerMajor {
@@ -285,6 +512,9 @@ func (p *Payload) slabs(b []byte) [][]byte {
 // can be read as G-Ternary under a positional or margin gate), but the
 // worker gate needs gate bits.
 func (p *Payload) Vote(s lowbit.Spec) ([]int8, error) {
+	if p.Spec.Format.Sum() || s.Format.Sum() {
+		return nil, fmt.Errorf("format %v is summed, not voted (Sum)", p.Spec.Format)
+	}
 	if s.Layout != p.Spec.Layout || s.Workers != p.Spec.Workers {
 		return nil, fmt.Errorf("spec %v with %d workers does not match the payload's %v with %d", s.Layout, s.Workers, p.Spec.Layout, p.Spec.Workers)
 	}

@@ -59,10 +59,19 @@ type Vector struct {
 	Base int
 	// Data holds Width/8 bytes; byte i is element i.
 	Data []byte
+	// The sum datapaths' fields (Mode and Base are theirs unused): First
+	// and Last mark an aggregate's first and last line; ExpLine marks a
+	// bfp8-sum exponent line (the first pass); Exp and EMax hold, for a
+	// bfp8-sum mantissa line, the worker's exponent and the block maximum
+	// E of each of the line's ExpGroups blocks (int8 bytes).
+	First, Last, ExpLine bool
+	Exp, EMax            []byte
 }
 
-// Expect returns the response the datapath must give for v, computed by
-// the lowbit reference oracles (RefCountPacket, RefAggregatePacket).
+// Expect returns the response the low-bit datapath must give for v,
+// computed by the lowbit reference oracles (RefCountPacket,
+// RefAggregatePacket). A sum datapath answers an aggregate, not a line:
+// see ExpectSum.
 func Expect(c Config, v Vector) []byte {
 	c = c.Normalized()
 	out := make([]byte, len(v.Data))
@@ -88,6 +97,9 @@ func Expect(c Config, v Vector) []byte {
 // same seed gives the same vectors.
 func Vectors(c Config, n int, seed uint64) []Vector {
 	c = c.Normalized()
+	if c.Datapath.IsSum() {
+		return sumVectors(c, n, seed)
+	}
 	nb := c.Elements()
 	rng := rand.New(rand.NewPCG(seed, uint64(c.Width)))
 	fill := func(f func(i int) byte) []byte {
@@ -144,6 +156,7 @@ type CosimResult struct {
 	Width     int       `json:"width"`
 	Stages    int       `json:"stages"`
 	Workers   int       `json:"workers"`
+	Datapath  Datapath  `json:"datapath,omitempty"`
 	Fault     Fault     `json:"fault,omitempty"`
 	Split     bool      `json:"split_count,omitempty"`
 	Simulator Simulator `json:"simulator"`
@@ -171,6 +184,10 @@ func (r CosimResult) String() string {
 	}
 	if r.Fault != FaultNone {
 		f = " fault=" + string(r.Fault)
+	}
+	if r.Datapath.IsSum() {
+		return fmt.Sprintf("%s %-9s %s width=%-4d stages=%d workers=%d%s: %d vectors, %d aggregates checked, %d mismatches",
+			status, r.Simulator, r.Datapath, r.Width, r.Stages, r.Workers, f, r.Vectors, r.Checked, r.Mismatches)
 	}
 	return fmt.Sprintf("%s %-9s width=%-4d stages=%d workers=%d%s: %d vectors, %d responses checked, %d mismatches",
 		status, r.Simulator, r.Width, r.Stages, r.Workers, f, r.Vectors, r.Checked, r.Mismatches)
@@ -244,7 +261,14 @@ func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string
 		return CosimResult{}, err
 	}
 	c = c.Normalized()
-	res := CosimResult{Width: c.Width, Stages: c.Stages, Workers: c.Workers, Fault: c.Fault, Split: c.SplitCount, Simulator: sim, Vectors: len(vs)}
+	res := CosimResult{Width: c.Width, Stages: c.Stages, Workers: c.Workers, Datapath: c.Datapath, Fault: c.Fault, Split: c.SplitCount, Simulator: sim, Vectors: len(vs)}
+	encode := EncodeVector
+	if c.Datapath.IsSum() {
+		if err := c.checkSumVectors(vs); err != nil {
+			return res, err
+		}
+		encode = c.EncodeSumVector
+	}
 	if err := sim.Check(); err != nil {
 		return res, err
 	}
@@ -263,12 +287,12 @@ func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string
 	}
 	var in bytes.Buffer
 	for _, v := range vs {
-		in.WriteString(EncodeVector(v))
+		in.WriteString(encode(v))
 		in.WriteByte('\n')
 	}
 	idle := Vector{Data: make([]byte, c.Elements())}
 	for range c.Latency() - 1 { // flush the pipeline
-		in.WriteString(EncodeVector(idle))
+		in.WriteString(encode(idle))
 		in.WriteByte('\n')
 	}
 	var out []byte
@@ -281,7 +305,11 @@ func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string
 	if err != nil {
 		return res, err
 	}
-	compare(c, vs, out, &res)
+	if c.Datapath.IsSum() {
+		compareSum(c, vs, out, &res)
+	} else {
+		compare(c, vs, out, &res)
+	}
 	return res, nil
 }
 
@@ -357,7 +385,11 @@ func workDir(dir, stem string) (string, func(), error) {
 
 // runVerilator builds the RTL with a generated C++ harness and runs it.
 func runVerilator(ctx context.Context, c Config, work, vfile string, in []byte) ([]byte, error) {
-	if err := os.WriteFile(filepath.Join(work, "harness.cpp"), []byte(verilatorHarness(c)), 0o644); err != nil {
+	harness := verilatorHarness(c)
+	if c.Datapath.IsSum() {
+		harness = sumVerilatorHarness(c)
+	}
+	if err := os.WriteFile(filepath.Join(work, "harness.cpp"), []byte(harness), 0o644); err != nil {
 		return nil, err
 	}
 	args := []string{"--cc", "--exe", "--build", "-O1", "-Wno-fatal", "--x-assign", "fast", "--x-initial", "fast",
@@ -375,7 +407,11 @@ func runVerilator(ctx context.Context, c Config, work, vfile string, in []byte) 
 
 // runIcarus compiles the RTL with a $fscanf testbench and runs it in vvp.
 func runIcarus(ctx context.Context, c Config, work, vfile string, in []byte) ([]byte, error) {
-	if err := os.WriteFile(filepath.Join(work, "tb.v"), []byte(icarusBench(c)), 0o644); err != nil {
+	bench := icarusBench(c)
+	if c.Datapath.IsSum() {
+		bench = sumIcarusBench(c)
+	}
+	if err := os.WriteFile(filepath.Join(work, "tb.v"), []byte(bench), 0o644); err != nil {
 		return nil, err
 	}
 	if _, err := run(ctx, work, nil, Iverilog, "-g2005", "-o", "simv.vvp", "-s", "tb", vfile, "tb.v"); err != nil {

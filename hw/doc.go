@@ -29,6 +29,59 @@
 // index mod 3 == 2 returns 0. The gate needs the element index of byte 0
 // mod 3, driven on in_base.
 //
+// # The conservative formats' sum datapaths
+//
+// Config.Datapath selects, instead of the paper's datapath (the zero
+// value, LowBit, whose RTL and module names are unchanged), one of the
+// read-side transforms of the formats beyond the paper, with the numeric
+// contract of lowbit's Int8 and BFP8 (lowbit/fixed.go). Both are streaming
+// accumulators that take one worker line per clock, Width/8 int8 lanes
+// (64 at 512 bits), rather than a W-input adder tree: the controller reads
+// the W workers' lines of a payload line one after another anyway
+// (worker-major), one adder per lane serves any W up to Config.Workers
+// without a wider tree, and the cost grows with log2 W (the accumulator
+// width) instead of W. in_first marks an aggregate's first line (the
+// accumulators restart from it, no clear cycle), in_last its last; idle
+// cycles (in_valid low) hold them. Depth() rising edges after the last
+// line out_valid is high for one cycle and out_data (2 Width bits) holds
+// the aggregate's view: both sum view lines of the payload line, lane i as
+// an int16 at bits 16i+15..16i (little endian; view line 0 is the low
+// half). The lane accumulators have AccBits = 8 + ceil(log2 W) bits, so
+// they hold any sum exactly; the last stage saturates once to int16
+// (lowbit.SumMin..SumMax), which is logic only when W > 256 (with W <= 256
+// the sum fits int16 and the stage only sign-extends).
+//
+//	int8-sum  input | accumulate | saturate                 Depth 3
+//	bfp8-sum  input | align | accumulate | saturate         Depth 4
+//
+// bfp8-sum needs each block's maximum exponent E before it can align a
+// single mantissa (the spec rounds each worker's shifted mantissa, so a
+// running maximum that rescales the partial sum would not be bit-exact).
+// It therefore runs two passes, exponents first: an exponent aggregate
+// (in_kind = 1) streams the W workers' exponent lines through the same
+// lane registers, which take the signed lane maximum instead of the sum,
+// and answers with the exponent view (lane i = E of block i, upper half
+// zero); a mantissa aggregate (in_kind = 0) streams each worker's mantissa
+// line with in_exp, that worker's exponent, and in_emax, the block's E
+// from the exponent view (one byte per 64-lane block: ExpGroups is 2 at
+// 1024 bits). The align stage computes k = min(E - e, 8) (0 when E <= e;
+// a 9-bit subtract and a compare) and a_i = m_i for k = 0, else
+// (m_i + 2^(k-1)) >>> k, an arithmetic shift rounding to nearest with
+// ties toward +inf; the cap at 8 changes nothing (every int8 shifts to 0
+// at k >= 8) but bounds the shifter at 4 bits. The aligned int8 then
+// enters the same accumulate and saturate stages as int8-sum.
+//
+// The sum datapaths' faults (Datapath.Faults: wrap-sum, zero-extend,
+// keep-acc; trunc-shift, cap-7, unsigned-max) are caught by their
+// co-simulation (TestSumCosimCatchesFaults).
+//
+// A further summed format's datapath needs, in this package: a Datapath
+// constant (datapath.go) with its Depth and Faults, its request ports in
+// sumInputs and its stages in sum.go, a case in ExpectSum calling the
+// format's lowbit Ref twin, corner cases in sumVectors, and a row in the
+// tests' specSum; Synth, Pnr, the wrapper and the harnesses follow from
+// the port list.
+//
 // # Co-simulation
 //
 // Cosim writes the RTL and a harness (a C++ main for Verilator, a $fscanf
@@ -37,6 +90,10 @@
 // ("valid hex") and compares every valid response with Expect, which
 // calls lowbit.RefCountPacket and lowbit.RefAggregatePacket. Faults lists
 // deliberately broken datapaths that the tests show co-simulation catches.
+// A sum datapath speaks "valid first last [kind exp emax] hex" and is
+// compared aggregate by aggregate with ExpectSum, which calls
+// lowbit.RefSumInt8 and lowbit.RefSumBFP8 (the oracle computes E from the
+// workers' exponents itself; the tests add a third, spec-only oracle).
 //
 // # Synthesis and the cost model
 //
@@ -53,7 +110,8 @@
 // # Place and route
 //
 // Pnr wraps the datapath in a serial shift-in/shift-out wrapper
-// (WrapperVerilog) so that a 1024-bit line does not need 2000 pins, maps
+// (WrapperVerilog; for a sum datapath over its wider request and response)
+// so that a 1024-bit line does not need 2000 pins, maps
 // it with synth_ice40 and routes it with nextpnr-ice40 on an HX8K (ct256)
 // against 100 MHz. Designs that do not fit are reported as such.
 //

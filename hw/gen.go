@@ -70,12 +70,21 @@ type Config struct {
 	SplitCount bool
 	// Fault injects a deliberate bug (tests only).
 	Fault Fault
+	// Datapath selects the datapath; the zero value is the paper's low-bit
+	// one. For a sum datapath Stages is its fixed Depth (0 means it),
+	// Workers is the most worker lines one aggregate sums (1 to
+	// lowbit.MaxWorkers; 0 means 8, the low-bit datapath's W), which sizes
+	// the lane accumulators (AccBits), and SplitCount does not apply.
+	Datapath Datapath
 }
 
 // Normalized returns c with defaults filled in.
 func (c Config) Normalized() Config {
 	if c.Stages == 0 {
 		c.Stages = DefaultStages
+		if c.Datapath.IsSum() {
+			c.Stages = c.Datapath.Depth()
+		}
 	}
 	if c.Workers == 0 {
 		c.Workers = 8
@@ -86,6 +95,12 @@ func (c Config) Normalized() Config {
 // Validate checks the configuration and names the bad field.
 func (c Config) Validate() error {
 	c = c.Normalized()
+	switch {
+	case c.Datapath.IsSum():
+		return c.validateSum()
+	case c.Datapath != LowBit:
+		return fmt.Errorf("unknown datapath %q (known: lowbit, int8-sum, bfp8-sum)", string(c.Datapath))
+	}
 	ok := false
 	for _, w := range Widths {
 		ok = ok || w == c.Width
@@ -114,6 +129,9 @@ func (c Config) Elements() int { return c.Width / 8 }
 func (c Config) ModuleName() string {
 	c = c.Normalized()
 	s := fmt.Sprintf("nf_agg_w%d_k%d", c.Width, c.Stages)
+	if c.Datapath.IsSum() { // nf_int8sum_w512_k3, nf_bfp8sum_w512_k4
+		s = fmt.Sprintf("nf_%s_w%d_k%d", strings.ReplaceAll(string(c.Datapath), "-", ""), c.Width, c.Stages)
+	}
 	if c.Workers != 8 {
 		s += fmt.Sprintf("_p%d", c.Workers)
 	}
@@ -201,7 +219,11 @@ func (c Config) WriteVerilog(w io.Writer) error {
 	}
 	c = c.Normalized()
 	e := &emitter{}
-	c.emit(e)
+	if c.Datapath.IsSum() {
+		c.emitSum(e)
+	} else {
+		c.emit(e)
+	}
 	_, err := io.WriteString(w, e.String())
 	return err
 }

@@ -23,6 +23,9 @@ var goldens = []Config{
 	{Width: 64, Stages: 1},
 	{Width: 128, Stages: 3, Workers: 5},
 	{Width: 64, SplitCount: true},
+	{Width: 64, Datapath: Int8Sum},
+	{Width: 128, Datapath: Int8Sum, Workers: 300},
+	{Width: 1024, Datapath: BFP8Sum, Workers: 300},
 }
 
 func TestGoldenVerilog(t *testing.T) {

@@ -49,6 +49,41 @@
 // tests compare the two on random inputs of every length, W and alignment.
 // No kernel allocates.
 //
+// # Adding a format
+//
+// A format is one row of the trait table in format.go (name, aliases, vote
+// or sum, bits per element, paper or extension) plus, each in the package
+// that owns it:
+//
+//   - lowbit: its encode, read-side and decode kernels with plain Ref twins
+//     in ref.go, hand-computed cases, kernel-vs-Ref tests and a fuzz
+//     target (fixed.go for Int8 and BFP8);
+//   - cxl: a mode row in mode.go's table (format, datapath flag, view lines
+//     per payload line, exponent plane), the region shape when its payload
+//     is not sign planes (Region.Sum), the transform in Core calling these
+//     kernels, and its oracle in the reference model and in Verify;
+//   - timing: its datapath depth in DatapathCycles, derived from its
+//     structure (for Table 4-style exposure, ModeAnchorExposure);
+//   - hw: its RTL with co-simulation against the Ref twins and synthesis;
+//   - train: its training rule and its rung on the admission ladder;
+//   - host and payload: encoding into a bucket (host.Payload), the payload
+//     file's format code (a header version when the layout changes) and
+//     the cmd payload modes;
+//   - serve: its wire values in api/nfabric/v1 (regenerated stubs);
+//   - python: the format list derived from these definitions, bit-exact
+//     with Go on golden vectors.
+//
+// Counted on Int8 and BFP8, which came together (issue 30): the lowbit part
+// touched 6 files (format.go, fixed.go, ref.go, traffic.go and two test
+// files), and the controller and I/O layers 36 more, 42 in all: 23
+// hand-written sources in 8 Go packages and the proto (lowbit 5 with this
+// comment, cxl 7, host 3, payload 3, serve 2, timing 1, cmd/nfabric 1, the
+// proto 1), 17 test files and 2 generated stubs. Most of it was a first
+// generalization (a region shape, a payload with codes instead of planes,
+// a versioned file header, a proto Format) that a further integer-sum
+// format reuses: one would add rows and branches to about 10 of those
+// sources. The RTL, training and Python counts are those layers' own.
+//
 // # Implementations
 //
 // On amd64 CPUs with AVX2 (golang.org/x/sys/cpu.X86.HasAVX2, checked at

@@ -3,6 +3,7 @@ package lowbit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,28 +35,89 @@ const (
 	Binary
 	// Ternary is G-Ternary: the G-Binary aggregate times a zero gate.
 	Ternary
+	// Int8 goes beyond the paper: 8-bit fixed point with one scale per
+	// bucket that the workers agree on before encoding (as SwitchML
+	// does); the controller sums the integers (SumInt8).
+	Int8
+	// BFP8 goes beyond the paper: block floating point, one exponent per
+	// worker and 64-element block and 8-bit mantissas; the controller
+	// aligns the mantissas to the largest exponent and sums (SumBFP8).
+	BFP8
+	numFormats
 )
 
-var formatNames = [...]string{FP32: "fp32", Binary: "g-binary", Ternary: "g-ternary"}
+// formatTraits is the one table of what each format is: its names, the
+// bits one worker sends per element (stored and under the paper's
+// accounting, see BitsPerElement) and which aggregation family reads it.
+// Every package that switches on a format reads it through the methods
+// below; adding a format is one row here plus its kernels.
+var formatTraits = [numFormats]struct {
+	name    string
+	aliases []string
+	// vote: the aggregate is a sign vote over bit-planes (the paper's
+	// G-Binary and G-Ternary); sum: an integer lane sum (Int8, BFP8).
+	vote, sum bool
+	// bits per element and worker, whatever the accounting; 0 means the
+	// accounting decides (G-Ternary, see BitsPerElement).
+	bits float64
+	// paper: the paper evaluates it.
+	paper bool
+}{
+	FP32:    {name: "fp32", aliases: []string{"float32"}, bits: 32, paper: true},
+	Binary:  {name: "g-binary", aliases: []string{"gbinary", "binary", "bin"}, vote: true, bits: 1, paper: true},
+	Ternary: {name: "g-ternary", aliases: []string{"gternary", "ternary", "ter"}, vote: true, paper: true},
+	Int8:    {name: "int8", aliases: []string{"int-8", "fixed8"}, sum: true, bits: 8},
+	BFP8:    {name: "bfp8", aliases: []string{"bfp", "block-fp8"}, sum: true, bits: 8 + 8.0/BFPBlock},
+}
+
+// NumFormats is the number of formats; Format values are 0 to NumFormats-1.
+const NumFormats = int(numFormats)
 
 func (f Format) String() string {
-	if int(f) < len(formatNames) {
-		return formatNames[f]
+	if f.Valid() {
+		return formatTraits[f].name
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
 
-// ParseFormat accepts fp32, g-binary (or binary) and g-ternary (or ternary).
-func ParseFormat(s string) (Format, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "fp32", "float32":
-		return FP32, nil
-	case "g-binary", "gbinary", "binary", "bin":
-		return Binary, nil
-	case "g-ternary", "gternary", "ternary", "ter":
-		return Ternary, nil
+// Valid reports whether f is one of the formats in the table.
+func (f Format) Valid() bool { return f < numFormats }
+
+// Vote reports whether f is aggregated by the sign-vote kernels (G-Binary,
+// G-Ternary).
+func (f Format) Vote() bool { return f.Valid() && formatTraits[f].vote }
+
+// Sum reports whether f is aggregated by an integer lane sum (Int8, BFP8).
+func (f Format) Sum() bool { return f.Valid() && formatTraits[f].sum }
+
+// Paper reports whether the paper evaluates f (FP32, G-Binary, G-Ternary);
+// the others are extensions and are named as such wherever they appear.
+func (f Format) Paper() bool { return f.Valid() && formatTraits[f].paper }
+
+// Formats lists every format in table order (the paper's three first).
+func Formats() []Format {
+	fs := make([]Format, numFormats)
+	for i := range fs {
+		fs[i] = Format(i)
 	}
-	return 0, fmt.Errorf("unknown format %q (want fp32, g-binary or g-ternary)", s)
+	return fs
+}
+
+// ParseFormat accepts each format's name or one of its aliases, in any
+// case: fp32 (float32), g-binary (binary), g-ternary (ternary), int8 and
+// bfp8.
+func ParseFormat(s string) (Format, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	for f, tr := range formatTraits {
+		if t == tr.name || slices.Contains(tr.aliases, t) {
+			return Format(f), nil
+		}
+	}
+	names := make([]string, numFormats)
+	for f := range formatTraits {
+		names[f] = formatTraits[f].name
+	}
+	return 0, fmt.Errorf("unknown format %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
 // Layout is how worker payloads are arranged in cache lines.

@@ -278,8 +278,8 @@ func TestParseRoundTrip(t *testing.T) {
 			t.Errorf("ParseFormat(%q) = %v, %v", f, p, err)
 		}
 	}
-	if _, err := ParseFormat("int8"); err == nil {
-		t.Error("ParseFormat(int8) accepted")
+	if _, err := ParseFormat("int4"); err == nil {
+		t.Error("ParseFormat(int4) accepted")
 	}
 }
 

@@ -40,12 +40,21 @@ const PaperTernaryBits = 1.58
 
 // BitsPerElement returns the payload bits one worker sends per gradient
 // element in format f with gate g under accounting a.
+//
+// Int8 and BFP8 cost the same under every accounting: 8 bits, and for
+// BFP8 its exponent byte per 64-element block (8.125). Int8's scale
+// agreement (one float32 per worker and bucket) is a separate term:
+// ScaleBits.
+//
+// It returns NaN for an invalid format.
 func BitsPerElement(f Format, g Gate, a Accounting) float64 {
+	if !f.Valid() {
+		return math.NaN()
+	}
+	if b := formatTraits[f].bits; b != 0 {
+		return b
+	}
 	switch f {
-	case FP32:
-		return 32
-	case Binary:
-		return 1
 	case Ternary:
 		switch a {
 		case PaperAccounting:

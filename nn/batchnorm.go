@@ -19,7 +19,9 @@ import "math"
 //
 // Sums run over each (n, c) plane with four float64 accumulators
 // (elements j mod 4), added in image order: a fixed order, so results do
-// not depend on scheduling.
+// not depend on scheduling. The passes are kernels.go's (planeSums,
+// planeSqDevs, bnNormalize; planeSumDots, bnBackward), assembly where the
+// CPU allows, with the same bits as their reference loops.
 // A 2-D input (N, C) is treated as (N, C, 1, 1).
 type BatchNorm2d struct {
 	C               int
@@ -33,6 +35,17 @@ type BatchNorm2d struct {
 	xhat   []float32
 	invStd []float64
 	y, dx  Tensor
+	// scratch holds per-plane sums (two per image).
+	scratch []float64
+}
+
+// planeScratch returns scratch[:n], with room for 2n.
+func (bn *BatchNorm2d) planeScratch(n int) []float64 {
+	if cap(bn.scratch) < 2*n {
+		bn.scratch = make([]float64, 2*n)
+	}
+	bn.scratch = bn.scratch[:2*n]
+	return bn.scratch[:n]
 }
 
 func newBatchNorm(b *builder, name string, c int) *BatchNorm2d {
@@ -67,17 +80,21 @@ func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
 	}
 	bn.xhat = bn.xhat[:len(x.Data)]
 	m := n * hw
+	stride := bn.C * hw
+	ps := bn.planeScratch(n)
 	for c := 0; c < bn.C; c++ {
 		var mean, inv float64
 		if train {
+			planeSums(x.Data[c*hw:], stride, hw, ps)
 			var s float64
-			for i := 0; i < n; i++ {
-				s += sum64(x.Data[(i*bn.C+c)*hw : (i*bn.C+c+1)*hw])
+			for _, v := range ps {
+				s += v
 			}
 			mean = s / float64(m)
+			planeSqDevs(x.Data[c*hw:], stride, hw, mean, ps)
 			var ss float64
-			for i := 0; i < n; i++ {
-				ss += sqDev64(x.Data[(i*bn.C+c)*hw:(i*bn.C+c+1)*hw], mean)
+			for _, v := range ps {
+				ss += v
 			}
 			variance := ss / float64(m)
 			inv = 1 / math.Sqrt(variance+bn.Eps)
@@ -93,18 +110,8 @@ func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
 			inv = 1 / math.Sqrt(float64(bn.RunVar[c])+bn.Eps)
 		}
 		bn.invStd[c] = inv
-		mu, is, g, b := float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c]
-		for i := 0; i < n; i++ {
-			off := (i*bn.C + c) * hw
-			xs := x.Data[off : off+hw]
-			xh := bn.xhat[off : off+hw][:len(xs)] // equal lengths: no bounds checks
-			ys := bn.y.Data[off : off+hw][:len(xs)]
-			for j, v := range xs {
-				h := (v - mu) * is
-				xh[j] = h
-				ys[j] = g*h + b
-			}
-		}
+		bnNormalize(x.Data[c*hw:], bn.xhat[c*hw:], bn.y.Data[c*hw:], stride, n, hw,
+			float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c])
 	}
 	return &bn.y
 }
@@ -114,13 +121,15 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 	hw := len(dy.Data) / (n * bn.C)
 	m := float64(n * hw)
 	bn.dx.resize(bn.xs...)
+	stride := bn.C * hw
+	sa := bn.planeScratch(n)
+	sab := bn.scratch[n : 2*n]
 	for c := 0; c < bn.C; c++ {
+		planeSumDots(dy.Data[c*hw:], bn.xhat[c*hw:], stride, hw, sa, sab)
 		var sdy, sdyx float64
-		for i := 0; i < n; i++ {
-			off := (i*bn.C + c) * hw
-			a, b := sumDot64(dy.Data[off:off+hw], bn.xhat[off:off+hw])
-			sdy += a
-			sdyx += b
+		for i := range sa {
+			sdy += sa[i]
+			sdyx += sab[i]
 		}
 		bn.dGamma[c] += float32(sdyx)
 		bn.dBeta[c] += float32(sdy)
@@ -137,77 +146,8 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 		}
 		// g·mean(dy) and g·mean(dy x̂) are the two means in the formula.
 		k := float32(float64(g) * bn.invStd[c])
-		mdy := float32(sdy / m)
-		mdyx := float32(sdyx / m)
-		for i := 0; i < n; i++ {
-			off := (i*bn.C + c) * hw
-			ds := dy.Data[off : off+hw]
-			xh := bn.xhat[off : off+hw][:len(ds)]
-			dx := bn.dx.Data[off : off+hw][:len(ds)]
-			for j, d := range ds {
-				dx[j] = k * (d - mdy - xh[j]*mdyx)
-			}
-		}
+		bnBackward(dy.Data[c*hw:], bn.xhat[c*hw:], bn.dx.Data[c*hw:], stride, n, hw,
+			k, float32(sdy/m), float32(sdyx/m))
 	}
 	return &bn.dx
-}
-
-// sum64 returns Σ s in float64, with four accumulators (s[j], j mod 4)
-// so that the additions do not wait on each other, combined as
-// (a0+a1)+(a2+a3).
-func sum64(s []float32) float64 {
-	var a0, a1, a2, a3 float64
-	j := 0
-	for ; j+4 <= len(s); j += 4 {
-		a0 += float64(s[j])
-		a1 += float64(s[j+1])
-		a2 += float64(s[j+2])
-		a3 += float64(s[j+3])
-	}
-	for ; j < len(s); j++ {
-		a0 += float64(s[j])
-	}
-	return (a0 + a1) + (a2 + a3)
-}
-
-// sqDev64 returns Σ (s-mean)² in float64, accumulated like sum64.
-func sqDev64(s []float32, mean float64) float64 {
-	var a0, a1, a2, a3 float64
-	j := 0
-	for ; j+4 <= len(s); j += 4 {
-		d0, d1 := float64(s[j])-mean, float64(s[j+1])-mean
-		d2, d3 := float64(s[j+2])-mean, float64(s[j+3])-mean
-		a0 += d0 * d0
-		a1 += d1 * d1
-		a2 += d2 * d2
-		a3 += d3 * d3
-	}
-	for ; j < len(s); j++ {
-		d := float64(s[j]) - mean
-		a0 += d * d
-	}
-	return (a0 + a1) + (a2 + a3)
-}
-
-// sumDot64 returns Σ a and Σ a·b in float64, accumulated like sum64.
-func sumDot64(a, b []float32) (sa, sab float64) {
-	b = b[:len(a)]
-	var s0, s1, s2, s3, p0, p1, p2, p3 float64
-	j := 0
-	for ; j+4 <= len(a); j += 4 {
-		x0, x1, x2, x3 := float64(a[j]), float64(a[j+1]), float64(a[j+2]), float64(a[j+3])
-		s0 += x0
-		s1 += x1
-		s2 += x2
-		s3 += x3
-		p0 += x0 * float64(b[j])
-		p1 += x1 * float64(b[j+1])
-		p2 += x2 * float64(b[j+2])
-		p3 += x3 * float64(b[j+3])
-	}
-	for ; j < len(a); j++ {
-		s0 += float64(a[j])
-		p0 += float64(a[j]) * float64(b[j])
-	}
-	return (s0 + s1) + (s2 + s3), (p0 + p1) + (p2 + p3)
 }

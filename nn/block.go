@@ -17,7 +17,7 @@ type BasicBlock struct {
 	Relu1, Relu2 ReLU
 	DownConv     *Conv2d // nil for an identity shortcut
 	DownBN       *BatchNorm2d
-	sum, dx      Tensor
+	dx           Tensor
 }
 
 func newBasicBlock(b *builder, name string, in, out, stride int) *BasicBlock {
@@ -44,11 +44,7 @@ func (bb *BasicBlock) Forward(x *Tensor, train bool) *Tensor {
 		s = bb.DownConv.Forward(x, train)
 		s = bb.DownBN.Forward(s, train)
 	}
-	bb.sum.resize(h.Shape...)
-	for i, v := range h.Data {
-		bb.sum.Data[i] = v + s.Data[i]
-	}
-	return bb.Relu2.Forward(&bb.sum, train)
+	return bb.Relu2.forwardSum(h, s)
 }
 
 func (bb *BasicBlock) Backward(dy *Tensor) *Tensor {
@@ -64,8 +60,6 @@ func (bb *BasicBlock) Backward(dy *Tensor) *Tensor {
 		s = bb.DownConv.Backward(s)
 	}
 	bb.dx.resize(h.Shape...)
-	for i, v := range h.Data {
-		bb.dx.Data[i] = v + s.Data[i]
-	}
+	addOf(h.Data, s.Data[:len(h.Data)], bb.dx.Data)
 	return &bb.dx
 }

@@ -181,8 +181,8 @@ func (cv *Conv2d) packFlipped(pa *gemm.PackedA, wflip *[]float32) {
 	k := cv.K
 	fkk := cv.F * k * k
 	wf := grow(wflip, cv.C*fkk)
-	for f := range cv.F {
-		for c := range cv.C {
+	for c := range cv.C { // W' row by row, so that the stores are sequential
+		for f := range cv.F {
 			src := cv.W[(f*cv.C+c)*k*k:][:k*k]
 			dst := wf[c*fkk+f*k*k:][:k*k]
 			for t, v := range src {
@@ -373,28 +373,6 @@ func (tp *taps) build(c, plane, k, s, wp, oh, ow, g int) {
 				tp.cols[n*p+i*ow+j] = int32(n*c*plane + i*s*wp + j*s)
 			}
 		}
-	}
-}
-
-// padPlanes copies the h×w planes of src into dst as (h+2p)×(w+2p)
-// planes with a zero border p wide.
-func padPlanes(dst, src []float32, planes, h, w, p int) {
-	hp, wp := h+2*p, w+2*p
-	for i := range planes {
-		d := dst[i*hp*wp : (i+1)*hp*wp]
-		sp := src[i*h*w : (i+1)*h*w]
-		clear(d[:p*wp+p])
-		for r := range h {
-			row := d[(p+r)*wp+p:]
-			copy(row[:w], sp[r*w:])
-			// The right border and the next row's left one: a loop, as a
-			// call to clear costs more than the few stores.
-			border := row[w : w+2*p]
-			for j := range border {
-				border[j] = 0
-			}
-		}
-		clear(d[(p+h)*wp:])
 	}
 }
 

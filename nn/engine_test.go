@@ -59,10 +59,12 @@ func standInState(t *testing.T, classes int, sequential bool) []byte {
 // TestStandInBitsAcrossEngines checks that training the stand-ins gives
 // the same bytes whatever the engine does underneath: replicas sharing
 // packed weights in TrainShards or packing their own one after another;
-// GOMAXPROCS 1 or 4; and the micro-kernels and packers this CPU selects
-// against the AVX2 path (a child process with GODEBUG=cpu.avx512f=off,
-// which on an AVX-512 host swaps the 12×32 and 8×32 kernels and the
-// masked-load packer for the 6×16 kernel and gathers).
+// GOMAXPROCS 1 or 4; and the micro-kernels, packers and activation passes
+// this CPU selects against the AVX2 path (a child process with
+// GODEBUG=cpu.avx512f=off, which on an AVX-512 host swaps the 12×32 and
+// 8×32 kernels, the masked-load packer and padding for the 6×16 kernel,
+// gathers and AVX2 padding); and nn's passes (kernels.go) against their
+// reference loops.
 func TestStandInBitsAcrossEngines(t *testing.T) {
 	if out := os.Getenv("NN_STANDIN_STATE"); out != "" {
 		// The child: write the states for the parent to compare.
@@ -103,6 +105,28 @@ func TestStandInBitsAcrossEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(all, avx2) {
-		t.Errorf("kernels %q and the AVX2 path (GODEBUG=cpu.avx512f=off) give different states", gemm.KernelName())
+		t.Errorf("kernels %q (passes %s) and the AVX2 path (GODEBUG=cpu.avx512f=off) give different states", gemm.KernelName(), kernelSet)
+	}
+	// nn's passes as their reference loops, the GEMMs unchanged.
+	restore := useReferencePasses()
+	defer restore()
+	var ref []byte
+	for _, classes := range []int{10, 100} {
+		ref = append(ref, standInState(t, classes, false)...)
+	}
+	if !bytes.Equal(all, ref) {
+		t.Errorf("passes %s and their reference loops give different states", kernelSet)
+	}
+}
+
+// useReferencePasses installs the reference loops of kernels.go as the
+// passes in use and returns the function that puts the previous ones back.
+func useReferencePasses() (restore func()) {
+	a, b, c, d, e, f, g, h, i, j := planeSums, planeSqDevs, planeSumDots, bnNormalize, bnBackward, reluOf, reluBackward, addReluOf, addOf, padPlanes
+	planeSums, planeSqDevs, planeSumDots, bnNormalize, bnBackward = refPlaneSums, refPlaneSqDevs, refPlaneSumDots, refBNNormalize, refBNBackward
+	reluOf, reluBackward, addReluOf, addOf, padPlanes = refRelu, refReluBackward, refAddRelu, refAdd, refPadPlanes
+	return func() {
+		planeSums, planeSqDevs, planeSumDots, bnNormalize, bnBackward = a, b, c, d, e
+		reluOf, reluBackward, addReluOf, addOf, padPlanes = f, g, h, i, j
 	}
 }

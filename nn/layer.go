@@ -80,23 +80,21 @@ type ReLU struct {
 
 func (r *ReLU) Forward(x *Tensor, train bool) *Tensor {
 	r.y.resize(x.Shape...)
-	y := r.y.Data
-	for i, v := range x.Data {
-		y[i] = max(v, 0)
-	}
+	reluOf(x.Data, r.y.Data)
+	return &r.y
+}
+
+// forwardSum is Forward of a + b (same shapes) without forming the sum:
+// y = max(0, a+b), as a residual block ends.
+func (r *ReLU) forwardSum(a, b *Tensor) *Tensor {
+	r.y.resize(a.Shape...)
+	addReluOf(a.Data, b.Data[:len(a.Data)], r.y.Data)
 	return &r.y
 }
 
 func (r *ReLU) Backward(dy *Tensor) *Tensor {
 	r.dx.resize(dy.Shape...)
-	dx, y := r.dx.Data, r.y.Data[:len(dy.Data)]
-	for i, g := range dy.Data {
-		// y = max(x, 0) is +0 or has a clear sign bit and non-zero bits:
-		// the mask is all ones exactly when y > 0 (or y is a NaN), without
-		// a branch that the signs of the activations would mispredict.
-		m := uint32(-int32(math.Float32bits(y[i])) >> 31)
-		dx[i] = math.Float32frombits(math.Float32bits(g) & m)
-	}
+	reluBackward(dy.Data, r.y.Data, r.dx.Data)
 	return &r.dx
 }
 

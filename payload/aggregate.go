@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -16,11 +17,34 @@ import (
 // i from the counts or votes the reduction returned (no per-element int64
 // copy, so memory stays near the input's).
 type Values struct {
-	Name  string // CSV column: "count", "u" or "t"
+	Name  string // CSV column: "count", "u", "t", "sum" or "mean"
 	Base  int64  // flattened index of element 0
 	Len   int    // elements
-	Width int    // bytes per raw value: 1, or 2 for counts with W > 255
+	Width int    // bytes per raw value: 1, 2 for counts with W > 255 and lane sums, 4 for means
 	At    func(i int) int64
+	// Real, when set, gives the value instead of At: a float32, raw as
+	// its little-endian bits, CSV in the shortest form that reads back.
+	Real func(i int) float32
+}
+
+// SumValues returns an Int8 or BFP8 file's int16 lane sums (the
+// controller's sum view, computed in software).
+func (f *File) SumValues() (Values, error) {
+	sums, _, err := f.Payload().Sum()
+	if err != nil {
+		return Values{}, err
+	}
+	return Values{Name: "sum", Base: f.Base, Len: len(sums), Width: 2, At: func(i int) int64 { return int64(sums[i]) }}, nil
+}
+
+// MeanValues returns an Int8 or BFP8 file's decoded mean of the workers'
+// gradients (host.Payload.Mean).
+func (f *File) MeanValues() (Values, error) {
+	mean, err := f.Payload().Mean()
+	if err != nil {
+		return Values{}, err
+	}
+	return Values{Name: "mean", Base: f.Base, Len: len(mean), Width: 4, Real: func(i int) float32 { return mean[i] }}, nil
 }
 
 // CountValues returns the file's per-element sign counts.
@@ -53,9 +77,12 @@ func (f *File) VoteValues(s lowbit.Spec) (Values, error) {
 func (v Values) WriteRaw(w io.Writer, prog func(done, total int64)) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	for i := range v.Len {
-		if v.Width == 2 {
+		switch {
+		case v.Real != nil:
+			bw.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v.Real(i))))
+		case v.Width == 2:
 			bw.Write(binary.LittleEndian.AppendUint16(nil, uint16(v.At(i))))
-		} else {
+		default:
 			bw.WriteByte(byte(v.At(i)))
 		}
 		v.tick(i, prog)
@@ -72,7 +99,11 @@ func (v Values) WriteCSV(w io.Writer, prog func(done, total int64)) error {
 	for i := range v.Len {
 		num = strconv.AppendInt(num[:0], v.Base+int64(i), 10)
 		num = append(num, ',')
-		num = strconv.AppendInt(num, v.At(i), 10)
+		if v.Real != nil {
+			num = strconv.AppendFloat(num, float64(v.Real(i)), 'g', -1, 32)
+		} else {
+			num = strconv.AppendInt(num, v.At(i), 10)
+		}
 		num = append(num, '\n')
 		bw.Write(num)
 		v.tick(i, prog)

@@ -4,28 +4,35 @@
 // out exactly as the runtime would write them into the CXL-resident
 // gradient buffer (see package lowbit for the layouts).
 //
-// # Format (version 1, all integers little-endian)
+// # Format (versions 1 and 2, all integers little-endian)
 //
 //	offset size field
 //	0      4    magic "NFPL"
-//	4      2    version (1)
+//	4      2    version: 1 for the paper's formats, 2 for the integer-sum ones
 //	6      1    layout: 0 element-major packet, 1 worker-major planes
-//	7      1    format: 1 G-Binary, 2 G-Ternary
+//	7      1    format: 1 G-Binary, 2 G-Ternary; version 2: 3 Int8, 4 BFP8
 //	8      1    gate kind: 0 pattern, 1 worker (gate bits follow), 2 margin
 //	9      1    reserved, 0
 //	10     2    workers W (1-8 element-major, 1-1024 worker-major)
 //	12     4    gate parameter: pattern period or margin threshold, else 0
 //	16     8    elements n
 //	24     8    base: flattened index of element 0 (the pattern gate uses it)
-//	32     4    CRC-32 (IEEE) of bytes 0-31
-//	36     28   reserved, 0
-//	64     ...  sign data, then gate data when the gate kind is worker
+//	32     4    CRC-32 (IEEE) of bytes 0-31 (version 1) or 0-31 and 36-39 (version 2)
+//	36     4    version 2: Int8's agreed scale, float32 bits (0 for BFP8)
+//	40     24   reserved, 0   (version 1: 36-63 reserved)
+//	64     ...  sign data, then gate data when the gate kind is worker;
+//	            version 2: code data, then BFP8 exponent data
 //
 // Element-major sign data is n bytes (byte i, bit k = worker k's sign of
 // element i) padded with zeros to a whole line. Worker-major sign data is
 // W planes, worker 0 first, each ceil(n/8) bytes padded to a whole line.
-// Gate data has the same shape as sign data. Padding must be zero and the
-// file must end exactly after the data: anything else is rejected.
+// Gate data has the same shape as sign data. Int8 and BFP8 (worker-major,
+// gate kind 0 and parameter 0) have W code slabs, worker 0 first, each n
+// int8 codes padded to a whole line; BFP8 follows them with W exponent
+// slabs, each ceil(n/64) int8 exponents padded to a whole line (what
+// host.Payload holds). Padding must be zero and the file must end exactly
+// after the data: anything else is rejected. The paper's formats are
+// written as version 1, byte for byte as before version 2 existed.
 package payload
 
 import (
@@ -35,6 +42,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 
 	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -43,8 +51,32 @@ import (
 // Magic starts every payload file.
 const Magic = "NFPL"
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the newest format version this package writes and reads;
+// it writes the paper's formats as version 1 (VersionOf).
+const Version = 2
+
+// VersionOf returns the version a file of format f is written as: 1 for
+// G-Binary and G-Ternary, 2 for Int8 and BFP8.
+func VersionOf(f lowbit.Format) int {
+	if f.Sum() {
+		return 2
+	}
+	return 1
+}
+
+// formatCodes are the header's format bytes, one per format a file can
+// hold; FP32 has none.
+var formatCodes = map[byte]lowbit.Format{1: lowbit.Binary, 2: lowbit.Ternary, 3: lowbit.Int8, 4: lowbit.BFP8}
+
+// formatCode returns f's header byte.
+func formatCode(f lowbit.Format) (byte, bool) {
+	for c, g := range formatCodes {
+		if g == f {
+			return c, true
+		}
+	}
+	return 0, false
+}
 
 // HeaderBytes is the size of the header: one cache line.
 const HeaderBytes = lowbit.LineBytes
@@ -58,12 +90,23 @@ type Header struct {
 	Spec     lowbit.Spec
 	Elements int64
 	Base     int64
+	// Scale is Int8's agreed scale (version 2); 0 for the other formats.
+	Scale float32
 }
 
 // Validate checks the header's fields.
 func (h Header) Validate() error {
-	if err := h.Spec.Validate(); err != nil {
+	if _, ok := formatCode(h.Spec.Format); !ok {
+		return fmt.Errorf("format %v has no packed payload file", h.Spec.Format)
+	}
+	if err := host.ValidateSpec(h.Spec); err != nil {
 		return err
+	}
+	if h.Spec.Format != lowbit.Int8 && h.Scale != 0 {
+		return fmt.Errorf("format %v has no scale, the header has %v", h.Spec.Format, h.Scale)
+	}
+	if !(h.Scale >= 0 && h.Scale <= math.MaxFloat32) {
+		return fmt.Errorf("int8 scale %v is not a finite number >= 0", h.Scale)
 	}
 	if h.Elements < 0 || h.Elements > MaxElements {
 		return fmt.Errorf("element count %d out of range [0, %d]", h.Elements, int64(MaxElements))
@@ -79,12 +122,20 @@ func (h Header) Validate() error {
 func (h Header) dataBytes() int64 { return host.DataBytes(h.Spec, int(h.Elements)) }
 
 // SectionBytes is the size of the sign data (and of the gate data, when
-// present).
+// present), or of the code data of Int8 and BFP8.
 func (h Header) SectionBytes() int64 {
 	if h.Spec.GateBits() {
 		return h.dataBytes() / 2
 	}
-	return h.dataBytes()
+	return h.dataBytes() - h.ExpBytes()
+}
+
+// ExpBytes is the size of BFP8's exponent data (0 for the other formats).
+func (h Header) ExpBytes() int64 {
+	if h.Spec.Format != lowbit.BFP8 {
+		return 0
+	}
+	return int64(h.Spec.Workers) * int64(lowbit.Lines(lowbit.BFPBlocks(int(h.Elements)))) * lowbit.LineBytes
 }
 
 // FileBytes is the exact size of a file with this header.
@@ -97,9 +148,10 @@ func (h Header) MarshalBinary() ([]byte, error) {
 	}
 	b := make([]byte, HeaderBytes)
 	copy(b, Magic)
-	binary.LittleEndian.PutUint16(b[4:], Version)
+	v := VersionOf(h.Spec.Format)
+	binary.LittleEndian.PutUint16(b[4:], uint16(v))
 	b[6] = byte(h.Spec.Layout)
-	b[7] = byte(h.Spec.Format)
+	b[7], _ = formatCode(h.Spec.Format)
 	var param uint32
 	if h.Spec.Format == lowbit.Ternary {
 		b[8] = byte(h.Spec.Gate.Kind)
@@ -117,8 +169,21 @@ func (h Header) MarshalBinary() ([]byte, error) {
 	binary.LittleEndian.PutUint32(b[12:], param)
 	binary.LittleEndian.PutUint64(b[16:], uint64(h.Elements))
 	binary.LittleEndian.PutUint64(b[24:], uint64(h.Base))
-	binary.LittleEndian.PutUint32(b[32:], crc32.ChecksumIEEE(b[:32]))
+	if v >= 2 {
+		binary.LittleEndian.PutUint32(b[36:], math.Float32bits(h.Scale))
+	}
+	binary.LittleEndian.PutUint32(b[32:], headerCRC(b, v))
 	return b, nil
+}
+
+// headerCRC is the header checksum of version v: CRC-32 (IEEE) of bytes
+// 0-31, and from version 2 on of bytes 36-39 too.
+func headerCRC(b []byte, v int) uint32 {
+	c := crc32.ChecksumIEEE(b[:32])
+	if v >= 2 {
+		c = crc32.Update(c, crc32.IEEETable, b[36:40])
+	}
+	return c
 }
 
 // UnmarshalBinary decodes and validates a header line.
@@ -129,18 +194,34 @@ func (h *Header) UnmarshalBinary(b []byte) error {
 	if string(b[:4]) != Magic {
 		return fmt.Errorf("bad magic %q, want %q (not a payload file?)", b[:4], Magic)
 	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v != Version {
-		return fmt.Errorf("unsupported version %d, want %d", v, Version)
+	v := int(binary.LittleEndian.Uint16(b[4:]))
+	if v < 1 || v > Version {
+		return fmt.Errorf("unsupported version %d, want 1 to %d", v, Version)
 	}
-	if got, want := binary.LittleEndian.Uint32(b[32:]), crc32.ChecksumIEEE(b[:32]); got != want {
+	if got, want := binary.LittleEndian.Uint32(b[32:]), headerCRC(b, v); got != want {
 		return fmt.Errorf("header checksum %08x, computed %08x (corrupt header)", got, want)
 	}
-	if b[9] != 0 || !bytes.Equal(b[36:HeaderBytes], make([]byte, HeaderBytes-36)) {
+	reserved := 36
+	if v >= 2 {
+		reserved = 40
+	}
+	if b[9] != 0 || !bytes.Equal(b[reserved:HeaderBytes], make([]byte, HeaderBytes-reserved)) {
 		return errors.New("reserved header bytes are not zero")
 	}
 	var s lowbit.Spec
 	s.Layout = lowbit.Layout(b[6])
-	s.Format = lowbit.Format(b[7])
+	f, ok := formatCodes[b[7]]
+	if !ok {
+		return fmt.Errorf("unknown format %d (want 1 g-binary, 2 g-ternary, 3 int8 or 4 bfp8)", b[7])
+	}
+	if want := VersionOf(f); v != want {
+		return fmt.Errorf("format %v is written as version %d, the header says %d", f, want, v)
+	}
+	s.Format = f
+	var scale float32
+	if v >= 2 {
+		scale = math.Float32frombits(binary.LittleEndian.Uint32(b[36:]))
+	}
 	s.Workers = int(binary.LittleEndian.Uint16(b[10:]))
 	param := binary.LittleEndian.Uint32(b[12:])
 	kind := lowbit.GateKind(b[8])
@@ -170,7 +251,7 @@ func (h *Header) UnmarshalBinary(b []byte) error {
 	if base > 1<<62 {
 		return fmt.Errorf("base index %d out of range", base)
 	}
-	hh := Header{Spec: s, Elements: int64(n), Base: int64(base)}
+	hh := Header{Spec: s, Elements: int64(n), Base: int64(base), Scale: scale}
 	if err := hh.Validate(); err != nil {
 		return err
 	}
@@ -181,16 +262,20 @@ func (h *Header) UnmarshalBinary(b []byte) error {
 // File is a payload held in memory.
 type File struct {
 	Header
-	// Signs is the sign data, SectionBytes long.
+	// Signs is the sign data, SectionBytes long (nil for Int8 and BFP8).
 	Signs []byte
 	// Gates is the gate data for the worker gate, else nil.
 	Gates []byte
+	// Codes is Int8's or BFP8's code data, SectionBytes long, and Exps
+	// BFP8's exponent data, ExpBytes long (else nil).
+	Codes, Exps []byte
 }
 
 // Payload returns the file's data as the host runtime's payload (sharing
 // the bytes): the layout, the software reduction and the slabs live there.
 func (f *File) Payload() *host.Payload {
-	return &host.Payload{Spec: f.Spec, Elements: int(f.Elements), Base: int(f.Base), Signs: f.Signs, Gates: f.Gates}
+	return &host.Payload{Spec: f.Spec, Elements: int(f.Elements), Base: int(f.Base), Signs: f.Signs, Gates: f.Gates,
+		Codes: f.Codes, Exps: f.Exps, Scale: f.Scale}
 }
 
 // Encode packs W workers' FP32 gradients (g[k] is worker k's, all the same
@@ -209,7 +294,8 @@ func Encode(h Header, g [][]float32, tau float32) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{Header: h, Signs: p.Signs, Gates: p.Gates}, nil
+	h.Scale = p.Scale
+	return &File{Header: h, Signs: p.Signs, Gates: p.Gates, Codes: p.Codes, Exps: p.Exps}, nil
 }
 
 // WriteTo writes the file.
@@ -219,7 +305,7 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	var total int64
-	for _, part := range [][]byte{hb, f.Signs, f.Gates} {
+	for _, part := range [][]byte{hb, f.Signs, f.Gates, f.Codes, f.Exps} {
 		n, err := w.Write(part)
 		total += int64(n)
 		if err != nil {
@@ -246,7 +332,24 @@ func Read(r io.Reader, size int64) (*File, error) {
 	if want := h.FileBytes(); size != want {
 		return nil, fmt.Errorf("file is %d bytes, header describes %d (%d workers, %d elements, %v)", size, want, h.Spec.Workers, h.Elements, h.Spec.Layout)
 	}
-	f := &File{Header: h, Signs: make([]byte, h.SectionBytes())}
+	f := &File{Header: h}
+	if h.Spec.Format.Sum() {
+		f.Codes = make([]byte, h.SectionBytes())
+		if _, err := io.ReadFull(r, f.Codes); err != nil {
+			return nil, fmt.Errorf("code data: %w", err)
+		}
+		if n := h.ExpBytes(); n > 0 {
+			f.Exps = make([]byte, n)
+			if _, err := io.ReadFull(r, f.Exps); err != nil {
+				return nil, fmt.Errorf("exponent data: %w", err)
+			}
+		}
+		if err := f.Check(); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	f.Signs = make([]byte, h.SectionBytes())
 	if _, err := io.ReadFull(r, f.Signs); err != nil {
 		return nil, fmt.Errorf("sign data: %w", err)
 	}

@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -149,6 +150,8 @@ func FuzzRead(f *testing.F) {
 		{Workers: 8, Layout: lowbit.ElementMajor, Format: lowbit.Binary},
 		{Workers: 3, Layout: lowbit.WorkerMajor, Format: lowbit.Ternary, Gate: lowbit.Gate{Kind: lowbit.GateWorker}},
 		{Workers: 5, Layout: lowbit.ElementMajor, Format: lowbit.Ternary, Gate: lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 3}},
+		{Workers: 3, Layout: lowbit.WorkerMajor, Format: lowbit.Int8},
+		{Workers: 2, Layout: lowbit.WorkerMajor, Format: lowbit.BFP8},
 	} {
 		p, err := Encode(Header{Spec: spec, Base: 7}, grads(r, spec.Workers, 70), 0.3)
 		if err != nil {
@@ -173,12 +176,133 @@ func FuzzRead(f *testing.F) {
 			t.Fatal("read/write is not the identity")
 		}
 		p.Counts()
-		if p.Spec.Format != lowbit.FP32 {
-			if _, err := p.Vote(p.Spec); err != nil {
+		if p.Spec.Format.Sum() {
+			if _, err := p.Payload().Mean(); err != nil {
 				t.Fatal(err)
 			}
+		} else if _, err := p.Vote(p.Spec); err != nil {
+			t.Fatal(err)
 		}
 	})
+}
+
+// TestSumFiles: Int8 and BFP8 files round-trip as version 2 with the
+// agreed scale, and their software aggregate is the Ref chain's.
+func TestSumFiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, f := range []lowbit.Format{lowbit.Int8, lowbit.BFP8} {
+		for _, n := range []int{0, 1, 64, 65, 4097} {
+			w := 3
+			spec := lowbit.Spec{Workers: w, Layout: lowbit.WorkerMajor, Format: f}
+			g := grads(r, w, n)
+			file, err := Encode(Header{Spec: spec, Base: 9}, g, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			file.WriteTo(&buf)
+			if v := buf.Bytes()[4]; v != 2 {
+				t.Errorf("%v: version %d, want 2", f, v)
+			}
+			got := roundTrip(t, file)
+			if got.Header != file.Header || !bytes.Equal(got.Codes, file.Codes) || !bytes.Equal(got.Exps, file.Exps) {
+				t.Fatalf("%v n=%d: read back differs", f, n)
+			}
+			if n == 0 {
+				continue
+			}
+			// The oracle: Ref encode of every worker, Ref sum, Ref decode.
+			codes, exps := make([][]int8, w), make([][]int8, w)
+			var m float32
+			for k := range g {
+				for _, v := range g[k] {
+					m = max(m, float32(math.Abs(float64(v))))
+				}
+			}
+			for k := range g {
+				if f == lowbit.Int8 {
+					codes[k] = lowbit.RefEncodeInt8(g[k], m/127)
+				} else {
+					codes[k], exps[k] = lowbit.RefEncodeBFP8(g[k])
+				}
+			}
+			var want []float32
+			if f == lowbit.Int8 {
+				if got.Scale != m/127 {
+					t.Fatalf("scale %v, want %v", got.Scale, m/127)
+				}
+				want = lowbit.RefDecodeInt8(lowbit.RefSumInt8(codes), m/127, w)
+			} else {
+				s, e := lowbit.RefSumBFP8(codes, exps, n)
+				want = lowbit.RefDecodeBFP8(s, e, w)
+			}
+			mean, err := got.Payload().Mean()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if mean[i] != want[i] {
+					t.Fatalf("%v n=%d element %d: mean %v, want %v", f, n, i, mean[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestVersionedHeader: the paper's formats stay version 1 with the bytes
+// they always had; unknown formats and version/format mismatches are
+// errors naming the problem.
+func TestVersionedHeader(t *testing.T) {
+	h := Header{Spec: lowbit.Spec{Workers: 2, Layout: lowbit.WorkerMajor, Format: lowbit.Binary}, Elements: 5, Base: 1}
+	b, err := h.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Version 1 as documented: "NFPL", 1, layout 1, format 1, W = 2,
+	// n = 5, base 1, CRC of bytes 0-31, the rest zero.
+	want := make([]byte, 64)
+	copy(want, "NFPL")
+	want[4], want[6], want[7], want[10], want[16], want[24] = 1, 1, 1, 2, 5, 1
+	c := crc32IEEE(want[:32])
+	want[32], want[33], want[34], want[35] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
+	if !bytes.Equal(b, want) {
+		t.Fatalf("version 1 header\n%x\nwant\n%x", b, want)
+	}
+	i8 := Header{Spec: lowbit.Spec{Workers: 2, Layout: lowbit.WorkerMajor, Format: lowbit.Int8}, Elements: 5, Scale: 0.25}
+	good, err := i8.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reseal := func(b []byte, v int) []byte {
+		c := crc32IEEE(b[:32])
+		if v >= 2 {
+			c = crc32Update(c, b[36:40])
+		}
+		b[32], b[33], b[34], b[35] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(b []byte) []byte
+		want string
+	}{
+		{"unknown format", func(b []byte) []byte { b[7] = 9; return reseal(b, 2) }, "unknown format 9"},
+		{"fp32 format", func(b []byte) []byte { b[7] = 0; return reseal(b, 2) }, "unknown format 0"},
+		{"int8 as version 1", func(b []byte) []byte { b[4] = 1; clear(b[36:40]); return reseal(b, 1) }, "version 2"},
+		{"binary as version 2", func(b []byte) []byte { b[7] = 1; clear(b[36:40]); return reseal(b, 2) }, "version 1"},
+		{"version 3", func(b []byte) []byte { b[4] = 3; return reseal(b, 2) }, "unsupported version"},
+		{"NaN scale", func(b []byte) []byte { b[36], b[37], b[38], b[39] = 0, 0, 0xc0, 0x7f; return reseal(b, 2) }, "scale"},
+		{"negative scale", func(b []byte) []byte { b[39] |= 0x80; return reseal(b, 2) }, "scale"},
+		{"bfp8 with a scale", func(b []byte) []byte { b[7] = 4; return reseal(b, 2) }, "no scale"},
+		{"scale not in the crc", func(b []byte) []byte { b[36]++; return b }, "checksum"},
+		{"element-major int8", func(b []byte) []byte { b[6] = 0; return reseal(b, 2) }, "worker-major"},
+	} {
+		var got Header
+		err := got.UnmarshalBinary(tc.edit(append([]byte(nil), good...)))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
 }
 
 func ExampleEncode() {
@@ -193,3 +317,6 @@ func ExampleEncode() {
 	fmt.Println(f.Signs[:4], f.Counts(), u)
 	// Output: [7 4 5 0] [3 1 2 0] [1 -1 1 -1]
 }
+
+func crc32IEEE(b []byte) uint32             { return crc32.ChecksumIEEE(b) }
+func crc32Update(c uint32, b []byte) uint32 { return crc32.Update(c, crc32.IEEETable, b) }

@@ -25,10 +25,15 @@ func TestEncodeStreamMatchesEncode(t *testing.T) {
 		{"pattern:5", lowbit.Ternary, lowbit.Gate{Kind: lowbit.GatePattern, Period: 5}},
 		{"worker", lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateWorker}},
 		{"margin:2", lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}},
+		{"int8", lowbit.Int8, lowbit.Gate{}},
+		{"bfp8", lowbit.BFP8, lowbit.Gate{}},
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, layout := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
 		for _, gt := range gates {
+			if gt.f.Sum() && layout != lowbit.WorkerMajor {
+				continue
+			}
 			for _, n := range []int{0, 1, 511, 512, 3*512 + 77, 5000} {
 				for _, chunk := range []int{1, 512, 1024, 1 << 20} {
 					name := fmt.Sprintf("%v/%s/n=%d/chunk=%d", layout, gt.name, n, chunk)

@@ -13,7 +13,7 @@ import (
 func configs() map[string]timing.Config {
 	h := timing.DefaultConfig()
 	c := h
-	c.Link.Share = timing.DefaultExperiments().CongestedShare
+	c.Link.Share = 0.25 // the timing block's congested share (experiments.DefaultTimingParams)
 	return map[string]timing.Config{"healthy": h, "congested": c}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
-	"strconv"
 	"strings"
 )
 
@@ -150,7 +149,7 @@ func tableViewOf(t Table, id string) tableView {
 		}
 		v.Columns = append(v.Columns, h)
 	}
-	for _, r := range t.Rows {
+	for ri, r := range t.Rows {
 		row := make([]cellView, len(t.Columns))
 		for i := range t.Columns {
 			if i < len(r) {
@@ -164,11 +163,11 @@ func tableViewOf(t Table, id string) tableView {
 			if i >= len(r) || pi >= len(r) {
 				continue
 			}
-			switch CompareCells(r[i], r[pi]) {
-			case CellsDiffer:
+			switch compareCells(r[i], r[pi], t.num(ri, i), t.num(ri, pi)) {
+			case cellsDiffer:
 				row[i].Class, row[i].Tip = "differ", fmt.Sprintf("differs from the paper (%s: %s)", t.Columns[pi], r[pi])
 				v.Differ++
-			case CellsMatch:
+			case cellsMatch:
 				row[i].Class, row[i].Tip = "match", "matches the paper ("+t.Columns[pi]+")"
 				v.Match++
 			}
@@ -218,62 +217,39 @@ func ComparedColumns(t Table) [][2]int {
 	return out
 }
 
-// CellComparison is how a measured cell compares with the paper's.
-type CellComparison int
+// cellComparison is how a measured cell compares with the paper's.
+type cellComparison int
 
-// The outcomes of CompareCells.
+// The outcomes of compareCells.
 const (
-	CellsNotCompared CellComparison = iota
-	CellsMatch
-	CellsDiffer
+	cellsNotCompared cellComparison = iota
+	cellsMatch
+	cellsDiffer
 )
 
-// CompareCells compares a measured cell with the paper's cell of the same
-// row. It computes nothing beyond comparing what the table holds: an
-// empty or "-" cell on either side is not compared; two numbers with the
-// same unit suffix ("%", " ms", ...) compare as numbers (1 equals 1.0000);
-// anything else compares as text.
-func CompareCells(ours, paper string) CellComparison {
+// compareCells compares a measured cell with the paper's cell of the same
+// row. It computes nothing beyond comparing what the table holds and
+// parses nothing: an empty or "-" cell on either side is not compared; two
+// cells that both show a number (AddRow's floats, integers and Nums) with
+// the same unit compare by that number (1 equals 1.0000); anything else
+// compares as text.
+func compareCells(ours, paper string, on, pn cellNum) cellComparison {
 	ours, paper = strings.TrimSpace(ours), strings.TrimSpace(paper)
 	for _, none := range []string{"", "-", "—", "–", "n/a"} {
 		if ours == none || paper == none {
-			return CellsNotCompared
+			return cellsNotCompared
 		}
 	}
-	a, ua, okA := splitNumber(ours)
-	b, ub, okB := splitNumber(paper)
-	if okA && okB && ua == ub {
-		if a == b {
-			return CellsMatch
+	if on.ok && pn.ok && on.unit == pn.unit {
+		if on.value == pn.value {
+			return cellsMatch
 		}
-		return CellsDiffer
+		return cellsDiffer
 	}
 	if ours == paper {
-		return CellsMatch
+		return cellsMatch
 	}
-	return CellsDiffer
-}
-
-// splitNumber reads "12.5 ms" as 12.5 and " ms"; ok is false when s does
-// not start with a number followed only by a unit of letters or "%".
-func splitNumber(s string) (v float64, unit string, ok bool) {
-	end := 0
-	for end < len(s) && strings.ContainsRune("+-.0123456789eE", rune(s[end])) {
-		end++
-	}
-	for end > 0 {
-		if f, err := strconv.ParseFloat(s[:end], 64); err == nil {
-			unit = strings.TrimSpace(s[end:])
-			for _, r := range unit {
-				if !(r == '%' || r == 'µ' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')) {
-					return 0, "", false
-				}
-			}
-			return f, unit, true
-		}
-		end--
-	}
-	return 0, "", false
+	return cellsDiffer
 }
 
 // figureViewOf inlines f's SVG without its XML prolog, or says why not.

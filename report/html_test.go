@@ -5,26 +5,53 @@ import (
 	"testing"
 )
 
+// TestCompareCells builds rows the way the blocks do (AddRow with floats,
+// integers, Nums and strings) and checks each compared cell's class on
+// the page: typed numbers compare by the number they show, text by text.
 func TestCompareCells(t *testing.T) {
 	for _, c := range []struct {
-		ours, paper string
-		want        CellComparison
+		ours, paper any
+		want        string
 	}{
-		{"0.0313", "0.0313", CellsMatch},
-		{"1", "1.0000", CellsMatch}, // numbers, not strings
-		{"2.87 ms", "2.77 ms", CellsDiffer},
-		{"2.77 ms", "2.77 ms", CellsMatch},
-		{"2.77 µs", "2.77 ms", CellsDiffer}, // units differ: compared as text
-		{"1.61%", "1.67%", CellsDiffer},
-		{"60.12 ± 0.40", "62.33 ± 0.31", CellsDiffer},
-		{"62.33 ± 0.31", "62.33 ± 0.31", CellsMatch},
-		{"0.9956", "-", CellsNotCompared},
-		{"", "0.5", CellsNotCompared},
-		{"yes", "yes", CellsMatch},
-		{"87.3 ms – 498 ms", "87.31–228.00 ms", CellsDiffer},
+		{0.0313, "0.0313", "match"},                             // text: FormatFloat prints 0.0313
+		{1.0 / 32, Num{Value: 0.0313, Text: "0.0313"}, "match"}, // shown values: 0.03125 shows as 0.0313
+		{1.0, Num{Value: 1, Text: "1.0000"}, "match"},           // numbers, not strings
+		{1.0, "1.0000", "differ"},                               // an untyped paper cell compares as text
+		{"1", "1.0000", "differ"},                               // two strings: text
+		{3, Num{Value: 3, Text: "3.0"}, "match"},                // an integer shows itself
+		{Num{Value: 2.87, Unit: " ms", Text: "2.87 ms"}, Num{Value: 2.77, Unit: " ms", Text: "2.77 ms"}, "differ"},
+		{Num{Value: 2.77, Unit: " ms", Text: "2.77 ms"}, Num{Value: 2.77, Unit: " ms", Text: "2.770 ms"}, "match"},
+		{Num{Value: 2.77, Unit: " µs", Text: "2.77 µs"}, Num{Value: 2.77, Unit: " ms", Text: "2.77 ms"}, "differ"}, // units differ: text
+		{"2.77 ms", "2.77 ms", "match"},
+		{"1.61%", "1.67%", "differ"},
+		{"60.12 ± 0.40", "62.33 ± 0.31", "differ"},
+		{"62.33 ± 0.31", "62.33 ± 0.31", "match"},
+		{0.9956, "-", ""},
+		{"", 0.5, ""},
+		{"yes", "yes", "match"},
+		{"87.3 ms – 498 ms", "87.31–228.00 ms", "differ"},
 	} {
-		if got := CompareCells(c.ours, c.paper); got != c.want {
-			t.Errorf("CompareCells(%q, %q) = %d; want %d", c.ours, c.paper, got, c.want)
+		tb := Table{Columns: []string{"x", "paper x"}}
+		tb.AddRow(c.ours, c.paper)
+		v := tableViewOf(tb, "t")
+		if got := v.Rows[0][0].Class; got != c.want {
+			t.Errorf("%#v against %#v: class %q; want %q", c.ours, c.paper, got, c.want)
+		}
+	}
+}
+
+// TestAppendRowsKeepsNumbers: rows moved with AppendRows keep the numbers
+// they show, after rows written without AddRow (which have none).
+func TestAppendRowsKeepsNumbers(t *testing.T) {
+	a := Table{Columns: []string{"x", "paper x"}, Rows: [][]string{{"1", "1.0000"}}}
+	b := Table{Columns: a.Columns}
+	b.AddRow(1.0, Num{Value: 1, Text: "1.0000"})
+	a.AppendRows(b)
+	a.AddRow(2.0, Num{Value: 2, Text: "2.0"})
+	v := tableViewOf(a, "t")
+	for i, want := range []string{"differ", "match", "match"} {
+		if got := v.Rows[i][0].Class; got != want {
+			t.Errorf("row %d: class %q; want %q", i, got, want)
 		}
 	}
 }
@@ -101,18 +128,19 @@ func TestPageHTML(t *testing.T) {
 	}
 }
 
-// CompareCells is symmetric, a cell always matches itself (or is not
-// compared), and no cell text makes it panic.
+// compareCells is symmetric, a cell always matches itself (or is not
+// compared), and no cell text or number makes it panic.
 func FuzzCompareCells(f *testing.F) {
 	for _, s := range [][2]string{{"1", "1.0000"}, {"2.87 ms", "2.77 ms"}, {"-", "x"}, {"1e", "1e5"}, {"+.", "-"}, {"62.33 ± 0.31", "62.33"}} {
-		f.Add(s[0], s[1])
+		f.Add(s[0], s[1], 1.0, 1.0, true, false)
 	}
-	f.Fuzz(func(t *testing.T, a, b string) {
-		if CompareCells(a, b) != CompareCells(b, a) {
-			t.Errorf("CompareCells(%q, %q) is not symmetric", a, b)
+	f.Fuzz(func(t *testing.T, a, b string, x, y float64, okA, okB bool) {
+		na, nb := cellNum{ok: okA, value: x}, cellNum{ok: okB, value: y}
+		if compareCells(a, b, na, nb) != compareCells(b, a, nb, na) {
+			t.Errorf("compareCells(%q, %q, %v, %v) is not symmetric", a, b, na, nb)
 		}
-		if c := CompareCells(a, a); c == CellsDiffer {
-			t.Errorf("CompareCells(%q, itself) = differ", a)
+		if c := compareCells(a, a, na, na); c == cellsDiffer && x == x {
+			t.Errorf("compareCells(%q, itself) = differ", a)
 		}
 	})
 }

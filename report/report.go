@@ -32,6 +32,69 @@ type Table struct {
 	// Compare pairs measured columns with the paper columns index.html
 	// compares them with; when empty, ComparedColumns pairs them by name.
 	Compare []ColumnPair `json:"compare,omitempty"`
+	// nums holds, by row and column, the number each cell AddRow was given
+	// shows (see Num); a cell without one compares as text. It does not
+	// travel in JSON: a merged run lays its tables out again.
+	nums [][]cellNum
+}
+
+// Num is a table cell that shows a number in a form of its own: Text, the
+// number Value it shows and its Unit ("%", " ms", ... or ""). AddRow prints
+// Text and keeps Value and Unit, so that index.html compares the cell with
+// the paper's by the number it shows (a paper's "1.0000" matches a
+// measured 1) instead of by its text.
+type Num struct {
+	Value float64
+	Unit  string
+	Text  string
+}
+
+// cellNum is the number a cell shows, when it shows one.
+type cellNum struct {
+	ok    bool
+	value float64
+	unit  string
+}
+
+// shown is the number FormatFloat(v) prints: v rounded to four decimals
+// (NaN shows no number).
+func shown(v float64) cellNum {
+	if math.IsNaN(v) {
+		return cellNum{}
+	}
+	if r := math.Round(v * 1e4); !math.IsInf(r, 0) && math.Abs(v) < 1e12 {
+		v = r / 1e4
+	}
+	return cellNum{ok: true, value: v}
+}
+
+// num returns the number cell (r, c) shows, if AddRow recorded one.
+func (t Table) num(r, c int) cellNum {
+	if r < len(t.nums) && c < len(t.nums[r]) {
+		return t.nums[r][c]
+	}
+	return cellNum{}
+}
+
+// AppendRows appends o's rows to t, with the numbers they show.
+func (t *Table) AppendRows(o Table) {
+	for r, row := range o.Rows {
+		t.appendRow(row, o.nums[r:min(r+1, len(o.nums))])
+	}
+}
+
+// appendRow appends row with nums (its numbers, or nothing), keeping
+// t.nums aligned with t.Rows.
+func (t *Table) appendRow(row []string, nums [][]cellNum) {
+	for len(t.nums) < len(t.Rows) {
+		t.nums = append(t.nums, nil)
+	}
+	t.Rows = append(t.Rows, row)
+	var n []cellNum
+	if len(nums) > 0 {
+		n = nums[0]
+	}
+	t.nums = append(t.nums, n)
 }
 
 // ColumnPair names a measured column and the paper column it reproduces.
@@ -40,22 +103,35 @@ type ColumnPair struct {
 	Paper    string `json:"paper"`
 }
 
-// AddRow appends a row; cells are formatted with fmt.Sprint.
+// AddRow appends a row. A float prints with FormatFloat, a Num as its
+// Text, anything else with fmt.Sprint; floats, integers and Nums keep the
+// number they show for index.html's comparison with the paper's cells.
 func (t *Table) AddRow(cells ...any) {
 	row := make([]string, len(cells))
+	nums := make([]cellNum, len(cells))
 	for i, c := range cells {
 		switch v := c.(type) {
 		case string:
 			row[i] = v
 		case float64:
-			row[i] = FormatFloat(v)
+			row[i], nums[i] = FormatFloat(v), shown(v)
 		case float32:
-			row[i] = FormatFloat(float64(v))
+			row[i], nums[i] = FormatFloat(float64(v)), shown(float64(v))
+		case Num:
+			row[i], nums[i] = v.Text, cellNum{ok: !math.IsNaN(v.Value), value: v.Value, unit: v.Unit}
+		case int:
+			row[i], nums[i] = fmt.Sprint(v), cellNum{ok: true, value: float64(v)}
+		case int64:
+			row[i], nums[i] = fmt.Sprint(v), cellNum{ok: true, value: float64(v)}
+		case int32:
+			row[i], nums[i] = fmt.Sprint(v), cellNum{ok: true, value: float64(v)}
+		case uint64:
+			row[i], nums[i] = fmt.Sprint(v), cellNum{ok: true, value: float64(v)}
 		default:
 			row[i] = fmt.Sprint(v)
 		}
 	}
-	t.Rows = append(t.Rows, row)
+	t.appendRow(row, [][]cellNum{nums})
 }
 
 // FormatFloat prints v with up to four decimals, rounding half away from

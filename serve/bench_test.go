@@ -81,6 +81,37 @@ func BenchmarkWriteAggregate(b *testing.B) {
 		}
 		report(b, cpu)
 	})
+	b.Run("shared", func(b *testing.B) {
+		// The shared-memory path: the client stores the payload into its
+		// mapping (as a CXL.mem host stores lines), and one Transact
+		// commits it and puts the aggregate into the buffer after it.
+		ts := startServer(b, serve.Options{})
+		c := ts.dial(b)
+		ctx := context.Background()
+		d, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: region.End()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.Map(ctx, &pb.MapRegionRequest{Size: region.Size, Mode: pb.Mode_MODE_G_BINARY}); err != nil {
+			b.Fatal(err)
+		}
+		sh, err := c.OpenShared(ctx, 2*benchLines*cxl.LineBytes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sh.Close(ctx)
+		half := uint64(benchLines * cxl.LineBytes)
+		ops := []*pb.Op{client.SharedWriteOp(sh.ID, 0, 0, benchLines), client.SharedReadOp(sh.ID, half, 0, benchLines)}
+		b.ResetTimer()
+		cpu := startCPU()
+		for range b.N {
+			copy(sh.Mem, payload)
+			if _, err := d.Transact(ctx, ops...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, cpu)
+	})
 	b.Run("inprocess", func(b *testing.B) {
 		// The service's own device path, host.Device.Transact, without the
 		// socket, the encoding and the server.

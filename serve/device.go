@@ -129,10 +129,17 @@ func (c *controllerService) MapRegion(ctx context.Context, req *pb.MapRegionRequ
 			return nil, fieldStatus("mode", err)
 		}
 	}
-	if r.Layout, err = wire.ParseLayout("layout", req.GetLayout(), d.layout); err != nil {
+	if r.Sum, err = wire.ParseFormat("format", req.GetFormat()); err != nil {
+		return nil, fieldStatus("format", err)
+	}
+	layout, gate := d.layout, d.gate
+	if r.Sum != lowbit.FP32 { // an integer-sum region: worker-major, no gate
+		layout, gate = lowbit.WorkerMajor, lowbit.Gate{}
+	}
+	if r.Layout, err = wire.ParseLayout("layout", req.GetLayout(), layout); err != nil {
 		return nil, fieldStatus("layout", err)
 	}
-	if r.Gate, err = wire.ParseGate("gate", req.GetGate(), d.gate); err != nil {
+	if r.Gate, err = wire.ParseGate("gate", req.GetGate(), gate); err != nil {
 		return nil, fieldStatus("gate", err)
 	}
 	if req.GetElement0() > 1<<62 {
@@ -143,7 +150,7 @@ func (c *controllerService) MapRegion(ctx context.Context, req *pb.MapRegionRequ
 		if n > 1<<50 {
 			return nil, fieldStatus("elements", fmt.Errorf("%d too many", n))
 		}
-		r.Size = r.DataBytes(r.Layout.Lines(int(n)))
+		r.Size = r.DataBytes(r.Lines(int(n)))
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -165,6 +172,7 @@ func regionField(r cxl.Region, err error) string {
 		msg = msg[len(p):]
 	}
 	for _, f := range []struct{ word, field string }{
+		{"sum format", "format"}, {"is worker-major", "layout"}, {"no gate bits", "gate"},
 		{"overlaps", "base"}, {"beyond capacity", "size"}, {"workers", "workers"}, {"layout", "layout"}, {"gate", "gate"},
 		{"base", "base"}, {"size", "size"}, {"element0", "element0"}, {"mode", "mode"}, {"footprint", "size"},
 	} {

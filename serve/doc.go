@@ -51,6 +51,10 @@
 //	MaxSessionEvents --max-session-events    events one session records [1 Mi]; a session's record also
 //	                                         stops at a quarter of the message limit (encoded), so that
 //	                                         its Dump is one reply
+//	MaxSharedBuffers --max-shared-buffers    open shared-memory buffers [64]
+//	MaxSharedBytes   --max-shared-bytes      the sum of their sizes [1 GiB]; a batch's shared writes (its
+//	                                         snapshot) are at most one message's size of lines, its shared
+//	                                         reads count 4 bytes a line against the reply
 //
 // Replies are bounded by construction: a Dump by the record's size limit,
 // a GetStats by MaxRegions and MaxModeChanges (Validate refuses options
@@ -65,11 +69,48 @@
 // (MaxRegions x 4 KiB + MaxModeChanges x 256 B)), sessions (MaxSessions x
 // MaxMessageBytes/4 x 10, the record's in-memory size per encoded byte) and
 // transport (MaxConnections x (1 MiB + MaxStreams x 4 x MaxMessageBytes),
-// a call's request, reply and decoding). The factors are rounded up from
+// a call's request, reply and decoding) and shared (MaxSharedBytes + 4 KiB
+// a buffer: the buffers' pages, which the server touches). The factors are rounded up from
 // the peak resident set of a server process with every limit filled
-// (TestLimitsRSS). With the defaults the sum is large, about 36 GiB (device
-// memory 8, tables 2, sessions 10, transport 16): lower the limits to fit
+// (TestLimitsRSS). With the defaults the sum is large, about 37 GiB (device
+// memory 8, tables 2, sessions 10, transport 16, shared 1): lower the limits to fit
 // the host ('nfabric serve --max-sessions 16 --max-connections 16' and so on).
+//
+// # Shared memory
+//
+// A client on the same host can move payload lines through shared memory
+// instead of messages, as a CXL.mem host stores into device memory, with
+// gRPC as the control path (controller.proto, SharedBuffer). OpenShared
+// (Unix socket only: FAILED_PRECONDITION on TCP) makes a memfd, sealed so
+// that its size never changes (a client cannot shrink it under the
+// server's mapping), maps it, and returns a one-use ticket; the client
+// sends HandoffMagic and the ticket on a second connection to the same
+// socket and gets the descriptor as SCM_RIGHTS (a process of another user
+// is refused; a connection that says nothing is dropped after 5 s; bytes
+// that are not a handoff go to gRPC). Transact's shared_write and
+// shared_read ops then name lines of the buffer.
+//
+// The buffer is a staging area, not the line store: the device's memory
+// stays the host.Device's, the one the gRPC path writes, so there is one
+// data model. Consistency rule: a Transact copies all its shared writes
+// out of the buffer (a snapshot) when it starts, before its first
+// transaction is accepted, and runs them as writes of those bytes;
+// stores into the buffer after that reach the device only through a later
+// Transact, and stores during the call may or may not be in the snapshot,
+// per byte. The server reads only payload bytes from the buffer (any 64
+// bytes are a valid line); offsets, line counts and addresses come in the
+// request and are checked like a Write's. shared_read lines are written
+// into the buffer before the reply. The snapshot costs one copy
+// (BenchmarkWriteAggregate/shared measures the whole path); mapping the
+// line store itself would let a client change stored bytes while the
+// read transform runs, which no device invariant survives.
+//
+// A buffer belongs to its connection like a device: CloseShared, the
+// connection's end and Shutdown unmap the server's side (after the calls
+// using it finish) and close its descriptor; the client's mapping stays
+// memory until it unmaps. A client that scribbles over its buffer, unmaps
+// it, never fetches its descriptor or sends descriptors of its own to the
+// server harms only its own batches (TestSharedHostile).
 //
 // # Authentication
 //

@@ -34,6 +34,8 @@ var fuzzMethods = []struct {
 	{"/nfabric.v1.Controller/SetMode", func() proto.Message { return &pb.SetModeRequest{} }, func(m proto.Message, d, _ uint64) { m.(*pb.SetModeRequest).Device = d }},
 	{"/nfabric.v1.Controller/GetMode", func() proto.Message { return &pb.GetModeRequest{} }, func(m proto.Message, d, _ uint64) { m.(*pb.GetModeRequest).Device = d }},
 	{"/nfabric.v1.Controller/GetStats", func() proto.Message { return &pb.GetStatsRequest{} }, func(m proto.Message, d, _ uint64) { m.(*pb.GetStatsRequest).Device = d }},
+	{"/nfabric.v1.Controller/OpenShared", func() proto.Message { return &pb.OpenSharedRequest{} }, func(proto.Message, uint64, uint64) {}},
+	{"/nfabric.v1.Controller/CloseShared", func() proto.Message { return &pb.CloseSharedRequest{} }, func(proto.Message, uint64, uint64) {}},
 	{"/nfabric.v1.Control/OpenSession", func() proto.Message { return &pb.OpenSessionRequest{} }, func(proto.Message, uint64, uint64) {}},
 	{"/nfabric.v1.Control/Send", func() proto.Message { return &pb.SendRequest{} }, func(m proto.Message, _, s uint64) { m.(*pb.SendRequest).Session = s }},
 	{"/nfabric.v1.Control/Status", func() proto.Message { return &pb.StatusRequest{} }, func(m proto.Message, _, s uint64) { m.(*pb.StatusRequest).Session = s }},

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -14,13 +15,18 @@ import (
 )
 
 // FuzzTransact decodes arbitrary bytes as a TransactRequest and runs it on
-// a small device with two regions: no panic, and on success one response
-// line per read line and one sequence number per transaction.
+// a small device with two regions and a 4 KiB shared buffer (id 1): no
+// panic, and on success one response line per read line, one mode per
+// read and shared read line, one sequence number per transaction, and
+// every shared read's lines in the buffer equal to the same reads run
+// again with their data in the response.
 func FuzzTransact(f *testing.F) {
 	seed := []*pb.TransactRequest{
 		{Ops: []*pb.Op{{Op: &pb.Op_Write{Write: &pb.Write{Addr: 0, Data: make([]byte, 128)}}}, {Op: &pb.Op_Read{Read: &pb.Read{Addr: 0, Lines: 2}}}}},
 		{Ops: []*pb.Op{{Op: &pb.Op_SetMode{SetMode: &pb.SetMode{Region: 1, Mode: pb.Mode_MODE_G_TERNARY}}}, {Op: &pb.Op_Read{Read: &pb.Read{Addr: 4096 + 256, Lines: 3, Tag: 65535}}}}},
 		{Ops: []*pb.Op{{Op: &pb.Op_Read{Read: &pb.Read{Addr: 3, Lines: 1}}}, {Op: &pb.Op_Write{Write: &pb.Write{Addr: 1 << 63, Data: []byte{1}}}}}},
+		{Ops: []*pb.Op{{Op: &pb.Op_SharedWrite{SharedWrite: &pb.SharedWrite{Buffer: 1, Offset: 64, Addr: 0, Lines: 4}}}, {Op: &pb.Op_SharedRead{SharedRead: &pb.SharedRead{Buffer: 1, Offset: 1024, Addr: 0, Lines: 4, Tag: 7}}}}},
+		{Ops: []*pb.Op{{Op: &pb.Op_SharedRead{SharedRead: &pb.SharedRead{Buffer: 1, Offset: 4032, Addr: 4096 + 512, Lines: 2}}}, {Op: &pb.Op_SharedWrite{SharedWrite: &pb.SharedWrite{Buffer: 2, Lines: 1}}}}},
 	}
 	for _, r := range seed {
 		b, _ := proto.Marshal(r)
@@ -35,17 +41,35 @@ func FuzzTransact(f *testing.F) {
 		dev.MapRegion(cxl.Region{Name: "em", Size: 1024, Workers: 8, Gate: lowbit.PaperGate})
 		dev.MapRegion(cxl.Region{Name: "wm", Base: 4096, Size: 4 * 128, Workers: 4, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}})
 		d := &device{capacity: 1 << 14, dev: dev}
-		steps, reads, _, err := decodeOps(req.GetOps(), 1<<12, 1<<12)
+		steps, cnt, err := decodeOps(req.GetOps(), 1<<12, 1<<12, 1<<12)
 		if err != nil {
 			return
 		}
-		out, _ := d.run(steps, reads)
+		buf := &sharedBuf{id: 1, bytes: 4096, mem: make([]byte, 4096)}
+		for i := range buf.mem {
+			buf.mem[i] = byte(i * 7)
+		}
+		if _, err := bindShared(steps, map[uint64]*sharedBuf{1: buf}, new([]byte)); err != nil {
+			return
+		}
+		out, _ := d.run(steps, cnt)
 		n := 0
 		for _, s := range steps {
 			n += s.n
 		}
-		if len(out.GetData()) != reads*cxl.LineBytes || len(out.GetReadModes()) != reads || out.GetTransactions() != uint64(n) || dev.Seq() != uint64(n) {
-			t.Fatalf("%d reads, %d transactions: response %d bytes, %d modes, %d transactions, seq %d", reads, n, len(out.GetData()), len(out.GetReadModes()), out.GetTransactions(), dev.Seq())
+		if len(out.GetData()) != cnt.reads*cxl.LineBytes || len(out.GetReadModes()) != cnt.reads+cnt.sharedReads || out.GetTransactions() != uint64(n) || dev.Seq() != uint64(n) {
+			t.Fatalf("%+v, %d transactions: response %d bytes, %d modes, %d transactions, seq %d", cnt, n, len(out.GetData()), len(out.GetReadModes()), out.GetTransactions(), dev.Seq())
+		}
+		// A batch that ends in a shared read: the same lines read again
+		// as a plain read (reads change nothing) must equal the buffer's,
+		// unless the batch's ops overlap in the buffer.
+		if k := len(steps) - 1; k >= 0 && steps[k].shared && steps[k].op == cxl.MemRd && len(steps) == 1 {
+			last := &steps[k]
+			got := append([]byte(nil), last.dst...)
+			again, _ := d.run([]step{{op: cxl.MemRd, addr: last.addr, n: last.n, tag: last.tag}}, counts{reads: last.n})
+			if !bytes.Equal(got, again.GetData()) {
+				t.Fatalf("shared read at %#x: buffer %x, read again %x", last.addr, got, again.GetData())
+			}
 		}
 	})
 }

@@ -27,7 +27,7 @@ import (
 // limitsOpts are TestLimitsRSS's small limits, so that each can be reached
 // in seconds.
 var limitsOpts = serve.Options{MaxMessageBytes: 1 << 20, MaxConnections: 4, MaxStreams: 2, MaxDevices: 8, MaxDeviceBytes: 32 << 20,
-	MaxRegions: 64, MaxModeChanges: 4096, MaxSessions: 4, MaxSessionEvents: 1 << 20}
+	MaxRegions: 64, MaxModeChanges: 4096, MaxSessions: 4, MaxSessionEvents: 1 << 20, MaxSharedBuffers: 4, MaxSharedBytes: 16 << 20}
 
 // limitsServer serves limitsOpts on sock until killed (TestLimitsRSS's
 // server process).
@@ -199,6 +199,31 @@ func TestLimitsRSS(t *testing.T) {
 		}
 	}
 	phase("sessions: records full", bound.Sessions)
+
+	// Shared buffers: MaxSharedBytes in MaxSharedBuffers, every page
+	// touched by the server (shared reads into all of it) and a batch's
+	// worth of shared writes snapshotted from each.
+	per := o.MaxSharedBytes / uint64(o.MaxSharedBuffers)
+	chunk := uint64(o.MaxMessageBytes) / 2
+	for range o.MaxSharedBuffers {
+		sh, err := c.OpenShared(ctx, per)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sh.Close(ctx)
+		for off := uint64(0); off < per; off += chunk {
+			if _, err := devs[0].Transact(ctx, client.SharedReadOp(sh.ID, off, 0, int(chunk/cxl.LineBytes))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := devs[0].Transact(ctx, client.SharedWriteOp(sh.ID, 0, 0, int(chunk/cxl.LineBytes))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Controller.OpenShared(ctx, &pb.OpenSharedRequest{Bytes: 64}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("shared buffer past MaxSharedBuffers: %v", err)
+	}
+	phase("shared buffers: every page touched", bound.Shared)
 
 	// Transport: every stream of the other connections holds a reply of
 	// a message's size that its client does not read.

@@ -64,15 +64,35 @@ func (ts *testServer) dial(t testing.TB) *client.Client {
 // pair is one device on the server and its in-process twin, a
 // cxl.Controller fed the same transactions one at a time with Do; writes
 // and reads count the line transactions issued, for the host accounting.
+// With shared set, batch sends its writes and reads through that
+// shared-memory buffer (toShared) instead of the messages.
 type pair struct {
 	t             *testing.T
 	remote        *client.Device
 	local         *cxl.Controller
 	ids           map[uint32]cxl.RegionID
 	writes, reads int64
+	shared        *client.Shared
 }
 
-func newPair(t *testing.T, c *client.Client, capacity uint64) *pair {
+// The two data paths a pair can use.
+const (
+	viaGRPC   = "grpc"
+	viaShared = "shared"
+)
+
+// eachPath runs f as a subtest on each data path.
+func eachPath(t *testing.T, f func(t *testing.T, path string)) {
+	for _, path := range []string{viaGRPC, viaShared} {
+		t.Run(path, func(t *testing.T) { f(t, path) })
+	}
+}
+
+// pairBufferBytes is the size of a pair's shared buffer: the most line
+// bytes one batch of these tests writes and reads.
+const pairBufferBytes = 1 << 20
+
+func newPair(t *testing.T, c *client.Client, capacity uint64, path string) *pair {
 	t.Helper()
 	ctx := context.Background()
 	d, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: capacity})
@@ -83,7 +103,76 @@ func newPair(t *testing.T, c *client.Client, capacity uint64) *pair {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &pair{t: t, remote: d, local: l, ids: map[uint32]cxl.RegionID{}}
+	p := &pair{t: t, remote: d, local: l, ids: map[uint32]cxl.RegionID{}}
+	if path == viaShared {
+		if p.shared, err = c.OpenShared(ctx, pairBufferBytes); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.shared.Close(context.Background()) })
+	}
+	return p
+}
+
+// transact runs ops on the remote device, through the shared buffer when
+// the pair has one: every whole-line write's bytes are stored into the
+// buffer and sent as a shared_write, every read as a shared_read, and the
+// response's data is gathered back from the buffer in read order, so the
+// caller sees what the gRPC path returns.
+func (p *pair) transact(ops ...*pb.Op) (*pb.TransactResponse, error) {
+	p.t.Helper()
+	ctx := context.Background()
+	if p.shared == nil {
+		return p.remote.Transact(ctx, ops...)
+	}
+	conv, reads := toShared(p.t, p.shared, ops)
+	resp, err := p.remote.Transact(ctx, conv...)
+	if err != nil {
+		return resp, err
+	}
+	if len(resp.GetData()) != 0 {
+		p.t.Fatalf("shared batch: %d bytes of data in the response", len(resp.GetData()))
+	}
+	for _, r := range reads {
+		resp.Data = append(resp.Data, p.shared.Mem[r[0]:r[0]+r[1]]...)
+	}
+	return resp, nil
+}
+
+// toShared rewrites ops for buffer s (see pair.transact) and returns the
+// buffer ranges (offset, bytes) of the reads, in order.
+func toShared(t *testing.T, s *client.Shared, ops []*pb.Op) ([]*pb.Op, [][2]uint64) {
+	t.Helper()
+	var out []*pb.Op
+	var reads [][2]uint64
+	off := uint64(0)
+	room := func(n uint64) {
+		if off+n > uint64(len(s.Mem)) {
+			t.Fatalf("shared batch needs more than the buffer's %d bytes", len(s.Mem))
+		}
+	}
+	for _, op := range ops {
+		switch x := op.GetOp().(type) {
+		case *pb.Op_Write:
+			d := x.Write.GetData()
+			if len(d) == 0 || len(d)%cxl.LineBytes != 0 {
+				out = append(out, op) // not expressible as lines of a buffer
+				continue
+			}
+			room(uint64(len(d)))
+			copy(s.Mem[off:], d)
+			out = append(out, &pb.Op{Op: &pb.Op_SharedWrite{SharedWrite: &pb.SharedWrite{Buffer: s.ID, Offset: off, Addr: x.Write.GetAddr(), Lines: uint32(len(d) / cxl.LineBytes), Tag: x.Write.GetTag()}}})
+			off += uint64(len(d))
+		case *pb.Op_Read:
+			n := uint64(x.Read.GetLines()) * cxl.LineBytes
+			room(n)
+			out = append(out, &pb.Op{Op: &pb.Op_SharedRead{SharedRead: &pb.SharedRead{Buffer: s.ID, Offset: off, Addr: x.Read.GetAddr(), Lines: x.Read.GetLines(), Tag: x.Read.GetTag()}}})
+			reads = append(reads, [2]uint64{off, n})
+			off += n
+		default:
+			out = append(out, op)
+		}
+	}
+	return out, reads
 }
 
 func (p *pair) mapRegion(r cxl.Region) uint32 {
@@ -160,7 +249,7 @@ func (r *localResult) note(resp cxl.Resp) {
 func (p *pair) batch(ops ...*pb.Op) []byte {
 	p.t.Helper()
 	want := p.runLocal(ops)
-	got, err := p.remote.Transact(context.Background(), ops...)
+	got, err := p.transact(ops...)
 	if want.failed > 0 {
 		if status.Code(err) != codes.InvalidArgument {
 			p.t.Fatalf("in process %d transactions failed; service: %v", want.failed, err)
@@ -219,13 +308,15 @@ func randBytes(rng *rand.Rand, n int) []byte {
 // written; G-Binary: popcount c; G-Ternary: sgn(2c-W), zero on element mod
 // 3 == 2). The naive read-equals-write oracle passes identity and bypass
 // and flags the transformed modes.
-func TestSec6OverSocket(t *testing.T) {
+func TestSec6OverSocket(t *testing.T) { eachPath(t, testSec6) }
+
+func testSec6(t *testing.T, path string) {
 	ts := startServer(t, serve.Options{})
 	c := ts.dial(t)
 	for _, w := range []int{1, 5, 8} {
 		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
 			const lines = 1024
-			p := newPair(t, c, lines*cxl.LineBytes)
+			p := newPair(t, c, lines*cxl.LineBytes, path)
 			id := p.mapRegion(cxl.Region{Name: "sec6", Size: lines * cxl.LineBytes, Workers: w, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate})
 			rng := rand.New(rand.NewPCG(uint64(w), 6))
 			written := randBytes(rng, lines*cxl.LineBytes)
@@ -277,11 +368,13 @@ func sgn(a int) int {
 // set_mode completes under the old mode and one after under the new, for
 // every ordered pair of modes and both layouts; the logged change sits
 // between their sequence numbers.
-func TestLatchAtTransactionBoundary(t *testing.T) {
+func TestLatchAtTransactionBoundary(t *testing.T) { eachPath(t, testLatch) }
+
+func testLatch(t *testing.T, path string) {
 	ts := startServer(t, serve.Options{})
 	c := ts.dial(t)
 	for _, lay := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
-		p := newPair(t, c, 1<<16)
+		p := newPair(t, c, 1<<16, path)
 		r := cxl.Region{Name: "latch", Workers: 5, Layout: lay, Gate: lowbit.PaperGate}
 		r.Size = uint64(r.Slabs()) * cxl.LineBytes
 		id := p.mapRegion(r)
@@ -293,7 +386,7 @@ func TestLatchAtTransactionBoundary(t *testing.T) {
 					continue // worker-major views are unmapped outside low-bit modes (an error case, below)
 				}
 				p.batch(client.SetModeOp(id, from, 0))
-				resp, err := p.remote.Transact(context.Background(), client.ReadOp(r.ViewAddr(0, 0), 1), client.SetModeOp(id, to, 7), client.ReadOp(r.ViewAddr(0, 0), 1))
+				resp, err := p.transact(client.ReadOp(r.ViewAddr(0, 0), 1), client.SetModeOp(id, to, 7), client.ReadOp(r.ViewAddr(0, 0), 1))
 				want := p.runLocal([]*pb.Op{client.ReadOp(r.ViewAddr(0, 0), 1), client.SetModeOp(id, to, 7), client.ReadOp(r.ViewAddr(0, 0), 1)})
 				if err != nil {
 					t.Fatal(err)
@@ -317,7 +410,9 @@ func TestLatchAtTransactionBoundary(t *testing.T) {
 // payloads, then reads of every line of the footprint in random order
 // with random mode switches between them, all in batches: every response
 // equals the in-process controller's, and so does the final state.
-func TestSweepsOverSocket(t *testing.T) {
+func TestSweepsOverSocket(t *testing.T) { eachPath(t, testSweeps) }
+
+func testSweeps(t *testing.T, path string) {
 	ts := startServer(t, serve.Options{})
 	c := ts.dial(t)
 	n := 24
@@ -327,7 +422,7 @@ func TestSweepsOverSocket(t *testing.T) {
 	for i := range n {
 		rng := rand.New(rand.NewPCG(uint64(i), 0x5eed))
 		r := randomRegion(rng)
-		p := newPair(t, c, r.End()+4*cxl.LineBytes)
+		p := newPair(t, c, r.End()+4*cxl.LineBytes, path)
 		id := p.mapRegion(r)
 		p.batch(client.WriteOp(r.Base, randBytes(rng, int(r.Size))))
 		nl := int((r.End() - r.Base) / cxl.LineBytes)
@@ -376,7 +471,7 @@ func TestConcurrentWriters(t *testing.T) {
 	ts := startServer(t, serve.Options{})
 	c := ts.dial(t)
 	const w, lines = 8, 256
-	p := newPair(t, c, 1<<20)
+	p := newPair(t, c, 1<<20, viaGRPC)
 	r := cxl.Region{Name: "workers", Size: w * lines * cxl.LineBytes, Workers: w, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Mode: cxl.GBinary}
 	id := p.mapRegion(r)
 	rng := rand.New(rand.NewPCG(8, 8))

@@ -57,6 +57,11 @@ type Options struct {
 	// MaxDeviceBytes bounds the sum of the open devices' capacities
 	// (default 4 GiB).
 	MaxDeviceBytes uint64
+	// MaxSharedBuffers bounds the open shared-memory buffers of the
+	// server (default 64), MaxSharedBytes the sum of their sizes
+	// (default 1 GiB).
+	MaxSharedBuffers int
+	MaxSharedBytes   uint64
 	// Token, when not empty, is the bearer token every call must carry
 	// ("authorization: Bearer TOKEN").
 	Token string
@@ -70,7 +75,8 @@ type Options struct {
 // DefaultOptions returns the defaults of 'nfabric serve'.
 func DefaultOptions() Options {
 	return Options{MaxMessageBytes: 16 << 20, MaxConnections: 64, MaxStreams: 4, MaxDevices: 64, MaxRegions: 4096,
-		MaxModeChanges: 1 << 16, MaxSessions: 256, MaxSessionEvents: 1 << 20, MaxDeviceBytes: 4 << 30}
+		MaxModeChanges: 1 << 16, MaxSessions: 256, MaxSessionEvents: 1 << 20, MaxDeviceBytes: 4 << 30,
+		MaxSharedBuffers: 64, MaxSharedBytes: 1 << 30}
 }
 
 // Validate reports options that cannot work together: a device's
@@ -107,10 +113,13 @@ type MemoryBound struct {
 	Tables    uint64 // region tables and mode-change logs
 	Sessions  uint64 // session configurations, records and planes
 	Transport uint64 // connections and the calls in flight on them
+	Shared    uint64 // shared-memory buffers (their pages, once touched)
 }
 
 // Total is the sum of the rows.
-func (b MemoryBound) Total() uint64 { return b.Devices + b.Tables + b.Sessions + b.Transport }
+func (b MemoryBound) Total() uint64 {
+	return b.Devices + b.Tables + b.Sessions + b.Transport + b.Shared
+}
 
 // Bound returns the memory bound of a server with options o.
 func Bound(o Options) MemoryBound {
@@ -120,6 +129,7 @@ func Bound(o Options) MemoryBound {
 		Tables:    uint64(o.MaxDevices) * (uint64(o.MaxRegions)*regionHeldBytes + uint64(o.MaxModeChanges)*modeChangeHeldBytes),
 		Sessions:  uint64(o.MaxSessions) * uint64(recordBytes(o)) * sessionHeldPerWireByte,
 		Transport: uint64(o.MaxConnections) * (connFixedBytes + uint64(o.MaxStreams)*uint64(o.MaxMessageBytes)*streamHeldPerMessageByte),
+		Shared:    o.MaxSharedBytes + uint64(o.MaxSharedBuffers)*sharedFixedBytes,
 	}
 }
 
@@ -133,6 +143,7 @@ const (
 	sessionHeldPerWireByte   = 10       // a session record in memory, per encoded byte
 	connFixedBytes           = 1 << 20  // a connection's buffers
 	streamHeldPerMessageByte = 4        // a call in flight, per byte of the message limit
+	sharedFixedBytes         = 4 << 10  // a shared buffer's structures and page tables
 )
 
 // MaxNameBytes bounds a region name and a control group name (in a
@@ -168,6 +179,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxDeviceBytes == 0 {
 		o.MaxDeviceBytes = d.MaxDeviceBytes
 	}
+	if o.MaxSharedBuffers <= 0 {
+		o.MaxSharedBuffers = d.MaxSharedBuffers
+	}
+	if o.MaxSharedBytes == 0 {
+		o.MaxSharedBytes = d.MaxSharedBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -202,13 +219,20 @@ type Server struct {
 	devBytes uint64 // sum of open devices' capacities
 	devices  int    // open devices
 	sessions int    // open sessions
+
+	shared      int    // open shared buffers
+	sharedBytes uint64 // sum of their sizes
+	tickets     map[[TicketBytes]byte]*sharedBuf
 }
 
-// owner is what one client connection holds.
+// owner is what one client connection holds; closed is set when the
+// connection has ended and its resources were released.
 type owner struct {
 	peer     string
 	devices  map[uint64]*device
 	sessions map[uint64]*session
+	shared   map[uint64]*sharedBuf
+	closed   bool
 }
 
 // owned returns the calling connection's resource id from the map pick
@@ -237,15 +261,16 @@ func owned[T any](s *Server, ctx context.Context, kind string, id uint64, pick f
 
 // Usage is a snapshot of what the server holds.
 type Usage struct {
-	Connections, Devices, Sessions int
-	DeviceBytes                    uint64
+	Connections, Devices, Sessions, Shared int
+	DeviceBytes, SharedBytes               uint64
 }
 
 // New returns a server; serve it with Serve. Options that fail Validate
 // are fitted: New lowers MaxModeChanges, then MaxRegions, until they pass.
 func New(opts Options) *Server {
 	opts = opts.withDefaults().fit()
-	s := &Server{opts: opts, log: opts.Logger, conns: map[uint64]*owner{}, health: health.NewServer()}
+	s := &Server{opts: opts, log: opts.Logger, conns: map[uint64]*owner{}, health: health.NewServer(),
+		tickets: map[[TicketBytes]byte]*sharedBuf{}}
 	if opts.TLS != nil && opts.TLS.ClientAuth == tls.RequireAndVerifyClientCert {
 		// Verify a certificate in the handshake when one is sent, and
 		// refuse calls without one with UNAUTHENTICATED: a handshake that
@@ -281,9 +306,13 @@ func New(opts Options) *Server {
 	return s
 }
 
-// Serve accepts connections on lis until Shutdown.
+// Serve accepts connections on lis until Shutdown. On a Unix socket it
+// also answers the shared-memory descriptor handoffs (OpenShared).
 func (s *Server) Serve(lis net.Listener) error {
 	s.log.Info("serving", "addr", lis.Addr().String(), "network", lis.Addr().Network(), "tls", s.opts.TLS != nil, "token", s.opts.Token != "")
+	if lis.Addr().Network() == "unix" {
+		lis = newHandoffListener(s, lis)
+	}
 	err := s.grpc.Serve(limitListener(lis, s.opts.MaxConnections))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
@@ -316,7 +345,7 @@ func (s *Server) Shutdown(ctx context.Context) bool {
 func (s *Server) Usage() Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u := Usage{Connections: len(s.conns), DeviceBytes: s.devBytes, Sessions: s.sessions}
+	u := Usage{Connections: len(s.conns), DeviceBytes: s.devBytes, Sessions: s.sessions, Shared: s.shared, SharedBytes: s.sharedBytes}
 	for _, o := range s.conns {
 		u.Devices += len(o.devices)
 	}
@@ -332,7 +361,7 @@ type connTracker struct{ s *Server }
 func (t connTracker) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
 	id := t.s.nextConn.Add(1)
 	t.s.mu.Lock()
-	t.s.conns[id] = &owner{peer: info.RemoteAddr.String(), devices: map[uint64]*device{}, sessions: map[uint64]*session{}}
+	t.s.conns[id] = &owner{peer: info.RemoteAddr.String(), devices: map[uint64]*device{}, sessions: map[uint64]*session{}, shared: map[uint64]*sharedBuf{}}
 	t.s.mu.Unlock()
 	return context.WithValue(ctx, connKey{}, id)
 }
@@ -357,16 +386,25 @@ func (s *Server) release(id uint64) {
 		return
 	}
 	delete(s.conns, id)
-	var bytes uint64
+	o.closed = true
+	var bytes, shared uint64
 	for _, d := range o.devices {
 		bytes += d.capacity
+	}
+	for _, b := range o.shared {
+		shared += b.bytes
 	}
 	s.devBytes -= bytes
 	s.devices -= len(o.devices)
 	s.sessions -= len(o.sessions)
+	s.shared -= len(o.shared)
+	s.sharedBytes -= shared
 	s.mu.Unlock()
-	if len(o.devices) > 0 || len(o.sessions) > 0 {
-		s.log.Info("connection closed, resources freed", "conn", id, "peer", o.peer, "devices", len(o.devices), "device_bytes", bytes, "sessions", len(o.sessions))
+	for _, b := range o.shared {
+		s.unmap(b)
+	}
+	if len(o.devices) > 0 || len(o.sessions) > 0 || len(o.shared) > 0 {
+		s.log.Info("connection closed, resources freed", "conn", id, "peer", o.peer, "devices", len(o.devices), "device_bytes", bytes, "sessions", len(o.sessions), "shared", len(o.shared), "shared_bytes", shared)
 	}
 }
 

@@ -12,7 +12,9 @@ import (
 )
 
 // step is one decoded op of a batch: n line transactions from addr, or a
-// mode-latch write.
+// mode-latch write. A shared op names buffer buf from byte off; attach
+// points data (a shared write's snapshot) or dst (a shared read's lines
+// of the buffer) at it.
 type step struct {
 	op     cxl.Opcode // 0 for a mode write
 	addr   uint64
@@ -22,22 +24,54 @@ type step struct {
 	region cxl.RegionID
 	mode   cxl.Mode
 	time   int64
+
+	shared bool
+	buf    uint64
+	off    uint64
+	dst    []byte
+}
+
+// kind is the op's field name in a batch: write, read, shared_write or
+// shared_read.
+func (st *step) kind() string {
+	k := "write"
+	if st.op == cxl.MemRd {
+		k = "read"
+	}
+	if st.shared {
+		return "shared_" + k
+	}
+	return k
 }
 
 // readRespBytes is a bound on the encoded size of one read line in a
-// response: 64 data bytes, a mode and a flag (packed), with slack.
-const readRespBytes = cxl.LineBytes + 4
+// response: 64 data bytes, a mode and a flag (packed), with slack;
+// sharedReadRespBytes that of a shared read line (its mode and flag).
+const (
+	readRespBytes       = cxl.LineBytes + 4
+	sharedReadRespBytes = 4
+)
+
+// counts is what decodeOps counts of a batch: lines read into the
+// response, lines read into shared buffers, shared lines written (the
+// snapshot's lines) and mode writes.
+type counts struct {
+	reads, sharedReads, sharedWrites, modes int
+}
 
 // decodeOps checks what the encoding requires of a batch (it does not
-// judge addresses: the device does) and returns its steps, the number of
-// lines read and the number of mode writes. maxLines bounds the
-// transactions and mode writes together, maxRead the lines read.
-func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, int, error) {
+// judge addresses: the device does, nor shared ranges: attach does) and
+// returns its steps and counts. maxLines bounds the transactions and mode
+// writes together, maxRead the lines read (a shared read line counting
+// sharedReadRespBytes/readRespBytes of one, its share of the response),
+// and maxShared the shared lines written (the snapshot a call holds).
+func decodeOps(ops []*pb.Op, maxLines, maxRead, maxShared int) ([]step, counts, error) {
+	var cnt counts
 	if len(ops) > maxLines {
-		return nil, 0, 0, wire.Fieldf("ops", "%d ops, more than the batch's limit of %d transactions and mode writes", len(ops), maxLines)
+		return nil, cnt, wire.Fieldf("ops", "%d ops, more than the batch's limit of %d transactions and mode writes", len(ops), maxLines)
 	}
 	steps := make([]step, 0, len(ops))
-	lines, reads, modes := 0, 0, 0
+	lines := 0
 	for i, op := range ops {
 		f := fmt.Sprintf("ops[%d]", i)
 		var st step
@@ -46,50 +80,70 @@ func decodeOps(ops []*pb.Op, maxLines, maxRead int) ([]step, int, int, error) {
 		case *pb.Op_Write:
 			w := x.Write
 			if len(w.GetData()) == 0 {
-				return nil, 0, 0, wire.Fieldf(f+".write.data", "empty (want whole 64-byte lines)")
+				return nil, cnt, wire.Fieldf(f+".write.data", "empty (want whole 64-byte lines)")
 			}
 			st = step{op: cxl.MemWr, addr: w.GetAddr(), n: (len(w.GetData()) + cxl.LineBytes - 1) / cxl.LineBytes, data: w.GetData()}
 			tag, f = w.GetTag(), f+".write"
 		case *pb.Op_Read:
 			r := x.Read
 			if r.GetLines() == 0 {
-				return nil, 0, 0, wire.Fieldf(f+".read.lines", "0 (want at least 1)")
+				return nil, cnt, wire.Fieldf(f+".read.lines", "0 (want at least 1)")
 			}
 			st = step{op: cxl.MemRd, addr: r.GetAddr(), n: int(r.GetLines())}
 			tag, f = r.GetTag(), f+".read"
-			reads += st.n
+			cnt.reads += st.n
+		case *pb.Op_SharedWrite:
+			w := x.SharedWrite
+			f += ".shared_write"
+			if w.GetLines() == 0 {
+				return nil, cnt, wire.Fieldf(f+".lines", "0 (want at least 1)")
+			}
+			st = step{op: cxl.MemWr, addr: w.GetAddr(), n: int(w.GetLines()), shared: true, buf: w.GetBuffer(), off: w.GetOffset()}
+			tag = w.GetTag()
+			if cnt.sharedWrites += st.n; cnt.sharedWrites > maxShared {
+				return nil, cnt, wire.Fieldf(f+".lines", "the batch's shared writes exceed %d lines (the server's message size)", maxShared)
+			}
+		case *pb.Op_SharedRead:
+			r := x.SharedRead
+			f += ".shared_read"
+			if r.GetLines() == 0 {
+				return nil, cnt, wire.Fieldf(f+".lines", "0 (want at least 1)")
+			}
+			st = step{op: cxl.MemRd, addr: r.GetAddr(), n: int(r.GetLines()), shared: true, buf: r.GetBuffer(), off: r.GetOffset()}
+			tag = r.GetTag()
+			cnt.sharedReads += st.n
 		case *pb.Op_SetMode:
 			m, err := wire.ParseMode(f+".set_mode.mode", x.SetMode.GetMode())
 			if err != nil {
-				return nil, 0, 0, err
+				return nil, cnt, err
 			}
 			if lines++; lines > maxLines {
-				return nil, 0, 0, wire.Fieldf(f, "the batch exceeds %d transactions and mode writes", maxLines)
+				return nil, cnt, wire.Fieldf(f, "the batch exceeds %d transactions and mode writes", maxLines)
 			}
-			modes++
+			cnt.modes++
 			steps = append(steps, step{region: cxl.RegionID(x.SetMode.GetRegion()), mode: m, time: x.SetMode.GetTime()})
 			continue
 		default:
-			return nil, 0, 0, wire.Fieldf(f, "no op set (want write, read or set_mode)")
+			return nil, cnt, wire.Fieldf(f, "no op set (want write, read, set_mode, shared_write or shared_read)")
 		}
 		if tag > 0xffff {
-			return nil, 0, 0, wire.Fieldf(f+".tag", "%d does not fit the 16-bit tag", tag)
+			return nil, cnt, wire.Fieldf(f+".tag", "%d does not fit the 16-bit tag", tag)
 		}
 		st.tag = uint16(tag)
 		if last := uint64(st.n-1) * cxl.LineBytes; st.addr+last < st.addr {
-			return nil, 0, 0, wire.Fieldf(f+".addr", "%#x + %d lines wraps the address space", st.addr, st.n)
+			return nil, cnt, wire.Fieldf(f+".addr", "%#x + %d lines wraps the address space", st.addr, st.n)
 		}
 		lines += st.n
 		if lines > maxLines {
-			return nil, 0, 0, wire.Fieldf(f, "the batch exceeds %d transactions and mode writes", maxLines)
+			return nil, cnt, wire.Fieldf(f, "the batch exceeds %d transactions and mode writes", maxLines)
 		}
-		if reads > maxRead {
-			// f ends in ".read" here (only reads add to reads).
-			return nil, 0, 0, wire.Fieldf(f+".lines", "the batch reads more than %d lines, the most a response of the server's message size holds", maxRead)
+		if cnt.reads*readRespBytes+cnt.sharedReads*sharedReadRespBytes > maxRead*readRespBytes {
+			// f ends in ".read" or ".shared_read" here (only reads add).
+			return nil, cnt, wire.Fieldf(f+".lines", "the batch reads more than %d lines, the most a response of the server's message size holds", maxRead)
 		}
 		steps = append(steps, st)
 	}
-	return steps, reads, modes, nil
+	return steps, cnt, nil
 }
 
 // chunkSteps is how many host steps run goes through host.Device.Transact
@@ -102,6 +156,7 @@ type batchBuf struct {
 	steps [chunkSteps]host.Step
 	res   [chunkSteps]host.Outcome
 	op    [chunkSteps]int
+	line  [chunkSteps]int // the line of its op
 }
 
 var batchPool = sync.Pool{New: func() any { return new(batchBuf) }}
@@ -113,10 +168,14 @@ var batchPool = sync.Pool{New: func() any { return new(batchBuf) }}
 // host's tests compare it with one transaction at a time) because the
 // caller holds d.mu, so no other call reaches the device in between. It
 // returns the response and the bad fields, the mode writes' first.
-func (d *device) run(steps []step, reads int) (*pb.TransactResponse, []violation) {
+//
+// A read with a dst (a shared read) puts its lines there rather than in
+// the response's data.
+func (d *device) run(steps []step, cnt counts) (*pb.TransactResponse, []violation) {
 	buf := batchPool.Get().(*batchBuf)
 	defer batchPool.Put(buf)
-	out := &pb.TransactResponse{Data: make([]byte, 0, reads*cxl.LineBytes),
+	reads := cnt.reads + cnt.sharedReads
+	out := &pb.TransactResponse{Data: make([]byte, 0, cnt.reads*cxl.LineBytes),
 		ReadModes: make([]pb.Mode, 0, reads), ReadTransformed: make([]bool, 0, reads)}
 	var modeBad, txBad []violation
 	n, started := 0, false
@@ -135,30 +194,32 @@ func (d *device) run(steps []step, reads int) (*pb.TransactResponse, []violation
 				continue
 			}
 			out.Transactions++
-			name := "write"
 			if st.op == cxl.MemRd {
-				name = "read"
-				out.Data = append(out.Data, o.Resp.Data[:]...)
+				if st.dst != nil {
+					copy(st.dst[buf.line[k]*cxl.LineBytes:], o.Resp.Data[:])
+				} else {
+					out.Data = append(out.Data, o.Resp.Data[:]...)
+				}
 				out.ReadModes = append(out.ReadModes, wire.Mode(o.Resp.Mode))
 				out.ReadTransformed = append(out.ReadTransformed, o.Resp.Transformed)
 			}
 			if o.Err != nil {
-				txBad = append(txBad, violation{fmt.Sprintf("ops[%d].%s.%s", i, name, errField(o.Err)), o.Err.Error()})
+				txBad = append(txBad, violation{fmt.Sprintf("ops[%d].%s.%s", i, st.kind(), errField(o.Err)), o.Err.Error()})
 			}
 		}
 		clear(buf.steps[:n]) // drop the references to the request's data
 		n = 0
 	}
-	add := func(i int, hs host.Step) {
+	add := func(i, line int, hs host.Step) {
 		if n == chunkSteps {
 			flush()
 		}
-		buf.steps[n], buf.op[n] = hs, i
+		buf.steps[n], buf.op[n], buf.line[n] = hs, i, line
 		n++
 	}
 	for i, st := range steps {
 		if st.op == 0 {
-			add(i, host.Step{ModeWrite: true, Region: st.region, Mode: st.mode, Time: st.time})
+			add(i, 0, host.Step{ModeWrite: true, Region: st.region, Mode: st.mode, Time: st.time})
 			continue
 		}
 		for k := range st.n {
@@ -166,7 +227,7 @@ func (d *device) run(steps []step, reads int) (*pb.TransactResponse, []violation
 			if st.op == cxl.MemWr {
 				req.Data = st.data[k*cxl.LineBytes : min(len(st.data), (k+1)*cxl.LineBytes)]
 			}
-			add(i, host.Step{Req: req})
+			add(i, k, host.Step{Req: req})
 		}
 	}
 	flush() // the last chunk, or none: the first sequence number of an empty batch
@@ -179,16 +240,21 @@ func (c *controllerService) Transact(ctx context.Context, req *pb.TransactReques
 		return nil, err
 	}
 	maxRead := c.s.opts.MaxMessageBytes/readRespBytes - 1
-	steps, reads, modes, err := decodeOps(req.GetOps(), 2*c.s.opts.MaxMessageBytes/cxl.LineBytes, maxRead)
+	steps, cnt, err := decodeOps(req.GetOps(), 2*c.s.opts.MaxMessageBytes/cxl.LineBytes, maxRead, c.s.opts.MaxMessageBytes/cxl.LineBytes)
 	if err != nil {
 		return nil, fieldStatus("ops", err)
 	}
+	a, err := c.attach(ctx, steps)
+	if err != nil {
+		return nil, err
+	}
+	defer a.done()
 	d.mu.Lock()
-	if err := d.logRoom(modes, c.s.opts.MaxModeChanges); err != nil {
+	if err := d.logRoom(cnt.modes, c.s.opts.MaxModeChanges); err != nil {
 		d.mu.Unlock()
 		return nil, err
 	}
-	out, bad := d.run(steps, reads)
+	out, bad := d.run(steps, cnt)
 	d.mu.Unlock()
 	if len(bad) > 0 {
 		return nil, badRequest(bad)

@@ -42,10 +42,10 @@ func RunAblations(ctx context.Context, cfg Config) ([]Ablation, error) {
 		return nil, fmt.Errorf("ablations need memory.model ddr5")
 	}
 	var out []Ablation
-	var jobs []job
+	var jobs []PairJob
 	add := func(mech, change string, c Config) {
 		out = append(out, Ablation{Mechanism: mech, Change: change})
-		jobs = append(jobs, job{cfg: c, w: Sweep{}, window: All})
+		jobs = append(jobs, PairJob{Config: c, W: Sweep{}, Window: All})
 	}
 	add(MechNone, "-", cfg)
 	c := cfg
@@ -68,7 +68,7 @@ func RunAblations(ctx context.Context, cfg Config) ([]Ablation, error) {
 	c = cfg
 	c.Memory.DDR5.PagePolicy = "closed"
 	add(MechRowConflict, "memory.ddr5.page_policy closed (adds conflicts)", c)
-	pairs, err := runJobs(ctx, jobs)
+	pairs, err := RunPairs(ctx, jobs)
 	if err != nil {
 		return nil, err
 	}

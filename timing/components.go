@@ -61,7 +61,7 @@ type LLCBuilder struct {
 // MakeLLCBuilder returns a builder with the defaults of DefaultConfig.
 func MakeLLCBuilder() LLCBuilder {
 	d := DefaultConfig().LLC
-	return LLCBuilder{size: int64(d.SizeMiB * (1 << 20)), ways: d.Ways, latency: fromNS(d.HitLatencyNS)}
+	return LLCBuilder{size: int64(d.SizeMiB * (1 << 20)), ways: d.Ways, latency: FromNS(d.HitLatencyNS)}
 }
 
 // WithSize returns a copy with capacity bytes (a multiple of 64*ways).

@@ -6,17 +6,17 @@ package timing
 // 99.98%; the same share with one outstanding line per stream measures 7%.
 const SaturatedUtil = 0.9
 
-// Congested reports whether r's identity run kept its busiest gate at
+// Congested reports whether p's identity run kept its busiest gate at
 // least SaturatedUtil busy: whether the run measured congestion, rather
 // than whether its link share was reduced.
-func (r Row) Congested() bool { return r.Pair.Identity.LinkUtil >= SaturatedUtil }
+func (p Pair) Congested() bool { return p.Identity.LinkUtil >= SaturatedUtil }
 
-// PeakLinkUtil is the highest identity-run gate utilisation among rows
+// PeakLinkUtil is the highest identity-run gate utilisation among pairs
 // (0 for none).
-func PeakLinkUtil(rows []Row) float64 {
+func PeakLinkUtil(pairs []Pair) float64 {
 	var u float64
-	for _, r := range rows {
-		u = max(u, r.Pair.Identity.LinkUtil)
+	for _, p := range pairs {
+		u = max(u, p.Identity.LinkUtil)
 	}
 	return u
 }

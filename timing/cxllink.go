@@ -163,10 +163,41 @@ type FlitLink struct {
 	Flits, Messages, Quarters int64
 }
 
-// NewFlitLink builds one direction of c with the given share of its
-// bandwidth.
-func NewFlitLink(name string, c CXLConfig, share float64) *FlitLink {
-	fs := float64(c.FlitBytes) / c.RawBytesPerSec() / share * 1e15
+// FlitLinkBuilder builds one direction of a CXL link, the way the ideal
+// gate is built (LinkBuilder): a value whose With methods return a
+// modified copy. Start from MakeFlitLinkBuilder; a preset comes from
+// CXLPreset and goes in with WithConfig.
+type FlitLinkBuilder struct {
+	cfg   CXLConfig
+	share float64
+}
+
+// MakeFlitLinkBuilder returns a builder with DefaultConfig's link (the
+// pcie6-x16 preset) at its whole bandwidth.
+func MakeFlitLinkBuilder() FlitLinkBuilder {
+	return FlitLinkBuilder{cfg: DefaultConfig().Link.CXL, share: 1}
+}
+
+// WithConfig returns a copy that builds links of c: a preset (CXLPreset)
+// or a decoded link.cxl section.
+func (b FlitLinkBuilder) WithConfig(c CXLConfig) FlitLinkBuilder { b.cfg = c; return b }
+
+// WithShare returns a copy whose link keeps share (0, 1] of the raw
+// bandwidth for gradient traffic (link.share).
+func (b FlitLinkBuilder) WithShare(share float64) FlitLinkBuilder { b.share = share; return b }
+
+// Build returns an idle link direction: a flit takes FlitBytes / (raw
+// rate x share). It panics on an invalid configuration or share
+// (Config.Validate rejects a user's bad values first).
+func (b FlitLinkBuilder) Build(name string) *FlitLink {
+	c := b.cfg
+	if err := c.Validate(); err != nil {
+		panic(fmt.Sprintf("timing: link %s: %v", name, err))
+	}
+	if !(b.share > 0 && b.share <= 1) {
+		panic(fmt.Sprintf("timing: link %s: share %g outside (0, 1]", name, b.share))
+	}
+	fs := float64(c.FlitBytes) / c.RawBytesPerSec() / b.share * 1e15
 	return &FlitLink{name: mustName(name), flitFS: max(int64(math.Round(fs)), 1), cap: 4 * c.SlotsPerFlit()}
 }
 

@@ -113,25 +113,69 @@ type Channel struct {
 	inDecide      bool
 	stamp         uint64
 
-	// Counters since NewChannel: column commands, activations,
+	// Counters since Build: column commands, activations,
 	// precharges (conflicts; refresh precharges excluded) and refreshes.
 	Reads, Writes, Acts, Pres, Refreshes int64
 	// DataBusy sums the data-bus time of all bursts.
 	DataBusy Time
 }
 
-// NewChannel builds an idle channel for d (which must be valid) that
-// reports column commands to sink and schedules its decisions on eng.
-func NewChannel(name string, d DDR5Config, eng Scheduler, sink DRAMSink) *Channel {
+// DDR5Builder builds DDR5 channels and their address mapper, the way the
+// ideal parts are built (LLCBuilder, LinkBuilder): a value whose With
+// methods return a modified copy, so one builder can be specialised per
+// channel without aliasing. Start from MakeDDR5Builder; a preset comes
+// from DDR5Preset and goes in with WithConfig.
+type DDR5Builder struct {
+	cfg         DDR5Config
+	eng         Scheduler
+	sink        DRAMSink
+	slot, slots int // refresh stagger: slot of slots
+}
+
+// MakeDDR5Builder returns a builder with DefaultConfig's DDR5 (the
+// ddr5-4800 preset), refreshing at the first of one slot (no stagger).
+// Build needs a scheduler and a sink (WithScheduler, WithSink).
+func MakeDDR5Builder() DDR5Builder {
+	return DDR5Builder{cfg: DefaultConfig().Memory.DDR5, slots: 1}
+}
+
+// WithConfig returns a copy that builds channels of d: a preset
+// (DDR5Preset) or a decoded memory.ddr5 section. Build checks it.
+func (b DDR5Builder) WithConfig(d DDR5Config) DDR5Builder { b.cfg = d; return b }
+
+// WithScheduler returns a copy whose channels schedule their decisions on
+// eng.
+func (b DDR5Builder) WithScheduler(eng Scheduler) DDR5Builder { b.eng = eng; return b }
+
+// WithSink returns a copy whose channels report column commands to sink.
+func (b DDR5Builder) WithSink(sink DRAMSink) DDR5Builder { b.sink = sink; return b }
+
+// WithRefreshSlot returns a copy whose channel refreshes at slot k of n
+// evenly spaced slots of tREFI (rank r of R at slot k*R + r of n*R), so
+// that the n channels of a stack, built with k = 0..n-1, do not all
+// refresh at once.
+func (b DDR5Builder) WithRefreshSlot(k, n int) DDR5Builder { b.slot, b.slots = k, n; return b }
+
+// Config returns the DDR5 configuration the builder builds.
+func (b DDR5Builder) Config() DDR5Config { return b.cfg }
+
+// Build returns an idle channel. It panics on an invalid configuration,
+// a missing scheduler or sink, or a refresh slot outside [0, n):
+// Config.Validate rejects a user's bad values before they get here.
+func (b DDR5Builder) Build(name string) *Channel {
+	d := b.cfg
 	if err := d.Validate(); err != nil {
 		panic(fmt.Sprintf("timing: channel %s: %v", name, err))
 	}
+	if b.eng == nil || b.sink == nil || b.slots < 1 || b.slot < 0 || b.slot >= b.slots {
+		panic(fmt.Sprintf("timing: channel %s: needs a scheduler, a sink and a refresh slot k in [0, n) (got %d of %d)", name, b.slot, b.slots))
+	}
 	nb := d.Ranks * d.BankGroups * d.BanksPerGroup
-	ch := &Channel{name: mustName(name), refSeed: d.RefreshSeed, eng: eng, sink: sink, t: makeDDR5Timing(d), closed: d.PagePolicy == "closed",
+	ch := &Channel{name: mustName(name), refSeed: d.RefreshSeed, eng: b.eng, sink: b.sink, t: makeDDR5Timing(d), closed: d.PagePolicy == "closed",
 		groups: int32(d.BankGroups), banksG: int32(d.BanksPerGroup),
 		banks: make([]bankState, nb), grp: make([]groupState, d.Ranks*d.BankGroups), ranks: make([]rankState, d.Ranks),
 		rqCap: d.ReadQueue, wqCap: d.WriteQueue, high: d.WriteHigh, low: d.WriteLow, pendingAt: Never}
-	ch.StaggerRefresh(0, 1)
+	ch.staggerRefresh(b.slot, b.slots)
 	ch.readQ = make([]DRAMAccess, 0, d.ReadQueue)
 	ch.writeQ = make([]DRAMAccess, 0, d.WriteQueue)
 	return ch
@@ -140,10 +184,9 @@ func NewChannel(name string, d DDR5Config, eng Scheduler, sink DRAMSink) *Channe
 // Name returns the component's hierarchical name.
 func (ch *Channel) Name() string { return ch.name }
 
-// StaggerRefresh places this channel's refreshes at slot k of n evenly
-// spaced slots of tREFI (rank r of R at slot k*R + r of n*R), so that the
-// channels of a stack do not all refresh at once. Call before any Push.
-func (ch *Channel) StaggerRefresh(k, n int) {
+// staggerRefresh places this channel's refreshes at slot k of n evenly
+// spaced slots of tREFI (see DDR5Builder.WithRefreshSlot).
+func (ch *Channel) staggerRefresh(k, n int) {
 	nr := len(ch.ranks)
 	for r := range ch.ranks {
 		rk := &ch.ranks[r]
@@ -516,8 +559,10 @@ type DDR5Mapper struct {
 	hashBits, bankBits uint64
 }
 
-// NewDDR5Mapper returns the mapper of a valid d.
-func NewDDR5Mapper(d DDR5Config) DDR5Mapper {
+// Mapper returns the address mapper of the builder's configuration. It
+// panics on an invalid mapping (Config.Validate rejects those first).
+func (b DDR5Builder) Mapper() DDR5Mapper {
+	d := b.cfg
 	fs, err := parseMapping(d.Mapping)
 	if err != nil {
 		panic(fmt.Sprintf("timing: DDR5 mapping: %v", err))

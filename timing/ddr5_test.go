@@ -40,7 +40,7 @@ func runChannel(t *testing.T, d DDR5Config, reqs []DRAMAccess, at []Time) *testS
 	t.Helper()
 	eng := NewEngine()
 	sink := &testSink{}
-	ch := NewChannel("Ch[0]", d, eng, sink)
+	ch := MakeDDR5Builder().WithConfig(d).WithScheduler(eng).WithSink(sink).Build("Ch[0]")
 	for i := range reqs {
 		i := i
 		eng.Schedule(at[i], HandlerFunc(func(now Time, _ int64) { ch.Push(now, reqs[i]) }), 0)
@@ -151,7 +151,7 @@ func TestDDR5Refresh(t *testing.T) {
 	}
 	eng := NewEngine()
 	sink := &testSink{}
-	ch := NewChannel("Ch[0]", d, eng, sink)
+	ch := MakeDDR5Builder().WithConfig(d).WithScheduler(eng).WithSink(sink).Build("Ch[0]")
 	eng.Schedule(10*refi+refi/2, HandlerFunc(func(now Time, _ int64) { ch.Push(now, DRAMAccess{Row: 2}) }), 0)
 	eng.Run()
 	if ch.Refreshes != 10 {
@@ -203,7 +203,7 @@ func TestDDR5PagePolicies(t *testing.T) {
 func TestDDR5MapperFields(t *testing.T) {
 	d := quietDDR5(t) // ro:ra:ba:bg:co:ch; 8 channels, 16 columns, 8 groups, 4 banks
 	d.BankHash = BankHashNone
-	m := NewDDR5Mapper(d)
+	m := MakeDDR5Builder().WithConfig(d).Mapper()
 	for _, c := range []struct {
 		line        uint64
 		ch          int
@@ -224,7 +224,7 @@ func TestDDR5MapperFields(t *testing.T) {
 func TestDDR5MapperXOR(t *testing.T) {
 	d := quietDDR5(t)
 	d.BankHash = BankHashXOR
-	m := NewDDR5Mapper(d)
+	m := MakeDDR5Builder().WithConfig(d).Mapper()
 	const rowLines = 8 * 16 * 8 * 4 // lines per row number (all channels, columns, banks)
 	for _, c := range []struct {
 		line        uint64
@@ -261,5 +261,52 @@ func TestDDR5MapperXOR(t *testing.T) {
 	}
 	if len(banks) != 8 {
 		t.Errorf("the eight 2 MiB regions start in %d distinct banks, want 8", len(banks))
+	}
+}
+
+// TestBuildersDefaultsAndCopies: the builders start from the presets
+// DefaultConfig names (ddr5-4800, pcie6-x16 at the whole link), their
+// With methods leave the receiver alone, and a DDR5 channel without a
+// scheduler or sink, or with a refresh slot outside [0, n), is refused.
+func TestBuildersDefaultsAndCopies(t *testing.T) {
+	d, _ := DDR5Preset(PresetDDR5_4800)
+	b := MakeDDR5Builder()
+	if b.Config() != d {
+		t.Errorf("DDR5 builder default %+v, want the ddr5-4800 preset", b.Config())
+	}
+	d64, _ := DDR5Preset(PresetDDR5_6400)
+	if b.WithConfig(d64); b.Config() != d {
+		t.Error("WithConfig changed its receiver")
+	}
+	x, _ := CXLPreset(PresetPCIe6x16)
+	lb := MakeFlitLinkBuilder()
+	// 256 B at 128 GB/s is 2 ns; half the link doubles it.
+	if got := lb.Build("L").FlitTime(); got != 2000 {
+		t.Errorf("default flit time %v, want 2 ns (pcie6-x16: 256 B at 128 GB/s)", got)
+	}
+	if got := lb.WithShare(0.5).Build("L").FlitTime(); got != 4000 {
+		t.Errorf("half-share flit time %v, want 4 ns", got)
+	}
+	if got := lb.WithConfig(x).Build("L").FlitTime(); got != 2000 || lb.share != 1 {
+		t.Errorf("WithConfig(pcie6-x16) flit time %v (share %g)", got, lb.share)
+	}
+	eng, sink := NewEngine(), &testSink{}
+	for _, c := range []struct {
+		name string
+		b    DDR5Builder
+	}{
+		{"no scheduler", b.WithSink(sink)},
+		{"no sink", b.WithScheduler(eng)},
+		{"slot 2 of 2", b.WithScheduler(eng).WithSink(sink).WithRefreshSlot(2, 2)},
+		{"slot 0 of 0", b.WithScheduler(eng).WithSink(sink).WithRefreshSlot(0, 0)},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: Build did not refuse", c.name)
+				}
+			}()
+			c.b.Build("Ch[0]")
+		}()
 	}
 }

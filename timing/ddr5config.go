@@ -22,7 +22,7 @@ import (
 // the model really uses are printed by 'nfabric timing config'.
 type DDR5Config struct {
 	// Preset names the speed bin the other fields came from (informative
-	// once decoded; DecodeSetup starts from it).
+	// once decoded; experiments.DecodeTimingSetup starts from it).
 	Preset string `yaml:"preset" json:"preset"`
 	// DataRateMTs is the transfer rate; the clock is half of it
 	// (tCK = 2000 / rate ns, rounded to a picosecond).

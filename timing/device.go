@@ -109,13 +109,13 @@ type Device struct {
 
 func newDevice(name string, sys *System, cfg Config) *Device {
 	d := &Device{name: mustName(name), sys: sys, eng: sys.eng, ideal: cfg.Memory.Model != MemoryDDR5,
-		lat: fromNS(cfg.Memory.LatencyNS), x: cfg.Link.CXL}
+		lat: FromNS(cfg.Memory.LatencyNS), x: cfg.Link.CXL}
 	d.Pipe = MakePipelineBuilder().WithStages(cfg.Controller.Stages).WithCycle(cfg.Cycle()).
 		WithInitiationCycles(cfg.Controller.InitiationCycles).Build(name + ".Pipe")
 	if cfg.LinkModel() == LinkCXL {
-		d.ReqLink = NewFlitLink(name+".ReqLink", d.x, cfg.Link.Share)
-		d.RespLink = NewFlitLink(name+".RespLink", d.x, cfg.Link.Share)
-		d.port = fromNS(d.x.PortLatencyNS)
+		lb := MakeFlitLinkBuilder().WithConfig(d.x).WithShare(cfg.Link.Share)
+		d.ReqLink, d.RespLink = lb.Build(name+".ReqLink"), lb.Build(name+".RespLink")
+		d.port = FromNS(d.x.PortLatencyNS)
 		d.credits, d.respCap = d.x.RequestCredits, d.x.ResponseQueue
 	} else {
 		d.Gate = MakeLinkBuilder().WithBandwidth(cfg.LinkBytesPerSec()).Build(name + ".Link")
@@ -124,11 +124,11 @@ func newDevice(name string, sys *System, cfg Config) *Device {
 	d.reqTrack, d.respTrack = name+".ReqLink", name+".RespLink"
 	if !d.ideal {
 		m := cfg.Memory.DDR5
-		d.mapr = NewDDR5Mapper(m)
-		d.front = fromNS(m.FrontendNS)
+		cb := MakeDDR5Builder().WithConfig(m).WithScheduler(sys.eng).WithSink(d)
+		d.mapr = cb.Mapper()
+		d.front = FromNS(m.FrontendNS)
 		for c := 0; c < m.Channels; c++ {
-			ch := NewChannel(fmt.Sprintf("%s.DRAM.Ch[%d]", name, c), m, sys.eng, d)
-			ch.StaggerRefresh(c, m.Channels)
+			ch := cb.WithRefreshSlot(c, m.Channels).Build(fmt.Sprintf("%s.DRAM.Ch[%d]", name, c))
 			d.chans = append(d.chans, ch)
 			d.ingress = append(d.ingress, ring[int32]{})
 			d.queueTrack = append(d.queueTrack, ch.name+".Queue")

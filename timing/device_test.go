@@ -90,7 +90,7 @@ func TestFlitLinkPacking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewFlitLink("L", x, 1)
+	l := MakeFlitLinkBuilder().WithConfig(x).Build("L")
 	f := l.flitFS // 68 B / 63.015 GB/s = 1079.1 ps
 	if f < 1079000 || f > 1079200 {
 		t.Fatalf("68-byte flit %d fs, want about 1079100", f)

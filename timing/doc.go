@@ -38,7 +38,7 @@
 // order they were scheduled; events are pooled, so memory is bounded by the
 // requests in flight, not by the lines simulated. A run is a pure function
 // of its configuration: no goroutines, maps or clocks inside, whatever
-// GOMAXPROCS is (the experiment drivers run independent pairs on separate
+// GOMAXPROCS is (RunPairs runs independent pairs on separate
 // engines in parallel and collect them by index).
 //
 // Components follow Akita's shape (value builders with defaults whose
@@ -143,7 +143,7 @@
 // not tune constants to imitate. With a fixed-latency memory every healthy
 // row sits within a few hundredths of a percent of the closed form, so our
 // ranges are narrow where the paper's are wide. Fig. 3(d) needs a
-// training-step time the paper does not give (Experiments.StepMS).
+// training-step time the paper does not give (experiments.TimingParams.StepMS).
 //
 // One finding is the model's own: a 512-bit datapath at 2 GHz moves
 // 128 GB/s, slightly less than the 128 GiB/s (137.4 GB/s) link, so when a

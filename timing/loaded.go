@@ -19,28 +19,28 @@ type LoadPoint struct {
 	Result Result `json:"result"`
 }
 
-// RunLoadedLatency measures the loaded-latency curve of s.Model, the plot
+// RunLoadedLatency measures the loaded-latency curve of cfg, the plot
 // memory-system people read first: every stream reads its own footprint
 // once (cold, so every read reaches a controller) with the per-stream
-// outstanding limit swept over s.Experiments.LoadOutstanding, identity
-// and low-bit reads alike. Latency runs from the stream's issue to the
-// data's arrival, LLC lookup included.
-func RunLoadedLatency(ctx context.Context, s Setup) ([]LoadPoint, error) {
-	if err := s.Validate(); err != nil {
+// outstanding limit swept over outstanding, identity and low-bit reads
+// alike. Latency runs from the stream's issue to the data's arrival, LLC
+// lookup included.
+func RunLoadedLatency(ctx context.Context, cfg Config, outstanding []int) ([]LoadPoint, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	var jobs []job
+	var jobs []PairJob
 	var pts []LoadPoint
-	for _, o := range s.Experiments.LoadOutstanding {
-		c := s.Model
+	for _, o := range outstanding {
+		c := cfg
 		c.Streams.Outstanding, c.Streams.Passes, c.Streams.Pattern = o, 1, "read"
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("loaded latency, %d outstanding: %w", o, err)
 		}
-		jobs = append(jobs, job{cfg: c, w: Sweep{}, window: All})
+		jobs = append(jobs, PairJob{Config: c, W: Sweep{}, Window: All})
 		pts = append(pts, LoadPoint{Mode: "identity", Outstanding: o}, LoadPoint{Mode: "lowbit", Outstanding: o})
 	}
-	pairs, err := runJobs(ctx, jobs)
+	pairs, err := RunPairs(ctx, jobs)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func TestSingleOutstandingClosedForm(t *testing.T) {
 			p := mustPair(t, c, nil)
 			n := c.FootprintLines()
 			gate := roundTrain(1, c.LinkBytesPerSec())
-			per := fromNS(c.LLC.HitLatencyNS) + fromNS(tc.lat) + gate
+			per := FromNS(c.LLC.HitLatencyNS) + FromNS(tc.lat) + gate
 			pipe := Time(tc.stages) * 500
 			if got, want := p.Identity.RunTime, Time(n)*per; got != want {
 				t.Errorf("identity run time = %v; want %d x %v = %v", got, n, per, want)
@@ -98,7 +98,7 @@ func TestSaturatedClosedForm(t *testing.T) {
 			c.Controller.InitiationCycles = 0 // keep the pipeline from limiting throughput
 			p := mustPair(t, c, nil)
 			n := c.FootprintLines() * int64(tc.w)
-			first := fromNS(c.LLC.HitLatencyNS) + fromNS(c.Memory.LatencyNS)
+			first := FromNS(c.LLC.HitLatencyNS) + FromNS(c.Memory.LatencyNS)
 			want := first + roundTrain(n, c.LinkBytesPerSec())
 			if got := p.Identity.RunTime; got != want {
 				t.Errorf("identity run time = %v; want %v + round(%d lines at %d B/s) = %v", got, first, n, c.LinkBytesPerSec(), want)
@@ -198,7 +198,7 @@ func TestTimeMonotone(t *testing.T) {
 func TestReplayClosedForm(t *testing.T) {
 	c := missConfig()
 	c.Streams.Count, c.Streams.Outstanding = 1, 1
-	per := fromNS(c.LLC.HitLatencyNS) + fromNS(c.Memory.LatencyNS) + roundTrain(1, c.LinkBytesPerSec())
+	per := FromNS(c.LLC.HitLatencyNS) + FromNS(c.Memory.LatencyNS) + roundTrain(1, c.LinkBytesPerSec())
 	pipe := c.PipelineLatency()
 	ready := 50 * Microsecond
 	p := mustPair(t, c, Replay{Buckets: []Bucket{{Ready: 0, Lines: 10}, {Ready: ready, Lines: 7}}})
@@ -283,28 +283,36 @@ func TestOverheadProperties(t *testing.T) {
 	}
 }
 
-// TestDeterminism: the Table 4 driver gives the same rows whatever
-// GOMAXPROCS is.
-func TestDeterminism(t *testing.T) {
-	s := DefaultSetup()
-	s.Model.Streams.FootprintMiB = 0.25
-	s.Model.LLC.SizeMiB = 1
-	s.Experiments.StreamCounts = []int{1, 3, 8}
-	run := func(procs int) []Row {
+// TestRunPairsDeterminism: RunPairs gives the same pairs, in job order,
+// whatever GOMAXPROCS is, and each is the pair RunWindowPair gives alone.
+func TestRunPairsDeterminism(t *testing.T) {
+	c := DefaultConfig()
+	c.Streams.FootprintMiB = 0.25
+	c.LLC.SizeMiB = 1
+	var jobs []PairJob
+	for _, w := range []int{1, 3, 8} {
+		c.Streams.Count = w
+		jobs = append(jobs, PairJob{Config: c, W: Sweep{}, Window: All})
+	}
+	run := func(procs int) []Pair {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		rows, err := RunTable4(t.Context(), s)
+		ps, err := RunPairs(t.Context(), jobs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rows
+		return ps
 	}
 	a, b := run(1), run(4)
-	if len(a) != len(b) {
-		t.Fatalf("%d rows vs %d", len(a), len(b))
+	if len(a) != len(jobs) || len(b) != len(jobs) {
+		t.Fatalf("%d and %d pairs for %d jobs", len(a), len(b), len(jobs))
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			t.Errorf("row %d differs across GOMAXPROCS:\n%+v\n%+v", i, a[i], b[i])
+	for i, j := range jobs {
+		alone, err := RunWindowPair(j.Config, j.W, j.Window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a[i] != b[i] || a[i] != alone {
+			t.Errorf("job %d differs across GOMAXPROCS or from RunWindowPair:\n%+v\n%+v\n%+v", i, a[i], b[i], alone)
 		}
 	}
 }

@@ -38,7 +38,7 @@ func DescribePresets(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		l := NewFlitLink("L", x, 1)
+		l := MakeFlitLinkBuilder().WithConfig(x).Build("L")
 		fmt.Fprintf(tw, "  %s\t%d\t%.2f\t%.4f\t%.2f\n", n, x.FlitBytes, x.RawBytesPerSec()/1e9, float64(l.flitFS)/1e6, x.LineGiBps(1))
 	}
 	return tw.Flush()

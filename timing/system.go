@@ -119,11 +119,11 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 	sys.llc = MakeLLCBuilder().
 		WithSize(int64(cfg.LLC.SizeMiB * (1 << 20))).
 		WithWays(cfg.LLC.Ways).
-		WithLatency(fromNS(cfg.LLC.HitLatencyNS)).
+		WithLatency(FromNS(cfg.LLC.HitLatencyNS)).
 		Build("Host[0].LLC")
 	sys.hitLat = sys.llc.Latency()
 	sb := MakeStackBuilder().
-		WithMemLatency(fromNS(cfg.Memory.LatencyNS)).
+		WithMemLatency(FromNS(cfg.Memory.LatencyNS)).
 		WithPipeline(MakePipelineBuilder().
 			WithStages(cfg.Controller.Stages).
 			WithCycle(cfg.Cycle()).
@@ -137,7 +137,7 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 			sys.stacks = append(sys.stacks, sb.Build(name))
 		}
 	}
-	iv := fromNS(cfg.Streams.IssueIntervalNS)
+	iv := FromNS(cfg.Streams.IssueIntervalNS)
 	for i, src := range sources {
 		sys.streams = append(sys.streams, &Stream{
 			name: mustName(fmt.Sprintf("Host[0].Stream[%d]", i)), sys: sys, src: src,

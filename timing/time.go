@@ -45,5 +45,5 @@ func (t Time) String() string {
 	return fmt.Sprintf("%dps", int64(t))
 }
 
-// fromNS converts nanoseconds to Time, rounding to the nearest picosecond.
-func fromNS(ns float64) Time { return Time(math.Round(ns * float64(Nanosecond))) }
+// FromNS converts nanoseconds to Time, rounding to the nearest picosecond.
+func FromNS(ns float64) Time { return Time(math.Round(ns * float64(Nanosecond))) }

@@ -28,6 +28,7 @@ type Aggregator struct {
 	pin     [][]float32   // per-worker view for software majority
 	last    [][][]float32 // the gradients of the last Aggregate
 	meanOK  bool          // mean holds the mean of last
+	sum     sumScratch    // Int8 and BFP8 groups
 }
 
 // NewAggregator returns an aggregator for w workers of m under p. layout
@@ -81,8 +82,8 @@ func (a *Aggregator) Mean() [][]float32 {
 }
 
 // Aggregate writes the update direction of every parameter into dst
-// (shaped like the parameters): the FP32 mean, or a vector in {-1, 0, +1}
-// for sign rules. grads[k][i] is worker k's gradient of parameter i.
+// (shaped like the parameters): the FP32 mean, its Int8 or BFP8
+// approximation, or a vector in {-1, 0, +1} for sign rules. grads[k][i] is worker k's gradient of parameter i.
 // A NaN or Inf in a gradient that a sign rule would encode is an error
 // naming the worker and parameter.
 func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
@@ -122,6 +123,13 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 				a.pin[k] = a.in[k][i]
 			}
 			majority(dst[i], a.pin)
+		case Int8, BFP8:
+			for k := range a.pin {
+				a.pin[k] = a.in[k][i]
+			}
+			if err := a.sum.aggregate(s.Format(), dst[i], a.pin); err != nil {
+				return fmt.Errorf("parameter %s: %w", prm.Name, err)
+			}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 )
 
@@ -68,6 +69,9 @@ type Diag struct {
 	Steps   int     `json:"steps"`
 	Binary  Cosines `json:"binary"`
 	Ternary Cosines `json:"ternary"`
+	// Formats are every format's cosines (Config.DiagFormats), averaged
+	// over the same steps; nil, and absent from JSON, otherwise.
+	Formats *FormatCosines `json:"formats,omitempty"`
 }
 
 // cosAcc accumulates dot products and squared norms per group.
@@ -162,4 +166,103 @@ func (d *diagScratch) step(m *nn.Model, grads [][][]float32, mean [][]float32) (
 		flat += n
 	}
 	return cb.cosines(), ct.cosines()
+}
+
+// FormatCosines are one step's cosines of each format's aggregate to the
+// FP32 mean, indexed by lowbit.Format: the admission ladder's warm-up
+// diagnostics for every rung (control.Rungs).
+type FormatCosines [lowbit.NumFormats]Cosines
+
+// add adds c's cosines to f's, format by format.
+func (f *FormatCosines) add(c FormatCosines) {
+	for i := range f {
+		f[i].add(c[i])
+	}
+}
+
+// scale multiplies every cosine by s.
+func (f *FormatCosines) scale(s float64) {
+	for i := range f {
+		f[i].scale(s)
+	}
+}
+
+// MarshalJSON writes one key per format, named as lowbit writes it, in
+// table order: {"fp32":{…},"g-binary":{…},…}.
+func (f FormatCosines) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, c := range f {
+		e, err := c.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), lowbit.Format(i).String()...), `":`...)
+		b = append(b, e...)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; an unknown format is an
+// error, a missing one reads as zeros.
+func (f *FormatCosines) UnmarshalJSON(b []byte) error {
+	var m map[string]Cosines
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("format cosines: %w", err)
+	}
+	var out FormatCosines
+	for k, c := range m {
+		ft, err := lowbit.ParseFormat(k)
+		if err != nil || ft.String() != k {
+			return fmt.Errorf("format cosines: unknown format %q", k)
+		}
+		out[ft] = c
+	}
+	*f = out
+	return nil
+}
+
+// StepFormatCosines returns, for every format, the cosines (per group and
+// global) between its aggregate of grads[k][i] and their FP32 mean: FP32
+// the mean itself (1 wherever the mean is not zero), G-Binary and
+// G-Ternary as StepCosines, Int8 and BFP8 the decoded lane sums of the
+// lowbit kernels, one bucket per parameter tensor as the Int8 and BFP8
+// rules aggregate. A NaN or Inf gradient is an error.
+func StepFormatCosines(m *nn.Model, grads [][][]float32) (FormatCosines, error) {
+	var out FormatCosines
+	mean := m.NewGrads()
+	meanGrads(mean, grads)
+	var d diagScratch
+	out[lowbit.Binary], out[lowbit.Ternary] = d.step(m, grads, mean)
+	var fp, c8, cb cosAcc
+	var s sumScratch
+	pin := make([][]float32, len(grads))
+	var u []float32
+	for i, prm := range m.Params {
+		if err := lowbit.CheckFinite(mean[i]); err != nil {
+			return out, fmt.Errorf("parameter %s: mean gradient: %w", prm.Name, err)
+		}
+		fp.add(prm.Group, mean[i], mean[i])
+		n := prm.Len()
+		if cap(u) < n {
+			u = make([]float32, n)
+		}
+		u = u[:n]
+		for k := range grads {
+			pin[k] = grads[k][i]
+		}
+		for _, fc := range []struct {
+			f   lowbit.Format
+			acc *cosAcc
+		}{{lowbit.Int8, &c8}, {lowbit.BFP8, &cb}} {
+			if err := s.aggregate(fc.f, u, pin); err != nil {
+				return out, fmt.Errorf("parameter %s: %w", prm.Name, err)
+			}
+			fc.acc.add(prm.Group, u, mean[i])
+		}
+	}
+	out[lowbit.FP32], out[lowbit.Int8], out[lowbit.BFP8] = fp.cosines(), c8.cosines(), cb.cosines()
+	return out, nil
 }

@@ -27,7 +27,9 @@ import (
 // so carrying it across a switch would turn the last sign steps into a
 // huge FP32 step (we saw training diverge that way); a runtime switching
 // precision would re-initialise that optimizer state too. A fixed policy
-// never switches, so it never resets.
+// never switches, so it never resets. FP32, Int8 and BFP8 all apply the
+// mean (Int8 and BFP8 approximate it), so a switch among them keeps the
+// velocity.
 //
 // A Loop is not safe for concurrent use; the Stepper parallelises each
 // step over the workers.
@@ -193,7 +195,7 @@ func (l *Loop) update(pol Policy) {
 	var lrs [nn.NumGroups]float32
 	for _, g := range nn.Groups() {
 		lrs[g] = l.cfg.RuleLR(pol[g])
-		if l.stepped && pol[g].Rule != l.prev[g].Rule {
+		if l.stepped && updateKind(pol[g].Rule) != updateKind(l.prev[g].Rule) {
 			for i, prm := range m.Params {
 				if prm.Group == g {
 					clear(l.Opt.Vel[i])
@@ -206,4 +208,13 @@ func (l *Loop) update(pol Policy) {
 	for i, prm := range m.Params {
 		l.Opt.StepParam(i, l.dst[i], lrs[prm.Group])
 	}
+}
+
+// updateKind is what a velocity reset compares: the rule, except that the
+// rules that apply the mean (FP32 and the summed formats) are one kind.
+func updateKind(r Rule) Rule {
+	if r.Sum() {
+		return FP32
+	}
+	return r
 }

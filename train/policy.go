@@ -36,10 +36,25 @@ const (
 	// is not communication-comparable (the FP32 reduction already ran).
 	// sgn(0) = 0.
 	SignOfMean
+	// Int8 goes beyond the paper: the workers agree on one scale per
+	// parameter tensor (a max-reduce of max_j |g_kj|, lowbit.Int8Scale),
+	// encode 8-bit codes (lowbit.EncodeInt8), their codes are summed lane
+	// by lane into int16 (lowbit.SumInt8) and the sum decodes to the mean
+	// (lowbit.DecodeInt8). The update is that approximate mean, so it
+	// trains with the FP32 learning rate. The sum runs in the lowbit
+	// kernels, the controller's read-side transform, not through the cxl
+	// controller model.
+	Int8
+	// BFP8 goes beyond the paper: each worker encodes 64-element blocks
+	// with its own exponent and 8-bit mantissas (lowbit.EncodeBFP8), the
+	// mantissas are aligned to each block's largest exponent and summed
+	// (lowbit.SumBFP8) and decoded to the mean (lowbit.DecodeBFP8); as
+	// Int8, an approximate mean with the FP32 learning rate.
+	BFP8
 	numRules
 )
 
-var ruleNames = [numRules]string{"fp32", "g-binary", "g-ternary", "majority-sign", "sign-of-mean"}
+var ruleNames = [numRules]string{"fp32", "g-binary", "g-ternary", "majority-sign", "sign-of-mean", "int8", "bfp8"}
 
 func (r Rule) String() string {
 	if r < numRules {
@@ -48,14 +63,19 @@ func (r Rule) String() string {
 	return fmt.Sprintf("Rule(%d)", uint8(r))
 }
 
-// Sign reports whether r applies a {-1, 0, +1} update (every rule but FP32),
-// and so trains with the sign learning rate by default.
-func (r Rule) Sign() bool { return r != FP32 && r < numRules }
+// Sign reports whether r applies a {-1, 0, +1} update (every rule but FP32
+// and the summed formats Int8 and BFP8, which decode to an approximate
+// mean), and so trains with the sign learning rate by default.
+func (r Rule) Sign() bool { return r != FP32 && r < numRules && !r.Sum() }
+
+// Sum reports whether r aggregates by an integer lane sum of fixed-point
+// codes decoded to the mean (Int8, BFP8).
+func (r Rule) Sum() bool { return r == Int8 || r == BFP8 }
 
 // Mode is the controller mode that carries r: GBinary and GTernary go
 // through the controller's low-bit datapath; every other rule (FP32, the
-// software baselines MajoritySign and SignOfMean) leaves its regions in
-// FP32 bypass. It is the one mapping from training rules to the mode
+// software baselines MajoritySign and SignOfMean, and Int8 and BFP8, whose
+// lane sums run in the lowbit kernels) leaves its regions in FP32 bypass. It is the one mapping from training rules to the mode
 // vocabulary (cxl.Mode); what a mode implies comes from cxl.
 func (r Rule) Mode() cxl.Mode {
 	switch r {
@@ -87,12 +107,22 @@ func RuleOf(m cxl.Mode) (Rule, bool) {
 func (r Rule) ViaController() bool { return r.Mode().LowBit() }
 
 // Rules lists the rules in declaration order.
-func Rules() []Rule { return []Rule{FP32, GBinary, GTernary, MajoritySign, SignOfMean} }
+func Rules() []Rule { return []Rule{FP32, GBinary, GTernary, MajoritySign, SignOfMean, Int8, BFP8} }
 
 // ParseRule accepts fp32, g-binary (gbinary, binary), g-ternary (gternary,
-// ternary), majority-sign (majority, majoritysignsgd, majoritysign) and
-// sign-of-mean (signofmean), in any case.
+// ternary), majority-sign (majority, majoritysignsgd, majoritysign),
+// sign-of-mean (signofmean), int8 (int-8, fixed8) and bfp8 (bfp,
+// block-fp8), in any case. The summed formats take their names and
+// aliases from the lowbit format table.
 func ParseRule(s string) (Rule, error) {
+	if f, err := lowbit.ParseFormat(s); err == nil {
+		switch f {
+		case lowbit.Int8:
+			return Int8, nil
+		case lowbit.BFP8:
+			return BFP8, nil
+		}
+	}
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "fp32", "mean":
 		return FP32, nil
@@ -105,7 +135,27 @@ func ParseRule(s string) (Rule, error) {
 	case "sign-of-mean", "signofmean":
 		return SignOfMean, nil
 	}
-	return 0, fmt.Errorf("unknown rule %q (want fp32, g-binary, g-ternary, majority-sign or sign-of-mean)", s)
+	return 0, fmt.Errorf("unknown rule %q (want fp32, g-binary, g-ternary, majority-sign, sign-of-mean, int8 or bfp8)", s)
+}
+
+// RuleFor is the rule that aggregates a group in payload format f, the
+// admission ladder's vocabulary (control.Rungs): FP32, G-Binary and
+// G-Ternary through the controller, Int8 and BFP8 through the lowbit sum
+// kernels. An unknown format is an error.
+func RuleFor(f lowbit.Format) (Rule, error) {
+	switch f {
+	case lowbit.FP32:
+		return FP32, nil
+	case lowbit.Binary:
+		return GBinary, nil
+	case lowbit.Ternary:
+		return GTernary, nil
+	case lowbit.Int8:
+		return Int8, nil
+	case lowbit.BFP8:
+		return BFP8, nil
+	}
+	return 0, fmt.Errorf("no rule for format %v", f)
 }
 
 // RuleSpec is the aggregation of one layer group: a rule, its extensions
@@ -132,15 +182,21 @@ type RuleSpec struct {
 
 // Extension reports whether the spec uses anything beyond the paper.
 func (s RuleSpec) Extension() bool {
-	return s.EF || (s.Rule == GTernary && s.Gate.Extension())
+	return s.EF || (s.Rule == GTernary && s.Gate.Extension()) || s.Rule.Sum()
 }
 
 // Format is the payload format the spec sends, for traffic accounting:
 // its mode's format, except that MajoritySign sends signs (1 bit) without
-// the controller; SignOfMean reduces FP32 first.
+// the controller, Int8 and BFP8 send their own formats, and SignOfMean
+// reduces FP32 first.
 func (s RuleSpec) Format() lowbit.Format {
-	if s.Rule == MajoritySign {
+	switch s.Rule {
+	case MajoritySign:
 		return lowbit.Binary
+	case Int8:
+		return lowbit.Int8
+	case BFP8:
+		return lowbit.BFP8
 	}
 	return s.Rule.Mode().Format()
 }
@@ -334,7 +390,7 @@ func (p Policy) String() string {
 // "G-Binary backbone + FP32 head".
 func (p Policy) Label() string {
 	name := func(s RuleSpec) string {
-		n := map[Rule]string{FP32: "FP32", GBinary: "G-Binary", GTernary: "G-Ternary", MajoritySign: "MajoritySignSGD", SignOfMean: "SignOfMean"}[s.Rule]
+		n := map[Rule]string{FP32: "FP32", GBinary: "G-Binary", GTernary: "G-Ternary", MajoritySign: "MajoritySignSGD", SignOfMean: "SignOfMean", Int8: "INT8", BFP8: "BFP8"}[s.Rule]
 		if s.EF {
 			n += "+EF"
 		}

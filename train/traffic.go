@@ -13,10 +13,17 @@ import (
 // 32, G-Binary and MajoritySign 1, G-Ternary 1.58 bits per element) and
 // under the bits our stored planes need (G-Ternary with the positional or
 // margin gate 1 bit: the controller derives the gate; the worker gate 2).
-// SignOfMean counts as FP32: it reduces FP32 gradients first.
+// SignOfMean counts as FP32: it reduces FP32 gradients first. Int8 and
+// BFP8 (extensions) cost 8 and 8.125 bits per element under both; Int8's
+// scale agreement is the separate term ScaleBits, not in either ratio.
 type Traffic struct {
 	Paper  lowbit.Traffic `json:"paper"`
 	Stored lowbit.Traffic `json:"stored"`
+	// ScaleBits is the scale agreement one worker sends per step for its
+	// Int8 groups: lowbit.ScaleBits per parameter tensor (one bucket
+	// each, see ScaleAgreementBits); 0, and absent from JSON, without
+	// Int8.
+	ScaleBits float64 `json:"scale_bits,omitempty"`
 }
 
 // PolicyTraffic returns the traffic of one step of m under p.
@@ -30,10 +37,30 @@ func PolicyTraffic(m *nn.Model, p Policy) Traffic {
 		}
 		groups = append(groups, lg)
 	}
-	return Traffic{
-		Paper:  lowbit.Account(groups, lowbit.PaperAccounting),
-		Stored: lowbit.Account(groups, lowbit.PlaneAccounting),
+	var scale float64
+	for _, b := range ScaleAgreementBits(m, p) {
+		scale += b
 	}
+	return Traffic{
+		Paper:     lowbit.Account(groups, lowbit.PaperAccounting),
+		Stored:    lowbit.Account(groups, lowbit.PlaneAccounting),
+		ScaleBits: scale,
+	}
+}
+
+// ScaleAgreementBits returns, per group, the bits one worker sends per
+// step to agree on Int8 scales: lowbit.ScaleBits (one float32 of
+// max |g|, max-reduced over the workers) for each non-empty parameter
+// tensor of a group aggregated as Int8, the aggregator's bucket; 0 for
+// every other rule.
+func ScaleAgreementBits(m *nn.Model, p Policy) PerGroup[float64] {
+	var out PerGroup[float64]
+	for _, prm := range m.Params {
+		if p[prm.Group].Rule == Int8 && prm.Len() > 0 {
+			out[prm.Group] += lowbit.ScaleBits
+		}
+	}
+	return out
 }
 
 // FormatRatio formats a traffic ratio to four decimals rounding halves

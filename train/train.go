@@ -57,6 +57,9 @@ type Config struct {
 	// diagnostics are measured, over at most DiagSteps steps (0: all).
 	DiagEpochs []int
 	DiagSteps  int
+	// DiagFormats adds every format's cosines (StepFormatCosines) to the
+	// diagnostics, Diag.Formats; off, the diagnostics are the paper's two.
+	DiagFormats bool
 	// Checkpoint, if not empty, is written atomically after every epoch;
 	// with Resume a run starts from it when it exists.
 	Checkpoint string
@@ -343,6 +346,16 @@ func runHooks(cfg Config, sets *data.Sets, l *Loop, res *Result) Hooks {
 				dg.Steps++
 				dg.Binary.add(bc)
 				dg.Ternary.add(tc)
+				if cfg.DiagFormats {
+					fc, err := StepFormatCosines(m, l.Stepper.Grads)
+					if err != nil {
+						return fmt.Errorf("format diagnostics: %w", err)
+					}
+					if dg.Formats == nil {
+						dg.Formats = new(FormatCosines)
+					}
+					dg.Formats.add(fc)
+				}
 			}
 			res.Steps = append(res.Steps, StepStat{Epoch: s.Epoch, Loss: s.Loss, Acc: float64(s.Correct) / float64(s.N)})
 			if cfg.LogEvery > 0 && s.InEpoch%cfg.LogEvery == 0 {
@@ -355,6 +368,9 @@ func runHooks(cfg Config, sets *data.Sets, l *Loop, res *Result) Hooks {
 				dg.Epoch = es.Epoch
 				dg.Binary.scale(1 / float64(dg.Steps))
 				dg.Ternary.scale(1 / float64(dg.Steps))
+				if dg.Formats != nil {
+					dg.Formats.scale(1 / float64(dg.Steps))
+				}
 				res.Diags = append(res.Diags, dg)
 			}
 			dg = Diag{}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/workload"
 	"github.com/spf13/cobra"
 )
@@ -102,7 +103,7 @@ func newCollectiveCmd() *cobra.Command {
 			if err := collectiveOptions(cmd, &o, exposure, links, models); err != nil {
 				return err
 			}
-			cfg := experiments.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
+			cfg := run.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
 			r, err := experiments.RunCollective(cmd.Context(), cfg, o)
 			if err != nil {
 				return err

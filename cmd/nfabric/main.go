@@ -122,13 +122,13 @@ func signalStatus(s os.Signal) int {
 	return 1
 }
 
-// run executes the command line and returns the exit status: 0 on success,
+// execute runs the command line and returns the exit status: 0 on success,
 // 2 on a usage error, 1 on any other failure.
-func run(args []string, stdout, stderr io.Writer) int {
+func execute(args []string, stdout, stderr io.Writer) int {
 	return runContext(context.Background(), args, stdout, stderr)
 }
 
-// runContext is run under ctx, which the interrupt handler cancels.
+// runContext is execute under ctx, which the interrupt handler cancels.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)

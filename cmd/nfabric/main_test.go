@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // nfabric runs the command line in-process and returns its exit status,
@@ -15,7 +19,7 @@ import (
 func nfabric(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
+	code := execute(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -103,6 +107,68 @@ func TestPayloadPipeline(t *testing.T) {
 			}
 			results[mode] = string(b)
 		}
+	}
+}
+
+// TestPayloadSumPipeline runs random -> encode -> aggregate for the
+// integer-sum formats and checks the raw mean against the lowbit Ref
+// chain on the raw gradients, and the usage errors around them.
+func TestPayloadSumPipeline(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.f32")
+	const w, n = 3, 1000
+	if code, _, e := nfabric(t, "payload", "random", "--workers", "3", "--elements", "1000", "-o", g); code != 0 {
+		t.Fatal(e)
+	}
+	raw, _ := os.ReadFile(g)
+	grads := make([][]float32, w)
+	var m float32
+	for k := range grads {
+		grads[k] = make([]float32, n)
+		for i := range grads[k] {
+			grads[k][i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(k*n+i):]))
+			m = max(m, float32(math.Abs(float64(grads[k][i]))))
+		}
+	}
+	for _, f := range []lowbit.Format{lowbit.Int8, lowbit.BFP8} {
+		p := filepath.Join(dir, f.String()+".nfp")
+		if code, _, e := nfabric(t, "payload", "encode", "--workers", "3", "--format", f.String(), "-o", p, g); code != 0 {
+			t.Fatal(e)
+		}
+		o := filepath.Join(dir, f.String()+".mean")
+		if code, _, e := nfabric(t, "payload", "aggregate", "--mode", "mean", "-o", o, p); code != 0 {
+			t.Fatal(e)
+		}
+		codes, exps := make([][]int8, w), make([][]int8, w)
+		for k := range grads {
+			if f == lowbit.Int8 {
+				codes[k] = lowbit.RefEncodeInt8(grads[k], m/127)
+			} else {
+				codes[k], exps[k] = lowbit.RefEncodeBFP8(grads[k])
+			}
+		}
+		var want []float32
+		if f == lowbit.Int8 {
+			want = lowbit.RefDecodeInt8(lowbit.RefSumInt8(codes), m/127, w)
+		} else {
+			s, e := lowbit.RefSumBFP8(codes, exps, n)
+			want = lowbit.RefDecodeBFP8(s, e, w)
+		}
+		b, _ := os.ReadFile(o)
+		if len(b) != 4*n {
+			t.Fatalf("%v: %d bytes of means, want %d", f, len(b), 4*n)
+		}
+		for i := range want {
+			if got := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])); got != want[i] {
+				t.Fatalf("%v element %d: mean %v, want %v", f, i, got, want[i])
+			}
+		}
+		if code, _, _ := nfabric(t, "payload", "aggregate", "--mode", "binary", "-o", o, p); code != 2 {
+			t.Errorf("%v: --mode binary exit %d, want 2", f, code)
+		}
+	}
+	if code, _, e := nfabric(t, "payload", "encode", "--workers", "3", "--format", "int8", "--layout", "element-major", "-o", filepath.Join(dir, "x"), g); code != 2 || !strings.Contains(e, "worker-major") {
+		t.Errorf("element-major int8: exit %d, %q", code, e)
 	}
 }
 

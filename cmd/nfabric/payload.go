@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/payload"
 	"github.com/neuronfabric/nfabric/report"
@@ -74,8 +75,8 @@ type specFlags struct {
 
 func (sf *specFlags) add(cmd *cobra.Command, formatDefault string) {
 	cmd.Flags().IntVar(&sf.workers, "workers", 0, "number of workers W (default: from the input)")
-	cmd.Flags().StringVar(&sf.layout, "layout", "element-major", "payload layout: element-major (the paper's packet, W <= 8) or worker-major")
-	cmd.Flags().StringVar(&sf.format, "format", formatDefault, "payload format: g-binary or g-ternary")
+	cmd.Flags().StringVar(&sf.layout, "layout", "", "payload layout: element-major (the paper's packet, W <= 8; the default for g-binary and g-ternary) or worker-major (the default, and the only layout, for int8 and bfp8)")
+	cmd.Flags().StringVar(&sf.format, "format", formatDefault, "payload format: g-binary, g-ternary, or beyond the paper int8 or bfp8")
 	cmd.Flags().StringVar(&sf.gate, "gate", "pattern", "G-Ternary gate: pattern (the paper's 2-of-3), pattern:P, worker or margin:T (the last two are extensions)")
 }
 
@@ -91,14 +92,20 @@ func (sf *specFlags) checkWorkers() error {
 func (sf *specFlags) spec(workers int) (lowbit.Spec, error) {
 	var s lowbit.Spec
 	var err error
-	if s.Layout, err = lowbit.ParseLayout(sf.layout); err != nil {
-		return s, usagef("--layout: %v", err)
-	}
 	if s.Format, err = lowbit.ParseFormat(sf.format); err != nil {
 		return s, usagef("--format: %v", err)
 	}
 	if s.Format == lowbit.FP32 {
 		return s, usagef("--format: fp32 has no packed payload")
+	}
+	s.Layout = lowbit.ElementMajor
+	if s.Format.Sum() {
+		s.Layout = lowbit.WorkerMajor
+	}
+	if sf.layout != "" {
+		if s.Layout, err = lowbit.ParseLayout(sf.layout); err != nil {
+			return s, usagef("--layout: %v", err)
+		}
 	}
 	if s.Format == lowbit.Ternary {
 		if s.Gate, err = lowbit.ParseGate(sf.gate); err != nil {
@@ -106,7 +113,7 @@ func (sf *specFlags) spec(workers int) (lowbit.Spec, error) {
 		}
 	}
 	s.Workers = workers
-	if err := s.Validate(); err != nil {
+	if err := host.ValidateSpec(s); err != nil {
 		return s, usagef("%v", err)
 	}
 	return s, checkMargin(s)
@@ -124,8 +131,11 @@ func checkMargin(s lowbit.Spec) error {
 const payloadEncodeLong = `encode reads raw little-endian float32 gradients: either one file holding W
 workers one after the other (give --workers), or one file per worker. It packs
 them as G-Binary signs b = 1{g > 0} (plus gate bits |g| > --tau for the worker
-gate) in the chosen layout. A NaN or Inf is an error naming the file, worker
-and element, and no output is written.`
+gate) in the chosen layout, or, beyond the paper, as --format int8 (8-bit codes
+at one scale the workers agree on, the largest |g| / 127) or bfp8 (8-bit
+mantissas with one exponent per worker and 64-element block), worker-major. A
+NaN or Inf is an error naming the file, worker and element, and no output is
+written.`
 
 // checkEncodeFlags refuses a --tau or --base encode cannot use.
 func checkEncodeFlags(cmd *cobra.Command, spec lowbit.Spec, tau float64, base int64) error {
@@ -216,6 +226,9 @@ const payloadAggregateLong = `aggregate reads a payload file (or, with --raw, a 
   --mode counts    the sign count c (uint8 for W <= 255, else uint16 little-endian)
   --mode binary    the G-Binary update u = sgn(2c - W) as int8 (-1, 0, +1)
   --mode ternary   the G-Ternary value m*u as int8 under --gate
+and, for the int8 and bfp8 files beyond the paper:
+  --mode sum       the controller's lane sum, saturated to int16 (little-endian)
+  --mode mean      the workers' mean gradient decoded from it, float32 little-endian
 as raw bytes (--out-format raw) or as CSV lines "element,value".`
 
 func newPayloadAggregateCmd() *cobra.Command {
@@ -240,8 +253,8 @@ func newPayloadAggregateCmd() *cobra.Command {
 			if outFmt != "raw" && outFmt != "csv" {
 				return usagef("--out-format %q: want raw or csv", outFmt)
 			}
-			if mode != "counts" && mode != "binary" && mode != "ternary" {
-				return usagef("--mode %q: want counts, binary or ternary", mode)
+			if mode != "" && mode != "counts" && mode != "binary" && mode != "ternary" && mode != "sum" && mode != "mean" {
+				return usagef("--mode %q: want counts, binary or ternary (g-binary, g-ternary files), sum or mean (int8, bfp8 files)", mode)
 			}
 			if err := sf.checkWorkers(); err != nil {
 				return err
@@ -257,7 +270,7 @@ func newPayloadAggregateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			f.Signs, f.Gates = nil, nil // the file's bytes are no longer needed
+			f.Signs, f.Gates, f.Codes, f.Exps = nil, nil, nil, nil // the file's bytes are no longer needed
 			prog := newProgress(cmd, quiet, "aggregate "+out)
 			return writeOutput(cmd, out, func(w io.Writer) error {
 				if outFmt == "csv" {
@@ -270,7 +283,7 @@ func newPayloadAggregateCmd() *cobra.Command {
 	sf.add(cmd, "g-binary")
 	cmd.Flags().BoolVar(&raw, "raw", false, "the input is headerless element-major packets (one byte per element); needs --workers")
 	cmd.Flags().Int64Var(&rawBase, "base", 0, "with --raw: flattened index of element 0")
-	cmd.Flags().StringVar(&mode, "mode", "counts", "what to return: counts, binary or ternary")
+	cmd.Flags().StringVar(&mode, "mode", "", "what to return: counts, binary or ternary; sum or mean for int8 and bfp8 files (default counts, or sum)")
 	cmd.Flags().StringVar(&outFmt, "out-format", "raw", "output format: raw or csv")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- for stdout)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
@@ -307,8 +320,27 @@ func (sf *specFlags) matchFile(cmd *cobra.Command, name string, f *payload.File)
 // aggregateValues reduces the file under mode; --gate (or, left out, a
 // G-Ternary file's own gate) chooses the ternary vote's gate.
 func aggregateValues(cmd *cobra.Command, sf *specFlags, f *payload.File, mode, name string) (payload.Values, error) {
-	if mode == "counts" {
+	if f.Spec.Format.Sum() {
+		var v payload.Values
+		var err error
+		switch mode {
+		case "", "sum":
+			v, err = f.SumValues()
+		case "mean":
+			v, err = f.MeanValues()
+		default:
+			return payload.Values{}, usagef("--mode %s, but %s is %v: want sum or mean", mode, name, f.Spec.Format)
+		}
+		if err != nil {
+			return payload.Values{}, fmt.Errorf("aggregate %s: %w", name, err)
+		}
+		return v, nil
+	}
+	switch mode {
+	case "", "counts":
 		return f.CountValues(), nil
+	case "sum", "mean":
+		return payload.Values{}, usagef("--mode %s, but %s is %v: want counts, binary or ternary", mode, name, f.Spec.Format)
 	}
 	s := lowbit.Spec{Workers: f.Spec.Workers, Layout: f.Spec.Layout, Format: lowbit.Binary}
 	if mode == "ternary" {
@@ -363,6 +395,9 @@ func newPayloadInspectCmd() *cobra.Command {
 			t.AddRow("format", f.Spec.Format.String())
 			if f.Spec.Format == lowbit.Ternary {
 				t.AddRow("gate", f.Spec.Gate.String())
+			}
+			if f.Spec.Format == lowbit.Int8 {
+				t.AddRow("scale", f.Scale)
 			}
 			t.AddRow("workers", f.Spec.Workers)
 			t.AddRow("elements", f.Elements)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
@@ -28,6 +29,7 @@ type pilotFlags struct {
 	lossK, lossH        float64
 	diagEvery           int
 	full, asJSON, quiet bool
+	tierS               string
 	calibrate           bool
 	out                 string
 	telemetry           string
@@ -39,7 +41,7 @@ func newPilotCmd() *cobra.Command {
 		of optFlags
 		pf pilotFlags
 	)
-	def := experiments.PilotDefaults(false, 1)
+	def := experiments.PilotDefaults(run.TierQuick, 1)
 	cmd := &cobra.Command{
 		Use:   "pilot",
 		Short: "control-plane pilots: recovery (Fig. 6), live admission loop, telemetry delay (Sec. 8)",
@@ -85,13 +87,18 @@ calibrated on the default workload (see the block's calibration table).`,
 	}
 	of.add(cmd.Flags(), def.Train)
 	pf.add(cmd.Flags(), def)
+	cmd.AddCommand(newPilotFormatsCmd())
 	return cmd
 }
 
 // pilotOptions is the block's defaults overwritten by the flags the user
 // set, checked before anything trains.
 func pilotOptions(fs *pflag.FlagSet, of *optFlags, pf *pilotFlags) (experiments.PilotOptions, error) {
-	o := experiments.PilotDefaults(pf.full, of.seed)
+	tier, err := reproduceTier(fs, pf.tierS, false, pf.full)
+	if err != nil {
+		return experiments.PilotOptions{}, err
+	}
+	o := experiments.PilotDefaults(tier, of.seed)
 	if err := of.apply(fs, &o.Train); err != nil {
 		return o, err
 	}
@@ -119,7 +126,8 @@ func pilotOptions(fs *pflag.FlagSet, of *optFlags, pf *pilotFlags) (experiments.
 }
 
 func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
-	f.BoolVar(&pf.full, "full", false, "start from the full configuration (long)")
+	f.StringVar(&pf.tierS, "tier", "quick", "start from this tier's configuration: quick, standard (five paired seeds of every pilot) or full")
+	f.BoolVar(&pf.full, "full", false, "alias of --tier full (long)")
 	f.BoolVar(&pf.calibrate, "calibrate", false, "only run the calibration procedure (always-fp32 over the epochs before the fault window) and print the thresholds it derives beside the configured ones")
 	f.BoolVar(&pf.asJSON, "json", false, "print JSON")
 	f.BoolVar(&pf.quiet, "quiet", false, "no progress on stderr")

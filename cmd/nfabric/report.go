@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/spf13/cobra"
 )
 
@@ -37,12 +37,12 @@ and each block's NAME.md, NAME.json and SVG figures, byte for byte what a single
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			logf := func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }
-			outs, err := experiments.Merge(dirs, out, logf)
+			outs, err := run.Merge(dirs, out, logf)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
-			return experiments.FailedBlocks(outs)
+			return run.FailedBlocks(outs)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "out", "output directory")

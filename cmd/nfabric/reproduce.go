@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 const reproduceLong = `reproduce runs every registered evidence block of the paper (or those named
@@ -44,8 +45,8 @@ const reproduceExample = `  nfabric reproduce
   nfabric report merge shards --out out`
 
 // listBlocks prints each registered block with its number of units.
-func listBlocks(cmd *cobra.Command, cfg experiments.Config) error {
-	for _, b := range experiments.Blocks() {
+func listBlocks(cmd *cobra.Command, cfg run.Config) error {
+	for _, b := range run.Blocks() {
 		keys, err := b.UnitKeys(cfg)
 		if err != nil {
 			return err
@@ -57,7 +58,7 @@ func listBlocks(cmd *cobra.Command, cfg experiments.Config) error {
 
 // selectBlocks returns the blocks --only names (all when it is not given);
 // an unknown name, or a given --only that names none, is a usage error.
-func selectBlocks(cmd *cobra.Command, only string) ([]experiments.Block, error) {
+func selectBlocks(cmd *cobra.Command, only string) ([]run.Block, error) {
 	var names []string
 	if cmd.Flags().Changed("only") {
 		var err error
@@ -65,7 +66,7 @@ func selectBlocks(cmd *cobra.Command, only string) ([]experiments.Block, error) 
 			return nil, err
 		}
 	}
-	bs, err := experiments.Select(names)
+	bs, err := run.Select(names)
 	if err != nil {
 		return nil, usagef("--only: %v", err)
 	}
@@ -90,12 +91,12 @@ func onlyNames(only string) ([]string, error) {
 }
 
 // runShard runs one --shard of the units and writes its shard file.
-func runShard(cmd *cobra.Command, bs []experiments.Block, cfg experiments.Config, shard, out string) error {
-	sh, err := experiments.ParseShard(shard)
+func runShard(cmd *cobra.Command, bs []run.Block, cfg run.Config, shard, out string) error {
+	sh, err := run.ParseShard(shard)
 	if err != nil {
 		return usagef("--shard: %v", err)
 	}
-	path, err := experiments.RunShard(cmd.Context(), bs, cfg, sh, out, cmd.ErrOrStderr())
+	path, err := run.RunShard(cmd.Context(), bs, cfg, sh, out, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func newReproduceCmd() *cobra.Command {
 		Example: reproduceExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tier, err := reproduceTier(cmd, tierS, quick, full)
+			tier, err := reproduceTier(cmd.Flags(), tierS, quick, full)
 			if err != nil {
 				return err
 			}
@@ -130,24 +131,24 @@ func newReproduceCmd() *cobra.Command {
 				return usagef("--jobs %d: want 1 or more (0: GOMAXPROCS)", jobs)
 			}
 			if list {
-				return listBlocks(cmd, experiments.Config{Tier: tier, Seed: seed})
+				return listBlocks(cmd, run.Config{Tier: tier, Seed: seed})
 			}
 			bs, err := selectBlocks(cmd, only)
 			if err != nil {
 				return err
 			}
-			cfg := experiments.Config{Tier: tier, Seed: seed, Jobs: jobs}
+			cfg := run.Config{Tier: tier, Seed: seed, Jobs: jobs}
 			if shard != "" {
 				return runShard(cmd, bs, cfg, shard, out)
 			}
-			outs, err := experiments.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
+			outs, err := run.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
 			if len(outs) > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
 			}
 			if err != nil {
 				return err
 			}
-			return experiments.FailedBlocks(outs)
+			return run.FailedBlocks(outs)
 		},
 	}
 	f := cmd.Flags()
@@ -165,22 +166,22 @@ func newReproduceCmd() *cobra.Command {
 
 // reproduceTier resolves --tier and its aliases --quick and --full; two
 // that disagree are a usage error.
-func reproduceTier(cmd *cobra.Command, name string, quick, full bool) (experiments.Tier, error) {
+func reproduceTier(fs *pflag.FlagSet, name string, quick, full bool) (run.Tier, error) {
 	if full && quick {
 		return 0, usagef("--quick and --full are exclusive")
 	}
-	tier, err := experiments.ParseTier(name)
+	tier, err := run.ParseTier(name)
 	if err != nil {
 		return 0, usagef("--tier: %v", err)
 	}
 	if !full && !quick {
 		return tier, nil
 	}
-	alias := experiments.TierQuick
+	alias := run.TierQuick
 	if full {
-		alias = experiments.TierFull
+		alias = run.TierFull
 	}
-	if cmd.Flags().Changed("tier") && tier != alias {
+	if fs.Changed("tier") && tier != alias {
 		return 0, usagef("--tier %s contradicts --%s", tier, alias)
 	}
 	return alias, nil

@@ -68,6 +68,8 @@ type serveFlags struct {
 	maxStreams, maxDevices      int
 	maxModeChanges              int
 	maxDevBytes                 uint64
+	maxShared                   int
+	maxSharedBytes              uint64
 }
 
 func (s *serveFlags) add(f *pflag.FlagSet) {
@@ -89,15 +91,19 @@ func (s *serveFlags) add(f *pflag.FlagSet) {
 	f.IntVar(&s.maxSess, "max-sessions", def.MaxSessions, "open control sessions")
 	f.IntVar(&s.maxEvents, "max-session-events", def.MaxSessionEvents, "events one session records")
 	f.Uint64Var(&s.maxDevBytes, "max-device-bytes", def.MaxDeviceBytes, "sum of the open devices' capacities")
+	f.IntVar(&s.maxShared, "max-shared-buffers", def.MaxSharedBuffers, "open shared-memory buffers (Unix socket clients)")
+	f.Uint64Var(&s.maxSharedBytes, "max-shared-bytes", def.MaxSharedBytes, "sum of the shared-memory buffers' sizes")
 }
 
 // options checks the limit, drain and log flags and returns the server's
 // options, its logger writing to cmd's stderr.
 func (s *serveFlags) options(cmd *cobra.Command) (serve.Options, error) {
 	opts := serve.Options{MaxMessageBytes: s.maxMsg, MaxConnections: s.maxConns, MaxStreams: s.maxStreams, MaxDevices: s.maxDevices,
-		MaxRegions: s.maxRegions, MaxModeChanges: s.maxModeChanges, MaxSessions: s.maxSess, MaxSessionEvents: s.maxEvents, MaxDeviceBytes: s.maxDevBytes}
-	if s.maxMsg < 1<<16 || s.maxRegions < 1 || s.maxSess < 1 || s.maxEvents < 1 || s.maxDevBytes < 64 || s.maxConns < 1 || s.maxStreams < 1 || s.maxDevices < 1 || s.maxModeChanges < 1 {
-		return opts, usagef("limits: --max-message-bytes >= 65536, --max-device-bytes >= 64, the other --max-* >= 1")
+		MaxRegions: s.maxRegions, MaxModeChanges: s.maxModeChanges, MaxSessions: s.maxSess, MaxSessionEvents: s.maxEvents, MaxDeviceBytes: s.maxDevBytes,
+		MaxSharedBuffers: s.maxShared, MaxSharedBytes: s.maxSharedBytes}
+	if s.maxMsg < 1<<16 || s.maxRegions < 1 || s.maxSess < 1 || s.maxEvents < 1 || s.maxDevBytes < 64 || s.maxConns < 1 || s.maxStreams < 1 || s.maxDevices < 1 || s.maxModeChanges < 1 ||
+		s.maxShared < 1 || s.maxSharedBytes < 64 {
+		return opts, usagef("limits: --max-message-bytes >= 65536, --max-device-bytes and --max-shared-bytes >= 64, the other --max-* >= 1")
 	}
 	if err := opts.Validate(); err != nil {
 		return opts, usagef("limits: %v", err)

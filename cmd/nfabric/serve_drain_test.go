@@ -148,7 +148,7 @@ func TestServeDrain(t *testing.T) {
 func TestServeDrainUsage(t *testing.T) {
 	for _, d := range []string{"0", "-1s"} {
 		var stderr bytes.Buffer
-		if code := run([]string{"serve", "--socket", filepath.Join(t.TempDir(), "s.sock"), "--drain-timeout", d}, &bytes.Buffer{}, &stderr); code != 2 {
+		if code := execute([]string{"serve", "--socket", filepath.Join(t.TempDir(), "s.sock"), "--drain-timeout", d}, &bytes.Buffer{}, &stderr); code != 2 {
 			t.Errorf("--drain-timeout %s: exit %d, want 2 (%s)", d, code, stderr.String())
 		}
 	}
@@ -210,7 +210,7 @@ func TestServeCheckMutualTLS(t *testing.T) {
 	defer srv.Shutdown(context.Background())
 	addr := lis.Addr().String()
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"serve", "check", "--tcp", addr, "--tls-ca", caFile, "--tls-cert", cliCert, "--tls-key", cliKey}, &stdout, &stderr); code != 0 {
+	if code := execute([]string{"serve", "check", "--tcp", addr, "--tls-ca", caFile, "--tls-cert", cliCert, "--tls-key", cliKey}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s %s", code, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "6 passed, 0 failed") {
@@ -218,7 +218,7 @@ func TestServeCheckMutualTLS(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := run([]string{"serve", "check", "--tcp", addr, "--tls-ca", caFile}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String()+stdout.String(), "Unauthenticated") {
+	if code := execute([]string{"serve", "check", "--tcp", addr, "--tls-ca", caFile}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String()+stdout.String(), "Unauthenticated") {
 		t.Errorf("without a client certificate: exit %d: %s %s", code, stdout.String(), stderr.String())
 	}
 }

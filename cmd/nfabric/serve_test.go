@@ -22,7 +22,7 @@ func TestServeSIGTERM(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
-	go func() { done <- run([]string{"serve", "--socket", sock}, &bytes.Buffer{}, &stderr) }()
+	go func() { done <- execute([]string{"serve", "--socket", sock}, &bytes.Buffer{}, &stderr) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := os.Stat(sock); err == nil {
@@ -69,7 +69,7 @@ func TestServeUsage(t *testing.T) {
 		{"serve", "--tcp", "127.0.0.1:0", "--token-file", "/nonexistent"},
 	} {
 		var stderr bytes.Buffer
-		if code := run(args, &bytes.Buffer{}, &stderr); code != 2 {
+		if code := execute(args, &bytes.Buffer{}, &stderr); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr.String())
 		}
 	}
@@ -78,7 +78,7 @@ func TestServeUsage(t *testing.T) {
 // TestServeSelftest: --selftest passes and says so.
 func TestServeSelftest(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"serve", "--selftest"}, &stdout, &stderr); code != 0 {
+	if code := execute([]string{"serve", "--selftest"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s %s", code, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "6 passed, 0 failed") {
@@ -104,7 +104,7 @@ func TestServeCheckJSON(t *testing.T) {
 		}
 	}()
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"serve", "check", "--socket", sock, "--json"}, &stdout, &stderr); code != 0 {
+	if code := execute([]string{"serve", "check", "--socket", sock, "--json"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s %s", code, stdout.String(), stderr.String())
 	}
 	var rep checkReport

@@ -68,7 +68,7 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	if withOut {
 		f.StringVar(&tf.out, "out", "", "also write JSON, Markdown and SVG figures into this directory")
 	}
-	d := timing.DefaultSetup()
+	d := experiments.DefaultTimingSetup()
 	m := d.Model
 	f.IntVar(&tf.streams, "streams", m.Streams.Count, "request streams W (virtual workers)")
 	f.IntVar(&tf.outstanding, "outstanding", m.Streams.Outstanding, "outstanding requests per stream")
@@ -95,8 +95,8 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 }
 
 // base is the default setup, or --config's.
-func (tf *timingFlags) base() (timing.Setup, error) {
-	s := timing.DefaultSetup()
+func (tf *timingFlags) base() (experiments.TimingSetup, error) {
+	s := experiments.DefaultTimingSetup()
 	if tf.config == "" {
 		return s, nil
 	}
@@ -105,7 +105,7 @@ func (tf *timingFlags) base() (timing.Setup, error) {
 		return s, fmt.Errorf("read config %s: %w", tf.config, err)
 	}
 	defer f.Close()
-	if s, err = timing.DecodeSetup(f); err != nil {
+	if s, err = experiments.DecodeTimingSetup(f); err != nil {
 		return s, fmt.Errorf("read config %s: %w", tf.config, err)
 	}
 	return s, nil
@@ -113,13 +113,13 @@ func (tf *timingFlags) base() (timing.Setup, error) {
 
 // setup reads --config (if any), applies --quick and every flag the user
 // set, and validates the result.
-func (tf *timingFlags) setup(cmd *cobra.Command) (timing.Setup, error) {
+func (tf *timingFlags) setup(cmd *cobra.Command) (experiments.TimingSetup, error) {
 	s, err := tf.base()
 	if err != nil {
 		return s, err
 	}
 	if tf.quick {
-		q := timing.QuickExperiments()
+		q := experiments.QuickTimingParams()
 		s.Experiments.BandwidthsGiBps, s.Experiments.LatenciesNS = q.BandwidthsGiBps, q.LatenciesNS
 		s.Experiments.FootprintRatios, s.Experiments.DelaysMS = q.FootprintRatios, q.DelaysMS
 	}
@@ -250,7 +250,7 @@ func newTimingConfigCmd() *cobra.Command {
 			for _, l := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
 				fmt.Fprintln(cmd.OutOrStdout(), strings.TrimRight("# "+l, " "))
 			}
-			return timing.EncodeSetup(cmd.OutOrStdout(), s)
+			return experiments.EncodeTimingSetup(cmd.OutOrStdout(), s)
 		},
 	}
 	tf.add(cmd, false)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/workload"
 	"github.com/spf13/cobra"
 )
@@ -98,7 +99,7 @@ func newTimingReplayCmd() *cobra.Command {
 			if err := replayWorkload(cmd, &o, peak, eff, bucketMiB, bucketMode); err != nil {
 				return err
 			}
-			cfg := experiments.Config{Logf: func(f string, a ...any) {
+			cfg := run.Config{Logf: func(f string, a ...any) {
 				cmd.PrintErrf(f+"\n", a...)
 			}}
 			res, err := experiments.Fig2(cmd.Context(), cfg, o)

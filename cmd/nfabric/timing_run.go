@@ -46,7 +46,7 @@ func (r *timingRunFlags) add(cmd *cobra.Command) {
 
 // tracer checks the trace window and the refresh phases against the
 // model, and returns the tracer --trace-out asks for (nil without it).
-func (r *timingRunFlags) tracer(s timing.Setup) (*timing.Tracer, error) {
+func (r *timingRunFlags) tracer(s experiments.TimingSetup) (*timing.Tracer, error) {
 	from, err1 := timing.TimeOfNS(r.traceFrom)
 	until, err2 := timing.TimeOfNS(r.traceTo)
 	if err := errors.Join(err1, err2); err != nil {
@@ -126,7 +126,7 @@ func newTimingLoadedCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pts, err := timing.RunLoadedLatency(ctxOf(cmd), s)
+			pts, err := timing.RunLoadedLatency(ctxOf(cmd), s.Model, s.Experiments.LoadOutstanding)
 			if err != nil {
 				return fmt.Errorf("timing loaded-latency: %w", err)
 			}

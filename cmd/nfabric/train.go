@@ -10,6 +10,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
@@ -295,7 +296,7 @@ the tier's value.`
 type trainStudy struct {
 	name     string // experiments.StudyValidated or experiments.StudyBoundary
 	short    string
-	defaults func(experiments.Tier, uint64) experiments.TrainOptions
+	defaults func(run.Tier, uint64) experiments.TrainOptions
 	run      func(context.Context, experiments.TrainOptions) (*report.Result, error)
 }
 
@@ -344,7 +345,7 @@ func newTrainStudyCmd(which string) *cobra.Command {
 		Long:  st.short + trainStudyLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tier, err := reproduceTier(cmd, sf.tierS, false, sf.full)
+			tier, err := reproduceTier(cmd.Flags(), sf.tierS, false, sf.full)
 			if err != nil {
 				return err
 			}
@@ -362,7 +363,7 @@ func newTrainStudyCmd(which string) *cobra.Command {
 			return printResult(cmd, res, sf.asJSON, sf.out)
 		},
 	}
-	sf.add(cmd.Flags(), st.defaults(experiments.TierQuick, 1))
+	sf.add(cmd.Flags(), st.defaults(run.TierQuick, 1))
 	return cmd
 }
 
@@ -399,8 +400,8 @@ with the highest mean held-out accuracy over the rules is chosen.`
 // sweepOptions returns the sweep's options: defaults' quick tier with one
 // seed, overwritten by the flags, checked for a held-out subset and for
 // each rule of rs's own limits before anything runs.
-func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(experiments.Tier, uint64) experiments.TrainOptions, rs []train.Rule) (experiments.TrainOptions, error) {
-	o := defaults(experiments.TierQuick, 1)
+func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint64) experiments.TrainOptions, rs []train.Rule) (experiments.TrainOptions, error) {
+	o := defaults(run.TierQuick, 1)
 	o.Seeds = 1
 	if err := of.apply(cmd.Flags(), &o); err != nil {
 		return o, err
@@ -433,7 +434,7 @@ func newTrainSweepCmd() *cobra.Command {
 		Long:  trainSweepLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var defaults func(experiments.Tier, uint64) experiments.TrainOptions
+			var defaults func(run.Tier, uint64) experiments.TrainOptions
 			switch study {
 			case experiments.StudyValidated:
 				defaults = experiments.ValidatedOptions
@@ -458,7 +459,7 @@ func newTrainSweepCmd() *cobra.Command {
 			return printResult(cmd, res, asJSON, out)
 		},
 	}
-	def := experiments.BoundaryOptions(experiments.TierQuick, 1)
+	def := experiments.BoundaryOptions(run.TierQuick, 1)
 	def.Seeds = 1
 	of.add(cmd.Flags(), def)
 	cmd.Flags().StringVar(&study, "study", experiments.StudyBoundary, "whose options: validated or boundary")

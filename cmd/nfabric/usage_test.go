@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/experiments"
+	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/spf13/pflag"
 )
 
@@ -126,7 +127,7 @@ func TestPilotSizesReachLiveLoop(t *testing.T) {
 		of optFlags
 		pf pilotFlags
 	)
-	def := experiments.PilotDefaults(false, 1)
+	def := experiments.PilotDefaults(run.TierQuick, 1)
 	fs := pflag.NewFlagSet("pilot", pflag.ContinueOnError)
 	of.add(fs, def.Train)
 	pf.add(fs, def)

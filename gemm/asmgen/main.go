@@ -9,8 +9,9 @@
 // regenerates them and fails when the committed files differ.
 //
 // gather16AVX2 packs 16 columns of a Gathered matrix (see gemm/gathered.go)
-// with two VPGATHERDD per row; runs16AVX512 packs them with one masked
-// load per run of consecutive offsets.
+// with two VPGATHERDD per row; runs16x1AVX512 .. runs16x6AVX512 pack them
+// with one masked load per run of consecutive offsets; transpose8AVX2 packs eight rows of
+// A into a sliver with 8×8 transposes in registers.
 //
 // Every kernel computes one MR×NR tile of C from packed panels (see
 // gemm/pack.go):
@@ -37,7 +38,10 @@ func main() {
 	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
 	kernel("sgemm8x32AVX512", 8, 32, 16, ZMM)
 	gather16()
-	runs16()
+	for nrun := 1; nrun <= 6; nrun++ {
+		runs16(nrun)
+	}
+	transpose8()
 	Generate()
 }
 
@@ -65,6 +69,18 @@ func kernel(name string, mr, nr, lanes int, vec func() VecVirtual) {
 	pc := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(2), ldc) // bytes
+
+	// Ask for the C tile now, so that its rows (in L2 or L3 when C is
+	// large, as a convolution's dW is) have arrived when the loop ends.
+	pf := GP64()
+	MOVQ(pc, pf)
+	for i := 0; i < mr; i++ {
+		PREFETCHT0(Mem{Base: pf})
+		PREFETCHT0(Mem{Base: pf, Disp: 4*nr - 4})
+		if i < mr-1 {
+			ADDQ(ldc, pf)
+		}
+	}
 
 	nv := nr / lanes
 	acc := make([]VecVirtual, mr*nv)
@@ -180,16 +196,20 @@ func gather16() {
 	RET()
 }
 
-// runs16 writes runs16AVX512: for l < n, the 16 floats d[l*ldd+j] =
-// x[a[l]+j+runs[2r]] for the lanes j in the mask runs[2r+1] of each run
-// r < nrun (the runs' masks partition the 16 lanes), one merge-masked
-// 16-lane load per run and one store per row. A masked-off lane's address
-// is never accessed (AVX-512 suppresses its faults).
-func runs16() {
-	TEXT("runs16AVX512", NOSPLIT, "func(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun int)")
+// runs16 writes runs16x<nrun>AVX512: for l < n, the 16 floats
+// d[l*ldd+j] = x[a[l]+j+runs[2r]] for the lanes j in the mask runs[2r+1]
+// of each run r < nrun (the runs' masks partition the 16 lanes). The run
+// table is read once: each run's start x+runs[2r] sits in a register and
+// its mask in a mask register, so a row is one offset load, nrun masked
+// loads (the first zeroing, the others merging) and one store. A
+// masked-off lane's address is never accessed (AVX-512 suppresses its
+// faults).
+func runs16(nrun int) {
+	name := fmt.Sprintf("runs16x%dAVX512", nrun)
+	TEXT(name, NOSPLIT, "func(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)")
 	Pragma("noescape")
-	Doc("runs16AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes",
-		"j < 16 in the mask runs[2r+1] of each run r < nrun (the masks partition",
+	Doc(fmt.Sprintf("%s sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes", name),
+		fmt.Sprintf("j < 16 in the mask runs[2r+1] of each run r < %d (the masks partition", nrun),
 		"the lanes; every index of a set lane in range: the caller checks).")
 	d := Load(Param("d"), GP64())
 	ldd := Load(Param("ldd"), GP64())
@@ -198,33 +218,119 @@ func runs16() {
 	a := Load(Param("a"), GP64())
 	n := Load(Param("n"), GP64())
 	runs := Load(Param("runs"), GP64())
-	nrun := Load(Param("nrun"), GP64())
+	start := make([]Register, nrun)
+	mask := make([]Register, nrun)
+	for r := range nrun {
+		off := GP64()
+		MOVLQSX(Mem{Base: runs, Disp: 8 * r}, off)
+		start[r] = GP64()
+		LEAQ(Mem{Base: x, Index: off, Scale: 4}, start[r])
+		mask[r] = K()
+		KMOVW(Mem{Base: runs, Disp: 8*r + 4}, mask[r])
+	}
 	TESTQ(n, n)
-	JZ(LabelRef("runs16_done"))
-	Label("runs16_row")
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_row")
 	base := GP64()
 	MOVLQSX(Mem{Base: a}, base)
 	row := ZMM()
-	VPXORD(row, row, row)
-	r, left := GP64(), GP64()
-	MOVQ(runs, r)
-	MOVQ(nrun, left)
-	Label("runs16_run")
-	off := GP64()
-	MOVLQSX(Mem{Base: r}, off)
-	ADDQ(base, off)
-	k := K()
-	KMOVW(Mem{Base: r, Disp: 4}, k)
-	VMOVUPS(Mem{Base: x, Index: off, Scale: 4}, k, row) // merge the run's lanes
-	ADDQ(U8(8), r)
-	DECQ(left)
-	JNZ(LabelRef("runs16_run"))
+	for r := range nrun {
+		m := Mem{Base: start[r], Index: base, Scale: 4}
+		if r == 0 {
+			VMOVUPS_Z(m, mask[r], row)
+		} else {
+			VMOVUPS(m, mask[r], row) // merge the run's lanes
+		}
+	}
 	VMOVUPS(row, Mem{Base: d})
 	ADDQ(U8(4), a)
 	ADDQ(ldd, d)
 	DECQ(n)
-	JNZ(LabelRef("runs16_row"))
-	Label("runs16_done")
+	JNZ(LabelRef(name + "_row"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8 writes transpose8AVX2: d[l*ldd+r] = a[r*lda+l] for r < 8
+// and l < kc8 (a multiple of 8), one 8×8 block at a time: eight row loads,
+// the usual unpack / shuffle / lane-permute transpose, eight stores.
+func transpose8() {
+	TEXT("transpose8AVX2", NOSPLIT, "func(d *float32, ldd int, a *float32, lda int, kc8 int)")
+	Pragma("noescape")
+	Doc("transpose8AVX2 sets d[l*ldd+r] = a[r*lda+l] for r < 8 and l < kc8, a",
+		"multiple of 8 (packA's eight-row sliver, rows lda floats apart).")
+	d := Load(Param("d"), GP64())
+	ldd := Load(Param("ldd"), GP64())
+	SHLQ(U8(2), ldd)
+	a := Load(Param("a"), GP64())
+	lda := Load(Param("lda"), GP64())
+	SHLQ(U8(2), lda)
+	kc := Load(Param("kc8"), GP64())
+	SHRQ(U8(3), kc)
+	TESTQ(kc, kc)
+	JZ(LabelRef("transpose8_done"))
+	lda3 := GP64()
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
+	Label("transpose8_block")
+	// Row pointers: a, a+lda, a+2lda, a+3lda and the same from a+4lda.
+	a4 := GP64()
+	LEAQ(Mem{Base: a, Index: lda, Scale: 4}, a4)
+	r := make([]VecVirtual, 8)
+	for i := range r {
+		r[i] = YMM()
+	}
+	load := func(base Register, i int, v VecVirtual) {
+		switch i {
+		case 0:
+			VMOVUPS(Mem{Base: base}, v)
+		case 1:
+			VMOVUPS(Mem{Base: base, Index: lda, Scale: 1}, v)
+		case 2:
+			VMOVUPS(Mem{Base: base, Index: lda, Scale: 2}, v)
+		case 3:
+			VMOVUPS(Mem{Base: base, Index: lda3, Scale: 1}, v)
+		}
+	}
+	for i := range 4 {
+		load(a, i, r[i])
+		load(a4, i, r[4+i])
+	}
+	t := make([]VecVirtual, 8)
+	for i := range t {
+		t[i] = YMM()
+	}
+	for h := 0; h < 8; h += 2 { // rows h, h+1
+		VUNPCKLPS(r[h+1], r[h], t[h])   // [x0 y0 x1 y1 | x4 y4 x5 y5]
+		VUNPCKHPS(r[h+1], r[h], t[h+1]) // [x2 y2 x3 y3 | x6 y6 x7 y7]
+	}
+	u := r                      // reuse
+	for q := 0; q < 8; q += 4 { // rows q..q+3
+		VSHUFPS(U8(0x44), t[q+2], t[q], u[q])     // column 0 (and 4) of the four rows
+		VSHUFPS(U8(0xEE), t[q+2], t[q], u[q+1])   // column 1 (and 5)
+		VSHUFPS(U8(0x44), t[q+3], t[q+1], u[q+2]) // column 2 (and 6)
+		VSHUFPS(U8(0xEE), t[q+3], t[q+1], u[q+3]) // column 3 (and 7)
+	}
+	dst := GP64()
+	MOVQ(d, dst)
+	for c := range 8 {
+		o := t[c]
+		if c < 4 {
+			VPERM2F128(U8(0x20), u[4+c], u[c], o)
+		} else {
+			VPERM2F128(U8(0x31), u[c], u[c-4], o)
+		}
+		VMOVUPS(o, Mem{Base: dst})
+		if c < 7 {
+			ADDQ(ldd, dst)
+		}
+	}
+	// Next block: a moves 8 floats right, d 8 steps down.
+	ADDQ(U8(32), a)
+	LEAQ(Mem{Base: d, Index: ldd, Scale: 8}, d)
+	DECQ(kc)
+	JNZ(LabelRef("transpose8_block"))
+	Label("transpose8_done")
 	VZEROUPPER()
 	RET()
 }

@@ -35,7 +35,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from . import _golib
+from . import _formats, _golib
 
 __all__ = [
     "LINE_BYTES", "PACKET_ELEMENTS", "PLANE_ELEMENTS", "MAX_PACKET_WORKERS", "MAX_WORKERS",
@@ -60,14 +60,26 @@ MAX_WORKERS = 1024
 
 
 class Format(enum.IntEnum):
-    """A gradient payload format (numbered as in Go and the payload header)."""
+    """A gradient payload format (numbered as in Go and the payload header;
+    names and aliases from ``_formats``, generated from Go's table). INT8
+    and BFP8 are the summed formats beyond the paper (``nfabric.fixed``)."""
 
     FP32 = 0
     BINARY = 1
     TERNARY = 2
+    INT8 = 3
+    BFP8 = 4
 
     def __str__(self) -> str:
-        return {0: "fp32", 1: "g-binary", 2: "g-ternary"}[int(self)]
+        return _formats.FORMATS[int(self)][1]
+
+    def vote(self) -> bool:
+        """Aggregated by the sign vote (G-Binary, G-Ternary)."""
+        return _formats.FORMATS[int(self)][3] == "vote"
+
+    def sum(self) -> bool:
+        """Aggregated by an integer lane sum decoded to the mean (INT8, BFP8)."""
+        return _formats.FORMATS[int(self)][3] == "sum"
 
 
 class Layout(enum.IntEnum):
@@ -168,15 +180,14 @@ class NonFiniteError(ValueError):
 
 
 def parse_format(s: str) -> Format:
-    """Accepts fp32, g-binary (binary) and g-ternary (ternary), as Go's ParseFormat."""
+    """Accepts each format's name or alias in any case, as Go's
+    ParseFormat: fp32 (float32), g-binary (binary), g-ternary (ternary),
+    int8 and bfp8 (the table in ``_formats``)."""
     v = s.strip().lower()
-    if v in ("fp32", "float32"):
-        return Format.FP32
-    if v in ("g-binary", "gbinary", "binary", "bin"):
-        return Format.BINARY
-    if v in ("g-ternary", "gternary", "ternary", "ter"):
-        return Format.TERNARY
-    raise ValueError(f"unknown format {s!r} (want fp32, g-binary or g-ternary)")
+    for num, name, aliases, _family, _bits, _paper in _formats.FORMATS:
+        if v == name or v in aliases:
+            return Format(num)
+    raise ValueError(f"unknown format {s!r} (want one of {', '.join(r[1] for r in _formats.FORMATS)})")
 
 
 def parse_layout(s: str) -> Layout:

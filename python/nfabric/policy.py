@@ -2,14 +2,15 @@
 
 The vocabulary and syntax are those of the Go trainer (``go doc ./train
 ParseRuleSpec``): a rule spec is ``rule[+ef][/gate][@lr]`` with rule one of
-fp32, g-binary and g-ternary, e.g. ``g-binary``, ``g-ternary/margin:2``,
+fp32, g-binary, g-ternary, int8 and bfp8, e.g. ``g-binary``, ``g-ternary/margin:2``,
 ``g-ternary/worker:0.5``, ``g-binary+ef@0.001``; a policy is one spec for
 every group or ``group=spec`` entries naming each group once
 (``backbone=g-ternary,head=fp32``). Error feedback, the margin gate and
 the worker gate are extensions beyond the paper, as in Go.
 
-Learning rates follow the Go trainer: FP32 groups train at ``lr``, low-bit
-groups (whose update is a vote in {-1, 0, +1}) at ``sign_lr``, unless the
+Learning rates follow the Go trainer: FP32, INT8 and BFP8 groups (whose
+update is the mean or its 8-bit approximation) train at ``lr``, G-Binary and
+G-Ternary groups (whose update is a vote in {-1, 0, +1}) at ``sign_lr``, unless the
 spec carries its own ``@lr``. A torch optimizer has one learning rate per
 parameter group, so the hook and the virtual workers hand it
 ``(group_lr / lr) * u``: an optimizer at ``lr`` then steps by
@@ -49,8 +50,14 @@ class RuleSpec:
     def low_bit(self) -> bool:
         return self.rule != Format.FP32
 
+    def sign(self) -> bool:
+        """Whether the update is a sign vote in {-1, 0, +1} (G-Binary,
+        G-Ternary), which trains at sign_lr; FP32, INT8 and BFP8 apply the
+        (approximate) mean at lr."""
+        return self.rule.vote()
+
     def extension(self) -> bool:
-        return self.ef or (self.rule == Format.TERNARY and self.gate.extension())
+        return self.ef or (self.rule == Format.TERNARY and self.gate.extension()) or self.rule.sum()
 
     def validate(self) -> None:
         if self.rule == Format.TERNARY:
@@ -61,8 +68,8 @@ class RuleSpec:
             raise ValueError(f"{self.rule}: a gate threshold applies to the worker gate only")
         if not math.isfinite(self.gate_tau) or self.gate_tau < 0:
             raise ValueError(f"worker gate threshold {self.gate_tau} must be finite and >= 0")
-        if self.ef and self.rule == Format.FP32:
-            raise ValueError("fp32: error feedback applies to g-binary and g-ternary only")
+        if self.ef and not self.rule.vote():
+            raise ValueError(f"{self.rule}: error feedback applies to g-binary and g-ternary only")
         if self.lr is not None and (not math.isfinite(self.lr) or self.lr <= 0):
             raise ValueError(f"learning rate {self.lr} must be a positive number")
 
@@ -71,7 +78,7 @@ class RuleSpec:
         gate survives only for g-ternary, error feedback only for low-bit."""
         gate = self.gate if rule == Format.TERNARY else PAPER_GATE
         tau = self.gate_tau if rule == Format.TERNARY else 0.0
-        return dataclasses.replace(self, rule=rule, gate=gate, gate_tau=tau, ef=self.ef and rule != Format.FP32)
+        return dataclasses.replace(self, rule=rule, gate=gate, gate_tau=tau, ef=self.ef and rule.vote())
 
     def __str__(self) -> str:
         s = str(self.rule) + ("+ef" if self.ef else "")
@@ -85,7 +92,8 @@ class RuleSpec:
 
 def parse_rule_spec(s: str) -> RuleSpec:
     """Reads rule[+ef][/gate][@lr] (Go's train.ParseRuleSpec, for the rules a
-    DDP hook runs: fp32, g-binary, g-ternary)."""
+    DDP hook runs: fp32, g-binary, g-ternary, and the extensions int8 and
+    bfp8)."""
     rest = s.strip()
     lr = None
     if "@" in rest:
@@ -208,7 +216,7 @@ class Policy:
         r = s.rule if rule is None else rule
         if s.lr is not None:
             return s.lr
-        return self.sign_lr if r != Format.FP32 else self.lr
+        return self.sign_lr if r.vote() else self.lr
 
     def scale(self, group: str, rule: Optional[Format] = None) -> float:
         """The factor the update of a group is handed to an optimizer at lr

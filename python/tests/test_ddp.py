@@ -36,6 +36,9 @@ SCENARIOS = [
     {"name": "rank0-control"},
     {"name": "element-major", "policy": "g-ternary", "layout": "element-major"},
     {"name": "onebucket", "policy": "backbone=g-ternary,head=fp32", "bucket_cap_mb": 25},
+    {"name": "int8-head", "policy": "backbone=g-binary,head=int8", "bucket_cap_mb": 25},
+    {"name": "bfp8", "policy": "bfp8", "bucket_cap_mb": 25},
+    {"name": "int8-buckets", "policy": "int8"},
 ]
 
 
@@ -190,3 +193,36 @@ def test_element_major_layout_gives_the_same_updates(runs):
     want, _ = virtual_run(workers, "g-ternary")
     for r in range(workers):
         assert_same_params(res[r]["element-major"]["params"], want, f"element-major W={workers} rank {r}")
+
+
+@pytest.mark.parametrize("name", ["int8-head", "bfp8"])
+def test_summed_formats_hook_equals_virtual_workers(runs, name):
+    """INT8 and BFP8 through the hook (scale or exponent agreement by
+    all-reduce MAX, integer all-reduce SUM, saturation, decode) equal the
+    virtual workers' single-process lowbit arithmetic (nfabric.fixed, which
+    replays Go's vectors bit for bit), in one bucket per step."""
+    workers, res = runs
+    policy = next(s["policy"] for s in SCENARIOS if s["name"] == name)
+    want, _ = virtual_run(workers, policy)
+    for r in range(workers):
+        assert "error" not in res[r][name], res[r][name].get("error")
+        assert_same_params(res[r][name]["params"], want, f"{name} W={workers} rank {r} vs virtual")
+
+
+def test_int8_many_buckets_is_near_the_mean(runs):
+    """With many small buckets each bucket agrees its own scale: the update
+    stays within half a code of the FP32 mean (|u - mean| <= s/2, s the
+    bucket's scale <= max |g| / 127), and the bytes are 1 per element plus
+    4 per bucket."""
+    workers, res = runs
+    got, ref = res[0]["int8-buckets"], res[0]["fp32"]
+    assert "error" not in got, got.get("error")
+    # Step 0: same weights and batch, so the FP32 run's update is the mean
+    # of these raw gradients; no bucket's scale exceeds the largest |g|/127.
+    top = max(res[r]["int8-buckets"]["raw"][0][n].abs().max().item() for r in range(workers) for n in got["grads"][0])
+    for n, g in got["grads"][0].items():
+        m = ref["grads"][0][n]
+        assert (g - m).abs().max().item() <= top / 254 * (1 + 1e-5) + 1e-7, n
+    st = got["stats"]
+    n = sum(p.numel() for p in W.make_model().parameters())
+    assert st["fp32_bytes"] == 4 * n * W.STEPS and st["bytes"] > n * W.STEPS

@@ -229,3 +229,66 @@ def test_socket_owner_and_directory_checked(tmp_path):
                 nt.serve.Client(path)
     finally:
         s.close()
+
+
+def test_shared_buffer_matches_messages(serve_socket):
+    """The same batch (a mode latch, W=8 packets, the aggregate read) on two
+    devices, one through messages and one through a SharedBuffer: the same
+    read bytes and modes, and the aggregate is the closed form (popcount of
+    each packet byte)."""
+    c = nt.serve.Client(serve_socket)
+    pb = c.cpb
+    lines = 256
+    g = torch.Generator().manual_seed(28)
+    payload = torch.randint(0, 256, (lines * 64,), dtype=torch.uint8, generator=g)
+    devs = []
+    for _ in range(2):
+        d = c.call(c.controller.OpenDevice, pb.OpenDeviceRequest(capacity_bytes=lines * 64), "OpenDevice").device
+        c.call(c.controller.MapRegion, pb.MapRegionRequest(device=d, size=lines * 64, mode=pb.MODE_IDENTITY), "MapRegion")
+        devs.append(d)
+    latch = pb.Op(set_mode=pb.SetMode(region=0, mode=pb.MODE_G_BINARY, time=1))
+    want = c.call(c.controller.Transact, pb.TransactRequest(device=devs[0], ops=[
+        pb.Op(write=pb.Write(addr=0, data=payload.numpy().tobytes())), latch, pb.Op(read=pb.Read(addr=0, lines=lines))]),
+        "Transact")
+    buf = nt.serve.SharedBuffer(c, 2 * lines * 64)
+    t = buf.tensor()
+    t[:lines * 64] = payload
+    got = c.call(c.controller.Transact, pb.TransactRequest(device=devs[1], ops=[
+        buf.write_op(0, 0, lines), latch, buf.read_op(lines * 64, 0, lines)]), "Transact")
+    agg = bytes(t[lines * 64:].numpy())
+    assert len(got.data) == 0 and agg == want.data
+    assert list(got.read_modes) == list(want.read_modes) and list(got.read_transformed) == list(want.read_transformed)
+    assert got.first_seq == want.first_seq and got.transactions == want.transactions == 2 * lines
+    ones = torch.tensor([bin(b).count("1") for b in range(256)], dtype=torch.uint8)
+    assert torch.equal(t[lines * 64:], ones[payload.long()])
+    del t
+    buf.close()
+    c.close()
+
+
+@pytest.mark.parametrize("layout", ["worker-major", "element-major"])
+def test_controller_backend_shared_equals_messages(serve_socket, layout):
+    """ControllerBackend with shared=True gives the aggregates of
+    shared=False for random sign planes of several tensors, both modes."""
+    from nfabric import lowbit
+    from nfabric.lowbit import Layout
+    from nfabric.torch.groups import Assignment, ParamInfo
+    sizes = [1000, 70000, 5]
+    params, base = [], 0
+    for i, n in enumerate(sizes):
+        params.append(ParamInfo(f"p{i}", torch.nn.Parameter(torch.zeros(n)), "g", base))
+        base += n
+    asg = Assignment(groups=["g"], params=params, patterns={"g": ["*"]})
+    w = 8
+    lay = Layout.WORKER_MAJOR if layout == "worker-major" else Layout.ELEMENT_MAJOR
+    g = torch.Generator().manual_seed(4)
+    backs = [nt.serve.ControllerBackend(nt.serve.Client(serve_socket), asg, w, lay, {"g": lowbit.PAPER_GATE},
+                                        chunk_bytes=64 << 10, shared=sh) for sh in (False, True)]
+    for step, mode in enumerate([Format.BINARY, Format.TERNARY]):
+        items = [(p, torch.randint(0, 256, (w, (p.numel + 7) // 8), dtype=torch.uint8, generator=g), mode) for p in params]
+        a, b = (be.aggregate(items, step) for be in backs)
+        for x, y, p in zip(a, b, params):
+            assert torch.equal(x, y), f"{layout} {mode} {p.name}"
+    assert backs[1].buf is not None and backs[0].buf is None
+    for be in backs:
+        be.close()

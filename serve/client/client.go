@@ -37,6 +37,7 @@ type Options struct {
 // Client is one connection to a server.
 type Client struct {
 	conn       *grpc.ClientConn
+	socket     string // the Unix socket path, "" on TCP
 	Controller pb.ControllerClient
 	Control    pb.ControlClient
 }
@@ -67,7 +68,9 @@ func Dial(target string, o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", target, err)
 	}
-	return &Client{conn: conn, Controller: pb.NewControllerClient(conn), Control: pb.NewControlClient(conn)}, nil
+	c := &Client{conn: conn, Controller: pb.NewControllerClient(conn), Control: pb.NewControlClient(conn)}
+	c.socket, _ = unixPath(target)
+	return c, nil
 }
 
 // unixPath returns the socket path of a "unix:" target.

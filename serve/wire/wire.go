@@ -36,10 +36,38 @@ func Mode(m cxl.Mode) pb.Mode { return pb.Mode(m) + 1 }
 // ParseMode returns the cxl mode of a wire value; MODE_UNSPECIFIED and
 // values beyond the enum are errors naming field.
 func ParseMode(field string, m pb.Mode) (cxl.Mode, error) {
-	if m < pb.Mode_MODE_IDENTITY || int(m) > cxl.NumModes {
-		return 0, Fieldf(field, "unknown mode %d (want MODE_IDENTITY, MODE_FP32_BYPASS, MODE_G_BINARY or MODE_G_TERNARY)", int32(m))
+	if _, named := pb.Mode_name[int32(m)]; !named || m < pb.Mode_MODE_IDENTITY || int(m) > cxl.NumModes {
+		return 0, Fieldf(field, "unknown mode %d (want MODE_IDENTITY, MODE_FP32_BYPASS, MODE_G_BINARY, MODE_G_TERNARY, MODE_INT8_SUM or MODE_BFP8_SUM)", int32(m))
 	}
 	return cxl.Mode(m - 1), nil
+}
+
+// formats maps the wire's region formats to cxl.Region.Sum.
+var formats = map[pb.Format]lowbit.Format{
+	pb.Format_FORMAT_UNSPECIFIED: lowbit.FP32,
+	pb.Format_FORMAT_INT8:        lowbit.Int8,
+	pb.Format_FORMAT_BFP8:        lowbit.BFP8,
+}
+
+// Format returns the wire value of a region's sum format (FP32, the
+// sign-plane shape: FORMAT_UNSPECIFIED).
+func Format(f lowbit.Format) pb.Format {
+	for w, g := range formats {
+		if g == f {
+			return w
+		}
+	}
+	return pb.Format_FORMAT_UNSPECIFIED
+}
+
+// ParseFormat returns the cxl.Region.Sum of a wire value; a value beyond
+// the enum is an error naming field.
+func ParseFormat(field string, f pb.Format) (lowbit.Format, error) {
+	g, ok := formats[f]
+	if !ok {
+		return 0, Fieldf(field, "unknown format %d (want FORMAT_UNSPECIFIED, FORMAT_INT8 or FORMAT_BFP8)", int32(f))
+	}
+	return g, nil
 }
 
 // Layout returns the wire value of l.
@@ -79,12 +107,17 @@ func ParseGate(field, s string, def lowbit.Gate) (lowbit.Gate, error) {
 
 // Region returns the wire form of region id r.
 func Region(id cxl.RegionID, r cxl.Region, mapped bool) *pb.Region {
-	return &pb.Region{
+	out := &pb.Region{
 		Id: uint32(id), Name: r.Name, Base: r.Base, Size: r.Size, Mode: Mode(r.Mode),
 		Workers: uint32(r.Workers), Layout: Layout(r.Layout), Gate: r.Gate.String(), Element0: uint64(r.Element0),
 		Slabs: uint32(r.Slabs()), SlabBytes: r.SlabBytes(), PayloadLines: uint64(r.PayloadLines()), Elements: uint64(r.Elements()),
 		ViewBase: r.ViewAddr(0, 0), End: r.End(), Mapped: mapped,
+		Format: Format(r.Sum), ExpLines: uint64(r.ExpLines()),
 	}
+	if r.Sum == lowbit.BFP8 {
+		out.ExpBase, out.ExpViewBase = r.ExpAddr(0, 0), r.ExpViewAddr(0)
+	}
+	return out
 }
 
 // Stats returns the wire form of a controller's counters.

@@ -33,7 +33,11 @@ func TestEventRoundTrip(t *testing.T) {
 // TestModes: the wire values are cxl.Mode + 1 (hand-written table), and
 // 0 and out-of-range values are refused with the field's name.
 func TestModes(t *testing.T) {
-	want := map[cxl.Mode]pb.Mode{cxl.Identity: pb.Mode_MODE_IDENTITY, cxl.FP32Bypass: pb.Mode_MODE_FP32_BYPASS, cxl.GBinary: pb.Mode_MODE_G_BINARY, cxl.GTernary: pb.Mode_MODE_G_TERNARY}
+	want := map[cxl.Mode]pb.Mode{cxl.Identity: pb.Mode_MODE_IDENTITY, cxl.FP32Bypass: pb.Mode_MODE_FP32_BYPASS, cxl.GBinary: pb.Mode_MODE_G_BINARY, cxl.GTernary: pb.Mode_MODE_G_TERNARY,
+		cxl.Int8Sum: pb.Mode_MODE_INT8_SUM, cxl.BFPSum: pb.Mode_MODE_BFP8_SUM}
+	if len(want) != cxl.NumModes || len(pb.Mode_name) != cxl.NumModes+1 {
+		t.Fatalf("%d modes in cxl, %d in the proto (with MODE_UNSPECIFIED)", cxl.NumModes, len(pb.Mode_name))
+	}
 	for m, w := range want {
 		if Mode(m) != w {
 			t.Errorf("%v -> %v, want %v", m, Mode(m), w)
@@ -42,10 +46,21 @@ func TestModes(t *testing.T) {
 			t.Errorf("%v -> %v %v", w, back, err)
 		}
 	}
-	for _, bad := range []pb.Mode{0, 5, -1} {
+	for _, bad := range []pb.Mode{0, 7, -1} {
 		if _, err := ParseMode("ops[2].set_mode.mode", bad); err == nil || err.(*FieldError).Field != "ops[2].set_mode.mode" {
 			t.Errorf("mode %d: %v", bad, err)
 		}
+	}
+	for f, w := range map[lowbit.Format]pb.Format{lowbit.FP32: pb.Format_FORMAT_UNSPECIFIED, lowbit.Int8: pb.Format_FORMAT_INT8, lowbit.BFP8: pb.Format_FORMAT_BFP8} {
+		if Format(f) != w {
+			t.Errorf("%v -> %v, want %v", f, Format(f), w)
+		}
+		if back, err := ParseFormat("format", w); err != nil || back != f {
+			t.Errorf("%v -> %v %v", w, back, err)
+		}
+	}
+	if _, err := ParseFormat("format", 3); err == nil || err.(*FieldError).Field != "format" {
+		t.Errorf("format 3: %v", err)
 	}
 	if l, err := ParseLayout("layout", pb.Layout_LAYOUT_UNSPECIFIED, lowbit.WorkerMajor); err != nil || l != lowbit.WorkerMajor {
 		t.Errorf("unspecified layout: %v %v", l, err)

@@ -240,8 +240,8 @@ func RunTimingDRAM(d timing.DDR5Config, trace []Access, limit int) (DRAMStats, e
 		return DRAMStats{}, err
 	}
 	eng := timing.NewEngine()
-	t := &timingDriver{eng: eng, mapr: timing.NewDDR5Mapper(d), trace: trace, limit: limit, sent: make([]timing.Time, len(trace))}
-	t.ch = timing.NewChannel("Ch[0]", d, eng, t)
+	t := &timingDriver{eng: eng, mapr: timing.MakeDDR5Builder().WithConfig(d).Mapper(), trace: trace, limit: limit, sent: make([]timing.Time, len(trace))}
+	t.ch = timing.MakeDDR5Builder().WithConfig(d).WithScheduler(eng).WithSink(t).Build("Ch[0]")
 	eng.Schedule(0, t, -1)
 	eng.Run()
 	if len(t.lat) != len(trace) {

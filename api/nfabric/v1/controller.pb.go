@@ -55,6 +55,14 @@ const (
 	// The G-Binary aggregate times the region's zero gate (element-major:
 	// byte i = int8 m_i u_i).
 	Mode_MODE_G_TERNARY Mode = 4
+	// Beyond the paper, on a FORMAT_INT8 region: the workers' int8 codes
+	// summed lane by lane, saturated once to int16 (lowbit.SumInt8); view
+	// line 2l+p holds elements 64l+32p .. 64l+32p+31 as little-endian int16.
+	Mode_MODE_INT8_SUM Mode = 5
+	// Beyond the paper, on a FORMAT_BFP8 region: mantissas aligned to each
+	// 64-element block's largest exponent and summed (lowbit.SumBFP8); sum
+	// view lines as MODE_INT8_SUM, then the exponent view (64 int8 E per line).
+	Mode_MODE_BFP8_SUM Mode = 6
 )
 
 // Enum value maps for Mode.
@@ -65,6 +73,8 @@ var (
 		2: "MODE_FP32_BYPASS",
 		3: "MODE_G_BINARY",
 		4: "MODE_G_TERNARY",
+		5: "MODE_INT8_SUM",
+		6: "MODE_BFP8_SUM",
 	}
 	Mode_value = map[string]int32{
 		"MODE_UNSPECIFIED": 0,
@@ -72,6 +82,8 @@ var (
 		"MODE_FP32_BYPASS": 2,
 		"MODE_G_BINARY":    3,
 		"MODE_G_TERNARY":   4,
+		"MODE_INT8_SUM":    5,
+		"MODE_BFP8_SUM":    6,
 	}
 )
 
@@ -100,6 +112,64 @@ func (x Mode) Number() protoreflect.EnumNumber {
 // Deprecated: Use Mode.Descriptor instead.
 func (Mode) EnumDescriptor() ([]byte, []int) {
 	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{0}
+}
+
+// Format shapes a region for an integer-sum payload beyond the paper
+// (cxl.Region.Sum). Each worker writes its own lines of 64 int8 codes
+// (worker k's line l at base + k slab_bytes + 64 l); BFP8 adds exponent
+// lines (worker k's line x at exp_base + 64 (k exp_lines + x), byte b =
+// the exponent of block 64x + b).
+type Format int32
+
+const (
+	// The paper's sign-plane shape, aggregated by G-Binary and G-Ternary.
+	Format_FORMAT_UNSPECIFIED Format = 0
+	// 8-bit fixed point at a scale the workers agree on; MODE_INT8_SUM.
+	Format_FORMAT_INT8 Format = 1
+	// 8-bit mantissas, one exponent per worker and 64-element block;
+	// MODE_BFP8_SUM.
+	Format_FORMAT_BFP8 Format = 2
+)
+
+// Enum value maps for Format.
+var (
+	Format_name = map[int32]string{
+		0: "FORMAT_UNSPECIFIED",
+		1: "FORMAT_INT8",
+		2: "FORMAT_BFP8",
+	}
+	Format_value = map[string]int32{
+		"FORMAT_UNSPECIFIED": 0,
+		"FORMAT_INT8":        1,
+		"FORMAT_BFP8":        2,
+	}
+)
+
+func (x Format) Enum() *Format {
+	p := new(Format)
+	*p = x
+	return p
+}
+
+func (x Format) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Format) Descriptor() protoreflect.EnumDescriptor {
+	return file_nfabric_v1_controller_proto_enumTypes[1].Descriptor()
+}
+
+func (Format) Type() protoreflect.EnumType {
+	return &file_nfabric_v1_controller_proto_enumTypes[1]
+}
+
+func (x Format) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Format.Descriptor instead.
+func (Format) EnumDescriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{1}
 }
 
 // Layout is how worker payloads are arranged in lines (lowbit.Layout).
@@ -139,11 +209,11 @@ func (x Layout) String() string {
 }
 
 func (Layout) Descriptor() protoreflect.EnumDescriptor {
-	return file_nfabric_v1_controller_proto_enumTypes[1].Descriptor()
+	return file_nfabric_v1_controller_proto_enumTypes[2].Descriptor()
 }
 
 func (Layout) Type() protoreflect.EnumType {
-	return &file_nfabric_v1_controller_proto_enumTypes[1]
+	return &file_nfabric_v1_controller_proto_enumTypes[2]
 }
 
 func (x Layout) Number() protoreflect.EnumNumber {
@@ -152,7 +222,7 @@ func (x Layout) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Layout.Descriptor instead.
 func (Layout) EnumDescriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{1}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{2}
 }
 
 type OpenDeviceRequest struct {
@@ -395,7 +465,10 @@ type MapRegionRequest struct {
 	Gate    string `protobuf:"bytes,8,opt,name=gate,proto3" json:"gate,omitempty"`
 	// Flattened gradient index of the region's first element (the
 	// positional gate depends on it).
-	Element0      uint64 `protobuf:"varint,9,opt,name=element0,proto3" json:"element0,omitempty"`
+	Element0 uint64 `protobuf:"varint,9,opt,name=element0,proto3" json:"element0,omitempty"`
+	// An integer-sum region beyond the paper: worker-major whatever the
+	// device's layout (layout must be unset or worker-major), no gate.
+	Format        Format `protobuf:"varint,11,opt,name=format,proto3,enum=nfabric.v1.Format" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -500,6 +573,13 @@ func (x *MapRegionRequest) GetElement0() uint64 {
 	return 0
 }
 
+func (x *MapRegionRequest) GetFormat() Format {
+	if x != nil {
+		return x.Format
+	}
+	return Format_FORMAT_UNSPECIFIED
+}
+
 // Region is one row of the region table with the addresses a writer needs
 // (cxl.Region's address map).
 type Region struct {
@@ -527,8 +607,16 @@ type Region struct {
 	// + 128 l + 64 (nz plane).
 	ViewBase uint64 `protobuf:"varint,14,opt,name=view_base,json=viewBase,proto3" json:"view_base,omitempty"`
 	// First address past the footprint (data and view windows).
-	End           uint64 `protobuf:"varint,15,opt,name=end,proto3" json:"end,omitempty"`
-	Mapped        bool   `protobuf:"varint,16,opt,name=mapped,proto3" json:"mapped,omitempty"`
+	End    uint64 `protobuf:"varint,15,opt,name=end,proto3" json:"end,omitempty"`
+	Mapped bool   `protobuf:"varint,16,opt,name=mapped,proto3" json:"mapped,omitempty"`
+	// An integer-sum region (FORMAT_INT8, FORMAT_BFP8): its slabs are the
+	// workers' code slabs and its view line 2l+p the sums of elements
+	// 64l+32p .. 64l+32p+31. BFP8: each worker's exp_lines exponent lines
+	// start at exp_base, and exponent view line x is at exp_view_base + 64 x.
+	Format        Format `protobuf:"varint,17,opt,name=format,proto3,enum=nfabric.v1.Format" json:"format,omitempty"`
+	ExpBase       uint64 `protobuf:"varint,18,opt,name=exp_base,json=expBase,proto3" json:"exp_base,omitempty"`
+	ExpLines      uint64 `protobuf:"varint,19,opt,name=exp_lines,json=expLines,proto3" json:"exp_lines,omitempty"`
+	ExpViewBase   uint64 `protobuf:"varint,20,opt,name=exp_view_base,json=expViewBase,proto3" json:"exp_view_base,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -673,6 +761,34 @@ func (x *Region) GetMapped() bool {
 		return x.Mapped
 	}
 	return false
+}
+
+func (x *Region) GetFormat() Format {
+	if x != nil {
+		return x.Format
+	}
+	return Format_FORMAT_UNSPECIFIED
+}
+
+func (x *Region) GetExpBase() uint64 {
+	if x != nil {
+		return x.ExpBase
+	}
+	return 0
+}
+
+func (x *Region) GetExpLines() uint64 {
+	if x != nil {
+		return x.ExpLines
+	}
+	return 0
+}
+
+func (x *Region) GetExpViewBase() uint64 {
+	if x != nil {
+		return x.ExpViewBase
+	}
+	return 0
 }
 
 type MapRegionResponse struct {
@@ -879,6 +995,8 @@ type Op struct {
 	//	*Op_Write
 	//	*Op_Read
 	//	*Op_SetMode
+	//	*Op_SharedWrite
+	//	*Op_SharedRead
 	Op            isOp_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -948,6 +1066,24 @@ func (x *Op) GetSetMode() *SetMode {
 	return nil
 }
 
+func (x *Op) GetSharedWrite() *SharedWrite {
+	if x != nil {
+		if x, ok := x.Op.(*Op_SharedWrite); ok {
+			return x.SharedWrite
+		}
+	}
+	return nil
+}
+
+func (x *Op) GetSharedRead() *SharedRead {
+	if x != nil {
+		if x, ok := x.Op.(*Op_SharedRead); ok {
+			return x.SharedRead
+		}
+	}
+	return nil
+}
+
 type isOp_Op interface {
 	isOp_Op()
 }
@@ -964,11 +1100,187 @@ type Op_SetMode struct {
 	SetMode *SetMode `protobuf:"bytes,3,opt,name=set_mode,json=setMode,proto3,oneof"`
 }
 
+type Op_SharedWrite struct {
+	SharedWrite *SharedWrite `protobuf:"bytes,4,opt,name=shared_write,json=sharedWrite,proto3,oneof"`
+}
+
+type Op_SharedRead struct {
+	SharedRead *SharedRead `protobuf:"bytes,5,opt,name=shared_read,json=sharedRead,proto3,oneof"`
+}
+
 func (*Op_Write) isOp_Op() {}
 
 func (*Op_Read) isOp_Op() {}
 
 func (*Op_SetMode) isOp_Op() {}
+
+func (*Op_SharedWrite) isOp_Op() {}
+
+func (*Op_SharedRead) isOp_Op() {}
+
+// SharedWrite is a Write whose data is `lines` lines of a shared buffer
+// from byte `offset` (a multiple of 64) instead of bytes in the message:
+// lines MemWr transactions at consecutive lines from addr, exactly as a
+// Write of those bytes. The server copies the lines out of the buffer
+// when it starts the batch, before the batch's first transaction is
+// accepted (see SharedBuffer for the consistency rule).
+type SharedWrite struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Buffer        uint64                 `protobuf:"varint,1,opt,name=buffer,proto3" json:"buffer,omitempty"`
+	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Addr          uint64                 `protobuf:"varint,3,opt,name=addr,proto3" json:"addr,omitempty"`
+	Lines         uint32                 `protobuf:"varint,4,opt,name=lines,proto3" json:"lines,omitempty"`
+	Tag           uint32                 `protobuf:"varint,5,opt,name=tag,proto3" json:"tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedWrite) Reset() {
+	*x = SharedWrite{}
+	mi := &file_nfabric_v1_controller_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedWrite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedWrite) ProtoMessage() {}
+
+func (x *SharedWrite) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_controller_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedWrite.ProtoReflect.Descriptor instead.
+func (*SharedWrite) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SharedWrite) GetBuffer() uint64 {
+	if x != nil {
+		return x.Buffer
+	}
+	return 0
+}
+
+func (x *SharedWrite) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SharedWrite) GetAddr() uint64 {
+	if x != nil {
+		return x.Addr
+	}
+	return 0
+}
+
+func (x *SharedWrite) GetLines() uint32 {
+	if x != nil {
+		return x.Lines
+	}
+	return 0
+}
+
+func (x *SharedWrite) GetTag() uint32 {
+	if x != nil {
+		return x.Tag
+	}
+	return 0
+}
+
+// SharedRead is a Read whose response lines go into a shared buffer from
+// byte `offset` (a multiple of 64) instead of the response's data: e.g.
+// "aggregate region R into buffer B" is a SharedRead of R's view lines.
+// The server writes them before it replies; read_modes and
+// read_transformed still carry one entry per line, in op order with the
+// other reads.
+type SharedRead struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Buffer        uint64                 `protobuf:"varint,1,opt,name=buffer,proto3" json:"buffer,omitempty"`
+	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Addr          uint64                 `protobuf:"varint,3,opt,name=addr,proto3" json:"addr,omitempty"`
+	Lines         uint32                 `protobuf:"varint,4,opt,name=lines,proto3" json:"lines,omitempty"`
+	Tag           uint32                 `protobuf:"varint,5,opt,name=tag,proto3" json:"tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedRead) Reset() {
+	*x = SharedRead{}
+	mi := &file_nfabric_v1_controller_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedRead) ProtoMessage() {}
+
+func (x *SharedRead) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_controller_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedRead.ProtoReflect.Descriptor instead.
+func (*SharedRead) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SharedRead) GetBuffer() uint64 {
+	if x != nil {
+		return x.Buffer
+	}
+	return 0
+}
+
+func (x *SharedRead) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SharedRead) GetAddr() uint64 {
+	if x != nil {
+		return x.Addr
+	}
+	return 0
+}
+
+func (x *SharedRead) GetLines() uint32 {
+	if x != nil {
+		return x.Lines
+	}
+	return 0
+}
+
+func (x *SharedRead) GetTag() uint32 {
+	if x != nil {
+		return x.Tag
+	}
+	return 0
+}
 
 // Write stores data, a whole number of 64-byte lines, at consecutive lines
 // from addr: len(data)/64 MemWr transactions.
@@ -984,7 +1296,7 @@ type Write struct {
 
 func (x *Write) Reset() {
 	*x = Write{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[11]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1308,7 @@ func (x *Write) String() string {
 func (*Write) ProtoMessage() {}
 
 func (x *Write) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[11]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1321,7 @@ func (x *Write) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Write.ProtoReflect.Descriptor instead.
 func (*Write) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{11}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Write) GetAddr() uint64 {
@@ -1047,7 +1359,7 @@ type Read struct {
 
 func (x *Read) Reset() {
 	*x = Read{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[12]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1371,7 @@ func (x *Read) String() string {
 func (*Read) ProtoMessage() {}
 
 func (x *Read) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[12]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1384,7 @@ func (x *Read) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read.ProtoReflect.Descriptor instead.
 func (*Read) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{12}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Read) GetAddr() uint64 {
@@ -1108,7 +1420,7 @@ type SetMode struct {
 
 func (x *SetMode) Reset() {
 	*x = SetMode{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[13]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1432,7 @@ func (x *SetMode) String() string {
 func (*SetMode) ProtoMessage() {}
 
 func (x *SetMode) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[13]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1445,7 @@ func (x *SetMode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetMode.ProtoReflect.Descriptor instead.
 func (*SetMode) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{13}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SetMode) GetRegion() uint32 {
@@ -1164,7 +1476,8 @@ type TransactResponse struct {
 	FirstSeq     uint64 `protobuf:"varint,1,opt,name=first_seq,json=firstSeq,proto3" json:"first_seq,omitempty"`
 	Transactions uint64 `protobuf:"varint,2,opt,name=transactions,proto3" json:"transactions,omitempty"`
 	// Every read line's response, concatenated in order (64 bytes each; zero
-	// for a failed read, like a poisoned line).
+	// for a failed read, like a poisoned line); shared_read lines go to
+	// their buffer instead.
 	Data []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
 	// Per read line: the mode it completed under, and whether the data is an
 	// aggregate rather than stored bytes.
@@ -1176,7 +1489,7 @@ type TransactResponse struct {
 
 func (x *TransactResponse) Reset() {
 	*x = TransactResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[14]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1501,7 @@ func (x *TransactResponse) String() string {
 func (*TransactResponse) ProtoMessage() {}
 
 func (x *TransactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[14]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1514,7 @@ func (x *TransactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransactResponse.ProtoReflect.Descriptor instead.
 func (*TransactResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{14}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TransactResponse) GetFirstSeq() uint64 {
@@ -1251,7 +1564,7 @@ type SetModeRequest struct {
 
 func (x *SetModeRequest) Reset() {
 	*x = SetModeRequest{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[15]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1576,7 @@ func (x *SetModeRequest) String() string {
 func (*SetModeRequest) ProtoMessage() {}
 
 func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[15]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1589,7 @@ func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeRequest.ProtoReflect.Descriptor instead.
 func (*SetModeRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{15}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SetModeRequest) GetDevice() uint64 {
@@ -1317,7 +1630,7 @@ type SetModeResponse struct {
 
 func (x *SetModeResponse) Reset() {
 	*x = SetModeResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[16]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1642,7 @@ func (x *SetModeResponse) String() string {
 func (*SetModeResponse) ProtoMessage() {}
 
 func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[16]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1655,7 @@ func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeResponse.ProtoReflect.Descriptor instead.
 func (*SetModeResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{16}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetModeResponse) GetAfterSeq() uint64 {
@@ -1362,7 +1675,7 @@ type GetModeRequest struct {
 
 func (x *GetModeRequest) Reset() {
 	*x = GetModeRequest{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[17]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1687,7 @@ func (x *GetModeRequest) String() string {
 func (*GetModeRequest) ProtoMessage() {}
 
 func (x *GetModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[17]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1700,7 @@ func (x *GetModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetModeRequest.ProtoReflect.Descriptor instead.
 func (*GetModeRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{17}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetModeRequest) GetDevice() uint64 {
@@ -1413,7 +1726,7 @@ type GetModeResponse struct {
 
 func (x *GetModeResponse) Reset() {
 	*x = GetModeResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[18]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1738,7 @@ func (x *GetModeResponse) String() string {
 func (*GetModeResponse) ProtoMessage() {}
 
 func (x *GetModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[18]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1751,7 @@ func (x *GetModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetModeResponse.ProtoReflect.Descriptor instead.
 func (*GetModeResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{18}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetModeResponse) GetMode() Mode {
@@ -1457,7 +1770,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[19]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1782,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[19]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1795,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{19}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetStatsRequest) GetDevice() uint64 {
@@ -1508,7 +1821,7 @@ type ModeStats struct {
 
 func (x *ModeStats) Reset() {
 	*x = ModeStats{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[20]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1833,7 @@ func (x *ModeStats) String() string {
 func (*ModeStats) ProtoMessage() {}
 
 func (x *ModeStats) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[20]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1846,7 @@ func (x *ModeStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModeStats.ProtoReflect.Descriptor instead.
 func (*ModeStats) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{20}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ModeStats) GetMode() Mode {
@@ -1600,7 +1913,7 @@ type ModeChange struct {
 
 func (x *ModeChange) Reset() {
 	*x = ModeChange{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[21]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1925,7 @@ func (x *ModeChange) String() string {
 func (*ModeChange) ProtoMessage() {}
 
 func (x *ModeChange) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[21]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1938,7 @@ func (x *ModeChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModeChange.ProtoReflect.Descriptor instead.
 func (*ModeChange) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{21}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ModeChange) GetRegion() uint32 {
@@ -1675,7 +1988,7 @@ type ErrorCount struct {
 
 func (x *ErrorCount) Reset() {
 	*x = ErrorCount{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[22]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +2000,7 @@ func (x *ErrorCount) String() string {
 func (*ErrorCount) ProtoMessage() {}
 
 func (x *ErrorCount) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[22]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +2013,7 @@ func (x *ErrorCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorCount.ProtoReflect.Descriptor instead.
 func (*ErrorCount) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{22}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ErrorCount) GetKind() string {
@@ -1742,7 +2055,7 @@ type HostAccounting struct {
 
 func (x *HostAccounting) Reset() {
 	*x = HostAccounting{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +2067,7 @@ func (x *HostAccounting) String() string {
 func (*HostAccounting) ProtoMessage() {}
 
 func (x *HostAccounting) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +2080,7 @@ func (x *HostAccounting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAccounting.ProtoReflect.Descriptor instead.
 func (*HostAccounting) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{23}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *HostAccounting) GetEncodedElements() int64 {
@@ -1846,7 +2159,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +2171,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +2184,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{24}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetStatsResponse) GetTransactions() uint64 {
@@ -1930,6 +2243,225 @@ func (x *GetStatsResponse) GetHost() *HostAccounting {
 	return nil
 }
 
+// SharedBuffer: the shared-memory data path (Unix socket only).
+//
+// OpenShared creates a memfd of `bytes` bytes (a positive multiple of 64,
+// within the server's shared-memory limit), sealed against shrinking and
+// growing so that a client cannot truncate it under the server, maps it
+// in the server, and returns its id and a 16-byte ticket. The client then
+// fetches the descriptor on a second connection to the same Unix socket:
+// it sends the 16 bytes "NFABRIC-SHM/1\n\x00\x00" followed by the ticket,
+// and the server answers one byte "Y" carrying the memfd as SCM_RIGHTS
+// ancillary data, or a line "error: ...\n" and no descriptor, and closes
+// the connection. A ticket works once, only while the buffer is open, and
+// only from a process of the server's user; a connection that sends
+// nothing is closed after a few seconds. The client maps the descriptor
+// MAP_SHARED and writes payload lines into it with plain stores, as a
+// CXL.mem host writes device memory, and closes the descriptor.
+//
+// Consistency rule (staging buffer, commit on Transact): the buffer is not
+// device memory. The device's line store (the one the gRPC path writes) is
+// changed only by a Transact: its shared_write ops are copied out of the
+// buffer (a snapshot of all of them, taken when the server starts the
+// batch, before any of its transactions is accepted) and then run as
+// writes of those bytes. Bytes the client stores after the snapshot do
+// not reach the device until a later Transact; bytes it stores during the
+// call may or may not be in the snapshot, per byte, so a client writes a
+// range only when no Transact that reads it is in flight. shared_read
+// lines are written into the buffer before the reply; the server never
+// reads them back. The device reads only payload bytes from the buffer:
+// buffer ids, offsets, line counts and addresses come in the request and
+// are checked like a Write's (an offset or line count beyond the buffer
+// is INVALID_ARGUMENT naming the op's field), and any 64 bytes are a valid
+// payload line.
+//
+// A buffer belongs to the connection that opened it and is freed with it
+// (or by CloseShared, or when the server stops).
+type OpenSharedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Bytes         uint64                 `protobuf:"varint,1,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenSharedRequest) Reset() {
+	*x = OpenSharedRequest{}
+	mi := &file_nfabric_v1_controller_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenSharedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenSharedRequest) ProtoMessage() {}
+
+func (x *OpenSharedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_controller_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenSharedRequest.ProtoReflect.Descriptor instead.
+func (*OpenSharedRequest) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *OpenSharedRequest) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+type OpenSharedResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Buffer uint64                 `protobuf:"varint,1,opt,name=buffer,proto3" json:"buffer,omitempty"`
+	Bytes  uint64                 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// The one-use ticket that fetches the descriptor.
+	Ticket        []byte `protobuf:"bytes,3,opt,name=ticket,proto3" json:"ticket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenSharedResponse) Reset() {
+	*x = OpenSharedResponse{}
+	mi := &file_nfabric_v1_controller_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenSharedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenSharedResponse) ProtoMessage() {}
+
+func (x *OpenSharedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_controller_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenSharedResponse.ProtoReflect.Descriptor instead.
+func (*OpenSharedResponse) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *OpenSharedResponse) GetBuffer() uint64 {
+	if x != nil {
+		return x.Buffer
+	}
+	return 0
+}
+
+func (x *OpenSharedResponse) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *OpenSharedResponse) GetTicket() []byte {
+	if x != nil {
+		return x.Ticket
+	}
+	return nil
+}
+
+type CloseSharedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Buffer        uint64                 `protobuf:"varint,1,opt,name=buffer,proto3" json:"buffer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseSharedRequest) Reset() {
+	*x = CloseSharedRequest{}
+	mi := &file_nfabric_v1_controller_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseSharedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseSharedRequest) ProtoMessage() {}
+
+func (x *CloseSharedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_controller_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseSharedRequest.ProtoReflect.Descriptor instead.
+func (*CloseSharedRequest) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *CloseSharedRequest) GetBuffer() uint64 {
+	if x != nil {
+		return x.Buffer
+	}
+	return 0
+}
+
+type CloseSharedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseSharedResponse) Reset() {
+	*x = CloseSharedResponse{}
+	mi := &file_nfabric_v1_controller_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseSharedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseSharedResponse) ProtoMessage() {}
+
+func (x *CloseSharedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_controller_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseSharedResponse.ProtoReflect.Descriptor instead.
+func (*CloseSharedResponse) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{30}
+}
+
 var File_nfabric_v1_controller_proto protoreflect.FileDescriptor
 
 const file_nfabric_v1_controller_proto_rawDesc = "" +
@@ -1948,7 +2480,7 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\x0ecapacity_bytes\x18\x02 \x01(\x04R\rcapacityBytes\",\n" +
 	"\x12CloseDeviceRequest\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\"\x15\n" +
-	"\x13CloseDeviceResponse\"\x9e\x02\n" +
+	"\x13CloseDeviceResponse\"\xca\x02\n" +
 	"\x10MapRegionRequest\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -1960,7 +2492,8 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\aworkers\x18\x06 \x01(\rR\aworkers\x12*\n" +
 	"\x06layout\x18\a \x01(\x0e2\x12.nfabric.v1.LayoutR\x06layout\x12\x12\n" +
 	"\x04gate\x18\b \x01(\tR\x04gate\x12\x1a\n" +
-	"\belement0\x18\t \x01(\x04R\belement0\"\xad\x03\n" +
+	"\belement0\x18\t \x01(\x04R\belement0\x12*\n" +
+	"\x06format\x18\v \x01(\x0e2\x12.nfabric.v1.FormatR\x06format\"\xb5\x04\n" +
 	"\x06Region\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -1979,7 +2512,11 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\belements\x18\r \x01(\x04R\belements\x12\x1b\n" +
 	"\tview_base\x18\x0e \x01(\x04R\bviewBase\x12\x10\n" +
 	"\x03end\x18\x0f \x01(\x04R\x03end\x12\x16\n" +
-	"\x06mapped\x18\x10 \x01(\bR\x06mapped\"?\n" +
+	"\x06mapped\x18\x10 \x01(\bR\x06mapped\x12*\n" +
+	"\x06format\x18\x11 \x01(\x0e2\x12.nfabric.v1.FormatR\x06format\x12\x19\n" +
+	"\bexp_base\x18\x12 \x01(\x04R\aexpBase\x12\x1b\n" +
+	"\texp_lines\x18\x13 \x01(\x04R\bexpLines\x12\"\n" +
+	"\rexp_view_base\x18\x14 \x01(\x04R\vexpViewBase\"?\n" +
 	"\x11MapRegionResponse\x12*\n" +
 	"\x06region\x18\x01 \x01(\v2\x12.nfabric.v1.RegionR\x06region\"D\n" +
 	"\x12UnmapRegionRequest\x12\x16\n" +
@@ -1988,12 +2525,28 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\x13UnmapRegionResponse\"K\n" +
 	"\x0fTransactRequest\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\x12 \n" +
-	"\x03ops\x18\x02 \x03(\v2\x0e.nfabric.v1.OpR\x03ops\"\x8f\x01\n" +
+	"\x03ops\x18\x02 \x03(\v2\x0e.nfabric.v1.OpR\x03ops\"\x88\x02\n" +
 	"\x02Op\x12)\n" +
 	"\x05write\x18\x01 \x01(\v2\x11.nfabric.v1.WriteH\x00R\x05write\x12&\n" +
 	"\x04read\x18\x02 \x01(\v2\x10.nfabric.v1.ReadH\x00R\x04read\x120\n" +
-	"\bset_mode\x18\x03 \x01(\v2\x13.nfabric.v1.SetModeH\x00R\asetModeB\x04\n" +
-	"\x02op\"A\n" +
+	"\bset_mode\x18\x03 \x01(\v2\x13.nfabric.v1.SetModeH\x00R\asetMode\x12<\n" +
+	"\fshared_write\x18\x04 \x01(\v2\x17.nfabric.v1.SharedWriteH\x00R\vsharedWrite\x129\n" +
+	"\vshared_read\x18\x05 \x01(\v2\x16.nfabric.v1.SharedReadH\x00R\n" +
+	"sharedReadB\x04\n" +
+	"\x02op\"y\n" +
+	"\vSharedWrite\x12\x16\n" +
+	"\x06buffer\x18\x01 \x01(\x04R\x06buffer\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
+	"\x04addr\x18\x03 \x01(\x04R\x04addr\x12\x14\n" +
+	"\x05lines\x18\x04 \x01(\rR\x05lines\x12\x10\n" +
+	"\x03tag\x18\x05 \x01(\rR\x03tag\"x\n" +
+	"\n" +
+	"SharedRead\x12\x16\n" +
+	"\x06buffer\x18\x01 \x01(\x04R\x06buffer\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
+	"\x04addr\x18\x03 \x01(\x04R\x04addr\x12\x14\n" +
+	"\x05lines\x18\x04 \x01(\rR\x05lines\x12\x10\n" +
+	"\x03tag\x18\x05 \x01(\rR\x03tag\"A\n" +
 	"\x05Write\x12\x12\n" +
 	"\x04addr\x18\x01 \x01(\x04R\x04addr\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x10\n" +
@@ -2072,17 +2625,32 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\fmode_changes\x18\x05 \x01(\x04R\vmodeChanges\x12,\n" +
 	"\aregions\x18\x06 \x03(\v2\x12.nfabric.v1.RegionR\aregions\x12(\n" +
 	"\x03log\x18\a \x03(\v2\x16.nfabric.v1.ModeChangeR\x03log\x12.\n" +
-	"\x04host\x18\b \x01(\v2\x1a.nfabric.v1.HostAccountingR\x04host*l\n" +
+	"\x04host\x18\b \x01(\v2\x1a.nfabric.v1.HostAccountingR\x04host\")\n" +
+	"\x11OpenSharedRequest\x12\x14\n" +
+	"\x05bytes\x18\x01 \x01(\x04R\x05bytes\"Z\n" +
+	"\x12OpenSharedResponse\x12\x16\n" +
+	"\x06buffer\x18\x01 \x01(\x04R\x06buffer\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\x12\x16\n" +
+	"\x06ticket\x18\x03 \x01(\fR\x06ticket\",\n" +
+	"\x12CloseSharedRequest\x12\x16\n" +
+	"\x06buffer\x18\x01 \x01(\x04R\x06buffer\"\x15\n" +
+	"\x13CloseSharedResponse*\x92\x01\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rMODE_IDENTITY\x10\x01\x12\x14\n" +
 	"\x10MODE_FP32_BYPASS\x10\x02\x12\x11\n" +
 	"\rMODE_G_BINARY\x10\x03\x12\x12\n" +
-	"\x0eMODE_G_TERNARY\x10\x04*S\n" +
+	"\x0eMODE_G_TERNARY\x10\x04\x12\x11\n" +
+	"\rMODE_INT8_SUM\x10\x05\x12\x11\n" +
+	"\rMODE_BFP8_SUM\x10\x06*B\n" +
+	"\x06Format\x12\x16\n" +
+	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vFORMAT_INT8\x10\x01\x12\x0f\n" +
+	"\vFORMAT_BFP8\x10\x02*S\n" +
 	"\x06Layout\x12\x16\n" +
 	"\x12LAYOUT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14LAYOUT_ELEMENT_MAJOR\x10\x01\x12\x17\n" +
-	"\x13LAYOUT_WORKER_MAJOR\x10\x022\xd9\x04\n" +
+	"\x13LAYOUT_WORKER_MAJOR\x10\x022\xf6\x05\n" +
 	"\n" +
 	"Controller\x12K\n" +
 	"\n" +
@@ -2093,7 +2661,10 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\bTransact\x12\x1b.nfabric.v1.TransactRequest\x1a\x1c.nfabric.v1.TransactResponse\x12B\n" +
 	"\aSetMode\x12\x1a.nfabric.v1.SetModeRequest\x1a\x1b.nfabric.v1.SetModeResponse\x12B\n" +
 	"\aGetMode\x12\x1a.nfabric.v1.GetModeRequest\x1a\x1b.nfabric.v1.GetModeResponse\x12E\n" +
-	"\bGetStats\x12\x1b.nfabric.v1.GetStatsRequest\x1a\x1c.nfabric.v1.GetStatsResponseB:Z8github.com/neuronfabric/nfabric/api/nfabric/v1;nfabricv1b\x06proto3"
+	"\bGetStats\x12\x1b.nfabric.v1.GetStatsRequest\x1a\x1c.nfabric.v1.GetStatsResponse\x12K\n" +
+	"\n" +
+	"OpenShared\x12\x1d.nfabric.v1.OpenSharedRequest\x1a\x1e.nfabric.v1.OpenSharedResponse\x12N\n" +
+	"\vCloseShared\x12\x1e.nfabric.v1.CloseSharedRequest\x1a\x1f.nfabric.v1.CloseSharedResponseB:Z8github.com/neuronfabric/nfabric/api/nfabric/v1;nfabricv1b\x06proto3"
 
 var (
 	file_nfabric_v1_controller_proto_rawDescOnce sync.Once
@@ -2107,81 +2678,96 @@ func file_nfabric_v1_controller_proto_rawDescGZIP() []byte {
 	return file_nfabric_v1_controller_proto_rawDescData
 }
 
-var file_nfabric_v1_controller_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_nfabric_v1_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_nfabric_v1_controller_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_nfabric_v1_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_nfabric_v1_controller_proto_goTypes = []any{
 	(Mode)(0),                   // 0: nfabric.v1.Mode
-	(Layout)(0),                 // 1: nfabric.v1.Layout
-	(*OpenDeviceRequest)(nil),   // 2: nfabric.v1.OpenDeviceRequest
-	(*OpenDeviceResponse)(nil),  // 3: nfabric.v1.OpenDeviceResponse
-	(*CloseDeviceRequest)(nil),  // 4: nfabric.v1.CloseDeviceRequest
-	(*CloseDeviceResponse)(nil), // 5: nfabric.v1.CloseDeviceResponse
-	(*MapRegionRequest)(nil),    // 6: nfabric.v1.MapRegionRequest
-	(*Region)(nil),              // 7: nfabric.v1.Region
-	(*MapRegionResponse)(nil),   // 8: nfabric.v1.MapRegionResponse
-	(*UnmapRegionRequest)(nil),  // 9: nfabric.v1.UnmapRegionRequest
-	(*UnmapRegionResponse)(nil), // 10: nfabric.v1.UnmapRegionResponse
-	(*TransactRequest)(nil),     // 11: nfabric.v1.TransactRequest
-	(*Op)(nil),                  // 12: nfabric.v1.Op
-	(*Write)(nil),               // 13: nfabric.v1.Write
-	(*Read)(nil),                // 14: nfabric.v1.Read
-	(*SetMode)(nil),             // 15: nfabric.v1.SetMode
-	(*TransactResponse)(nil),    // 16: nfabric.v1.TransactResponse
-	(*SetModeRequest)(nil),      // 17: nfabric.v1.SetModeRequest
-	(*SetModeResponse)(nil),     // 18: nfabric.v1.SetModeResponse
-	(*GetModeRequest)(nil),      // 19: nfabric.v1.GetModeRequest
-	(*GetModeResponse)(nil),     // 20: nfabric.v1.GetModeResponse
-	(*GetStatsRequest)(nil),     // 21: nfabric.v1.GetStatsRequest
-	(*ModeStats)(nil),           // 22: nfabric.v1.ModeStats
-	(*ModeChange)(nil),          // 23: nfabric.v1.ModeChange
-	(*ErrorCount)(nil),          // 24: nfabric.v1.ErrorCount
-	(*HostAccounting)(nil),      // 25: nfabric.v1.HostAccounting
-	(*GetStatsResponse)(nil),    // 26: nfabric.v1.GetStatsResponse
+	(Format)(0),                 // 1: nfabric.v1.Format
+	(Layout)(0),                 // 2: nfabric.v1.Layout
+	(*OpenDeviceRequest)(nil),   // 3: nfabric.v1.OpenDeviceRequest
+	(*OpenDeviceResponse)(nil),  // 4: nfabric.v1.OpenDeviceResponse
+	(*CloseDeviceRequest)(nil),  // 5: nfabric.v1.CloseDeviceRequest
+	(*CloseDeviceResponse)(nil), // 6: nfabric.v1.CloseDeviceResponse
+	(*MapRegionRequest)(nil),    // 7: nfabric.v1.MapRegionRequest
+	(*Region)(nil),              // 8: nfabric.v1.Region
+	(*MapRegionResponse)(nil),   // 9: nfabric.v1.MapRegionResponse
+	(*UnmapRegionRequest)(nil),  // 10: nfabric.v1.UnmapRegionRequest
+	(*UnmapRegionResponse)(nil), // 11: nfabric.v1.UnmapRegionResponse
+	(*TransactRequest)(nil),     // 12: nfabric.v1.TransactRequest
+	(*Op)(nil),                  // 13: nfabric.v1.Op
+	(*SharedWrite)(nil),         // 14: nfabric.v1.SharedWrite
+	(*SharedRead)(nil),          // 15: nfabric.v1.SharedRead
+	(*Write)(nil),               // 16: nfabric.v1.Write
+	(*Read)(nil),                // 17: nfabric.v1.Read
+	(*SetMode)(nil),             // 18: nfabric.v1.SetMode
+	(*TransactResponse)(nil),    // 19: nfabric.v1.TransactResponse
+	(*SetModeRequest)(nil),      // 20: nfabric.v1.SetModeRequest
+	(*SetModeResponse)(nil),     // 21: nfabric.v1.SetModeResponse
+	(*GetModeRequest)(nil),      // 22: nfabric.v1.GetModeRequest
+	(*GetModeResponse)(nil),     // 23: nfabric.v1.GetModeResponse
+	(*GetStatsRequest)(nil),     // 24: nfabric.v1.GetStatsRequest
+	(*ModeStats)(nil),           // 25: nfabric.v1.ModeStats
+	(*ModeChange)(nil),          // 26: nfabric.v1.ModeChange
+	(*ErrorCount)(nil),          // 27: nfabric.v1.ErrorCount
+	(*HostAccounting)(nil),      // 28: nfabric.v1.HostAccounting
+	(*GetStatsResponse)(nil),    // 29: nfabric.v1.GetStatsResponse
+	(*OpenSharedRequest)(nil),   // 30: nfabric.v1.OpenSharedRequest
+	(*OpenSharedResponse)(nil),  // 31: nfabric.v1.OpenSharedResponse
+	(*CloseSharedRequest)(nil),  // 32: nfabric.v1.CloseSharedRequest
+	(*CloseSharedResponse)(nil), // 33: nfabric.v1.CloseSharedResponse
 }
 var file_nfabric_v1_controller_proto_depIdxs = []int32{
-	1,  // 0: nfabric.v1.OpenDeviceRequest.layout:type_name -> nfabric.v1.Layout
+	2,  // 0: nfabric.v1.OpenDeviceRequest.layout:type_name -> nfabric.v1.Layout
 	0,  // 1: nfabric.v1.MapRegionRequest.mode:type_name -> nfabric.v1.Mode
-	1,  // 2: nfabric.v1.MapRegionRequest.layout:type_name -> nfabric.v1.Layout
-	0,  // 3: nfabric.v1.Region.mode:type_name -> nfabric.v1.Mode
-	1,  // 4: nfabric.v1.Region.layout:type_name -> nfabric.v1.Layout
-	7,  // 5: nfabric.v1.MapRegionResponse.region:type_name -> nfabric.v1.Region
-	12, // 6: nfabric.v1.TransactRequest.ops:type_name -> nfabric.v1.Op
-	13, // 7: nfabric.v1.Op.write:type_name -> nfabric.v1.Write
-	14, // 8: nfabric.v1.Op.read:type_name -> nfabric.v1.Read
-	15, // 9: nfabric.v1.Op.set_mode:type_name -> nfabric.v1.SetMode
-	0,  // 10: nfabric.v1.SetMode.mode:type_name -> nfabric.v1.Mode
-	0,  // 11: nfabric.v1.TransactResponse.read_modes:type_name -> nfabric.v1.Mode
-	0,  // 12: nfabric.v1.SetModeRequest.mode:type_name -> nfabric.v1.Mode
-	0,  // 13: nfabric.v1.GetModeResponse.mode:type_name -> nfabric.v1.Mode
-	0,  // 14: nfabric.v1.ModeStats.mode:type_name -> nfabric.v1.Mode
-	0,  // 15: nfabric.v1.ModeChange.from:type_name -> nfabric.v1.Mode
-	0,  // 16: nfabric.v1.ModeChange.to:type_name -> nfabric.v1.Mode
-	22, // 17: nfabric.v1.GetStatsResponse.modes:type_name -> nfabric.v1.ModeStats
-	24, // 18: nfabric.v1.GetStatsResponse.errors:type_name -> nfabric.v1.ErrorCount
-	7,  // 19: nfabric.v1.GetStatsResponse.regions:type_name -> nfabric.v1.Region
-	23, // 20: nfabric.v1.GetStatsResponse.log:type_name -> nfabric.v1.ModeChange
-	25, // 21: nfabric.v1.GetStatsResponse.host:type_name -> nfabric.v1.HostAccounting
-	2,  // 22: nfabric.v1.Controller.OpenDevice:input_type -> nfabric.v1.OpenDeviceRequest
-	4,  // 23: nfabric.v1.Controller.CloseDevice:input_type -> nfabric.v1.CloseDeviceRequest
-	6,  // 24: nfabric.v1.Controller.MapRegion:input_type -> nfabric.v1.MapRegionRequest
-	9,  // 25: nfabric.v1.Controller.UnmapRegion:input_type -> nfabric.v1.UnmapRegionRequest
-	11, // 26: nfabric.v1.Controller.Transact:input_type -> nfabric.v1.TransactRequest
-	17, // 27: nfabric.v1.Controller.SetMode:input_type -> nfabric.v1.SetModeRequest
-	19, // 28: nfabric.v1.Controller.GetMode:input_type -> nfabric.v1.GetModeRequest
-	21, // 29: nfabric.v1.Controller.GetStats:input_type -> nfabric.v1.GetStatsRequest
-	3,  // 30: nfabric.v1.Controller.OpenDevice:output_type -> nfabric.v1.OpenDeviceResponse
-	5,  // 31: nfabric.v1.Controller.CloseDevice:output_type -> nfabric.v1.CloseDeviceResponse
-	8,  // 32: nfabric.v1.Controller.MapRegion:output_type -> nfabric.v1.MapRegionResponse
-	10, // 33: nfabric.v1.Controller.UnmapRegion:output_type -> nfabric.v1.UnmapRegionResponse
-	16, // 34: nfabric.v1.Controller.Transact:output_type -> nfabric.v1.TransactResponse
-	18, // 35: nfabric.v1.Controller.SetMode:output_type -> nfabric.v1.SetModeResponse
-	20, // 36: nfabric.v1.Controller.GetMode:output_type -> nfabric.v1.GetModeResponse
-	26, // 37: nfabric.v1.Controller.GetStats:output_type -> nfabric.v1.GetStatsResponse
-	30, // [30:38] is the sub-list for method output_type
-	22, // [22:30] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	2,  // 2: nfabric.v1.MapRegionRequest.layout:type_name -> nfabric.v1.Layout
+	1,  // 3: nfabric.v1.MapRegionRequest.format:type_name -> nfabric.v1.Format
+	0,  // 4: nfabric.v1.Region.mode:type_name -> nfabric.v1.Mode
+	2,  // 5: nfabric.v1.Region.layout:type_name -> nfabric.v1.Layout
+	1,  // 6: nfabric.v1.Region.format:type_name -> nfabric.v1.Format
+	8,  // 7: nfabric.v1.MapRegionResponse.region:type_name -> nfabric.v1.Region
+	13, // 8: nfabric.v1.TransactRequest.ops:type_name -> nfabric.v1.Op
+	16, // 9: nfabric.v1.Op.write:type_name -> nfabric.v1.Write
+	17, // 10: nfabric.v1.Op.read:type_name -> nfabric.v1.Read
+	18, // 11: nfabric.v1.Op.set_mode:type_name -> nfabric.v1.SetMode
+	14, // 12: nfabric.v1.Op.shared_write:type_name -> nfabric.v1.SharedWrite
+	15, // 13: nfabric.v1.Op.shared_read:type_name -> nfabric.v1.SharedRead
+	0,  // 14: nfabric.v1.SetMode.mode:type_name -> nfabric.v1.Mode
+	0,  // 15: nfabric.v1.TransactResponse.read_modes:type_name -> nfabric.v1.Mode
+	0,  // 16: nfabric.v1.SetModeRequest.mode:type_name -> nfabric.v1.Mode
+	0,  // 17: nfabric.v1.GetModeResponse.mode:type_name -> nfabric.v1.Mode
+	0,  // 18: nfabric.v1.ModeStats.mode:type_name -> nfabric.v1.Mode
+	0,  // 19: nfabric.v1.ModeChange.from:type_name -> nfabric.v1.Mode
+	0,  // 20: nfabric.v1.ModeChange.to:type_name -> nfabric.v1.Mode
+	25, // 21: nfabric.v1.GetStatsResponse.modes:type_name -> nfabric.v1.ModeStats
+	27, // 22: nfabric.v1.GetStatsResponse.errors:type_name -> nfabric.v1.ErrorCount
+	8,  // 23: nfabric.v1.GetStatsResponse.regions:type_name -> nfabric.v1.Region
+	26, // 24: nfabric.v1.GetStatsResponse.log:type_name -> nfabric.v1.ModeChange
+	28, // 25: nfabric.v1.GetStatsResponse.host:type_name -> nfabric.v1.HostAccounting
+	3,  // 26: nfabric.v1.Controller.OpenDevice:input_type -> nfabric.v1.OpenDeviceRequest
+	5,  // 27: nfabric.v1.Controller.CloseDevice:input_type -> nfabric.v1.CloseDeviceRequest
+	7,  // 28: nfabric.v1.Controller.MapRegion:input_type -> nfabric.v1.MapRegionRequest
+	10, // 29: nfabric.v1.Controller.UnmapRegion:input_type -> nfabric.v1.UnmapRegionRequest
+	12, // 30: nfabric.v1.Controller.Transact:input_type -> nfabric.v1.TransactRequest
+	20, // 31: nfabric.v1.Controller.SetMode:input_type -> nfabric.v1.SetModeRequest
+	22, // 32: nfabric.v1.Controller.GetMode:input_type -> nfabric.v1.GetModeRequest
+	24, // 33: nfabric.v1.Controller.GetStats:input_type -> nfabric.v1.GetStatsRequest
+	30, // 34: nfabric.v1.Controller.OpenShared:input_type -> nfabric.v1.OpenSharedRequest
+	32, // 35: nfabric.v1.Controller.CloseShared:input_type -> nfabric.v1.CloseSharedRequest
+	4,  // 36: nfabric.v1.Controller.OpenDevice:output_type -> nfabric.v1.OpenDeviceResponse
+	6,  // 37: nfabric.v1.Controller.CloseDevice:output_type -> nfabric.v1.CloseDeviceResponse
+	9,  // 38: nfabric.v1.Controller.MapRegion:output_type -> nfabric.v1.MapRegionResponse
+	11, // 39: nfabric.v1.Controller.UnmapRegion:output_type -> nfabric.v1.UnmapRegionResponse
+	19, // 40: nfabric.v1.Controller.Transact:output_type -> nfabric.v1.TransactResponse
+	21, // 41: nfabric.v1.Controller.SetMode:output_type -> nfabric.v1.SetModeResponse
+	23, // 42: nfabric.v1.Controller.GetMode:output_type -> nfabric.v1.GetModeResponse
+	29, // 43: nfabric.v1.Controller.GetStats:output_type -> nfabric.v1.GetStatsResponse
+	31, // 44: nfabric.v1.Controller.OpenShared:output_type -> nfabric.v1.OpenSharedResponse
+	33, // 45: nfabric.v1.Controller.CloseShared:output_type -> nfabric.v1.CloseSharedResponse
+	36, // [36:46] is the sub-list for method output_type
+	26, // [26:36] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_nfabric_v1_controller_proto_init() }
@@ -2193,14 +2779,16 @@ func file_nfabric_v1_controller_proto_init() {
 		(*Op_Write)(nil),
 		(*Op_Read)(nil),
 		(*Op_SetMode)(nil),
+		(*Op_SharedWrite)(nil),
+		(*Op_SharedRead)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nfabric_v1_controller_proto_rawDesc), len(file_nfabric_v1_controller_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   25,
+			NumEnums:      3,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,8 @@ const (
 	Controller_SetMode_FullMethodName     = "/nfabric.v1.Controller/SetMode"
 	Controller_GetMode_FullMethodName     = "/nfabric.v1.Controller/GetMode"
 	Controller_GetStats_FullMethodName    = "/nfabric.v1.Controller/GetStats"
+	Controller_OpenShared_FullMethodName  = "/nfabric.v1.Controller/OpenShared"
+	Controller_CloseShared_FullMethodName = "/nfabric.v1.Controller/CloseShared"
 )
 
 // ControllerClient is the client API for Controller service.
@@ -77,6 +79,15 @@ type ControllerClient interface {
 	// GetStats returns the device's counters, region table and mode-change
 	// log.
 	GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error)
+	// OpenShared creates a shared-memory staging buffer for this connection
+	// (Unix socket only) and returns a one-use ticket that fetches its file
+	// descriptor (see SharedBuffer). Transact's shared_write and shared_read
+	// ops then move payload lines through it.
+	OpenShared(ctx context.Context, in *OpenSharedRequest, opts ...grpc.CallOption) (*OpenSharedResponse, error)
+	// CloseShared frees a buffer: the server unmaps and closes its side
+	// once the calls using it have finished; the client's mapping stays
+	// valid memory but the device never reads it again.
+	CloseShared(ctx context.Context, in *CloseSharedRequest, opts ...grpc.CallOption) (*CloseSharedResponse, error)
 }
 
 type controllerClient struct {
@@ -167,6 +178,26 @@ func (c *controllerClient) GetStats(ctx context.Context, in *GetStatsRequest, op
 	return out, nil
 }
 
+func (c *controllerClient) OpenShared(ctx context.Context, in *OpenSharedRequest, opts ...grpc.CallOption) (*OpenSharedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OpenSharedResponse)
+	err := c.cc.Invoke(ctx, Controller_OpenShared_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controllerClient) CloseShared(ctx context.Context, in *CloseSharedRequest, opts ...grpc.CallOption) (*CloseSharedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseSharedResponse)
+	err := c.cc.Invoke(ctx, Controller_CloseShared_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControllerServer is the server API for Controller service.
 // All implementations must embed UnimplementedControllerServer
 // for forward compatibility.
@@ -196,6 +227,15 @@ type ControllerServer interface {
 	// GetStats returns the device's counters, region table and mode-change
 	// log.
 	GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error)
+	// OpenShared creates a shared-memory staging buffer for this connection
+	// (Unix socket only) and returns a one-use ticket that fetches its file
+	// descriptor (see SharedBuffer). Transact's shared_write and shared_read
+	// ops then move payload lines through it.
+	OpenShared(context.Context, *OpenSharedRequest) (*OpenSharedResponse, error)
+	// CloseShared frees a buffer: the server unmaps and closes its side
+	// once the calls using it have finished; the client's mapping stays
+	// valid memory but the device never reads it again.
+	CloseShared(context.Context, *CloseSharedRequest) (*CloseSharedResponse, error)
 	mustEmbedUnimplementedControllerServer()
 }
 
@@ -229,6 +269,12 @@ func (UnimplementedControllerServer) GetMode(context.Context, *GetModeRequest) (
 }
 func (UnimplementedControllerServer) GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetStats not implemented")
+}
+func (UnimplementedControllerServer) OpenShared(context.Context, *OpenSharedRequest) (*OpenSharedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OpenShared not implemented")
+}
+func (UnimplementedControllerServer) CloseShared(context.Context, *CloseSharedRequest) (*CloseSharedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseShared not implemented")
 }
 func (UnimplementedControllerServer) mustEmbedUnimplementedControllerServer() {}
 func (UnimplementedControllerServer) testEmbeddedByValue()                    {}
@@ -395,6 +441,42 @@ func _Controller_GetStats_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Controller_OpenShared_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenSharedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).OpenShared(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_OpenShared_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).OpenShared(ctx, req.(*OpenSharedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Controller_CloseShared_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseSharedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControllerServer).CloseShared(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Controller_CloseShared_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControllerServer).CloseShared(ctx, req.(*CloseSharedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Controller_ServiceDesc is the grpc.ServiceDesc for Controller service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -433,6 +515,14 @@ var Controller_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetStats",
 			Handler:    _Controller_GetStats_Handler,
+		},
+		{
+			MethodName: "OpenShared",
+			Handler:    _Controller_OpenShared_Handler,
+		},
+		{
+			MethodName: "CloseShared",
+			Handler:    _Controller_CloseShared_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

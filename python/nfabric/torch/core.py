@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
-from .. import lowbit
+from .. import fixed, lowbit
 from ..lowbit import Format, GateKind, Layout
 from ..policy import RuleSpec
 from .groups import ParamInfo
@@ -158,6 +158,8 @@ def payload_bytes(rule: RuleSpec, n: int) -> int:
     """Bytes one worker sends for n elements of a group under rule."""
     if rule.rule == Format.FP32:
         return 4 * n
+    if rule.rule.sum():
+        return fixed.payload_bytes(str(rule.rule), n)
     planes = 2 if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.WORKER else 1
     return planes * lowbit.plane_bytes(n)
 

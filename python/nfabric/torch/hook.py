@@ -30,6 +30,7 @@ from ..lowbit import Format
 from .. import lowbit
 from .core import Cosines, Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, update
 from .fabric import GroupsArg, ModeState, PolicyArg
+from .fixed import allreduce_fixed
 from .record import StepsArg
 from .stats import RecoveryEvent
 
@@ -82,6 +83,10 @@ class Fabric(ModeState):
         self.rank = dist.get_rank(process_group)
         self.ctrl = None
         if backend == "controller":
+            summed = [g for g in self.groups if self.policy.spec(g).rule.sum()]
+            if summed:
+                raise ValueError(f"backend='controller' carries g-binary and g-ternary only; groups {summed} are "
+                                 "int8/bfp8: use backend='collective'")
             from .serve import Client, ControllerBackend
             gates = {g: self.policy.spec(g).gate for g in self.groups}
             self.ctrl = ControllerBackend(Client(serve, token), self.assignment, world, self.layout, gates)
@@ -279,10 +284,14 @@ class Fabric(ModeState):
             inputs[g] = (ef_input(seg.gather(buf), res, rules[g]), res)
         enc = None
         if self.ctrl is None:
-            # The encoders find a NaN or Inf in the same pass (no separate
-            # scan of the bucket); the ranks still agree before any plane moves.
-            enc = self._encode_low(buf, lay, low, rules, inputs)
-            flag = torch.full((1,), 1.0 if enc is None else 0.0, device=buf.device)
+            # The sign encoders find a NaN or Inf in the same pass (no separate
+            # scan of those groups; the summed formats' groups are scanned);
+            # the ranks still agree before any plane moves.
+            votes = [g for g in low if not rules[g].rule.sum()]
+            enc = self._encode_low(buf, lay, votes, rules, inputs) if votes else ([], [])
+            flags = [torch.full((), 1.0 if enc is None else 0.0, device=buf.device)]
+            flags += [nonfinite(inputs[g][0]) for g in low if rules[g].rule.sum()]
+            flag = torch.stack(flags).max().reshape(1)
         else:
             flag = torch.stack([nonfinite(p) for p, _ in inputs.values()]).max().reshape(1)
         if self.workers > 1:
@@ -299,9 +308,13 @@ class Fabric(ModeState):
         if fp:
             fpvec = torch.cat([lay[g].gather(buf) for g in fp]) if len(fp) > 1 else lay[fp[0]].gather(buf).clone()
             work = self._allreduce_mean(fpvec)
-        if self.ctrl is not None:
+        summed = [g for g in low if rules[g].rule.sum()]
+        low = [g for g in low if g not in summed]
+        for g in summed:  # INT8, BFP8: nfabric.torch.fixed
+            self._finish(g, lay[g], buf, allreduce_fixed(rules[g].rule, inputs[g][0], lay[g].lengths, self.workers, self.pg), rules, inputs)
+        if low and self.ctrl is not None:
             self._via_controller(buf, lay, low, rules, inputs)
-        else:
+        elif low:
             self._via_collective(buf, lay, rules, inputs, enc)
         if work is not None:
             t = time.perf_counter()

@@ -11,6 +11,11 @@ over gRPC, ``api/nfabric/v1``).
   ``collective`` path) under the step's mode latch and reads the
   aggregate back: the paper's Fig. 1 path, for fidelity checks. It gives
   updates bit-identical to the ``collective`` backend.
+* :class:`SharedBuffer` is the shared-memory data path (Unix socket
+  only): a staging buffer of the server mapped into this process, whose
+  lines a Transact commits (``shared_write``) or fills with an aggregate
+  (``shared_read``); ``ControllerBackend(shared=True)`` uses it instead of
+  sending payload bytes in messages. Same semantics, same bytes.
 * :class:`ServeControl` is a controller (``control=``): rank 0 holds a
   session with the control service, sends each step, the loss the loop
   reports, NaN/Inf reports and optional per-group diagnostics, and applies
@@ -29,7 +34,7 @@ import torch
 from .. import lowbit
 from ..lowbit import Format, GateKind, Layout
 
-__all__ = ["Client", "ControllerBackend", "ServeControl", "ServeError"]
+__all__ = ["Client", "ControllerBackend", "ServeControl", "ServeError", "SharedBuffer"]
 
 
 class ServeError(RuntimeError):
@@ -111,6 +116,7 @@ class Client:
         self.timeout = timeout
         target = _target(address)
         path = _unix_path(target)
+        self.unix_path = path
         if path is not None:
             check_socket(path)
         opts = [("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20),
@@ -149,6 +155,88 @@ class Client:
         self.channel.close()
 
 
+# The descriptor handoff (controller.proto, SharedBuffer): these 16 bytes,
+# then the ticket; the answer is b"Y" with one descriptor, or an error line.
+HANDOFF_MAGIC = b"NFABRIC-SHM/1\n\x00\x00"
+
+
+class SharedBuffer:
+    """A shared-memory staging buffer of ``nbytes`` bytes (a multiple of
+    64) on nfabric serve, mapped here (``mem``, an ``mmap``; ``tensor()``
+    is a zero-copy uint8 view). Store payload lines into it, then commit
+    them with :meth:`write_op` in a Transact; :meth:`read_op` puts read
+    lines (an aggregate) into it before the Transact returns.
+
+    Consistency rule (the server's): a Transact copies all its shared
+    writes out of the buffer when it starts, before its first transaction,
+    so do not store into a range while a Transact that reads it is in
+    flight; bytes stored after the call reach the device only with a later
+    Transact. Needs a Client on a Unix socket; the buffer is freed by
+    :meth:`close` or when the client's connection ends."""
+
+    def __init__(self, client: "Client", nbytes: int):
+        import mmap
+        import socket
+        if client.unix_path is None:
+            raise ServeError("shared memory needs nfabric serve on a Unix socket (unix:///path)")
+        self.c = client
+        r = client.call(client.controller.OpenShared, client.cpb.OpenSharedRequest(bytes=nbytes), "OpenShared")
+        self.id = r.buffer
+        self.nbytes = r.bytes
+        fds: List[int] = []
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(client.timeout)
+                s.connect(client.unix_path)
+                s.sendall(HANDOFF_MAGIC + bytes(r.ticket))
+                msg, fds, _, _ = socket.recv_fds(s, 512, 4)
+            if msg != b"Y" or len(fds) != 1:
+                raise ServeError(f"nfabric serve refused the shared-buffer handoff ({len(fds)} descriptors): "
+                                 f"{msg.decode(errors='replace').strip()}")
+            st = os.fstat(fds[0])
+            import stat
+            if not stat.S_ISREG(st.st_mode) or st.st_size < self.nbytes:
+                raise ServeError(f"shared-buffer handoff: the descriptor is not a file of {self.nbytes} bytes")
+            self.mem = mmap.mmap(fds[0], self.nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as e:
+            self._free()
+            raise ServeError(f"shared-buffer handoff on {client.unix_path}: {e}") from None
+        except ServeError:
+            self._free()
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _free(self) -> None:
+        try:
+            self.c.call(self.c.controller.CloseShared, self.c.cpb.CloseSharedRequest(buffer=self.id), "CloseShared")
+        except ServeError:
+            pass
+
+    def tensor(self) -> torch.Tensor:
+        """The buffer as a uint8 tensor sharing its memory."""
+        return torch.frombuffer(self.mem, dtype=torch.uint8)
+
+    def write_op(self, offset: int, addr: int, lines: int, tag: int = 0):
+        """A Transact op that writes ``lines`` lines of the buffer from byte
+        ``offset`` at consecutive lines from ``addr``."""
+        pb = self.c.cpb
+        return pb.Op(shared_write=pb.SharedWrite(buffer=self.id, offset=offset, addr=addr, lines=lines, tag=tag))
+
+    def read_op(self, offset: int, addr: int, lines: int, tag: int = 0):
+        """A Transact op that reads ``lines`` lines from ``addr`` into the
+        buffer from byte ``offset``."""
+        pb = self.c.cpb
+        return pb.Op(shared_read=pb.SharedRead(buffer=self.id, offset=offset, addr=addr, lines=lines, tag=tag))
+
+    def close(self) -> None:
+        """Frees the buffer on the server and unmaps it here (tensor views
+        must be gone first)."""
+        self._free()
+        self.mem.close()
+
+
 _MODE = {Format.BINARY: "MODE_G_BINARY", Format.TERNARY: "MODE_G_TERNARY"}
 
 
@@ -156,9 +244,16 @@ class ControllerBackend:
     """One rank's device on nfabric serve, with a region per parameter tensor."""
 
     def __init__(self, client: Client, assignment, workers: int, layout: Layout, gates: Mapping[str, lowbit.Gate],
-                 chunk_bytes: int = 4 << 20):
+                 chunk_bytes: int = 4 << 20, shared: Optional[bool] = None):
         self.c = client
         self.w = workers
+        # shared: payload lines and aggregates go through a SharedBuffer
+        # (grown to the largest chunk) instead of the messages; None means
+        # on a Unix socket, falling back to messages with a warning when
+        # the server cannot share memory.
+        self.shared = (client.unix_path is not None) if shared is None else shared
+        self.shared_auto = shared is None
+        self.buf: Optional[SharedBuffer] = None
         self.layout = Layout(layout)
         self.chunk = chunk_bytes
         pb = client.cpb
@@ -196,11 +291,61 @@ class ControllerBackend:
         sign planes: items are (ParamInfo, planes [W, nb], mode). Writes
         the mode latch, the lines, and reads the aggregate in one batch per
         chunk."""
-        pb = self.pb
         out: List[Optional[torch.Tensor]] = [None] * len(items)
-        batch, reads, size = [], [], 0
-        for i, (info, planes, mode) in enumerate(items):
-            reg = self.regions[id(info.param)]
+        chunk, size = [], 0
+        for i, it in enumerate(items):
+            reg = self.regions[id(it[0].param)]
+            chunk.append((i, it, reg))
+            size += (self.w + 2) * reg.payload_lines * 64
+            if size >= self.chunk:
+                self._chunk(chunk, size, out, step)
+                chunk, size = [], 0
+        if chunk:
+            self._chunk(chunk, size, out, step)
+        return out  # type: ignore[return-value]
+
+    def _chunk(self, chunk, size: int, out, step: int) -> None:
+        """One batch: per item, its mode latch, its lines and the read of its
+        aggregate, through messages or (shared) the buffer, which holds the
+        chunk's payload lines and then its aggregate lines."""
+        pb = self.pb
+        batch, reads = [], []
+        buf = None
+        if self.shared and (self.buf is None or self.buf.nbytes < size):
+            if self.buf is not None:
+                self.buf.close()
+            self.buf = None
+            try:
+                self.buf = SharedBuffer(self.c, (size + 63) // 64 * 64)
+            except ServeError as e:
+                if not self.shared_auto:
+                    raise
+                import warnings
+                warnings.warn(f"nfabric serve: no shared memory ({e}); sending payload lines in messages")
+                self.shared = False
+        if self.shared:
+            buf = self.buf.tensor()
+        off = 0
+
+        def put(addr: int, data: torch.Tensor) -> None:
+            nonlocal off
+            if buf is None:
+                batch.append(pb.Op(write=pb.Write(addr=addr, data=data.numpy().tobytes())))
+                return
+            buf[off:off + data.numel()] = data
+            batch.append(self.buf.write_op(off, addr, data.numel() // 64))
+            off += data.numel()
+
+        def get(addr: int, lines: int) -> int:
+            nonlocal off
+            if buf is None:
+                batch.append(pb.Op(read=pb.Read(addr=addr, lines=lines)))
+                return -1
+            batch.append(self.buf.read_op(off, addr, lines))
+            off += lines * 64
+            return off - lines * 64
+
+        for i, (info, planes, mode), reg in chunk:
             n = info.numel
             lines = reg.payload_lines
             batch.append(pb.Op(set_mode=pb.SetMode(region=reg.id, mode=getattr(pb, _MODE[mode]), time=step)))
@@ -208,28 +353,24 @@ class ControllerBackend:
                 for k in range(self.w):
                     data = torch.zeros(lines * 64, dtype=torch.uint8)
                     data[:planes.shape[1]] = planes[k].cpu()
-                    batch.append(pb.Op(write=pb.Write(addr=reg.base + k * reg.slab_bytes, data=data.numpy().tobytes())))
-                batch.append(pb.Op(read=pb.Read(addr=reg.view_base, lines=2 * lines)))
+                    put(reg.base + k * reg.slab_bytes, data)
+                at = get(reg.view_base, 2 * lines)
             else:
                 data = torch.zeros(lines * 64, dtype=torch.uint8)
                 data[:n] = lowbit.planes_to_packet(planes, n).cpu()
-                batch.append(pb.Op(write=pb.Write(addr=reg.base, data=data.numpy().tobytes())))
-                batch.append(pb.Op(read=pb.Read(addr=reg.view_base, lines=lines)))
-            reads.append((i, info, mode, lines))
-            size += (self.w + 2) * lines * 64
-            if size >= self.chunk:
-                self._run(batch, reads, out, planes.device)
-                batch, reads, size = [], [], 0
-        if batch:
-            self._run(batch, reads, out, items[0][1].device)
-        return out  # type: ignore[return-value]
+                put(reg.base, data)
+                at = get(reg.view_base, lines)
+            reads.append((i, info, mode, lines, at, planes.device))
+        self._run(batch, reads, out, buf)
 
-    def _run(self, ops, reads, out, device) -> None:
+    def _run(self, ops, reads, out, buf: Optional[torch.Tensor]) -> None:
         r = self.c.call(self.c.controller.Transact, self.pb.TransactRequest(device=self.device, ops=ops), "Transact")
-        data = torch.frombuffer(bytearray(r.data), dtype=torch.uint8)
+        data = torch.frombuffer(bytearray(r.data), dtype=torch.uint8) if buf is None else buf
         o = 0
-        for i, info, mode, lines in reads:
+        for i, info, mode, lines, at, device in reads:
             n = info.numel
+            if at >= 0:
+                o = at
             if self.layout == Layout.WORKER_MAJOR:
                 view = data[o:o + 2 * lines * 64].view(lines, 2, 64)
                 o += 2 * lines * 64
@@ -247,6 +388,12 @@ class ControllerBackend:
             out[i] = u.to(device)
 
     def close(self) -> None:
+        if self.buf is not None:
+            try:
+                self.buf.close()
+            except (ServeError, BufferError):
+                pass
+            self.buf = None
         try:
             self.c.call(self.c.controller.CloseDevice, self.pb.CloseDeviceRequest(device=self.device), "CloseDevice")
         except ServeError:

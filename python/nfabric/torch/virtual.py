@@ -24,6 +24,7 @@ from .. import lowbit
 from ..lowbit import Format
 from .core import Cosines, Segments, ef_commit, ef_input, encode, payload_bytes, vote
 from .fabric import GroupsArg, ModeState, PolicyArg
+from .fixed import aggregate_fixed
 from .record import StepsArg
 from .stats import RecoveryEvent
 
@@ -176,6 +177,8 @@ class VirtualWorkers(ModeState):
             self.stats.event(RecoveryEvent(self.current_step, "nonfinite", (group,)))
             self.report_nonfinite([group])
             return self._mean(g)
+        if rule.rule.sum():  # INT8, BFP8: nfabric.torch.fixed
+            return aggregate_fixed(rule.rule, ps, seg.lengths).to(g.dtype) * self.scale(group)
         rec = self.recording()
         t0 = self._clock(rec, g)
         enc = [encode(p, rule, seg, k) for k, p in enumerate(ps)]

@@ -54,6 +54,16 @@ class ControllerStub(object):
         request_serializer=nfabric_dot_v1_dot_controller__pb2.GetStatsRequest.SerializeToString,
         response_deserializer=nfabric_dot_v1_dot_controller__pb2.GetStatsResponse.FromString,
         )
+    self.OpenShared = channel.unary_unary(
+        '/nfabric.v1.Controller/OpenShared',
+        request_serializer=nfabric_dot_v1_dot_controller__pb2.OpenSharedRequest.SerializeToString,
+        response_deserializer=nfabric_dot_v1_dot_controller__pb2.OpenSharedResponse.FromString,
+        )
+    self.CloseShared = channel.unary_unary(
+        '/nfabric.v1.Controller/CloseShared',
+        request_serializer=nfabric_dot_v1_dot_controller__pb2.CloseSharedRequest.SerializeToString,
+        response_deserializer=nfabric_dot_v1_dot_controller__pb2.CloseSharedResponse.FromString,
+        )
 
 
 class ControllerServicer(object):
@@ -123,6 +133,25 @@ class ControllerServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def OpenShared(self, request, context):
+    """OpenShared creates a shared-memory staging buffer for this connection
+    (Unix socket only) and returns a one-use ticket that fetches its file
+    descriptor (see SharedBuffer). Transact's shared_write and shared_read
+    ops then move payload lines through it.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def CloseShared(self, request, context):
+    """CloseShared frees a buffer: the server unmaps and closes its side
+    once the calls using it have finished; the client's mapping stays
+    valid memory but the device never reads it again.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
   rpc_method_handlers = {
@@ -165,6 +194,16 @@ def add_ControllerServicer_to_server(servicer, server):
           servicer.GetStats,
           request_deserializer=nfabric_dot_v1_dot_controller__pb2.GetStatsRequest.FromString,
           response_serializer=nfabric_dot_v1_dot_controller__pb2.GetStatsResponse.SerializeToString,
+      ),
+      'OpenShared': grpc.unary_unary_rpc_method_handler(
+          servicer.OpenShared,
+          request_deserializer=nfabric_dot_v1_dot_controller__pb2.OpenSharedRequest.FromString,
+          response_serializer=nfabric_dot_v1_dot_controller__pb2.OpenSharedResponse.SerializeToString,
+      ),
+      'CloseShared': grpc.unary_unary_rpc_method_handler(
+          servicer.CloseShared,
+          request_deserializer=nfabric_dot_v1_dot_controller__pb2.CloseSharedRequest.FromString,
+          response_serializer=nfabric_dot_v1_dot_controller__pb2.CloseSharedResponse.SerializeToString,
       ),
   }
   generic_handler = grpc.method_handlers_generic_handler(

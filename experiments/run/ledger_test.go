@@ -1,0 +1,111 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neuronfabric/nfabric/report"
+)
+
+// TestLedgerOpensTheReport runs two synthetic blocks and checks that the
+// claims ledger is the first table of REPORT.md and index.html, that its
+// rows come in block order with the framework's defaults filled in (block,
+// tier, convergence), that each row links to its block, and that
+// ledger.json carries the same rows.
+func TestLedgerOpensTheReport(t *testing.T) {
+	bs := []Block{synthBlock("alpha", 3, -1), synthBlock("gamma", 2, -1)}
+	out := t.TempDir()
+	if _, err := Run(context.Background(), bs, Config{Seed: 1}, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "REPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// alpha's units have values 1/3, 1/4, 1/5 (sum 0.7833), gamma's 1/3, 1/4.
+	s := string(md)
+	ledger := strings.Index(s, "## Claims ledger")
+	blocks := strings.Index(s, "| block | evidence | status | files |")
+	firstTable := strings.Index(s, "\n|")
+	if ledger < 0 || blocks < 0 || ledger > blocks || firstTable < ledger {
+		t.Fatalf("the ledger is not the first table of REPORT.md:\n%s", s)
+	}
+	for _, row := range []string{
+		"| [alpha](alpha.md) | Sec. 0 | alpha sums its units | - | 0.7833 | - | sum &gt; 0 | holds | quick | n/a |",
+		"| [gamma](gamma.md) | Sec. 0 | gamma sums its units | - | 0.5833 | - | sum &gt; 0 | holds | quick | n/a |",
+	} {
+		if !strings.Contains(s[ledger:blocks], row) {
+			t.Errorf("REPORT.md ledger lacks row\n%s\nin\n%s", row, s[ledger:blocks])
+		}
+	}
+	if strings.Index(s, "[alpha](alpha.md) | Sec. 0") > strings.Index(s, "[gamma](gamma.md) | Sec. 0") {
+		t.Error("ledger rows are not in block order")
+	}
+	if !strings.Contains(s, "2 claims: 2 hold.") {
+		t.Errorf("REPORT.md lacks the ledger summary")
+	}
+
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(page)
+	li, ti := strings.Index(h, `<section id="ledger">`), strings.Index(h, "<table")
+	if li < 0 || ti < li || strings.Index(h, `<nav>`) < li {
+		t.Fatal("the ledger is not the first table of index.html")
+	}
+	if !strings.Contains(h, `<td><a href="#block-alpha">alpha</a></td>`) || !strings.Contains(h, `id="block-alpha"`) {
+		t.Error("index.html ledger rows do not link to their block's section")
+	}
+
+	js, err := os.ReadFile(filepath.Join(out, "ledger.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Claims []report.Claim }
+	if err := json.Unmarshal(js, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Claims) != 2 || got.Claims[0].Block != "alpha" || got.Claims[1].Block != "gamma" ||
+		got.Claims[0].Ours != "0.7833" || got.Claims[0].Tier != "quick" || got.Claims[0].Convergence != "n/a" {
+		t.Errorf("ledger.json rows: %+v", got.Claims)
+	}
+	// Each block's own JSON carries its rows too.
+	alpha, err := os.ReadFile(filepath.Join(out, "alpha.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(alpha, []byte(`"claim": "alpha sums its units"`)) {
+		t.Error("alpha.json lacks its claims")
+	}
+}
+
+// TestLedgerSummary counts verdicts by hand-made rows.
+func TestLedgerSummary(t *testing.T) {
+	rows := func(vs ...string) []report.Claim {
+		var cs []report.Claim
+		for _, v := range vs {
+			cs = append(cs, report.Claim{Verdict: v})
+		}
+		return cs
+	}
+	for _, tt := range []struct {
+		in   []report.Claim
+		want string
+	}{
+		{nil, "0 claims."},
+		{rows(report.VerdictHolds), "1 claim: 1 holds."},
+		{rows(report.VerdictDoesNotHold, report.VerdictHolds, report.VerdictHolds, report.VerdictInconclusive, report.VerdictDoesNotHold),
+			"5 claims: 2 hold, 2 do not hold, 1 inconclusive."},
+		{rows(report.VerdictIndicative, report.VerdictSkipped, "odd"), "3 claims: 1 indicative (not converged), 1 skipped, 1 odd."},
+	} {
+		if got := report.LedgerSummary(tt.in); got != tt.want {
+			t.Errorf("LedgerSummary(%v) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,280 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/neuronfabric/nfabric/report"
+)
+
+// Shard selects every N-th unit starting at Index: shard i of n runs the
+// units whose position in the global order (the selected blocks in report
+// order, each block's units in its Units order) is i modulo n.
+type Shard struct {
+	Index, Of int
+}
+
+// ParseShard reads "i/n" with 0 <= i < n.
+func ParseShard(s string) (Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("shard %q: want i/n with 0 <= i < n, e.g. 0/4", s)
+	}
+	return Shard{Index: i, Of: n}, nil
+}
+
+// FileName is the shard's file under the output directory:
+// shard-I-of-N.json.
+func (s Shard) FileName() string { return fmt.Sprintf("shard-%d-of-%d.json", s.Index, s.Of) }
+
+var shardName = regexp.MustCompile(`^shard-(\d+)-of-(\d+)\.json$`)
+
+// shardFormat names the shard file's layout; Merge refuses other versions.
+// Version 2 carries the configuration's tier ("tier": "quick", "standard"
+// or "full") where version 1 carried a "full" flag.
+const shardFormat = "nfabric-shard/2"
+
+// shardFile is what one shard writes: the run's configuration, which shard
+// it is and the results of its units.
+type shardFile struct {
+	Format string       `json:"format"`
+	Config Config       `json:"config"`
+	Blocks []string     `json:"blocks"`
+	Shard  int          `json:"shard"`
+	Of     int          `json:"of"`
+	Units  []unitResult `json:"units"`
+}
+
+// globalUnit is one unit in the global order.
+type globalUnit struct {
+	block int
+	unit  plannedUnit
+}
+
+// plan lists every unit of bs in the global order; each block plans with
+// a Logf (when cfg has none) that prefixes its name.
+func plan(bs []Block, cfg Config, progress io.Writer) ([]globalUnit, error) {
+	var all []globalUnit
+	for i, b := range bs {
+		us, err := b.plan(withProgress(cfg, progress, b.Name))
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range us {
+			all = append(all, globalUnit{block: i, unit: u})
+		}
+	}
+	return all, nil
+}
+
+func blockNames(bs []Block) []string {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Name
+	}
+	return names
+}
+
+// RunShard runs shard s of the units of bs and writes their results to
+// outDir/s.FileName(). A unit that fails is recorded with its error (Merge
+// fails its block, as a single run would); only a cancelled ctx or an
+// unwritable file is an error here.
+func RunShard(ctx context.Context, bs []Block, cfg Config, s Shard, outDir string, progress io.Writer) (string, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
+	if s.Of < 1 || s.Index < 0 || s.Index >= s.Of {
+		return "", fmt.Errorf("shard %d/%d out of range", s.Index, s.Of)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return "", fmt.Errorf("create output directory %s: %w", outDir, err)
+	}
+	progress = &lockedWriter{w: progress}
+	all, err := plan(bs, cfg, progress)
+	if err != nil {
+		return "", err
+	}
+	f := shardFile{Format: shardFormat, Config: cfg, Blocks: blockNames(bs), Shard: s.Index, Of: s.Of, Units: []unitResult{}}
+	var mine []poolUnit
+	for i := s.Index; i < len(all); i += s.Of {
+		g := all[i]
+		b := bs[g.block]
+		mine = append(mine, poolUnit{block: b, unit: g.unit, cfg: withProgress(cfg, progress, b.Name+"/"+g.unit.key)})
+	}
+	f.Units = make([]unitResult, len(mine))
+	err = runPool(ctx, mine, cfg.jobs(), poolEvents{
+		start: func(k int) {
+			fmt.Fprintf(progress, "[%d/%d] %s/%s ...\n", k+1, len(mine), mine[k].block.Name, mine[k].unit.key)
+		},
+		done: func(k int, r unitResult, _ time.Duration) {
+			if r.Err != "" {
+				fmt.Fprintf(progress, "[%d/%d] %s/%s: FAILED: %s\n", k+1, len(mine), r.Block, r.Key, r.Err)
+			}
+			f.Units[k] = r
+		},
+	})
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
+		return "", fmt.Errorf("encode shard: %w", err)
+	}
+	path := filepath.Join(outDir, s.FileName())
+	return path, report.WriteFileAtomic(path, buf.Bytes())
+}
+
+// readShards reads every shard-I-of-N.json in dirs and checks that they
+// come from one run (same configuration, blocks and N) and that every
+// shard 0..N-1 is there exactly once.
+func readShards(dirs []string) ([]shardFile, error) {
+	var files []shardFile
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return nil, fmt.Errorf("read shard directory: %w", err)
+		}
+		for _, e := range ents {
+			if e.IsDir() || !shardName.MatchString(e.Name()) {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			// A FIFO or device named like a shard would block the read
+			// or never end: only regular files (or links to them) are read.
+			if st, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("read shard: %w", err)
+			} else if !st.Mode().IsRegular() {
+				return nil, fmt.Errorf("shard %s is not a regular file (%v)", p, st.Mode().Type())
+			}
+			f, err := readShard(p)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no shard-I-of-N.json files in %s", strings.Join(dirs, ", "))
+	}
+	first := files[0]
+	seen := make(map[int]bool)
+	for _, f := range files {
+		if f.Of != first.Of || f.Config.Tier != first.Config.Tier || f.Config.Seed != first.Config.Seed || !slices.Equal(f.Blocks, first.Blocks) {
+			return nil, fmt.Errorf("shards %d/%d and %d/%d come from different runs (configuration, blocks or shard count differ)", first.Shard, first.Of, f.Shard, f.Of)
+		}
+		if seen[f.Shard] {
+			return nil, fmt.Errorf("shard %d/%d appears twice", f.Shard, f.Of)
+		}
+		seen[f.Shard] = true
+	}
+	var missing []string
+	for i := range first.Of {
+		if !seen[i] {
+			missing = append(missing, fmt.Sprint(i))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("missing shard(s) %s of %d", strings.Join(missing, ", "), first.Of)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Shard < files[j].Shard })
+	return files, nil
+}
+
+func readShard(path string) (shardFile, error) {
+	var f shardFile
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return f, fmt.Errorf("read shard: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, fmt.Errorf("shard %s: %w", path, err)
+	}
+	if f.Format != shardFormat {
+		return f, fmt.Errorf("shard %s: format %q, want %q", path, f.Format, shardFormat)
+	}
+	m := shardName.FindStringSubmatch(filepath.Base(path))
+	if m[1] != fmt.Sprint(f.Shard) || m[2] != fmt.Sprint(f.Of) || f.Of < 1 || f.Shard >= f.Of {
+		return f, fmt.Errorf("shard %s: holds shard %d of %d", path, f.Shard, f.Of)
+	}
+	return f, nil
+}
+
+// Merge reads the shards in dirs, checks that together they hold every
+// unit of their run exactly once, and lays the blocks out into outDir: the
+// same files, byte for byte, that a single Run of the same configuration
+// writes. logf, if not nil, receives progress lines (Logf of the
+// configuration the shards carry).
+func Merge(dirs []string, outDir string, logf func(format string, args ...any)) ([]Outcome, error) {
+	return merge(dirs, outDir, logf, Select)
+}
+
+// merge is Merge with the block lookup given (tests merge unregistered
+// blocks).
+func merge(dirs []string, outDir string, logf func(format string, args ...any), lookup func([]string) ([]Block, error)) ([]Outcome, error) {
+	files, err := readShards(dirs)
+	if err != nil {
+		return nil, err
+	}
+	cfg := files[0].Config
+	bs, err := lookup(files[0].Blocks)
+	if err != nil {
+		return nil, fmt.Errorf("shards name a block this binary lacks: %w", err)
+	}
+	if !slices.Equal(blockNames(bs), files[0].Blocks) {
+		return nil, errors.New("shards list their blocks out of report order")
+	}
+	cfg.Logf = logf
+	all, err := plan(bs, cfg, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	got := map[[2]string]unitResult{}
+	for _, f := range files {
+		for _, u := range f.Units {
+			k := [2]string{u.Block, u.Key}
+			if _, dup := got[k]; dup {
+				return nil, fmt.Errorf("unit %s/%s appears in two shards", u.Block, u.Key)
+			}
+			got[k] = u
+		}
+	}
+	perBlock := make([][]unitResult, len(bs))
+	for _, g := range all {
+		k := [2]string{bs[g.block].Name, g.unit.key}
+		u, ok := got[k]
+		if !ok {
+			return nil, fmt.Errorf("no shard holds unit %s/%s", k[0], k[1])
+		}
+		delete(got, k)
+		perBlock[g.block] = append(perBlock[g.block], u)
+	}
+	for k := range got {
+		return nil, fmt.Errorf("shards hold unit %s/%s, which this binary does not plan", k[0], k[1])
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory %s: %w", outDir, err)
+	}
+	var outs []Outcome
+	for i, b := range bs {
+		outs = append(outs, writeOutcome(layoutBlock(b, cfg, perBlock[i]), outDir))
+	}
+	return outs, writeIndex(outs, cfg, outDir)
+}

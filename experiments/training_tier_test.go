@@ -1,0 +1,33 @@
+package experiments
+
+import (
+	"testing"
+
+	"github.com/neuronfabric/nfabric/experiments/run"
+)
+
+// TestStandardTier: the standard tier's options come from its one budget
+// per study (at least 5 seeds) and the block's units follow them.
+func TestStandardTier(t *testing.T) {
+	v, b := ValidatedOptions(run.TierStandard, 2), BoundaryOptions(run.TierStandard, 2)
+	for _, c := range []struct {
+		o  TrainOptions
+		bu Budget
+	}{{v, StandardValidated}, {b, StandardBoundary}} {
+		if c.o.Tier != run.TierStandard || c.o.Seeds < 5 || c.o.Seeds != c.bu.Seeds || c.o.TrainN != c.bu.TrainN || c.o.Epochs != c.bu.Epochs || c.o.Seed != 2 {
+			t.Errorf("%s: %+v from %+v", c.o.Data, c.o, c.bu)
+		}
+	}
+	us, err := trainingUnits(run.Config{Tier: run.TierStandard, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vr, err1 := studyRows(StudyValidated, v)
+	br, err2 := studyRows(StudyBoundary, b)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if want := len(vr)*v.Seeds + len(br)*b.Seeds; len(us) != want {
+		t.Errorf("%d units, want %d", len(us), want)
+	}
+}

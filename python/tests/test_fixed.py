@@ -1,0 +1,108 @@
+"""nfabric.fixed (INT8, BFP8) against Go's lowbit kernels, bit for bit.
+
+The oracle is lowbit/testdata/fixed_golden.json, written by the Go tests
+from the Go kernels (go test ./lowbit -run Golden -update; the Go tests
+fail when it is stale and check it against the Go reference twins): every
+stage of every case (scale, codes, exponents, lane sums, block maxima,
+decoded means as float32 bit patterns) must come out identical here. The
+format table (nfabric._formats) is generated from the same Go table.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+import torch
+
+from conftest import REPO
+from nfabric import _formats, fixed, lowbit
+from nfabric.lowbit import NonFiniteError
+
+GOLDEN = REPO / "lowbit" / "testdata" / "fixed_golden.json"
+
+
+def f32(bits):
+    return torch.tensor(struct.unpack(f"<{len(bits)}f", struct.pack(f"<{len(bits)}I", *bits)), dtype=torch.float32)
+
+
+def bits(t: torch.Tensor):
+    return list(struct.unpack(f"<{t.numel()}I", struct.pack(f"<{t.numel()}f", *t.tolist())))
+
+
+def cases():
+    if not GOLDEN.exists():
+        pytest.skip(f"skipped: no {GOLDEN} (run the tests from a checkout)")
+    return json.loads(GOLDEN.read_text())
+
+
+def test_golden_vectors():
+    cs = cases()
+    assert {c["format"] for c in cs} == set(fixed.SUM_FORMATS)
+    for i, c in enumerate(cs):
+        w, n = c["workers"], c["n"]
+        g = [f32(c["grads"][k]) for k in range(w)]
+        where = f"case {i} ({c['format']} w={w} n={n})"
+        if c["format"] == "int8":
+            m = torch.stack([fixed.max_abs(x) for x in g]).max()
+            s = fixed.int8_scale(m)
+            assert bits(s.reshape(1)) == [c["scale"]], where
+            codes = torch.stack([fixed.encode_int8(x, s) for x in g])
+            assert codes.tolist() == c["codes"], where
+            total = fixed.sum_codes(codes)
+            assert total.tolist() == c["sum"], where
+            mean = fixed.decode_int8(total, s, w)
+        else:
+            enc = [fixed.encode_bfp8(x) for x in g]
+            assert [m.tolist() for m, _ in enc] == c["codes"], where
+            assert [e.tolist() for _, e in enc] == c["exps"], where
+            total, e = fixed.sum_bfp8(torch.stack([m for m, _ in enc]), torch.stack([x for _, x in enc]))
+            assert total.tolist() == c["sum"], where
+            assert e.tolist() == c["sum_exp"], where
+            mean = fixed.decode_bfp8(total, e, w)
+        assert bits(mean) == c["mean"], where
+        assert bits(fixed.aggregate_workers(c["format"], g)) == c["mean"], where
+
+
+def test_saturation_case_present():
+    sat = [c for c in cases() if c["workers"] == 259]
+    assert len(sat) == 2 and all(c["sum"][0] == fixed.SUM_MAX for c in sat)
+
+
+def test_format_table_matches_lowbit():
+    """The paper's formats in nfabric.lowbit are the Go table's rows 0-2
+    (numbers, names, aliases); the table's extensions are the summed ones."""
+    rows = {r[0]: r for r in _formats.FORMATS}
+    for f in lowbit.Format:
+        num, name, aliases, _family, _bits, _paper = rows[int(f)]
+        assert str(f) == name
+        for a in (name,) + aliases:
+            assert lowbit.parse_format(a) == f
+    assert [r[1] for r in _formats.FORMATS if not r[5]] == list(fixed.SUM_FORMATS) == ["int8", "bfp8"]
+    assert fixed.bits_per_element("int8") == 8.0 and fixed.bits_per_element("block-fp8") == 8.125
+    for bad in ("g-binary", "fp8", ""):
+        with pytest.raises(ValueError):
+            fixed.parse_sum_format(bad)
+
+
+def test_nonfinite_rejected():
+    g = torch.tensor([1.0, float("nan"), 2.0])
+    with pytest.raises(NonFiniteError):
+        fixed.max_abs(g)
+    with pytest.raises(NonFiniteError):
+        fixed.encode_bfp8(torch.tensor([0.0, float("inf")]))
+    with pytest.raises(NonFiniteError):
+        fixed.encode_int8(g, torch.tensor(1.0))
+
+
+def test_hand_case():
+    """Worked by hand: two workers, max |g| = 127, so s = 1; ties round to
+    even (2.5 -> 2, -0.5 -> 0); the sum decodes to the mean."""
+    g = [torch.tensor([127.0, 2.5, -0.5, 0.0]), torch.tensor([-1.0, 1.5, 3.0, 0.0])]
+    assert fixed.aggregate_workers("int8", g).tolist() == [63.0, 2.0, 1.5, 0.0]
+    # BFP8, one block: worker 0 max 127 -> e = 7 (127 = 0.99 * 2^7), m = g;
+    # worker 1 max 3 -> e = 2, m = g * 2^5 = [-32, 48, 96, 0], aligned by
+    # d = 5: (m + 16) >> 5 = [-1, 2, 3, 0]; S = [126, 4, 3, 0]
+    # (2.5 -> 2, -0.5 -> 0 when encoding worker 0); mean = S * 2^0 / 2.
+    assert fixed.aggregate_workers("bfp8", g).tolist() == [63.0, 2.0, 1.5, 0.0]
