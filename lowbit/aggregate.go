@@ -509,25 +509,66 @@ func Decode(dst []float32, u []int8, scale float32) {
 }
 
 // DecodePlanes writes the FP32 update of n elements from result planes
-// (see VotePlanes): +scale, -scale or 0.
+// (see VotePlanes): scale * u as float32, so +scale, -scale, or scale * 0
+// (a zero with the scale's sign); pos without nz is 0. It reads a nibble
+// of each plane at a time from a 256-entry table of four updates built
+// from the three values, so the loop is table loads and stores.
 func DecodePlanes(dst []float32, pos, nz []byte, n int, scale float32) {
 	dst = dst[:n]
-	for i := range dst {
+	vals := [3]float32{scale * 0, scale * -1, scale * 1} // indexed z * (1 + p)
+	full := n / 8
+	if full >= 32 {
+		var tab [256][4]float32 // tab[z | p<<4][q]: nibbles z of nz, p of pos
+		for i := range tab {
+			for q := range 4 {
+				z, p := i>>q&1, i>>(4+q)&1
+				tab[i][q] = vals[z*(1+p)]
+			}
+		}
+		pos, nz := pos[:full], nz[:full]
+		for j, z := range nz {
+			p := pos[j]
+			d := dst[8*j : 8*j+8 : 8*j+8]
+			*(*[4]float32)(d[:4]) = tab[z&15|(p&15)<<4]
+			*(*[4]float32)(d[4:]) = tab[z>>4|(p>>4)<<4]
+		}
+	} else {
+		full = 0
+	}
+	for i := 8 * full; i < n; i++ {
 		b := uint(i & 7)
-		z := nz[i>>3] >> b & 1
-		p := pos[i>>3] >> b & 1
-		// +1 when z&p, -1 when z&^p, 0 otherwise.
-		dst[i] = scale * float32(int(z)*(2*int(p)-1))
+		z := int(nz[i>>3] >> b & 1)
+		p := int(pos[i>>3] >> b & 1)
+		dst[i] = vals[z*(1+p)]
 	}
 }
 
-// UnpackPlanes converts n elements of result planes to int8 values.
+// spread8[b] has byte q = bit q of b: eight elements of a plane as eight
+// 0/1 bytes.
+var spread8 [256]uint64
+
+func init() {
+	for b := range 256 {
+		for q := range 8 {
+			spread8[b] |= uint64(b>>q&1) << (8 * q)
+		}
+	}
+}
+
+// UnpackPlanes converts n elements of result planes to int8 values, eight
+// at a time: with z and p the spread bytes of nz and pos, each byte lane is
+// z&p (+1) or (z&^p)*0xFF (-1, as 0xFF), or 0.
 func UnpackPlanes(dst []int8, pos, nz []byte, n int) {
-	dst = dst[:n]
-	for i := range dst {
+	d := int8sAsBytes(dst[:n])
+	full := n / 8
+	for j, zb := range nz[:full] {
+		z, p := spread8[zb], spread8[pos[j]]
+		binary.LittleEndian.PutUint64(d[8*j:], z&p|(z&^p)*0xff)
+	}
+	for i := 8 * full; i < n; i++ {
 		b := uint(i & 7)
 		z := int8(nz[i>>3] >> b & 1)
 		p := int8(pos[i>>3] >> b & 1)
-		dst[i] = z * (2*p - 1)
+		d[i] = byte(z * (2*p - 1))
 	}
 }

@@ -208,3 +208,37 @@ func BenchmarkCountPlanes(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDecodePlanes is the FP32 update written from W=8-sized result
+// planes (the DDP hook's last pass); bytes are the FP32 output.
+func BenchmarkDecodePlanes(b *testing.B) {
+	for _, sz := range benchSizes[1:] {
+		b.Run("size="+sz.name, func(b *testing.B) {
+			n := sz.bytes / 4
+			pos, nz := benchBytes(PlaneBytes(n)), benchBytes(PlaneBytes(n) + 1)[1:]
+			dst := make([]float32, n)
+			b.SetBytes(int64(sz.bytes))
+			b.ReportAllocs()
+			for b.Loop() {
+				DecodePlanes(dst, pos, nz, n, 0.5)
+			}
+		})
+	}
+}
+
+// BenchmarkUnpackPlanes is the int8 form of DecodePlanes; bytes are the
+// int8 output.
+func BenchmarkUnpackPlanes(b *testing.B) {
+	for _, sz := range benchSizes[1:] {
+		b.Run("size="+sz.name, func(b *testing.B) {
+			n := sz.bytes
+			pos, nz := benchBytes(PlaneBytes(n)), benchBytes(PlaneBytes(n) + 1)[1:]
+			dst := make([]int8, n)
+			b.SetBytes(int64(sz.bytes))
+			b.ReportAllocs()
+			for b.Loop() {
+				UnpackPlanes(dst, pos, nz, n)
+			}
+		})
+	}
+}

@@ -313,6 +313,47 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// TestDecodeUnpackPlanesMatchDefinition checks DecodePlanes and
+// UnpackPlanes on every length up to 200 and random planes against the
+// per-element definition: u = +1 when nz and pos, -1 when only nz, 0
+// otherwise, and the update is scale * u as float32 (so a zero update
+// carries the scale's sign, and pos without nz is 0). Bytes past n in dst
+// are not written.
+func TestDecodeUnpackPlanesMatchDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 1))
+	for n := range 200 {
+		nb := PlaneBytes(n)
+		pos, nz := make([]byte, nb), make([]byte, nb)
+		for j := range nb {
+			pos[j], nz[j] = byte(r.Uint32()), byte(r.Uint32())
+		}
+		for _, scale := range []float32{0.5, -0.25, 3e-5} {
+			got := make([]float32, n+1)
+			got[n] = 7
+			DecodePlanes(got, pos, nz, n, scale)
+			u := make([]int8, n+1)
+			u[n] = 7
+			UnpackPlanes(u, pos, nz, n)
+			for i := range n {
+				var want int8
+				if nz[i/8]>>(i%8)&1 == 1 {
+					want = -1
+					if pos[i/8]>>(i%8)&1 == 1 {
+						want = 1
+					}
+				}
+				wf := scale * float32(want)
+				if math.Float32bits(got[i]) != math.Float32bits(wf) || u[i] != want {
+					t.Fatalf("n=%d scale=%v element %d: DecodePlanes %v UnpackPlanes %d, want %v and %d", n, scale, i, got[i], u[i], wf, want)
+				}
+			}
+			if got[n] != 7 || u[n] != 7 {
+				t.Fatalf("n=%d: wrote past n", n)
+			}
+		}
+	}
+}
+
 func TestKernelsDoNotAllocate(t *testing.T) {
 	n := 4096
 	g := EdgeGradients(rand.New(rand.NewPCG(9, 9)), 8, n)

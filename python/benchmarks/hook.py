@@ -35,6 +35,14 @@ sys.path.insert(0, str(ROOT / "examples" / "torch"))
 MODES = ["allreduce_hook", "fp32", "g-binary", "g-ternary", "backbone=g-binary,head=fp32"]
 
 
+def noop_hook(_state, bucket):  # unannotated: DDP rejects string annotations
+    """No communication at all (mode "noop"): the step's compute alone, the
+    floor under every mode's step time."""
+    fut: torch.futures.Future = torch.futures.Future()
+    fut.set_result(bucket.buffer())
+    return fut
+
+
 def kernels(device: str, elements: int, reps: int) -> List[Dict]:
     from nfabric import lowbit
     g = torch.randn(elements, device=device)
@@ -69,54 +77,110 @@ def kernels(device: str, elements: int, reps: int) -> List[Dict]:
     return out
 
 
-def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: str) -> None:
+def allreduce_seconds(params: int, reps: int) -> Dict[str, float]:
+    """The FP32 path's all-reduce alone: the model's gradients in DDP's
+    25 MB buckets, each all-reduced and waited for; the median over reps
+    of the slowest rank's wall time, and of this process's CPU time (all
+    its threads: gloo's too)."""
+    cap = 25 * 2**20 // 4
+    bufs = [torch.ones(min(cap, params - o)) for o in range(0, params, cap)]
+    ts, cs = [], []
+    for _ in range(reps + 1):
+        dist.barrier()
+        t0, c0 = time.perf_counter(), time.process_time()
+        for b in bufs:
+            dist.all_reduce(b)
+        t = torch.tensor([time.perf_counter() - t0, time.process_time() - c0])
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        ts.append(float(t[0]))
+        cs.append(float(t[1]))
+    return {"wall_s": statistics.median(ts[1:]), "cpu_s": statistics.median(cs[1:])}
+
+
+def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: str,
+              modes: List[str] = MODES, interleave: bool = False) -> None:
+    """One rank: each mode's DDP model timed over steps (after one untimed
+    step that builds the buckets); the step time is the slowest rank's.
+    interleave runs the modes' steps round-robin (all models alive at
+    once), so a machine whose load drifts slows every mode alike."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
-    import nfabric.torch as nt
-    from models import resnet18
-    from nfabric.policy import Policy
-    res = []
-    for mode in MODES:
-        torch.manual_seed(0)
-        model = resnet18(10)
-        ddp = torch.nn.parallel.DistributedDataParallel(model)
-        fabric = None
-        if mode == "allreduce_hook":
-            ddp.register_comm_hook(None, default_hooks.allreduce_hook)
-        else:
-            fabric = nt.register(ddp, Policy.parse(mode))
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        g = torch.Generator().manual_seed(rank)
-        x, y = torch.randn(batch, 3, 32, 32, generator=g), torch.randint(10, (batch,), generator=g)
-        times = []
-        for s in range(steps + 1):  # step 0 builds and rebuilds the buckets
+    runs = []
+
+    def run_steps(r: Dict, k: int) -> None:
+        for s in range(r["done"], r["done"] + k):
             dist.barrier()
             t0 = time.perf_counter()
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(ddp(x), y).backward()
-            opt.step()
+            r["opt"].zero_grad()
+            torch.nn.functional.cross_entropy(r["ddp"](r["x"]), r["y"]).backward()
+            r["opt"].step()
             t = torch.tensor([time.perf_counter() - t0])
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             if s > 0:
-                times.append(float(t))
-            elif fabric is not None:
-                hook0 = fabric.stats.hook_seconds
-        row = {"mode": mode, "step_s_median": statistics.median(times), "step_s": times,
-               "parameters": sum(p.numel() for p in model.parameters())}
-        if fabric is not None:
-            st = fabric.stats.summary()
-            per = st["steps"]
-            row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
-                        "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
-                        "ratio_with_headers": st["ratio_with_headers"], "hook_s_per_step": (st["hook_seconds"] - hook0) / steps})
-        else:
-            row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
-        res.append(row)
-        del ddp, fabric
+                r["times"].append(float(t))
+            elif r["fabric"] is not None:
+                r["hook0"] = r["fabric"].stats.hook_seconds
+                r["wait0"] = r["fabric"].stats.wait_seconds
+                r["cpu0"] = r["fabric"].stats.hook_cpu_seconds
+        r["done"] += k
+
+    res = []
+    for mode in modes:
+        runs.append(_mode_run(mode, rank, batch))
+        if not interleave:
+            run_steps(runs[-1], steps + 1)
+            res.append(_mode_row(runs.pop(), steps))
+    if interleave:
+        for s in range(steps + 1):
+            for r in runs:
+                run_steps(r, 1)
+        res = [_mode_row(r, steps) for r in runs]
+    params = res[0]["parameters"]
+    ar = allreduce_seconds(params, steps)
     if rank == 0:
         with open(os.path.join(outdir, "ddp.json"), "w") as f:
-            json.dump(res, f)
+            json.dump({"modes": res, "allreduce_s": ar, "interleaved": interleave}, f)
     dist.destroy_process_group()
+
+
+def _mode_run(mode: str, rank: int, batch: int) -> Dict:
+    import nfabric.torch as nt
+    from models import resnet18
+    from nfabric.policy import Policy
+    torch.manual_seed(0)
+    model = resnet18(10)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    fabric = None
+    if mode == "allreduce_hook":
+        ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+    elif mode == "noop":
+        ddp.register_comm_hook(None, noop_hook)
+    else:
+        fabric = nt.register(ddp, Policy.parse(mode))
+    g = torch.Generator().manual_seed(rank)
+    return {"mode": mode, "model": model, "ddp": ddp, "fabric": fabric, "done": 0, "times": [], "hook0": 0.0, "wait0": 0.0, "cpu0": 0.0,
+            "opt": torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+            "x": torch.randn(batch, 3, 32, 32, generator=g), "y": torch.randint(10, (batch,), generator=g)}
+
+
+def _mode_row(r: Dict, steps: int) -> Dict:
+    row = {"mode": r["mode"], "step_s_median": statistics.median(r["times"]), "step_s": r["times"],
+           "parameters": sum(p.numel() for p in r["model"].parameters())}
+    fabric = r["fabric"]
+    if fabric is not None:
+        st = fabric.stats.summary()
+        per = st["steps"]
+        row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
+                    "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
+                    "ratio_with_headers": st["ratio_with_headers"],
+                    "hook_s_per_step": (st["hook_seconds"] - r["hook0"]) / steps,
+                    "hook_own_s_per_step": (st["hook_seconds"] - r["hook0"] - st["wait_seconds"] + r["wait0"]) / steps,
+                    "hook_cpu_s_per_step": (st["hook_cpu_seconds"] - r["cpu0"]) / steps})
+    elif r["mode"] == "noop":
+        row.update({"wire_bytes_per_step": 0.0, "ratio": 0.0})
+    else:
+        row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
+    return row
 
 
 def main() -> int:
@@ -128,6 +192,9 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--skip-ddp", action="store_true")
+    ap.add_argument("--interleave", action="store_true", help="run the modes' steps round-robin")
+    ap.add_argument("--modes", default=";".join(MODES),
+                    help="';'-separated modes: policies, allreduce_hook, noop (no communication)")
     ap.add_argument("--json")
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -139,19 +206,31 @@ def main() -> int:
         print(f"  {k['op']:<38} W={k['workers']:<2} {k['ms_per_mb']:8.3f} ms/MB")
     if not args.skip_ddp:
         with tempfile.TemporaryDirectory() as tmp:
-            mp.spawn(rank_main, args=(args.ranks, "file://" + os.path.join(tmp, "init"), args.steps, args.batch, tmp),
+            modes = [m for m in args.modes.split(";") if m]
+            mp.spawn(rank_main, args=(args.ranks, "file://" + os.path.join(tmp, "init"), args.steps, args.batch, tmp, modes,
+                                        args.interleave),
                      nprocs=args.ranks, join=True)
-            out["ddp"] = json.load(open(os.path.join(tmp, "ddp.json")))
-        base = out["ddp"][0]["step_s_median"]
+            got = json.load(open(os.path.join(tmp, "ddp.json")))
+            out["ddp"], out["fp32_allreduce_s"] = got["modes"], got["allreduce_s"]
+        base = next((r["step_s_median"] for r in out["ddp"] if r["mode"] == "allreduce_hook"), out["ddp"][0]["step_s_median"])
         print(f"DDP over gloo, {args.ranks} ranks x 1 thread, ResNet-18 ({out['ddp'][0]['parameters']} parameters), "
               f"batch {args.batch}/rank, median of {args.steps} steps:")
-        print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'in hook s':>10} {'wire B/step':>12} "
-              f"{'vs FP32':>9} {'+headers':>9}")
+        print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'in hook s':>10} {'own s':>7} {'CPU s':>7} "
+              f"{'wire B/step':>12} {'vs FP32':>9} {'+headers':>9}")
+
+        def f3(v):
+            return "-" if v is None else format(v, ".3f")
         for r in out["ddp"]:
-            hk = r.get("hook_s_per_step")
+            hk, own, cpu = r.get("hook_s_per_step"), r.get("hook_own_s_per_step"), r.get("hook_cpu_s_per_step")
             print(f"  {r['mode']:<30} {r['step_s_median']:8.3f} {r['step_s_median'] / base:18.2f} "
-                  f"{'-' if hk is None else format(hk, '.3f'):>10} {r['wire_bytes_per_step']:12.0f} {r['ratio']:9.5f} "
+                  f"{f3(hk):>10} {f3(own):>7} {f3(cpu):>7} "
+                  f"{r['wire_bytes_per_step']:12.0f} {r['ratio']:9.5f} "
                   f"{r.get('ratio_with_headers', 1.0):9.5f}")
+        ar = out["fp32_allreduce_s"]
+        print(f"  the FP32 path's all-reduce alone (the gradients in 25 MB buckets, waited): "
+              f"{ar['wall_s']:.3f} s/step wall, {ar['cpu_s']:.3f} CPU s per rank")
+        print("  in hook: wall time in the hook on rank 0; own: that less the time blocked in the hook's own "
+              "collectives (transfer and waiting for slower ranks); CPU: the hook thread's CPU time")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(out, indent=2))
     return 0

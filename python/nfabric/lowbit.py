@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from . import _formats
+from . import _formats, _golib
 
 __all__ = [
     "LINE_BYTES", "PACKET_ELEMENTS", "PLANE_ELEMENTS", "MAX_PACKET_WORKERS", "MAX_WORKERS",
@@ -43,7 +43,8 @@ __all__ = [
     "parse_format", "parse_layout", "parse_gate", "plane_bytes", "lines",
     "check_finite", "encode_signs", "encode_gates", "pack_packet", "pack_packet_gates",
     "planes_to_packet", "packet_to_planes", "count_packet", "count_planes",
-    "gate_keeps", "pattern_keeps", "any_nonfinite", "vote_packet", "vote_planes", "decode", "aggregate",
+    "gate_keeps", "pattern_keeps", "any_nonfinite", "vote_packet", "vote_planes", "vote_update", "decode",
+    "aggregate", "kernels",
 ]
 
 LINE_BYTES = 64
@@ -338,8 +339,35 @@ def encode_signs(g: torch.Tensor, worker: Optional[int] = None) -> torch.Tensor:
     Returns ceil(n/8) uint8 bytes on g's device, unused bits of the last byte
     clear. A NaN or Inf raises NonFiniteError.
     """
+    if g.dtype == torch.float32 and _golib.usable(g):
+        return _go_encode(g, worker, None)
     check_finite(g, worker)
     return _pack_bits(g.reshape(-1) > 0)
+
+
+def kernels() -> str:
+    """Which kernels CPU tensors run: the Go library's set ("avx2" or "go",
+    see nfabric._golib) or "torch" (the torch-op code, also what CUDA
+    tensors always run)."""
+    return _golib.implementation()
+
+
+def _go_encode(g: torch.Tensor, worker: Optional[int], tau: Optional[float]) -> torch.Tensor:
+    """encode_signs (tau None) or encode_gates through the Go library."""
+    L = _golib.lib()
+    flat = g.reshape(-1).contiguous()
+    n = flat.numel()
+    dst = torch.empty(plane_bytes(n), dtype=torch.uint8)
+    if tau is None:
+        i = L.nfl_encode_signs(dst.data_ptr(), flat.data_ptr(), n)
+    else:
+        err = _golib.errbuf()
+        i = L.nfl_encode_gates(dst.data_ptr(), flat.data_ptr(), n, tau, err, len(err))
+        if i == -2:
+            raise ValueError(err.value.decode(errors="replace"))
+    if i >= 0:
+        raise NonFiniteError(int(i), float(flat[i].item()), worker)
+    return dst
 
 
 def _check_tau(tau: float) -> None:
@@ -351,11 +379,14 @@ def encode_gates(g: torch.Tensor, tau: Union[float, torch.Tensor], worker: Optio
     """The worker gate's bit-plane (an extension beyond the paper): bit i is
     1{|g[i]| > tau}. tau is a finite non-negative number, or a tensor of
     per-element thresholds (float32, as Go compares float32 values)."""
+    if isinstance(tau, torch.Tensor):
+        check_finite(g, worker)
+        return _pack_bits(g.reshape(-1).abs() > tau.reshape(-1))
+    _check_tau(float(tau))
+    if g.dtype == torch.float32 and _golib.usable(g):
+        return _go_encode(g, worker, float(tau))
     check_finite(g, worker)
     flat = g.reshape(-1)
-    if isinstance(tau, torch.Tensor):
-        return _pack_bits(flat.abs() > tau.reshape(-1))
-    _check_tau(float(tau))
     t = torch.tensor(float(tau), dtype=flat.dtype, device=flat.device)
     return _pack_bits(flat.abs() > t)
 
@@ -403,8 +434,51 @@ def pack_packet_gates(g: Union[torch.Tensor, Sequence[torch.Tensor]], tau: float
 
 def planes_to_packet(planes: torch.Tensor, n: int) -> torch.Tensor:
     """Gathers W <= 8 worker bit-planes [W, nb] of n elements into
-    element-major packets: bit k of byte i = bit i of planes[k]."""
-    return _pack_packet_bits(_unpack_bits(planes, n))
+    element-major packets: bit k of byte i = bit i of planes[k]. planes may
+    be a sequence of W planes."""
+    if _go_planes(planes):
+        rows = _plane_rows(planes, n, "planes_to_packet")
+        dst = torch.empty(n, dtype=torch.uint8)
+        err = _golib.errbuf()
+        rc = _golib.lib().nfl_planes_to_packet(dst.data_ptr(), _golib.ptrs(rows), len(rows), n, err, len(err))
+        _golib.check(rc, err, "planes_to_packet")
+        return dst
+    return _pack_packet_bits(_unpack_bits(_stacked(planes), n))
+
+
+def _go_planes(*xs) -> bool:
+    """Whether the Go library takes these uint8 planes (tensors, sequences
+    of tensors or None): all on the CPU and the library loaded."""
+    ts = []
+    for x in xs:
+        if isinstance(x, torch.Tensor):
+            ts.append(x)
+        elif x is not None:
+            ts.extend(x)
+    return all(t.dtype == torch.uint8 for t in ts) and _golib.usable(*ts)
+
+
+def _stacked(planes):
+    """Planes given as a sequence of 1-D tensors, as one [W, nb] tensor."""
+    if planes is None or isinstance(planes, torch.Tensor):
+        return planes
+    return torch.stack([p.reshape(-1) for p in planes])
+
+
+def _plane_rows(planes: Union[torch.Tensor, Sequence[torch.Tensor]], n: int, what: str) -> List[torch.Tensor]:
+    """W planes as contiguous CPU uint8 rows of at least ceil(n/8) bytes,
+    views of the caller's memory where they already are."""
+    rows = list(planes.unbind(0)) if isinstance(planes, torch.Tensor) else list(planes)
+    nb = plane_bytes(n)
+    out = []
+    for k, r in enumerate(rows):
+        r = r.reshape(-1)
+        if r.numel() < nb:
+            raise ValueError(f"{what}: plane {k} holds {r.numel()} bytes, want {nb}")
+        if r.dtype != torch.uint8:
+            raise ValueError(f"{what}: plane {k} is {r.dtype}, want torch.uint8")
+        out.append(r.contiguous())
+    return out
 
 
 def packet_to_planes(packet: torch.Tensor, workers: int) -> torch.Tensor:
@@ -419,6 +493,11 @@ def count_packet(packet: torch.Tensor, workers: int) -> torch.Tensor:
     bits at or above W ignored. Returns uint8 counts."""
     if workers < 1 or workers > MAX_PACKET_WORKERS:
         raise ValueError(f"element-major packets carry 1 to {MAX_PACKET_WORKERS} workers, not {workers}")
+    if _golib.usable(packet) and packet.dtype == torch.uint8:
+        src = packet.contiguous()
+        dst = torch.empty_like(src)
+        _golib.lib().nfl_count_packet(dst.data_ptr(), src.data_ptr(), src.numel(), workers)
+        return dst
     mask = (1 << workers) - 1
     return _popcount_table(packet.device)[(packet & mask).long()]
 
@@ -426,6 +505,11 @@ def count_packet(packet: torch.Tensor, workers: int) -> torch.Tensor:
 def count_planes(planes: torch.Tensor, n: int) -> torch.Tensor:
     """The sign count of each of n elements over worker-major planes [W, nb]:
     c[i] = sum_k bit i of planes[k]. Returns int16 counts."""
+    if _golib.usable(planes) and planes.dtype == torch.uint8:
+        rows = _plane_rows(planes, n, "count_planes")
+        c = torch.empty(n, dtype=torch.int16)  # Go's uint16; counts <= 1024
+        _golib.lib().nfl_count_planes(c.data_ptr(), _golib.ptrs(rows), len(rows), n)
+        return c
     w = planes.shape[0]
     c = torch.zeros(n, dtype=torch.int16, device=planes.device)
     for k in range(w):
@@ -516,6 +600,8 @@ def vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor] 
     element's flattened index); keep, if given, the pattern gate's keep
     mask. gates holds the per-worker gate packets for the worker gate."""
     _check_spec(spec, Layout.ELEMENT_MAJOR, base)
+    if _golib.usable(signs, gates) and signs.dtype == torch.uint8:
+        return _go_vote_packet(signs, spec, base, gates, keep)
     w = spec.workers
     mask = _i64(((1 << w) - 1) * _L01)
     x, n = _packet_words(signs)
@@ -546,6 +632,67 @@ def vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor] 
         m = keep if keep is not None else gate_keeps(spec.gate, base, u)
         u = u * m.to(torch.int8)
     return u
+
+
+def _go_gate(spec: Spec, base: Union[int, torch.Tensor], keep: Optional[torch.Tensor]) -> Tuple[int, int, int, int, bool]:
+    """The (format, gate kind, gate parameter, base) the Go kernel gets, and
+    whether the pattern gate is left to the caller: Go's pattern gate
+    takes a contiguous base, so a tensor of flattened indices or a given
+    keep mask votes G-Binary there and is gated here (t = m u)."""
+    g = spec.gate
+    if spec.format != Format.TERNARY:
+        return int(spec.format), 0, 0, 0, False
+    if g.kind == GateKind.PATTERN:
+        if keep is not None or not isinstance(base, int):
+            return int(Format.BINARY), 0, 0, 0, True
+        return int(spec.format), int(g.kind), g.effective_period(), base, False
+    return int(spec.format), int(g.kind), g.threshold if g.kind == GateKind.MARGIN else 0, 0, False
+
+
+def _go_vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tensor],
+                    gates: Optional[torch.Tensor], keep: Optional[torch.Tensor]) -> torch.Tensor:
+    flat = signs.reshape(-1).contiguous()
+    n = flat.numel()
+    gp = None
+    if spec.gate_bits():
+        if gates is None or gates.numel() < n:
+            raise ValueError("the worker gate needs a gate packet per sign packet")
+        gp = gates.reshape(-1)[:n].contiguous()
+    fmt, kind, param, gbase, gate_here = _go_gate(spec, base, keep)
+    u = torch.empty(n, dtype=torch.int8)
+    err = _golib.errbuf()
+    rc = _golib.lib().nfl_vote_packet(u.data_ptr(), flat.data_ptr(), None if gp is None else gp.data_ptr(), n,
+                                      spec.workers, fmt, kind, param, gbase, err, len(err))
+    _golib.check(rc, err, "vote_packet")
+    if gate_here:
+        m = keep if keep is not None else gate_keeps(spec.gate, base, u)
+        u = u * m.to(torch.int8)
+    return u
+
+
+def _go_vote_planes(signs, n: int, spec: Spec, base: Union[int, torch.Tensor], gates,
+                    keep: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor, bool]:
+    """Go's VotePlanes: the result planes (pos, nz) and whether the pattern
+    gate is still to apply (see _go_gate)."""
+    rows = _plane_rows(signs, n, "vote")
+    if len(rows) != spec.workers:
+        raise ValueError(f"vote: {len(rows)} sign planes for {spec.workers} workers")
+    grows = None
+    if spec.gate_bits():
+        if gates is None:
+            raise ValueError("the worker gate needs one gate plane per worker, shaped like the sign planes")
+        grows = _plane_rows(gates, n, "vote")
+        if len(grows) != spec.workers:
+            raise ValueError("the worker gate needs one gate plane per worker, shaped like the sign planes")
+    fmt, kind, param, gbase, gate_here = _go_gate(spec, base, keep)
+    nb = plane_bytes(n)
+    pos, nz = torch.empty(nb, dtype=torch.uint8), torch.empty(nb, dtype=torch.uint8)
+    err = _golib.errbuf()
+    rc = _golib.lib().nfl_vote_planes(pos.data_ptr(), nz.data_ptr(), _golib.ptrs(rows),
+                                      None if grows is None else _golib.ptrs(grows), spec.workers, n,
+                                      fmt, kind, param, gbase, err, len(err))
+    _golib.check(rc, err, "vote")
+    return pos, nz, gate_here
 
 
 class _SlicedCounter:
@@ -600,13 +747,22 @@ def _words(planes: torch.Tensor) -> torch.Tensor:
     return planes.view(torch.int64)
 
 
-def vote_planes(signs: torch.Tensor, n: int, spec: Spec, base: Union[int, torch.Tensor] = 0,
+def vote_planes(signs: Union[torch.Tensor, Sequence[torch.Tensor]], n: int, spec: Spec, base: Union[int, torch.Tensor] = 0,
                 gates: Optional[torch.Tensor] = None, keep: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """Aggregates worker-major planes [W, nb] of n elements into int8 u or
-    m*u per element (Go's VotePlanes followed by UnpackPlanes), through a
+    """Aggregates worker-major planes [W, nb] (or a sequence of W planes) of
+    n elements into int8 u or m*u per element (Go's VotePlanes followed by UnpackPlanes), through a
     bit-sliced counter as Go's portable kernel does. keep, if given, is the
     pattern gate's precomputed keep mask (what gate_keeps returns)."""
     _check_spec(spec, Layout.WORKER_MAJOR, base)
+    if _go_planes(signs, gates):
+        pos, nz, gate_here = _go_vote_planes(signs, n, spec, base, gates, keep)
+        u = torch.empty(n, dtype=torch.int8)
+        _golib.lib().nfl_unpack_planes(u.data_ptr(), pos.data_ptr(), nz.data_ptr(), n)
+        if gate_here:
+            m = keep if keep is not None else gate_keeps(spec.gate, base, u)
+            u = u * m.to(torch.int8)
+        return u
+    signs, gates = _stacked(signs), _stacked(gates)
     w = spec.workers
     if signs.dim() != 2 or signs.shape[0] != w:
         raise ValueError(f"vote: {signs.shape[0] if signs.dim() else 0} sign planes for {w} workers")
@@ -645,6 +801,33 @@ def vote_planes(signs: torch.Tensor, n: int, spec: Spec, base: Union[int, torch.
         mask = keep if keep is not None else gate_keeps(spec.gate, base, u)
         u = u * mask.to(torch.int8)
     return u
+
+
+def vote_update(signs: Union[torch.Tensor, Sequence[torch.Tensor]], n: int, spec: Spec, scale: float, base: Union[int, torch.Tensor] = 0,
+                gates: Optional[torch.Tensor] = None, keep: Optional[torch.Tensor] = None,
+                out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The FP32 update scale * u (or scale * m u) of worker-major planes, what
+    decode(vote_planes(...), scale) gives, written into out (n float32
+    values; allocated when None) without the int8 vector between: on the Go
+    library, VotePlanes then DecodePlanes on the result planes."""
+    if out is None:
+        dev = signs.device if isinstance(signs, torch.Tensor) else signs[0].device
+        out = torch.empty(n, dtype=torch.float32, device=dev)
+    if out.numel() != n:
+        raise ValueError(f"vote_update: out holds {out.numel()} values, want {n}")
+    go = _go_planes(signs, gates) and _golib.usable(out) and out.dtype == torch.float32 and out.is_contiguous()
+    if not go:
+        out.copy_(decode(vote_planes(signs, n, spec, base, gates, keep), scale, out.dtype))
+        return out
+    _check_spec(spec, Layout.WORKER_MAJOR, base)
+    pos, nz, gate_here = _go_vote_planes(signs, n, spec, base, gates, keep)
+    if gate_here:
+        m = keep if keep is not None else gate_keeps(spec.gate, base, torch.empty(n, dtype=torch.int8))
+        kp = _pack_bits(m)
+        nz &= kp
+        pos &= kp
+    _golib.lib().nfl_decode_planes(out.data_ptr(), pos.data_ptr(), nz.data_ptr(), n, scale)
+    return out
 
 
 def decode(u: torch.Tensor, scale: float = 1.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:

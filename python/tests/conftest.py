@@ -64,3 +64,32 @@ def serve_socket(nfabric_cli: pathlib.Path, tmp_path_factory: pytest.TempPathFac
 def _one_thread() -> None:
     # Deterministic CPU reductions, and the shared 2-core CI machine.
     torch.set_num_threads(1)
+
+
+@pytest.fixture(params=["go", "torch"])
+def kernel_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test once on the Go lowbit library (nfabric._golib) and once
+    on the torch-op kernels, for CPU tensors. The Go run skips, saying why,
+    where the library cannot be built or loaded."""
+    from nfabric import _golib
+    if request.param == "torch":
+        monkeypatch.setattr(_golib, "usable", lambda *t: False)
+    elif _golib.lib() is None:
+        need_lib(_golib)
+    return request.param
+
+
+@pytest.fixture
+def golib_loaded() -> None:
+    """Skips (or fails, under NFABRIC_REQUIRE_LOWBIT_LIB=1, as CI sets) when
+    the Go lowbit library is not loaded."""
+    from nfabric import _golib
+    if _golib.lib() is None:
+        need_lib(_golib)
+
+
+def need_lib(golib) -> None:
+    msg = f"the Go lowbit library is not available ({golib.reason()})"
+    if os.environ.get("NFABRIC_REQUIRE_LOWBIT_LIB") == "1":
+        pytest.fail(msg + " and NFABRIC_REQUIRE_LOWBIT_LIB=1")
+    pytest.skip("skipped: " + msg)

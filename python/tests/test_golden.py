@@ -20,6 +20,9 @@ import torch
 from nfabric import lowbit, payload
 from nfabric.lowbit import Format, Layout, Spec
 
+# Every test runs on the Go lowbit library and on the torch-op kernels.
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 WORKERS = [1, 2, 7, 8, 13]
 ELEMENTS = [1, 63, 64, 65, 511, 1000]
 BASE = 7  # flattened index of element 0: the pattern gate depends on it

@@ -14,6 +14,9 @@ import torch
 from nfabric import lowbit
 from nfabric.lowbit import Format, Gate, GateKind, Layout, Spec
 
+# Every test runs on the Go lowbit library and on the torch-op kernels.
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 def ref_aggregate(g: List[List[float]], spec: Spec, tau: float, base: int) -> List[int]:
     """Go's RefAggregate, transcribed one element at a time."""

@@ -135,6 +135,25 @@ def vote(signs: torch.Tensor, gates: Optional[torch.Tensor], seg: Segments, rule
     return lowbit.vote_planes(signs, seg.n, spec, idx, gates, keep)
 
 
+def update(signs, gates, seg: Segments, rule: RuleSpec, layout: Layout, scale: float,
+           out: torch.Tensor) -> None:
+    """Writes the group's FP32 update scale * vote(...) into out (seg.n
+    values): the same values as ``vote(...).to(out.dtype) * scale``. signs
+    and gates may be sequences of W received planes (no stacking); worker-
+    major planes go through lowbit.vote_update (on the Go library for CPU
+    tensors: the vote and the decode, no int8 vector between)."""
+    if layout == Layout.WORKER_MAJOR:
+        w = signs.shape[0] if isinstance(signs, torch.Tensor) else len(signs)
+        dev = out.device
+        keep = None
+        if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.PATTERN:
+            keep = seg.keep(rule.gate.effective_period(), dev)
+        lowbit.vote_update(signs, seg.n, lowbit_spec(rule, w, layout), scale, seg.flat_index(dev), gates, keep, out)
+        return
+    stack = (lambda t: t if t is None or isinstance(t, torch.Tensor) else torch.stack(list(t)))
+    out.copy_(vote(stack(signs), stack(gates), seg, rule, layout).to(out.dtype) * scale)
+
+
 def payload_bytes(rule: RuleSpec, n: int) -> int:
     """Bytes one worker sends for n elements of a group under rule."""
     if rule.rule == Format.FP32:

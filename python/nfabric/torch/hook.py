@@ -28,7 +28,7 @@ import torch.distributed as dist
 
 from ..lowbit import Format
 from .. import lowbit
-from .core import Cosines, Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, vote
+from .core import Cosines, Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, update
 from .fabric import GroupsArg, ModeState, PolicyArg
 from .fixed import allreduce_fixed
 from .record import StepsArg
@@ -208,11 +208,11 @@ class Fabric(ModeState):
         return dist.all_reduce(t, group=self.pg, async_op=True)
 
     def hook(self, bucket: dist.GradBucket) -> torch.futures.Future:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             return self._hook_bucket(bucket, t0)
         finally:
-            self.stats.add_time(time.perf_counter() - t0)
+            self.stats.add_time(time.perf_counter() - t0, time.thread_time() - c0)
 
     def _hook_bucket(self, bucket: dist.GradBucket, t0: float) -> torch.futures.Future:
         buf = bucket.buffer()
@@ -282,13 +282,27 @@ class Fabric(ModeState):
             seg = lay[g]
             res = self._residual(seg, buf) if rules[g].ef else None
             inputs[g] = (ef_input(seg.gather(buf), res, rules[g]), res)
-        flag = torch.stack([nonfinite(p) for p, _ in inputs.values()]).max().reshape(1)
+        enc = None
+        if self.ctrl is None:
+            # The sign encoders find a NaN or Inf in the same pass (no separate
+            # scan of those groups; the summed formats' groups are scanned);
+            # the ranks still agree before any plane moves.
+            votes = [g for g in low if not rules[g].rule.sum()]
+            enc = self._encode_low(buf, lay, votes, rules, inputs) if votes else ([], [])
+            flags = [torch.full((), 1.0 if enc is None else 0.0, device=buf.device)]
+            flags += [nonfinite(inputs[g][0]) for g in low if rules[g].rule.sum()]
+            flag = torch.stack(flags).max().reshape(1)
+        else:
+            flag = torch.stack([nonfinite(p) for p, _ in inputs.values()]).max().reshape(1)
         if self.workers > 1:
+            t = time.perf_counter()
             dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=self.pg)
+            self.stats.add_wait(time.perf_counter() - t)
             self.stats.add_header(4)
         if flag.item() > 0:
             return self._fallback(bucket, buf, lay, low)
-        # The FP32 groups of the bucket reduce while the low-bit ones encode.
+        # The FP32 groups of the bucket reduce while the low-bit planes move
+        # and are voted (and, through the controller backend, encoded).
         fp = [g for g in lay if g not in rules]
         work, fpvec = None, None
         if fp:
@@ -301,9 +315,11 @@ class Fabric(ModeState):
         if low and self.ctrl is not None:
             self._via_controller(buf, lay, low, rules, inputs)
         elif low:
-            self._via_collective(buf, lay, low, rules, inputs)
+            self._via_collective(buf, lay, rules, inputs, enc)
         if work is not None:
+            t = time.perf_counter()
             work.wait()
+            self.stats.add_wait(time.perf_counter() - t)
             o = 0
             for g in fp:
                 seg = lay[g]
@@ -314,31 +330,57 @@ class Fabric(ModeState):
         fut.set_result(buf)
         return fut
 
-    def _finish(self, g: str, seg: Segments, buf: torch.Tensor, u: torch.Tensor, rules, inputs) -> None:
+    def _finish(self, g: str, seg: Segments, buf: torch.Tensor, u, rules, inputs) -> None:
+        """Error feedback, then the update into the bucket: u is the int8
+        aggregate, or a (signs, gates) pair of received planes to vote."""
         p, res = inputs[g]
         if res is not None:
             ef_commit(p, res, seg)
             self._store_residual(seg, res)
-        seg.scatter(buf, u.to(buf.dtype) * self.scale(g))
+        if isinstance(u, torch.Tensor):
+            seg.scatter(buf, u.to(buf.dtype) * self.scale(g))
+        else:
+            # p may be a view of buf: it is not read after this point.
+            out = buf[seg.offsets[0]:seg.offsets[0] + seg.n] if seg.contiguous else buf.new_empty(seg.n)
+            update(u[0], u[1], seg, rules[g], self.layout, self.scale(g), out)
+            if not seg.contiguous:
+                seg.scatter(buf, out)
         self.stats.add(g, self.modes[g], payload_bytes(rules[g], seg.n), seg.n)
 
-    def _via_collective(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs) -> None:
-        """Each rank's planes all-gathered, the vote on every rank."""
+    def _encode_low(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs):
+        """This rank's planes of the low-bit groups, as (parts, index), or
+        None when a gradient holds a NaN or Inf."""
         rec = self.recording()
         t = self._clock(rec, buf)
         parts, index = [], []
-        for g in low:
-            p, _ = inputs[g]
-            s, gt = encode(p, rules[g], lay[g], self.rank)
-            index.append((g, len(parts), gt is not None))
-            parts.append(s)
-            if gt is not None:
-                parts.append(gt)
+        try:
+            for g in low:
+                p, _ = inputs[g]
+                s, gt = encode(p, rules[g], lay[g], self.rank)
+                index.append((g, len(parts), gt is not None))
+                parts.append(s)
+                if gt is not None:
+                    parts.append(gt)
+        except lowbit.NonFiniteError:
+            return None
+        finally:
+            if rec:
+                self._enc_s += self._clock(rec, buf) - t
+        return parts, index
+
+    def _via_collective(self, buf: torch.Tensor, lay: Dict[str, Segments], rules, inputs, enc) -> None:
+        """Each rank's planes (enc, from _encode_low) all-gathered, the vote
+        on every rank."""
+        rec = self.recording()
+        parts, index = enc
+        t = self._clock(rec, buf)
         sizes = [t.numel() for t in parts]
-        send = torch.cat(parts)
+        send = torch.cat(parts) if len(parts) > 1 else parts[0]
         if rec:
             self._enc_s += self._clock(rec, buf) - t
+        t = time.perf_counter()
         outs = _all_gather_bytes(send, self.workers, self.pg)
+        self.stats.add_wait(time.perf_counter() - t)
         starts = [sum(sizes[:i]) for i in range(len(sizes))]
         t = self._clock(rec, buf)
         self._vote_many(buf, lay, rules, inputs, outs, starts, sizes, index)
@@ -355,12 +397,12 @@ class Fabric(ModeState):
     def _vote_many(self, buf, lay, rules, inputs, outs, starts, sizes, index) -> None:
         for g, i, has_gates in index:
             a, n = starts[i], sizes[i]
-            signs = torch.stack([o[a:a + n] for o in outs])
+            signs = [o[a:a + n] for o in outs]  # views of the received buffers
             gates = None
             if has_gates:
                 b = starts[i + 1]
-                gates = torch.stack([o[b:b + n] for o in outs])
-            self._finish(g, lay[g], buf, vote(signs, gates, lay[g], rules[g], self.layout), rules, inputs)
+                gates = [o[b:b + n] for o in outs]
+            self._finish(g, lay[g], buf, (signs, gates), rules, inputs)
 
     def _via_controller(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs) -> None:
         """The planes, one per parameter tensor, all-gathered, written as

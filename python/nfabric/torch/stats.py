@@ -47,6 +47,14 @@ class Stats:
         # Wall time inside the hook (encode, the low-bit collectives and the
         # vote; an FP32 bucket's all-reduce only starts there).
         self.hook_seconds = 0.0
+        # The part of hook_seconds spent blocked in the hook's own
+        # collectives (the NaN/Inf flag, the planes' all-gather, waits):
+        # the transfer, and the wait for slower ranks to reach the bucket.
+        # hook_seconds - wait_seconds is the hook's own work.
+        self.wait_seconds = 0.0
+        # CPU time of the thread running the hook (time.thread_time): its
+        # own work whatever else the machine runs (blocking waits use none).
+        self.hook_cpu_seconds = 0.0
         self._step: Dict[str, Any] = self._fresh()
 
     @staticmethod
@@ -66,8 +74,12 @@ class Stats:
         else:
             modes[group] = str(mode)
 
-    def add_time(self, seconds: float) -> None:
+    def add_time(self, seconds: float, cpu_seconds: float = 0.0) -> None:
         self.hook_seconds += seconds
+        self.hook_cpu_seconds += cpu_seconds
+
+    def add_wait(self, seconds: float) -> None:
+        self.wait_seconds += seconds
 
     def add_header(self, nbytes: int) -> None:
         self.header_bytes += nbytes
@@ -105,6 +117,8 @@ class Stats:
             "ratio_with_headers": (tb + self.header_bytes) / tf if tf else 0.0,
             "recovery_events": [e.as_dict() for e in self.events],
             "hook_seconds": self.hook_seconds,
+            "wait_seconds": self.wait_seconds,
+            "hook_cpu_seconds": self.hook_cpu_seconds,
         }
 
     def text(self) -> str:

@@ -1,0 +1,136 @@
+"""The Go lowbit library (nfabric._golib) against the torch-op kernels on
+random tensors: every exported kernel, every W, length and gate, the same
+bits and the same errors. The torch-op code is the independent path here
+(it was the implementation before the library, and the golden tests check
+both against Go's CLI)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from nfabric import _golib, lowbit
+from nfabric.lowbit import Format, Gate, GateKind, Layout, NonFiniteError, Spec
+
+LENGTHS = [0, 1, 7, 8, 9, 63, 64, 65, 511, 513, 4099]
+WORKERS = [1, 2, 3, 5, 8, 16, 33]
+GATES = [Gate(), Gate(GateKind.PATTERN, 5), Gate(GateKind.WORKER), Gate(GateKind.MARGIN, threshold=1),
+         Gate(GateKind.MARGIN, threshold=3)]
+
+
+pytestmark = pytest.mark.usefixtures("golib_loaded")
+
+
+def both(monkeypatch: pytest.MonkeyPatch, fn):
+    """fn() on the library, then on the torch-op kernels."""
+    go = fn()
+    with monkeypatch.context() as m:
+        m.setattr(_golib, "usable", lambda *t: False)
+        ref = fn()
+    return go, ref
+
+
+def grads(w: int, n: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(w, n, generator=g)
+    # zeros, -0 and exact ties between workers, which sign tests get wrong
+    x[torch.rand(w, n, generator=g) < 0.1] = 0.0
+    x[torch.rand(w, n, generator=g) < 0.05] = -0.0
+    return x
+
+
+def test_library_runs_the_go_kernels() -> None:
+    assert lowbit.kernels() in ("avx2", "go")
+    assert _golib.reason() == ""
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_encoders(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    g = grads(1, n, n)[0]
+    go, ref = both(monkeypatch, lambda: lowbit.encode_signs(g))
+    assert torch.equal(go, ref)
+    for tau in (0.0, 0.5, 3.0):
+        go, ref = both(monkeypatch, lambda: lowbit.encode_gates(g, tau))
+        assert torch.equal(go, ref)
+    # a strided input (not contiguous) encodes as its values
+    if n:
+        s = torch.stack([g, g], 1)[:, 0]
+        go, ref = both(monkeypatch, lambda: lowbit.encode_signs(s))
+        assert torch.equal(go, ref)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_nonfinite_same_error(monkeypatch: pytest.MonkeyPatch, bad: float) -> None:
+    g = grads(1, 1000, 3)[0]
+    g[123], g[700] = bad, float("nan")
+    for enc in (lambda: lowbit.encode_signs(g, 4), lambda: lowbit.encode_gates(g, 0.1, 4)):
+        errs = []
+        for use in (True, False):
+            with monkeypatch.context() as m:
+                if not use:
+                    m.setattr(_golib, "usable", lambda *t: False)
+                with pytest.raises(NonFiniteError) as e:
+                    enc()
+                errs.append((e.value.index, str(e.value)))
+        assert errs[0] == errs[1] and errs[0][0] == 123
+
+
+@pytest.mark.parametrize("w,n", itertools.product(WORKERS, LENGTHS[1:]))
+def test_votes_and_counts(monkeypatch: pytest.MonkeyPatch, w: int, n: int) -> None:
+    x = grads(w, n, 1000 * w + n)
+    planes = torch.stack([lowbit.encode_signs(x[k]) for k in range(w)]) if n else torch.zeros(w, 0, dtype=torch.uint8)
+    gplanes = torch.stack([lowbit.encode_gates(x[k], 0.4) for k in range(w)]) if n else planes.clone()
+    go, ref = both(monkeypatch, lambda: lowbit.count_planes(planes, n))
+    assert torch.equal(go, ref)
+    base_t = torch.randperm(10 * n + 1)[:n].sort().values
+    for fmt, gate in [(Format.BINARY, Gate())] + [(Format.TERNARY, g) for g in GATES]:
+        spec = Spec(w, Layout.WORKER_MAJOR, fmt, gate)
+        if gate.kind == GateKind.MARGIN and gate.threshold > 2 * w:
+            continue
+        gates = gplanes if spec.gate_bits() else None
+        for base in (0, 7, base_t):
+            go, ref = both(monkeypatch, lambda: lowbit.vote_planes(planes, n, spec, base, gates))
+            assert torch.equal(go, ref), (fmt, gate, base)
+            # a list of received buffers votes as the stacked planes
+            assert torch.equal(lowbit.vote_planes(list(planes), n, spec, base, gates), ref)
+            go, ref = both(monkeypatch, lambda: lowbit.vote_update(planes, n, spec, 0.125, base, gates))
+            assert torch.equal(go, ref), (fmt, gate, base)
+        if w > 8:
+            continue
+        go, ref = both(monkeypatch, lambda: lowbit.planes_to_packet(planes, n))
+        assert torch.equal(go, ref)
+        packet = go
+        gpacket = lowbit.planes_to_packet(gplanes, n)
+        go, ref = both(monkeypatch, lambda: lowbit.count_packet(packet, w))
+        assert torch.equal(go, ref)
+        spec = Spec(w, Layout.ELEMENT_MAJOR, fmt, gate)
+        for base in (0, 7, base_t):
+            go, ref = both(monkeypatch, lambda: lowbit.vote_packet(packet, spec, base, gpacket if spec.gate_bits() else None))
+            assert torch.equal(go, ref), (fmt, gate, base)
+
+
+def test_vote_update_writes_into_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = grads(4, 1000, 9)
+    planes = torch.stack([lowbit.encode_signs(x[k]) for k in range(4)])
+    spec = Spec(4, Layout.WORKER_MAJOR, Format.TERNARY, Gate())
+    buf = torch.full((1200,), 7.0)
+    lowbit.vote_update(planes, 1000, spec, -0.5, 3, out=buf[100:1100])
+    want = lowbit.decode(lowbit.vote_planes(planes, 1000, spec, 3), -0.5)
+    assert torch.equal(buf[100:1100], want)
+    assert torch.all(buf[:100] == 7.0) and torch.all(buf[1100:] == 7.0)
+    # the sign of a zero update follows the scale's, as scale * 0.0 does
+    assert torch.equal(torch.signbit(buf[100:1100][want == 0]), torch.ones(int((want == 0).sum()), dtype=torch.bool))
+
+
+def test_bad_arguments_are_errors_not_crashes() -> None:
+    planes = torch.zeros(3, 4, dtype=torch.uint8)
+    with pytest.raises(ValueError, match="holds 4 bytes, want 5"):
+        lowbit.vote_planes(planes, 40, Spec(3), 0)
+    with pytest.raises(ValueError, match="3 sign planes for 4 workers"):
+        lowbit.vote_planes(planes, 32, Spec(4), 0)
+    with pytest.raises(ValueError, match="1 to 8 workers"):
+        lowbit.planes_to_packet(torch.zeros(9, 4, dtype=torch.uint8), 32)
+    with pytest.raises(ValueError, match="worker gate"):
+        lowbit.vote_planes(planes, 32, Spec(3, Layout.WORKER_MAJOR, Format.TERNARY, Gate(GateKind.WORKER)), 0)
