@@ -12,9 +12,13 @@ import (
 )
 
 // TestSameSeedSameBytes runs cheap blocks with GOMAXPROCS 1 and the
-// default and compares every file written, byte for byte.
+// default and compares every file written, byte for byte. The timing
+// block, whose ddr5 pairs are now the mean of 8 refresh schedules (about 3
+// CPU-minutes a run), is checked at the level of its drivers instead, on
+// small configurations: TestTable4Determinism here, TestRunPairsDeterminism
+// and TestPhasedPairDeterminism in package timing.
 func TestSameSeedSameBytes(t *testing.T) {
-	bs, err := run.Select([]string{"payload", "collective", "timing"})
+	bs, err := run.Select([]string{"payload", "collective"})
 	if err != nil {
 		t.Fatal(err)
 	}

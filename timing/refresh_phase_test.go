@@ -2,6 +2,8 @@ package timing
 
 import (
 	"math"
+	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -142,5 +144,39 @@ func TestOneStreamRowExposure(t *testing.T) {
 	}
 	if got := p.Exposed.NS(); math.Abs(got-want) > 0.1*want {
 		t.Errorf("one-stream row: exposed %.0f ns; want %.0f ns (misses / outstanding x datapath) within 10%%", got, want)
+	}
+}
+
+// TestPhasedPairDeterminism: a ddr5 phase-mean pair, run through RunPairs
+// beside other pairs, is the same whatever GOMAXPROCS is (the schedules
+// may run on any goroutine; their mean must not depend on the order).
+func TestPhasedPairDeterminism(t *testing.T) {
+	cfg, err := PresetConfig(PresetDDR5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Streams.Outstanding, cfg.Streams.FootprintMiB, cfg.Streams.Passes = 4, 0.25, 1
+	cfg.Memory.DDR5.RefreshPhases = 3
+	var jobs []PairJob
+	for _, w := range []int{1, 2, 4} {
+		cfg.Streams.Count = w
+		jobs = append(jobs, PairJob{Config: cfg, W: Sweep{}, Window: All})
+	}
+	run := func(procs int) []Pair {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		ps, err := RunPairs(t.Context(), jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	a, b := run(1), run(4)
+	for i := range jobs {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			t.Errorf("job %d differs across GOMAXPROCS:\n%+v\n%+v", i, a[i], b[i])
+		}
+		if len(a[i].PhaseExposed) != 3 {
+			t.Errorf("job %d: %d phases recorded, want 3", i, len(a[i].PhaseExposed))
+		}
 	}
 }
