@@ -315,22 +315,32 @@ func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string
 
 // compare checks the simulator's output lines against the oracle. Output
 // line j (after the j-th clock edge) answers input j-(k-1).
-func compare(c Config, vs []Vector, out []byte, res *CosimResult) {
-	k := c.Latency()
-	bad := func(m Mismatch) {
-		res.Mismatches++
-		if len(res.First) < 5 {
-			res.First = append(res.First, m)
-		}
+// mismatch records m, keeping the first five.
+func (res *CosimResult) mismatch(m Mismatch) {
+	res.Mismatches++
+	if len(res.First) < 5 {
+		res.First = append(res.First, m)
 	}
+}
+
+// responseLines returns the simulator's non-empty output lines, trimmed.
+func responseLines(out []byte) []string {
+	var lines []string
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	j := 0
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
+		if line := strings.TrimSpace(sc.Text()); line != "" {
+			lines = append(lines, line)
 		}
+	}
+	return lines
+}
+
+func compare(c Config, vs []Vector, out []byte, res *CosimResult) {
+	k := c.Latency()
+	bad := res.mismatch
+	j := 0
+	for _, line := range responseLines(out) {
 		valid, got, err := ParseResponse(line, c.Width)
 		i := j - (k - 1)
 		j++
