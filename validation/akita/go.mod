@@ -16,7 +16,6 @@ require (
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/tebeka/atexit v0.3.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	modernc.org/libc v1.37.6 // indirect
 	modernc.org/mathutil v1.6.0 // indirect
 	modernc.org/memory v1.7.2 // indirect
