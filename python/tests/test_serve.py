@@ -65,6 +65,34 @@ def test_controller_backend_equals_collective(serve_socket, tmp_path, workers):
                 assert torch.equal(em["params"][step][n], wm["params"][step][n]), f"element-major rank {r} step {step} {n}"
 
 
+SUM_POLICIES = ["int8", "backbone=bfp8,head=int8", "backbone=g-ternary,head=bfp8"]
+
+
+def test_controller_backend_sums_equal_collective(serve_socket, tmp_path):
+    """INT8 and BFP8 groups through backend='controller' (nfabric serve's
+    sum regions) update the parameters bit for bit as the collective
+    backend (gloo all-reduces of nfabric.torch.fixed), W = 3, step for
+    step, with one bucket per tensor and with whole-model buckets."""
+    workers = 3
+    scen = []
+    for i, pol in enumerate(SUM_POLICIES):
+        for cap in (0.0005, 25):
+            for be in ("collective", "controller"):
+                scen.append({"name": f"{be}{i}/{cap}", "policy": pol, "backend": be, "serve": serve_socket,
+                             "bucket_cap_mb": cap})
+    res = spawn(workers, str(tmp_path), scen)
+    for r in range(workers):
+        for i, pol in enumerate(SUM_POLICIES):
+            for cap in (0.0005, 25):
+                a, b = res[r][f"collective{i}/{cap}"], res[r][f"controller{i}/{cap}"]
+                moved = False
+                for step in range(W.STEPS):
+                    for n in a["params"][step]:
+                        assert torch.equal(a["params"][step][n], b["params"][step][n]), f"{pol} cap {cap} rank {r} step {step} {n}"
+                        moved |= not torch.equal(a["params"][step][n], a["params"][0][n])
+                assert moved, f"{pol}: the parameters never moved"
+
+
 # control/testdata/recovery.txt, transcribed: the losses fed after each
 # step and the mode the group must run at each step.
 RECOVERY_CONFIG = dict(default="lowbit", warmup=2, cooldown=3, calibration=2, cusum_k=0.02, cusum_h=0.5, cusum_alpha=0.1)

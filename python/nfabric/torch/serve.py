@@ -9,8 +9,10 @@ over gRPC, ``api/nfabric/v1``).
   flattened index as ``element0``, so the positional gate is the model's),
   writes the W workers' payload lines (all-gathered, as on the
   ``collective`` path) under the step's mode latch and reads the
-  aggregate back: the paper's Fig. 1 path, for fidelity checks. It gives
-  updates bit-identical to the ``collective`` backend.
+  aggregate back: the paper's Fig. 1 path, for fidelity checks. INT8 and
+  BFP8 groups (beyond the paper) go through a sum region per tensor
+  (:meth:`ControllerBackend.sum_fixed`). It gives updates bit-identical
+  to the ``collective`` backend.
 * :class:`SharedBuffer` is the shared-memory data path (Unix socket
   only): a staging buffer of the server mapped into this process, whose
   lines a Transact commits (``shared_write``) or fills with an aggregate
