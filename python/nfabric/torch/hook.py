@@ -13,6 +13,9 @@ Per gradient bucket and layer group:
   G-Ternary), where the data is. The gate uses each element's index in the
   model's flattened parameter vector, recovered from the bucket's
   parameters, so a bucket boundary never moves the 2-of-3 pattern.
+* INT8 / BFP8 (beyond the paper): nfabric.torch.fixed's all-reduces, or,
+  on the ``controller`` backend, the all-gathered codes written into
+  nfabric serve's sum regions (the same bits).
 
 Before a low-bit bucket is encoded, the ranks agree on a one-element flag
 (all-reduce, MAX): a NaN or Inf on any rank sends that bucket to FP32 on
