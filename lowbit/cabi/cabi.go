@@ -22,6 +22,13 @@
 //     never crosses into the caller: it is returned as an error.
 //   - The encoders return -1 when every element is finite and otherwise the
 //     index of the first NaN or Inf (the plane is then unspecified).
+//   - The summed formats (version 2, beyond the paper): INT8 codes and BFP8
+//     mantissas and exponents are int8 arrays, lane sums int16; a set of W
+//     workers' code (or exponent) arrays is an array of W pointers, as for
+//     planes.
+//
+// Versions: 1 the vote kernels; 2 adds nfl_encode_int8, nfl_sum_int8,
+// nfl_decode_int8, nfl_encode_bfp8, nfl_sum_bfp8 and nfl_decode_bfp8.
 //
 // nfl_abi_version changes whenever a signature or convention does; the
 // loader refuses a library whose version it does not know. A new payload
@@ -40,7 +47,7 @@ import (
 )
 
 // abiVersion is what nfl_abi_version returns.
-const abiVersion = 1
+const abiVersion = 2
 
 func main() {}
 
@@ -173,6 +180,88 @@ func nfl_count_packet(dst, src *C.uint8_t, n C.int64_t, w C.int32_t) {
 	lowbit.CountPacket(bytes(dst, int(n)), bytes(src, int(n)), int(w))
 }
 
+// nfl_encode_int8 writes the INT8 codes of g[0..n) at the agreed scale
+// into dst (lowbit.EncodeInt8: clamp(roundHalfEven(g/scale), -127, 127)).
+// It returns -1, the index of the first NaN or Inf, or -2 with a message
+// in err when the scale is negative or not finite.
+//
+//export nfl_encode_int8
+func nfl_encode_int8(dst *C.int8_t, g *C.float, n C.int64_t, scale C.float, err *C.char, errlen C.int64_t) C.int64_t {
+	e := lowbit.EncodeInt8(int8s(dst, int(n)), floats(g, int(n)), float32(scale))
+	if _, ok := e.(*lowbit.NonFiniteError); e != nil && !ok {
+		putString(err, errlen, e.Error())
+		return -2
+	}
+	return nonFinite(e)
+}
+
+// nfl_sum_int8 writes dst[i] = clamp(sum_k src[k][i], -32768, 32767) for
+// n lanes of w workers' int8 codes (lowbit.SumInt8, the controller's
+// int8-sum transform).
+//
+//export nfl_sum_int8
+func nfl_sum_int8(dst *C.int16_t, src **C.int8_t, w C.int32_t, n C.int64_t, err *C.char, errlen C.int64_t) (rc C.int32_t) {
+	defer recoverInto(&rc, err, errlen)
+	if w < 1 {
+		return fail(err, errlen, fmt.Errorf("sum: %d workers, want at least 1", w))
+	}
+	lowbit.SumInt8(int16s(dst, int(n)), int8Rows(src, int(w), int(n)))
+	return 0
+}
+
+// nfl_decode_int8 writes the mean float32(float64(sum[i]) float64(scale) /
+// w) of n lanes into dst (lowbit.DecodeInt8); w is at least 1.
+//
+//export nfl_decode_int8
+func nfl_decode_int8(dst *C.float, sum *C.int16_t, n C.int64_t, scale C.float, w C.int32_t, err *C.char, errlen C.int64_t) (rc C.int32_t) {
+	defer recoverInto(&rc, err, errlen)
+	if w < 1 {
+		return fail(err, errlen, fmt.Errorf("decode: %d workers, want at least 1", w))
+	}
+	lowbit.DecodeInt8(floats(dst, int(n)), int16s(sum, int(n)), float32(scale), int(w))
+	return 0
+}
+
+// nfl_encode_bfp8 writes the BFP8 mantissas of g[0..n) into mant (n int8)
+// and its block exponents into exp (ceil(n/64) int8) (lowbit.EncodeBFP8).
+// It returns -1 or the index of the first NaN or Inf.
+//
+//export nfl_encode_bfp8
+func nfl_encode_bfp8(mant, exp *C.int8_t, g *C.float, n C.int64_t) C.int64_t {
+	return nonFinite(lowbit.EncodeBFP8(int8s(mant, int(n)), int8s(exp, lowbit.BFPBlocks(int(n))), floats(g, int(n))))
+}
+
+// nfl_sum_bfp8 aligns and sums w workers' BFP8 payloads of n elements
+// (srcMant: w pointers to n mantissas, srcExp: w pointers to ceil(n/64)
+// exponents) into mant (n int16 sums) and exp (the ceil(n/64) block
+// maxima E) (lowbit.SumBFP8, the controller's bfp8-sum transform).
+//
+//export nfl_sum_bfp8
+func nfl_sum_bfp8(mant *C.int16_t, exp *C.int8_t, srcMant, srcExp **C.int8_t, w C.int32_t, n C.int64_t,
+	err *C.char, errlen C.int64_t) (rc C.int32_t) {
+	defer recoverInto(&rc, err, errlen)
+	if w < 1 {
+		return fail(err, errlen, fmt.Errorf("sum: %d workers, want at least 1", w))
+	}
+	nb := lowbit.BFPBlocks(int(n))
+	lowbit.SumBFP8(int16s(mant, int(n)), int8s(exp, nb), int8Rows(srcMant, int(w), int(n)), int8Rows(srcExp, int(w), nb))
+	return 0
+}
+
+// nfl_decode_bfp8 writes the mean float32(float64(mant[i]) 2^(E-7) / w) of
+// n elements into dst, E the element's block exponent in exp
+// (lowbit.DecodeBFP8); w is at least 1.
+//
+//export nfl_decode_bfp8
+func nfl_decode_bfp8(dst *C.float, mant *C.int16_t, exp *C.int8_t, n C.int64_t, w C.int32_t, err *C.char, errlen C.int64_t) (rc C.int32_t) {
+	defer recoverInto(&rc, err, errlen)
+	if w < 1 {
+		return fail(err, errlen, fmt.Errorf("decode: %d workers, want at least 1", w))
+	}
+	lowbit.DecodeBFP8(floats(dst, int(n)), int16s(mant, int(n)), int8s(exp, lowbit.BFPBlocks(int(n))), int(w))
+	return 0
+}
+
 func spec(w int, l lowbit.Layout, format, kind, param C.int32_t) lowbit.Spec {
 	g := lowbit.Gate{Kind: lowbit.GateKind(kind)}
 	if g.Kind == lowbit.GateMargin {
@@ -197,6 +286,29 @@ func floats(p *C.float, n int) []float32 {
 		return nil
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(p)), n)
+}
+
+func int8s(p *C.int8_t, n int) []int8 {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int8)(unsafe.Pointer(p)), n)
+}
+
+func int16s(p *C.int16_t, n int) []int16 {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int16)(unsafe.Pointer(p)), n)
+}
+
+func int8Rows(p **C.int8_t, w, n int) [][]int8 {
+	ptrs := unsafe.Slice(p, w)
+	out := make([][]int8, w)
+	for k, q := range ptrs {
+		out[k] = int8s(q, n)
+	}
+	return out
 }
 
 func planes(p **C.uint8_t, w, nb int) [][]byte {

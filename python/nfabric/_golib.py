@@ -34,7 +34,12 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 if TYPE_CHECKING:  # torch is not imported here, so setup.py can load this file to build the library
     import torch
 
-ABI_VERSION = 1
+# The C ABI versions this loader knows (lowbit/cabi's nfl_abi_version):
+# 1 the vote kernels, 2 adds the INT8/BFP8 kernels. A version-1 library
+# still serves the vote kernels (fixed() is then False and the summed
+# formats run on torch ops); any other version is refused.
+ABI_VERSION = 2
+KNOWN_VERSIONS = (1, 2)
 LIB_NAME = "libnfabric_lowbit.so"
 
 _P = ctypes.c_void_p
@@ -53,6 +58,16 @@ _SIGNATURES = {
     "nfl_planes_to_packet": (_I32, [_P, _P, _I32, _I64, ctypes.c_char_p, _I64]),
     "nfl_vote_packet": (_I32, [_P, _P, _P, _I64, _I32, _I32, _I32, _I32, _I64, ctypes.c_char_p, _I64]),
     "nfl_count_packet": (None, [_P, _P, _I64, _I32]),
+}
+
+# Added in version 2 (the summed formats beyond the paper).
+_SIGNATURES_V2 = {
+    "nfl_encode_int8": (_I64, [_P, _P, _I64, _F, ctypes.c_char_p, _I64]),
+    "nfl_sum_int8": (_I32, [_P, _P, _I32, _I64, ctypes.c_char_p, _I64]),
+    "nfl_decode_int8": (_I32, [_P, _P, _I64, _F, _I32, ctypes.c_char_p, _I64]),
+    "nfl_encode_bfp8": (_I64, [_P, _P, _P, _I64]),
+    "nfl_sum_bfp8": (_I32, [_P, _P, _P, _P, _I32, _I64, ctypes.c_char_p, _I64]),
+    "nfl_decode_bfp8": (_I32, [_P, _P, _P, _I64, _I32, ctypes.c_char_p, _I64]),
 }
 
 _lock = threading.Lock()
@@ -111,12 +126,16 @@ def _candidates() -> List[pathlib.Path]:
 
 def _open(path: pathlib.Path) -> ctypes.CDLL:
     lib = ctypes.CDLL(str(path))
-    for name, (res, args) in _SIGNATURES.items():
+    lib.nfl_abi_version.restype, lib.nfl_abi_version.argtypes = _I64, []
+    v = lib.nfl_abi_version()
+    if v not in KNOWN_VERSIONS:
+        raise RuntimeError(f"{path}: C ABI version {v}, this nfabric knows versions {list(KNOWN_VERSIONS)} "
+                           "(rebuild: pip install ./python)")
+    sigs = dict(_SIGNATURES, **(_SIGNATURES_V2 if v >= 2 else {}))
+    for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
-    v = lib.nfl_abi_version()
-    if v != ABI_VERSION:
-        raise RuntimeError(f"{path}: C ABI version {v}, this nfabric wants {ABI_VERSION} (rebuild: pip install ./python)")
+    lib.nfl_version = v
     return lib
 
 
@@ -179,6 +198,11 @@ def usable(*ts: Optional[torch.Tensor]) -> bool:
         if t is not None and t.device.type != "cpu":
             return False
     return lib() is not None
+
+
+def fixed_usable(*ts: Optional[torch.Tensor]) -> bool:
+    """usable(*ts), and the library has the INT8/BFP8 kernels (version 2)."""
+    return usable(*ts) and getattr(lib(), "nfl_version", 0) >= 2
 
 
 def ptr(t: torch.Tensor) -> int:

@@ -26,6 +26,12 @@ BFP8, 64-element blocks, each worker its own exponent::
 NaN and +-Inf never encode: :class:`nfabric.lowbit.NonFiniteError`. The
 format names and constants come from ``_formats``, generated from Go's
 format table.
+
+Kernels: the encoders, the sums and the decoders run Go's lowbit functions
+through the C ABI (nfabric._golib, version 2) on CPU tensors of the
+library's dtypes (float32 gradients, int8 codes, int16 sums) when the
+library is loaded, and torch ops otherwise (CUDA, other dtypes,
+NFABRIC_LOWBIT=torch): the same bits either way.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from typing import Sequence, Tuple
 
 import torch
 
-from . import _formats
+from . import _formats, _golib
 from .lowbit import NonFiniteError
 
 __all__ = [
@@ -100,7 +106,21 @@ def int8_scale(m: torch.Tensor) -> torch.Tensor:
 
 def encode_int8(g: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     """int8 codes q = clamp(roundHalfEven(g / s), -127, 127), dividing in
-    float32; s = 0 gives zeros. Raises NonFiniteError."""
+    float32; s = 0 gives zeros. Raises NonFiniteError, and ValueError for
+    a negative or non-finite scale (as Go's EncodeInt8)."""
+    sf = float(scale)
+    if not (sf >= 0) or sf == float("inf"):
+        raise ValueError(f"int8 scale {sf} is not a finite number >= 0")
+    if g.dtype == torch.float32 and _golib.fixed_usable(g):
+        flat = g.reshape(-1).contiguous()
+        dst = torch.empty(flat.numel(), dtype=torch.int8)
+        err = _golib.errbuf()
+        i = _golib.lib().nfl_encode_int8(dst.data_ptr(), flat.data_ptr(), flat.numel(), float(scale), err, len(err))
+        if i == -2:
+            raise ValueError(err.value.decode(errors="replace"))
+        if i >= 0:
+            raise NonFiniteError(int(i), float(flat[i]))
+        return dst.view(g.shape)
     _check_finite(g)
     s = scale.to(device=g.device, dtype=torch.float32)
     if float(s) == 0:
@@ -112,11 +132,25 @@ def encode_int8(g: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
 def sum_codes(codes: torch.Tensor) -> torch.Tensor:
     """int16 lane sums S[i] = clamp(sum_k codes[k, i], -32768, 32767) of
     [W, n] codes (INT8 codes or aligned BFP8 mantissas), summed exactly."""
+    if codes.dtype == torch.int8 and codes.dim() == 2 and codes.shape[0] > 0 and _golib.fixed_usable(codes):
+        rows = codes.contiguous()
+        dst = torch.empty(rows.shape[1], dtype=torch.int16)
+        err = _golib.errbuf()
+        rc = _golib.lib().nfl_sum_int8(dst.data_ptr(), _golib.ptrs(rows), rows.shape[0], rows.shape[1], err, len(err))
+        _golib.check(rc, err, "sum_codes")
+        return dst
     return codes.to(torch.int32).sum(dim=0).clamp(SUM_MIN, SUM_MAX).to(torch.int16)
 
 
 def decode_int8(total: torch.Tensor, scale: torch.Tensor, workers: int) -> torch.Tensor:
     """The mean float32(float64(S) * float64(s) / W)."""
+    if total.dtype == torch.int16 and _golib.fixed_usable(total):
+        src = total.reshape(-1).contiguous()
+        dst = torch.empty(src.numel(), dtype=torch.float32)
+        err = _golib.errbuf()
+        rc = _golib.lib().nfl_decode_int8(dst.data_ptr(), src.data_ptr(), src.numel(), float(scale), workers, err, len(err))
+        _golib.check(rc, err, "decode_int8")
+        return dst.view(total.shape)
     return (total.double() * float(scale) / float(workers)).float()
 
 
@@ -135,6 +169,15 @@ def _blocked(g: torch.Tensor) -> torch.Tensor:
 def encode_bfp8(g: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """One worker's BFP8 payload of g (n elements): int8 mantissas [n] and
     int8 block exponents [ceil(n/64)]. Raises NonFiniteError."""
+    if g.dtype == torch.float32 and _golib.fixed_usable(g):
+        flat = g.reshape(-1).contiguous()
+        n = flat.numel()
+        mant = torch.empty(n, dtype=torch.int8)
+        exp = torch.empty(bfp_blocks(n), dtype=torch.int8)
+        i = _golib.lib().nfl_encode_bfp8(mant.data_ptr(), exp.data_ptr(), flat.data_ptr(), n)
+        if i >= 0:
+            raise NonFiniteError(int(i), float(flat[i]))
+        return mant, exp
     _check_finite(g)
     n = g.numel()
     b = _blocked(g.double())
@@ -161,6 +204,16 @@ def align_bfp8(mant: torch.Tensor, exp: torch.Tensor, block_max: torch.Tensor) -
 def sum_bfp8(mants: torch.Tensor, exps: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """The controller's transform of W workers' BFP8 payloads (mantissas
     [W, n], exponents [W, blocks]): int16 sums [n] and block maxima E."""
+    if mants.dtype == torch.int8 and exps.dtype == torch.int8 and mants.dim() == 2 and mants.shape[0] > 0 and \
+            exps.shape == (mants.shape[0], bfp_blocks(mants.shape[1])) and _golib.fixed_usable(mants, exps):
+        m, e = mants.contiguous(), exps.contiguous()
+        w, n = m.shape
+        total = torch.empty(n, dtype=torch.int16)
+        top = torch.empty(e.shape[1], dtype=torch.int8)
+        err = _golib.errbuf()
+        rc = _golib.lib().nfl_sum_bfp8(total.data_ptr(), top.data_ptr(), _golib.ptrs(m), _golib.ptrs(e), w, n, err, len(err))
+        _golib.check(rc, err, "sum_bfp8")
+        return total, top
     e = exps.to(torch.int32).max(dim=0).values
     aligned = torch.stack([align_bfp8(mants[k], exps[k], e) for k in range(mants.shape[0])])
     return sum_codes(aligned), e.to(torch.int8)
@@ -169,6 +222,14 @@ def sum_bfp8(mants: torch.Tensor, exps: torch.Tensor) -> Tuple[torch.Tensor, tor
 def decode_bfp8(total: torch.Tensor, block_max: torch.Tensor, workers: int) -> torch.Tensor:
     """The mean float32(float64(S) 2^(E - 7) / W)."""
     n = total.numel()
+    if total.dtype == torch.int16 and block_max.dtype == torch.int8 and block_max.numel() == bfp_blocks(n) and \
+            _golib.fixed_usable(total, block_max):
+        src, e = total.reshape(-1).contiguous(), block_max.reshape(-1).contiguous()
+        dst = torch.empty(n, dtype=torch.float32)
+        err = _golib.errbuf()
+        rc = _golib.lib().nfl_decode_bfp8(dst.data_ptr(), src.data_ptr(), e.data_ptr(), n, workers, err, len(err))
+        _golib.check(rc, err, "decode_bfp8")
+        return dst
     e = block_max.to(torch.int64).repeat_interleave(BFP_BLOCK)[:n].to(total.device)
     return (torch.ldexp(total.double(), (e - 7).double()) / float(workers)).float()
 

@@ -37,7 +37,31 @@ def cases():
     return json.loads(GOLDEN.read_text())
 
 
-def test_golden_vectors():
+@pytest.fixture(params=["go", "torch"])
+def kernels(request, monkeypatch):
+    """Each test on the Go library's kernels (the C ABI, version 2), then
+    on the torch-op kernels (the library switched off)."""
+    from nfabric import _golib
+    if request.param == "go":
+        if not _golib.fixed_usable(torch.zeros(1)):
+            from conftest import need_lib
+            need_lib(_golib)
+    else:
+        monkeypatch.setattr(_golib, "fixed_usable", lambda *t: False)
+    return request.param
+
+
+def test_golden_vectors(kernels, monkeypatch):
+    from nfabric import _golib
+    calls = []
+    lib = _golib.lib()
+    if kernels == "go":  # count the library calls: the golden cases must go through it
+        class Counting:
+            def __getattr__(self, name):
+                if name.startswith("nfl_") and name.endswith(("int8", "bfp8")):
+                    calls.append(name)
+                return getattr(lib, name)
+        monkeypatch.setattr(_golib, "lib", lambda: Counting())
     cs = cases()
     assert {c["format"] for c in cs} == set(fixed.SUM_FORMATS)
     for i, c in enumerate(cs):
@@ -63,6 +87,8 @@ def test_golden_vectors():
             mean = fixed.decode_bfp8(total, e, w)
         assert bits(mean) == c["mean"], where
         assert bits(fixed.aggregate_workers(c["format"], g)) == c["mean"], where
+    want = {f"nfl_{k}_{f}" for k in ("encode", "sum", "decode") for f in ("int8", "bfp8")} if kernels == "go" else set()
+    assert set(calls) == want
 
 
 def test_saturation_case_present():
@@ -86,7 +112,7 @@ def test_format_table_matches_lowbit():
             fixed.parse_sum_format(bad)
 
 
-def test_nonfinite_rejected():
+def test_nonfinite_rejected(kernels):
     g = torch.tensor([1.0, float("nan"), 2.0])
     with pytest.raises(NonFiniteError):
         fixed.max_abs(g)
@@ -96,7 +122,7 @@ def test_nonfinite_rejected():
         fixed.encode_int8(g, torch.tensor(1.0))
 
 
-def test_hand_case():
+def test_hand_case(kernels):
     """Worked by hand: two workers, max |g| = 127, so s = 1; ties round to
     even (2.5 -> 2, -0.5 -> 0); the sum decodes to the mean."""
     g = [torch.tensor([127.0, 2.5, -0.5, 0.0]), torch.tensor([-1.0, 1.5, 3.0, 0.0])]

@@ -134,3 +134,121 @@ def test_bad_arguments_are_errors_not_crashes() -> None:
         lowbit.planes_to_packet(torch.zeros(9, 4, dtype=torch.uint8), 32)
     with pytest.raises(ValueError, match="worker gate"):
         lowbit.vote_planes(planes, 32, Spec(3, Layout.WORKER_MAJOR, Format.TERNARY, Gate(GateKind.WORKER)), 0)
+
+
+# -- the summed formats (C ABI version 2) ------------------------------------
+
+FIXED_LENGTHS = [0, 1, 63, 64, 65, 4095, 4097]
+FIXED_WORKERS = [1, 2, 5, 259]
+
+
+def fixed_grads(w: int, n: int, seed: int) -> torch.Tensor:
+    """Gradients over a wide range of magnitudes (so BFP8 blocks get
+    different exponents per worker), zeros, -0, all-zero blocks and exact
+    halves (ties of the rounding)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(w, n, generator=g) * torch.exp2(torch.randint(-40, 20, (w, 1), generator=g).float())
+    x[torch.rand(w, n, generator=g) < 0.1] = 0.0
+    x[torch.rand(w, n, generator=g) < 0.05] = -0.0
+    if n > 64:
+        x[:, 64:min(128, n)] = 0.0
+    if n >= 4:
+        x[0, :4] = torch.tensor([127.0, 2.5, -0.5, 1.5])  # ties at scale 1 when 127 is the maximum
+    return x
+
+
+@pytest.mark.parametrize("w", FIXED_WORKERS)
+@pytest.mark.parametrize("n", FIXED_LENGTHS)
+def test_fixed_kernels(monkeypatch: pytest.MonkeyPatch, w: int, n: int) -> None:
+    """nfabric.fixed's encoders, sums and decoders: the C ABI's Go kernels
+    and the torch ops give the same bits, at every stage, for INT8 and BFP8
+    (W = 259 saturates the int16 sums)."""
+    from nfabric import fixed
+    assert _golib.fixed_usable(torch.zeros(1))
+    x = fixed_grads(w, n, 1000 * w + n)
+    if w == 259:
+        # every code +-127 (alternating by element): the sums saturate both ways
+        x = torch.where(torch.arange(n) % 2 == 0, 0.999, -0.999).expand(w, n).contiguous()
+    go_path = []
+    for usable in (True, False):
+        with monkeypatch.context() as m:
+            if not usable:
+                m.setattr(_golib, "fixed_usable", lambda *t: False)
+            s = fixed.int8_scale(torch.stack([fixed.max_abs(x[k]) for k in range(w)]).max())
+            q = torch.stack([fixed.encode_int8(x[k], s) for k in range(w)])
+            total = fixed.sum_codes(q)
+            mean = fixed.decode_int8(total, s, w)
+            enc = [fixed.encode_bfp8(x[k]) for k in range(w)]
+            mants, exps = torch.stack([a for a, _ in enc]), torch.stack([b for _, b in enc])
+            btot, top = fixed.sum_bfp8(mants, exps)
+            bmean = fixed.decode_bfp8(btot, top, w)
+            go_path.append((q, total, mean, mants, exps, btot, top, bmean))
+    names = ["int8 codes", "int8 sums", "int8 mean", "bfp8 mantissas", "bfp8 exponents", "bfp8 sums", "bfp8 E", "bfp8 mean"]
+    for name, a, b in zip(names, *go_path):
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert torch.equal(a.view(torch.int32) if a.dtype == torch.float32 else a,
+                           b.view(torch.int32) if b.dtype == torch.float32 else b), f"{name} w={w} n={n}"
+    if w == 259 and n:
+        assert int(go_path[0][1].max()) == int(go_path[0][5].max()) == fixed.SUM_MAX
+        if n > 1:
+            assert int(go_path[0][1].min()) == int(go_path[0][5].min()) == fixed.SUM_MIN
+
+
+def test_fixed_errors_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A NaN or Inf names the same element on both paths; a negative or
+    infinite scale is a ValueError on both."""
+    from nfabric import fixed
+    g = torch.tensor([1.0, 2.0, float("inf"), float("nan")])
+    for usable in (True, False):
+        with monkeypatch.context() as m:
+            if not usable:
+                m.setattr(_golib, "fixed_usable", lambda *t: False)
+            for fn in (lambda: fixed.encode_int8(g, torch.tensor(1.0)), lambda: fixed.encode_bfp8(g)):
+                with pytest.raises(NonFiniteError) as e:
+                    fn()
+                assert e.value.index == 2
+            for bad in (-1.0, float("inf"), float("nan")):
+                with pytest.raises(ValueError, match="scale"):
+                    fixed.encode_int8(torch.ones(3), torch.tensor(bad))
+
+
+class _FakeFn:
+    def __init__(self, v=0):
+        self.v = v
+
+    def __call__(self, *a):
+        return self.v
+
+
+class _FakeLib:
+    """A library reporting ABI version v that exports the version-1
+    functions, and the version-2 ones when with_fixed."""
+
+    def __init__(self, v: int, with_fixed: bool):
+        self.nfl_abi_version = _FakeFn(v)
+        for name in _golib._SIGNATURES:
+            if name != "nfl_abi_version":
+                setattr(self, name, _FakeFn())
+        if with_fixed:
+            for name in _golib._SIGNATURES_V2:
+                setattr(self, name, _FakeFn())
+
+
+@pytest.mark.parametrize("v,with_fixed,ok,fixed_ok", [(2, True, True, True), (1, False, True, False),
+                                                      (3, True, False, False), (0, True, False, False),
+                                                      (2, False, False, False)])
+def test_loader_versions(monkeypatch: pytest.MonkeyPatch, tmp_path, v, with_fixed, ok, fixed_ok) -> None:
+    """The loader accepts ABI versions 1 (vote kernels only: the summed
+    formats then run on torch ops) and 2, refuses any other, and refuses a
+    version-2 library that lacks a version-2 function."""
+    import ctypes
+    monkeypatch.setattr(ctypes, "CDLL", lambda path: _FakeLib(v, with_fixed))
+    if not ok:
+        with pytest.raises((RuntimeError, AttributeError)):
+            _golib._open(tmp_path / "lib.so")
+        return
+    lib = _golib._open(tmp_path / "lib.so")
+    assert lib.nfl_version == v
+    monkeypatch.setattr(_golib, "lib", lambda: lib)
+    assert _golib.fixed_usable(torch.zeros(1)) == fixed_ok
+    assert not _golib.fixed_usable(torch.zeros(1, device="meta"))

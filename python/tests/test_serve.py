@@ -65,6 +65,34 @@ def test_controller_backend_equals_collective(serve_socket, tmp_path, workers):
                 assert torch.equal(em["params"][step][n], wm["params"][step][n]), f"element-major rank {r} step {step} {n}"
 
 
+SUM_POLICIES = ["int8", "backbone=bfp8,head=int8", "backbone=g-ternary,head=bfp8"]
+
+
+def test_controller_backend_sums_equal_collective(serve_socket, tmp_path):
+    """INT8 and BFP8 groups through backend='controller' (nfabric serve's
+    sum regions) update the parameters bit for bit as the collective
+    backend (gloo all-reduces of nfabric.torch.fixed), W = 3, step for
+    step, with one bucket per tensor and with whole-model buckets."""
+    workers = 3
+    scen = []
+    for i, pol in enumerate(SUM_POLICIES):
+        for cap in (0.0005, 25):
+            for be in ("collective", "controller"):
+                scen.append({"name": f"{be}{i}/{cap}", "policy": pol, "backend": be, "serve": serve_socket,
+                             "bucket_cap_mb": cap})
+    res = spawn(workers, str(tmp_path), scen)
+    for r in range(workers):
+        for i, pol in enumerate(SUM_POLICIES):
+            for cap in (0.0005, 25):
+                a, b = res[r][f"collective{i}/{cap}"], res[r][f"controller{i}/{cap}"]
+                moved = False
+                for step in range(W.STEPS):
+                    for n in a["params"][step]:
+                        assert torch.equal(a["params"][step][n], b["params"][step][n]), f"{pol} cap {cap} rank {r} step {step} {n}"
+                        moved |= not torch.equal(a["params"][step][n], a["params"][0][n])
+                assert moved, f"{pol}: the parameters never moved"
+
+
 # control/testdata/recovery.txt, transcribed: the losses fed after each
 # step and the mode the group must run at each step.
 RECOVERY_CONFIG = dict(default="lowbit", warmup=2, cooldown=3, calibration=2, cusum_k=0.02, cusum_h=0.5, cusum_alpha=0.1)
@@ -291,4 +319,60 @@ def test_controller_backend_shared_equals_messages(serve_socket, layout):
             assert torch.equal(x, y), f"{layout} {mode} {p.name}"
     assert backs[1].buf is not None and backs[0].buf is None
     for be in backs:
+        be.close()
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_controller_backend_sums_int8_bfp8(serve_socket, shared):
+    """ControllerBackend.sum_fixed (INT8 and BFP8 sum regions of nfabric
+    serve) gives, decoded as nfabric.torch.fixed does, the virtual workers'
+    mean bit for bit (nfabric.fixed.aggregate_workers: the gloo path's
+    arithmetic in one process), on the message and the shared-memory path;
+    its raw sums and exponents equal nfabric.fixed's exact-sum-then-saturate
+    oracle, including a W = 300 case that saturates int16."""
+    from nfabric import fixed, lowbit
+    from nfabric.lowbit import Layout
+    from nfabric.torch.groups import Assignment, ParamInfo
+    g = torch.Generator().manual_seed(30)
+    for w, sizes in [(5, [1000, 64 * 70 + 9, 5, 4096 + 64]), (300, [70])]:
+        params, base = [], 0
+        for i, n in enumerate(sizes):
+            params.append(ParamInfo(f"p{i}", torch.nn.Parameter(torch.zeros(n)), "g", base))
+            base += n
+        asg = Assignment(groups=["g"], params=params, patterns={"g": ["*"]})
+        be = nt.serve.ControllerBackend(nt.serve.Client(serve_socket), asg, w, Layout.WORKER_MAJOR,
+                                        {"g": lowbit.PAPER_GATE}, shared=shared)
+        for step in range(2):
+            grads = []
+            for p in params:
+                x = torch.randn(w, p.numel, generator=g) * torch.logspace(-30, 3, p.numel).roll(step * 7)
+                if w == 300:  # every worker at the same maximum: the int8 sum saturates
+                    x = torch.ones(w, p.numel) * torch.where(torch.arange(p.numel) % 2 == 0, 1.0, -1.0)
+                x[:, 3 % p.numel] = 0
+                grads.append(x)
+            items, want = [], []
+            for p, x in zip(params, grads):
+                s = fixed.int8_scale(torch.stack([fixed.max_abs(x[k]) for k in range(w)]).max())
+                q = torch.stack([fixed.encode_int8(x[k], s) for k in range(w)])
+                items.append((p, "int8", q, None))
+                want.append(("int8", s, fixed.sum_codes(q), None, fixed.aggregate_workers("int8", list(x))))
+                enc = [fixed.encode_bfp8(x[k]) for k in range(w)]
+                mants, exps = torch.stack([m for m, _ in enc]), torch.stack([e for _, e in enc])
+                items.append((p, "bfp8", mants, exps))
+                tot, e = fixed.sum_bfp8(mants, exps)
+                want.append(("bfp8", None, tot, e, fixed.aggregate_workers("bfp8", list(x))))
+            got = be.sum_fixed(items, step)
+            for (p, *_), (fmt, s, tot, e, mean), (sums, ge) in zip(items, want, got):
+                what = f"W={w} shared={shared} step {step} {p.name} {fmt}"
+                assert torch.equal(sums, tot), what
+                if fmt == "int8":
+                    assert ge is None
+                    dec = fixed.decode_int8(sums, s, w)
+                else:
+                    assert torch.equal(ge, e), what
+                    dec = fixed.decode_bfp8(sums, ge, w)
+                assert torch.equal(dec, mean), what
+                if w == 300 and fmt == "int8":
+                    assert int(sums.abs().max()) in (32767, 32768), what
+        assert (be.buf is not None) == shared
         be.close()

@@ -13,6 +13,9 @@ Per gradient bucket and layer group:
   G-Ternary), where the data is. The gate uses each element's index in the
   model's flattened parameter vector, recovered from the bucket's
   parameters, so a bucket boundary never moves the 2-of-3 pattern.
+* INT8 / BFP8 (beyond the paper): nfabric.torch.fixed's all-reduces, or,
+  on the ``controller`` backend, the all-gathered codes written into
+  nfabric serve's sum regions (the same bits).
 
 Before a low-bit bucket is encoded, the ranks agree on a one-element flag
 (all-reduce, MAX): a NaN or Inf on any rank sends that bucket to FP32 on
@@ -27,7 +30,7 @@ import torch
 import torch.distributed as dist
 
 from ..lowbit import Format
-from .. import lowbit
+from .. import fixed, lowbit
 from .core import Cosines, Segments, ef_commit, ef_input, encode, nonfinite, payload_bytes, update
 from .fabric import GroupsArg, ModeState, PolicyArg
 from .fixed import allreduce_fixed
@@ -83,10 +86,6 @@ class Fabric(ModeState):
         self.rank = dist.get_rank(process_group)
         self.ctrl = None
         if backend == "controller":
-            summed = [g for g in self.groups if self.policy.spec(g).rule.sum()]
-            if summed:
-                raise ValueError(f"backend='controller' carries g-binary and g-ternary only; groups {summed} are "
-                                 "int8/bfp8: use backend='collective'")
             from .serve import Client, ControllerBackend
             gates = {g: self.policy.spec(g).gate for g in self.groups}
             self.ctrl = ControllerBackend(Client(serve, token), self.assignment, world, self.layout, gates)
@@ -310,8 +309,12 @@ class Fabric(ModeState):
             work = self._allreduce_mean(fpvec)
         summed = [g for g in low if rules[g].rule.sum()]
         low = [g for g in low if g not in summed]
-        for g in summed:  # INT8, BFP8: nfabric.torch.fixed
-            self._finish(g, lay[g], buf, allreduce_fixed(rules[g].rule, inputs[g][0], lay[g].lengths, self.workers, self.pg), rules, inputs)
+        for g in summed:  # INT8, BFP8: nfabric.torch.fixed, or nfabric serve's sum regions
+            if self.ctrl is not None:
+                mean = self._fixed_via_controller(rules[g].rule, lay[g], inputs[g][0])
+            else:
+                mean = allreduce_fixed(rules[g].rule, inputs[g][0], lay[g].lengths, self.workers, self.pg)
+            self._finish(g, lay[g], buf, mean, rules, inputs)
         if low and self.ctrl is not None:
             self._via_controller(buf, lay, low, rules, inputs)
         elif low:
@@ -432,6 +435,43 @@ class Fabric(ModeState):
         for g in low:
             u = torch.cat([us[j] for j, (gg, _, _) in enumerate(index) if gg == g])
             self._finish(g, lay[g], buf, u, rules, inputs)
+
+    def _fixed_via_controller(self, fmt: Format, seg: Segments, p: torch.Tensor) -> torch.Tensor:
+        """allreduce_fixed through this rank's nfabric serve device: the INT8
+        scale agreed by an all-reduce MAX, every rank's codes (BFP8: its
+        mantissas and block exponents, blocks from each tensor's first
+        element) all-gathered and written per parameter tensor into the
+        tensor's sum region, the int16 sums (and E) read back and decoded
+        to the mean as nfabric.torch.fixed does: the same bits."""
+        name = fixed.parse_sum_format(str(fmt))
+        views = seg.tensors(p)
+        s = None
+        if name == "int8":
+            m = fixed.max_abs(p).reshape(1)
+            if self.workers > 1:
+                dist.all_reduce(m, op=dist.ReduceOp.MAX, group=self.pg)
+            s = fixed.int8_scale(m[0])
+            parts = [fixed.encode_int8(v, s) for _, v in views]
+        else:
+            parts = []
+            for _, v in views:
+                parts.extend(fixed.encode_bfp8(v))
+        sizes = [t.numel() for t in parts]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        send = torch.cat(parts).view(torch.uint8) if parts else p.new_zeros(0, dtype=torch.uint8)
+        outs = [o.view(torch.int8) for o in _all_gather_bytes(send, self.workers, self.pg)]
+
+        def stacked(i: int) -> torch.Tensor:
+            return torch.stack([o[starts[i]:starts[i] + sizes[i]] for o in outs])
+        step = 2 if name == "bfp8" else 1
+        items = [(info, name, stacked(step * j), stacked(step * j + 1) if name == "bfp8" else None)
+                 for j, (info, _) in enumerate(views)]
+        got = self.ctrl.sum_fixed(items, self.current_step) if items else []
+        if name == "int8":
+            dec = [fixed.decode_int8(t, s, self.workers) for t, _ in got]
+        else:
+            dec = [fixed.decode_bfp8(t, e, self.workers) for t, e in got]
+        return torch.cat(dec).to(p.device) if dec else p.new_zeros(0)
 
     # -- error feedback ----------------------------------------------------
 

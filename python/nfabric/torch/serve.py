@@ -9,8 +9,10 @@ over gRPC, ``api/nfabric/v1``).
   flattened index as ``element0``, so the positional gate is the model's),
   writes the W workers' payload lines (all-gathered, as on the
   ``collective`` path) under the step's mode latch and reads the
-  aggregate back: the paper's Fig. 1 path, for fidelity checks. It gives
-  updates bit-identical to the ``collective`` backend.
+  aggregate back: the paper's Fig. 1 path, for fidelity checks. INT8 and
+  BFP8 groups (beyond the paper) go through a sum region per tensor
+  (:meth:`ControllerBackend.sum_fixed`). It gives updates bit-identical
+  to the ``collective`` backend.
 * :class:`SharedBuffer` is the shared-memory data path (Unix socket
   only): a staging buffer of the server mapped into this process, whose
   lines a Transact commits (``shared_write``) or fills with an aggregate
@@ -265,6 +267,13 @@ class ControllerBackend:
         for p in assignment.params:
             lines = (p.numel + epl - 1) // epl
             cap += (self.w + 2) * 2 * lines * 64 if self.layout == Layout.WORKER_MAJOR else 2 * lines * 64
+        # Room for the integer-sum regions (one INT8, one BFP8) of every
+        # tensor, mapped on first use after the sign-plane regions
+        # (sum_fixed): code slabs and the sum view, exponent slabs and view.
+        for p in assignment.params:
+            lines = (p.numel + 63) // 64
+            exp_lines = (lines + 63) // 64
+            cap += 2 * ((self.w + 2) * lines * 64 + 64) + (self.w + 1) * exp_lines * 64
         lay = pb.LAYOUT_WORKER_MAJOR if self.layout == Layout.WORKER_MAJOR else pb.LAYOUT_ELEMENT_MAJOR
         r = client.call(client.controller.OpenDevice,
                         pb.OpenDeviceRequest(capacity_bytes=cap, workers=workers, layout=lay), "OpenDevice")
@@ -282,6 +291,8 @@ class ControllerBackend:
             reg = client.call(client.controller.MapRegion, req, f"MapRegion {p.name}").region
             self.regions[id(p.param)] = reg
             base = reg.end
+        self.end = base
+        self.sum_regions: Dict[Tuple[int, str], object] = {}
 
     def layout_elements(self) -> int:
         return lowbit.PLANE_ELEMENTS if self.layout == Layout.WORKER_MAJOR else lowbit.PACKET_ELEMENTS
@@ -386,6 +397,108 @@ class ControllerBackend:
                 else:  # int8 m u
                     u = view[:n].view(torch.int8).clone()
             out[i] = u.to(device)
+
+    def _sum_region(self, info, fmt: str):
+        """The integer-sum region of a parameter tensor for fmt ("int8" or
+        "bfp8"), mapped (with the proto's Format) on first use."""
+        key = (id(info.param), fmt)
+        reg = self.sum_regions.get(key)
+        if reg is None:
+            pb = self.pb
+            f, mode = (pb.FORMAT_INT8, pb.MODE_INT8_SUM) if fmt == "int8" else (pb.FORMAT_BFP8, pb.MODE_BFP8_SUM)
+            req = pb.MapRegionRequest(device=self.device, name=f"{info.name}/{fmt}", base=self.end,
+                                      elements=info.numel, mode=mode, format=f, element0=info.flat_base)
+            reg = self.c.call(self.c.controller.MapRegion, req, f"MapRegion {info.name} ({fmt})").region
+            self.sum_regions[key] = reg
+            self.end = reg.end
+        return reg
+
+    def sum_fixed(self, items: Sequence[Tuple[object, str, torch.Tensor, Optional[torch.Tensor]]],
+                  step: int) -> List[Tuple[torch.Tensor, Optional[torch.Tensor]]]:
+        """The controller's integer sums of parameter tensors under INT8 or
+        BFP8 (beyond the paper): items are (ParamInfo, fmt, codes [W, n]
+        int8, exponents [W, ceil(n/64)] int8 or None for INT8). Per item it
+        writes the mode latch, each worker's code lines (and BFP8 exponent
+        lines) into the tensor's sum region and reads the int16 sum view
+        (and BFP8's exponent view E), all in one Transact. Returns per item
+        (sums [n] int16, E [blocks] int8 or None), on the codes' device:
+        lowbit.SumInt8 / SumBFP8 of the written payloads."""
+        from .. import fixed
+        pb = self.pb
+        regs, size = [], 0
+        for info, fmt, codes, exps in items:
+            fmt = fixed.parse_sum_format(fmt)
+            if codes.shape != (self.w, info.numel) or (fmt == "bfp8") != (exps is not None):
+                raise ValueError(f"{info.name}: {fmt} codes {tuple(codes.shape)}, want ({self.w}, {info.numel}) "
+                                 "and exponents exactly for bfp8")
+            reg = self._sum_region(info, fmt)
+            regs.append((fmt, reg))
+            size += (self.w + 2) * reg.payload_lines * 64 + (self.w + 1) * reg.exp_lines * 64
+        if self.shared and (self.buf is None or self.buf.nbytes < size):
+            if self.buf is not None:
+                self.buf.close()
+            self.buf = None
+            try:
+                self.buf = SharedBuffer(self.c, (size + 63) // 64 * 64)
+            except ServeError as e:
+                if not self.shared_auto:
+                    raise
+                import warnings
+                warnings.warn(f"nfabric serve: no shared memory ({e}); sending payload lines in messages")
+                self.shared = False
+        buf = self.buf.tensor() if self.shared else None
+        batch, reads, off = [], [], 0
+
+        def lines_of(x: torch.Tensor, nlines: int) -> torch.Tensor:
+            data = torch.zeros(nlines * 64, dtype=torch.uint8)
+            data[:x.numel()] = x.detach().cpu().reshape(-1).view(torch.uint8)
+            return data
+
+        def put(addr: int, data: torch.Tensor) -> None:
+            nonlocal off
+            if buf is None:
+                batch.append(pb.Op(write=pb.Write(addr=addr, data=data.numpy().tobytes())))
+                return
+            buf[off:off + data.numel()] = data
+            batch.append(self.buf.write_op(off, addr, data.numel() // 64))
+            off += data.numel()
+
+        def get(addr: int, nlines: int) -> int:
+            nonlocal off
+            if buf is None:
+                batch.append(pb.Op(read=pb.Read(addr=addr, lines=nlines)))
+                return -1
+            batch.append(self.buf.read_op(off, addr, nlines))
+            off += nlines * 64
+            return off - nlines * 64
+
+        for (info, _, codes, exps), (fmt, reg) in zip(items, regs):
+            batch.append(pb.Op(set_mode=pb.SetMode(region=reg.id, mode=reg.mode, time=step)))
+            for k in range(self.w):
+                put(reg.base + k * reg.slab_bytes, lines_of(codes[k], reg.payload_lines))
+                if exps is not None:
+                    put(reg.exp_base + k * reg.exp_lines * 64, lines_of(exps[k], reg.exp_lines))
+            at = get(reg.view_base, 2 * reg.payload_lines)
+            at_e = get(reg.exp_view_base, reg.exp_lines) if exps is not None else -1
+            reads.append((info.numel, reg, at, at_e, exps is not None, codes.device))
+        r = self.c.call(self.c.controller.Transact, pb.TransactRequest(device=self.device, ops=batch), "Transact")
+        data = torch.frombuffer(bytearray(r.data), dtype=torch.uint8) if buf is None else buf
+        out, o = [], 0
+        for n, reg, at, at_e, bfp, device in reads:
+            if at >= 0:
+                o = at
+            nb = 2 * reg.payload_lines * 64
+            sums = data[o:o + nb].clone().view(torch.int16)[:n]  # little-endian int16 lanes
+            o += nb
+            e = None
+            if bfp:
+                if at_e >= 0:
+                    o = at_e
+                e = data[o:o + reg.exp_lines * 64].clone().view(torch.int8)[:fixed.bfp_blocks(n)]
+                o += reg.exp_lines * 64
+                e = e.to(device)
+            out.append((sums.to(device), e))
+        return out
 
     def close(self) -> None:
         if self.buf is not None:
