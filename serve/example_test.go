@@ -33,7 +33,12 @@ func Example() {
 	packet[1] = 0b0000_1111 // element 1: a 4-4 tie
 	d.Write(ctx, r.GetBase(), packet)
 	resp, _ := d.Transact(ctx, client.ReadOp(r.GetBase(), 1), client.SetModeOp(r.GetId(), cxl.Identity, 1), client.ReadOp(r.GetBase(), 1))
-	fmt.Println(resp.GetReadModes(), resp.GetData()[:2], resp.GetData()[64:66])
+	for _, sp := range resp.GetReadSpans() { // one span per run of lines sharing a mode
+		fmt.Println(sp.GetLines(), sp.GetMode(), sp.GetTransformed())
+	}
+	fmt.Println(resp.GetData()[:2], resp.GetData()[64:66])
 	// Output:
-	// [MODE_G_BINARY MODE_IDENTITY] [6 4] [63 15]
+	// 1 MODE_G_BINARY true
+	// 1 MODE_IDENTITY false
+	// [6 4] [63 15]
 }

@@ -57,8 +57,16 @@ func FuzzTransact(f *testing.F) {
 		for _, s := range steps {
 			n += s.n
 		}
-		if len(out.GetData()) != cnt.reads*cxl.LineBytes || len(out.GetReadModes()) != cnt.reads+cnt.sharedReads || out.GetTransactions() != uint64(n) || dev.Seq() != uint64(n) {
-			t.Fatalf("%+v, %d transactions: response %d bytes, %d modes, %d transactions, seq %d", cnt, n, len(out.GetData()), len(out.GetReadModes()), out.GetTransactions(), dev.Seq())
+		modes, _, err := wire.ParseReadSpans("read_spans", out.GetReadSpans(), cnt.reads+cnt.sharedReads)
+		if err != nil || len(out.GetData()) != cnt.reads*cxl.LineBytes || out.GetTransactions() != uint64(n) || dev.Seq() != uint64(n) {
+			t.Fatalf("%+v, %d transactions: response %d bytes, spans %v (%v), %d transactions, seq %d", cnt, n, len(out.GetData()), modes, err, out.GetTransactions(), dev.Seq())
+		}
+		// Spans are maximal: neighbours differ in mode or flag.
+		for k := 1; k < len(out.GetReadSpans()); k++ {
+			a, b := out.GetReadSpans()[k-1], out.GetReadSpans()[k]
+			if a.GetMode() == b.GetMode() && a.GetTransformed() == b.GetTransformed() {
+				t.Fatalf("spans %d and %d not merged: %v", k-1, k, out.GetReadSpans())
+			}
 		}
 		// A batch that ends in a shared read: the same lines read again
 		// as a plain read (reads change nothing) must equal the buffer's,

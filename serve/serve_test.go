@@ -235,6 +235,15 @@ func (p *pair) runLocal(ops []*pb.Op) localResult {
 	return r
 }
 
+// wireModes is modes as the wire spells them.
+func wireModes(modes []cxl.Mode) []pb.Mode {
+	w := make([]pb.Mode, len(modes))
+	for i, m := range modes {
+		w[i] = wire.Mode(m)
+	}
+	return w
+}
+
 func (r *localResult) note(resp cxl.Resp) {
 	if r.firstSeq == 0 {
 		r.firstSeq = resp.Seq
@@ -262,8 +271,12 @@ func (p *pair) batch(ops ...*pb.Op) []byte {
 	if !bytes.Equal(got.GetData(), want.data) {
 		p.t.Fatalf("read bytes differ from in-process cxl (%d vs %d bytes)", len(got.GetData()), len(want.data))
 	}
-	if fmt.Sprint(got.GetReadModes()) != fmt.Sprint(want.modes) || fmt.Sprint(got.GetReadTransformed()) != fmt.Sprint(want.trans) {
-		p.t.Fatalf("read modes or flags differ: %v %v vs %v %v", got.GetReadModes(), got.GetReadTransformed(), want.modes, want.trans)
+	modes, trans, err := client.ReadLines(got, len(want.modes))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if fmt.Sprint(wireModes(modes)) != fmt.Sprint(want.modes) || fmt.Sprint(trans) != fmt.Sprint(want.trans) {
+		p.t.Fatalf("read modes or flags differ: %v %v vs %v %v", modes, trans, want.modes, want.trans)
 	}
 	if want.firstSeq != 0 && got.GetFirstSeq() != want.firstSeq {
 		p.t.Fatalf("first seq %d, in process %d", got.GetFirstSeq(), want.firstSeq)
@@ -391,8 +404,9 @@ func testLatch(t *testing.T, path string) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if fmt.Sprint(resp.GetReadModes()) != fmt.Sprint([]pb.Mode{wire.Mode(from), wire.Mode(to)}) || !bytes.Equal(resp.GetData(), want.data) {
-					t.Fatalf("%v %v->%v: modes %v", lay, from, to, resp.GetReadModes())
+				modes, _, err := client.ReadLines(resp, 2)
+				if err != nil || fmt.Sprint(modes) != fmt.Sprint([]cxl.Mode{from, to}) || !bytes.Equal(resp.GetData(), want.data) {
+					t.Fatalf("%v %v->%v: modes %v (%v)", lay, from, to, modes, err)
 				}
 				st, _ := p.remote.Stats(context.Background())
 				last := st.GetLog()[len(st.GetLog())-1]

@@ -156,9 +156,7 @@ func decodeOps(ops []*pb.Op, maxLines, maxRead, maxShared int) ([]step, counts, 
 // A read with a dst (a shared read) puts its lines there rather than in
 // the response's data.
 func (d *device) run(steps []step, cnt counts) (*pb.TransactResponse, []violation) {
-	reads := cnt.reads + cnt.sharedReads
-	out := &pb.TransactResponse{Data: make([]byte, cnt.reads*cxl.LineBytes),
-		ReadModes: make([]pb.Mode, 0, reads), ReadTransformed: make([]bool, 0, reads)}
+	out := &pb.TransactResponse{Data: make([]byte, cnt.reads*cxl.LineBytes)}
 	runs := make([]host.Run, len(steps))
 	at := 0 // the next response data byte
 	for i, st := range steps {
@@ -177,6 +175,17 @@ func (d *device) run(steps []step, cnt counts) (*pb.TransactResponse, []violatio
 	}
 	res := make([]host.RunOutcome, len(runs))
 	out.FirstSeq, _ = d.dev.TransactRuns(runs, res)
+	nspans := 0
+	for i, st := range steps {
+		if st.op == cxl.MemRd {
+			nspans += len(res[i].Spans)
+		}
+	}
+	// read_spans: the device's spans of read lines, neighbours with the
+	// same mode and flag merged (the one backing array keeps it to one
+	// allocation however many there are).
+	backing := make([]pb.ReadSpan, 0, nspans)
+	out.ReadSpans = make([]*pb.ReadSpan, 0, nspans)
 	var modeBad, txBad []violation
 	for i, st := range steps {
 		o := &res[i]
@@ -188,15 +197,13 @@ func (d *device) run(steps []step, cnt counts) (*pb.TransactResponse, []violatio
 		}
 		out.Transactions += uint64(st.n)
 		for _, sp := range o.Spans {
-			if st.op == cxl.MemRd {
-				// A span's lines share a mode and flag: fill them, a
-				// span at a time (reads is their capacity).
-				nr := len(out.ReadModes)
-				out.ReadModes = out.ReadModes[:nr+sp.Lines]
-				out.ReadTransformed = out.ReadTransformed[:nr+sp.Lines]
-				m, tr := wire.Mode(sp.Mode), sp.Transformed
-				for j := nr; j < nr+sp.Lines; j++ {
-					out.ReadModes[j], out.ReadTransformed[j] = m, tr
+			if st.op == cxl.MemRd && sp.Lines > 0 {
+				m := wire.Mode(sp.Mode)
+				if k := len(out.ReadSpans) - 1; k >= 0 && out.ReadSpans[k].Mode == m && out.ReadSpans[k].Transformed == sp.Transformed {
+					out.ReadSpans[k].Lines += uint32(sp.Lines)
+				} else {
+					backing = append(backing, pb.ReadSpan{Lines: uint32(sp.Lines), Mode: m, Transformed: sp.Transformed})
+					out.ReadSpans = append(out.ReadSpans, &backing[len(backing)-1])
 				}
 			}
 			if sp.Err != nil {

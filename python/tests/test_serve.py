@@ -11,6 +11,7 @@ which reruns the recorded event stream through a fresh Go plane.
 
 from __future__ import annotations
 
+import importlib
 import os
 import pickle
 import sys
@@ -285,7 +286,10 @@ def test_shared_buffer_matches_messages(serve_socket):
         buf.write_op(0, 0, lines), latch, buf.read_op(lines * 64, 0, lines)]), "Transact")
     agg = bytes(t[lines * 64:].numpy())
     assert len(got.data) == 0 and agg == want.data
-    assert list(got.read_modes) == list(want.read_modes) and list(got.read_transformed) == list(want.read_transformed)
+    got_modes, got_trans = nt.serve.read_lines(got, lines)
+    assert (got_modes, got_trans) == nt.serve.read_lines(want, lines)
+    assert got_modes == [pb.MODE_G_BINARY] * lines and got_trans == [True] * lines
+    assert len(got.read_spans) == 1  # one run of lines sharing a mode and flag: one span
     assert got.first_seq == want.first_seq and got.transactions == want.transactions == 2 * lines
     ones = torch.tensor([bin(b).count("1") for b in range(256)], dtype=torch.uint8)
     assert torch.equal(t[lines * 64:], ones[payload.long()])
@@ -376,3 +380,16 @@ def test_controller_backend_sums_int8_bfp8(serve_socket, shared):
                     assert int(sums.abs().max()) in (32767, 32768), what
         assert (be.buf is not None) == shared
         be.close()
+
+
+def test_read_lines_spans():
+    """read_lines expands hand-written spans and refuses malformed lists."""
+    pb = importlib.import_module("nfabric._proto.nfabric.v1.controller_pb2")
+    r = pb.TransactResponse(read_spans=[pb.ReadSpan(lines=1, mode=pb.MODE_G_BINARY, transformed=True),
+                                        pb.ReadSpan(lines=2, mode=pb.MODE_IDENTITY)])
+    assert nt.serve.read_lines(r, 3) == ([pb.MODE_G_BINARY, pb.MODE_IDENTITY, pb.MODE_IDENTITY], [True, False, False])
+    assert nt.serve.read_lines(pb.TransactResponse(), 0) == ([], [])
+    for bad, n in [(r, 2), (r, 4), (pb.TransactResponse(), 1),
+                   (pb.TransactResponse(read_spans=[pb.ReadSpan(lines=0, mode=pb.MODE_IDENTITY)]), 0)]:
+        with pytest.raises(nt.serve.ServeError, match="read_spans"):
+            nt.serve.read_lines(bad, n)

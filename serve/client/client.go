@@ -160,13 +160,23 @@ func (d *Device) Read(ctx context.Context, addr uint64, n int) ([]byte, []cxl.Mo
 	if err != nil {
 		return nil, nil, err
 	}
-	modes := make([]cxl.Mode, len(r.GetReadModes()))
-	for i, m := range r.GetReadModes() {
-		if modes[i], err = wire.ParseMode("read_modes", m); err != nil {
-			return nil, nil, fmt.Errorf("client: response: %w", err)
-		}
+	modes, _, err := ReadLines(r, n)
+	if err != nil {
+		return nil, nil, err
 	}
 	return r.GetData(), modes, nil
+}
+
+// ReadLines expands a Transact response's read_spans into each read
+// line's mode and transformed flag, in op order (reads and shared reads
+// alike); lines is the batch's read line count. Spans that do not cover
+// exactly that many lines, or name an unknown mode, are an error.
+func ReadLines(r *pb.TransactResponse, lines int) ([]cxl.Mode, []bool, error) {
+	modes, trans, err := wire.ParseReadSpans("read_spans", r.GetReadSpans(), lines)
+	if err != nil {
+		return nil, nil, fmt.Errorf("client: response: %w", err)
+	}
+	return modes, trans, nil
 }
 
 // SetMode writes a region's mode latch.

@@ -226,3 +226,38 @@ func ParseAction(field string, a *pb.Action) (control.Action, error) {
 	}
 	return control.Action{Step: a.GetStep(), Group: a.GetGroup(), Mode: m, Reason: a.GetReason()}, nil
 }
+
+// ParseReadSpans expands a TransactResponse's read_spans into one mode and
+// one transformed flag per read line, checking that the spans cover
+// exactly lines read lines (each span at least one line, every mode
+// known). A span list that does not is a malformed response: an error
+// naming field, never a panic or a partial result.
+func ParseReadSpans(field string, spans []*pb.ReadSpan, lines int) ([]cxl.Mode, []bool, error) {
+	total := 0
+	for i, sp := range spans {
+		n := int(sp.GetLines())
+		if n == 0 {
+			return nil, nil, Fieldf(fmt.Sprintf("%s[%d].lines", field, i), "zero lines (a span has at least one)")
+		}
+		if n > lines-total {
+			return nil, nil, Fieldf(fmt.Sprintf("%s[%d].lines", field, i), "spans cover more than the %d read lines", lines)
+		}
+		total += n
+	}
+	if total != lines {
+		return nil, nil, Fieldf(field, "spans cover %d lines, want the %d read lines", total, lines)
+	}
+	modes := make([]cxl.Mode, 0, lines)
+	trans := make([]bool, 0, lines)
+	for i, sp := range spans {
+		m, err := ParseMode(fmt.Sprintf("%s[%d].mode", field, i), sp.GetMode())
+		if err != nil {
+			return nil, nil, err
+		}
+		for k := 0; k < int(sp.GetLines()); k++ {
+			modes = append(modes, m)
+			trans = append(trans, sp.GetTransformed())
+		}
+	}
+	return modes, trans, nil
+}

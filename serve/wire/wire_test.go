@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
@@ -86,4 +88,78 @@ func TestSessionConfigRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(def, want) {
 		t.Fatalf("defaults %+v, want %+v (%v)", def, want, err)
 	}
+}
+
+// TestParseReadSpans: hand-written span lists against the per-line values
+// they stand for, and every malformed list an error (never a panic).
+func TestParseReadSpans(t *testing.T) {
+	sp := func(n uint32, m pb.Mode, tr bool) *pb.ReadSpan {
+		return &pb.ReadSpan{Lines: n, Mode: m, Transformed: tr}
+	}
+	B, I := pb.Mode_MODE_G_BINARY, pb.Mode_MODE_IDENTITY
+	for _, c := range []struct {
+		name  string
+		spans []*pb.ReadSpan
+		lines int
+		modes []cxl.Mode
+		trans []bool
+		err   string
+	}{
+		{"none", nil, 0, []cxl.Mode{}, []bool{}, ""},
+		{"one", []*pb.ReadSpan{sp(3, B, true)}, 3, []cxl.Mode{cxl.GBinary, cxl.GBinary, cxl.GBinary}, []bool{true, true, true}, ""},
+		{"three", []*pb.ReadSpan{sp(1, B, true), sp(2, I, false), sp(1, B, false)}, 4,
+			[]cxl.Mode{cxl.GBinary, cxl.Identity, cxl.Identity, cxl.GBinary}, []bool{true, false, false, false}, ""},
+		{"split run", []*pb.ReadSpan{sp(1, I, false), sp(1, I, false)}, 2, []cxl.Mode{cxl.Identity, cxl.Identity}, []bool{false, false}, ""},
+		{"short", []*pb.ReadSpan{sp(2, B, true)}, 3, nil, nil, "read_spans: spans cover 2 lines, want the 3 read lines"},
+		{"none for lines", nil, 1, nil, nil, "read_spans: spans cover 0 lines, want the 1 read lines"},
+		{"long", []*pb.ReadSpan{sp(2, B, true), sp(2, B, true)}, 3, nil, nil, "read_spans[1].lines: spans cover more than the 3 read lines"},
+		{"huge", []*pb.ReadSpan{sp(1, B, true), sp(1<<32-1, B, true)}, 3, nil, nil, "read_spans[1].lines: spans cover more than the 3 read lines"},
+		{"zero", []*pb.ReadSpan{sp(0, B, true), sp(1, B, true)}, 1, nil, nil, "read_spans[0].lines: zero lines (a span has at least one)"},
+		{"unspecified mode", []*pb.ReadSpan{sp(1, pb.Mode_MODE_UNSPECIFIED, false)}, 1, nil, nil, "read_spans[0].mode"},
+		{"unknown mode", []*pb.ReadSpan{sp(1, B, true), sp(1, pb.Mode(99), false)}, 2, nil, nil, "read_spans[1].mode"},
+	} {
+		modes, trans, err := ParseReadSpans("read_spans", c.spans, c.lines)
+		if c.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), c.err) || modes != nil || trans != nil {
+				t.Errorf("%s: %v, %v, %v; want error %q", c.name, modes, trans, err, c.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(modes) != fmt.Sprint(c.modes) || fmt.Sprint(trans) != fmt.Sprint(c.trans) {
+			t.Errorf("%s: %v %v %v; want %v %v", c.name, modes, trans, err, c.modes, c.trans)
+		}
+	}
+}
+
+// FuzzParseReadSpans: any span list and line count gives an error or
+// exactly lines values, each the mode and flag of the span covering it.
+func FuzzParseReadSpans(f *testing.F) {
+	f.Add([]byte{1, 5, 0, 2, 1, 1}, 3)
+	f.Add([]byte{0, 5, 0}, 0)
+	f.Add([]byte{255, 99, 1}, 255)
+	f.Fuzz(func(t *testing.T, b []byte, lines int) {
+		if lines < 0 || lines > 1<<16 {
+			return
+		}
+		var spans []*pb.ReadSpan
+		for i := 0; i+2 < len(b); i += 3 {
+			spans = append(spans, &pb.ReadSpan{Lines: uint32(b[i]), Mode: pb.Mode(b[i+1] % 12), Transformed: b[i+2]&1 == 1})
+		}
+		modes, trans, err := ParseReadSpans("read_spans", spans, lines)
+		if err != nil {
+			return
+		}
+		if len(modes) != lines || len(trans) != lines {
+			t.Fatalf("%d lines: %d modes, %d flags", lines, len(modes), len(trans))
+		}
+		k := 0
+		for _, sp := range spans {
+			for j := 0; j < int(sp.GetLines()); j++ {
+				if Mode(modes[k]) != sp.GetMode() || trans[k] != sp.GetTransformed() {
+					t.Fatalf("line %d: %v %v, span %v", k, modes[k], trans[k], sp)
+				}
+				k++
+			}
+		}
+	})
 }

@@ -1203,9 +1203,8 @@ func (x *SharedWrite) GetTag() uint32 {
 // SharedRead is a Read whose response lines go into a shared buffer from
 // byte `offset` (a multiple of 64) instead of the response's data: e.g.
 // "aggregate region R into buffer B" is a SharedRead of R's view lines.
-// The server writes them before it replies; read_modes and
-// read_transformed still carry one entry per line, in op order with the
-// other reads.
+// The server writes them before it replies; read_spans still describe
+// its lines, in op order with the other reads.
 type SharedRead struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Buffer        uint64                 `protobuf:"varint,1,opt,name=buffer,proto3" json:"buffer,omitempty"`
@@ -1479,12 +1478,16 @@ type TransactResponse struct {
 	// for a failed read, like a poisoned line); shared_read lines go to
 	// their buffer instead.
 	Data []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
-	// Per read line: the mode it completed under, and whether the data is an
-	// aggregate rather than stored bytes.
-	ReadModes       []Mode `protobuf:"varint,4,rep,packed,name=read_modes,json=readModes,proto3,enum=nfabric.v1.Mode" json:"read_modes,omitempty"`
-	ReadTransformed []bool `protobuf:"varint,5,rep,packed,name=read_transformed,json=readTransformed,proto3" json:"read_transformed,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The read lines (reads and shared reads, in op order) as consecutive
+	// runs: each span's lines completed under one mode with one transformed
+	// flag. The spans' lines are each >= 1 and sum to the batch's read
+	// lines; a client treats any other list as a malformed response. The
+	// server starts a new span where the mode or flag changes (it may also
+	// split a run, e.g. at an op's end), so read line k's mode is the mode
+	// of the span covering k.
+	ReadSpans     []*ReadSpan `protobuf:"bytes,6,rep,name=read_spans,json=readSpans,proto3" json:"read_spans,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TransactResponse) Reset() {
@@ -1538,18 +1541,74 @@ func (x *TransactResponse) GetData() []byte {
 	return nil
 }
 
-func (x *TransactResponse) GetReadModes() []Mode {
+func (x *TransactResponse) GetReadSpans() []*ReadSpan {
 	if x != nil {
-		return x.ReadModes
+		return x.ReadSpans
 	}
 	return nil
 }
 
-func (x *TransactResponse) GetReadTransformed() []bool {
+// ReadSpan is `lines` consecutive read lines that share a mode and a
+// transformed flag (whether the data is an aggregate rather than stored
+// bytes).
+type ReadSpan struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Lines         uint32                 `protobuf:"varint,1,opt,name=lines,proto3" json:"lines,omitempty"`
+	Mode          Mode                   `protobuf:"varint,2,opt,name=mode,proto3,enum=nfabric.v1.Mode" json:"mode,omitempty"`
+	Transformed   bool                   `protobuf:"varint,3,opt,name=transformed,proto3" json:"transformed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadSpan) Reset() {
+	*x = ReadSpan{}
+	mi := &file_nfabric_v1_controller_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadSpan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadSpan) ProtoMessage() {}
+
+func (x *ReadSpan) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_controller_proto_msgTypes[17]
 	if x != nil {
-		return x.ReadTransformed
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
 	}
-	return nil
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadSpan.ProtoReflect.Descriptor instead.
+func (*ReadSpan) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ReadSpan) GetLines() uint32 {
+	if x != nil {
+		return x.Lines
+	}
+	return 0
+}
+
+func (x *ReadSpan) GetMode() Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Mode_MODE_UNSPECIFIED
+}
+
+func (x *ReadSpan) GetTransformed() bool {
+	if x != nil {
+		return x.Transformed
+	}
+	return false
 }
 
 type SetModeRequest struct {
@@ -1564,7 +1623,7 @@ type SetModeRequest struct {
 
 func (x *SetModeRequest) Reset() {
 	*x = SetModeRequest{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[17]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1576,7 +1635,7 @@ func (x *SetModeRequest) String() string {
 func (*SetModeRequest) ProtoMessage() {}
 
 func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[17]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1589,7 +1648,7 @@ func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeRequest.ProtoReflect.Descriptor instead.
 func (*SetModeRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{17}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetModeRequest) GetDevice() uint64 {
@@ -1630,7 +1689,7 @@ type SetModeResponse struct {
 
 func (x *SetModeResponse) Reset() {
 	*x = SetModeResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[18]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1701,7 @@ func (x *SetModeResponse) String() string {
 func (*SetModeResponse) ProtoMessage() {}
 
 func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[18]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1714,7 @@ func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeResponse.ProtoReflect.Descriptor instead.
 func (*SetModeResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{18}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SetModeResponse) GetAfterSeq() uint64 {
@@ -1675,7 +1734,7 @@ type GetModeRequest struct {
 
 func (x *GetModeRequest) Reset() {
 	*x = GetModeRequest{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[19]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1746,7 @@ func (x *GetModeRequest) String() string {
 func (*GetModeRequest) ProtoMessage() {}
 
 func (x *GetModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[19]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1759,7 @@ func (x *GetModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetModeRequest.ProtoReflect.Descriptor instead.
 func (*GetModeRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{19}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetModeRequest) GetDevice() uint64 {
@@ -1726,7 +1785,7 @@ type GetModeResponse struct {
 
 func (x *GetModeResponse) Reset() {
 	*x = GetModeResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[20]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +1797,7 @@ func (x *GetModeResponse) String() string {
 func (*GetModeResponse) ProtoMessage() {}
 
 func (x *GetModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[20]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +1810,7 @@ func (x *GetModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetModeResponse.ProtoReflect.Descriptor instead.
 func (*GetModeResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{20}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetModeResponse) GetMode() Mode {
@@ -1770,7 +1829,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[21]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1841,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[21]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1854,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{21}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetStatsRequest) GetDevice() uint64 {
@@ -1821,7 +1880,7 @@ type ModeStats struct {
 
 func (x *ModeStats) Reset() {
 	*x = ModeStats{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[22]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1892,7 @@ func (x *ModeStats) String() string {
 func (*ModeStats) ProtoMessage() {}
 
 func (x *ModeStats) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[22]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +1905,7 @@ func (x *ModeStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModeStats.ProtoReflect.Descriptor instead.
 func (*ModeStats) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{22}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ModeStats) GetMode() Mode {
@@ -1913,7 +1972,7 @@ type ModeChange struct {
 
 func (x *ModeChange) Reset() {
 	*x = ModeChange{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +1984,7 @@ func (x *ModeChange) String() string {
 func (*ModeChange) ProtoMessage() {}
 
 func (x *ModeChange) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[23]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +1997,7 @@ func (x *ModeChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModeChange.ProtoReflect.Descriptor instead.
 func (*ModeChange) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{23}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ModeChange) GetRegion() uint32 {
@@ -1988,7 +2047,7 @@ type ErrorCount struct {
 
 func (x *ErrorCount) Reset() {
 	*x = ErrorCount{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2000,7 +2059,7 @@ func (x *ErrorCount) String() string {
 func (*ErrorCount) ProtoMessage() {}
 
 func (x *ErrorCount) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[24]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2013,7 +2072,7 @@ func (x *ErrorCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorCount.ProtoReflect.Descriptor instead.
 func (*ErrorCount) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{24}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ErrorCount) GetKind() string {
@@ -2055,7 +2114,7 @@ type HostAccounting struct {
 
 func (x *HostAccounting) Reset() {
 	*x = HostAccounting{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[25]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2126,7 @@ func (x *HostAccounting) String() string {
 func (*HostAccounting) ProtoMessage() {}
 
 func (x *HostAccounting) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[25]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2139,7 @@ func (x *HostAccounting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAccounting.ProtoReflect.Descriptor instead.
 func (*HostAccounting) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{25}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HostAccounting) GetEncodedElements() int64 {
@@ -2159,7 +2218,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[26]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2171,7 +2230,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[26]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2184,7 +2243,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{26}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetStatsResponse) GetTransactions() uint64 {
@@ -2286,7 +2345,7 @@ type OpenSharedRequest struct {
 
 func (x *OpenSharedRequest) Reset() {
 	*x = OpenSharedRequest{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[27]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2357,7 @@ func (x *OpenSharedRequest) String() string {
 func (*OpenSharedRequest) ProtoMessage() {}
 
 func (x *OpenSharedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[27]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2370,7 @@ func (x *OpenSharedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenSharedRequest.ProtoReflect.Descriptor instead.
 func (*OpenSharedRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{27}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *OpenSharedRequest) GetBytes() uint64 {
@@ -2333,7 +2392,7 @@ type OpenSharedResponse struct {
 
 func (x *OpenSharedResponse) Reset() {
 	*x = OpenSharedResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[28]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2404,7 @@ func (x *OpenSharedResponse) String() string {
 func (*OpenSharedResponse) ProtoMessage() {}
 
 func (x *OpenSharedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[28]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2417,7 @@ func (x *OpenSharedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenSharedResponse.ProtoReflect.Descriptor instead.
 func (*OpenSharedResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{28}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *OpenSharedResponse) GetBuffer() uint64 {
@@ -2391,7 +2450,7 @@ type CloseSharedRequest struct {
 
 func (x *CloseSharedRequest) Reset() {
 	*x = CloseSharedRequest{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[29]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2403,7 +2462,7 @@ func (x *CloseSharedRequest) String() string {
 func (*CloseSharedRequest) ProtoMessage() {}
 
 func (x *CloseSharedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[29]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2416,7 +2475,7 @@ func (x *CloseSharedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSharedRequest.ProtoReflect.Descriptor instead.
 func (*CloseSharedRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{29}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CloseSharedRequest) GetBuffer() uint64 {
@@ -2434,7 +2493,7 @@ type CloseSharedResponse struct {
 
 func (x *CloseSharedResponse) Reset() {
 	*x = CloseSharedResponse{}
-	mi := &file_nfabric_v1_controller_proto_msgTypes[30]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +2505,7 @@ func (x *CloseSharedResponse) String() string {
 func (*CloseSharedResponse) ProtoMessage() {}
 
 func (x *CloseSharedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_controller_proto_msgTypes[30]
+	mi := &file_nfabric_v1_controller_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +2518,7 @@ func (x *CloseSharedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSharedResponse.ProtoReflect.Descriptor instead.
 func (*CloseSharedResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{30}
+	return file_nfabric_v1_controller_proto_rawDescGZIP(), []int{31}
 }
 
 var File_nfabric_v1_controller_proto protoreflect.FileDescriptor
@@ -2558,14 +2617,18 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\aSetMode\x12\x16\n" +
 	"\x06region\x18\x01 \x01(\rR\x06region\x12$\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x10.nfabric.v1.ModeR\x04mode\x12\x12\n" +
-	"\x04time\x18\x03 \x01(\x03R\x04time\"\xc3\x01\n" +
+	"\x04time\x18\x03 \x01(\x03R\x04time\"\xc6\x01\n" +
 	"\x10TransactResponse\x12\x1b\n" +
 	"\tfirst_seq\x18\x01 \x01(\x04R\bfirstSeq\x12\"\n" +
 	"\ftransactions\x18\x02 \x01(\x04R\ftransactions\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\fR\x04data\x12/\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x123\n" +
 	"\n" +
-	"read_modes\x18\x04 \x03(\x0e2\x10.nfabric.v1.ModeR\treadModes\x12)\n" +
-	"\x10read_transformed\x18\x05 \x03(\bR\x0freadTransformed\"z\n" +
+	"read_spans\x18\x06 \x03(\v2\x14.nfabric.v1.ReadSpanR\treadSpansJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06R\n" +
+	"read_modesR\x10read_transformed\"h\n" +
+	"\bReadSpan\x12\x14\n" +
+	"\x05lines\x18\x01 \x01(\rR\x05lines\x12$\n" +
+	"\x04mode\x18\x02 \x01(\x0e2\x10.nfabric.v1.ModeR\x04mode\x12 \n" +
+	"\vtransformed\x18\x03 \x01(\bR\vtransformed\"z\n" +
 	"\x0eSetModeRequest\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\x04R\x06device\x12\x16\n" +
 	"\x06region\x18\x02 \x01(\rR\x06region\x12$\n" +
@@ -2679,7 +2742,7 @@ func file_nfabric_v1_controller_proto_rawDescGZIP() []byte {
 }
 
 var file_nfabric_v1_controller_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_nfabric_v1_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_nfabric_v1_controller_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_nfabric_v1_controller_proto_goTypes = []any{
 	(Mode)(0),                   // 0: nfabric.v1.Mode
 	(Format)(0),                 // 1: nfabric.v1.Format
@@ -2701,20 +2764,21 @@ var file_nfabric_v1_controller_proto_goTypes = []any{
 	(*Read)(nil),                // 17: nfabric.v1.Read
 	(*SetMode)(nil),             // 18: nfabric.v1.SetMode
 	(*TransactResponse)(nil),    // 19: nfabric.v1.TransactResponse
-	(*SetModeRequest)(nil),      // 20: nfabric.v1.SetModeRequest
-	(*SetModeResponse)(nil),     // 21: nfabric.v1.SetModeResponse
-	(*GetModeRequest)(nil),      // 22: nfabric.v1.GetModeRequest
-	(*GetModeResponse)(nil),     // 23: nfabric.v1.GetModeResponse
-	(*GetStatsRequest)(nil),     // 24: nfabric.v1.GetStatsRequest
-	(*ModeStats)(nil),           // 25: nfabric.v1.ModeStats
-	(*ModeChange)(nil),          // 26: nfabric.v1.ModeChange
-	(*ErrorCount)(nil),          // 27: nfabric.v1.ErrorCount
-	(*HostAccounting)(nil),      // 28: nfabric.v1.HostAccounting
-	(*GetStatsResponse)(nil),    // 29: nfabric.v1.GetStatsResponse
-	(*OpenSharedRequest)(nil),   // 30: nfabric.v1.OpenSharedRequest
-	(*OpenSharedResponse)(nil),  // 31: nfabric.v1.OpenSharedResponse
-	(*CloseSharedRequest)(nil),  // 32: nfabric.v1.CloseSharedRequest
-	(*CloseSharedResponse)(nil), // 33: nfabric.v1.CloseSharedResponse
+	(*ReadSpan)(nil),            // 20: nfabric.v1.ReadSpan
+	(*SetModeRequest)(nil),      // 21: nfabric.v1.SetModeRequest
+	(*SetModeResponse)(nil),     // 22: nfabric.v1.SetModeResponse
+	(*GetModeRequest)(nil),      // 23: nfabric.v1.GetModeRequest
+	(*GetModeResponse)(nil),     // 24: nfabric.v1.GetModeResponse
+	(*GetStatsRequest)(nil),     // 25: nfabric.v1.GetStatsRequest
+	(*ModeStats)(nil),           // 26: nfabric.v1.ModeStats
+	(*ModeChange)(nil),          // 27: nfabric.v1.ModeChange
+	(*ErrorCount)(nil),          // 28: nfabric.v1.ErrorCount
+	(*HostAccounting)(nil),      // 29: nfabric.v1.HostAccounting
+	(*GetStatsResponse)(nil),    // 30: nfabric.v1.GetStatsResponse
+	(*OpenSharedRequest)(nil),   // 31: nfabric.v1.OpenSharedRequest
+	(*OpenSharedResponse)(nil),  // 32: nfabric.v1.OpenSharedResponse
+	(*CloseSharedRequest)(nil),  // 33: nfabric.v1.CloseSharedRequest
+	(*CloseSharedResponse)(nil), // 34: nfabric.v1.CloseSharedResponse
 }
 var file_nfabric_v1_controller_proto_depIdxs = []int32{
 	2,  // 0: nfabric.v1.OpenDeviceRequest.layout:type_name -> nfabric.v1.Layout
@@ -2732,42 +2796,43 @@ var file_nfabric_v1_controller_proto_depIdxs = []int32{
 	14, // 12: nfabric.v1.Op.shared_write:type_name -> nfabric.v1.SharedWrite
 	15, // 13: nfabric.v1.Op.shared_read:type_name -> nfabric.v1.SharedRead
 	0,  // 14: nfabric.v1.SetMode.mode:type_name -> nfabric.v1.Mode
-	0,  // 15: nfabric.v1.TransactResponse.read_modes:type_name -> nfabric.v1.Mode
-	0,  // 16: nfabric.v1.SetModeRequest.mode:type_name -> nfabric.v1.Mode
-	0,  // 17: nfabric.v1.GetModeResponse.mode:type_name -> nfabric.v1.Mode
-	0,  // 18: nfabric.v1.ModeStats.mode:type_name -> nfabric.v1.Mode
-	0,  // 19: nfabric.v1.ModeChange.from:type_name -> nfabric.v1.Mode
-	0,  // 20: nfabric.v1.ModeChange.to:type_name -> nfabric.v1.Mode
-	25, // 21: nfabric.v1.GetStatsResponse.modes:type_name -> nfabric.v1.ModeStats
-	27, // 22: nfabric.v1.GetStatsResponse.errors:type_name -> nfabric.v1.ErrorCount
-	8,  // 23: nfabric.v1.GetStatsResponse.regions:type_name -> nfabric.v1.Region
-	26, // 24: nfabric.v1.GetStatsResponse.log:type_name -> nfabric.v1.ModeChange
-	28, // 25: nfabric.v1.GetStatsResponse.host:type_name -> nfabric.v1.HostAccounting
-	3,  // 26: nfabric.v1.Controller.OpenDevice:input_type -> nfabric.v1.OpenDeviceRequest
-	5,  // 27: nfabric.v1.Controller.CloseDevice:input_type -> nfabric.v1.CloseDeviceRequest
-	7,  // 28: nfabric.v1.Controller.MapRegion:input_type -> nfabric.v1.MapRegionRequest
-	10, // 29: nfabric.v1.Controller.UnmapRegion:input_type -> nfabric.v1.UnmapRegionRequest
-	12, // 30: nfabric.v1.Controller.Transact:input_type -> nfabric.v1.TransactRequest
-	20, // 31: nfabric.v1.Controller.SetMode:input_type -> nfabric.v1.SetModeRequest
-	22, // 32: nfabric.v1.Controller.GetMode:input_type -> nfabric.v1.GetModeRequest
-	24, // 33: nfabric.v1.Controller.GetStats:input_type -> nfabric.v1.GetStatsRequest
-	30, // 34: nfabric.v1.Controller.OpenShared:input_type -> nfabric.v1.OpenSharedRequest
-	32, // 35: nfabric.v1.Controller.CloseShared:input_type -> nfabric.v1.CloseSharedRequest
-	4,  // 36: nfabric.v1.Controller.OpenDevice:output_type -> nfabric.v1.OpenDeviceResponse
-	6,  // 37: nfabric.v1.Controller.CloseDevice:output_type -> nfabric.v1.CloseDeviceResponse
-	9,  // 38: nfabric.v1.Controller.MapRegion:output_type -> nfabric.v1.MapRegionResponse
-	11, // 39: nfabric.v1.Controller.UnmapRegion:output_type -> nfabric.v1.UnmapRegionResponse
-	19, // 40: nfabric.v1.Controller.Transact:output_type -> nfabric.v1.TransactResponse
-	21, // 41: nfabric.v1.Controller.SetMode:output_type -> nfabric.v1.SetModeResponse
-	23, // 42: nfabric.v1.Controller.GetMode:output_type -> nfabric.v1.GetModeResponse
-	29, // 43: nfabric.v1.Controller.GetStats:output_type -> nfabric.v1.GetStatsResponse
-	31, // 44: nfabric.v1.Controller.OpenShared:output_type -> nfabric.v1.OpenSharedResponse
-	33, // 45: nfabric.v1.Controller.CloseShared:output_type -> nfabric.v1.CloseSharedResponse
-	36, // [36:46] is the sub-list for method output_type
-	26, // [26:36] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	20, // 15: nfabric.v1.TransactResponse.read_spans:type_name -> nfabric.v1.ReadSpan
+	0,  // 16: nfabric.v1.ReadSpan.mode:type_name -> nfabric.v1.Mode
+	0,  // 17: nfabric.v1.SetModeRequest.mode:type_name -> nfabric.v1.Mode
+	0,  // 18: nfabric.v1.GetModeResponse.mode:type_name -> nfabric.v1.Mode
+	0,  // 19: nfabric.v1.ModeStats.mode:type_name -> nfabric.v1.Mode
+	0,  // 20: nfabric.v1.ModeChange.from:type_name -> nfabric.v1.Mode
+	0,  // 21: nfabric.v1.ModeChange.to:type_name -> nfabric.v1.Mode
+	26, // 22: nfabric.v1.GetStatsResponse.modes:type_name -> nfabric.v1.ModeStats
+	28, // 23: nfabric.v1.GetStatsResponse.errors:type_name -> nfabric.v1.ErrorCount
+	8,  // 24: nfabric.v1.GetStatsResponse.regions:type_name -> nfabric.v1.Region
+	27, // 25: nfabric.v1.GetStatsResponse.log:type_name -> nfabric.v1.ModeChange
+	29, // 26: nfabric.v1.GetStatsResponse.host:type_name -> nfabric.v1.HostAccounting
+	3,  // 27: nfabric.v1.Controller.OpenDevice:input_type -> nfabric.v1.OpenDeviceRequest
+	5,  // 28: nfabric.v1.Controller.CloseDevice:input_type -> nfabric.v1.CloseDeviceRequest
+	7,  // 29: nfabric.v1.Controller.MapRegion:input_type -> nfabric.v1.MapRegionRequest
+	10, // 30: nfabric.v1.Controller.UnmapRegion:input_type -> nfabric.v1.UnmapRegionRequest
+	12, // 31: nfabric.v1.Controller.Transact:input_type -> nfabric.v1.TransactRequest
+	21, // 32: nfabric.v1.Controller.SetMode:input_type -> nfabric.v1.SetModeRequest
+	23, // 33: nfabric.v1.Controller.GetMode:input_type -> nfabric.v1.GetModeRequest
+	25, // 34: nfabric.v1.Controller.GetStats:input_type -> nfabric.v1.GetStatsRequest
+	31, // 35: nfabric.v1.Controller.OpenShared:input_type -> nfabric.v1.OpenSharedRequest
+	33, // 36: nfabric.v1.Controller.CloseShared:input_type -> nfabric.v1.CloseSharedRequest
+	4,  // 37: nfabric.v1.Controller.OpenDevice:output_type -> nfabric.v1.OpenDeviceResponse
+	6,  // 38: nfabric.v1.Controller.CloseDevice:output_type -> nfabric.v1.CloseDeviceResponse
+	9,  // 39: nfabric.v1.Controller.MapRegion:output_type -> nfabric.v1.MapRegionResponse
+	11, // 40: nfabric.v1.Controller.UnmapRegion:output_type -> nfabric.v1.UnmapRegionResponse
+	19, // 41: nfabric.v1.Controller.Transact:output_type -> nfabric.v1.TransactResponse
+	22, // 42: nfabric.v1.Controller.SetMode:output_type -> nfabric.v1.SetModeResponse
+	24, // 43: nfabric.v1.Controller.GetMode:output_type -> nfabric.v1.GetModeResponse
+	30, // 44: nfabric.v1.Controller.GetStats:output_type -> nfabric.v1.GetStatsResponse
+	32, // 45: nfabric.v1.Controller.OpenShared:output_type -> nfabric.v1.OpenSharedResponse
+	34, // 46: nfabric.v1.Controller.CloseShared:output_type -> nfabric.v1.CloseSharedResponse
+	37, // [37:47] is the sub-list for method output_type
+	27, // [27:37] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_nfabric_v1_controller_proto_init() }
@@ -2788,7 +2853,7 @@ func file_nfabric_v1_controller_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nfabric_v1_controller_proto_rawDesc), len(file_nfabric_v1_controller_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

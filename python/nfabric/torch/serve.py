@@ -157,6 +157,27 @@ class Client:
         self.channel.close()
 
 
+def read_lines(response, lines: int) -> Tuple[List[int], List[bool]]:
+    """Each read line's mode (the pb Mode enum value) and transformed flag,
+    in op order, from a TransactResponse's ``read_spans`` (one span per run
+    of lines sharing both); ``lines`` is the batch's read line count
+    (reads and shared reads). Spans of zero lines, or that do not cover
+    exactly ``lines`` lines, are a malformed response: ServeError."""
+    total = 0
+    for i, sp in enumerate(response.read_spans):
+        if sp.lines == 0:
+            raise ServeError(f"Transact response: read_spans[{i}].lines: zero lines (a span has at least one)")
+        total += sp.lines
+    if total != lines:
+        raise ServeError(f"Transact response: read_spans cover {total} lines, want the {lines} read lines")
+    modes: List[int] = []
+    trans: List[bool] = []
+    for sp in response.read_spans:
+        modes.extend([sp.mode] * sp.lines)
+        trans.extend([sp.transformed] * sp.lines)
+    return modes, trans
+
+
 # The descriptor handoff (controller.proto, SharedBuffer): these 16 bytes,
 # then the ticket; the answer is b"Y" with one descriptor, or an error line.
 HANDOFF_MAGIC = b"NFABRIC-SHM/1\n\x00\x00"
