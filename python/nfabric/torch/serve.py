@@ -263,6 +263,33 @@ class SharedBuffer:
 _MODE = {Format.BINARY: "MODE_G_BINARY", Format.TERNARY: "MODE_G_TERNARY"}
 
 
+class _Batch:
+    """One Transact's ops. put writes payload lines and get reads lines,
+    through the shared buffer sb when there is one (buf is its tensor and
+    get returns the read's offset in it) or in the messages (get returns
+    -1: the lines come back in the response, in op order)."""
+
+    def __init__(self, pb, sb: Optional["SharedBuffer"]) -> None:
+        self.pb, self.sb, self.ops, self.off = pb, sb, [], 0
+        self.buf: Optional[torch.Tensor] = sb.tensor() if sb is not None else None
+
+    def put(self, addr: int, data: torch.Tensor) -> None:
+        if self.buf is None:
+            self.ops.append(self.pb.Op(write=self.pb.Write(addr=addr, data=data.numpy().tobytes())))
+            return
+        self.buf[self.off:self.off + data.numel()] = data
+        self.ops.append(self.sb.write_op(self.off, addr, data.numel() // 64))
+        self.off += data.numel()
+
+    def get(self, addr: int, lines: int) -> int:
+        if self.buf is None:
+            self.ops.append(self.pb.Op(read=self.pb.Read(addr=addr, lines=lines)))
+            return -1
+        self.ops.append(self.sb.read_op(self.off, addr, lines))
+        self.off += lines * 64
+        return self.off - lines * 64
+
+
 class ControllerBackend:
     """One rank's device on nfabric serve, with a region per parameter tensor."""
 
@@ -341,42 +368,9 @@ class ControllerBackend:
         aggregate, through messages or (shared) the buffer, which holds the
         chunk's payload lines and then its aggregate lines."""
         pb = self.pb
-        batch, reads = [], []
-        buf = None
-        if self.shared and (self.buf is None or self.buf.nbytes < size):
-            if self.buf is not None:
-                self.buf.close()
-            self.buf = None
-            try:
-                self.buf = SharedBuffer(self.c, (size + 63) // 64 * 64)
-            except ServeError as e:
-                if not self.shared_auto:
-                    raise
-                import warnings
-                warnings.warn(f"nfabric serve: no shared memory ({e}); sending payload lines in messages")
-                self.shared = False
-        if self.shared:
-            buf = self.buf.tensor()
-        off = 0
-
-        def put(addr: int, data: torch.Tensor) -> None:
-            nonlocal off
-            if buf is None:
-                batch.append(pb.Op(write=pb.Write(addr=addr, data=data.numpy().tobytes())))
-                return
-            buf[off:off + data.numel()] = data
-            batch.append(self.buf.write_op(off, addr, data.numel() // 64))
-            off += data.numel()
-
-        def get(addr: int, lines: int) -> int:
-            nonlocal off
-            if buf is None:
-                batch.append(pb.Op(read=pb.Read(addr=addr, lines=lines)))
-                return -1
-            batch.append(self.buf.read_op(off, addr, lines))
-            off += lines * 64
-            return off - lines * 64
-
+        reads = []
+        b = self._batch(size)
+        batch, put, get, buf = b.ops, b.put, b.get, b.buf
         for i, (info, planes, mode), reg in chunk:
             n = info.numel
             lines = reg.payload_lines
@@ -394,6 +388,25 @@ class ControllerBackend:
                 at = get(reg.view_base, lines)
             reads.append((i, info, mode, lines, at, planes.device))
         self._run(batch, reads, out, buf)
+
+    def _batch(self, size: int) -> "_Batch":
+        """A batch of ops whose payload lines (size bytes in all) go through
+        the shared buffer, grown to size first, or, without one, in the
+        messages; an automatic shared path that cannot be opened falls back
+        to messages with a warning."""
+        if self.shared and (self.buf is None or self.buf.nbytes < size):
+            if self.buf is not None:
+                self.buf.close()
+            self.buf = None
+            try:
+                self.buf = SharedBuffer(self.c, (size + 63) // 64 * 64)
+            except ServeError as e:
+                if not self.shared_auto:
+                    raise
+                import warnings
+                warnings.warn(f"nfabric serve: no shared memory ({e}); sending payload lines in messages")
+                self.shared = False
+        return _Batch(self.pb, self.buf if self.shared else None)
 
     def _run(self, ops, reads, out, buf: Optional[torch.Tensor]) -> None:
         r = self.c.call(self.c.controller.Transact, self.pb.TransactRequest(device=self.device, ops=ops), "Transact")
@@ -455,43 +468,14 @@ class ControllerBackend:
             reg = self._sum_region(info, fmt)
             regs.append((fmt, reg))
             size += (self.w + 2) * reg.payload_lines * 64 + (self.w + 1) * reg.exp_lines * 64
-        if self.shared and (self.buf is None or self.buf.nbytes < size):
-            if self.buf is not None:
-                self.buf.close()
-            self.buf = None
-            try:
-                self.buf = SharedBuffer(self.c, (size + 63) // 64 * 64)
-            except ServeError as e:
-                if not self.shared_auto:
-                    raise
-                import warnings
-                warnings.warn(f"nfabric serve: no shared memory ({e}); sending payload lines in messages")
-                self.shared = False
-        buf = self.buf.tensor() if self.shared else None
-        batch, reads, off = [], [], 0
+        b = self._batch(size)
+        batch, put, get, buf = b.ops, b.put, b.get, b.buf
+        reads = []
 
         def lines_of(x: torch.Tensor, nlines: int) -> torch.Tensor:
             data = torch.zeros(nlines * 64, dtype=torch.uint8)
             data[:x.numel()] = x.detach().cpu().reshape(-1).view(torch.uint8)
             return data
-
-        def put(addr: int, data: torch.Tensor) -> None:
-            nonlocal off
-            if buf is None:
-                batch.append(pb.Op(write=pb.Write(addr=addr, data=data.numpy().tobytes())))
-                return
-            buf[off:off + data.numel()] = data
-            batch.append(self.buf.write_op(off, addr, data.numel() // 64))
-            off += data.numel()
-
-        def get(addr: int, nlines: int) -> int:
-            nonlocal off
-            if buf is None:
-                batch.append(pb.Op(read=pb.Read(addr=addr, lines=nlines)))
-                return -1
-            batch.append(self.buf.read_op(off, addr, nlines))
-            off += nlines * 64
-            return off - nlines * 64
 
         for (info, _, codes, exps), (fmt, reg) in zip(items, regs):
             batch.append(pb.Op(set_mode=pb.SetMode(region=reg.id, mode=reg.mode, time=step)))
