@@ -75,15 +75,25 @@ func BFPBlocks(n int) int { return (n + BFPBlock - 1) / BFPBlock }
 // contributes to Int8's scale agreement. A NaN or Inf returns a
 // *NonFiniteError for the first one.
 func MaxAbs(g []float32) (float32, error) {
+	m, bad := maxAbs(g)
+	if bad >= 0 {
+		return 0, &NonFiniteError{Index: bad, Value: g[bad]}
+	}
+	return m, nil
+}
+
+// maxAbs returns max_i |g[i]| and -1, or the index of the first NaN or
+// Inf in g.
+func maxAbs(g []float32) (float32, int) {
 	var m float32
 	for i, v := range g {
 		a := math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
 		if !(a <= math.MaxFloat32) {
-			return 0, &NonFiniteError{Index: i, Value: v}
+			return 0, i
 		}
 		m = max(m, a)
 	}
-	return m, nil
+	return m, -1
 }
 
 // Int8Scale returns the Int8 scale for an agreed maximum |g|: maxAbs/127
@@ -116,15 +126,17 @@ func EncodeInt8(dst []int8, g []float32, scale float32) error {
 	if err := checkScale(scale); err != nil {
 		return err
 	}
-	if err := CheckFinite(g); err != nil {
-		return err
-	}
-	dst = dst[:len(g)]
 	if scale == 0 {
-		clear(dst)
+		if err := CheckFinite(g); err != nil {
+			return err
+		}
+		clear(dst[:len(g)])
 		return nil
 	}
 	for i, v := range g {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return &NonFiniteError{Index: i, Value: v}
+		}
 		dst[i] = clampRound(float64(v / scale))
 	}
 	return nil
@@ -189,13 +201,13 @@ func EncodeBFP8(mant []int8, exp []int8, g []float32) error {
 	if len(mant) < len(g) || len(exp) < BFPBlocks(len(g)) {
 		panic("lowbit: EncodeBFP8: dst too short")
 	}
-	if err := CheckFinite(g); err != nil {
-		return err
-	}
 	for b := range BFPBlocks(len(g)) {
 		lo := b * BFPBlock
 		blk := g[lo:min(lo+BFPBlock, len(g))]
-		m, _ := MaxAbs(blk) // finite: checked above
+		m, bad := maxAbs(blk)
+		if bad >= 0 {
+			return &NonFiniteError{Index: lo + bad, Value: blk[bad]}
+		}
 		e := blockExponent(m)
 		exp[b] = e
 		sh := 7 - int(e)

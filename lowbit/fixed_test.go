@@ -274,6 +274,18 @@ func TestFixedNonFinite(t *testing.T) {
 	if err := EncodeBFP8(make([]int8, 4), make([]int8, 1), g); !errors.As(err, &nf) || nf.Index != 2 {
 		t.Errorf("EncodeBFP8: %v", err)
 	}
+	// In a later block and past a finite prefix, both encoders name the
+	// flattened index; with scale 0 Int8 still refuses it.
+	long := make([]float32, 3*BFPBlock)
+	long[2*BFPBlock+5] = float32(math.Inf(1))
+	if err := EncodeBFP8(make([]int8, len(long)), make([]int8, 3), long); !errors.As(err, &nf) || nf.Index != 2*BFPBlock+5 {
+		t.Errorf("EncodeBFP8, third block: %v", err)
+	}
+	for _, s := range []float32{0, 1} {
+		if err := EncodeInt8(make([]int8, len(long)), long, s); !errors.As(err, &nf) || nf.Index != 2*BFPBlock+5 {
+			t.Errorf("EncodeInt8 scale %v: %v", s, err)
+		}
+	}
 	for _, s := range []float32{-1, float32(math.NaN()), float32(math.Inf(1))} {
 		if err := EncodeInt8(make([]int8, 1), []float32{1}, s); err == nil {
 			t.Errorf("EncodeInt8 accepted scale %v", s)
@@ -342,5 +354,32 @@ func FuzzFixed(f *testing.F) {
 			}
 		}
 		checkSums(t, w, n, s, codes, mants, exps)
+	})
+}
+
+// BenchmarkEncodeFixed measures the conservative formats' encoders on
+// 256 Ki elements (1 MiB of float32) of one worker.
+func BenchmarkEncodeFixed(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 70))
+	g := randFixed(r, 1, 1<<18)[0]
+	codes := make([]int8, len(g))
+	exps := make([]int8, BFPBlocks(len(g)))
+	m, _ := MaxAbs(g)
+	s := Int8Scale(m)
+	b.Run("int8", func(b *testing.B) {
+		b.SetBytes(int64(4 * len(g)))
+		for b.Loop() {
+			if err := EncodeInt8(codes, g, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bfp8", func(b *testing.B) {
+		b.SetBytes(int64(4 * len(g)))
+		for b.Loop() {
+			if err := EncodeBFP8(codes, exps, g); err != nil {
+				b.Fatal(err)
+			}
+		}
 	})
 }
