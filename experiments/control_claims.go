@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -104,33 +103,18 @@ type claim struct {
 	// criterion is the rule holds applies; undecided, when set, says why
 	// the runs cannot decide the claim (its verdict is inconclusive).
 	criterion, undecided string
-	// interval is the paired interval an accuracy claim is judged on, and
-	// decision what it says about the criterion; decided marks a claim
-	// judged that way (with 2 or more paired seeds).
-	interval string
-	decision stats.Decision
-	decided  bool
-	// convergence is the FP32 reference's finding under train.Plateau
-	// for an accuracy claim ("" for the control claims, which count
-	// events, not accuracy); notConverged makes the verdict indicative.
-	convergence  string
-	notConverged bool
+	// judged, for an accuracy claim with two or more paired seeds, is its
+	// ledger row as the training block's rule for interval claims
+	// (judged) decides it: its Verdict, Interval and Convergence.
+	judged *report.Claim
 }
 
 // verdict is the claim's ledger verdict.
 func (c claim) verdict() string {
 	switch {
-	case c.notConverged:
-		return report.VerdictIndicative
+	case c.judged != nil:
+		return c.judged.Verdict
 	case c.undecided != "":
-		return report.VerdictInconclusive
-	case c.decided:
-		switch c.decision {
-		case stats.Inside:
-			return report.VerdictHolds
-		case stats.Outside:
-			return report.VerdictDoesNotHold
-		}
 		return report.VerdictInconclusive
 	}
 	return modelVerdict(c.holds)
@@ -160,7 +144,11 @@ func (o PilotOptions) claimsTable(all []scenarioRuns, live []*PilotRun) (t repor
 		if len(live) > 0 && strings.HasPrefix(c.text, "Live loop") {
 			section = "Sec. 8, live loop"
 		}
-		rows = append(rows, report.Claim{Section: section, Name: c.text, Paper: c.paper, Ours: ours, Interval: c.interval, Criterion: c.criterion, Verdict: v, Convergence: c.convergence})
+		row := report.Claim{Section: section, Name: c.text, Paper: c.paper, Ours: ours, Criterion: c.criterion, Verdict: v}
+		if c.judged != nil {
+			row.Interval, row.Convergence = c.judged.Interval, c.judged.Convergence
+		}
+		rows = append(rows, row)
 	}
 	within := "'Within the references' run-to-run variation': the G-Binary-default mean lies between the lower and the higher of the always-fp32 and always-g-binary means, widened by the larger of their standard deviations (0 with one seed)."
 	if o.Train.Seeds > 1 {
@@ -287,46 +275,37 @@ func pairedEndpoint(c claim, fp, gb, gd scenarioRuns) claim {
 	if mg, _ := MeanStd(xg); mg < mf {
 		lower, higher, ln, hn = xg, xf, "G-Binary", "FP32"
 	}
-	ivl, errl := stats.PairedT(xd, lower, stats.Level)
-	ivh, errh := stats.PairedT(xd, higher, stats.Level)
 	c.criterion = fmt.Sprintf("95%% paired t: G-Binary-default - lower reference >= -%g and G-Binary-default - higher reference <= +%g points", endpointMargin, endpointMargin)
-	if err := errors.Join(errl, errh); err != nil {
-		c.undecided = err.Error()
-		return c
+	vs := func(name string, ref []float64, r stats.Region) part {
+		p := diffPart("G-Binary-default - "+name, xd, ref, r)
+		p.ours = fmt.Sprintf("%s %+.2f", p.rule, p.meanDiff(xd, ref))
+		return p
 	}
-	c.ours = fmt.Sprintf("G-Binary-default - %s %+.2f, - %s %+.2f (%d paired seeds)", ln, ivl.Estimate, hn, ivh.Estimate, ivl.N)
-	c.interval = fmt.Sprintf("vs %s %s; vs %s %s", ln, ivl, hn, ivh)
-	dl, dh := stats.Decide(ivl, stats.AtLeast(-endpointMargin)), stats.Decide(ivh, stats.AtMost(endpointMargin))
-	c.decided = true
-	switch {
-	case dl == stats.Outside || dh == stats.Outside:
-		c.decision = stats.Outside
-	case dl == stats.Inside && dh == stats.Inside:
-		c.decision = stats.Inside
-	default:
-		c.decision = stats.Straddles
-	}
-	conv := train.Plateau.Check(pilotMeanCurve(fp))
-	c.convergence = "converged (always-fp32 seed-mean curve, " + train.Plateau.String() + ")"
-	if !conv.Converged {
-		c.convergence, c.notConverged = "not converged: "+conv.Reason, true
-	}
+	parts := []part{vs(ln, lower, stats.AtLeast(-endpointMargin)), vs(hn, higher, stats.AtMost(endpointMargin))}
+	j := judged(report.Claim{}, parts, pilotConvergence(fp))
+	c.ours = fmt.Sprintf("%s (%d paired seeds)", j.Ours, len(xd))
+	c.judged = &j
 	return c
 }
 
-// pilotMeanCurve is the seed-mean validation accuracy (points) per epoch
-// of a scenario's runs.
-func pilotMeanCurve(sr scenarioRuns) []float64 {
-	var out []float64
-	for _, r := range sr.runs {
-		for i, e := range r.Epochs {
-			if i == len(out) {
-				out = append(out, 0)
-			}
-			out[i] += 100 * e.ValAcc / float64(len(sr.runs))
+// pilotConvergence is train.Plateau's finding on a scenario's seed-mean
+// validation curve (points per epoch), in the form judged takes.
+func pilotConvergence(sr scenarioRuns) studyConvergence {
+	rs := make([]runConvergence, len(sr.runs))
+	for i, r := range sr.runs {
+		for _, e := range r.Epochs {
+			rs[i].accs = append(rs[i].accs, 100*e.ValAcc)
 		}
 	}
-	return out
+	mean, ok := meanCurve(rs)
+	if !ok {
+		return studyConvergence{cell: "not converged: the runs have different lengths"}
+	}
+	conv := train.Plateau.Check(mean)
+	if !conv.Converged {
+		return studyConvergence{cell: "not converged: " + conv.Reason}
+	}
+	return studyConvergence{ok: true, cell: "converged (always-fp32 seed-mean curve, " + train.Plateau.String() + ")"}
 }
 
 // liveClaims checks the live loop's claims, G-Ternary backbone and FP32

@@ -63,10 +63,10 @@ func TestEndpointClaimPaired(t *testing.T) {
 		}
 		cl := o.endpointClaim(by)
 		if got := cl.verdict(); got != c.want {
-			t.Errorf("%s: verdict %q (%s; %s), want %q", c.name, got, cl.ours, cl.interval, c.want)
+			t.Errorf("%s: verdict %q (%s), want %q", c.name, got, cl.ours, c.want)
 		}
-		if !strings.Contains(cl.interval, "paired t, n = 5") {
-			t.Errorf("%s: interval %q does not name its method and n", c.name, cl.interval)
+		if cl.judged == nil || strings.Count(cl.judged.Interval, "paired t, n = 5") != 2 {
+			t.Errorf("%s: %+v does not carry both intervals with their method and n", c.name, cl.judged)
 		}
 	}
 	// One seed: no paired interval, inconclusive as before.
@@ -75,8 +75,8 @@ func TestEndpointClaimPaired(t *testing.T) {
 		pilot.AlwaysGBinary:  pilotRuns(pilot.AlwaysGBinary, gb[:1], false),
 		pilot.GBinaryDefault: pilotRuns(pilot.GBinaryDefault, fp[:1], false),
 	}
-	if cl := o.endpointClaim(by); cl.verdict() != report.VerdictInconclusive || cl.interval != "" {
-		t.Errorf("one seed: %q, interval %q", cl.verdict(), cl.interval)
+	if cl := o.endpointClaim(by); cl.verdict() != report.VerdictInconclusive || cl.judged != nil {
+		t.Errorf("one seed: %q, judged %+v", cl.verdict(), cl.judged)
 	}
 }
 
