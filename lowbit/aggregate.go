@@ -3,6 +3,7 @@ package lowbit
 import (
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 )
 
 // Lane constants for SWAR arithmetic on eight byte lanes of a uint64.
@@ -382,18 +383,18 @@ func votePlanesGeneric(pos, nz []byte, signs, gates [][]byte, n int, s Spec, bas
 	var c, cn bitCounter
 	j0 := 0
 	if w == 8 && !margin && !workerGate {
-		// Whole words through the carry-save tree, a chunk at a time so
-		// the positional gate finds the results still in L1.
+		// Whole words through the carry-save tree, with the positional
+		// gate's bit stream ANDed in the same pass.
 		j0 = nb &^ 7
-		for j := 0; j < j0; j += planesChunk {
-			e := min(j+planesChunk, j0)
-			vote8Words(pos[j:e], nz[j:e], signs, j)
-			if pattern {
-				applyPatternPlanes(pos[j:e], nz[j:e], p, (base+8*j)%p)
-			}
-		}
 		if pattern {
+			stream, chunk := planeMaskStream(p, o)
+			for j := 0; j < j0; j += chunk {
+				e := min(j+chunk, j0)
+				vote8Words(pos[j:e], nz[j:e], signs, j, stream[:e-j])
+			}
 			o = (base + 8*j0) % p
+		} else {
+			vote8Words(pos[:j0], nz[:j0], signs, 0, nil)
 		}
 	}
 	for j := j0; j < nb; j += 8 {
@@ -446,15 +447,58 @@ func votePlanesGeneric(pos, nz []byte, signs, gates [][]byte, n int, s Spec, bas
 	}
 }
 
-// planesChunk is how many result bytes the W=8 plane kernels write before
-// the positional gate is applied to them, while they are still in L1.
+// planesChunk is how many result bytes the AVX2 W=8 plane kernel writes
+// per call (the planes' pointers are advanced between calls).
 const planesChunk = 4096
+
+// planeMaskStreams[p] holds the positional gate of period p as bit streams
+// for whole result-plane words, one per pattern offset o < p: bit i (LSB
+// first) of stream o is 0 when (o+i) mod p == p-1, else 1. A stream is
+// planeMaskChunk(p) bytes, a multiple of 32 and of p, so 8 chunk bits are
+// a whole number of periods: a run of chunks that starts at offset o ANDs
+// every chunk with stream o. Built on first use (at most 64 x 4 KiB).
+var planeMaskStreams [65]atomic.Pointer[[][]byte]
+
+// planeMaskStream returns stream o of period p and its length in bytes.
+func planeMaskStream(p, o int) (stream []byte, chunk int) {
+	if s := planeMaskStreams[p].Load(); s != nil {
+		return (*s)[o], len((*s)[o])
+	}
+	chunk = gateChunk(p)
+	all := make([][]byte, p)
+	for off := range p {
+		s := make([]byte, chunk)
+		q := off
+		for j := 0; j < chunk; j += 8 {
+			binary.LittleEndian.PutUint64(s[j:], patternBitMask[p][q])
+			q = (q + 64) % p
+		}
+		all[off] = s
+	}
+	planeMaskStreams[p].Store(&all)
+	return all[o], chunk
+}
+
+// gateChunk is the chunk length (in bytes) of the positional gate's mask
+// streams for period p: the least multiple of lcm(32, p) that is at least
+// 4096, so a chunk is whole AVX2 vectors, whole periods of bytes (packets)
+// and whole periods of bits (planes), and fits in L1 beside the data.
+func gateChunk(p int) int {
+	a, b := 32, p
+	for b != 0 {
+		a, b = b, a%b
+	}
+	l := 32 * p / a // lcm(32, p)
+	return l * ((planesChunk + l - 1) / l)
+}
 
 // vote8Words is the majority of exactly eight planes over whole words,
 // through a carry-save adder tree (count = b0 + 2 b1 + 4 b2 + 8 b3): pos
 // and nz hold a multiple of 8 bytes, and word i reads the planes at byte
-// off+i. A partial last word goes through the generic bit-sliced counter.
-func vote8Words(pos, nz []byte, planes [][]byte, off int) {
+// off+i. When mask is not nil (the positional gate's bit stream, as long
+// as pos) both results are ANDed with it in the same pass. A partial last
+// word goes through the generic bit-sliced counter.
+func vote8Words(pos, nz []byte, planes [][]byte, off int, mask []byte) {
 	n := len(pos)
 	nz = nz[:n]
 	p0, p1, p2, p3 := planes[0][off:off+n], planes[1][off:off+n], planes[2][off:off+n], planes[3][off:off+n]
@@ -470,29 +514,17 @@ func vote8Words(pos, nz []byte, planes [][]byte, off int) {
 		b1, h2 := t^h, t&h
 		b23 := c4 | h2 // b3 | b2
 		up := c4&h2 | b23&(b1|b0)
+		nzw := up | ^b23
+		if mask != nil {
+			m := le64(mask[j:])
+			up, nzw = up&m, nzw&m
+		}
 		binary.LittleEndian.PutUint64(pos[j:], up)
-		binary.LittleEndian.PutUint64(nz[j:], up|^b23)
+		binary.LittleEndian.PutUint64(nz[j:], nzw)
 	}
 }
 
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
-
-// applyPatternPlanes clears the bits of result planes pos and nz (a
-// multiple of 8 bytes) that the period-p positional gate zeroes; bit 0 of
-// pos[0] is at pattern offset o.
-func applyPatternPlanes(pos, nz []byte, p, o int) {
-	nz = nz[:len(pos)]
-	step := 64 % p
-	masks := &patternBitMask[p]
-	for j := 0; j+8 <= len(pos); j += 8 {
-		m := masks[o]
-		binary.LittleEndian.PutUint64(pos[j:], le64(pos[j:])&m)
-		binary.LittleEndian.PutUint64(nz[j:], le64(nz[j:])&m)
-		if o += step; o >= p {
-			o -= p
-		}
-	}
-}
 
 func fullAdd(a, b, c uint64) (sum, carry uint64) {
 	t := a ^ b

@@ -97,12 +97,7 @@ func patternStream(p int) (stream []byte, chunk int) {
 	if s := patternStreams[p].Load(); s != nil {
 		return *s, len(*s) - p
 	}
-	a, b := 32, p
-	for b != 0 {
-		a, b = b, a%b
-	}
-	l := 32 * p / a // lcm(32, p)
-	chunk = l * ((4096 + l - 1) / l)
+	chunk = gateChunk(p)
 	s := make([]byte, chunk+p)
 	for j := range s {
 		if j%p != p-1 {
@@ -160,15 +155,26 @@ func votePlanesAsm(pos, nz []byte, signs, gates [][]byte, n int, s Spec, base in
 		return
 	}
 	var ptrs [8]*byte
-	p := s.Gate.period()
-	for j := 0; j < nv; j += planesChunk {
-		e := min(j+planesChunk, nv)
-		for k := range ptrs {
-			ptrs[k] = &signs[k][j]
+	if pattern {
+		// One pass: the gate's bit stream for offset base mod p is ANDed
+		// in by the kernel (8 chunk bits are whole periods, so every
+		// chunk starts at the same offset).
+		p := s.Gate.period()
+		stream, chunk := planeMaskStream(p, base%p)
+		for j := 0; j < nv; j += chunk {
+			e := min(j+chunk, nv)
+			for k := range ptrs {
+				ptrs[k] = &signs[k][j]
+			}
+			vote8PlanesMaskAVX2(pos[j:e], nz[j:e], &ptrs, stream[:e-j])
 		}
-		vote8PlanesAVX2(pos[j:e], nz[j:e], &ptrs)
-		if pattern {
-			applyPatternPlanes(pos[j:e], nz[j:e], p, (base+8*j)%p)
+	} else {
+		for j := 0; j < nv; j += planesChunk {
+			e := min(j+planesChunk, nv)
+			for k := range ptrs {
+				ptrs[k] = &signs[k][j]
+			}
+			vote8PlanesAVX2(pos[j:e], nz[j:e], &ptrs)
 		}
 	}
 	if nv < nb {

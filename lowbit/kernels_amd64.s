@@ -320,9 +320,9 @@ TEXT ·vote8PlanesAVX2(SB), NOSPLIT, $0-56
 	XORQ     R13, R13
 	VPCMPEQB Y0, Y0, Y0
 	CMPQ     R13, DX
-	JAE      vote8_done
+	JAE      vote8PlanesAVX2_done
 
-vote8_loop:
+vote8PlanesAVX2_loop:
 	VMOVDQU (SI)(R13*1), Y1
 	VMOVDQU (DI)(R13*1), Y2
 	VMOVDQU (R8)(R13*1), Y3
@@ -360,14 +360,90 @@ vote8_loop:
 	VPOR    Y2, Y5, Y2
 	VPAND   Y2, Y4, Y2
 	VPOR    Y2, Y1, Y2
-	VMOVDQU Y2, (AX)(R13*1)
 	VPXOR   Y4, Y0, Y4
 	VPOR    Y4, Y2, Y4
+	VMOVDQU Y2, (AX)(R13*1)
 	VMOVDQU Y4, (CX)(R13*1)
 	ADDQ    $0x00000020, R13
 	CMPQ    R13, DX
-	JB      vote8_loop
+	JB      vote8PlanesAVX2_loop
 
-vote8_done:
+vote8PlanesAVX2_done:
+	VZEROUPPER
+	RET
+
+// func vote8PlanesMaskAVX2(pos []byte, nz []byte, planes *[8]*byte, mask []byte)
+// Requires: AVX, AVX2
+TEXT ·vote8PlanesMaskAVX2(SB), NOSPLIT, $0-80
+	MOVQ     pos_base+0(FP), AX
+	MOVQ     nz_base+24(FP), CX
+	MOVQ     pos_len+8(FP), DX
+	MOVQ     planes+48(FP), BX
+	MOVQ     mask_base+56(FP), SI
+	MOVQ     (BX), DI
+	MOVQ     8(BX), R8
+	MOVQ     16(BX), R9
+	MOVQ     24(BX), R10
+	MOVQ     32(BX), R11
+	MOVQ     40(BX), R12
+	MOVQ     48(BX), R13
+	MOVQ     56(BX), BX
+	SHRQ     $0x05, DX
+	SHLQ     $0x05, DX
+	XORQ     R14, R14
+	VPCMPEQB Y0, Y0, Y0
+	CMPQ     R14, DX
+	JAE      vote8PlanesMaskAVX2_done
+
+vote8PlanesMaskAVX2_loop:
+	VMOVDQU (DI)(R14*1), Y1
+	VMOVDQU (R8)(R14*1), Y2
+	VMOVDQU (R9)(R14*1), Y3
+	VPXOR   Y1, Y2, Y4
+	VPXOR   Y4, Y3, Y5
+	VPAND   Y1, Y2, Y1
+	VPAND   Y3, Y4, Y4
+	VPOR    Y1, Y4, Y4
+	VMOVDQU (R10)(R14*1), Y1
+	VMOVDQU (R11)(R14*1), Y2
+	VMOVDQU (R12)(R14*1), Y3
+	VPXOR   Y1, Y2, Y6
+	VPXOR   Y6, Y3, Y7
+	VPAND   Y1, Y2, Y1
+	VPAND   Y3, Y6, Y6
+	VPOR    Y1, Y6, Y6
+	VMOVDQU (R13)(R14*1), Y1
+	VPXOR   Y5, Y7, Y2
+	VPXOR   Y2, Y1, Y3
+	VPAND   Y5, Y7, Y5
+	VPAND   Y1, Y2, Y2
+	VPOR    Y5, Y2, Y2
+	VMOVDQU (BX)(R14*1), Y1
+	VPXOR   Y3, Y1, Y5
+	VPAND   Y3, Y1, Y1
+	VPXOR   Y4, Y6, Y3
+	VPXOR   Y3, Y2, Y7
+	VPAND   Y4, Y6, Y4
+	VPAND   Y2, Y3, Y3
+	VPOR    Y4, Y3, Y3
+	VPXOR   Y7, Y1, Y2
+	VPAND   Y7, Y1, Y1
+	VPOR    Y3, Y1, Y4
+	VPAND   Y3, Y1, Y1
+	VPOR    Y2, Y5, Y2
+	VPAND   Y2, Y4, Y2
+	VPOR    Y2, Y1, Y2
+	VPXOR   Y4, Y0, Y4
+	VPOR    Y4, Y2, Y4
+	VMOVDQU (SI)(R14*1), Y1
+	VPAND   Y2, Y1, Y2
+	VPAND   Y4, Y1, Y4
+	VMOVDQU Y2, (AX)(R14*1)
+	VMOVDQU Y4, (CX)(R14*1)
+	ADDQ    $0x00000020, R14
+	CMPQ    R14, DX
+	JB      vote8PlanesMaskAVX2_loop
+
+vote8PlanesMaskAVX2_done:
 	VZEROUPPER
 	RET

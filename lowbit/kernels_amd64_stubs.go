@@ -30,3 +30,8 @@ func packetLUTMaskAVX2(dst []byte, src []byte, luts *[48]byte, mask []byte)
 //
 //go:noescape
 func vote8PlanesAVX2(pos []byte, nz []byte, planes *[8]*byte)
+
+// vote8PlanesMaskAVX2 is vote8PlanesAVX2 followed by pos[i] &= mask[i], nz[i] &= mask[i].
+//
+//go:noescape
+func vote8PlanesMaskAVX2(pos []byte, nz []byte, planes *[8]*byte, mask []byte)

@@ -308,6 +308,14 @@ func TestKernelsPlanesMatchReference(t *testing.T) {
 			for _, n := range []int{8 * planesChunk, 8*planesChunk + 1, 2*8*planesChunk + 8*37 + 5} {
 				checkPlanes(t, r, 8, n, s)
 			}
+			if s.Format == Ternary && s.Gate.Kind == GatePattern {
+				// Across the gate stream's chunks (one pass: the stream
+				// of the first offset serves every chunk).
+				c := gateChunk(s.Gate.period())
+				for _, n := range []int{8*c - 3, 8 * c, 8*c + 8*32 + 1, 8*(3*c+40) + 7} {
+					checkPlanes(t, r, 8, n, s)
+				}
+			}
 		}
 	})
 }

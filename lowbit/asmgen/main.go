@@ -23,7 +23,8 @@ func main() {
 	encode("encodeGatesAVX2", true)
 	packetLUT("packetLUTAVX2", false)
 	packetLUT("packetLUTMaskAVX2", true)
-	vote8Planes()
+	vote8Planes("vote8PlanesAVX2", false)
+	vote8Planes("vote8PlanesMaskAVX2", true)
 	Generate()
 }
 
@@ -222,14 +223,29 @@ func packetLUT(name string, masked bool) {
 //
 //	pos = 1{c > 4} = b3 | b2 & (b1 | b0)
 //	nz  = pos | 1{c < 4} = pos | ^(b3 | b2)
-func vote8Planes() {
-	TEXT("vote8PlanesAVX2", NOSPLIT, "func(pos, nz []byte, planes *[8]*byte)")
-	Pragma("noescape")
-	Doc("vote8PlanesAVX2 writes the W=8 majority planes pos and nz of eight sign planes for len(pos)&^31 bytes.")
+//
+// The masked variant also ANDs both results with mask[i], the positional
+// gate's bit stream, in the same pass (G-Ternary: no second pass over the
+// results).
+func vote8Planes(name string, masked bool) {
+	if masked {
+		TEXT(name, NOSPLIT, "func(pos, nz []byte, planes *[8]*byte, mask []byte)")
+		Pragma("noescape")
+		Doc(name + " is vote8PlanesAVX2 followed by pos[i] &= mask[i], nz[i] &= mask[i].")
+	} else {
+		TEXT(name, NOSPLIT, "func(pos, nz []byte, planes *[8]*byte)")
+		Pragma("noescape")
+		Doc(name + " writes the W=8 majority planes pos and nz of eight sign planes for len(pos)&^31 bytes.")
+	}
 	pos := Load(Param("pos").Base(), GP64())
 	nz := Load(Param("nz").Base(), GP64())
 	n := Load(Param("pos").Len(), GP64())
 	pp := Load(Param("planes"), GP64())
+	var mask GPVirtual
+	if masked {
+		mask = GP64()
+		Load(Param("mask").Base(), mask)
+	}
 	var p [8]GPVirtual
 	for k := range p {
 		p[k] = GP64()
@@ -242,8 +258,8 @@ func vote8Planes() {
 	ones := YMM()
 	VPCMPEQB(ones, ones, ones)
 	CMPQ(i, n)
-	JAE(LabelRef("vote8_done"))
-	Label("vote8_loop")
+	JAE(LabelRef(name + "_done"))
+	Label(name + "_loop")
 	ld := func(k int) VecVirtual {
 		x := YMM()
 		VMOVDQU(Mem{Base: p[k], Index: i, Scale: 1}, x)
@@ -280,14 +296,20 @@ func vote8Planes() {
 	// pos = b3 | (b2|b3)&(b1|b0), which equals b3 | b2&(b1|b0).
 	VPAND(b1, b23, b1)
 	VPOR(b1, b3, b1)
-	VMOVDQU(b1, Mem{Base: pos, Index: i, Scale: 1})
 	VPXOR(b23, ones, b23)
 	VPOR(b23, b1, b23) // nz
+	if masked {
+		m := YMM()
+		VMOVDQU(Mem{Base: mask, Index: i, Scale: 1}, m)
+		VPAND(b1, m, b1)
+		VPAND(b23, m, b23)
+	}
+	VMOVDQU(b1, Mem{Base: pos, Index: i, Scale: 1})
 	VMOVDQU(b23, Mem{Base: nz, Index: i, Scale: 1})
 	ADDQ(U32(32), i)
 	CMPQ(i, n)
-	JB(LabelRef("vote8_loop"))
-	Label("vote8_done")
+	JB(LabelRef(name + "_loop"))
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
 }
