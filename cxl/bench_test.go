@@ -101,3 +101,51 @@ func BenchmarkControllerRead(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 }
+
+// BenchmarkDoRunView measures DoRun reading a worker-major aggregate view
+// of 1024 aggregate lines as one run (2048 view lines), per shape and
+// mode; bytes are the view lines read.
+func BenchmarkDoRunView(b *testing.B) {
+	const lines = 1024
+	shapes := []struct {
+		name string
+		reg  Region
+		mode Mode
+	}{
+		{"planes-W8/g-binary", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}, GBinary},
+		{"planes-W8/g-ternary", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}, GTernary},
+		{"int8-W8/int8-sum", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}, Int8Sum},
+		{"bfp8-W8/bfp8-sum", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}, BFPSum},
+	}
+	for _, sh := range shapes {
+		reg := sh.reg
+		reg.Mode = sh.mode
+		reg.Size = reg.DataBytes(lines)
+		c, err := NewCore(Config{Capacity: reg.End()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Map(reg); err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		data := make([]byte, reg.Size)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		if _, err := c.DoRun(Run{Op: MemWr, Addr: reg.Base, Lines: int(reg.Size / LineBytes), Data: data}, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(sh.name, func(b *testing.B) {
+			r := Run{Op: MemRd, Addr: reg.Base + reg.Size, Lines: 2 * lines, Dst: make([]byte, 2*lines*LineBytes)}
+			var spans []Span
+			b.SetBytes(int64(len(r.Dst)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if spans, err = c.DoRun(r, spans[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

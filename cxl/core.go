@@ -87,6 +87,8 @@ type Core struct {
 	eplanes     [][]byte
 	sums        [lowbit.LineBytes]int16
 	blockExp    [lowbit.BFPExponentsPerLine]int8
+	// scratch for DoRun's aggregate view runs
+	run runScratch
 }
 
 type regionState struct {

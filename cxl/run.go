@@ -42,10 +42,12 @@ type Span struct {
 // region window or one stretch of plain memory, aligned, inside the
 // device, whole lines of data, a mode it knows) once and then moves it
 // with one copy per storage page, or, for the element-major G-Binary
-// aggregate view, one lowbit.CountPacket per page. Anything else (bad
-// lines, worker-major aggregate views, G-Ternary element-major views,
-// modes added after it) goes through Do one line at a time, so the per-line
-// path stays the one definition of the semantics.
+// aggregate view, one lowbit.CountPacket per page, or, for a worker-major
+// aggregate view (sign planes or integer sums), one lowbit.VotePlanes,
+// SumInt8 or SumBFP8 per 32 aggregate lines. Anything else (bad lines,
+// G-Ternary element-major views, BFP8 exponent view lines, modes added
+// after it) goes through Do one line at a time, so the per-line path stays
+// the one definition of the semantics (and the tests' oracle).
 //
 // Like Do it needs no transactions in flight; it returns an error and
 // runs nothing with some in flight, a negative Lines or a MemRd Dst too
@@ -78,12 +80,13 @@ func (c *Core) DoRun(r Run, spans []Span) ([]Span, error) {
 type stretchKind struct {
 	region RegionID
 	mode   Mode
-	count  int // > 0: element-major G-Binary view, CountPacket with this many workers
+	count  int  // > 0: element-major G-Binary view, CountPacket with this many workers
+	view   bool // worker-major aggregate view lines (planes or sums)
 }
 
 // runModes are the modes whose per-line semantics stretch reproduces; a
 // mode not listed here runs one line at a time.
-var runModes = [numModes]bool{Identity: true, FP32Bypass: true, GBinary: true, GTernary: true}
+var runModes = [numModes]bool{Identity: true, FP32Bypass: true, GBinary: true, GTernary: true, Int8Sum: true, BFPSum: true}
 
 // stretch returns how many of r's lines from line k (at addr) can complete
 // as one stretch, and how; 0 when line k must go through Do. Every line
@@ -118,7 +121,14 @@ func (c *Core) stretch(r Run, k int, addr uint64) (int, stretchKind) {
 		t := g.locate(addr)
 		switch {
 		case g.Layout == lowbit.WorkerMajor && t.view:
-			return 0, how // a read-only view: aggregates or errors, per line
+			// A read-only view: writes fail, and so do reads in a mode
+			// it does not aggregate; BFP8's exponent view lines are
+			// few (one per 64 aggregate lines) and stay per line.
+			if r.Op != MemRd || t.exp || !g.Aggregates(g.Mode) {
+				return 0, how
+			}
+			how.view = true
+			end = g.Base + g.Size + uint64(2*g.PayloadLines())*LineBytes
 		case g.Layout == lowbit.WorkerMajor:
 			end = g.Base + g.Size
 		case t.sign: // element-major sign slab: the in-place aggregate view
@@ -155,6 +165,12 @@ func (c *Core) doStretch(r Run, k int, addr uint64, m int, how stretchKind) Span
 	dst := r.Dst[k*LineBytes : (k+m)*LineBytes]
 	ms.ReadLines += n
 	ms.ReadBytes += n * LineBytes
+	if how.view {
+		g := &c.regions[how.region].Region
+		ms.MediaLinesRead += n * uint64(c.viewRun(dst, g, how.mode, int((addr-g.Base-g.Size)/LineBytes)))
+		ms.TransformedLines += n
+		return Span{Lines: m, Region: how.region, Mode: how.mode, Transformed: true}
+	}
 	ms.MediaLinesRead += n
 	if how.count == 0 {
 		c.mem.loadRun(dst, line)
@@ -163,6 +179,109 @@ func (c *Core) doStretch(r Run, k int, addr uint64, m int, how stretchKind) Span
 	c.mem.countRun(dst, line, how.count)
 	ms.TransformedLines += n
 	return Span{Lines: m, Region: how.region, Mode: how.mode, Transformed: true}
+}
+
+// viewChunk is how many aggregate lines viewRun computes at a time: a
+// divisor of lowbit.BFPExponentsPerLine, so a chunk's BFP8 block
+// exponents lie in one exponent line of each worker.
+const viewChunk = 32
+
+// viewRun writes into dst the len(dst)/64 worker-major aggregate view
+// lines of region g in mode m from view line v (line 2l is aggregate line
+// l's pos plane or first 32 sums, line 2l+1 its nz plane or last 32 sums;
+// no exponent view lines), as aggregate would a line at a time, and
+// returns the stored lines each view line reads (aggregate's count). It
+// gathers a chunk of aggregate lines of every worker, then runs one
+// VotePlanes, SumInt8 or SumBFP8 over the chunk.
+func (c *Core) viewRun(dst []byte, g *Region, m Mode, v int) int {
+	w := g.Workers
+	per := w
+	sum := m.Sum()
+	gated := !sum && g.Spec(m).GateBits()
+	if gated || sum && m.ExpPlane() {
+		per += w
+	}
+	rb := &c.run
+	l0, l1 := v/2, (v+len(dst)/LineBytes-1)/2 // aggregate lines [l0, l1]
+	for la := l0 / viewChunk * viewChunk; la <= l1; la += viewChunk {
+		a, b := max(la, l0), min(la+viewChunk, l1+1)
+		nl := b - a
+		out := rb.out[:2*nl*LineBytes]
+		if sum {
+			codes := c.gatherRun(&rb.codes, &rb.cbuf, w, nl, func(k int) uint64 { return g.CodeAddr(k, a) })
+			sums := rb.sums[:nl*LineBytes]
+			if m.ExpPlane() {
+				x, o := a/lowbit.BFPExponentsPerLine, a%lowbit.BFPExponentsPerLine
+				eb := c.gatherRun(&rb.exps, &rb.ebuf, w, 1, func(k int) uint64 { return g.ExpAddr(k, x) })
+				for k := range eb {
+					eb[k] = eb[k][o : o+nl]
+				}
+				lowbit.SumBFP8(sums, rb.blockExp[:nl], int8Rows(&rb.codes8, codes), int8Rows(&rb.exps8, eb))
+			} else {
+				lowbit.SumInt8(sums, int8Rows(&rb.codes8, codes))
+			}
+			lowbit.PutInt16s(out, sums) // line 2l, 2l+1: sums of elements 64l+0..31, 64l+32..63
+		} else {
+			signs := c.gatherRun(&rb.codes, &rb.cbuf, w, nl, func(k int) uint64 { return g.SignAddr(k, a) })
+			var gates [][]byte
+			if gated {
+				gates = c.gatherRun(&rb.gates, &rb.gbuf, w, nl, func(k int) uint64 { return g.GateAddr(k, a) })
+			}
+			pos, nz := rb.pos[:nl*LineBytes], rb.nz[:nl*LineBytes]
+			base := g.Element0 + a*lowbit.PlaneElements
+			if err := lowbit.VotePlanes(pos, nz, signs, gates, nl*lowbit.PlaneElements, g.Spec(m), base); err != nil {
+				panic("cxl: region validated but VotePlanes failed: " + err.Error())
+			}
+			for i := range nl {
+				copy(out[2*i*LineBytes:], pos[i*LineBytes:(i+1)*LineBytes])
+				copy(out[(2*i+1)*LineBytes:], nz[i*LineBytes:(i+1)*LineBytes])
+			}
+		}
+		// The view lines of aggregate lines [a, b) that dst asks for.
+		lo, hi := max(2*a, v), min(2*b, v+len(dst)/LineBytes)
+		copy(dst[(lo-v)*LineBytes:(hi-v)*LineBytes], out[(lo-2*a)*LineBytes:(hi-2*a)*LineBytes])
+	}
+	return per
+}
+
+// runScratch is viewRun's scratch, kept across runs.
+type runScratch struct {
+	codes, gates, exps [][]byte // per worker: its lines of the chunk
+	cbuf, gbuf, ebuf   []byte
+	codes8, exps8      [][]int8
+	pos, nz            [viewChunk * LineBytes]byte
+	out                [2 * viewChunk * LineBytes]byte
+	sums               [viewChunk * LineBytes]int16
+	blockExp           [viewChunk]int8
+}
+
+// gatherRun copies lines [addr(k), addr(k) + 64 lines) of each of w
+// workers into buf and returns them as w slices (a never-written line is
+// zero).
+func (c *Core) gatherRun(rows *[][]byte, buf *[]byte, w, lines int, addr func(k int) uint64) [][]byte {
+	nb := lines * LineBytes
+	if cap(*buf) < w*nb {
+		*buf = make([]byte, w*viewChunk*LineBytes)
+	}
+	b := (*buf)[:w*nb]
+	r := (*rows)[:0]
+	for k := range w {
+		p := b[k*nb : (k+1)*nb : (k+1)*nb]
+		c.mem.loadRun(p, addr(k)/LineBytes)
+		r = append(r, p)
+	}
+	*rows = r
+	return r
+}
+
+// int8Rows views each row as int8 codes, in *dst.
+func int8Rows(dst *[][]int8, rows [][]byte) [][]int8 {
+	s := (*dst)[:0]
+	for _, r := range rows {
+		s = append(s, lowbit.BytesInt8(r))
+	}
+	*dst = s
+	return s
 }
 
 // doLine runs r's line k (at addr) through Do.

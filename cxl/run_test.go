@@ -191,3 +191,101 @@ func FuzzDoRun(f *testing.F) {
 		checkRun(t, run, ref, r)
 	})
 }
+
+// viewCores returns two cores with the same worker-major regions, whose
+// aggregate views DoRun computes a chunk at a time: W=8 sign planes under
+// the positional gate (with a nonzero Element0), W=3 planes with the
+// worker gate's gate slabs, an INT8 sum region, and a BFP8 sum region of
+// more than 64 lines (two exponent lines a worker), off page boundaries,
+// with plain memory between them.
+func viewCores(t testing.TB) (run, ref *Core, regs []Region) {
+	t.Helper()
+	wm8 := Region{Name: "wm8", Base: 64 * 3, Mode: GTernary, Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Element0: 5}
+	wm8.Size = wm8.DataBytes(70)
+	wg := Region{Name: "wg", Base: wm8.End() + 64*7, Mode: GTernary, Workers: 3, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}}
+	wg.Size = wg.DataBytes(40)
+	i8 := Region{Name: "i8", Base: wg.End() + 64, Mode: Int8Sum, Workers: 3, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}
+	i8.Size = i8.DataBytes(45)
+	bf := Region{Name: "bf", Base: i8.End() + 64*2, Mode: BFPSum, Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}
+	bf.Size = bf.DataBytes(130)
+	regs = []Region{wm8, wg, i8, bf}
+	var cs [2]*Core
+	for i := range cs {
+		c, err := NewCore(Config{Capacity: bf.End() + 64*5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range regs {
+			if _, err := c.Map(r); err != nil {
+				t.Fatalf("map %s: %v", r.Name, err)
+			}
+		}
+		cs[i] = c
+	}
+	return cs[0], cs[1], regs
+}
+
+// TestDoRunViewsMatchDo: worker-major aggregate views (sign planes, with
+// the positional and the worker gate; INT8 and BFP8 sums) read as runs of
+// every length and alignment, in every mode, between random writes,
+// against Do a line at a time (whose aggregate is one line's VotePlanes,
+// SumInt8 or SumBFP8 over that line's stored payloads).
+func TestDoRunViewsMatchDo(t *testing.T) {
+	run, ref, regs := viewCores(t)
+	capLines := int(run.Capacity() / LineBytes)
+	rng := rand.New(rand.NewPCG(5, 6))
+	write := func(addr uint64, lines int) {
+		r := Run{Op: MemWr, Addr: addr, Lines: lines, Tag: uint16(rng.Uint32()), Data: make([]byte, lines*LineBytes)}
+		for j := range r.Data {
+			r.Data[j] = byte(rng.Uint32())
+		}
+		if rng.IntN(4) == 0 { // BFP8 exponents in range, and some large ones
+			for j := range r.Data {
+				r.Data[j] = byte(int8(rng.IntN(40) - 20))
+			}
+		}
+		checkRun(t, run, ref, r)
+	}
+	read := func(addr uint64, lines int) {
+		checkRun(t, run, ref, Run{Op: MemRd, Addr: addr, Lines: lines, Tag: uint16(rng.Uint32()), Dst: bytes.Repeat([]byte{0x5a}, lines*LineBytes)})
+	}
+	write(0, capLines)
+	modes := AllModes()
+	for round := range 40 {
+		for id := range regs {
+			if rng.IntN(2) == 0 {
+				m := modes[rng.IntN(len(modes))]
+				if round%3 == 0 { // mostly the modes that aggregate
+					m = regs[id].Mode
+				}
+				for _, c := range []*Core{run, ref} {
+					if err := c.SetMode(RegionID(id), m, int64(round)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		g := regs[rng.IntN(len(regs))]
+		view := g.Base + g.Size
+		vl := int(g.ViewBytes() / LineBytes)
+		switch rng.IntN(4) {
+		case 0: // the whole view
+			read(view, vl)
+		case 1: // a piece of it, any alignment
+			v := rng.IntN(vl)
+			read(view+uint64(v)*LineBytes, 1+rng.IntN(vl-v))
+		case 2: // across the region's end and its neighbours
+			read(view+uint64(rng.IntN(vl))*LineBytes, rng.IntN(3*vl))
+		default: // rewrite some of its payload lines
+			l := rng.IntN(int(g.Size / LineBytes))
+			write(g.Base+uint64(l)*LineBytes, 1+rng.IntN(int(g.Size/LineBytes)-l))
+		}
+	}
+	read(0, capLines)
+	st := run.Stats()
+	for _, m := range []Mode{GTernary, Int8Sum, BFPSum} {
+		if st.Modes[m].TransformedLines == 0 {
+			t.Errorf("no %v aggregates read: %+v", m, st.Modes[m])
+		}
+	}
+}
