@@ -12,10 +12,13 @@ benchmarks count them (b.SetBytes): FP32 input bytes for the encoder,
 packed bytes of all W = 8 planes for the vote; MB/s is 1e6 bytes/s.
 
 Rows: ``encode_signs`` (the API: allocation, NaN/Inf check, ctypes call);
-``vote planes -> pos/nz`` (what Go's VotePlanes benchmark does, from
-Python); ``vote_planes -> int8`` and ``vote_update -> fp32`` (the APIs; the
-DDP hook runs vote_update; they write n int8 or FP32 values, 8 or 32 times
-the packed bytes, so they are not Go's VotePlanes). One thread for torch.
+``planes`` (VotePlanes into result planes reused from call to call, what
+Go's VotePlanes benchmark does, from Python); ``planes fresh`` (the same
+into new tensors every call: their pages fault in on first touch, the
+``minflt`` column, counted by getrusage around each call);
+``vote_planes -> int8`` and ``vote_update -> fp32`` (the APIs; the DDP hook
+runs vote_update; they write n int8 or FP32 values, 8 or 32 times the
+packed bytes, so they are not Go's VotePlanes). One thread for torch.
 Each figure is the best of single calls (Go: -benchtime 1x, 4 x --count
 runs, half before and half after the Python rows; Python: 4 x --count
 repetitions): on a shared machine that is the least disturbed one.
@@ -27,11 +30,12 @@ import argparse
 import json
 import pathlib
 import re
+import resource
 import statistics
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 import torch
 
@@ -64,17 +68,21 @@ def go_bench(impl: str, count: int) -> Dict[str, float]:
     return out
 
 
-def timeit(fn: Callable[[], object], nbytes: int, reps: int) -> float:
+def timeit(fn: Callable[[], object], nbytes: int, reps: int) -> Tuple[float, float]:
+    """MB/s of the fastest of reps calls, and the mean minor page faults
+    a call."""
     fn()
-    ts = []
+    ts, faults = [], []
     for _ in range(reps):
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
-    return nbytes / min(ts) / 1e6
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+    return nbytes / min(ts) / 1e6, statistics.mean(faults)
 
 
-def python_rows(reps: int, torch_path: bool) -> Dict[str, float]:
+def python_rows(reps: int, torch_path: bool) -> Dict[str, Tuple[float, float]]:
     real = _golib.usable
     if torch_path:
         _golib.usable = lambda *t: False
@@ -90,7 +98,11 @@ def python_rows(reps: int, torch_path: bool) -> Dict[str, float]:
                 spec = Spec(W, Layout.WORKER_MAJOR, fmt, gate)
                 key = f"VotePlanes/mode={mname}/W=8/size={sname}"
                 if not torch_path:
-                    out[key + " planes"] = timeit(lambda: lowbit._go_vote_planes(planes, n, spec, 1, None, None), nbytes, reps)
+                    res = (torch.zeros(nbytes // W, dtype=torch.uint8), torch.zeros(nbytes // W, dtype=torch.uint8))
+                    out[key + " planes"] = timeit(lambda: lowbit._go_vote_planes(planes, n, spec, 1, None, None, res),
+                                                  nbytes, reps)
+                    out[key + " planes fresh"] = timeit(lambda: lowbit._go_vote_planes(planes, n, spec, 1, None, None),
+                                                        nbytes, reps)
                 out[key + " int8"] = timeit(lambda: lowbit.vote_planes(planes, n, spec, 1), nbytes, reps)
                 dst = torch.empty(n)
                 out[key + " fp32"] = timeit(lambda: lowbit.vote_update(planes, n, spec, 0.5, 1, out=dst), nbytes, reps)
@@ -121,23 +133,23 @@ def main() -> int:
     go = {k: max(v) for k, v in runs.items()}
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     print(f"CPU {cpu}; Go kernels {impl}; torch {torch.__version__}, 1 thread; MB/s = 1e6 B/s as go test counts")
-    print(f"  {'kernel':<44} {'Go bench':>9} {'py->Go':>9} {'% of Go':>8} {'torch ops':>10} {'% of Go':>8}")
+    print(f"  {'kernel':<50} {'Go bench':>9} {'py->Go':>9} {'% of Go':>8} {'minflt':>7} {'torch ops':>10} {'% of Go':>8}")
     rows = []
-    for key in sorted({k.rsplit(' ', 1)[0] if ' ' in k else k for k in list(lib) + list(tor)}):
+    for key in sorted({k.split(' ', 1)[0] for k in list(lib) + list(tor)}):
         ref = go.get(key)
-        for suffix in ("", " planes", " int8", " fp32"):
+        for suffix in ("", " planes", " planes fresh", " int8", " fp32"):
             k = key + suffix
             if k not in lib and k not in tor:
                 continue
-            a, b = lib.get(k), tor.get(k)
-            rows.append({"kernel": k, "go_mb_s": ref, "python_go_mb_s": a, "python_torch_mb_s": b})
+            (a, fl), (b, _) = lib.get(k, (None, None)), tor.get(k, (None, None))
+            rows.append({"kernel": k, "go_mb_s": ref, "python_go_mb_s": a, "python_go_minflt": fl, "python_torch_mb_s": b})
 
             def f(v):
                 return "-" if v is None else f"{v:.0f}"
 
             def pct(v):
                 return "-" if v is None or not ref else f"{100 * v / ref:.0f}%"
-            print(f"  {k:<44} {f(ref):>9} {f(a):>9} {pct(a):>8} {f(b):>10} {pct(b):>8}")
+            print(f"  {k:<50} {f(ref):>9} {f(a):>9} {pct(a):>8} {f(fl):>7} {f(b):>10} {pct(b):>8}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"cpu": cpu, "impl": impl, "torch": torch.__version__,
                                                        "rows": rows}, indent=2))

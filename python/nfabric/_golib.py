@@ -214,6 +214,25 @@ def ptrs(planes: Sequence[torch.Tensor]) -> ctypes.Array:
     return (ctypes.c_void_p * len(planes))(*[p.data_ptr() for p in planes])
 
 
+_scratch = threading.local()
+
+
+def scratch_planes(nb: int) -> "tuple[torch.Tensor, torch.Tensor]":
+    """Two uint8 tensors of nb bytes for result planes that do not outlive
+    the call (vote_update, vote_planes): one buffer per thread, kept at the
+    largest size asked for, so that repeated votes write into memory that
+    is already mapped. Fresh outputs fault their pages in on every call
+    (glibc returns large blocks to the OS on free): at 64 MiB of W=8 planes
+    that is 4096 minor faults a call and a third of the kernel's speed
+    (python/benchmarks/kernels.py, the "fresh" rows)."""
+    import torch
+    buf = getattr(_scratch, "planes", None)
+    if buf is None or buf.numel() < 2 * nb:
+        buf = torch.empty(2 * nb, dtype=torch.uint8)
+        _scratch.planes = buf
+    return buf[:nb], buf[nb:2 * nb]
+
+
 def errbuf() -> ctypes.Array:
     return ctypes.create_string_buffer(_ERRLEN)
 

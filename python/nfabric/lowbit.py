@@ -671,9 +671,11 @@ def _go_vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tens
 
 
 def _go_vote_planes(signs, n: int, spec: Spec, base: Union[int, torch.Tensor], gates,
-                    keep: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor, bool]:
-    """Go's VotePlanes: the result planes (pos, nz) and whether the pattern
-    gate is still to apply (see _go_gate)."""
+                    keep: Optional[torch.Tensor],
+                    out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None) -> Tuple[torch.Tensor, torch.Tensor, bool]:
+    """Go's VotePlanes: the result planes (pos, nz), written into out (two
+    contiguous uint8 tensors of plane_bytes(n); new ones when None), and
+    whether the pattern gate is still to apply (see _go_gate)."""
     rows = _plane_rows(signs, n, "vote")
     if len(rows) != spec.workers:
         raise ValueError(f"vote: {len(rows)} sign planes for {spec.workers} workers")
@@ -686,7 +688,7 @@ def _go_vote_planes(signs, n: int, spec: Spec, base: Union[int, torch.Tensor], g
             raise ValueError("the worker gate needs one gate plane per worker, shaped like the sign planes")
     fmt, kind, param, gbase, gate_here = _go_gate(spec, base, keep)
     nb = plane_bytes(n)
-    pos, nz = torch.empty(nb, dtype=torch.uint8), torch.empty(nb, dtype=torch.uint8)
+    pos, nz = out if out is not None else (torch.empty(nb, dtype=torch.uint8), torch.empty(nb, dtype=torch.uint8))
     err = _golib.errbuf()
     rc = _golib.lib().nfl_vote_planes(pos.data_ptr(), nz.data_ptr(), _golib.ptrs(rows),
                                       None if grows is None else _golib.ptrs(grows), spec.workers, n,
@@ -755,7 +757,7 @@ def vote_planes(signs: Union[torch.Tensor, Sequence[torch.Tensor]], n: int, spec
     pattern gate's precomputed keep mask (what gate_keeps returns)."""
     _check_spec(spec, Layout.WORKER_MAJOR, base)
     if _go_planes(signs, gates):
-        pos, nz, gate_here = _go_vote_planes(signs, n, spec, base, gates, keep)
+        pos, nz, gate_here = _go_vote_planes(signs, n, spec, base, gates, keep, _golib.scratch_planes(plane_bytes(n)))
         u = torch.empty(n, dtype=torch.int8)
         _golib.lib().nfl_unpack_planes(u.data_ptr(), pos.data_ptr(), nz.data_ptr(), n)
         if gate_here:
@@ -820,7 +822,7 @@ def vote_update(signs: Union[torch.Tensor, Sequence[torch.Tensor]], n: int, spec
         out.copy_(decode(vote_planes(signs, n, spec, base, gates, keep), scale, out.dtype))
         return out
     _check_spec(spec, Layout.WORKER_MAJOR, base)
-    pos, nz, gate_here = _go_vote_planes(signs, n, spec, base, gates, keep)
+    pos, nz, gate_here = _go_vote_planes(signs, n, spec, base, gates, keep, _golib.scratch_planes(plane_bytes(n)))
     if gate_here:
         m = keep if keep is not None else gate_keeps(spec.gate, base, torch.empty(n, dtype=torch.int8))
         kp = _pack_bits(m)

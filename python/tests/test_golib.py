@@ -124,6 +124,38 @@ def test_vote_update_writes_into_a_view(monkeypatch: pytest.MonkeyPatch) -> None
     assert torch.equal(torch.signbit(buf[100:1100][want == 0]), torch.ones(int((want == 0).sum()), dtype=torch.bool))
 
 
+def test_vote_scratch_reused_across_sizes_and_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vote_update and vote_planes vote into one per-thread scratch buffer
+    (_golib.scratch_planes): a small vote after a large one must not see the
+    large one's bytes, and threads voting at once must not see each other's."""
+    import threading
+    spec = Spec(8, Layout.WORKER_MAJOR, Format.TERNARY, Gate())
+    cases = []
+    for n, seed in [(70001, 1), (9, 2), (4099, 3), (70001, 4)]:
+        x = grads(8, n, seed)
+        planes = torch.stack([lowbit.encode_signs(x[k]) for k in range(8)])
+        with monkeypatch.context() as m:
+            m.setattr(_golib, "usable", lambda *t: False)
+            ref = lowbit.vote_update(planes, n, spec, 0.25, 5)
+        cases.append((planes, n, ref))
+    for planes, n, ref in cases:
+        assert torch.equal(lowbit.vote_update(planes, n, spec, 0.25, 5), ref)
+        assert torch.equal(lowbit.decode(lowbit.vote_planes(planes, n, spec, 5), 0.25), ref)
+    bad = []
+
+    def run(k: int) -> None:
+        for _ in range(20):
+            planes, n, ref = cases[(k + _) % len(cases)]
+            if not torch.equal(lowbit.vote_update(planes, n, spec, 0.25, 5), ref):
+                bad.append(k)
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert bad == []
+
+
 def test_bad_arguments_are_errors_not_crashes() -> None:
     planes = torch.zeros(3, 4, dtype=torch.uint8)
     with pytest.raises(ValueError, match="holds 4 bytes, want 5"):
