@@ -242,3 +242,20 @@ func BenchmarkUnpackPlanes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlanesToPacket gathers W=8 planes into packets (the runtime's
+// layout change for element-major regions); bytes are the planes'.
+func BenchmarkPlanesToPacket(b *testing.B) {
+	for _, sz := range benchSizes[:3] {
+		b.Run("W=8/size="+sz.name, func(b *testing.B) {
+			planes := benchPlanes(sz.bytes, 8)
+			n := 8 * len(planes[0])
+			dst := make([]byte, n)
+			b.SetBytes(int64(sz.bytes))
+			b.ReportAllocs()
+			for b.Loop() {
+				PlanesToPacket(dst, planes, n)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package lowbit
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -159,9 +160,19 @@ func PlanesToPacket(dst []byte, planes [][]byte, n int) {
 	if len(planes) > MaxPacketWorkers || len(dst) < n {
 		panic("lowbit: PlanesToPacket: bad arguments")
 	}
-	clear(dst[:n])
+	// Eight elements a plane byte: spread8 puts bit q of a plane byte in
+	// byte lane q, shifted to bit k for worker k.
+	full := n / 8
+	for j := range full {
+		var v uint64
+		for k, p := range planes {
+			v |= spread8[p[j]] << k
+		}
+		binary.LittleEndian.PutUint64(dst[8*j:], v)
+	}
+	clear(dst[8*full : n])
 	for k, p := range planes {
-		for i := range n {
+		for i := 8 * full; i < n; i++ {
 			dst[i] |= (p[i>>3] >> (i & 7) & 1) << k
 		}
 	}

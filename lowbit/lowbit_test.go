@@ -229,6 +229,42 @@ func TestPlanesPacketRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPlanesToPacketMatchesDefinition: bit k of packet byte i is bit i
+// of plane k, for every W, lengths around whole plane bytes, and planes
+// with random bits past n (which must not show).
+func TestPlanesToPacketMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for w := 0; w <= 8; w++ {
+		for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 200 + r.IntN(300)} {
+			planes := make([][]byte, w)
+			for k := range planes {
+				planes[k] = make([]byte, PlaneBytes(n)+r.IntN(3))
+				for j := range planes[k] {
+					planes[k][j] = byte(r.Uint32())
+				}
+			}
+			dst := make([]byte, n+2)
+			dst[n], dst[n+1] = 0xA5, 0x5A
+			for i := range n {
+				dst[i] = byte(r.Uint32()) // overwritten
+			}
+			PlanesToPacket(dst, planes, n)
+			for i := range n {
+				var want byte
+				for k := range w {
+					want |= (planes[k][i/8] >> (i % 8) & 1) << k
+				}
+				if dst[i] != want {
+					t.Fatalf("w=%d n=%d elem %d: %08b, want %08b", w, n, i, dst[i], want)
+				}
+			}
+			if dst[n] != 0xA5 || dst[n+1] != 0x5A {
+				t.Fatalf("w=%d n=%d: wrote past n", w, n)
+			}
+		}
+	}
+}
+
 // TestPaperTrafficColumn checks the Table 6 traffic column from ResNet-18
 // with 100 classes: 11,168,832 backbone and 51,300 head parameters.
 func TestPaperTrafficColumn(t *testing.T) {
