@@ -333,6 +333,24 @@ def _unpack_bits(planes: torch.Tensor, n: int) -> torch.Tensor:
     return t.view(torch.uint8).reshape(*planes.shape[:-1], planes.shape[-1] * 8)[..., :n]
 
 
+def unpack_planes(pos: torch.Tensor, nz: torch.Tensor, n: int) -> torch.Tensor:
+    """The int8 values u of n elements from result planes (Go's
+    UnpackPlanes): +1 where pos and nz are set, -1 where only nz is, else 0
+    (pos without nz is 0). pos and nz are uint8 planes of at least
+    plane_bytes(n) bytes."""
+    nb = plane_bytes(n)
+    if pos.numel() < nb or nz.numel() < nb:
+        raise ValueError(f"unpack_planes: planes of {pos.numel()} and {nz.numel()} bytes, want {nb}")
+    pos, nz = pos.reshape(-1)[:nb], nz.reshape(-1)[:nb]
+    if _go_planes(pos, nz):
+        pos, nz = pos.contiguous(), nz.contiguous()
+        u = torch.empty(n, dtype=torch.int8)
+        _golib.lib().nfl_unpack_planes(u.data_ptr(), pos.data_ptr(), nz.data_ptr(), n)
+        return u
+    up = _unpack_bits(pos & nz, n).to(torch.int8)
+    return up - _unpack_bits(nz & ~pos, n).to(torch.int8)
+
+
 def encode_signs(g: torch.Tensor, worker: Optional[int] = None) -> torch.Tensor:
     """The G-Binary bit-plane of g (flattened): bit i is 1{g[i] > 0}.
 
@@ -758,8 +776,7 @@ def vote_planes(signs: Union[torch.Tensor, Sequence[torch.Tensor]], n: int, spec
     _check_spec(spec, Layout.WORKER_MAJOR, base)
     if _go_planes(signs, gates):
         pos, nz, gate_here = _go_vote_planes(signs, n, spec, base, gates, keep, _golib.scratch_planes(plane_bytes(n)))
-        u = torch.empty(n, dtype=torch.int8)
-        _golib.lib().nfl_unpack_planes(u.data_ptr(), pos.data_ptr(), nz.data_ptr(), n)
+        u = unpack_planes(pos, nz, n)
         if gate_here:
             m = keep if keep is not None else gate_keeps(spec.gate, base, u)
             u = u * m.to(torch.int8)

@@ -156,6 +156,19 @@ def test_vote_scratch_reused_across_sizes_and_threads(monkeypatch: pytest.Monkey
     assert bad == []
 
 
+@pytest.mark.parametrize("n", LENGTHS)
+def test_unpack_planes(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """unpack_planes on both paths against the definition: +1 where pos and
+    nz are set, -1 where only nz is, 0 elsewhere (pos alone is 0)."""
+    g = torch.Generator().manual_seed(n)
+    nb = lowbit.plane_bytes(n)
+    pos, nz = (torch.randint(0, 256, (nb + 3,), dtype=torch.uint8, generator=g) for _ in range(2))
+    bit = lambda p, i: (int(p[i // 8]) >> (i % 8)) & 1  # noqa: E731
+    want = torch.tensor([bit(nz, i) * (2 * bit(pos, i) - 1) for i in range(n)], dtype=torch.int8)
+    go, ref = both(monkeypatch, lambda: lowbit.unpack_planes(pos, nz, n))
+    assert torch.equal(go, want) and torch.equal(ref, want)
+
+
 def test_bad_arguments_are_errors_not_crashes() -> None:
     planes = torch.zeros(3, 4, dtype=torch.uint8)
     with pytest.raises(ValueError, match="holds 4 bytes, want 5"):

@@ -31,6 +31,7 @@ import os
 import time
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 
 from .. import lowbit
@@ -264,22 +265,36 @@ _MODE = {Format.BINARY: "MODE_G_BINARY", Format.TERNARY: "MODE_G_TERNARY"}
 
 
 class _Batch:
-    """One Transact's ops. put writes payload lines and get reads lines,
-    through the shared buffer sb when there is one (buf is its tensor and
-    get returns the read's offset in it) or in the messages (get returns
-    -1: the lines come back in the response, in op order)."""
+    """One Transact's ops. put_rows writes payload lines and get reads
+    lines, through the shared buffer sb when there is one (buf is its
+    tensor, stored into through a numpy view, and get returns the read's
+    offset in it) or in the messages (get returns -1: the lines come back
+    in the response, in op order)."""
 
     def __init__(self, pb, sb: Optional["SharedBuffer"]) -> None:
         self.pb, self.sb, self.ops, self.off = pb, sb, [], 0
         self.buf: Optional[torch.Tensor] = sb.tensor() if sb is not None else None
+        self.np = self.buf.numpy() if self.buf is not None else None
 
-    def put(self, addr: int, data: torch.Tensor) -> None:
+    def put_rows(self, addr: int, rows: torch.Tensor, row_bytes: int) -> None:
+        """Writes rows [R, m] (any 1-byte dtype, m <= row_bytes, a multiple
+        of 64) at consecutive lines from addr: row r at addr + r *
+        row_bytes, zero-padded to row_bytes; one op for all R rows."""
+        rows = rows.detach().cpu()
+        if rows.dtype != torch.uint8:
+            rows = rows.view(torch.uint8)
+        r, m = rows.shape
+        nbytes = r * row_bytes
         if self.buf is None:
+            data = torch.zeros(r, row_bytes, dtype=torch.uint8)
+            data[:, :m] = rows
             self.ops.append(self.pb.Op(write=self.pb.Write(addr=addr, data=data.numpy().tobytes())))
             return
-        self.buf[self.off:self.off + data.numel()] = data
-        self.ops.append(self.sb.write_op(self.off, addr, data.numel() // 64))
-        self.off += data.numel()
+        dst = self.np[self.off:self.off + nbytes].reshape(r, row_bytes)
+        dst[:, :m] = rows.numpy()
+        dst[:, m:] = 0
+        self.ops.append(self.sb.write_op(self.off, addr, nbytes // 64))
+        self.off += nbytes
 
     def get(self, addr: int, lines: int) -> int:
         if self.buf is None:
@@ -370,21 +385,17 @@ class ControllerBackend:
         pb = self.pb
         reads = []
         b = self._batch(size)
-        batch, put, get, buf = b.ops, b.put, b.get, b.buf
+        batch, get, buf = b.ops, b.get, b.buf
         for i, (info, planes, mode), reg in chunk:
             n = info.numel
             lines = reg.payload_lines
             batch.append(pb.Op(set_mode=pb.SetMode(region=reg.id, mode=getattr(pb, _MODE[mode]), time=step)))
             if self.layout == Layout.WORKER_MAJOR:
-                for k in range(self.w):
-                    data = torch.zeros(lines * 64, dtype=torch.uint8)
-                    data[:planes.shape[1]] = planes[k].cpu()
-                    put(reg.base + k * reg.slab_bytes, data)
+                # The W sign slabs follow each other (slab_bytes apart): one write.
+                b.put_rows(reg.base, planes, reg.slab_bytes)
                 at = get(reg.view_base, 2 * lines)
             else:
-                data = torch.zeros(lines * 64, dtype=torch.uint8)
-                data[:n] = lowbit.planes_to_packet(planes, n).cpu()
-                put(reg.base, data)
+                b.put_rows(reg.base, lowbit.planes_to_packet(planes.cpu(), n).view(1, n), lines * 64)
                 at = get(reg.view_base, lines)
             reads.append((i, info, mode, lines, at, planes.device))
         self._run(batch, reads, out, buf)
@@ -419,18 +430,21 @@ class ControllerBackend:
             if self.layout == Layout.WORKER_MAJOR:
                 view = data[o:o + 2 * lines * 64].view(lines, 2, 64)
                 o += 2 * lines * 64
-                pos, nz = view[:, 0].reshape(-1), view[:, 1].reshape(-1)
-                bits_up = lowbit._unpack_bits(pos & nz, n).to(torch.int8)
-                bits_un = lowbit._unpack_bits(nz & ~pos, n).to(torch.int8)
-                u = bits_up - bits_un
+                u = lowbit.unpack_planes(view[:, 0].reshape(-1), view[:, 1].reshape(-1), n)
             else:
                 view = data[o:o + lines * 64]
                 o += lines * 64
-                if mode == Format.BINARY:  # the count byte c: u = sgn(2c - W)
-                    u = torch.sign(2 * view[:n].to(torch.int16) - self.w).to(torch.int8)
+                if mode == Format.BINARY:  # the count byte c: u = sgn(2c - W), a table lookup
+                    u = torch.from_numpy(np.take(self._sgn_table(), view[:n].numpy()))
                 else:  # int8 m u
                     u = view[:n].view(torch.int8).clone()
             out[i] = u.to(device)
+
+    def _sgn_table(self):
+        """sgn(2c - W) as int8 for every count byte c (numpy, built once)."""
+        if getattr(self, "_sgn", None) is None:
+            self._sgn = np.array([(2 * c > self.w) - (2 * c < self.w) for c in range(256)], dtype=np.int8)
+        return self._sgn
 
     def _sum_region(self, info, fmt: str):
         """The integer-sum region of a parameter tensor for fmt ("int8" or
@@ -469,20 +483,14 @@ class ControllerBackend:
             regs.append((fmt, reg))
             size += (self.w + 2) * reg.payload_lines * 64 + (self.w + 1) * reg.exp_lines * 64
         b = self._batch(size)
-        batch, put, get, buf = b.ops, b.put, b.get, b.buf
+        batch, get, buf = b.ops, b.get, b.buf
         reads = []
-
-        def lines_of(x: torch.Tensor, nlines: int) -> torch.Tensor:
-            data = torch.zeros(nlines * 64, dtype=torch.uint8)
-            data[:x.numel()] = x.detach().cpu().reshape(-1).view(torch.uint8)
-            return data
-
         for (info, _, codes, exps), (fmt, reg) in zip(items, regs):
             batch.append(pb.Op(set_mode=pb.SetMode(region=reg.id, mode=reg.mode, time=step)))
-            for k in range(self.w):
-                put(reg.base + k * reg.slab_bytes, lines_of(codes[k], reg.payload_lines))
-                if exps is not None:
-                    put(reg.exp_base + k * reg.exp_lines * 64, lines_of(exps[k], reg.exp_lines))
+            # The W code slabs, and the W exponent slabs, follow each other.
+            b.put_rows(reg.base, codes.reshape(self.w, -1), reg.slab_bytes)
+            if exps is not None:
+                b.put_rows(reg.exp_base, exps.reshape(self.w, -1), reg.exp_lines * 64)
             at = get(reg.view_base, 2 * reg.payload_lines)
             at_e = get(reg.exp_view_base, reg.exp_lines) if exps is not None else -1
             reads.append((info.numel, reg, at, at_e, exps is not None, codes.device))
