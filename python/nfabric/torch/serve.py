@@ -434,17 +434,12 @@ class ControllerBackend:
             else:
                 view = data[o:o + lines * 64]
                 o += lines * 64
-                if mode == Format.BINARY:  # the count byte c: u = sgn(2c - W), a table lookup
-                    u = torch.from_numpy(np.take(self._sgn_table(), view[:n].numpy()))
+                if mode == Format.BINARY:  # the count byte c: u = sgn(2c - W) = [2c > W] - [2c < W]
+                    c = view[:n].numpy()
+                    u = torch.from_numpy((c > self.w // 2).view(np.int8) - (c < (self.w + 1) // 2).view(np.int8))
                 else:  # int8 m u
                     u = view[:n].view(torch.int8).clone()
             out[i] = u.to(device)
-
-    def _sgn_table(self):
-        """sgn(2c - W) as int8 for every count byte c (numpy, built once)."""
-        if getattr(self, "_sgn", None) is None:
-            self._sgn = np.array([(2 * c > self.w) - (2 * c < self.w) for c in range(256)], dtype=np.int8)
-        return self._sgn
 
     def _sum_region(self, info, fmt: str):
         """The integer-sum region of a parameter tensor for fmt ("int8" or
