@@ -11,7 +11,8 @@ import (
 )
 
 // runRegions are the regions of TestTransactRunsAgainstTransact: every
-// layout and gate kind, large enough that runs cross storage pages (64
+// layout and gate kind, W = 8 sign planes (their own kernel), INT8 and
+// BFP8 sum regions, large enough that runs cross storage pages (64
 // lines) and window boundaries, at bases off page boundaries with plain
 // memory between them.
 func runRegions() []cxl.Region {
@@ -21,8 +22,11 @@ func runRegions() []cxl.Region {
 		{Name: "wm", Base: 64 * 700, Mode: cxl.FP32Bypass, Workers: 5, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GatePattern, Period: 3}},
 		{Name: "wm-gate", Base: 64 * 1100, Mode: cxl.GTernary, Workers: 2, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}},
 		{Name: "em-w3", Base: 64 * 1360, Mode: cxl.GBinary, Workers: 3, Layout: lowbit.ElementMajor},
+		{Name: "wm8", Base: 64 * 1700, Mode: cxl.GTernary, Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Element0: 9},
+		{Name: "i8", Base: 64 * 2150, Mode: cxl.Int8Sum, Workers: 3, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8},
+		{Name: "bf", Base: 64 * 2400, Mode: cxl.BFPSum, Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8},
 	}
-	for i, n := range []int{300, 90, 50, 40, 130} {
+	for i, n := range []int{300, 90, 50, 40, 130, 40, 45, 130} {
 		rs[i].Size = rs[i].DataBytes(n)
 	}
 	return rs
@@ -99,7 +103,7 @@ func perLine(run Run) []Step {
 // sometimes unmaps a region on both, so runs also cross plain memory where
 // a region was.
 func TestTransactRunsAgainstTransact(t *testing.T) {
-	const capacity = 64 * 1500
+	const capacity = 64 * 3000
 	regions := runRegions()
 	var devs [2]*Device
 	for i := range devs {
@@ -193,7 +197,8 @@ func TestTransactRunsAgainstTransact(t *testing.T) {
 		t.Error("mode-change logs differ")
 	}
 	st := dev.Stats().Controller
-	if st.ModeChanges == 0 || st.TotalErrors() == 0 || transformed == 0 || fast == 0 || st.Modes[cxl.GTernary].TransformedLines == 0 {
+	if st.ModeChanges == 0 || st.TotalErrors() == 0 || transformed == 0 || fast == 0 || st.Modes[cxl.GTernary].TransformedLines == 0 ||
+		st.Modes[cxl.Int8Sum].TransformedLines == 0 || st.Modes[cxl.BFPSum].TransformedLines == 0 {
 		t.Errorf("the mix did not exercise mode changes, errors, stretches and aggregates: %+v", st)
 	}
 	t.Logf("%d spans, %d lines in stretches of more than one, %d transformed", spans, fast, transformed)
