@@ -289,3 +289,42 @@ func TestDoRunViewsMatchDo(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDoRunViews: after a seeded write of every line and a mode write to
+// each region from the input, any read or write run over viewCores'
+// worker-major regions against Do a line at a time.
+func FuzzDoRunViews(f *testing.F) {
+	f.Add(uint8(MemRd), uint16(570), uint16(140), uint16(1), uint32(0x05040302), uint64(1))
+	f.Add(uint8(MemRd), uint16(0), uint16(1800), uint16(65535), uint32(0), uint64(2))
+	f.Fuzz(func(t *testing.T, op uint8, line, n, tag uint16, modes uint32, seed uint64) {
+		run, ref, regs := viewCores(t)
+		capLines := int(run.Capacity() / LineBytes)
+		rng := rand.New(rand.NewPCG(seed, 1))
+		all := Run{Op: MemWr, Lines: capLines, Data: make([]byte, capLines*LineBytes)}
+		for i := range all.Data {
+			all.Data[i] = byte(rng.Uint32())
+		}
+		checkRun(t, run, ref, all)
+		for id := range regs {
+			m := Mode(modes >> (8 * id) & 0xff % uint32(NumModes))
+			for _, c := range []*Core{run, ref} {
+				if err := c.SetMode(RegionID(id), m, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		r := Run{Op: Opcode(op%2 + 1), Addr: uint64(int(line)%(capLines+4)) * 64, Lines: int(n) % (capLines + 1), Tag: tag}
+		if r.Op == MemWr {
+			r.Data = make([]byte, r.Lines*LineBytes)
+			for i := range r.Data {
+				r.Data[i] = byte(rng.Uint32())
+			}
+		} else {
+			r.Dst = make([]byte, r.Lines*LineBytes)
+		}
+		checkRun(t, run, ref, r)
+		if r.Op == MemWr { // and read everything back through the views
+			checkRun(t, run, ref, Run{Op: MemRd, Lines: capLines, Dst: make([]byte, capLines*LineBytes)})
+		}
+	})
+}
