@@ -38,8 +38,10 @@
 // DoRun runs a run of consecutive lines of one opcode as that many Do
 // calls would (same sequence numbers, responses, counters and errors),
 // but checks a stretch of alike lines once and moves it a storage page at
-// a time; what it does not know (bad lines, worker-major views, G-Ternary
-// element-major views, other modes) goes through Do line by line.
+// a time, and computes a worker-major aggregate view (sign planes or
+// INT8/BFP8 sums) 32 aggregate lines per kernel call; what it does not
+// know (bad lines, G-Ternary element-major views, BFP8 exponent view
+// lines, other modes) goes through Do line by line.
 //
 // Invalid requests (unaligned or out-of-range address, wrong data length,
 // unknown opcode, a read of an aggregate view that is not mapped in the
