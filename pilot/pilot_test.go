@@ -48,7 +48,7 @@ func blobsSized(n, classes, side int, seed uint64) *data.Dataset {
 func testConfig(sc Scenario) Config {
 	cc := control.DefaultConfig()
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 10, 8, 4
-	cc.Ladder = control.Ladder{BinaryMin: 0.2, TernaryMin: 0.1}
+	cc.Ladder = control.Ladder{BinaryMin: 0.2, TernaryMin: 0.1}.Rungs()
 	return Config{
 		Scenario:  sc,
 		Train:     train.Config{Model: "mlp", Hidden: []int{16}, Workers: 8, Batch: 64, Epochs: 4, LR: 0.05, SignLR: 0.002, Momentum: 0.9, Seed: 3},
