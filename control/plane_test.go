@@ -142,6 +142,7 @@ func TestParseScriptErrors(t *testing.T) {
 func FuzzParseScript(f *testing.F) {
 	f.Add("config groups=a warmup=2\nstep 1\nexpect a fp32")
 	f.Add("expect-error diag 1 a x 0")
+	f.Add("config groups=a warmup=1 demote=on rungs=int8:0.95,g-binary:0.7\ndiag 0 a 0.5 0.4 int8=0.97 bfp8=0.99\nstep 1")
 	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseScript(strings.NewReader(s)) })
 }
 
