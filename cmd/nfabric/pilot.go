@@ -169,6 +169,37 @@ func readTelemetryFile(path string) ([]control.Telemetry, error) {
 	return tel, nil
 }
 
+// applyThresholds sets the admission ladder from --ladder-rungs, then the
+// --ladder-binary and --ladder-ternary rungs, --ladder-demote, and the
+// Supervisor's --cusum-k and --cusum-h.
+func (pf *pilotFlags) applyThresholds(fs *pflag.FlagSet, o *experiments.PilotOptions) error {
+	if fs.Changed("ladder-rungs") {
+		r, err := control.ParseRungs(pf.rungs)
+		if err != nil {
+			return usagef("--ladder-rungs: %v", err)
+		}
+		o.Control.Ladder = r
+	}
+	if fs.Changed("ladder-binary") {
+		o.Control.Ladder = o.Control.Ladder.With(lowbit.Binary, pf.binMin)
+	}
+	if fs.Changed("ladder-ternary") {
+		o.Control.Ladder = o.Control.Ladder.With(lowbit.Ternary, pf.terMin)
+	}
+	if fs.Changed("ladder-demote") {
+		o.Control.Demote = pf.demote
+	}
+	for name, kv := range map[string]struct {
+		dst *float64
+		val float64
+	}{"cusum-k": {&o.Control.LossK, pf.lossK}, "cusum-h": {&o.Control.LossH, pf.lossH}} {
+		if fs.Changed(name) {
+			*kv.dst = kv.val
+		}
+	}
+	return nil
+}
+
 func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) error {
 	if fs.Changed("live-data") {
 		o.Hard.Data = pf.liveData
@@ -199,29 +230,8 @@ func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) erro
 			*kv.dst = kv.val
 		}
 	}
-	if fs.Changed("ladder-rungs") {
-		r, err := control.ParseRungs(pf.rungs)
-		if err != nil {
-			return usagef("--ladder-rungs: %v", err)
-		}
-		o.Control.Ladder = r
-	}
-	if fs.Changed("ladder-binary") {
-		o.Control.Ladder = o.Control.Ladder.With(lowbit.Binary, pf.binMin)
-	}
-	if fs.Changed("ladder-ternary") {
-		o.Control.Ladder = o.Control.Ladder.With(lowbit.Ternary, pf.terMin)
-	}
-	if fs.Changed("ladder-demote") {
-		o.Control.Demote = pf.demote
-	}
-	for name, kv := range map[string]struct {
-		dst *float64
-		val float64
-	}{"cusum-k": {&o.Control.LossK, pf.lossK}, "cusum-h": {&o.Control.LossH, pf.lossH}} {
-		if fs.Changed(name) {
-			*kv.dst = kv.val
-		}
+	if err := pf.applyThresholds(fs, o); err != nil {
+		return err
 	}
 	if fs.Changed("diag-every") {
 		if pf.diagEvery < 0 {
