@@ -25,7 +25,7 @@ func ExampleCalibrateCUSUM() {
 	fmt.Printf("K %.3f H %.3f over %d steps; ladder %.2f / %.2f\n", lc.K, lc.H, lc.Steps, ladder.BinaryMin, ladder.TernaryMin)
 
 	cfg := control.DefaultConfig("backbone")
-	cfg.LossK, cfg.LossH, cfg.LossAlpha, cfg.Ladder = lc.K, lc.H, 0.2, ladder
+	cfg.LossK, cfg.LossH, cfg.LossAlpha, cfg.Ladder = lc.K, lc.H, 0.2, ladder.Rungs()
 	cfg.Default, cfg.WarmupSteps = control.LowBitDefault, 2
 	plane, err := control.New(cfg)
 	if err != nil {

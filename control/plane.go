@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // Default is what a group runs once warm-up is over and nothing argues
@@ -41,8 +43,18 @@ type Config struct {
 	// WarmupSteps run on FP32 before any admission: every run starts on
 	// FP32 (paper Sec. 3, "Admission and recovery").
 	WarmupSteps int64
-	// Ladder maps diagnostics to a mode.
-	Ladder Ladder
+	// Ladder maps diagnostics to a mode: its rungs are tried lowest
+	// traffic first (Rungs.Admit). DefaultConfig has the paper's two
+	// (DefaultLadder().Rungs()); INT8 and BFP8 rungs make a ladder on
+	// which groups settle on different formats (a mixed plan).
+	Ladder Rungs
+	// Demote lets a diagnostic move an admitted group up the ladder, rung
+	// by rung: when the cosine of its own rung's format fails that rung,
+	// the group falls back to the lowest rung above it that passes, or to
+	// FP32 (rejected) when none does. The paper's ladder has no such step
+	// (DefaultConfig leaves it off): there only the Supervisor returns an
+	// admitted group to FP32.
+	Demote bool
 	// LossK and LossH are the CUSUM slack and threshold on the relative
 	// loss excess; LossAlpha is the weight of the exponential loss average
 	// the excess is measured against.
@@ -62,7 +74,7 @@ func DefaultConfig(groups ...string) Config {
 		Default:          FP32Default,
 		LowBitMode:       cxl.GBinary,
 		WarmupSteps:      100,
-		Ladder:           DefaultLadder(),
+		Ladder:           DefaultLadder().Rungs(),
 		LossK:            0.02,
 		LossH:            0.5,
 		LossAlpha:        0.02,
@@ -107,6 +119,11 @@ func (c Config) Validate() error {
 	if err := c.Ladder.Validate(); err != nil {
 		return fmt.Errorf("control: config: %w", err)
 	}
+	for _, r := range c.Ladder {
+		if _, err := cxl.ModeOf(r.Format); err != nil {
+			return fmt.Errorf("control: config: ladder rung %v: %w", r.Format, err)
+		}
+	}
 	return c.Commander.Validate()
 }
 
@@ -119,9 +136,9 @@ const (
 	EvStep EventType = iota + 1
 	// EvLoss reports the training loss of step Step.
 	EvLoss
-	// EvDiag reports warm-up or calibration diagnostics of one group: the
-	// cosine alignment of the G-Binary and G-Ternary aggregates with the
-	// FP32 aggregate at step Step.
+	// EvDiag reports diagnostics of one group at step Step: per format,
+	// the cosine alignment of the format's aggregate with the FP32
+	// aggregate (the paper's G-Binary and G-Ternary, and any other rung's).
 	EvDiag
 	// EvTelemetry delivers a network telemetry sample.
 	EvTelemetry
@@ -156,10 +173,13 @@ type Event struct {
 	TimeNS int64
 	// Loss is the training loss (EvLoss).
 	Loss float64
-	// Group, CosBinary and CosTernary are the diagnostics (EvDiag);
-	// Group is also the group of an EvNonFinite report.
-	Group                 string
-	CosBinary, CosTernary float64
+	// Group and Cos are the diagnostics (EvDiag): Cos holds, per format
+	// other than FP32, the cosine of the format's aggregate of the group's
+	// gradients with their FP32 mean (train.StepFormatCosines); a format
+	// not in Cos was not measured and passes no rung. Group is also the
+	// group of an EvNonFinite report.
+	Group string
+	Cos   map[lowbit.Format]float64
 	// Telemetry is the sample (EvTelemetry).
 	Telemetry Telemetry
 }
@@ -198,10 +218,12 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", uint8(p))
 }
 
+// diag is a group's latest diagnostics, NaN where a format was not
+// measured (Rungs.Admit passes no rung on a NaN).
 type diag struct {
-	step     int64
-	bin, ter float64
-	ok       bool
+	step int64
+	cos  [lowbit.NumFormats]float64
+	ok   bool
 }
 
 type groupState struct {
@@ -268,10 +290,11 @@ func (p *Plane) Step(ev Event) ([]Action, error) {
 		if !ok {
 			return nil, fmt.Errorf("control: diagnostics for unknown group %q", ev.Group)
 		}
-		if !finite(ev.CosBinary) || !finite(ev.CosTernary) || math.Abs(ev.CosBinary) > 1+1e-9 || math.Abs(ev.CosTernary) > 1+1e-9 {
-			return nil, fmt.Errorf("control: diagnostics for %s at step %d: cosines %v, %v are not in [-1, 1]", ev.Group, ev.Step, ev.CosBinary, ev.CosTernary)
+		d, err := diagOf(ev)
+		if err != nil {
+			return nil, err
 		}
-		g.diag = diag{step: ev.Step, bin: ev.CosBinary, ter: ev.CosTernary, ok: true}
+		g.diag = d
 		return nil, nil
 	case EvTelemetry:
 		return nil, p.cmd.observe(ev.Telemetry)
@@ -290,6 +313,37 @@ func (p *Plane) Step(ev Event) ([]Action, error) {
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// diagOf checks an EvDiag's cosines (at least one, each of a format other
+// than FP32, finite and in [-1, 1]) and returns them as a diag.
+func diagOf(ev Event) (diag, error) {
+	d := diag{step: ev.Step, ok: true}
+	for i := range d.cos {
+		d.cos[i] = math.NaN()
+	}
+	if len(ev.Cos) == 0 {
+		return diag{}, fmt.Errorf("control: diagnostics for %s at step %d carry no cosine", ev.Group, ev.Step)
+	}
+	for _, f := range lowbit.Formats() {
+		c, ok := ev.Cos[f]
+		if !ok {
+			continue
+		}
+		if f == lowbit.FP32 {
+			return diag{}, fmt.Errorf("control: diagnostics for %s at step %d: an FP32 cosine is no rung's", ev.Group, ev.Step)
+		}
+		if !finite(c) || math.Abs(c) > 1+1e-9 {
+			return diag{}, fmt.Errorf("control: diagnostics for %s at step %d: %v cosine %v is not in [-1, 1]", ev.Group, ev.Step, f, c)
+		}
+		d.cos[f] = c
+	}
+	for f := range ev.Cos {
+		if !f.Valid() {
+			return diag{}, fmt.Errorf("control: diagnostics for %s at step %d: unknown format %v", ev.Group, ev.Step, f)
+		}
+	}
+	return d, nil
+}
 
 // lossAverage is the Supervisor's slow exponential average L of past
 // losses, which starts at the first loss: the CUSUM observes each loss's
@@ -335,14 +389,14 @@ func (p *Plane) observeLoss(ev Event) error {
 		return nil
 	}
 	p.cusum.Reset()
-	lowbit := false
+	raised := false
 	for _, g := range p.groups {
 		if g.phase == Admitted {
-			lowbit = true
+			raised = true
 			p.raise(g, "loss CUSUM exceeded threshold")
 		}
 	}
-	if lowbit {
+	if raised {
 		p.alarms++
 	}
 	return nil
@@ -416,8 +470,35 @@ func (p *Plane) advance(g *groupState) string {
 		if g.diag.ok && g.diag.step > g.since {
 			return p.admit(g, "new diagnostics")
 		}
+	case Admitted:
+		if p.cfg.Demote && g.diag.ok && g.diag.step > g.since {
+			return p.demote(g)
+		}
 	}
 	return ""
+}
+
+// demote judges an admitted group's rung on diagnostics newer than its
+// admission (Config.Demote): when the cosine of the group's format is
+// below its rung's threshold, the group falls back to the lowest rung
+// above that passes, or to FP32 (rejected). A format not measured, or a
+// group on a mode that is no rung of the ladder (LowBitDefault's), stays.
+func (p *Plane) demote(g *groupState) string {
+	f := g.admitted.Format()
+	min, ok := p.cfg.Ladder.Min(f)
+	c := g.diag.cos[f]
+	if !ok || !(c < min) {
+		return ""
+	}
+	to, rung := p.cfg.Ladder.above(f).Admit(g.diag.cos)
+	g.since = p.step
+	if to == lowbit.FP32 {
+		g.phase = Rejected
+	} else {
+		g.admitted, _ = cxl.ModeOf(to) // Validate checked every rung has a mode
+	}
+	return fmt.Sprintf("new diagnostics: %s cosine %s < %s, fall back; %s", rungLabel(f),
+		strconv.FormatFloat(c, 'f', 3, 64), strconv.FormatFloat(min, 'f', 3, 64), rung)
 }
 
 // admit applies the admission rule: the default low-bit mode for
@@ -431,12 +512,13 @@ func (p *Plane) admit(g *groupState, why string) string {
 		g.phase, g.since = Rejected, p.step
 		return why + ": no diagnostics yet, stay on FP32"
 	}
-	m, rung := p.cfg.Ladder.Admit(g.diag.bin, g.diag.ter)
+	f, rung := p.cfg.Ladder.Admit(g.diag.cos)
 	g.since = p.step
-	if m.LowBit() {
-		g.phase, g.admitted = Admitted, m
-	} else {
+	if f == lowbit.FP32 {
 		g.phase = Rejected
+	} else {
+		g.phase = Admitted
+		g.admitted, _ = cxl.ModeOf(f) // Validate checked every rung has a mode
 	}
 	return why + ": " + rung
 }

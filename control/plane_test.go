@@ -7,12 +7,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -121,13 +123,13 @@ func TestParseScriptErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ScriptLine{{Line: 3, Op: "config"}, {Line: 4, Op: "event", Event: Event{Type: EvDiag, Step: 4, Group: "a", CosBinary: 0.5, CosTernary: 0.25}},
+	want := []ScriptLine{{Line: 3, Op: "config"}, {Line: 4, Op: "event", Event: Event{Type: EvDiag, Step: 4, Group: "a", Cos: paperCos(0.5, 0.25)}},
 		{Line: 5, Op: "expect-error", Event: Event{Type: EvStep, Step: -1}}}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d", len(lines), len(want))
 	}
 	for i, w := range want {
-		if g := lines[i]; g.Line != w.Line || g.Op != w.Op || (w.Op != "config" && g.Event != w.Event) {
+		if g := lines[i]; g.Line != w.Line || g.Op != w.Op || (w.Op != "config" && !reflect.DeepEqual(g.Event, w.Event)) {
 			t.Errorf("line %d: %+v, want %+v", i, g, w)
 		}
 	}
@@ -140,6 +142,7 @@ func TestParseScriptErrors(t *testing.T) {
 func FuzzParseScript(f *testing.F) {
 	f.Add("config groups=a warmup=2\nstep 1\nexpect a fp32")
 	f.Add("expect-error diag 1 a x 0")
+	f.Add("config groups=a warmup=1 demote=on rungs=int8:0.95,g-binary:0.7\ndiag 0 a 0.5 0.4 int8=0.97 bfp8=0.99\nstep 1")
 	f.Fuzz(func(t *testing.T, s string) { _, _ = ParseScript(strings.NewReader(s)) })
 }
 
@@ -201,8 +204,8 @@ func TestApplyOnlyWritesModes(t *testing.T) {
 	cfg := DefaultConfig("backbone", "head")
 	cfg.WarmupSteps = 2
 	p, _ := New(cfg)
-	p.Step(Event{Type: EvDiag, Group: "backbone", CosBinary: 0.9, CosTernary: 0.8})
-	p.Step(Event{Type: EvDiag, Group: "head", CosBinary: 0.6, CosTernary: 0.6})
+	p.Step(Event{Type: EvDiag, Group: "backbone", Cos: paperCos(0.9, 0.8)})
+	p.Step(Event{Type: EvDiag, Group: "head", Cos: paperCos(0.6, 0.6)})
 	var all []Action
 	for s := int64(0); s < 5; s++ {
 		acts, err := p.Step(Event{Type: EvStep, Step: s})
@@ -247,7 +250,7 @@ func TestConfigValidate(t *testing.T) {
 		func(c *Config) { c.WarmupSteps = -1 },
 		func(c *Config) { c.LossH = math.NaN() },
 		func(c *Config) { c.LossAlpha = 0 },
-		func(c *Config) { c.Ladder.BinaryMin = 2 },
+		func(c *Config) { c.Ladder = c.Ladder.With(lowbit.Binary, 2) },
 		func(c *Config) { c.Commander.ReleasePressure = 0.9 },
 	}
 	for i, mut := range bad {
@@ -358,5 +361,125 @@ func TestPredictorResNet18(t *testing.T) {
 	}
 	if _, err := Predict(PredictorInput{}); err == nil {
 		t.Error("no profile accepted")
+	}
+}
+
+// paperCos is the diagnostics of the paper's two rungs.
+func paperCos(bin, ter float64) map[lowbit.Format]float64 {
+	return map[lowbit.Format]float64{lowbit.Binary: bin, lowbit.Ternary: ter}
+}
+
+// TestDemoteReason: the action of a demotion says which rung failed and
+// what the ladder above it chose (hand-written sentences).
+func TestDemoteReason(t *testing.T) {
+	cfg := DefaultConfig("head")
+	cfg.WarmupSteps, cfg.Demote, cfg.Ladder = 1, true, DefaultRungs()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []Event{
+		{Type: EvDiag, Step: 0, Group: "head", Cos: map[lowbit.Format]float64{lowbit.Binary: 0.3, lowbit.Ternary: 0.2, lowbit.Int8: 0.96, lowbit.BFP8: 0.99}},
+		{Type: EvStep, Step: 0}, {Type: EvStep, Step: 1}, {Type: EvStep, Step: 2},
+		{Type: EvDiag, Step: 2, Group: "head", Cos: map[lowbit.Format]float64{lowbit.Binary: 0.3, lowbit.Ternary: 0.2, lowbit.Int8: 0.9, lowbit.BFP8: 0.97}},
+		{Type: EvStep, Step: 3}, {Type: EvStep, Step: 4},
+		{Type: EvDiag, Step: 4, Group: "head", Cos: map[lowbit.Format]float64{lowbit.Binary: 0.3, lowbit.Ternary: 0.2, lowbit.Int8: 0.9, lowbit.BFP8: 0.5}},
+		{Type: EvStep, Step: 5},
+	}
+	for _, ev := range steps {
+		if _, err := p.Step(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"step 1: head -> int8-sum (warm-up over: ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.960 >= 0.950)",
+		"step 3: head -> bfp8-sum (new diagnostics: INT8 cosine 0.900 < 0.950, fall back; ladder: BFP8 cosine 0.970 >= 0.950)",
+		"step 5: head -> fp32-bypass (new diagnostics: BFP8 cosine 0.500 < 0.950, fall back; ladder: no rungs, keep FP32)",
+	}
+	got := p.Log()
+	if len(got) != len(want) {
+		t.Fatalf("actions %v, want %d", got, len(want))
+	}
+	for i, a := range got {
+		if a.String() != want[i] {
+			t.Errorf("action %d:\n got %s\nwant %s", i, a, want[i])
+		}
+	}
+}
+
+// TestDemoteOnlyUp drives planes on random diagnostics and losses and
+// checks every latch write against the ladder's order (bits per element
+// under the paper's accounting, lowbit's table): a group moves from one
+// rung straight to another only by demotion, only with Demote on, and only
+// to a rung of more traffic; with Demote off it leaves a rung only for FP32.
+func TestDemoteOnlyUp(t *testing.T) {
+	bits := func(m cxl.Mode) float64 { return m.BitsPerElement(lowbit.PaperGate, lowbit.PaperAccounting) }
+	for _, demote := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(7, 9))
+		moves := 0
+		for run := 0; run < 50; run++ {
+			cfg := DefaultConfig("a", "b", "c")
+			cfg.WarmupSteps, cfg.CooldownSteps, cfg.CalibrationSteps, cfg.Demote, cfg.Ladder = 2, 3, 2, demote, DefaultRungs()
+			cfg.LossH = 0.3
+			p, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := map[string]cxl.Mode{"a": cxl.FP32Bypass, "b": cxl.FP32Bypass, "c": cxl.FP32Bypass}
+			for s := int64(0); s < 80; s++ {
+				acts, err := p.Step(Event{Type: EvStep, Step: s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range acts {
+					from := last[a.Group]
+					if from.LowBit() && a.Mode.LowBit() {
+						moves++
+						if !demote || bits(a.Mode) <= bits(from) || !strings.Contains(a.Reason, "fall back") {
+							t.Fatalf("demote %v: %v -> %v (%s)", demote, from, a.Mode, a.Reason)
+						}
+					}
+					last[a.Group] = a.Mode
+				}
+				for _, g := range []string{"a", "b", "c"} {
+					if rng.IntN(3) == 0 {
+						c := map[lowbit.Format]float64{}
+						for _, f := range []lowbit.Format{lowbit.Binary, lowbit.Ternary, lowbit.Int8, lowbit.BFP8} {
+							c[f] = 0.4 + 0.6*rng.Float64()
+						}
+						if _, err := p.Step(Event{Type: EvDiag, Step: s, Group: g, Cos: c}); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if _, err := p.Step(Event{Type: EvLoss, Step: s, Loss: 1 + rng.Float64()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if demote && moves == 0 {
+			t.Error("no demotion happened: the test exercised nothing")
+		}
+	}
+}
+
+// TestDiagErrors: diagnostics with no cosine, an FP32 cosine, an unknown
+// format or a cosine outside [-1, 1] are refused and change nothing.
+func TestDiagErrors(t *testing.T) {
+	for _, cos := range []map[lowbit.Format]float64{
+		nil,
+		{lowbit.FP32: 1},
+		{lowbit.Format(lowbit.NumFormats): 0.5},
+		{lowbit.Binary: 0.5, lowbit.Int8: math.NaN()},
+		{lowbit.BFP8: -1.5},
+	} {
+		p, _ := New(DefaultConfig("g"))
+		before := fmt.Sprint(p.Status())
+		if _, err := p.Step(Event{Type: EvDiag, Group: "g", Cos: cos}); err == nil {
+			t.Errorf("%v accepted", cos)
+		}
+		if p.byName["g"].diag.ok || fmt.Sprint(p.Status()) != before {
+			t.Errorf("%v: a refused diagnostic changed the plane", cos)
+		}
 	}
 }

@@ -98,6 +98,10 @@ func (r Rungs) Ordered() Rungs {
 	return o
 }
 
+// Label names the rung's format as the ladder's sentences do: G-Binary,
+// G-Ternary, INT8, BFP8.
+func (g Rung) Label() string { return rungLabel(g.Format) }
+
 // rungLabel names a format in the ladder's sentences: G-Binary and
 // G-Ternary as the paper writes them, the extensions upper-cased.
 func rungLabel(f lowbit.Format) string {
@@ -119,11 +123,15 @@ func (r Rungs) Admit(cos [lowbit.NumFormats]float64) (lowbit.Format, string) {
 	o := r.Ordered()
 	for _, g := range o {
 		c := cos[g.Format]
-		if c >= g.Min {
+		switch {
+		case c >= g.Min:
 			pass := fmt.Sprintf("%s cosine %s >= %s", rungLabel(g.Format), f(c), f(g.Min))
 			return g.Format, "ladder: " + strings.Join(append(failed, pass), ", ")
+		case math.IsNaN(c):
+			failed = append(failed, rungLabel(g.Format)+" not measured")
+		default:
+			failed = append(failed, fmt.Sprintf("%s cosine %s < %s", rungLabel(g.Format), f(c), f(g.Min)))
 		}
-		failed = append(failed, fmt.Sprintf("%s cosine %s < %s", rungLabel(g.Format), f(c), f(g.Min)))
 	}
 	if len(o) == 0 {
 		return lowbit.FP32, "ladder: no rungs, keep FP32"
@@ -241,4 +249,39 @@ func CalibrateRungs(formats []lowbit.Format, cos [lowbit.NumFormats]float64) (Ru
 		return nil, fmt.Errorf("calibrate rungs: %w", err)
 	}
 	return r, nil
+}
+
+// Min returns the threshold of f's rung, and whether r has one.
+func (r Rungs) Min(f lowbit.Format) (float64, bool) {
+	for _, g := range r {
+		if g.Format == f {
+			return g.Min, true
+		}
+	}
+	return 0, false
+}
+
+// With returns r with f's rung set to min: changed in place of the old
+// one, or added. r itself is not modified.
+func (r Rungs) With(f lowbit.Format, min float64) Rungs {
+	o := slices.Clone(r)
+	for i := range o {
+		if o[i].Format == f {
+			o[i].Min = min
+			return o
+		}
+	}
+	return append(o, Rung{Format: f, Min: min})
+}
+
+// above returns the rungs with more traffic than f's, the ones a group on
+// f falls back through.
+func (r Rungs) above(f lowbit.Format) Rungs {
+	var o Rungs
+	for _, g := range r {
+		if rungTraffic(g.Format) > rungTraffic(f) {
+			o = append(o, g)
+		}
+	}
+	return o
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // ScriptLine is one line of a control scenario script, the format of
@@ -14,9 +16,11 @@ import (
 //
 //	config key=value ...           groups= default=fp32|lowbit warmup= cooldown= calibration= k= h= alpha=
 //	                               commander=on relieve= release= stale= binary_min= ternary_min=
+//	                               rungs=FORMAT:MIN,... (ParseRungs) demote=on
 //	step N [TIME]                  EvStep
 //	loss N VALUE                   EvLoss
-//	diag N GROUP COSBIN COSTER     EvDiag
+//	diag N GROUP COSBIN COSTER [FORMAT=COS ...]
+//	                               EvDiag: G-Binary's and G-Ternary's cosines, then other formats'
 //	telemetry TIME DEMAND CAP RATE EvTelemetry
 //	nonfinite N GROUP              EvNonFinite
 //	expect GROUP MODE              the group's latched mode
@@ -96,7 +100,7 @@ func scriptConfig(kv []string) (Config, error) {
 	for _, f := range kv {
 		k, v, _ := strings.Cut(f, "=")
 		num := 0.0
-		if k != "groups" && k != "default" && k != "commander" {
+		if k != "groups" && k != "default" && k != "commander" && k != "rungs" && k != "demote" {
 			var err error
 			if num, err = strconv.ParseFloat(v, 64); err != nil {
 				return cfg, fmt.Errorf("config %s: %w", k, err)
@@ -130,9 +134,17 @@ func scriptConfig(kv []string) (Config, error) {
 		case "stale":
 			cfg.Commander.StaleNS = int64(num)
 		case "binary_min":
-			cfg.Ladder.BinaryMin = num
+			cfg.Ladder = cfg.Ladder.With(lowbit.Binary, num)
 		case "ternary_min":
-			cfg.Ladder.TernaryMin = num
+			cfg.Ladder = cfg.Ladder.With(lowbit.Ternary, num)
+		case "rungs":
+			r, err := ParseRungs(v)
+			if err != nil {
+				return cfg, fmt.Errorf("config rungs: %w", err)
+			}
+			cfg.Ladder = r
+		case "demote":
+			cfg.Demote = v == "on"
 		default:
 			return cfg, fmt.Errorf("unknown config key %q", k)
 		}
@@ -142,7 +154,7 @@ func scriptConfig(kv []string) (Config, error) {
 
 // scriptFields is how many fields each event takes (its name included),
 // at least and at most.
-var scriptFields = map[string][2]int{"step": {2, 3}, "loss": {3, 3}, "diag": {5, 5}, "telemetry": {5, 5}, "nonfinite": {3, 3}}
+var scriptFields = map[string][2]int{"step": {2, 3}, "loss": {3, 3}, "diag": {5, 5 + lowbit.NumFormats}, "telemetry": {5, 5}, "nonfinite": {3, 3}}
 
 func scriptEvent(f []string) (Event, error) {
 	n, ok := scriptFields[f[0]]
@@ -170,7 +182,19 @@ func scriptEvent(f []string) (Event, error) {
 	case "loss":
 		ev = Event{Type: EvLoss, Step: int64(num(1)), Loss: num(2)}
 	case "diag":
-		ev = Event{Type: EvDiag, Step: int64(num(1)), Group: f[2], CosBinary: num(3), CosTernary: num(4)}
+		ev = Event{Type: EvDiag, Step: int64(num(1)), Group: f[2], Cos: map[lowbit.Format]float64{lowbit.Binary: num(3), lowbit.Ternary: num(4)}}
+		for _, kv := range f[5:] {
+			name, v, ok := strings.Cut(kv, "=")
+			ft, err := lowbit.ParseFormat(name)
+			if !ok || err != nil {
+				return ev, fmt.Errorf("diag: %q is not FORMAT=COS", kv)
+			}
+			c, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return ev, fmt.Errorf("diag %s: %w", name, err)
+			}
+			ev.Cos[ft] = c
+		}
 	case "telemetry":
 		ev = Event{Type: EvTelemetry, Telemetry: Telemetry{TimeNS: int64(num(1)), DemandGBps: num(2), CapacityGBps: num(3), LineReads: num(4)}}
 	case "nonfinite":

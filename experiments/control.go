@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -151,7 +152,7 @@ func PilotDefaults(tier run.Tier, seed uint64) PilotOptions {
 	epoch := int64(easy.TrainN / easy.Batch)
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = epoch, epoch, diagEvery
 	cc.LossK, cc.LossH, cc.LossAlpha = pilotLossK, pilotLossH, pilotLossAlpha
-	cc.Ladder = pilotLadder
+	cc.Ladder = pilotLadder.Rungs()
 	o := PilotOptions{Train: easy, Hard: hard, Control: cc, Fault: pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5},
 		DiagEvery: diagEvery, Delays: []float64{0, 10, 100}, StepMS: 100, TelemetryEpochs: 4}
 	full := tier == run.TierFull
@@ -427,8 +428,8 @@ func (o PilotOptions) fig6Table(all []scenarioRuns, setName string) (report.Tabl
 	t.Notes = []string{
 		fmt.Sprintf("Workload: %s, %s, W=%d, batch %d, %d epochs of %s images, FP32 lr %g, low-bit lr %g; the paper's pilot is CIFAR-10/ResNet-18.",
 			setName, modelName(o.Train), o.Train.Workers, o.Train.Batch, o.Train.Epochs, sizeName(o.Train.TrainN), o.Train.LR, o.Train.SignLR),
-		fmt.Sprintf("Control: warm-up %d steps on FP32, ladder G-Binary >= %.2f / G-Ternary >= %.2f cosine, loss CUSUM K=%g H=%g (EWMA weight %g), cooldown %d + calibration %d steps.",
-			o.Control.WarmupSteps, o.Control.Ladder.BinaryMin, o.Control.Ladder.TernaryMin, o.Control.LossK, o.Control.LossH, o.Control.LossAlpha, o.Control.CooldownSteps, o.Control.CalibrationSteps),
+		fmt.Sprintf("Control: warm-up %d steps on FP32, ladder %s cosine, loss CUSUM K=%g H=%g (EWMA weight %g), cooldown %d + calibration %d steps.",
+			o.Control.WarmupSteps, ladderText(o.Control.Ladder), o.Control.LossK, o.Control.LossH, o.Control.LossAlpha, o.Control.CooldownSteps, o.Control.CalibrationSteps),
 		"Traffic is the per-step mean of the gradient payload ratio to FP32 under the paper's accounting; 'steps low-bit' counts steps on which any group ran a low-bit mode.",
 		"The control plane acted only through mode-latch writes on the training run's controller model; it never read gradients or payloads.",
 	}
@@ -516,7 +517,7 @@ func (o PilotOptions) liveTable(live *PilotRun) report.Table {
 	lt.Notes = []string{
 		fmt.Sprintf("Final accuracy %.2f%%, %.1f%% of steps low-bit, traffic %.4fx FP32.", 100*hr.Final, 100*hr.LowBitSteps, hr.Traffic),
 		fmt.Sprintf("Ladder thresholds %.2f (G-Binary) and %.2f (G-Ternary), calibrated on the easy workload's warm-up cosines (table 'calibration'), not on this workload; the cosines above are what this workload measured at the end of warm-up, and a group the ladder rejected there is re-examined on each new diagnostics sample (the actions below say on which).",
-			o.Control.Ladder.BinaryMin, o.Control.Ladder.TernaryMin),
+			ladderMin(o.Control.Ladder, lowbit.Binary), ladderMin(o.Control.Ladder, lowbit.Ternary)),
 	}
 	for _, a := range hr.Actions {
 		lt.Notes = append(lt.Notes, a.String())
@@ -702,4 +703,22 @@ func predictorTable(fc []Forecast) report.Table {
 		"The Predictor sees no gradients, weights or losses: only the profile, the schedule and the link models.",
 	}
 	return t
+}
+
+// ladderText writes a ladder's thresholds as the control block's notes do,
+// lowest traffic first: "G-Binary >= 0.60 / G-Ternary >= 0.45".
+func ladderText(r control.Rungs) string {
+	parts := make([]string, 0, len(r))
+	for _, g := range r.Ordered() {
+		parts = append(parts, fmt.Sprintf("%s >= %.2f", g.Label(), g.Min))
+	}
+	return strings.Join(parts, " / ")
+}
+
+// ladderMin is the threshold of f's rung of r, NaN when r has none.
+func ladderMin(r control.Rungs, f lowbit.Format) float64 {
+	if v, ok := r.Min(f); ok {
+		return v
+	}
+	return math.NaN()
 }

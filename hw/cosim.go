@@ -269,22 +269,6 @@ func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string
 		}
 		encode = c.EncodeSumVector
 	}
-	if err := sim.Check(); err != nil {
-		return res, err
-	}
-	work, cleanup, err := workDir(dir, "cosim-"+c.ModuleName()+"-"+string(sim))
-	if err != nil {
-		return res, err
-	}
-	defer cleanup()
-	src, err := c.Verilog()
-	if err != nil {
-		return res, err
-	}
-	vfile := c.ModuleName() + ".v"
-	if err := os.WriteFile(filepath.Join(work, vfile), []byte(src), 0o644); err != nil {
-		return res, err
-	}
 	var in bytes.Buffer
 	for _, v := range vs {
 		in.WriteString(encode(v))
@@ -295,13 +279,7 @@ func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string
 		in.WriteString(encode(idle))
 		in.WriteByte('\n')
 	}
-	var out []byte
-	switch sim {
-	case SimVerilator:
-		out, err = runVerilator(ctx, c, work, vfile, in.Bytes())
-	case SimIcarus:
-		out, err = runIcarus(ctx, c, work, vfile, in.Bytes())
-	}
+	out, err := simulate(ctx, c, sim, in.Bytes(), dir)
 	if err != nil {
 		return res, err
 	}
@@ -311,6 +289,35 @@ func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string
 		compare(c, vs, out, &res)
 	}
 	return res, nil
+}
+
+// simulate writes c's Verilog (c validated and normalized) into a work
+// directory under dir, runs sim on the encoded input lines in and returns
+// its output lines.
+func simulate(ctx context.Context, c Config, sim Simulator, in []byte, dir string) ([]byte, error) {
+	if err := sim.Check(); err != nil {
+		return nil, err
+	}
+	work, cleanup, err := workDir(dir, "cosim-"+c.ModuleName()+"-"+string(sim))
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	src, err := c.Verilog()
+	if err != nil {
+		return nil, err
+	}
+	vfile := c.ModuleName() + ".v"
+	if err := os.WriteFile(filepath.Join(work, vfile), []byte(src), 0o644); err != nil {
+		return nil, err
+	}
+	switch sim {
+	case SimVerilator:
+		return runVerilator(ctx, c, work, vfile, in)
+	case SimIcarus:
+		return runIcarus(ctx, c, work, vfile, in)
+	}
+	return nil, fmt.Errorf("unknown simulator %q", sim)
 }
 
 // compare checks the simulator's output lines against the oracle. Output

@@ -58,14 +58,15 @@ func (d Datapath) String() string {
 func (d Datapath) IsSum() bool { return d == Int8Sum || d == BFP8Sum }
 
 // Depth is a sum datapath's fixed pipeline depth: int8-sum registers
-// input | accumulate | saturate (3), bfp8-sum input | align | accumulate
-// | saturate (4). The low-bit datapath's depth is Config.Stages.
+// input | accumulate | saturate (3), bfp8-sum input | round | shift |
+// accumulate | saturate (5: its alignment's rounding add and barrel shift
+// take a stage each). The low-bit datapath's depth is Config.Stages.
 func (d Datapath) Depth() int {
 	switch d {
 	case Int8Sum:
 		return 3
 	case BFP8Sum:
-		return 4
+		return 5
 	}
 	return DefaultStages
 }

@@ -52,7 +52,7 @@
 // the sum fits int16 and the stage only sign-extends).
 //
 //	int8-sum  input | accumulate | saturate                 Depth 3
-//	bfp8-sum  input (+ shift k) | align | accumulate | saturate   Depth 4
+//	bfp8-sum  input (+ shift k) | round | shift | accumulate | saturate   Depth 5
 //
 // bfp8-sum needs each block's maximum exponent E before it can align a
 // single mantissa (the spec rounds each worker's shifted mantissa, so a
@@ -66,12 +66,16 @@
 // from the exponent view (one byte per 64-lane block: ExpGroups is 2 at
 // 1024 bits). On the way into the input register each block's shift
 // k = min(E - e, 8) is computed (0 when E <= e; a 9-bit subtract and a
-// compare, registered as 4 bits, which keeps them off the align stage's
-// path), and the align stage computes a_i = m_i for k = 0, else
+// compare, registered as 4 bits, which keeps them off the alignment's
+// path), and the alignment computes a_i = m_i for k = 0, else
 // (m_i + 2^(k-1)) >>> k, an arithmetic shift rounding to nearest with
-// ties toward +inf; the cap at 8 changes nothing (every int8 shifts to 0
-// at k >= 8) but bounds the shifter at 4 bits. The aligned int8 then
-// enters the same accumulate and saturate stages as int8-sum.
+// ties toward +inf, over two stages: round registers the 9-bit
+// t_i = m_i + 2^(k-1), shift the 4-level barrel shift t_i >>> k (with
+// both in one stage the add's carry chain and the shifter's muxes were
+// the datapath's longest path, and bfp8-sum missed 100 MHz on ECP5); the
+// cap at 8 changes nothing (every int8 shifts to 0 at k >= 8) but bounds
+// the shifter at 4 bits. The aligned int8 then enters the same accumulate
+// and saturate stages as int8-sum.
 //
 // The sum datapaths' faults (Datapath.Faults: wrap-sum, zero-extend,
 // keep-acc; trunc-shift, cap-7, unsigned-max) are caught by their

@@ -129,7 +129,7 @@ func (c Config) Elements() int { return c.Width / 8 }
 func (c Config) ModuleName() string {
 	c = c.Normalized()
 	s := fmt.Sprintf("nf_agg_w%d_k%d", c.Width, c.Stages)
-	if c.Datapath.IsSum() { // nf_int8sum_w512_k3, nf_bfp8sum_w512_k4
+	if c.Datapath.IsSum() { // nf_int8sum_w512_k3, nf_bfp8sum_w512_k5
 		s = fmt.Sprintf("nf_%s_w%d_k%d", strings.ReplaceAll(string(c.Datapath), "-", ""), c.Width, c.Stages)
 	}
 	if c.Workers != 8 {

@@ -70,7 +70,7 @@ func (c Config) emitSum(e *emitter) {
 	src := "s1" // the stage the accumulator reads
 	if c.Datapath == BFP8Sum {
 		c.emitAlign(e)
-		src = "s2"
+		src = "s3"
 	}
 	c.emitAccumulate(e, src)
 	c.emitSaturate(e)
@@ -89,7 +89,7 @@ func (c Config) emitSumHeader(e *emitter) {
 		e.line("//   pipeline    3 stages: input | accumulate | saturate")
 	case BFP8Sum:
 		e.line("// NEURON-Fabric conservative-format datapath bfp8-sum (BFP8, 64-element blocks).")
-		e.line("//   pipeline    4 stages: input (with the shift k per block) | align | accumulate | saturate")
+		e.line("//   pipeline    5 stages: input (with the shift k per block) | round | shift | accumulate | saturate")
 	}
 	e.line("//   line width  %d bits = %d int8 lanes (byte i = element i, two's complement)", c.Width, n)
 	e.line("//   workers     up to %d worker lines per aggregate; %d-bit lane accumulators (never wrap)", c.Workers, a)
@@ -149,13 +149,17 @@ func (c Config) emitShift(e *emitter) {
 	e.line("")
 }
 
-// emitAlign writes bfp8-sum's stage 2: the rounded arithmetic shift of
-// each lane by its block's registered k (exponent lines pass unchanged).
+// emitAlign writes bfp8-sum's alignment, a_i = (m_i + 2^(k-1)) >>> k, over
+// two stages so that the rounding add and the barrel shift do not share a
+// clock: stage 2 registers t_i = m_i + 2^(k-1) (9 bits; an exponent line's
+// byte, sign-extended, passes instead) with the block's k, stage 3 the
+// arithmetic shift t_i >>> k (exponent lines pass unchanged).
 func (c Config) emitAlign(e *emitter) {
-	e.line("  // 2. align: a_i = m_i >>> k with round to nearest, ties up, per lane")
-	e.line("  wire [%d:0] a_val;", c.Width-1)
+	g := 4*c.ExpGroups() - 1
+	e.line("  // 2. round: t_i = m_i + 2^(k-1) (9 bits), per lane")
+	e.line("  wire [%d:0] t_val;  // 9 bits per lane", 9*c.Elements()-1)
 	e.line("  generate")
-	e.line("    for (i = 0; i < N; i = i + 1) begin : align")
+	e.line("    for (i = 0; i < N; i = i + 1) begin : round")
 	e.line("      localparam integer G = i / %d;  // the lane's block", lowbit.BFPBlock)
 	e.line("      wire [3:0] k = s1_k[4*G +: 4];")
 	if c.Fault == FaultTruncShift {
@@ -163,22 +167,45 @@ func (c Config) emitAlign(e *emitter) {
 	} else {
 		e.line("      wire [7:0] half = (k == 4'd0) ? 8'd0 : (8'd1 << (k - 4'd1));  // 2^(k-1)")
 	}
-	e.line("      wire signed [8:0] t = $signed({s1_data[8*i + 7], s1_data[8*i +: 8]}) + $signed({1'b0, half});")
-	e.line("      /* verilator lint_off UNUSEDSIGNAL */")
-	e.line("      wire signed [8:0] sh = t >>> k;  // bit 8 equals bit 7: the result fits int8")
-	e.line("      /* verilator lint_on UNUSEDSIGNAL */")
-	e.line("      assign a_val[8*i +: 8] = s1_kind ? s1_data[8*i +: 8] : sh[7:0];")
+	e.line("      wire signed [8:0] m = $signed({s1_data[8*i + 7], s1_data[8*i +: 8]});")
+	e.line("      assign t_val[9*i +: 9] = s1_kind ? m : m + $signed({1'b0, half});")
 	e.line("    end")
 	e.line("  endgenerate")
 	e.line("")
 	e.line("  reg s2_valid, s2_first, s2_last, s2_kind;")
-	e.line("  reg %ss2_data;", vec(c.Width))
+	e.line("  reg [%d:0] s2_k;", g)
+	e.line("  reg [%d:0] s2_t;", 9*c.Elements()-1)
 	e.line("  always @(posedge clk) begin")
 	e.line("    s2_valid <= rst ? 1'b0 : s1_valid;")
 	e.line("    s2_first <= s1_first;")
 	e.line("    s2_last  <= s1_last;")
 	e.line("    s2_kind  <= s1_kind;")
-	e.line("    s2_data  <= a_val;")
+	e.line("    s2_k     <= s1_k;")
+	e.line("    s2_t     <= t_val;")
+	e.line("  end")
+	e.line("")
+	e.line("  // 3. shift: a_i = t_i >>> k, per lane")
+	e.line("  wire [%d:0] a_val;", c.Width-1)
+	e.line("  generate")
+	e.line("    for (i = 0; i < N; i = i + 1) begin : align")
+	e.line("      localparam integer G = i / %d;  // the lane's block", lowbit.BFPBlock)
+	e.line("      wire [3:0] k = s2_k[4*G +: 4];")
+	e.line("      wire signed [8:0] t = $signed(s2_t[9*i +: 9]);")
+	e.line("      /* verilator lint_off UNUSEDSIGNAL */")
+	e.line("      wire signed [8:0] sh = t >>> k;  // bit 8 equals bit 7: the result fits int8")
+	e.line("      /* verilator lint_on UNUSEDSIGNAL */")
+	e.line("      assign a_val[8*i +: 8] = s2_kind ? t[7:0] : sh[7:0];")
+	e.line("    end")
+	e.line("  endgenerate")
+	e.line("")
+	e.line("  reg s3_valid, s3_first, s3_last, s3_kind;")
+	e.line("  reg %ss3_data;", vec(c.Width))
+	e.line("  always @(posedge clk) begin")
+	e.line("    s3_valid <= rst ? 1'b0 : s2_valid;")
+	e.line("    s3_first <= s2_first;")
+	e.line("    s3_last  <= s2_last;")
+	e.line("    s3_kind  <= s2_kind;")
+	e.line("    s3_data  <= a_val;")
 	e.line("  end")
 	e.line("")
 }
@@ -193,7 +220,7 @@ func (c Config) emitAccumulate(e *emitter, src string) {
 	a, w := c.AccBits(), c.Width
 	st := "s2"
 	if c.Datapath == BFP8Sum {
-		st = "s3"
+		st = "s4"
 	}
 	e.line("  // %d. accumulate: acc_i = x_i on an aggregate's first line, else acc_i + x_i", c.Stages-1)
 	if c.Datapath == BFP8Sum {
@@ -260,7 +287,7 @@ func (c Config) emitSaturate(e *emitter) {
 	w := c.Width
 	st, out := "s2", "s3"
 	if c.Datapath == BFP8Sum {
-		st, out = "s3", "s4"
+		st, out = "s4", "s5"
 	}
 	resp := "v_sum"
 	if c.Datapath == BFP8Sum {

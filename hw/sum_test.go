@@ -343,7 +343,9 @@ func expectedSumRegisters(c Config) int {
 	if c.Datapath == Int8Sum {
 		return (3 + w) + (1 + n*a) + (1 + 2*w)
 	}
-	return (4 + 4*c.ExpGroups() + w) + (4 + w) + (2 + n*a) + (1 + 2*w) // input: flags, k per block, line
+	// input: flags, k per block, line; round: flags, k, 9-bit t per lane;
+	// shift: flags, line; accumulate; response.
+	return (4 + 4*c.ExpGroups() + w) + (4 + 4*c.ExpGroups() + 9*n) + (4 + w) + (2 + n*a) + (1 + 2*w)
 }
 
 func TestSumSynthRegisters(t *testing.T) {

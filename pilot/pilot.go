@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/control"
@@ -387,7 +388,7 @@ func (p *run) faulty(epoch int) bool {
 // calibration record).
 func (p *run) afterAggregate(s *train.Step) error {
 	for _, g := range nn.Groups() {
-		if s.Policy[g].Rule.Sign() {
+		if s.Policy[g].Rule != train.FP32 {
 			p.es.LowBit[g]++
 		}
 	}
@@ -409,7 +410,11 @@ func (p *run) afterAggregate(s *train.Step) error {
 	if !diag || p.cfg.DiagEvery == 0 || s.Index%p.cfg.DiagEvery != 0 {
 		return nil
 	}
-	bin, ter := train.StepCosines(p.loop.Stepper.Model, p.loop.Stepper.Grads)
+	cos, err := p.cosines()
+	if err != nil {
+		return fmt.Errorf("diagnostics at step %d: %w", s.Index, err)
+	}
+	bin, ter := cos[lowbit.Binary], cos[lowbit.Ternary]
 	d := Diag{Step: s.Index, Binary: bin, Ternary: ter}
 	p.res.Diags = append(p.res.Diags, d)
 	if p.res.Warmup == nil && step >= p.cfg.Control.WarmupSteps-int64(p.cfg.DiagEvery) {
@@ -419,12 +424,40 @@ func (p *run) afterAggregate(s *train.Step) error {
 		return nil
 	}
 	for _, g := range nn.Groups() {
-		ev := control.Event{Type: control.EvDiag, Step: step, Group: g.String(), CosBinary: bin.Groups[g], CosTernary: ter.Groups[g]}
+		ev := control.Event{Type: control.EvDiag, Step: step, Group: g.String(), Cos: map[lowbit.Format]float64{}}
+		for _, f := range p.diagFormats() {
+			ev.Cos[f] = cos[f].Groups[g]
+		}
 		if _, err := p.step(ev); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// diagFormats are the formats the diagnostics measure: the paper's two,
+// and every other rung of the plane's ladder.
+func (p *run) diagFormats() []lowbit.Format {
+	fs := []lowbit.Format{lowbit.Binary, lowbit.Ternary}
+	for _, r := range p.cfg.Control.Ladder.Ordered() {
+		if !slices.Contains(fs, r.Format) {
+			fs = append(fs, r.Format)
+		}
+	}
+	return fs
+}
+
+// cosines measures the step's diagnostics: train.StepCosines for the
+// paper's two formats, train.StepFormatCosines (the same two, and the
+// others) when the ladder has a rung beyond them.
+func (p *run) cosines() (train.FormatCosines, error) {
+	var out train.FormatCosines
+	m, grads := p.loop.Stepper.Model, p.loop.Stepper.Grads
+	if len(p.diagFormats()) > 2 {
+		return train.StepFormatCosines(m, grads)
+	}
+	out[lowbit.Binary], out[lowbit.Ternary] = train.StepCosines(m, grads)
+	return out, nil
 }
 
 // endEpoch closes the epoch's statistics.
@@ -442,7 +475,13 @@ func (p *run) endEpoch(e *train.EpochStat) error {
 	}
 	pol := p.loop.Agg.Policy()
 	for _, g := range nn.Groups() {
-		es.Modes[g] = pol[g].Rule.Mode().String()
+		// The latch's mode: a summed rule's region is latched in its sum
+		// mode, though Rule.Mode (the unlatched path's) is FP32 bypass.
+		m, err := cxl.ModeOf(pol[g].Format())
+		if err != nil {
+			return fmt.Errorf("epoch %d: %s: %w", e.Epoch, g, err)
+		}
+		es.Modes[g] = m.String()
 	}
 	es.ValAcc = e.ValAcc
 	p.res.Epochs = append(p.res.Epochs, *es)

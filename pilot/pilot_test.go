@@ -48,7 +48,7 @@ func blobsSized(n, classes, side int, seed uint64) *data.Dataset {
 func testConfig(sc Scenario) Config {
 	cc := control.DefaultConfig()
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 10, 8, 4
-	cc.Ladder = control.Ladder{BinaryMin: 0.2, TernaryMin: 0.1}
+	cc.Ladder = control.Ladder{BinaryMin: 0.2, TernaryMin: 0.1}.Rungs()
 	return Config{
 		Scenario:  sc,
 		Train:     train.Config{Model: "mlp", Hidden: []int{16}, Workers: 8, Batch: 64, Epochs: 4, LR: 0.05, SignLR: 0.002, Momentum: 0.9, Seed: 3},
@@ -334,4 +334,57 @@ func TestLossesAndCalibrate(t *testing.T) {
 	if _, err := Calibrate(gd, gd.Steps, cfg.Control); err == nil {
 		t.Error("calibrated on a g-binary-default record")
 	}
+}
+
+// TestMixedPlan runs the live plane on the four-rung ladder: with the
+// G-Binary threshold set between the two groups' G-Binary cosines at the
+// diagnostics the warm-up admits on (read off an always-FP32 run, whose
+// first steps are the same), G-Ternary's at 1 and INT8's at -1, the
+// group with the higher cosine is admitted to G-Binary and the other to
+// INT8, and the INT8 group trains through its int8-sum latch.
+func TestMixedPlan(t *testing.T) {
+	sets := &data.Sets{Train: blobs(1024, 4, 1), Test: blobs(256, 4, 2)}
+	base := testConfig(AlwaysFP32)
+	base.Fault.Rate = 0
+	ref, err := Run(context.Background(), base, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at *Diag
+	for i := range ref.Diags {
+		if d := &ref.Diags[i]; int64(d.Step) < base.Control.WarmupSteps {
+			at = d
+		}
+	}
+	if at == nil {
+		t.Fatal("no diagnostics before the end of warm-up")
+	}
+	bb, hd := at.Binary.Groups[nn.Backbone], at.Binary.Groups[nn.Head]
+	if bb == hd {
+		t.Fatalf("backbone and head measure the same G-Binary cosine %v", bb)
+	}
+	want := map[string]string{"backbone": "g-binary", "head": "int8-sum"}
+	if hd > bb {
+		want = map[string]string{"backbone": "int8-sum", "head": "g-binary"}
+	}
+	cfg := testConfig(FP32Default)
+	cfg.Fault.Rate = 0
+	cfg.Control.Ladder = control.Rungs{{Format: lowbit.Binary, Min: (bb + hd) / 2}, {Format: lowbit.Ternary, Min: 1}, {Format: lowbit.Int8, Min: -1}}
+	res, err := Run(context.Background(), cfg, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, a := range res.Actions {
+		if a.Step == cfg.Control.WarmupSteps {
+			got[a.Group] = a.Mode.String()
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("admitted %v at the end of warm-up (cosines backbone %.3f, head %.3f), want %v; actions %v", got, bb, hd, want, res.Actions)
+	}
+	if m := res.Epochs[1].Modes; res.Alarms == 0 && (m[nn.Backbone] != want["backbone"] || m[nn.Head] != want["head"]) {
+		t.Errorf("epoch 2 modes %v, want %v", m, want)
+	}
+	t.Logf("cosines backbone %.3f head %.3f: %v; traffic %.4f, final accuracy %.3f, alarms %d", bb, hd, got, res.Traffic, res.Final, res.Alarms)
 }

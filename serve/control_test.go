@@ -16,6 +16,7 @@ import (
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/serve"
 	"github.com/neuronfabric/nfabric/serve/client"
 	"github.com/neuronfabric/nfabric/serve/wire"
@@ -175,7 +176,7 @@ func TestControlRandomStream(t *testing.T) {
 		add(control.Event{Type: control.EvLoss, Step: st, Loss: loss})
 		if st%25 == 0 {
 			for _, g := range cfg.Groups {
-				add(control.Event{Type: control.EvDiag, Step: st, Group: g, CosBinary: 2*rng.Float64() - 1, CosTernary: rng.Float64()})
+				add(control.Event{Type: control.EvDiag, Step: st, Group: g, Cos: map[lowbit.Format]float64{lowbit.Binary: 2*rng.Float64() - 1, lowbit.Ternary: rng.Float64()}})
 			}
 		}
 		switch rng.IntN(60) {

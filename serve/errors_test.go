@@ -109,7 +109,7 @@ func TestBadInput(t *testing.T) {
 		}, codes.InvalidArgument, "event.telemetry"},
 		{"unknown group", func() error { return send(control.Event{Type: control.EvDiag, Step: 5, Group: "head"}) }, codes.InvalidArgument, "event.diag.group"},
 		{"cosine out of range", func() error {
-			return send(control.Event{Type: control.EvDiag, Step: 5, Group: "g", CosBinary: 0.5, CosTernary: 2})
+			return send(control.Event{Type: control.EvDiag, Step: 5, Group: "g", Cos: map[lowbit.Format]float64{lowbit.Binary: 0.5, lowbit.Ternary: 2}})
 		}, codes.InvalidArgument, "event.diag.cos_ternary"},
 		{"no event", func() error { _, err := c.Control.Send(ctx, &pb.SendRequest{Session: sess.ID}); return err }, codes.InvalidArgument, "event"},
 		{"bad session config", func() error {

@@ -97,6 +97,19 @@ func FuzzSession(f *testing.F) {
 	eb, _ := proto.Marshal(evs)
 	f.Add(cb, eb)
 	f.Add([]byte{}, []byte{})
+	// A four-rung ladder with demotion, and diagnostics of every rung.
+	rc := &pb.SessionConfig{Groups: []*pb.Group{{Name: "g"}}, Warmup: wrapperspb.Int64(1), LadderDemote: true,
+		LadderRungs: wrapperspb.String("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95")}
+	rb, _ := proto.Marshal(rc)
+	diag := func(step int64, i8, b8 float64) *pb.RecordedEvent {
+		return &pb.RecordedEvent{Event: &pb.Event{Event: &pb.Event_Diag{Diag: &pb.DiagEvent{Step: step, Group: "g", CosBinary: 0.1, CosTernary: 0.1,
+			Cosines: []*pb.ModeCosine{{Mode: pb.Mode_MODE_INT8_SUM, Cosine: i8}, {Mode: pb.Mode_MODE_BFP8_SUM, Cosine: b8}}}}}}
+	}
+	step := func(s int64) *pb.RecordedEvent {
+		return &pb.RecordedEvent{Event: &pb.Event{Event: &pb.Event_Step{Step: &pb.StepEvent{Step: s}}}}
+	}
+	reb, _ := proto.Marshal(&pb.SessionDump{Events: []*pb.RecordedEvent{diag(0, 0.99, 0.99), step(0), step(1), step(2), diag(2, 0.5, 0.99), step(3)}})
+	f.Add(rb, reb)
 	f.Fuzz(func(t *testing.T, cb, eb []byte) {
 		var c pb.SessionConfig
 		var d pb.SessionDump

@@ -5,17 +5,15 @@ import (
 	"math/bits"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // TreeLevelsPerCycle is how many levels of a binary reduction tree one
 // controller cycle holds: the paper's count stage reduces W = 8 workers'
 // sign bits per element, a log2(8) = 3-level adder tree, in one of its
-// five cycles (paper Sec. 3; hw.OpCount). The integer-sum modes are
-// counted at the same rate. That is optimistic for them: the popcount's
-// levels add 1- to 3-bit operands, an Int8 tree's add 8- to 16-bit ones,
-// whose carry chains are longer; the hardware flow (package hw) is where
-// the real stage delay is measured.
+// five cycles (paper Sec. 3; hw.OpCount). The integer-sum modes have no
+// tree (DatapathCycles).
 const TreeLevelsPerCycle = 3
 
 // treeCycles returns the cycles of a w-input reduction tree:
@@ -27,27 +25,33 @@ func treeCycles(w int) int {
 }
 
 // DatapathCycles returns the depth, in controller cycles, of mode m's
-// aggregation datapath over w workers' lines, derived from its structure
-// with the paper's five operations (decode | unpack | count | gate |
-// select, one register each; paper Sec. 3, hw.StageOps) as the unit and
-// a w-input reduction tree at TreeLevelsPerCycle levels per cycle
+// aggregation datapath over w workers' lines: the cycles from the last
+// input line a read needs to its aggregate, at one 64-byte line per cycle
+// (the paper's line rate) in every mode.
+//
+// The paper's modes are counted from their structure, with the paper's
+// five operations (decode | unpack | count | gate | select, one register
+// each; paper Sec. 3, hw.StageOps) as the unit and the count stage's
+// w-input reduction tree at TreeLevelsPerCycle levels per cycle
 // (treeCycles):
 //
 //	G-Binary, G-Ternary  decode 1 + unpack 1 + count tree(w) + majority/gate 1 + select 1
-//	Int8Sum              decode 1 + unpack 1 + adder tree(w) + saturate 1 + select 1
-//	BFPSum               decode 1 + max(unpack 1, exponent max tree(w)) + align 1
-//	                     + adder tree(w) + saturate 1 + select 1
 //
-// Int8Sum's lanes arrive aligned, so its only change is the tree's
-// operands (int8 in, int16 out) and a saturating clamp where the vote has
-// its majority compare. BFPSum first needs E = max_w e_w, a w-input tree
-// of 8-bit compares that runs beside the unpack (it needs only the
-// exponents), then one alignment stage: a barrel shift by min(E - e_w, 8),
-// log2(8) = 3 mux levels, with its rounding add. At the paper's W = 8
-// this gives 5, 5, 5 and 6 cycles; 5 is the paper's stated depth, which
-// the rule reproduces rather than assumes. The line width (one 64-byte
-// line per cycle) is the paper's in every mode. Identity and FP32 bypass
-// do not enter the datapath: 0 cycles.
+// which gives the paper's stated 5 cycles at W = 8 rather than assuming
+// it. The integer-sum modes are the RTL's: package hw builds them as
+// streaming accumulators that take one worker line per clock (initiation
+// interval 1, aggregates back to back) and answer Depth() clock edges
+// after an aggregate's last worker line, whatever w (w only widens the
+// lane accumulators). The depth is hw.Datapath.Depth of the mode's
+// datapath (hw.ModeDatapath), which hw.MeasureSumTiming checks against
+// the simulated RTL: 3 for Int8Sum (input | accumulate | saturate), 5 for
+// BFPSum (input with the shift | round | shift | accumulate | saturate). The W
+// worker lines of a sum aggregate are W line reads, one per cycle, so the
+// mode's throughput is the paper's line rate; BFPSum's exponent pass (one
+// W-line aggregate per 64 mantissa lines, whose view the mantissa lines
+// need) is in its traffic (8.125 bits per element), not in this depth: a
+// controller issues it ahead, as an independent aggregate in the same
+// pipeline. Identity and FP32 bypass do not enter the datapath: 0 cycles.
 func DatapathCycles(m cxl.Mode, w int) (int, error) {
 	if !m.Valid() {
 		return 0, fmt.Errorf("timing: datapath cycles of %v: not a mode", m)
@@ -58,12 +62,15 @@ func DatapathCycles(m cxl.Mode, w int) (int, error) {
 	if !m.LowBit() {
 		return 0, nil
 	}
-	const decode, unpack, gate, sel, align = 1, 1, 1, 1, 1
-	tree := treeCycles(w)
-	if m.ExpPlane() {
-		return decode + max(unpack, tree) + align + tree + gate + sel, nil
+	if m.Sum() {
+		d, err := hw.ModeDatapath(m)
+		if err != nil {
+			return 0, fmt.Errorf("timing: datapath cycles: %w", err)
+		}
+		return d.Depth(), nil
 	}
-	return decode + unpack + tree + gate + sel, nil
+	const decode, unpack, gate, sel = 1, 1, 1, 1
+	return decode + unpack + treeCycles(w) + gate + sel, nil
 }
 
 // ModeExposure returns the Table 4 exposure pair of mode m at the anchor

@@ -17,16 +17,15 @@ func TestDatapathCycles(t *testing.T) {
 	}{
 		{cxl.Identity, 8, 0},
 		{cxl.FP32Bypass, 8, 0},
-		{cxl.GBinary, 8, 5},  // 3 tree levels: one cycle
-		{cxl.GTernary, 8, 5}, //
-		{cxl.GBinary, 1, 5},  // a one-input tree still takes its stage
-		{cxl.GBinary, 9, 6},  // 4 levels: two cycles
-		{cxl.Int8Sum, 8, 5},  // same stages, wider operands
-		{cxl.Int8Sum, 64, 6}, // 6 levels: two cycles
-		{cxl.Int8Sum, 65, 7}, // 7 levels: three cycles
-		{cxl.BFPSum, 8, 6},   // 1 + max(1, 1) + 1 + 1 + 1 + 1
-		{cxl.BFPSum, 64, 8},  // 1 + max(1, 2) + 1 + 2 + 1 + 1
-		{cxl.BFPSum, 1024, 12},
+		{cxl.GBinary, 8, 5},    // 3 tree levels: one cycle
+		{cxl.GTernary, 8, 5},   //
+		{cxl.GBinary, 1, 5},    // a one-input tree still takes its stage
+		{cxl.GBinary, 9, 6},    // 4 levels: two cycles
+		{cxl.Int8Sum, 8, 3},    // input | accumulate | saturate
+		{cxl.Int8Sum, 1, 3},    // a streaming accumulator: w only widens it
+		{cxl.Int8Sum, 1024, 3}, //
+		{cxl.BFPSum, 8, 5},     // input | round | shift | accumulate | saturate
+		{cxl.BFPSum, 1024, 5},
 	} {
 		got, err := DatapathCycles(tc.m, tc.w)
 		if err != nil || got != tc.want {
@@ -87,8 +86,9 @@ func TestModeExposureLatencyBound(t *testing.T) {
 }
 
 // TestModeAnchorExposure: at Table 4's anchor G-Binary's derived depth
-// gives AnchorExposure's figure (the fixed five stages, another path),
-// Int8Sum's equal depth the same, and BFPSum's deeper datapath no less.
+// gives AnchorExposure's figure (the fixed five stages, another path), and
+// the exposure follows the depth: Int8Sum (3) below BFPSum, whose depth
+// (5) is G-Binary's and so is its exposure.
 func TestModeAnchorExposure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the anchor pair")
@@ -103,7 +103,7 @@ func TestModeAnchorExposure(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got[cxl.GBinary] != anchor || got[cxl.Int8Sum] != anchor || got[cxl.BFPSum] < anchor {
+	if got[cxl.GBinary] != anchor || !(got[cxl.Int8Sum] < got[cxl.BFPSum]) || got[cxl.BFPSum] != anchor {
 		t.Errorf("anchor %v, modes %v", anchor, got)
 	}
 	t.Logf("anchor exposure: g-binary %.4f%%, int8-sum %.4f%%, bfp8-sum %.4f%%", 100*got[cxl.GBinary], 100*got[cxl.Int8Sum], 100*got[cxl.BFPSum])

@@ -77,7 +77,8 @@ func (a *Aggregator) readLatches() error {
 			return fmt.Errorf("latched aggregator: %s regions disagree (%v and %v)", g, mode[g], m)
 		}
 		mode[g], seen[g] = m, true
-		t.on = m.LowBit()
+		r, _ := RuleOf(m)
+		t.on = r.ViaController() // the sum rules add their codes in software
 		if t.on {
 			t.spec, _ = a.latchSpec(m)
 		}

@@ -32,8 +32,16 @@ func TestLatchedAggregatorFollowsLatches(t *testing.T) {
 			{cxl.GTernary, cxl.GBinary},
 			{cxl.FP32Bypass, cxl.GTernary},
 			{cxl.GBinary, cxl.GBinary},
+			// A mixed plan on the multi-rung ladder: the sum latches select
+			// the Int8 and BFP8 rules, whose reference is the unlatched
+			// aggregator's.
+			{cxl.GBinary, cxl.Int8Sum},
+			{cxl.BFPSum, cxl.GTernary},
+			{cxl.Int8Sum, cxl.BFPSum},
+			{cxl.FP32Bypass, cxl.Int8Sum},
 		}
-		spec := map[cxl.Mode]RuleSpec{cxl.FP32Bypass: {Rule: FP32}, cxl.GBinary: {Rule: GBinary}, cxl.GTernary: {Rule: GTernary, Gate: lowbit.PaperGate}}
+		spec := map[cxl.Mode]RuleSpec{cxl.FP32Bypass: {Rule: FP32}, cxl.GBinary: {Rule: GBinary}, cxl.GTernary: {Rule: GTernary, Gate: lowbit.PaperGate},
+			cxl.Int8Sum: {Rule: Int8}, cxl.BFPSum: {Rule: BFP8}}
 		for s, st := range steps {
 			for g, mode := range map[string]cxl.Mode{"backbone": st.bb, "head": st.hd} {
 				for _, id := range regions[g] {

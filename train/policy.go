@@ -87,9 +87,11 @@ func (r Rule) Mode() cxl.Mode {
 	return cxl.FP32Bypass
 }
 
-// RuleOf is the inverse of Rule.Mode on the gradient paths: the rule a
-// group's mode latch selects (FP32Bypass: FP32, GBinary, GTernary). It
-// reports false for Identity, which carries no gradient.
+// RuleOf is the rule a group's mode latch selects: the inverse of
+// Rule.Mode on the controller's gradient paths (FP32Bypass: FP32, GBinary,
+// GTernary), and Int8 and BFP8 for their sum modes, whose lane sums the
+// latched aggregator runs in the lowbit kernels (so their Mode is FP32
+// bypass). It reports false for Identity, which carries no gradient.
 func RuleOf(m cxl.Mode) (Rule, bool) {
 	switch m {
 	case cxl.FP32Bypass:
@@ -98,6 +100,10 @@ func RuleOf(m cxl.Mode) (Rule, bool) {
 		return GBinary, true
 	case cxl.GTernary:
 		return GTernary, true
+	case cxl.Int8Sum:
+		return Int8, true
+	case cxl.BFPSum:
+		return BFP8, true
 	}
 	return 0, false
 }

@@ -43,6 +43,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"payload", "aggregate", "--mode", "bogus", "-o", "x", "y"}, 2},
 		{[]string{"pilot", "--fault-epochs", "5"}, 2},
 		{[]string{"pilot", "--ladder-binary", "3"}, 2},
+		{[]string{"pilot", "--ladder-rungs", "int8:0.9,fp32:0.5"}, 2},
+		{[]string{"pilot", "--ladder-rungs", "int8"}, 2},
+		{[]string{"pilot", "--ladder-rungs", "int8:0.9", "--ladder-ternary", "NaN"}, 2},
 		{[]string{"pilot", "--fault-rate", "2"}, 2},
 	}
 	for _, c := range cases {

@@ -10,6 +10,7 @@ import (
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/experiments/run"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
@@ -26,6 +27,8 @@ type pilotFlags struct {
 	warmup, cooldown    int64
 	calibration         int64
 	binMin, terMin      float64
+	rungs               string
+	demote              bool
 	lossK, lossH        float64
 	diagEvery           int
 	full, asJSON, quiet bool
@@ -137,8 +140,12 @@ func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
 	f.Int64Var(&pf.warmup, "warmup", def.Control.WarmupSteps, "FP32 warm-up steps before any admission")
 	f.Int64Var(&pf.cooldown, "cooldown", def.Control.CooldownSteps, "FP32 cooldown steps after a recovery alarm")
 	f.Int64Var(&pf.calibration, "calibration", def.Control.CalibrationSteps, "FP32 calibration steps before re-admission")
-	f.Float64Var(&pf.binMin, "ladder-binary", def.Control.Ladder.BinaryMin, "admission ladder: minimum G-Binary cosine")
-	f.Float64Var(&pf.terMin, "ladder-ternary", def.Control.Ladder.TernaryMin, "admission ladder: minimum G-Ternary cosine")
+	binMin, _ := def.Control.Ladder.Min(lowbit.Binary)
+	terMin, _ := def.Control.Ladder.Min(lowbit.Ternary)
+	f.Float64Var(&pf.binMin, "ladder-binary", binMin, "admission ladder: minimum G-Binary cosine")
+	f.Float64Var(&pf.terMin, "ladder-ternary", terMin, "admission ladder: minimum G-Ternary cosine")
+	f.StringVar(&pf.rungs, "ladder-rungs", def.Control.Ladder.String(), "admission ladder: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8); --ladder-binary and --ladder-ternary then override their rungs")
+	f.BoolVar(&pf.demote, "ladder-demote", def.Control.Demote, "a failing diagnostic moves an admitted group to the next rung up that passes (not in the paper)")
 	f.Float64Var(&pf.lossK, "cusum-k", def.Control.LossK, "Supervisor loss CUSUM slack K (relative loss excess)")
 	f.Float64Var(&pf.lossH, "cusum-h", def.Control.LossH, "Supervisor loss CUSUM threshold H")
 	f.IntVar(&pf.diagEvery, "diag-every", def.DiagEvery, "steps between cosine diagnostics")
@@ -160,6 +167,37 @@ func readTelemetryFile(path string) ([]control.Telemetry, error) {
 		return nil, fmt.Errorf("--telemetry %s: %w", path, err)
 	}
 	return tel, nil
+}
+
+// applyThresholds sets the admission ladder from --ladder-rungs, then the
+// --ladder-binary and --ladder-ternary rungs, --ladder-demote, and the
+// Supervisor's --cusum-k and --cusum-h.
+func (pf *pilotFlags) applyThresholds(fs *pflag.FlagSet, o *experiments.PilotOptions) error {
+	if fs.Changed("ladder-rungs") {
+		r, err := control.ParseRungs(pf.rungs)
+		if err != nil {
+			return usagef("--ladder-rungs: %v", err)
+		}
+		o.Control.Ladder = r
+	}
+	if fs.Changed("ladder-binary") {
+		o.Control.Ladder = o.Control.Ladder.With(lowbit.Binary, pf.binMin)
+	}
+	if fs.Changed("ladder-ternary") {
+		o.Control.Ladder = o.Control.Ladder.With(lowbit.Ternary, pf.terMin)
+	}
+	if fs.Changed("ladder-demote") {
+		o.Control.Demote = pf.demote
+	}
+	for name, kv := range map[string]struct {
+		dst *float64
+		val float64
+	}{"cusum-k": {&o.Control.LossK, pf.lossK}, "cusum-h": {&o.Control.LossH, pf.lossH}} {
+		if fs.Changed(name) {
+			*kv.dst = kv.val
+		}
+	}
+	return nil
 }
 
 func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) error {
@@ -192,14 +230,8 @@ func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) erro
 			*kv.dst = kv.val
 		}
 	}
-	for name, kv := range map[string]struct {
-		dst *float64
-		val float64
-	}{"ladder-binary": {&o.Control.Ladder.BinaryMin, pf.binMin}, "ladder-ternary": {&o.Control.Ladder.TernaryMin, pf.terMin},
-		"cusum-k": {&o.Control.LossK, pf.lossK}, "cusum-h": {&o.Control.LossH, pf.lossH}} {
-		if fs.Changed(name) {
-			*kv.dst = kv.val
-		}
+	if err := pf.applyThresholds(fs, o); err != nil {
+		return err
 	}
 	if fs.Changed("diag-every") {
 		if pf.diagEvery < 0 {

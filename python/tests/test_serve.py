@@ -393,3 +393,31 @@ def test_read_lines_spans():
                    (pb.TransactResponse(read_spans=[pb.ReadSpan(lines=0, mode=pb.MODE_IDENTITY)]), 0)]:
         with pytest.raises(nt.serve.ServeError, match="read_spans"):
             nt.serve.read_lines(bad, n)
+
+
+def test_control_four_rung_ladder_mixed_plan_and_demotion(serve_socket):
+    """The plane's four-rung ladder from Python: warm-up diagnostics with
+    INT8/BFP8 cosines admit backbone to G-Binary and head to INT8 (a mixed
+    plan); with demotion on, head's failing INT8 cosine moves it to BFP8,
+    the next rung up. The expectations are worked by hand from the rungs."""
+    import types
+    ctl = nt.serve.ServeControl(serve_socket, default="fp32", warmup=1, ladder_demote=True,
+                                ladder_rungs="g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95")
+    ctl.bind({"backbone": 10, "head": 4})
+    ctx = lambda s: types.SimpleNamespace(step=s, loss=None)  # noqa: E731
+    ctl.diag(0, "backbone", 0.8, 0.7, cosines={"int8": 0.99})
+    ctl.diag(0, "head", 0.3, 0.2, cosines={"int8": 0.97, Format.BFP8: 0.99})
+    assert ctl.decide(ctx(0)) == {"backbone": Format.FP32, "head": Format.FP32}
+    assert ctl.decide(ctx(1)) == {"backbone": Format.BINARY, "head": Format.INT8}
+    ctl.decide(ctx(2))
+    ctl.diag(2, "head", 0.9, 0.9, cosines={"int8": 0.5, "bfp8": 0.99})
+    assert ctl.decide(ctx(3)) == {"backbone": Format.BINARY, "head": Format.BFP8}
+    assert [(s, g, m) for s, g, m, _ in ctl.actions] == [(1, "backbone", "MODE_G_BINARY"), (1, "head", "MODE_INT8_SUM"),
+                                                        (3, "head", "MODE_BFP8_SUM")]
+    with pytest.raises(ValueError, match="fp9"):
+        ctl.diag(3, "head", 0.9, 0.9, cosines={"fp9": 0.5})
+    with pytest.raises(nt.serve.ServeError, match="cos_binary"):
+        ctl.diag(3, "head", 0.9, 0.9, cosines={"g-binary": 0.5})
+    ok, why = ctl.replay_matches()
+    assert ok, why
+    ctl.close()

@@ -6,6 +6,7 @@ import (
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // ParseSessionConfig returns the control configuration of a wire session
@@ -45,11 +46,26 @@ func ParseSessionConfig(field string, c *pb.SessionConfig) (control.Config, []ui
 			*o.dst = o.v.GetValue()
 		}
 	}
+	if r := c.GetLadderRungs(); r != nil {
+		rungs, err := control.ParseRungs(r.GetValue())
+		if err != nil {
+			return cfg, nil, &FieldError{Field: field + ".ladder_rungs", Err: err}
+		}
+		cfg.Ladder = rungs
+	}
+	for _, o := range []struct {
+		v *wrapperspb.DoubleValue
+		f lowbit.Format
+	}{{c.GetLadderBinary(), lowbit.Binary}, {c.GetLadderTernary(), lowbit.Ternary}} {
+		if o.v != nil {
+			cfg.Ladder = cfg.Ladder.With(o.f, o.v.GetValue())
+		}
+	}
+	cfg.Demote = c.GetLadderDemote()
 	for _, o := range []struct {
 		v   *wrapperspb.DoubleValue
 		dst *float64
-	}{{c.GetLadderBinary(), &cfg.Ladder.BinaryMin}, {c.GetLadderTernary(), &cfg.Ladder.TernaryMin},
-		{c.GetCusumK(), &cfg.LossK}, {c.GetCusumH(), &cfg.LossH}, {c.GetCusumAlpha(), &cfg.LossAlpha}} {
+	}{{c.GetCusumK(), &cfg.LossK}, {c.GetCusumH(), &cfg.LossH}, {c.GetCusumAlpha(), &cfg.LossAlpha}} {
 		if o.v != nil {
 			*o.dst = o.v.GetValue()
 		}
@@ -68,17 +84,25 @@ func ParseSessionConfig(field string, c *pb.SessionConfig) (control.Config, []ui
 // every value set.
 func SessionConfig(cfg control.Config, params []uint64) *pb.SessionConfig {
 	out := &pb.SessionConfig{
-		LowbitMode:    Mode(cfg.LowBitMode),
-		Warmup:        wrapperspb.Int64(cfg.WarmupSteps),
-		Cooldown:      wrapperspb.Int64(cfg.CooldownSteps),
-		Calibration:   wrapperspb.Int64(cfg.CalibrationSteps),
-		LadderBinary:  wrapperspb.Double(cfg.Ladder.BinaryMin),
-		LadderTernary: wrapperspb.Double(cfg.Ladder.TernaryMin),
-		CusumK:        wrapperspb.Double(cfg.LossK),
-		CusumH:        wrapperspb.Double(cfg.LossH),
-		CusumAlpha:    wrapperspb.Double(cfg.LossAlpha),
+		LowbitMode:   Mode(cfg.LowBitMode),
+		Warmup:       wrapperspb.Int64(cfg.WarmupSteps),
+		Cooldown:     wrapperspb.Int64(cfg.CooldownSteps),
+		Calibration:  wrapperspb.Int64(cfg.CalibrationSteps),
+		LadderRungs:  wrapperspb.String(cfg.Ladder.String()),
+		LadderDemote: cfg.Demote,
+		CusumK:       wrapperspb.Double(cfg.LossK),
+		CusumH:       wrapperspb.Double(cfg.LossH),
+		CusumAlpha:   wrapperspb.Double(cfg.LossAlpha),
 		Commander: &pb.Commander{Enabled: cfg.Commander.Enabled, RelievePressure: cfg.Commander.RelievePressure,
 			ReleasePressure: cfg.Commander.ReleasePressure, StaleNs: cfg.Commander.StaleNS, Smooth: cfg.Commander.Smooth},
+	}
+	// The rungs already hold these two; set, they say the same again, for
+	// a reader that knows only the paper's fields.
+	if v, ok := cfg.Ladder.Min(lowbit.Binary); ok {
+		out.LadderBinary = wrapperspb.Double(v)
+	}
+	if v, ok := cfg.Ladder.Min(lowbit.Ternary); ok {
+		out.LadderTernary = wrapperspb.Double(v)
 	}
 	if cfg.Default == control.LowBitDefault {
 		out.Default = pb.Default_DEFAULT_LOWBIT

@@ -155,7 +155,18 @@ func Event(ev control.Event) *pb.Event {
 	case control.EvLoss:
 		return &pb.Event{Event: &pb.Event_Loss{Loss: &pb.LossEvent{Step: ev.Step, Loss: ev.Loss}}}
 	case control.EvDiag:
-		return &pb.Event{Event: &pb.Event_Diag{Diag: &pb.DiagEvent{Step: ev.Step, Group: ev.Group, CosBinary: ev.CosBinary, CosTernary: ev.CosTernary}}}
+		d := &pb.DiagEvent{Step: ev.Step, Group: ev.Group, CosBinary: ev.Cos[lowbit.Binary], CosTernary: ev.Cos[lowbit.Ternary]}
+		for _, f := range lowbit.Formats() {
+			c, ok := ev.Cos[f]
+			if !ok || f == lowbit.Binary || f == lowbit.Ternary {
+				continue
+			}
+			// An FP32 cosine (no rung's) goes out as MODE_FP32_BYPASS, for
+			// the plane to refuse.
+			m, _ := cxl.ModeOf(f)
+			d.Cosines = append(d.Cosines, &pb.ModeCosine{Mode: Mode(m), Cosine: c})
+		}
+		return &pb.Event{Event: &pb.Event_Diag{Diag: d}}
 	case control.EvTelemetry:
 		t := ev.Telemetry
 		return &pb.Event{Event: &pb.Event_Telemetry{Telemetry: &pb.TelemetryEvent{TimeNs: t.TimeNS, DemandGbps: t.DemandGBps, CapacityGbps: t.CapacityGBps, LineReadsPerS: t.LineReads}}}
@@ -175,8 +186,7 @@ func ParseEvent(field string, e *pb.Event) (control.Event, error) {
 	case *pb.Event_Loss:
 		return control.Event{Type: control.EvLoss, Step: x.Loss.GetStep(), Loss: x.Loss.GetLoss()}, nil
 	case *pb.Event_Diag:
-		d := x.Diag
-		return control.Event{Type: control.EvDiag, Step: d.GetStep(), Group: d.GetGroup(), CosBinary: d.GetCosBinary(), CosTernary: d.GetCosTernary()}, nil
+		return parseDiag(field, x.Diag)
 	case *pb.Event_Telemetry:
 		t := x.Telemetry
 		return control.Event{Type: control.EvTelemetry, TimeNS: t.GetTimeNs(), Telemetry: control.Telemetry{
@@ -185,6 +195,33 @@ func ParseEvent(field string, e *pb.Event) (control.Event, error) {
 		return control.Event{Type: control.EvNonFinite, Step: x.NonFinite.GetStep(), Group: x.NonFinite.GetGroup()}, nil
 	}
 	return control.Event{}, Fieldf(field, "no event set (want one of step, loss, diag, telemetry, non_finite)")
+}
+
+// parseDiag returns the EvDiag of a wire diagnostics event: G-Binary's
+// and G-Ternary's cosines from cos_binary and cos_ternary (always
+// present), the other rungs' from cosines, each a low-bit mode other than
+// those two, given once.
+func parseDiag(field string, d *pb.DiagEvent) (control.Event, error) {
+	cos := map[lowbit.Format]float64{lowbit.Binary: d.GetCosBinary(), lowbit.Ternary: d.GetCosTernary()}
+	for i, mc := range d.GetCosines() {
+		at := fmt.Sprintf("%s.diag.cosines[%d].mode", field, i)
+		m, err := ParseMode(at, mc.GetMode())
+		if err != nil {
+			return control.Event{}, err
+		}
+		f := m.Format()
+		switch {
+		case !m.LowBit():
+			return control.Event{}, Fieldf(at, "%v is no rung of the admission ladder", m)
+		case f == lowbit.Binary || f == lowbit.Ternary:
+			return control.Event{}, Fieldf(at, "%v's cosine goes in cos_binary or cos_ternary", m)
+		}
+		if _, dup := cos[f]; dup {
+			return control.Event{}, Fieldf(at, "%v given twice", m)
+		}
+		cos[f] = mc.GetCosine()
+	}
+	return control.Event{Type: control.EvDiag, Step: d.GetStep(), Group: d.GetGroup(), Cos: cos}, nil
 }
 
 // EventField names the field of ev that a control.Plane error is about:
@@ -201,10 +238,14 @@ func EventField(field string, ev control.Event, known func(string) bool) string 
 		if !known(ev.Group) {
 			return field + ".diag.group"
 		}
-		if !finite(ev.CosBinary) || math.Abs(ev.CosBinary) > 1 {
+		bad := func(f lowbit.Format) bool { c := ev.Cos[f]; return !finite(c) || math.Abs(c) > 1 }
+		switch {
+		case bad(lowbit.Binary):
 			return field + ".diag.cos_binary"
+		case bad(lowbit.Ternary):
+			return field + ".diag.cos_ternary"
 		}
-		return field + ".diag.cos_ternary"
+		return field + ".diag.cosines"
 	case control.EvTelemetry:
 		return field + ".telemetry"
 	case control.EvNonFinite:

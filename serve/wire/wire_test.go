@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // TestEventRoundTrip: every event kind survives Event then ParseEvent.
@@ -18,7 +20,8 @@ func TestEventRoundTrip(t *testing.T) {
 	for _, ev := range []control.Event{
 		{Type: control.EvStep, Step: 7, TimeNS: 99},
 		{Type: control.EvLoss, Step: 7, Loss: math.Inf(1)},
-		{Type: control.EvDiag, Step: 8, Group: "head", CosBinary: -0.5, CosTernary: 0.25},
+		{Type: control.EvDiag, Step: 8, Group: "head", Cos: map[lowbit.Format]float64{lowbit.Binary: -0.5, lowbit.Ternary: 0.25}},
+		{Type: control.EvDiag, Step: 9, Group: "head", Cos: map[lowbit.Format]float64{lowbit.Binary: 0.5, lowbit.Ternary: 0.25, lowbit.Int8: 0.97, lowbit.BFP8: -0.125}},
 		{Type: control.EvTelemetry, TimeNS: 5, Telemetry: control.Telemetry{TimeNS: 5, DemandGBps: 1, CapacityGBps: 2, LineReads: 3}},
 		{Type: control.EvNonFinite, Step: 9, Group: "backbone"},
 	} {
@@ -29,6 +32,45 @@ func TestEventRoundTrip(t *testing.T) {
 	}
 	if _, err := ParseEvent("event", &pb.Event{}); err == nil {
 		t.Error("empty event accepted")
+	}
+}
+
+// TestParseDiagCosines: cosines carries the rungs beyond the paper's two;
+// a mode that is no rung, a paper mode (whose cosine has its own field), a
+// mode given twice or an unknown mode is an error naming the entry.
+func TestParseDiagCosines(t *testing.T) {
+	mc := func(m pb.Mode) *pb.ModeCosine { return &pb.ModeCosine{Mode: m, Cosine: 0.5} }
+	for _, c := range []struct {
+		name    string
+		cosines []*pb.ModeCosine
+		field   string
+	}{
+		{"fp32", []*pb.ModeCosine{mc(pb.Mode_MODE_FP32_BYPASS)}, "event.diag.cosines[0].mode"},
+		{"identity", []*pb.ModeCosine{mc(pb.Mode_MODE_IDENTITY)}, "event.diag.cosines[0].mode"},
+		{"g-binary", []*pb.ModeCosine{mc(pb.Mode_MODE_INT8_SUM), mc(pb.Mode_MODE_G_BINARY)}, "event.diag.cosines[1].mode"},
+		{"twice", []*pb.ModeCosine{mc(pb.Mode_MODE_BFP8_SUM), mc(pb.Mode_MODE_BFP8_SUM)}, "event.diag.cosines[1].mode"},
+		{"unknown", []*pb.ModeCosine{mc(99)}, "event.diag.cosines[0].mode"},
+	} {
+		e := &pb.Event{Event: &pb.Event_Diag{Diag: &pb.DiagEvent{Group: "g", Cosines: c.cosines}}}
+		_, err := ParseEvent("event", e)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.field)
+		}
+	}
+	// EventField names the bad cosine's field.
+	known := func(string) bool { return true }
+	for _, c := range []struct {
+		cos   map[lowbit.Format]float64
+		field string
+	}{
+		{map[lowbit.Format]float64{lowbit.Binary: math.NaN(), lowbit.Ternary: 0}, "event.diag.cos_binary"},
+		{map[lowbit.Format]float64{lowbit.Binary: 0, lowbit.Ternary: 2}, "event.diag.cos_ternary"},
+		{map[lowbit.Format]float64{lowbit.Binary: 0, lowbit.Ternary: 0, lowbit.Int8: math.Inf(1)}, "event.diag.cosines"},
+	} {
+		if f := EventField("event", control.Event{Type: control.EvDiag, Group: "g", Cos: c.cos}, known); f != c.field {
+			t.Errorf("%v: field %s, want %s", c.cos, f, c.field)
+		}
 	}
 }
 
@@ -77,11 +119,32 @@ func TestModes(t *testing.T) {
 // config is control.DefaultConfig (with its groups).
 func TestSessionConfigRoundTrip(t *testing.T) {
 	cfg := control.Config{Groups: []string{"a", "b"}, Default: control.LowBitDefault, LowBitMode: cxl.GTernary, WarmupSteps: 3,
-		Ladder: control.Ladder{BinaryMin: 0.1, TernaryMin: 0.2}, LossK: 0.3, LossH: 0.4, LossAlpha: 0.5, CooldownSteps: 6, CalibrationSteps: 7,
+		Ladder: control.Ladder{BinaryMin: 0.1, TernaryMin: 0.2}.Rungs(), LossK: 0.3, LossH: 0.4, LossAlpha: 0.5, CooldownSteps: 6, CalibrationSteps: 7,
 		Commander: control.CommanderConfig{Enabled: true, RelievePressure: 0.9, ReleasePressure: 0.8, StaleNS: 10, Smooth: 0.5}}
 	got, params, err := ParseSessionConfig("config", SessionConfig(cfg, []uint64{11, 12}))
 	if err != nil || !reflect.DeepEqual(got, cfg) || !reflect.DeepEqual(params, []uint64{11, 12}) {
 		t.Fatalf("round trip %+v %v %v", got, params, err)
+	}
+	// A four-rung ladder with demotion; the ladder comes back in ladder
+	// order, as ParseRungs reads ladder_rungs.
+	cfg.Ladder, cfg.Demote = control.Rungs{{Format: lowbit.BFP8, Min: 0.9}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.Binary, Min: 0.7}}, true
+	got, _, err = ParseSessionConfig("config", SessionConfig(cfg, nil))
+	if want := (control.Rungs{{Format: lowbit.Binary, Min: 0.7}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.BFP8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder, want) || !got.Demote {
+		t.Fatalf("rungs round trip %v demote %v, want %v (%v)", got.Ladder, got.Demote, want, err)
+	}
+	// ladder_binary overrides its rung of ladder_rungs; a bad ladder_rungs
+	// names the field.
+	wc := SessionConfig(cfg, nil)
+	wc.LadderRungs, wc.LadderBinary, wc.LadderTernary = wrapperspb.String("int8:0.9"), wrapperspb.Double(0.5), nil
+	got, _, err = ParseSessionConfig("config", wc)
+	if want := (control.Rungs{{Format: lowbit.Binary, Min: 0.5}, {Format: lowbit.Int8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder.Ordered(), want) {
+		t.Errorf("ladder_rungs with ladder_binary: %v, want %v (%v)", got.Ladder, want, err)
+	}
+	for _, bad := range []string{"fp32:0.5", "int8:2", "int8", "fp9:0.5"} {
+		wc.LadderRungs = wrapperspb.String(bad)
+		if _, _, err := ParseSessionConfig("config", wc); err == nil || err.(*FieldError).Field != "config.ladder_rungs" {
+			t.Errorf("ladder_rungs %q: %v", bad, err)
+		}
 	}
 	def, _, err := ParseSessionConfig("config", &pb.SessionConfig{Groups: []*pb.Group{{Name: "g"}}})
 	want := control.DefaultConfig("g")

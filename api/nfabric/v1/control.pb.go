@@ -159,7 +159,15 @@ type SessionConfig struct {
 	CusumH     *wrapperspb.DoubleValue `protobuf:"bytes,10,opt,name=cusum_h,json=cusumH,proto3" json:"cusum_h,omitempty"`
 	CusumAlpha *wrapperspb.DoubleValue `protobuf:"bytes,11,opt,name=cusum_alpha,json=cusumAlpha,proto3" json:"cusum_alpha,omitempty"`
 	// The Commander; unset means disabled (relief always granted).
-	Commander     *Commander `protobuf:"bytes,12,opt,name=commander,proto3" json:"commander,omitempty"`
+	Commander *Commander `protobuf:"bytes,12,opt,name=commander,proto3" json:"commander,omitempty"`
+	// --ladder-rungs: the admission ladder's rungs as control.ParseRungs
+	// reads them ("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95");
+	// unset means the paper's two. ladder_binary and ladder_ternary, when
+	// set, then set (or add) those two rungs' thresholds.
+	LadderRungs *wrapperspb.StringValue `protobuf:"bytes,13,opt,name=ladder_rungs,json=ladderRungs,proto3" json:"ladder_rungs,omitempty"`
+	// --ladder-demote: a failing diagnostic moves an admitted group to the
+	// next rung up that passes (control.Config.Demote); off in the paper.
+	LadderDemote  bool `protobuf:"varint,14,opt,name=ladder_demote,json=ladderDemote,proto3" json:"ladder_demote,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -276,6 +284,20 @@ func (x *SessionConfig) GetCommander() *Commander {
 		return x.Commander
 	}
 	return nil
+}
+
+func (x *SessionConfig) GetLadderRungs() *wrapperspb.StringValue {
+	if x != nil {
+		return x.LadderRungs
+	}
+	return nil
+}
+
+func (x *SessionConfig) GetLadderDemote() bool {
+	if x != nil {
+		return x.LadderDemote
+	}
+	return false
 }
 
 // Commander is control.CommanderConfig.
@@ -770,13 +792,17 @@ func (x *LossEvent) GetLoss() float64 {
 }
 
 // DiagEvent reports one group's cosine alignment of the G-Binary and
-// G-Ternary aggregates with the FP32 aggregate (each in [-1, 1]).
+// G-Ternary aggregates with the FP32 aggregate (each in [-1, 1]), and of
+// any further rung's (cosines: MODE_INT8_SUM, MODE_BFP8_SUM, each mode at
+// most once; a rung whose mode is not given was not measured and passes
+// nothing).
 type DiagEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
 	Group         string                 `protobuf:"bytes,2,opt,name=group,proto3" json:"group,omitempty"`
 	CosBinary     float64                `protobuf:"fixed64,3,opt,name=cos_binary,json=cosBinary,proto3" json:"cos_binary,omitempty"`
 	CosTernary    float64                `protobuf:"fixed64,4,opt,name=cos_ternary,json=cosTernary,proto3" json:"cos_ternary,omitempty"`
+	Cosines       []*ModeCosine          `protobuf:"bytes,5,rep,name=cosines,proto3" json:"cosines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -839,6 +865,66 @@ func (x *DiagEvent) GetCosTernary() float64 {
 	return 0
 }
 
+func (x *DiagEvent) GetCosines() []*ModeCosine {
+	if x != nil {
+		return x.Cosines
+	}
+	return nil
+}
+
+// ModeCosine is the cosine of one mode's aggregate with the FP32 one.
+type ModeCosine struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Mode          Mode                   `protobuf:"varint,1,opt,name=mode,proto3,enum=nfabric.v1.Mode" json:"mode,omitempty"`
+	Cosine        float64                `protobuf:"fixed64,2,opt,name=cosine,proto3" json:"cosine,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModeCosine) Reset() {
+	*x = ModeCosine{}
+	mi := &file_nfabric_v1_control_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModeCosine) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModeCosine) ProtoMessage() {}
+
+func (x *ModeCosine) ProtoReflect() protoreflect.Message {
+	mi := &file_nfabric_v1_control_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModeCosine.ProtoReflect.Descriptor instead.
+func (*ModeCosine) Descriptor() ([]byte, []int) {
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ModeCosine) GetMode() Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Mode_MODE_UNSPECIFIED
+}
+
+func (x *ModeCosine) GetCosine() float64 {
+	if x != nil {
+		return x.Cosine
+	}
+	return 0
+}
+
 // TelemetryEvent is a network telemetry sample (control.Telemetry).
 type TelemetryEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -852,7 +938,7 @@ type TelemetryEvent struct {
 
 func (x *TelemetryEvent) Reset() {
 	*x = TelemetryEvent{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[11]
+	mi := &file_nfabric_v1_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -864,7 +950,7 @@ func (x *TelemetryEvent) String() string {
 func (*TelemetryEvent) ProtoMessage() {}
 
 func (x *TelemetryEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[11]
+	mi := &file_nfabric_v1_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -877,7 +963,7 @@ func (x *TelemetryEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelemetryEvent.ProtoReflect.Descriptor instead.
 func (*TelemetryEvent) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{11}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TelemetryEvent) GetTimeNs() int64 {
@@ -921,7 +1007,7 @@ type NonFiniteEvent struct {
 
 func (x *NonFiniteEvent) Reset() {
 	*x = NonFiniteEvent{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[12]
+	mi := &file_nfabric_v1_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -933,7 +1019,7 @@ func (x *NonFiniteEvent) String() string {
 func (*NonFiniteEvent) ProtoMessage() {}
 
 func (x *NonFiniteEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[12]
+	mi := &file_nfabric_v1_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -946,7 +1032,7 @@ func (x *NonFiniteEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NonFiniteEvent.ProtoReflect.Descriptor instead.
 func (*NonFiniteEvent) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{12}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NonFiniteEvent) GetStep() int64 {
@@ -977,7 +1063,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[13]
+	mi := &file_nfabric_v1_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1075,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[13]
+	mi := &file_nfabric_v1_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1088,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{13}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Action) GetStep() int64 {
@@ -1043,7 +1129,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[14]
+	mi := &file_nfabric_v1_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1141,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[14]
+	mi := &file_nfabric_v1_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1154,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{14}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SendRequest) GetSession() uint64 {
@@ -1097,7 +1183,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[15]
+	mi := &file_nfabric_v1_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1195,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[15]
+	mi := &file_nfabric_v1_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1208,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{15}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SendResponse) GetActions() []*Action {
@@ -1155,7 +1241,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[16]
+	mi := &file_nfabric_v1_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1253,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[16]
+	mi := &file_nfabric_v1_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1180,7 +1266,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{16}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StatusRequest) GetSession() uint64 {
@@ -1207,7 +1293,7 @@ type GroupStatus struct {
 
 func (x *GroupStatus) Reset() {
 	*x = GroupStatus{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[17]
+	mi := &file_nfabric_v1_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1305,7 @@ func (x *GroupStatus) String() string {
 func (*GroupStatus) ProtoMessage() {}
 
 func (x *GroupStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[17]
+	mi := &file_nfabric_v1_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1318,7 @@ func (x *GroupStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStatus.ProtoReflect.Descriptor instead.
 func (*GroupStatus) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{17}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GroupStatus) GetGroup() string {
@@ -1281,7 +1367,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[18]
+	mi := &file_nfabric_v1_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1293,7 +1379,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[18]
+	mi := &file_nfabric_v1_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1306,7 +1392,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{18}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StatusResponse) GetGroups() []*GroupStatus {
@@ -1339,7 +1425,7 @@ type DumpRequest struct {
 
 func (x *DumpRequest) Reset() {
 	*x = DumpRequest{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[19]
+	mi := &file_nfabric_v1_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1437,7 @@ func (x *DumpRequest) String() string {
 func (*DumpRequest) ProtoMessage() {}
 
 func (x *DumpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[19]
+	mi := &file_nfabric_v1_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1450,7 @@ func (x *DumpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DumpRequest.ProtoReflect.Descriptor instead.
 func (*DumpRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{19}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DumpRequest) GetSession() uint64 {
@@ -1386,7 +1472,7 @@ type RecordedEvent struct {
 
 func (x *RecordedEvent) Reset() {
 	*x = RecordedEvent{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[20]
+	mi := &file_nfabric_v1_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1484,7 @@ func (x *RecordedEvent) String() string {
 func (*RecordedEvent) ProtoMessage() {}
 
 func (x *RecordedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[20]
+	mi := &file_nfabric_v1_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1497,7 @@ func (x *RecordedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedEvent.ProtoReflect.Descriptor instead.
 func (*RecordedEvent) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{20}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RecordedEvent) GetEvent() *Event {
@@ -1440,7 +1526,7 @@ type SessionDump struct {
 
 func (x *SessionDump) Reset() {
 	*x = SessionDump{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[21]
+	mi := &file_nfabric_v1_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1538,7 @@ func (x *SessionDump) String() string {
 func (*SessionDump) ProtoMessage() {}
 
 func (x *SessionDump) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[21]
+	mi := &file_nfabric_v1_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1551,7 @@ func (x *SessionDump) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDump.ProtoReflect.Descriptor instead.
 func (*SessionDump) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{21}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SessionDump) GetConfig() *SessionConfig {
@@ -1503,7 +1589,7 @@ type ReplayResponse struct {
 
 func (x *ReplayResponse) Reset() {
 	*x = ReplayResponse{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[22]
+	mi := &file_nfabric_v1_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1601,7 @@ func (x *ReplayResponse) String() string {
 func (*ReplayResponse) ProtoMessage() {}
 
 func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[22]
+	mi := &file_nfabric_v1_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1614,7 @@ func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayResponse.ProtoReflect.Descriptor instead.
 func (*ReplayResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{22}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReplayResponse) GetActions() []*Action {
@@ -1584,7 +1670,7 @@ type ForecastRequest struct {
 
 func (x *ForecastRequest) Reset() {
 	*x = ForecastRequest{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[23]
+	mi := &file_nfabric_v1_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1682,7 @@ func (x *ForecastRequest) String() string {
 func (*ForecastRequest) ProtoMessage() {}
 
 func (x *ForecastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[23]
+	mi := &file_nfabric_v1_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +1695,7 @@ func (x *ForecastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastRequest.ProtoReflect.Descriptor instead.
 func (*ForecastRequest) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{23}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ForecastRequest) GetModel() string {
@@ -1688,7 +1774,7 @@ type ForecastResponse struct {
 
 func (x *ForecastResponse) Reset() {
 	*x = ForecastResponse{}
-	mi := &file_nfabric_v1_control_proto_msgTypes[24]
+	mi := &file_nfabric_v1_control_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1786,7 @@ func (x *ForecastResponse) String() string {
 func (*ForecastResponse) ProtoMessage() {}
 
 func (x *ForecastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_nfabric_v1_control_proto_msgTypes[24]
+	mi := &file_nfabric_v1_control_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1799,7 @@ func (x *ForecastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastResponse.ProtoReflect.Descriptor instead.
 func (*ForecastResponse) Descriptor() ([]byte, []int) {
-	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{24}
+	return file_nfabric_v1_control_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ForecastResponse) GetModel() string {
@@ -1803,7 +1889,7 @@ const file_nfabric_v1_control_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
 	"\n" +
 	"parameters\x18\x02 \x01(\x04R\n" +
-	"parameters\"\xb3\x05\n" +
+	"parameters\"\x99\x06\n" +
 	"\rSessionConfig\x12)\n" +
 	"\x06groups\x18\x01 \x03(\v2\x11.nfabric.v1.GroupR\x06groups\x12-\n" +
 	"\adefault\x18\x02 \x01(\x0e2\x13.nfabric.v1.DefaultR\adefault\x121\n" +
@@ -1819,7 +1905,9 @@ const file_nfabric_v1_control_proto_rawDesc = "" +
 	" \x01(\v2\x1c.google.protobuf.DoubleValueR\x06cusumH\x12=\n" +
 	"\vcusum_alpha\x18\v \x01(\v2\x1c.google.protobuf.DoubleValueR\n" +
 	"cusumAlpha\x123\n" +
-	"\tcommander\x18\f \x01(\v2\x15.nfabric.v1.CommanderR\tcommander\"\xae\x01\n" +
+	"\tcommander\x18\f \x01(\v2\x15.nfabric.v1.CommanderR\tcommander\x12?\n" +
+	"\fladder_rungs\x18\r \x01(\v2\x1c.google.protobuf.StringValueR\vladderRungs\x12#\n" +
+	"\rladder_demote\x18\x0e \x01(\bR\fladderDemote\"\xae\x01\n" +
 	"\tCommander\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12)\n" +
 	"\x10relieve_pressure\x18\x02 \x01(\x01R\x0frelievePressure\x12)\n" +
@@ -1847,14 +1935,19 @@ const file_nfabric_v1_control_proto_rawDesc = "" +
 	"\atime_ns\x18\x02 \x01(\x03R\x06timeNs\"3\n" +
 	"\tLossEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x12\n" +
-	"\x04loss\x18\x02 \x01(\x01R\x04loss\"u\n" +
+	"\x04loss\x18\x02 \x01(\x01R\x04loss\"\xa7\x01\n" +
 	"\tDiagEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +
 	"\x05group\x18\x02 \x01(\tR\x05group\x12\x1d\n" +
 	"\n" +
 	"cos_binary\x18\x03 \x01(\x01R\tcosBinary\x12\x1f\n" +
 	"\vcos_ternary\x18\x04 \x01(\x01R\n" +
-	"cosTernary\"\x98\x01\n" +
+	"cosTernary\x120\n" +
+	"\acosines\x18\x05 \x03(\v2\x16.nfabric.v1.ModeCosineR\acosines\"J\n" +
+	"\n" +
+	"ModeCosine\x12$\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x10.nfabric.v1.ModeR\x04mode\x12\x16\n" +
+	"\x06cosine\x18\x02 \x01(\x01R\x06cosine\"\x98\x01\n" +
 	"\x0eTelemetryEvent\x12\x17\n" +
 	"\atime_ns\x18\x01 \x01(\x03R\x06timeNs\x12\x1f\n" +
 	"\vdemand_gbps\x18\x02 \x01(\x01R\n" +
@@ -1959,7 +2052,7 @@ func file_nfabric_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_nfabric_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_nfabric_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_nfabric_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_nfabric_v1_control_proto_goTypes = []any{
 	(Default)(0),                   // 0: nfabric.v1.Default
 	(*Group)(nil),                  // 1: nfabric.v1.Group
@@ -1973,77 +2066,82 @@ var file_nfabric_v1_control_proto_goTypes = []any{
 	(*StepEvent)(nil),              // 9: nfabric.v1.StepEvent
 	(*LossEvent)(nil),              // 10: nfabric.v1.LossEvent
 	(*DiagEvent)(nil),              // 11: nfabric.v1.DiagEvent
-	(*TelemetryEvent)(nil),         // 12: nfabric.v1.TelemetryEvent
-	(*NonFiniteEvent)(nil),         // 13: nfabric.v1.NonFiniteEvent
-	(*Action)(nil),                 // 14: nfabric.v1.Action
-	(*SendRequest)(nil),            // 15: nfabric.v1.SendRequest
-	(*SendResponse)(nil),           // 16: nfabric.v1.SendResponse
-	(*StatusRequest)(nil),          // 17: nfabric.v1.StatusRequest
-	(*GroupStatus)(nil),            // 18: nfabric.v1.GroupStatus
-	(*StatusResponse)(nil),         // 19: nfabric.v1.StatusResponse
-	(*DumpRequest)(nil),            // 20: nfabric.v1.DumpRequest
-	(*RecordedEvent)(nil),          // 21: nfabric.v1.RecordedEvent
-	(*SessionDump)(nil),            // 22: nfabric.v1.SessionDump
-	(*ReplayResponse)(nil),         // 23: nfabric.v1.ReplayResponse
-	(*ForecastRequest)(nil),        // 24: nfabric.v1.ForecastRequest
-	(*ForecastResponse)(nil),       // 25: nfabric.v1.ForecastResponse
-	nil,                            // 26: nfabric.v1.ForecastResponse.LowbitSEntry
-	nil,                            // 27: nfabric.v1.ForecastResponse.LowbitCacheLineReadsEntry
-	(Mode)(0),                      // 28: nfabric.v1.Mode
-	(*wrapperspb.Int64Value)(nil),  // 29: google.protobuf.Int64Value
-	(*wrapperspb.DoubleValue)(nil), // 30: google.protobuf.DoubleValue
+	(*ModeCosine)(nil),             // 12: nfabric.v1.ModeCosine
+	(*TelemetryEvent)(nil),         // 13: nfabric.v1.TelemetryEvent
+	(*NonFiniteEvent)(nil),         // 14: nfabric.v1.NonFiniteEvent
+	(*Action)(nil),                 // 15: nfabric.v1.Action
+	(*SendRequest)(nil),            // 16: nfabric.v1.SendRequest
+	(*SendResponse)(nil),           // 17: nfabric.v1.SendResponse
+	(*StatusRequest)(nil),          // 18: nfabric.v1.StatusRequest
+	(*GroupStatus)(nil),            // 19: nfabric.v1.GroupStatus
+	(*StatusResponse)(nil),         // 20: nfabric.v1.StatusResponse
+	(*DumpRequest)(nil),            // 21: nfabric.v1.DumpRequest
+	(*RecordedEvent)(nil),          // 22: nfabric.v1.RecordedEvent
+	(*SessionDump)(nil),            // 23: nfabric.v1.SessionDump
+	(*ReplayResponse)(nil),         // 24: nfabric.v1.ReplayResponse
+	(*ForecastRequest)(nil),        // 25: nfabric.v1.ForecastRequest
+	(*ForecastResponse)(nil),       // 26: nfabric.v1.ForecastResponse
+	nil,                            // 27: nfabric.v1.ForecastResponse.LowbitSEntry
+	nil,                            // 28: nfabric.v1.ForecastResponse.LowbitCacheLineReadsEntry
+	(Mode)(0),                      // 29: nfabric.v1.Mode
+	(*wrapperspb.Int64Value)(nil),  // 30: google.protobuf.Int64Value
+	(*wrapperspb.DoubleValue)(nil), // 31: google.protobuf.DoubleValue
+	(*wrapperspb.StringValue)(nil), // 32: google.protobuf.StringValue
 }
 var file_nfabric_v1_control_proto_depIdxs = []int32{
 	1,  // 0: nfabric.v1.SessionConfig.groups:type_name -> nfabric.v1.Group
 	0,  // 1: nfabric.v1.SessionConfig.default:type_name -> nfabric.v1.Default
-	28, // 2: nfabric.v1.SessionConfig.lowbit_mode:type_name -> nfabric.v1.Mode
-	29, // 3: nfabric.v1.SessionConfig.warmup:type_name -> google.protobuf.Int64Value
-	29, // 4: nfabric.v1.SessionConfig.cooldown:type_name -> google.protobuf.Int64Value
-	29, // 5: nfabric.v1.SessionConfig.calibration:type_name -> google.protobuf.Int64Value
-	30, // 6: nfabric.v1.SessionConfig.ladder_binary:type_name -> google.protobuf.DoubleValue
-	30, // 7: nfabric.v1.SessionConfig.ladder_ternary:type_name -> google.protobuf.DoubleValue
-	30, // 8: nfabric.v1.SessionConfig.cusum_k:type_name -> google.protobuf.DoubleValue
-	30, // 9: nfabric.v1.SessionConfig.cusum_h:type_name -> google.protobuf.DoubleValue
-	30, // 10: nfabric.v1.SessionConfig.cusum_alpha:type_name -> google.protobuf.DoubleValue
+	29, // 2: nfabric.v1.SessionConfig.lowbit_mode:type_name -> nfabric.v1.Mode
+	30, // 3: nfabric.v1.SessionConfig.warmup:type_name -> google.protobuf.Int64Value
+	30, // 4: nfabric.v1.SessionConfig.cooldown:type_name -> google.protobuf.Int64Value
+	30, // 5: nfabric.v1.SessionConfig.calibration:type_name -> google.protobuf.Int64Value
+	31, // 6: nfabric.v1.SessionConfig.ladder_binary:type_name -> google.protobuf.DoubleValue
+	31, // 7: nfabric.v1.SessionConfig.ladder_ternary:type_name -> google.protobuf.DoubleValue
+	31, // 8: nfabric.v1.SessionConfig.cusum_k:type_name -> google.protobuf.DoubleValue
+	31, // 9: nfabric.v1.SessionConfig.cusum_h:type_name -> google.protobuf.DoubleValue
+	31, // 10: nfabric.v1.SessionConfig.cusum_alpha:type_name -> google.protobuf.DoubleValue
 	3,  // 11: nfabric.v1.SessionConfig.commander:type_name -> nfabric.v1.Commander
-	2,  // 12: nfabric.v1.OpenSessionRequest.config:type_name -> nfabric.v1.SessionConfig
-	2,  // 13: nfabric.v1.OpenSessionResponse.config:type_name -> nfabric.v1.SessionConfig
-	9,  // 14: nfabric.v1.Event.step:type_name -> nfabric.v1.StepEvent
-	10, // 15: nfabric.v1.Event.loss:type_name -> nfabric.v1.LossEvent
-	11, // 16: nfabric.v1.Event.diag:type_name -> nfabric.v1.DiagEvent
-	12, // 17: nfabric.v1.Event.telemetry:type_name -> nfabric.v1.TelemetryEvent
-	13, // 18: nfabric.v1.Event.non_finite:type_name -> nfabric.v1.NonFiniteEvent
-	28, // 19: nfabric.v1.Action.mode:type_name -> nfabric.v1.Mode
-	8,  // 20: nfabric.v1.SendRequest.event:type_name -> nfabric.v1.Event
-	14, // 21: nfabric.v1.SendResponse.actions:type_name -> nfabric.v1.Action
-	28, // 22: nfabric.v1.GroupStatus.mode:type_name -> nfabric.v1.Mode
-	18, // 23: nfabric.v1.StatusResponse.groups:type_name -> nfabric.v1.GroupStatus
-	8,  // 24: nfabric.v1.RecordedEvent.event:type_name -> nfabric.v1.Event
-	2,  // 25: nfabric.v1.SessionDump.config:type_name -> nfabric.v1.SessionConfig
-	21, // 26: nfabric.v1.SessionDump.events:type_name -> nfabric.v1.RecordedEvent
-	14, // 27: nfabric.v1.SessionDump.actions:type_name -> nfabric.v1.Action
-	14, // 28: nfabric.v1.ReplayResponse.actions:type_name -> nfabric.v1.Action
-	26, // 29: nfabric.v1.ForecastResponse.lowbit_s:type_name -> nfabric.v1.ForecastResponse.LowbitSEntry
-	27, // 30: nfabric.v1.ForecastResponse.lowbit_cache_line_reads:type_name -> nfabric.v1.ForecastResponse.LowbitCacheLineReadsEntry
-	4,  // 31: nfabric.v1.Control.OpenSession:input_type -> nfabric.v1.OpenSessionRequest
-	6,  // 32: nfabric.v1.Control.CloseSession:input_type -> nfabric.v1.CloseSessionRequest
-	15, // 33: nfabric.v1.Control.Send:input_type -> nfabric.v1.SendRequest
-	17, // 34: nfabric.v1.Control.Status:input_type -> nfabric.v1.StatusRequest
-	20, // 35: nfabric.v1.Control.Dump:input_type -> nfabric.v1.DumpRequest
-	22, // 36: nfabric.v1.Control.Replay:input_type -> nfabric.v1.SessionDump
-	24, // 37: nfabric.v1.Control.Forecast:input_type -> nfabric.v1.ForecastRequest
-	5,  // 38: nfabric.v1.Control.OpenSession:output_type -> nfabric.v1.OpenSessionResponse
-	7,  // 39: nfabric.v1.Control.CloseSession:output_type -> nfabric.v1.CloseSessionResponse
-	16, // 40: nfabric.v1.Control.Send:output_type -> nfabric.v1.SendResponse
-	19, // 41: nfabric.v1.Control.Status:output_type -> nfabric.v1.StatusResponse
-	22, // 42: nfabric.v1.Control.Dump:output_type -> nfabric.v1.SessionDump
-	23, // 43: nfabric.v1.Control.Replay:output_type -> nfabric.v1.ReplayResponse
-	25, // 44: nfabric.v1.Control.Forecast:output_type -> nfabric.v1.ForecastResponse
-	38, // [38:45] is the sub-list for method output_type
-	31, // [31:38] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	32, // 12: nfabric.v1.SessionConfig.ladder_rungs:type_name -> google.protobuf.StringValue
+	2,  // 13: nfabric.v1.OpenSessionRequest.config:type_name -> nfabric.v1.SessionConfig
+	2,  // 14: nfabric.v1.OpenSessionResponse.config:type_name -> nfabric.v1.SessionConfig
+	9,  // 15: nfabric.v1.Event.step:type_name -> nfabric.v1.StepEvent
+	10, // 16: nfabric.v1.Event.loss:type_name -> nfabric.v1.LossEvent
+	11, // 17: nfabric.v1.Event.diag:type_name -> nfabric.v1.DiagEvent
+	13, // 18: nfabric.v1.Event.telemetry:type_name -> nfabric.v1.TelemetryEvent
+	14, // 19: nfabric.v1.Event.non_finite:type_name -> nfabric.v1.NonFiniteEvent
+	12, // 20: nfabric.v1.DiagEvent.cosines:type_name -> nfabric.v1.ModeCosine
+	29, // 21: nfabric.v1.ModeCosine.mode:type_name -> nfabric.v1.Mode
+	29, // 22: nfabric.v1.Action.mode:type_name -> nfabric.v1.Mode
+	8,  // 23: nfabric.v1.SendRequest.event:type_name -> nfabric.v1.Event
+	15, // 24: nfabric.v1.SendResponse.actions:type_name -> nfabric.v1.Action
+	29, // 25: nfabric.v1.GroupStatus.mode:type_name -> nfabric.v1.Mode
+	19, // 26: nfabric.v1.StatusResponse.groups:type_name -> nfabric.v1.GroupStatus
+	8,  // 27: nfabric.v1.RecordedEvent.event:type_name -> nfabric.v1.Event
+	2,  // 28: nfabric.v1.SessionDump.config:type_name -> nfabric.v1.SessionConfig
+	22, // 29: nfabric.v1.SessionDump.events:type_name -> nfabric.v1.RecordedEvent
+	15, // 30: nfabric.v1.SessionDump.actions:type_name -> nfabric.v1.Action
+	15, // 31: nfabric.v1.ReplayResponse.actions:type_name -> nfabric.v1.Action
+	27, // 32: nfabric.v1.ForecastResponse.lowbit_s:type_name -> nfabric.v1.ForecastResponse.LowbitSEntry
+	28, // 33: nfabric.v1.ForecastResponse.lowbit_cache_line_reads:type_name -> nfabric.v1.ForecastResponse.LowbitCacheLineReadsEntry
+	4,  // 34: nfabric.v1.Control.OpenSession:input_type -> nfabric.v1.OpenSessionRequest
+	6,  // 35: nfabric.v1.Control.CloseSession:input_type -> nfabric.v1.CloseSessionRequest
+	16, // 36: nfabric.v1.Control.Send:input_type -> nfabric.v1.SendRequest
+	18, // 37: nfabric.v1.Control.Status:input_type -> nfabric.v1.StatusRequest
+	21, // 38: nfabric.v1.Control.Dump:input_type -> nfabric.v1.DumpRequest
+	23, // 39: nfabric.v1.Control.Replay:input_type -> nfabric.v1.SessionDump
+	25, // 40: nfabric.v1.Control.Forecast:input_type -> nfabric.v1.ForecastRequest
+	5,  // 41: nfabric.v1.Control.OpenSession:output_type -> nfabric.v1.OpenSessionResponse
+	7,  // 42: nfabric.v1.Control.CloseSession:output_type -> nfabric.v1.CloseSessionResponse
+	17, // 43: nfabric.v1.Control.Send:output_type -> nfabric.v1.SendResponse
+	20, // 44: nfabric.v1.Control.Status:output_type -> nfabric.v1.StatusResponse
+	23, // 45: nfabric.v1.Control.Dump:output_type -> nfabric.v1.SessionDump
+	24, // 46: nfabric.v1.Control.Replay:output_type -> nfabric.v1.ReplayResponse
+	26, // 47: nfabric.v1.Control.Forecast:output_type -> nfabric.v1.ForecastResponse
+	41, // [41:48] is the sub-list for method output_type
+	34, // [34:41] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_nfabric_v1_control_proto_init() }
@@ -2065,7 +2163,7 @@ func file_nfabric_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nfabric_v1_control_proto_rawDesc), len(file_nfabric_v1_control_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -103,6 +103,28 @@ def as_controller(control: object) -> Optional[Callable[[StepContext], ModeMap]]
     raise TypeError(f"control={control!r} is not a controller: give an object with decide(ctx), a callable, or None")
 
 
+def mode_name(f: Format) -> str:
+    """The proto Mode name of the mode a group running format f latches
+    (Go's cxl.ModeOf): MODE_FP32_BYPASS for FP32, otherwise the format's
+    name upper-cased, with _SUM for the summed formats (MODE_G_BINARY,
+    MODE_G_TERNARY, MODE_INT8_SUM, MODE_BFP8_SUM). One rule over the format
+    table, so a new format needs no entry here."""
+    if f == Format.FP32:
+        return "MODE_FP32_BYPASS"
+    n = "MODE_" + str(f).upper().replace("-", "_")
+    return n + "_SUM" if f.sum() else n
+
+
+def format_of_mode(name: str) -> Format:
+    """The format of a group whose latch holds the proto mode ``name``
+    (mode_name's inverse); a mode no format runs is an error, never a
+    silent FP32."""
+    for f in Format:
+        if mode_name(f) == name:
+            return f
+    raise ValueError(f"mode {name!r} carries no gradient format")
+
+
 def format_code(f: Format) -> int:
     return int(f)
 

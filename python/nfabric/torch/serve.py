@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 
 from .. import lowbit
 from ..lowbit import Format, GateKind, Layout
+from .control import format_of_mode, mode_name
 
 __all__ = ["Client", "ControllerBackend", "ServeControl", "ServeError", "SharedBuffer"]
 
@@ -528,8 +529,9 @@ class ServeControl:
     diagnostics) or "lowbit" (the low-bit ``lowbit_mode`` after warm-up;
     the Supervisor recovers to FP32 on a loss alarm). warmup, cooldown,
     calibration, cusum_k, cusum_h, cusum_alpha, ladder_binary,
-    ladder_ternary: as ``nfabric pilot``'s flags (None: the plane's
-    defaults). diag_every = N measures the cosine diagnostics of the groups
+    ladder_ternary, ladder_rungs (every rung as "format:min,...", e.g.
+    "g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95"), ladder_demote: as
+    ``nfabric pilot``'s flags (None: the plane's defaults). diag_every = N measures the cosine diagnostics of the groups
     running FP32 every N steps (an extra all-gather of their sign planes in
     DDP) and sends them. Give the same ServeControl on every rank; only rank
     0's opens a session. The session is opened when the hook binds the
@@ -537,13 +539,13 @@ class ServeControl:
     """
 
     def __init__(self, address: str, default: str = "fp32", lowbit_mode: str = "g-binary", token: Optional[str] = None,
-                 diag_every: int = 0, **config: float):
+                 diag_every: int = 0, **config: Union[float, str, bool]):
         if default not in ("fp32", "lowbit"):
             raise ValueError(f"default {default!r}: want fp32 or lowbit")
         self.address, self.token = address, token
         self.default, self.lowbit_mode = default, lowbit.parse_format(lowbit_mode)
         allowed = {"warmup", "cooldown", "calibration", "cusum_k", "cusum_h", "cusum_alpha", "ladder_binary",
-                   "ladder_ternary"}
+                   "ladder_ternary", "ladder_rungs", "ladder_demote"}
         bad = sorted(set(config) - allowed)
         if bad:
             raise ValueError(f"unknown control setting(s) {bad} (want {sorted(allowed)})")
@@ -565,9 +567,17 @@ class ServeControl:
         from google.protobuf import wrappers_pb2 as w
         cfg = k.SessionConfig(groups=[k.Group(name=g, parameters=int(n)) for g, n in groups.items()],
                               default=k.DEFAULT_FP32 if self.default == "fp32" else k.DEFAULT_LOWBIT,
-                              lowbit_mode=getattr(self.client.cpb, _MODE[self.lowbit_mode]))
+                              lowbit_mode=getattr(self.client.cpb, mode_name(self.lowbit_mode)))
         for name, v in self.config.items():
-            wrap = w.Int64Value(value=int(v)) if name in ("warmup", "cooldown", "calibration") else w.DoubleValue(value=float(v))
+            if name == "ladder_demote":
+                cfg.ladder_demote = bool(v)
+                continue
+            if name == "ladder_rungs":
+                wrap = w.StringValue(value=str(v))
+            elif name in ("warmup", "cooldown", "calibration"):
+                wrap = w.Int64Value(value=int(v))
+            else:
+                wrap = w.DoubleValue(value=float(v))
             getattr(cfg, name).CopyFrom(wrap)
         r = self.client.call(self.client.control.OpenSession, k.OpenSessionRequest(config=cfg), "OpenSession")
         self.session = r.session
@@ -582,7 +592,7 @@ class ServeControl:
         for a in r.actions:
             mode = names[a.mode]
             self.actions.append((a.step, a.group, mode, a.reason))
-            self.modes[a.group] = {"MODE_G_BINARY": Format.BINARY, "MODE_G_TERNARY": Format.TERNARY}.get(mode, Format.FP32)
+            self.modes[a.group] = format_of_mode(mode)
 
     def decide(self, ctx) -> Dict[str, Format]:
         if self.session is None:
@@ -594,10 +604,19 @@ class ServeControl:
         self._send(k.Event(step=k.StepEvent(step=ctx.step, time_ns=time.time_ns())))
         return dict(self.modes)
 
-    def diag(self, step: int, group: str, cos_binary: float, cos_ternary: float) -> None:
-        """Reports a group's cosine diagnostics (the ladder admits on them)."""
+    def diag(self, step: int, group: str, cos_binary: float, cos_ternary: float,
+             cosines: Optional[Mapping[Union[str, Format], float]] = None) -> None:
+        """Reports a group's cosine diagnostics (the ladder admits on them):
+        G-Binary's and G-Ternary's, and in ``cosines`` those of the other
+        rungs (format name or Format -> cosine, e.g. {"int8": 0.97}); a rung
+        not reported was not measured and admits nothing."""
         k = self.client.kpb  # type: ignore[union-attr]
-        self._send(k.Event(diag=k.DiagEvent(step=step, group=group, cos_binary=cos_binary, cos_ternary=cos_ternary)))
+        extra = []
+        for f, c in (cosines or {}).items():
+            fmt = f if isinstance(f, Format) else lowbit.parse_format(str(f))
+            extra.append(k.ModeCosine(mode=getattr(self.client.cpb, mode_name(fmt)), cosine=float(c)))  # type: ignore[union-attr]
+        self._send(k.Event(diag=k.DiagEvent(step=step, group=group, cos_binary=cos_binary, cos_ternary=cos_ternary,
+                                            cosines=extra)))
 
     def telemetry(self, demand_gbps: float, capacity_gbps: float, line_reads_per_s: float = 0.0,
                   time_ns: Optional[int] = None) -> None:
