@@ -304,37 +304,63 @@ func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
 	}
 }
 
-// dxCol2im computes dx of images [n0, n0+gn) as dcol = Wᵀ dY, its
-// columns added back into the padded input planes through the tap table,
-// padding then dropped.
+// dxCol2im computes dx of images [n0, n0+gn) as dcol = Wᵀ dY, whose
+// columns it adds into dx: row r = (c, ki, kj) of dcol, column (n, i, j)
+// goes to dx[n, c, i*S+ki-P, j*S+kj-P] (col2im). Positions that fall in
+// the zero padding are skipped instead of being added into a padded copy
+// and dropped, and each element of dx receives its terms in increasing r,
+// as a scatter over a padded copy would add them, so the bits are those
+// of col2im over the padded planes.
 func (cv *Conv2d) dxCol2im(dyg []float32, n0, gn, h, w int) {
 	p := cv.oh * cv.ow
 	ckk := cv.C * cv.K * cv.K
 	dcol := grow(&cv.ws.dgrid, ckk*gn*p)
 	cv.ws.gemm(true, false, ckk, gn*p, cv.F, 1, cv.W, ckk, dyg, gn*p, 0, dcol, gn*p)
-	hp, wp := h+2*cv.P, w+2*cv.P
-	plane := hp * wp
-	img := cv.C * h * w
-	dst := cv.dx.Data[n0*img : (n0+gn)*img]
-	if cv.P > 0 {
-		dst = grow(&cv.ws.dpad, gn*cv.C*plane)
-	}
+	col2im(cv.dx.Data[n0*cv.C*h*w:(n0+gn)*cv.C*h*w], dcol, gn, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow)
+}
+
+// col2im sets dst (n images of c planes h×w) to the sum of the columns of
+// dcol (c·k·k rows of n·oh·ow columns) at their taps: for r = (ci, ki,
+// kj) and column (m, i, j), dst[m, ci, i*s+ki-p, j*s+kj-p] += dcol[r,
+// col], terms of each element in increasing r, positions in the padding
+// skipped.
+func col2im(dst, dcol []float32, n, c, h, w, k, s, p, oh, ow int) {
 	clear(dst)
-	cols := cv.fwd.cols[:gn*p]
-	for r, base := range cv.fwd.rows {
-		for q, v := range dcol[r*gn*p : (r+1)*gn*p] {
-			dst[base+cols[q]] += v
+	cols := n * oh * ow
+	for ci := range c {
+		for ki := range k {
+			ilo, ihi := tapRange(ki, s, p, h, oh)
+			for kj := range k {
+				jlo, jhi := tapRange(kj, s, p, w, ow)
+				if jlo >= jhi {
+					continue
+				}
+				row := dcol[((ci*k+ki)*k+kj)*cols:][:cols]
+				for m := range n {
+					plane := dst[(m*c+ci)*h*w:][:h*w]
+					for i := ilo; i < ihi; i++ {
+						src := row[(m*oh+i)*ow+jlo : (m*oh+i)*ow+jhi]
+						d := plane[(i*s+ki-p)*w+jlo*s+kj-p:][:(len(src)-1)*s+1]
+						for t, v := range src {
+							d[t*s] += v
+						}
+					}
+				}
+			}
 		}
 	}
-	if cv.P == 0 {
-		return
+}
+
+// tapRange returns the outputs [lo, hi) of out whose tap at offset t
+// (stride s, padding p) reads inside an input of n: 0 <= o*s+t-p < n.
+func tapRange(t, s, p, n, out int) (lo, hi int) {
+	if p > t {
+		lo = (p - t + s - 1) / s
 	}
-	out := cv.dx.Data[n0*img : (n0+gn)*img]
-	for pl := range gn * cv.C {
-		for r := range h {
-			copy(out[pl*h*w+r*w:pl*h*w+(r+1)*w], dst[pl*plane+(r+cv.P)*wp+cv.P:])
-		}
+	if top := n - 1 + p - t; top >= 0 {
+		hi = min(out, top/s+1)
 	}
+	return lo, max(lo, hi)
 }
 
 // taps is the offset table of one convolution geometry over a group of
