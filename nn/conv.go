@@ -118,7 +118,7 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 		cv.patchesOf(&cv.pt, x, n0, gn, false)
 		if gn == 1 { // Y of one image is its F × P slice of y
 			out := cv.y.Data[n0*cv.F*p : (n0+1)*cv.F*p]
-			pw.MulB(cv.ws.gemmWorkers(), p, 1, &cv.pt, 0, out, p)
+			cv.ws.mulCols(pw, &cv.pt, 0, out, p)
 			if cv.B != nil {
 				for f := range cv.F {
 					addConst(out[f*p:(f+1)*p], cv.B[f])
@@ -127,7 +127,7 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 			continue
 		}
 		out := grow(&cv.ws.grid, cv.F*gn*p)
-		pw.MulB(cv.ws.gemmWorkers(), gn*p, 1, &cv.pt, 0, out, gn*p)
+		cv.ws.mulCols(pw, &cv.pt, 0, out, gn*p)
 		for i := range gn {
 			for f := range cv.F {
 				dst := cv.y.Data[((n0+i)*cv.F+f)*p : ((n0+i)*cv.F+f+1)*p]
@@ -254,7 +254,7 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 		}
 		cv.ws.packedDY.Pack(false, cv.F, gn*p, dyg, gn*p)
 		cv.patchesOf(&cv.pt, x, n0, gn, true)
-		cv.ws.packedDY.MulB(cv.ws.gemmWorkers(), ckk, 1, &cv.pt, 1, cv.dW, ckk)
+		cv.ws.mulCols(&cv.ws.packedDY, &cv.pt, 1, cv.dW, ckk)
 		switch {
 		case cv.NoInputGrad:
 		case flipped:
@@ -292,11 +292,11 @@ func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
 	hw := h * w
 	cv.ptd = gemm.Gathered{X: src, Rows: cv.bwd.rows, Cols: cv.bwd.cols[:gn*hw]}
 	if gn == 1 {
-		cv.pw.MulB(cv.ws.gemmWorkers(), hw, 1, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
+		cv.ws.mulCols(cv.pw, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
 		return
 	}
 	out := grow(&cv.ws.dgrid, cv.C*gn*hw)
-	cv.pw.MulB(cv.ws.gemmWorkers(), gn*hw, 1, &cv.ptd, 0, out, gn*hw)
+	cv.ws.mulCols(cv.pw, &cv.ptd, 0, out, gn*hw)
 	for i := range gn {
 		for c := range cv.C {
 			copy(cv.dx.Data[((n0+i)*cv.C+c)*hw:((n0+i)*cv.C+c+1)*hw], out[c*gn*hw+i*hw:])
@@ -400,6 +400,33 @@ func (tp *taps) build(c, plane, k, s, wp, oh, ow, g int) {
 			}
 		}
 	}
+}
+
+// chunkCols is how many columns of a patch matrix a single-goroutine
+// product packs at once (see mulCols); a variable for the tests.
+var chunkCols = 256
+
+// mulCols sets out (ldc floats a row) to pa times the patch matrix pt
+// plus beta times out. A replica's product on one goroutine runs
+// chunkCols columns at a time, so that the packed block of B (at most
+// gemm.KC × chunkCols floats, 256 KB) stays in L2 while the micro-kernel
+// reads it, where one product over a whole group packed up to gemm.NC
+// columns (1.2 MB for 144 rows) before using any; with more goroutines
+// the product is split between them instead. Each element of C is the
+// same sum in the same order whatever the chunk, so the bits do not
+// depend on chunkCols. pt.Cols is left as it was.
+func (ws *workspace) mulCols(pa *gemm.PackedA, pt *gemm.Gathered, beta float32, out []float32, ldc int) {
+	workers, cols := ws.gemmWorkers(), pt.Cols
+	if workers > 1 {
+		pa.MulB(workers, len(cols), 1, pt, beta, out, ldc)
+		return
+	}
+	for j0 := 0; j0 < len(cols); j0 += chunkCols {
+		j1 := min(j0+chunkCols, len(cols))
+		pt.Cols = cols[j0:j1]
+		pa.MulB(1, j1-j0, 1, pt, beta, out[j0:], ldc)
+	}
+	pt.Cols = cols
 }
 
 func addConst(s []float32, v float32) {

@@ -154,3 +154,39 @@ func TestCol2imMatchesPadded(t *testing.T) {
 		})
 	}
 }
+
+// TestConvChunkedSameBits checks that splitting a replica's products into
+// column chunks (mulCols) leaves y, dW and dx bit for bit those of one
+// product over all columns, on every convCases shape and chunks that are
+// and are not multiples of the kernels' tile widths.
+func TestConvChunkedSameBits(t *testing.T) {
+	defer func(c int) { chunkCols = c }(chunkCols)
+	for _, tt := range convCases {
+		t.Run(tt.name, func(t *testing.T) {
+			var want [3][]float32
+			for _, chunk := range []int{1 << 30, 7, 32, 100, 256} {
+				chunkCols = chunk
+				rng := rand.New(rand.NewPCG(3, 4))
+				r := layerModel([]int{tt.c, tt.h, tt.w}, func(b *builder) Layer {
+					return newConv(b, "c", tt.c, tt.f, tt.k, tt.s, tt.p, tt.bias)
+				})
+				cv := r.net.(*Conv2d)
+				cv.ws.workers = 1 // as in TrainShards, where chunking applies
+				x := randTensor(rng, tt.n, tt.c, tt.h, tt.w)
+				y := cv.Forward(x, true)
+				dy := randTensor(rng, y.Shape...)
+				dx := cv.Backward(dy)
+				got := [3][]float32{append([]float32(nil), y.Data...), cv.dW, dx.Data}
+				if want[0] == nil {
+					want = got
+					continue
+				}
+				for i, what := range []string{"y", "dW", "dx"} {
+					if j := sameBits32(got[i], want[i]); j >= 0 {
+						t.Fatalf("chunks of %d: %s[%d] = %g, one product gives %g", chunk, what, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		})
+	}
+}
