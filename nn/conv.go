@@ -32,7 +32,7 @@ import (
 // (padded by K-1-P) with the weights flipped and transposed
 // (W'[c,f,p,q] = W[f,c,K-1-p,K-1-q]), again an implicit GEMM, so neither
 // Wᵀ dY nor col2im is formed; other strides form dcol = Wᵀ dY and add its
-// columns back into the padded dx.
+// columns into dx, skipping the taps that fall in the padding.
 //
 // The scratch buffers live in the replica's workspace and the padded
 // input is rebuilt in Backward, so a deep network needs only one set per
