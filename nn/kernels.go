@@ -32,6 +32,7 @@ var (
 	planeSqDevs  = refPlaneSqDevs
 	planeSumDots = refPlaneSumDots
 	bnNormalize  = refBNNormalize
+	bnNormRelu   = refBNNormalizeRelu
 	bnBackward   = refBNBackward
 	reluOf       = refRelu
 	reluBackward = refReluBackward
@@ -80,6 +81,31 @@ func refBNNormalize(x, xh, y []float32, stride, planes, n int, mu, is, g, b floa
 			h := float32((v - mu) * is)
 			hs[j] = h
 			ys[j] = float32(g*h) + b
+		}
+	}
+}
+
+// refBNNormalizeRelu is refBNNormalize with y = max(g·h + b, 0) or, when
+// s is not nil, y = max((g·h + b) + s, 0) over the same planes of s:
+// BatchNorm followed by refRelu, or by a residual block's refAddRelu, in
+// one pass.
+func refBNNormalizeRelu(x, xh, s, y []float32, stride, planes, n int, mu, is, g, b float32) {
+	for i := range planes {
+		xs := x[i*stride:][:n]
+		hs := xh[i*stride:][:n]
+		ys := y[i*stride:][:n]
+		var ss []float32
+		if s != nil {
+			ss = s[i*stride:][:n]
+		}
+		for j, v := range xs {
+			h := float32((v - mu) * is)
+			hs[j] = h
+			o := float32(g*h) + b
+			if ss != nil {
+				o += ss[j]
+			}
+			ys[j] = max(o, 0)
 		}
 	}
 }
