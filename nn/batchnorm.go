@@ -183,3 +183,16 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 	}
 	return &bn.dx
 }
+
+// bnReLU is a BatchNorm2d followed by a ReLU, run forward as one pass
+// (forwardRelu).
+type bnReLU struct {
+	BN   *BatchNorm2d
+	Relu ReLU
+}
+
+func (l *bnReLU) Forward(x *Tensor, train bool) *Tensor {
+	return l.BN.forwardRelu(x, train, nil, &l.Relu)
+}
+
+func (l *bnReLU) Backward(dy *Tensor) *Tensor { return l.BN.Backward(l.Relu.Backward(dy)) }
