@@ -77,7 +77,7 @@ func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
 }
 
 // forwardRelu is Forward followed by r.Forward, or, when s is not nil, by
-// r.forwardSum with the shortcut s (a residual block's end), in one pass
+// r.Forward of the sum with the shortcut s (a residual block's end), in one pass
 // that writes only r's output: y = max(BN(x), 0) or max(BN(x) + s, 0),
 // the same bits as the two layers, without BatchNorm's own output.
 func (bn *BatchNorm2d) forwardRelu(x *Tensor, train bool, s *Tensor, r *ReLU) *Tensor {

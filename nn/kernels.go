@@ -36,7 +36,6 @@ var (
 	bnBackward   = refBNBackward
 	reluOf       = refRelu
 	reluBackward = refReluBackward
-	addReluOf    = refAddRelu
 	addOf        = refAdd
 	padPlanes    = refPadPlanes
 )
@@ -87,8 +86,8 @@ func refBNNormalize(x, xh, y []float32, stride, planes, n int, mu, is, g, b floa
 
 // refBNNormalizeRelu is refBNNormalize with y = max(g·h + b, 0) or, when
 // s is not nil, y = max((g·h + b) + s, 0) over the same planes of s:
-// BatchNorm followed by refRelu, or by a residual block's refAddRelu, in
-// one pass.
+// BatchNorm followed by refRelu, or by a residual block's sum and
+// refRelu, in one pass.
 func refBNNormalizeRelu(x, xh, s, y []float32, stride, planes, n int, mu, is, g, b float32) {
 	for i := range planes {
 		xs := x[i*stride:][:n]
@@ -140,14 +139,6 @@ func refReluBackward(dy, y, dx []float32) {
 	for i, g := range dy {
 		m := uint32(-int32(math.Float32bits(y[i])) >> 31)
 		dx[i] = math.Float32frombits(math.Float32bits(g) & m)
-	}
-}
-
-// refAddRelu sets y = max(a+b, 0).
-func refAddRelu(a, b, y []float32) {
-	b, y = b[:len(a)], y[:len(a)]
-	for i, v := range a {
-		y[i] = max(v+b[i], 0)
 	}
 }
 

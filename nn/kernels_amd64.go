@@ -132,12 +132,6 @@ func useAVX2() {
 			reluBackwardAVX2(&dy[0], &y[0], &dx[0], len(dy))
 		}
 	}
-	addReluOf = func(a, b, y []float32) {
-		b, y = b[:len(a)], y[:len(a)]
-		if len(a) > 0 {
-			addReluAVX2(&a[0], &b[0], &y[0], len(a))
-		}
-	}
 	padPlanes = padAVX2
 	padKernels["avx2"] = padAVX2
 	addOf = func(a, b, y []float32) {

@@ -865,54 +865,6 @@ reluBackwardAVX2_next:
 	VZEROUPPER
 	RET
 
-// func addReluAVX2(a *float32, b *float32, y *float32, n int)
-// Requires: AVX, AVX2, SSE2
-TEXT ·addReluAVX2(SB), NOSPLIT, $0-32
-	MOVQ         a+0(FP), AX
-	MOVQ         b+8(FP), CX
-	MOVQ         y+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVL         $0x80000000, SI
-	MOVD         SI, X0
-	VPBROADCASTD X0, Y0
-	MOVQ         BX, SI
-	ANDQ         $-8, SI
-	XORQ         DI, DI
-
-addReluAVX2_loop8:
-	CMPQ    DI, SI
-	JGE     addReluAVX2_loop1
-	VMOVUPS (AX)(DI*4), Y1
-	VMOVUPS (CX)(DI*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VXORPS  Y0, Y1, Y1
-	VMINPS  Y0, Y1, Y2
-	VMINPS  Y1, Y2, Y1
-	VORPS   Y2, Y1, Y1
-	VXORPS  Y0, Y1, Y1
-	VMOVUPS Y1, (DX)(DI*4)
-	ADDQ    $0x08, DI
-	JMP     addReluAVX2_loop8
-
-addReluAVX2_loop1:
-	CMPQ   DI, BX
-	JGE    addReluAVX2_next
-	VMOVSS (AX)(DI*4), X1
-	VMOVSS (CX)(DI*4), X2
-	VADDSS X2, X1, X1
-	VXORPS X0, X1, X1
-	VMINSS X0, X1, X2
-	VMINSS X1, X2, X1
-	VORPS  X2, X1, X1
-	VXORPS X0, X1, X1
-	VMOVSS X1, (DX)(DI*4)
-	INCQ   DI
-	JMP    addReluAVX2_loop1
-
-addReluAVX2_next:
-	VZEROUPPER
-	RET
-
 // func addAVX2(a *float32, b *float32, y *float32, n int)
 // Requires: AVX
 TEXT ·addAVX2(SB), NOSPLIT, $0-32

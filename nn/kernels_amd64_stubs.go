@@ -60,11 +60,6 @@ func reluAVX2(x *float32, y *float32, n int)
 //go:noescape
 func reluBackwardAVX2(dy *float32, y *float32, dx *float32, n int)
 
-// addReluAVX2 sets y = max(a+b, 0) as Go's max does.
-//
-//go:noescape
-func addReluAVX2(a *float32, b *float32, y *float32, n int)
-
 // addAVX2 sets y = a + b.
 //
 //go:noescape

@@ -38,7 +38,6 @@ func main() {
 	bnBackward()
 	relu()
 	reluBackward()
-	addRelu()
 	add()
 	pad()
 	pad512()
@@ -490,20 +489,6 @@ func relu() {
 			v := vload(at(p[0], j), w)
 			reluOf(zero, v, w)
 			vstore(v, at(p[1], j), w)
-		})
-}
-
-func addRelu() {
-	var zero VecVirtual
-	elementwise("addReluAVX2", "func(a, b, y *float32, n int)", []string{"a", "b", "y"}, false,
-		[]string{"addReluAVX2 sets y = max(a+b, 0) as Go's max does."},
-		func() { zero = negZeroVec() },
-		func(p []Register, j Register, w bool) {
-			v := vload(at(p[0], j), w)
-			u := vload(at(p[1], j), w)
-			addf(w)(view(u, w), view(v, w), view(v, w))
-			reluOf(zero, v, w)
-			vstore(v, at(p[2], j), w)
 		})
 }
 
