@@ -71,10 +71,34 @@ func (bn *BatchNorm2d) dims(x *Tensor) (n, hw int) {
 }
 
 func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
+	bn.y.resize(x.Shape...)
+	bn.forward(x, train, nil, nil)
+	return &bn.y
+}
+
+// forwardRelu is Forward followed by r.Forward, or, when s is not nil, by
+// r.Forward of the sum with the shortcut s (a residual block's end), in one pass
+// that writes only r's output: y = max(BN(x), 0) or max(BN(x) + s, 0),
+// the same bits as the two layers, without BatchNorm's own output.
+func (bn *BatchNorm2d) forwardRelu(x *Tensor, train bool, s *Tensor, r *ReLU) *Tensor {
+	r.y.resize(x.Shape...)
+	if s == nil {
+		bn.forward(x, train, &r.y, nil)
+	} else {
+		if len(s.Data) < len(x.Data) {
+			panic("nn: BatchNorm2d shortcut smaller than its input")
+		}
+		bn.forward(x, train, &r.y, s.Data)
+	}
+	return &r.y
+}
+
+// forward sets the statistics, x̂ and, when relu is nil, bn.y; otherwise
+// relu gets max(γ x̂ + β (+ s), 0).
+func (bn *BatchNorm2d) forward(x *Tensor, train bool, relu *Tensor, s []float32) {
 	n, hw := bn.dims(x)
 	bn.train = train
 	bn.xs = append(bn.xs[:0], x.Shape...)
-	bn.y.resize(x.Shape...)
 	if cap(bn.xhat) < len(x.Data) {
 		bn.xhat = make([]float32, len(x.Data))
 	}
@@ -110,10 +134,18 @@ func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
 			inv = 1 / math.Sqrt(float64(bn.RunVar[c])+bn.Eps)
 		}
 		bn.invStd[c] = inv
-		bnNormalize(x.Data[c*hw:], bn.xhat[c*hw:], bn.y.Data[c*hw:], stride, n, hw,
-			float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c])
+		switch {
+		case relu == nil:
+			bnNormalize(x.Data[c*hw:], bn.xhat[c*hw:], bn.y.Data[c*hw:], stride, n, hw,
+				float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c])
+		case s == nil:
+			bnNormRelu(x.Data[c*hw:], bn.xhat[c*hw:], nil, relu.Data[c*hw:], stride, n, hw,
+				float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c])
+		default:
+			bnNormRelu(x.Data[c*hw:], bn.xhat[c*hw:], s[c*hw:], relu.Data[c*hw:], stride, n, hw,
+				float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c])
+		}
 	}
-	return &bn.y
 }
 
 func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
@@ -151,3 +183,16 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 	}
 	return &bn.dx
 }
+
+// bnReLU is a BatchNorm2d followed by a ReLU, run forward as one pass
+// (forwardRelu).
+type bnReLU struct {
+	BN   *BatchNorm2d
+	Relu ReLU
+}
+
+func (l *bnReLU) Forward(x *Tensor, train bool) *Tensor {
+	return l.BN.forwardRelu(x, train, nil, &l.Relu)
+}
+
+func (l *bnReLU) Backward(dy *Tensor) *Tensor { return l.BN.Backward(l.Relu.Backward(dy)) }

@@ -34,17 +34,16 @@ func newBasicBlock(b *builder, name string, in, out, stride int) *BasicBlock {
 }
 
 func (bb *BasicBlock) Forward(x *Tensor, train bool) *Tensor {
+	// Each BatchNorm and the ReLU after it run as one pass (forwardRelu).
 	h := bb.Conv1.Forward(x, train)
-	h = bb.BN1.Forward(h, train)
-	h = bb.Relu1.Forward(h, train)
+	h = bb.BN1.forwardRelu(h, train, nil, &bb.Relu1)
 	h = bb.Conv2.Forward(h, train)
-	h = bb.BN2.Forward(h, train)
 	s := x
 	if bb.DownConv != nil {
 		s = bb.DownConv.Forward(x, train)
 		s = bb.DownBN.Forward(s, train)
 	}
-	return bb.Relu2.forwardSum(h, s)
+	return bb.BN2.forwardRelu(h, train, s, &bb.Relu2)
 }
 
 func (bb *BasicBlock) Backward(dy *Tensor) *Tensor {

@@ -32,7 +32,7 @@ import (
 // (padded by K-1-P) with the weights flipped and transposed
 // (W'[c,f,p,q] = W[f,c,K-1-p,K-1-q]), again an implicit GEMM, so neither
 // Wᵀ dY nor col2im is formed; other strides form dcol = Wᵀ dY and add its
-// columns back into the padded dx.
+// columns into dx, skipping the taps that fall in the padding.
 //
 // The scratch buffers live in the replica's workspace and the padded
 // input is rebuilt in Backward, so a deep network needs only one set per
@@ -118,7 +118,7 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 		cv.patchesOf(&cv.pt, x, n0, gn, false)
 		if gn == 1 { // Y of one image is its F × P slice of y
 			out := cv.y.Data[n0*cv.F*p : (n0+1)*cv.F*p]
-			pw.MulB(cv.ws.gemmWorkers(), p, 1, &cv.pt, 0, out, p)
+			cv.ws.mulCols(pw, &cv.pt, 0, out, p)
 			if cv.B != nil {
 				for f := range cv.F {
 					addConst(out[f*p:(f+1)*p], cv.B[f])
@@ -127,7 +127,7 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 			continue
 		}
 		out := grow(&cv.ws.grid, cv.F*gn*p)
-		pw.MulB(cv.ws.gemmWorkers(), gn*p, 1, &cv.pt, 0, out, gn*p)
+		cv.ws.mulCols(pw, &cv.pt, 0, out, gn*p)
 		for i := range gn {
 			for f := range cv.F {
 				dst := cv.y.Data[((n0+i)*cv.F+f)*p : ((n0+i)*cv.F+f+1)*p]
@@ -254,7 +254,7 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 		}
 		cv.ws.packedDY.Pack(false, cv.F, gn*p, dyg, gn*p)
 		cv.patchesOf(&cv.pt, x, n0, gn, true)
-		cv.ws.packedDY.MulB(cv.ws.gemmWorkers(), ckk, 1, &cv.pt, 1, cv.dW, ckk)
+		cv.ws.mulCols(&cv.ws.packedDY, &cv.pt, 1, cv.dW, ckk)
 		switch {
 		case cv.NoInputGrad:
 		case flipped:
@@ -292,11 +292,11 @@ func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
 	hw := h * w
 	cv.ptd = gemm.Gathered{X: src, Rows: cv.bwd.rows, Cols: cv.bwd.cols[:gn*hw]}
 	if gn == 1 {
-		cv.pw.MulB(cv.ws.gemmWorkers(), hw, 1, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
+		cv.ws.mulCols(cv.pw, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
 		return
 	}
 	out := grow(&cv.ws.dgrid, cv.C*gn*hw)
-	cv.pw.MulB(cv.ws.gemmWorkers(), gn*hw, 1, &cv.ptd, 0, out, gn*hw)
+	cv.ws.mulCols(cv.pw, &cv.ptd, 0, out, gn*hw)
 	for i := range gn {
 		for c := range cv.C {
 			copy(cv.dx.Data[((n0+i)*cv.C+c)*hw:((n0+i)*cv.C+c+1)*hw], out[c*gn*hw+i*hw:])
@@ -304,37 +304,63 @@ func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
 	}
 }
 
-// dxCol2im computes dx of images [n0, n0+gn) as dcol = Wᵀ dY, its
-// columns added back into the padded input planes through the tap table,
-// padding then dropped.
+// dxCol2im computes dx of images [n0, n0+gn) as dcol = Wᵀ dY, whose
+// columns it adds into dx: row r = (c, ki, kj) of dcol, column (n, i, j)
+// goes to dx[n, c, i*S+ki-P, j*S+kj-P] (col2im). Positions that fall in
+// the zero padding are skipped instead of being added into a padded copy
+// and dropped, and each element of dx receives its terms in increasing r,
+// as a scatter over a padded copy would add them, so the bits are those
+// of col2im over the padded planes.
 func (cv *Conv2d) dxCol2im(dyg []float32, n0, gn, h, w int) {
 	p := cv.oh * cv.ow
 	ckk := cv.C * cv.K * cv.K
 	dcol := grow(&cv.ws.dgrid, ckk*gn*p)
 	cv.ws.gemm(true, false, ckk, gn*p, cv.F, 1, cv.W, ckk, dyg, gn*p, 0, dcol, gn*p)
-	hp, wp := h+2*cv.P, w+2*cv.P
-	plane := hp * wp
-	img := cv.C * h * w
-	dst := cv.dx.Data[n0*img : (n0+gn)*img]
-	if cv.P > 0 {
-		dst = grow(&cv.ws.dpad, gn*cv.C*plane)
-	}
+	col2im(cv.dx.Data[n0*cv.C*h*w:(n0+gn)*cv.C*h*w], dcol, gn, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow)
+}
+
+// col2im sets dst (n images of c planes h×w) to the sum of the columns of
+// dcol (c·k·k rows of n·oh·ow columns) at their taps: for r = (ci, ki,
+// kj) and column (m, i, j), dst[m, ci, i*s+ki-p, j*s+kj-p] += dcol[r,
+// col], terms of each element in increasing r, positions in the padding
+// skipped.
+func col2im(dst, dcol []float32, n, c, h, w, k, s, p, oh, ow int) {
 	clear(dst)
-	cols := cv.fwd.cols[:gn*p]
-	for r, base := range cv.fwd.rows {
-		for q, v := range dcol[r*gn*p : (r+1)*gn*p] {
-			dst[base+cols[q]] += v
+	cols := n * oh * ow
+	for ci := range c {
+		for ki := range k {
+			ilo, ihi := tapRange(ki, s, p, h, oh)
+			for kj := range k {
+				jlo, jhi := tapRange(kj, s, p, w, ow)
+				if jlo >= jhi {
+					continue
+				}
+				row := dcol[((ci*k+ki)*k+kj)*cols:][:cols]
+				for m := range n {
+					plane := dst[(m*c+ci)*h*w:][:h*w]
+					for i := ilo; i < ihi; i++ {
+						src := row[(m*oh+i)*ow+jlo : (m*oh+i)*ow+jhi]
+						d := plane[(i*s+ki-p)*w+jlo*s+kj-p:][:(len(src)-1)*s+1]
+						for t, v := range src {
+							d[t*s] += v
+						}
+					}
+				}
+			}
 		}
 	}
-	if cv.P == 0 {
-		return
+}
+
+// tapRange returns the outputs [lo, hi) of out whose tap at offset t
+// (stride s, padding p) reads inside an input of n: 0 <= o*s+t-p < n.
+func tapRange(t, s, p, n, out int) (lo, hi int) {
+	if p > t {
+		lo = (p - t + s - 1) / s
 	}
-	out := cv.dx.Data[n0*img : (n0+gn)*img]
-	for pl := range gn * cv.C {
-		for r := range h {
-			copy(out[pl*h*w+r*w:pl*h*w+(r+1)*w], dst[pl*plane+(r+cv.P)*wp+cv.P:])
-		}
+	if top := n - 1 + p - t; top >= 0 {
+		hi = min(out, top/s+1)
 	}
+	return lo, max(lo, hi)
 }
 
 // taps is the offset table of one convolution geometry over a group of
@@ -374,6 +400,33 @@ func (tp *taps) build(c, plane, k, s, wp, oh, ow, g int) {
 			}
 		}
 	}
+}
+
+// chunkCols is how many columns of a patch matrix a single-goroutine
+// product packs at once (see mulCols); a variable for the tests.
+var chunkCols = 256
+
+// mulCols sets out (ldc floats a row) to pa times the patch matrix pt
+// plus beta times out. A replica's product on one goroutine runs
+// chunkCols columns at a time, so that the packed block of B (at most
+// gemm.KC × chunkCols floats, 256 KB) stays in L2 while the micro-kernel
+// reads it, where one product over a whole group packed up to gemm.NC
+// columns (1.2 MB for 144 rows) before using any; with more goroutines
+// the product is split between them instead. Each element of C is the
+// same sum in the same order whatever the chunk, so the bits do not
+// depend on chunkCols. pt.Cols is left as it was.
+func (ws *workspace) mulCols(pa *gemm.PackedA, pt *gemm.Gathered, beta float32, out []float32, ldc int) {
+	workers, cols := ws.gemmWorkers(), pt.Cols
+	if workers > 1 {
+		pa.MulB(workers, len(cols), 1, pt, beta, out, ldc)
+		return
+	}
+	for j0 := 0; j0 < len(cols); j0 += chunkCols {
+		j1 := min(j0+chunkCols, len(cols))
+		pt.Cols = cols[j0:j1]
+		pa.MulB(1, j1-j0, 1, pt, beta, out[j0:], ldc)
+	}
+	pt.Cols = cols
 }
 
 func addConst(s []float32, v float32) {

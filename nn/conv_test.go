@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -93,6 +94,98 @@ func TestConvDirect(t *testing.T) {
 			near("dx", dx.Data, wantDX)
 			if tt.bias {
 				near("db", cv.dB, wantDB)
+			}
+		})
+	}
+}
+
+// refCol2im is col2im as a scatter over zero-padded planes through the
+// convolution's tap table, the padding then dropped (the path col2im
+// replaced): the oracle for its bits.
+func refCol2im(dcol []float32, n, c, h, w, k, s, p, oh, ow int) []float32 {
+	hp, wp := h+2*p, w+2*p
+	var tp taps
+	tp.build(c, hp*wp, k, s, wp, oh, ow, n)
+	padded := make([]float32, n*c*hp*wp)
+	cols := tp.cols[:n*oh*ow]
+	for r, base := range tp.rows {
+		for q, v := range dcol[r*len(cols) : (r+1)*len(cols)] {
+			padded[base+cols[q]] += v
+		}
+	}
+	out := make([]float32, n*c*h*w)
+	for pl := range n * c {
+		for i := range h {
+			copy(out[(pl*h+i)*w:(pl*h+i+1)*w], padded[pl*hp*wp+(i+p)*wp+p:])
+		}
+	}
+	return out
+}
+
+// TestCol2imMatchesPadded checks col2im bit for bit against the scatter
+// over padded planes on odd shapes: strides 1 to 3, padding 0 to 3 (3
+// with a 3×3 kernel leaves taps and outputs that see only padding),
+// images smaller than the kernel, several images.
+func TestCol2imMatchesPadded(t *testing.T) {
+	for _, tt := range []struct{ n, c, h, w, k, s, p int }{
+		{2, 3, 7, 7, 1, 2, 0},
+		{3, 2, 14, 14, 3, 2, 1},
+		{2, 2, 7, 8, 3, 2, 1},
+		{1, 3, 5, 6, 3, 2, 3},
+		{2, 1, 9, 4, 3, 3, 2},
+		{2, 2, 1, 1, 3, 2, 1},
+		{1, 2, 2, 3, 3, 1, 3},
+		{2, 2, 11, 10, 5, 2, 2},
+		{1, 1, 4, 4, 1, 1, 1},
+	} {
+		t.Run(fmt.Sprintf("%dx%dx%dx%d-k%d-s%d-p%d", tt.n, tt.c, tt.h, tt.w, tt.k, tt.s, tt.p), func(t *testing.T) {
+			oh, ow := (tt.h+2*tt.p-tt.k)/tt.s+1, (tt.w+2*tt.p-tt.k)/tt.s+1
+			rng := rand.New(rand.NewPCG(uint64(tt.h), uint64(tt.k)))
+			dcol := kernelInput(rng, tt.c*tt.k*tt.k*tt.n*oh*ow, false)
+			want := refCol2im(dcol, tt.n, tt.c, tt.h, tt.w, tt.k, tt.s, tt.p, oh, ow)
+			got := make([]float32, len(want))
+			for i := range got {
+				got[i] = float32(i) // col2im sets every element
+			}
+			col2im(got, dcol, tt.n, tt.c, tt.h, tt.w, tt.k, tt.s, tt.p, oh, ow)
+			if i := sameBits32(got, want); i >= 0 {
+				t.Fatalf("dst[%d] = %g, want %g (scatter over padded planes)", i, got[i], want[i])
+			}
+		})
+	}
+}
+
+// TestConvChunkedSameBits checks that splitting a replica's products into
+// column chunks (mulCols) leaves y, dW and dx bit for bit those of one
+// product over all columns, on every convCases shape and chunks that are
+// and are not multiples of the kernels' tile widths.
+func TestConvChunkedSameBits(t *testing.T) {
+	defer func(c int) { chunkCols = c }(chunkCols)
+	for _, tt := range convCases {
+		t.Run(tt.name, func(t *testing.T) {
+			var want [3][]float32
+			for _, chunk := range []int{1 << 30, 7, 32, 100, 256} {
+				chunkCols = chunk
+				rng := rand.New(rand.NewPCG(3, 4))
+				r := layerModel([]int{tt.c, tt.h, tt.w}, func(b *builder) Layer {
+					return newConv(b, "c", tt.c, tt.f, tt.k, tt.s, tt.p, tt.bias)
+				})
+				cv := r.net.(*Conv2d)
+				cv.ws.workers = 1 // as in TrainShards, where chunking applies
+				x := randTensor(rng, tt.n, tt.c, tt.h, tt.w)
+				y := cv.Forward(x, true)
+				dy := randTensor(rng, y.Shape...)
+				dx := cv.Backward(dy)
+				got := [3][]float32{append([]float32(nil), y.Data...), cv.dW, dx.Data}
+				if want[0] == nil {
+					want = got
+					continue
+				}
+				for i, what := range []string{"y", "dW", "dx"} {
+					if j := sameBits32(got[i], want[i]); j >= 0 {
+						t.Fatalf("chunks of %d: %s[%d] = %g, one product gives %g", chunk, what, j, got[i][j], want[i][j])
+					}
+				}
 			}
 		})
 	}

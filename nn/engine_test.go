@@ -122,11 +122,14 @@ func TestStandInBitsAcrossEngines(t *testing.T) {
 // useReferencePasses installs the reference loops of kernels.go as the
 // passes in use and returns the function that puts the previous ones back.
 func useReferencePasses() (restore func()) {
-	a, b, c, d, e, f, g, h, i, j := planeSums, planeSqDevs, planeSumDots, bnNormalize, bnBackward, reluOf, reluBackward, addReluOf, addOf, padPlanes
+	a, b, c, d, e, f, g, i, j := planeSums, planeSqDevs, planeSumDots, bnNormalize, bnBackward, reluOf, reluBackward, addOf, padPlanes
+	k := bnNormRelu
 	planeSums, planeSqDevs, planeSumDots, bnNormalize, bnBackward = refPlaneSums, refPlaneSqDevs, refPlaneSumDots, refBNNormalize, refBNBackward
-	reluOf, reluBackward, addReluOf, addOf, padPlanes = refRelu, refReluBackward, refAddRelu, refAdd, refPadPlanes
+	reluOf, reluBackward, addOf, padPlanes = refRelu, refReluBackward, refAdd, refPadPlanes
+	bnNormRelu = refBNNormalizeRelu
 	return func() {
 		planeSums, planeSqDevs, planeSumDots, bnNormalize, bnBackward = a, b, c, d, e
-		reluOf, reluBackward, addReluOf, addOf, padPlanes = f, g, h, i, j
+		reluOf, reluBackward, addOf, padPlanes = f, g, i, j
+		bnNormRelu = k
 	}
 }

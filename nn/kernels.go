@@ -32,10 +32,10 @@ var (
 	planeSqDevs  = refPlaneSqDevs
 	planeSumDots = refPlaneSumDots
 	bnNormalize  = refBNNormalize
+	bnNormRelu   = refBNNormalizeRelu
 	bnBackward   = refBNBackward
 	reluOf       = refRelu
 	reluBackward = refReluBackward
-	addReluOf    = refAddRelu
 	addOf        = refAdd
 	padPlanes    = refPadPlanes
 )
@@ -84,6 +84,31 @@ func refBNNormalize(x, xh, y []float32, stride, planes, n int, mu, is, g, b floa
 	}
 }
 
+// refBNNormalizeRelu is refBNNormalize with y = max(g·h + b, 0) or, when
+// s is not nil, y = max((g·h + b) + s, 0) over the same planes of s:
+// BatchNorm followed by refRelu, or by a residual block's sum and
+// refRelu, in one pass.
+func refBNNormalizeRelu(x, xh, s, y []float32, stride, planes, n int, mu, is, g, b float32) {
+	for i := range planes {
+		xs := x[i*stride:][:n]
+		hs := xh[i*stride:][:n]
+		ys := y[i*stride:][:n]
+		var ss []float32
+		if s != nil {
+			ss = s[i*stride:][:n]
+		}
+		for j, v := range xs {
+			h := float32((v - mu) * is)
+			hs[j] = h
+			o := float32(g*h) + b
+			if ss != nil {
+				o += ss[j]
+			}
+			ys[j] = max(o, 0)
+		}
+	}
+}
+
 // refBNBackward sets, over the planes, dx = k·((dy-mdy) - xh·mdyx), each
 // operation rounded to float32.
 func refBNBackward(dy, xh, dx []float32, stride, planes, n int, k, mdy, mdyx float32) {
@@ -114,14 +139,6 @@ func refReluBackward(dy, y, dx []float32) {
 	for i, g := range dy {
 		m := uint32(-int32(math.Float32bits(y[i])) >> 31)
 		dx[i] = math.Float32frombits(math.Float32bits(g) & m)
-	}
-}
-
-// refAddRelu sets y = max(a+b, 0).
-func refAddRelu(a, b, y []float32) {
-	b, y = b[:len(a)], y[:len(a)]
-	for i, v := range a {
-		y[i] = max(v+b[i], 0)
 	}
 }
 

@@ -98,6 +98,20 @@ func useAVX2() {
 			bnNormalizeAVX2(&x[0], &xh[0], &y[0], stride, planes, n, mu, is, g, b)
 		}
 	}
+	bnNormRelu = func(x, xh, s, y []float32, stride, planes, n int, mu, is, g, b float32) {
+		planeSpan(len(x), stride, planes, n)
+		planeSpan(len(xh), stride, planes, n)
+		planeSpan(len(y), stride, planes, n)
+		if planes == 0 || n == 0 {
+			return
+		}
+		if s == nil {
+			bnNormalizeReluAVX2(&x[0], &xh[0], &y[0], stride, planes, n, mu, is, g, b)
+			return
+		}
+		planeSpan(len(s), stride, planes, n)
+		bnNormalizeAddReluAVX2(&x[0], &xh[0], &s[0], &y[0], stride, planes, n, mu, is, g, b)
+	}
 	bnBackward = func(dy, xh, dx []float32, stride, planes, n int, k, mdy, mdyx float32) {
 		planeSpan(len(dy), stride, planes, n)
 		planeSpan(len(xh), stride, planes, n)
@@ -116,12 +130,6 @@ func useAVX2() {
 		y, dx = y[:len(dy)], dx[:len(dy)]
 		if len(dy) > 0 {
 			reluBackwardAVX2(&dy[0], &y[0], &dx[0], len(dy))
-		}
-	}
-	addReluOf = func(a, b, y []float32) {
-		b, y = b[:len(a)], y[:len(a)]
-		if len(a) > 0 {
-			addReluAVX2(&a[0], &b[0], &y[0], len(a))
 		}
 	}
 	padPlanes = padAVX2

@@ -574,6 +574,156 @@ bnNormalizeAVX2_done:
 	VZEROUPPER
 	RET
 
+// func bnNormalizeReluAVX2(x *float32, xh *float32, y *float32, stride int, planes int, n int, mu float32, inv float32, gamma float32, beta float32)
+// Requires: AVX, AVX2, SSE2
+TEXT ·bnNormalizeReluAVX2(SB), NOSPLIT, $0-64
+	MOVQ         x+0(FP), AX
+	MOVQ         xh+8(FP), CX
+	MOVQ         y+16(FP), DX
+	MOVQ         n+40(FP), BX
+	MOVQ         stride+24(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         planes+32(FP), DI
+	VBROADCASTSS mu+48(FP), Y0
+	VBROADCASTSS inv+52(FP), Y1
+	VBROADCASTSS gamma+56(FP), Y2
+	VBROADCASTSS beta+60(FP), Y3
+	MOVL         $0x80000000, R8
+	MOVD         R8, X4
+	VPBROADCASTD X4, Y4
+	MOVQ         BX, R8
+	ANDQ         $-8, R8
+
+bnNormalizeReluAVX2_plane:
+	TESTQ DI, DI
+	JZ    bnNormalizeReluAVX2_done
+	XORQ  R9, R9
+
+bnNormalizeReluAVX2_loop8:
+	CMPQ    R9, R8
+	JGE     bnNormalizeReluAVX2_loop1
+	VMOVUPS (AX)(R9*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VMULPS  Y1, Y5, Y5
+	VMOVUPS Y5, (CX)(R9*4)
+	VMULPS  Y2, Y5, Y5
+	VADDPS  Y3, Y5, Y5
+	VXORPS  Y4, Y5, Y5
+	VMINPS  Y4, Y5, Y6
+	VMINPS  Y5, Y6, Y5
+	VORPS   Y6, Y5, Y5
+	VXORPS  Y4, Y5, Y5
+	VMOVUPS Y5, (DX)(R9*4)
+	ADDQ    $0x08, R9
+	JMP     bnNormalizeReluAVX2_loop8
+
+bnNormalizeReluAVX2_loop1:
+	CMPQ   R9, BX
+	JGE    bnNormalizeReluAVX2_next
+	VMOVSS (AX)(R9*4), X5
+	VSUBSS X0, X5, X5
+	VMULSS X1, X5, X5
+	VMOVSS X5, (CX)(R9*4)
+	VMULSS X2, X5, X5
+	VADDSS X3, X5, X5
+	VXORPS X4, X5, X5
+	VMINSS X4, X5, X6
+	VMINSS X5, X6, X5
+	VORPS  X6, X5, X5
+	VXORPS X4, X5, X5
+	VMOVSS X5, (DX)(R9*4)
+	INCQ   R9
+	JMP    bnNormalizeReluAVX2_loop1
+
+bnNormalizeReluAVX2_next:
+	ADDQ SI, AX
+	ADDQ SI, CX
+	ADDQ SI, DX
+	DECQ DI
+	JMP  bnNormalizeReluAVX2_plane
+
+bnNormalizeReluAVX2_done:
+	VZEROUPPER
+	RET
+
+// func bnNormalizeAddReluAVX2(x *float32, xh *float32, s *float32, y *float32, stride int, planes int, n int, mu float32, inv float32, gamma float32, beta float32)
+// Requires: AVX, AVX2, SSE2
+TEXT ·bnNormalizeAddReluAVX2(SB), NOSPLIT, $0-72
+	MOVQ         x+0(FP), AX
+	MOVQ         xh+8(FP), CX
+	MOVQ         y+24(FP), DX
+	MOVQ         s+16(FP), BX
+	MOVQ         n+48(FP), SI
+	MOVQ         stride+32(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         planes+40(FP), R8
+	VBROADCASTSS mu+56(FP), Y0
+	VBROADCASTSS inv+60(FP), Y1
+	VBROADCASTSS gamma+64(FP), Y2
+	VBROADCASTSS beta+68(FP), Y3
+	MOVL         $0x80000000, R9
+	MOVD         R9, X4
+	VPBROADCASTD X4, Y4
+	MOVQ         SI, R9
+	ANDQ         $-8, R9
+
+bnNormalizeAddReluAVX2_plane:
+	TESTQ R8, R8
+	JZ    bnNormalizeAddReluAVX2_done
+	XORQ  R10, R10
+
+bnNormalizeAddReluAVX2_loop8:
+	CMPQ    R10, R9
+	JGE     bnNormalizeAddReluAVX2_loop1
+	VMOVUPS (AX)(R10*4), Y5
+	VSUBPS  Y0, Y5, Y5
+	VMULPS  Y1, Y5, Y5
+	VMOVUPS Y5, (CX)(R10*4)
+	VMULPS  Y2, Y5, Y5
+	VADDPS  Y3, Y5, Y5
+	VMOVUPS (BX)(R10*4), Y6
+	VADDPS  Y6, Y5, Y5
+	VXORPS  Y4, Y5, Y5
+	VMINPS  Y4, Y5, Y6
+	VMINPS  Y5, Y6, Y5
+	VORPS   Y6, Y5, Y5
+	VXORPS  Y4, Y5, Y5
+	VMOVUPS Y5, (DX)(R10*4)
+	ADDQ    $0x08, R10
+	JMP     bnNormalizeAddReluAVX2_loop8
+
+bnNormalizeAddReluAVX2_loop1:
+	CMPQ   R10, SI
+	JGE    bnNormalizeAddReluAVX2_next
+	VMOVSS (AX)(R10*4), X5
+	VSUBSS X0, X5, X5
+	VMULSS X1, X5, X5
+	VMOVSS X5, (CX)(R10*4)
+	VMULSS X2, X5, X5
+	VADDSS X3, X5, X5
+	VMOVSS (BX)(R10*4), X6
+	VADDSS X6, X5, X5
+	VXORPS X4, X5, X5
+	VMINSS X4, X5, X6
+	VMINSS X5, X6, X5
+	VORPS  X6, X5, X5
+	VXORPS X4, X5, X5
+	VMOVSS X5, (DX)(R10*4)
+	INCQ   R10
+	JMP    bnNormalizeAddReluAVX2_loop1
+
+bnNormalizeAddReluAVX2_next:
+	ADDQ DI, AX
+	ADDQ DI, CX
+	ADDQ DI, DX
+	ADDQ DI, BX
+	DECQ R8
+	JMP  bnNormalizeAddReluAVX2_plane
+
+bnNormalizeAddReluAVX2_done:
+	VZEROUPPER
+	RET
+
 // func bnBackwardAVX2(dy *float32, xh *float32, dx *float32, stride int, planes int, n int, k float32, mdy float32, mdyx float32)
 // Requires: AVX
 TEXT ·bnBackwardAVX2(SB), NOSPLIT, $0-60
@@ -712,54 +862,6 @@ reluBackwardAVX2_loop1:
 	JMP    reluBackwardAVX2_loop1
 
 reluBackwardAVX2_next:
-	VZEROUPPER
-	RET
-
-// func addReluAVX2(a *float32, b *float32, y *float32, n int)
-// Requires: AVX, AVX2, SSE2
-TEXT ·addReluAVX2(SB), NOSPLIT, $0-32
-	MOVQ         a+0(FP), AX
-	MOVQ         b+8(FP), CX
-	MOVQ         y+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVL         $0x80000000, SI
-	MOVD         SI, X0
-	VPBROADCASTD X0, Y0
-	MOVQ         BX, SI
-	ANDQ         $-8, SI
-	XORQ         DI, DI
-
-addReluAVX2_loop8:
-	CMPQ    DI, SI
-	JGE     addReluAVX2_loop1
-	VMOVUPS (AX)(DI*4), Y1
-	VMOVUPS (CX)(DI*4), Y2
-	VADDPS  Y2, Y1, Y1
-	VXORPS  Y0, Y1, Y1
-	VMINPS  Y0, Y1, Y2
-	VMINPS  Y1, Y2, Y1
-	VORPS   Y2, Y1, Y1
-	VXORPS  Y0, Y1, Y1
-	VMOVUPS Y1, (DX)(DI*4)
-	ADDQ    $0x08, DI
-	JMP     addReluAVX2_loop8
-
-addReluAVX2_loop1:
-	CMPQ   DI, BX
-	JGE    addReluAVX2_next
-	VMOVSS (AX)(DI*4), X1
-	VMOVSS (CX)(DI*4), X2
-	VADDSS X2, X1, X1
-	VXORPS X0, X1, X1
-	VMINSS X0, X1, X2
-	VMINSS X1, X2, X1
-	VORPS  X2, X1, X1
-	VXORPS X0, X1, X1
-	VMOVSS X1, (DX)(DI*4)
-	INCQ   DI
-	JMP    addReluAVX2_loop1
-
-addReluAVX2_next:
 	VZEROUPPER
 	RET
 

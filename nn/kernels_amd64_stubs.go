@@ -28,6 +28,20 @@ func planeSumDots64AVX2(a *float32, b *float32, stride int, planes int, n int, s
 //go:noescape
 func bnNormalizeAVX2(x *float32, xh *float32, y *float32, stride int, planes int, n int, mu float32, inv float32, gamma float32, beta float32)
 
+// bnNormalizeReluAVX2 sets h = (x-mu)*inv, xh = h and y = max(gamma*h + beta, 0)
+// (each operation rounded, max as Go's) over planes planes of n floats,
+// stride floats apart.
+//
+//go:noescape
+func bnNormalizeReluAVX2(x *float32, xh *float32, y *float32, stride int, planes int, n int, mu float32, inv float32, gamma float32, beta float32)
+
+// bnNormalizeAddReluAVX2 sets h = (x-mu)*inv, xh = h and
+// y = max((gamma*h + beta) + s, 0) (each operation rounded, max as Go's)
+// over planes planes of n floats, stride floats apart.
+//
+//go:noescape
+func bnNormalizeAddReluAVX2(x *float32, xh *float32, s *float32, y *float32, stride int, planes int, n int, mu float32, inv float32, gamma float32, beta float32)
+
 // bnBackwardAVX2 sets dx = k*((dy-mdy) - xh*mdyx) (each operation
 // rounded) over planes planes of n floats, stride floats apart.
 //
@@ -45,11 +59,6 @@ func reluAVX2(x *float32, y *float32, n int)
 //
 //go:noescape
 func reluBackwardAVX2(dy *float32, y *float32, dx *float32, n int)
-
-// addReluAVX2 sets y = max(a+b, 0) as Go's max does.
-//
-//go:noescape
-func addReluAVX2(a *float32, b *float32, y *float32, n int)
 
 // addAVX2 sets y = a + b.
 //

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -20,6 +21,25 @@ func kernelInput(rng *rand.Rand, l int, special bool) []float32 {
 		}
 	}
 	return s
+}
+
+// refAddRelu sets y = max(a+b, 0), a residual block's end as two
+// passes (the oracle of refBNNormalizeRelu's sum).
+func refAddRelu(a, b, y []float32) {
+	b, y = b[:len(a)], y[:len(a)]
+	for i, v := range a {
+		y[i] = max(v+b[i], 0)
+	}
+}
+
+// planesOf returns the planes of s (planes of n floats, stride apart)
+// one after another.
+func planesOf(s []float32, stride, planes, n int) []float32 {
+	var out []float32
+	for i := range planes {
+		out = append(out, s[i*stride:][:n]...)
+	}
+	return out
 }
 
 func sameBits32(a, b []float32) int {
@@ -92,6 +112,31 @@ func TestKernelsMatchReference(t *testing.T) {
 				refBNNormalize(x, h2, y2, stride, planes, n, p[0], p[1], p[2], p[3])
 				check("bnNormalize xh", sameBits32(h1, h2))
 				check("bnNormalize y", sameBits32(y1, y2))
+				// The fused BatchNorm+ReLU (and +sum+ReLU) against its
+				// reference loop, and that against the two passes it fuses.
+				for _, sc := range [][]float32{nil, kernelInput(rng, l, false)} {
+					h3, y3 := kernelInput(rng, l, false), kernelInput(rng, l, false)
+					h4, y4 := append([]float32(nil), h3...), append([]float32(nil), y3...)
+					bnNormRelu(x, h3, sc, y3, stride, planes, n, p[0], p[1], p[2], p[3])
+					refBNNormalizeRelu(x, h4, sc, y4, stride, planes, n, p[0], p[1], p[2], p[3])
+					what := fmt.Sprintf("bnNormRelu (shortcut %v)", sc != nil)
+					check(what+" xh", sameBits32(h3, h4))
+					check(what+" y", sameBits32(y3, y4))
+					two := append([]float32(nil), y1...) // garbage where no plane is
+					refBNNormalize(x, h2, two, stride, planes, n, p[0], p[1], p[2], p[3])
+					for i := range planes {
+						pl := two[i*stride:][:n]
+						if sc != nil {
+							refAddRelu(pl, sc[i*stride:][:n], pl)
+						} else {
+							refRelu(pl, pl)
+						}
+					}
+					check(what+" reference against BatchNorm then ReLU",
+						sameBits32(planesOf(y4, stride, planes, n), planesOf(two, stride, planes, n)))
+					check(what+" reference xh against BatchNorm's",
+						sameBits32(planesOf(h4, stride, planes, n), planesOf(h2, stride, planes, n)))
+				}
 				d1 := kernelInput(rng, l, false)
 				d2 := append([]float32(nil), d1...)
 				bnBackward(x, x2, d1, stride, planes, n, p[0], p[1], p[2])
@@ -110,9 +155,6 @@ func TestKernelsMatchReference(t *testing.T) {
 				reluBackward(x2[:len(a)], o2, r1)
 				refReluBackward(x2[:len(a)], o2, r2)
 				check("reluBackward", sameBits32(r1, r2))
-				addReluOf(a, b, o1)
-				refAddRelu(a, b, o2)
-				check("addRelu", sameBits32(o1, o2))
 				addOf(a, b, o1)
 				refAdd(a, b, o2)
 				check("add", sameBits32(o1, o2))

@@ -84,14 +84,6 @@ func (r *ReLU) Forward(x *Tensor, train bool) *Tensor {
 	return &r.y
 }
 
-// forwardSum is Forward of a + b (same shapes) without forming the sum:
-// y = max(0, a+b), as a residual block ends.
-func (r *ReLU) forwardSum(a, b *Tensor) *Tensor {
-	r.y.resize(a.Shape...)
-	addReluOf(a.Data, b.Data[:len(a.Data)], r.y.Data)
-	return &r.y
-}
-
 func (r *ReLU) Backward(dy *Tensor) *Tensor {
 	r.dx.resize(dy.Shape...)
 	reluBackward(dy.Data, r.y.Data, r.dx.Data)

@@ -446,7 +446,7 @@ func NewResNet(rng *rand.Rand, cfg ResNetConfig) (*Model, error) {
 	return newModel(name, []int{cfg.InChannels, cfg.H, cfg.W}, cfg.Classes, rng, func(b *builder) Layer {
 		stem := newConv(b, "conv1", cfg.InChannels, cfg.Width, 3, stemStride, 1, false)
 		stem.NoInputGrad = true
-		s := Sequential{stem, newBatchNorm(b, "bn1", cfg.Width), &ReLU{}}
+		s := Sequential{stem, &bnReLU{BN: newBatchNorm(b, "bn1", cfg.Width)}}
 		in := cfg.Width
 		for st, nb := range cfg.Blocks {
 			out := cfg.stageWidth(st)

@@ -162,7 +162,7 @@ func constant(v float32) func(w []float32) {
 // workspace is scratch memory shared by the layers of one replica, which
 // run one at a time: a convolution's padded input and output grids.
 type workspace struct {
-	// pad holds a group's zero-padded input, dpad its padded dy or dx;
+	// pad holds a group's zero-padded input, dpad its padded dy;
 	// grid and dgrid hold F × positions matrices (Y, dY, dx, dcol).
 	pad, dpad, grid, dgrid []float32
 	// workers is how many goroutines each of the replica's GEMMs may use;

@@ -33,10 +33,11 @@ func main() {
 	reduce(sqDevKind)
 	reduce(sumDotKind)
 	normalize()
+	normalizeRelu(false)
+	normalizeRelu(true)
 	bnBackward()
 	relu()
 	reluBackward()
-	addRelu()
 	add()
 	pad()
 	pad512()
@@ -381,6 +382,45 @@ func normalize() {
 		})
 }
 
+// normalizeRelu writes bnNormalizeReluAVX2: h = (x-mu)·inv, xh = h,
+// y = max(gamma·h + beta, 0), or with sum set bnNormalizeAddReluAVX2:
+// y = max((gamma·h + beta) + s, 0) (BatchNorm followed by the ReLU, or by
+// a residual block's sum and ReLU, in one pass).
+func normalizeRelu(sum bool) {
+	var mu, is, g, b, zero VecVirtual
+	name, sig := "bnNormalizeReluAVX2", "func(x, xh, y *float32, stride, planes, n int, mu, inv, gamma, beta float32)"
+	ptrs := []string{"x", "xh", "y"}
+	doc := []string{"bnNormalizeReluAVX2 sets h = (x-mu)*inv, xh = h and y = max(gamma*h + beta, 0)",
+		"(each operation rounded, max as Go's) over planes planes of n floats,",
+		"stride floats apart."}
+	if sum {
+		name, sig = "bnNormalizeAddReluAVX2", "func(x, xh, s, y *float32, stride, planes, n int, mu, inv, gamma, beta float32)"
+		ptrs = []string{"x", "xh", "y", "s"}
+		doc = []string{"bnNormalizeAddReluAVX2 sets h = (x-mu)*inv, xh = h and",
+			"y = max((gamma*h + beta) + s, 0) (each operation rounded, max as Go's)",
+			"over planes planes of n floats, stride floats apart."}
+	}
+	elementwise(name, sig, ptrs, true, doc,
+		func() {
+			mu, is, g, b = broadcast("mu"), broadcast("inv"), broadcast("gamma"), broadcast("beta")
+			zero = negZeroVec()
+		},
+		func(p []Register, j Register, w bool) {
+			v := vload(at(p[0], j), w)
+			sub(w)(view(mu, w), view(v, w), view(v, w))
+			mul(w)(view(is, w), view(v, w), view(v, w))
+			vstore(v, at(p[1], j), w)
+			mul(w)(view(g, w), view(v, w), view(v, w))
+			addf(w)(view(b, w), view(v, w), view(v, w))
+			if sum {
+				u := vload(at(p[3], j), w)
+				addf(w)(view(u, w), view(v, w), view(v, w))
+			}
+			reluOf(zero, v, w)
+			vstore(v, at(p[2], j), w)
+		})
+}
+
 // bnBackward writes bnBackwardAVX2: dx = k·((dy-mdy) - xh·mdyx).
 func bnBackward() {
 	var k, mdy, mdyx VecVirtual
@@ -449,20 +489,6 @@ func relu() {
 			v := vload(at(p[0], j), w)
 			reluOf(zero, v, w)
 			vstore(v, at(p[1], j), w)
-		})
-}
-
-func addRelu() {
-	var zero VecVirtual
-	elementwise("addReluAVX2", "func(a, b, y *float32, n int)", []string{"a", "b", "y"}, false,
-		[]string{"addReluAVX2 sets y = max(a+b, 0) as Go's max does."},
-		func() { zero = negZeroVec() },
-		func(p []Register, j Register, w bool) {
-			v := vload(at(p[0], j), w)
-			u := vload(at(p[1], j), w)
-			addf(w)(view(u, w), view(v, w), view(v, w))
-			reluOf(zero, v, w)
-			vstore(v, at(p[2], j), w)
 		})
 }
 
