@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import threading
 from typing import List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -670,10 +671,27 @@ def _go_vote_packet(signs: torch.Tensor, spec: Spec, base: Union[int, torch.Tens
     return u
 
 
+_SCRATCH = threading.local()
+
+
+def _result_planes(nb: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """This thread's two result-plane buffers, at least nb bytes each, kept
+    for the next call: the vote's pos and nz live only until they are
+    unpacked or decoded, and fresh buffers of a gradient's size cost a page
+    fault per 4 KiB on first write (more than the vote itself). Per thread,
+    since the DDP hook votes on the threads that complete its transfers."""
+    buf = getattr(_SCRATCH, "planes", None)
+    if buf is None or buf.shape[1] < nb:
+        buf = torch.empty(2, max(nb, 4096), dtype=torch.uint8)
+        _SCRATCH.planes = buf
+    return buf[0, :nb], buf[1, :nb]
+
+
 def _go_vote_planes(signs, n: int, spec: Spec, base: Union[int, torch.Tensor], gates,
                     keep: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor, bool]:
-    """Go's VotePlanes: the result planes (pos, nz) and whether the pattern
-    gate is still to apply (see _go_gate)."""
+    """Go's VotePlanes: the result planes (pos, nz; this thread's scratch,
+    valid until its next call) and whether the pattern gate is still to
+    apply (see _go_gate)."""
     rows = _plane_rows(signs, n, "vote")
     if len(rows) != spec.workers:
         raise ValueError(f"vote: {len(rows)} sign planes for {spec.workers} workers")
@@ -685,8 +703,7 @@ def _go_vote_planes(signs, n: int, spec: Spec, base: Union[int, torch.Tensor], g
         if len(grows) != spec.workers:
             raise ValueError("the worker gate needs one gate plane per worker, shaped like the sign planes")
     fmt, kind, param, gbase, gate_here = _go_gate(spec, base, keep)
-    nb = plane_bytes(n)
-    pos, nz = torch.empty(nb, dtype=torch.uint8), torch.empty(nb, dtype=torch.uint8)
+    pos, nz = _result_planes(plane_bytes(n))
     err = _golib.errbuf()
     rc = _golib.lib().nfl_vote_planes(pos.data_ptr(), nz.data_ptr(), _golib.ptrs(rows),
                                       None if grows is None else _golib.ptrs(grows), spec.workers, n,
