@@ -139,15 +139,23 @@ def teardown(world: int) -> None:
     sh("ip", "link", "del", BRIDGE, check=False)
 
 
+def burst_bytes(rate_bps: float) -> int:
+    """tbf's bucket: 2 ms of the rate, at least 256 KiB (a fixed 256 KiB
+    bucket caps a 10 Gb/s link below its rate at the kernel's timer
+    resolution)."""
+    return max(256 << 10, int(rate_bps / 8 * 0.002))
+
+
 def shape(dev: str, rate: str, delay_us: int, netns: str = "") -> None:
     pre = ["ip", "netns", "exec", netns] if netns else []
+    burst = str(burst_bytes(parse_rate(rate)))
     sh(*pre, "tc", "qdisc", "del", "dev", dev, "root", check=False)
     if delay_us:
         sh(*pre, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem", "delay", f"{delay_us}us")
         sh(*pre, "tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "tbf", "rate", rate,
-           "burst", "256kb", "latency", "100ms")
+           "burst", burst, "latency", "100ms")
     else:
-        sh(*pre, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst", "256kb", "latency", "100ms")
+        sh(*pre, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst", burst, "latency", "100ms")
 
 
 def setup(world: int) -> None:
@@ -166,10 +174,12 @@ def setup(world: int) -> None:
         sh("ip", "netns", "exec", n, "ip", "link", "set", "lo", "up")
 
 
-def shape_all(world: int, rate: str, delay_us: int) -> None:
+def shape_all(world: int, rate: str, delay_us: int) -> str:
+    """Shapes every link end; returns rank 0's uplink qdisc as tc shows it."""
     for k in range(world):
         shape(f"nf28h{k}", rate, delay_us)           # the switch port towards rank k: its downlink
         shape(f"nf28r{k}", rate, delay_us, ns(k))   # rank k's uplink
+    return sh("ip", "netns", "exec", ns(0), "tc", "qdisc", "show", "dev", "nf28r0").stdout.strip()
 
 
 PING = r"""
@@ -318,13 +328,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             stem, image = MODELS[model]
             image = args.image or image
             for rate in args.rate_list:
-                shape_all(args.world, rate, args.delay_us)
+                qdisc = shape_all(args.world, rate, args.delay_us)
+                print(f"tc on rank 0's uplink: {qdisc}")
                 rtt = rtt_us()
                 t0 = time.time()
                 res = run_ranks(args.world, args.steps, args.warmup, args.batch, args.mode_list, stem, image,
                                 args.nice)
                 print("\n".join(table(model, rate, rtt, res, args.world)), flush=True)
-                out["runs"].append({"model": model, "rate": rate, "rate_bps": parse_rate(rate), "rtt_us": rtt,
+                out["runs"].append({"model": model, "rate": rate, "rate_bps": parse_rate(rate), "rtt_us": rtt, "qdisc": qdisc,
                                     "started": t0, "load_avg": os.getloadavg(), **res})
     finally:
         teardown(args.world)

@@ -172,3 +172,9 @@ def test_imagenet_stem_runs_batch_1_at_64_pixels(models) -> None:
 def test_unknown_stem_is_refused(models) -> None:
     with pytest.raises(ValueError, match="stem 'vgg'"):
         models.ResNet(stem="vgg")
+
+
+def test_burst_is_2ms_of_the_rate_and_at_least_256k(sl) -> None:
+    assert sl.burst_bytes(1e9) == 256 * 1024        # 2 ms at 1 Gb/s is 250,000 B
+    assert sl.burst_bytes(1e10) == 2_500_000       # 2 ms at 10 Gb/s
+    assert sl.burst_bytes(1e6) == 256 * 1024
