@@ -102,7 +102,8 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
               warmup: int = 1) -> None:
     """One rank: each mode's DDP model timed over steps (after warmup
     untimed steps; the first builds the buckets); the step time is the
-    slowest rank's. interleave runs the modes' steps round-robin (all
+    slowest rank's, and so is the step's CPU time (the process's, all
+    threads: compute, the hook and gloo's). interleave runs the modes' steps round-robin (all
     models alive at once), so a machine whose load drifts slows every
     mode alike. stem and image choose the ResNet-18 (models.ResNet's
     stem, square inputs of image pixels)."""
@@ -113,14 +114,15 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
     def run_steps(r: Dict, k: int) -> None:
         for s in range(r["done"], r["done"] + k):
             dist.barrier()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             r["opt"].zero_grad()
             torch.nn.functional.cross_entropy(r["ddp"](r["x"]), r["y"]).backward()
             r["opt"].step()
-            t = torch.tensor([time.perf_counter() - t0])
+            t = torch.tensor([time.perf_counter() - t0, time.process_time() - c0])
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             if s >= warmup:
-                r["times"].append(float(t))
+                r["times"].append(float(t[0]))
+                r["cpus"].append(float(t[1]))
             elif s == warmup - 1 and r["fabric"] is not None:
                 r["hook0"] = r["fabric"].stats.hook_seconds
                 r["wait0"] = r["fabric"].stats.wait_seconds
@@ -164,7 +166,7 @@ def _mode_run(mode: str, rank: int, batch: int, stem: str = "cifar", image: int 
     else:
         fabric = nt.register(ddp, Policy.parse(mode))
     g = torch.Generator().manual_seed(rank)
-    return {"mode": mode, "model": model, "ddp": ddp, "fabric": fabric, "done": 0, "times": [], "hook0": 0.0,
+    return {"mode": mode, "model": model, "ddp": ddp, "fabric": fabric, "done": 0, "times": [], "cpus": [], "hook0": 0.0,
             "wait0": 0.0, "cpu0": 0.0, "steps0": 0, "bytes0": {},
             "opt": torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
             "x": torch.randn(batch, 3, image, image, generator=g), "y": torch.randint(10, (batch,), generator=g)}
@@ -176,6 +178,7 @@ def _mode_row(r: Dict, steps: int) -> Dict:
     buckets) and lowbit_wire (the planes, all-gathered), from the hook's
     own counts over the timed steps."""
     row = {"mode": r["mode"], "step_s_median": statistics.median(r["times"]), "step_s": r["times"],
+           "step_cpu_s_median": statistics.median(r["cpus"]), "step_cpu_s": r["cpus"],
            "parameters": sum(p.numel() for p in r["model"].parameters())}
     fabric = r["fabric"]
     if fabric is not None:

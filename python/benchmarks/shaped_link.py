@@ -247,15 +247,17 @@ def table(model: str, rate: str, rtt: float, res: Dict, world: int) -> List[str]
            f"link {rate} per rank and direction (tbf), TCP round trip {rtt:.0f} us; "
            f"FP32 all-reduce alone {ar['wall_s']:.3f} s/step ({ar['cpu_s']:.3f} CPU s per rank)",
            f"  {'mode':<30} {'step s':>8} {'bound s':>8} {'allreduce_hook / mode':>22} {'step - noop s':>14} "
-           f"{'hook CPU s':>11} {'sent B/step':>12}"]
+           f"{'step CPU s':>11} {'hook CPU s':>11} {'sent B/step':>12}"]
     for m, r in rows.items():
         st = r["step_s_median"]
         bound = "-" if noop is None else format(bound_seconds(noop, r, world, bps), ".3f")
         over = "-" if noop is None else f"{st - noop:.3f}"
         cpu = r.get("hook_cpu_s_per_step")
         sent = sent_bytes(r["fp32_wire_bytes_per_step"], r["lowbit_wire_bytes_per_step"], world)
+        scpu = r.get("step_cpu_s_median")
         out.append(f"  {m:<30} {st:8.3f} {bound:>8} {'-' if base is None else format(base / st, '.2f'):>22} {over:>14} "
-                   f"{'-' if cpu is None else format(cpu, '.3f'):>11} {sent:12.0f}")
+                   f"{'-' if scpu is None else format(scpu, '.3f'):>11} {'-' if cpu is None else format(cpu, '.3f'):>11} "
+                   f"{sent:12.0f}")
     return out
 
 
@@ -331,12 +333,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 qdisc = shape_all(args.world, rate, args.delay_us)
                 print(f"tc on rank 0's uplink: {qdisc}")
                 rtt = rtt_us()
-                t0 = time.time()
+                t0, load0 = time.time(), os.getloadavg()
                 res = run_ranks(args.world, args.steps, args.warmup, args.batch, args.mode_list, stem, image,
                                 args.nice)
                 print("\n".join(table(model, rate, rtt, res, args.world)), flush=True)
+                print(f"  load average (1 min) {load0[0]:.1f} before, {os.getloadavg()[0]:.1f} after; step CPU: the "
+                      "slowest rank's process CPU time per step (all its threads)", flush=True)
                 out["runs"].append({"model": model, "rate": rate, "rate_bps": parse_rate(rate), "rtt_us": rtt, "qdisc": qdisc,
-                                    "started": t0, "load_avg": os.getloadavg(), **res})
+                                    "started": t0, "load_avg_start": load0, "load_avg": os.getloadavg(), **res})
     finally:
         teardown(args.world)
     if args.json:
