@@ -19,7 +19,10 @@ Per gradient bucket and layer group:
 
 Before a low-bit bucket is encoded, the ranks agree on a one-element flag
 (all-reduce, MAX): a NaN or Inf on any rank sends that bucket to FP32 on
-every rank. Modes change only at step boundaries; a controller is asked on
+every rank. On the collective backend the hook then returns without
+waiting: the planes' all-gather runs while backward computes the next
+buckets, and the vote into the bucket runs when they arrive (the future
+DDP waits for before it reads the bucket). Modes change only at step boundaries; a controller is asked on
 rank 0 before each step's first bucket and its answer is broadcast.
 """
 
