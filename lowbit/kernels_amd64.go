@@ -145,44 +145,87 @@ func votePacketAsm(dst []int8, src []byte, s Spec, base int) {
 	votePacketGeneric(dst[n:], src[n:], s, base+n)
 }
 
+// constPlanes are the constant planes (all ones, all zeros) that bring
+// fewer than eight workers' planes up to the W=8 kernel's eight inputs.
+// They are as long as the longest chunk a kernel call reads: planesChunk,
+// or a positional gate's gateChunk(p) < planesChunk + lcm(32, p) <=
+// planesChunk + 2016 for p <= 64.
+var constPlanes = func() (c [2][planesChunk + 2048]byte) {
+	for i := range c[0] {
+		c[0][i] = 0xff
+	}
+	return c
+}()
+
+// padPlanes is how many all-ones planes join w < 8 workers' planes (the
+// rest of the eight are all zeros) so that the W=8 majority decides as
+// the W-worker one. With count c of the w planes, a ones planes and 8-w-a
+// zeros planes, the kernel sees c+a of 8. Even w, a = (8-w)/2:
+// 2(c+a) > 8 iff 2c > w, and 2(c+a) = 8 iff 2c = w, so pos and nz are
+// exact. Odd w, a = (9-w)/2: 2(c+a) > 8 iff 2c >= w iff 2c > w (2c = w
+// is impossible), so pos is exact and nz, which 2c != w makes all ones,
+// is set by the caller (oddNZ).
+func padPlanes(w int) (ones int, oddNZ bool) {
+	if w%2 == 0 {
+		return (8 - w) / 2, false
+	}
+	return (9 - w) / 2, true
+}
+
 func votePlanesAsm(pos, nz []byte, signs, gates [][]byte, n int, s Spec, base int) {
 	ternary := s.Format == Ternary
 	pattern := ternary && s.Gate.Kind == GatePattern
 	nb := PlaneBytes(n)
 	nv := nb &^ 31
-	if s.Workers != 8 || (ternary && !pattern) || nv == 0 {
+	w := s.Workers
+	if w > 8 || (ternary && !pattern) || nv == 0 {
 		votePlanesGeneric(pos, nz, signs, gates, n, s, base)
 		return
 	}
+	ones, oddNZ := padPlanes(w)
 	var ptrs [8]*byte
+	for k := w; k < 8; k++ {
+		ptrs[k] = &constPlanes[1][0]
+		if k < w+ones {
+			ptrs[k] = &constPlanes[0][0]
+		}
+	}
 	if pattern {
 		// One pass: the gate's bit stream for offset base mod p is ANDed
 		// in by the kernel (8 chunk bits are whole periods, so every
-		// chunk starts at the same offset).
+		// chunk starts at the same offset). With odd w, nz is the gate
+		// itself.
 		p := s.Gate.period()
 		stream, chunk := planeMaskStream(p, base%p)
 		for j := 0; j < nv; j += chunk {
 			e := min(j+chunk, nv)
-			for k := range ptrs {
+			for k := range w {
 				ptrs[k] = &signs[k][j]
 			}
 			vote8PlanesMaskAVX2(pos[j:e], nz[j:e], &ptrs, stream[:e-j])
+			if oddNZ {
+				copy(nz[j:e], stream[:e-j])
+			}
 		}
 	} else {
 		for j := 0; j < nv; j += planesChunk {
 			e := min(j+planesChunk, nv)
-			for k := range ptrs {
+			for k := range w {
 				ptrs[k] = &signs[k][j]
 			}
 			vote8PlanesAVX2(pos[j:e], nz[j:e], &ptrs)
+			if oddNZ {
+				copy(nz[j:e], constPlanes[0][:e-j])
+			}
 		}
 	}
 	if nv < nb {
-		var sub [8][]byte
+		var subs [8][]byte
+		sub := subs[:w]
 		for k := range sub {
 			sub[k] = signs[k][nv:]
 		}
-		votePlanesGeneric(pos[nv:nb], nz[nv:nb], sub[:], nil, n-8*nv, s, base+8*nv)
+		votePlanesGeneric(pos[nv:nb], nz[nv:nb], sub, nil, n-8*nv, s, base+8*nv)
 	} else if r := n % 8; r != 0 {
 		// The planes' bits past n went through the vote too: clear them.
 		pos[nb-1] &= byte(1<<r - 1)

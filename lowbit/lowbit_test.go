@@ -417,3 +417,59 @@ func TestKernelsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestVotePlanesFewWorkersManyChunks checks VotePlanes for every W up to
+// 8 (the W=8 kernel with constant planes added on amd64, see padPlanes)
+// on every kernel set, over several result chunks and a ragged tail,
+// against the bit-level reference; ties (even W) and the pattern gate's
+// zeros must come out as in the reference.
+func TestVotePlanesFewWorkersManyChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	specs := []Spec{
+		{Layout: WorkerMajor, Format: Binary},
+		{Layout: WorkerMajor, Format: Ternary, Gate: PaperGate},
+		{Layout: WorkerMajor, Format: Ternary, Gate: Gate{Kind: GatePattern, Period: 5}},
+		// Period 63's gate chunk (6048 bytes) is the longest a kernel call
+		// reads from the constant planes.
+		{Layout: WorkerMajor, Format: Ternary, Gate: Gate{Kind: GatePattern, Period: 63}},
+	}
+	forEachKernelSet(t, func(t *testing.T) {
+		for w := 1; w <= 8; w++ {
+			for _, n := range []int{8 * 32, 8*32 + 5, 8*(2*planesChunk+96) + 3, 8 * 3 * planesChunk} {
+				for si, s := range specs {
+					s.Workers = w
+					base := r.IntN(1 << 20)
+					nb := PlaneBytes(n)
+					signs := make([][]byte, w)
+					for k := range signs {
+						signs[k] = make([]byte, nb)
+						for i := range signs[k] {
+							signs[k][i] = byte(r.Uint32())
+						}
+						if m := n % 8; m != 0 {
+							signs[k][nb-1] &= byte(1<<m - 1)
+						}
+					}
+					pos, nz := make([]byte, nb), make([]byte, nb)
+					for i := range pos { // stale bytes must not leak through
+						pos[i], nz[i] = 0xa5, 0x5a
+					}
+					if err := VotePlanes(pos, nz, signs, nil, n, s, base); err != nil {
+						t.Fatal(err)
+					}
+					got := make([]int8, n)
+					UnpackPlanes(got, pos, nz, n)
+					want := RefAggregatePlanes(signs, nil, n, s, base)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("w=%d spec %d n=%d base=%d elem %d: got %d, want %d", w, si, n, base, i, got[i], want[i])
+						}
+					}
+					if m := n % 8; m != 0 && (pos[nb-1]>>m != 0 || nz[nb-1]>>m != 0) {
+						t.Fatalf("w=%d spec %d n=%d: stray bits past n", w, si, n)
+					}
+				}
+			}
+		}
+	})
+}

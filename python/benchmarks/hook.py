@@ -98,11 +98,15 @@ def allreduce_seconds(params: int, reps: int) -> Dict[str, float]:
 
 
 def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: str,
-              modes: List[str] = MODES, interleave: bool = False) -> None:
-    """One rank: each mode's DDP model timed over steps (after one untimed
-    step that builds the buckets); the step time is the slowest rank's.
-    interleave runs the modes' steps round-robin (all models alive at
-    once), so a machine whose load drifts slows every mode alike."""
+              modes: List[str] = MODES, interleave: bool = False, stem: str = "cifar", image: int = 32,
+              warmup: int = 1) -> None:
+    """One rank: each mode's DDP model timed over steps (after warmup
+    untimed steps; the first builds the buckets); the step time is the
+    slowest rank's, and so is the step's CPU time (the process's, all
+    threads: compute, the hook and gloo's). interleave runs the modes' steps round-robin (all
+    models alive at once), so a machine whose load drifts slows every
+    mode alike. stem and image choose the ResNet-18 (models.ResNet's
+    stem, square inputs of image pixels)."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
     runs = []
@@ -110,28 +114,31 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
     def run_steps(r: Dict, k: int) -> None:
         for s in range(r["done"], r["done"] + k):
             dist.barrier()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             r["opt"].zero_grad()
             torch.nn.functional.cross_entropy(r["ddp"](r["x"]), r["y"]).backward()
             r["opt"].step()
-            t = torch.tensor([time.perf_counter() - t0])
+            t = torch.tensor([time.perf_counter() - t0, time.process_time() - c0])
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
-            if s > 0:
-                r["times"].append(float(t))
-            elif r["fabric"] is not None:
+            if s >= warmup:
+                r["times"].append(float(t[0]))
+                r["cpus"].append(float(t[1]))
+            elif s == warmup - 1 and r["fabric"] is not None:
                 r["hook0"] = r["fabric"].stats.hook_seconds
                 r["wait0"] = r["fabric"].stats.wait_seconds
                 r["cpu0"] = r["fabric"].stats.hook_cpu_seconds
+                r["steps0"] = r["fabric"].stats.steps
+                r["bytes0"] = dict(r["fabric"].stats.bytes)
         r["done"] += k
 
     res = []
     for mode in modes:
-        runs.append(_mode_run(mode, rank, batch))
+        runs.append(_mode_run(mode, rank, batch, stem, image))
         if not interleave:
-            run_steps(runs[-1], steps + 1)
+            run_steps(runs[-1], steps + warmup)
             res.append(_mode_row(runs.pop(), steps))
     if interleave:
-        for s in range(steps + 1):
+        for s in range(steps + warmup):
             for r in runs:
                 run_steps(r, 1)
         res = [_mode_row(r, steps) for r in runs]
@@ -139,16 +146,17 @@ def rank_main(rank: int, world: int, init: str, steps: int, batch: int, outdir: 
     ar = allreduce_seconds(params, steps)
     if rank == 0:
         with open(os.path.join(outdir, "ddp.json"), "w") as f:
-            json.dump({"modes": res, "allreduce_s": ar, "interleaved": interleave}, f)
+            json.dump({"modes": res, "allreduce_s": ar, "interleaved": interleave, "stem": stem, "image": image,
+                       "warmup": warmup}, f)
     dist.destroy_process_group()
 
 
-def _mode_run(mode: str, rank: int, batch: int) -> Dict:
+def _mode_run(mode: str, rank: int, batch: int, stem: str = "cifar", image: int = 32) -> Dict:
     import nfabric.torch as nt
     from models import resnet18
     from nfabric.policy import Policy
     torch.manual_seed(0)
-    model = resnet18(10)
+    model = resnet18(10, stem)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     fabric = None
     if mode == "allreduce_hook":
@@ -158,28 +166,45 @@ def _mode_run(mode: str, rank: int, batch: int) -> Dict:
     else:
         fabric = nt.register(ddp, Policy.parse(mode))
     g = torch.Generator().manual_seed(rank)
-    return {"mode": mode, "model": model, "ddp": ddp, "fabric": fabric, "done": 0, "times": [], "hook0": 0.0, "wait0": 0.0, "cpu0": 0.0,
+    return {"mode": mode, "model": model, "ddp": ddp, "fabric": fabric, "done": 0, "times": [], "cpus": [], "hook0": 0.0,
+            "wait0": 0.0, "cpu0": 0.0, "steps0": 0, "bytes0": {},
             "opt": torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
-            "x": torch.randn(batch, 3, 32, 32, generator=g), "y": torch.randint(10, (batch,), generator=g)}
+            "x": torch.randn(batch, 3, image, image, generator=g), "y": torch.randint(10, (batch,), generator=g)}
 
 
 def _mode_row(r: Dict, steps: int) -> Dict:
+    """A mode's timings, and its bytes per step and rank on the wire split
+    by collective: fp32_wire (all-reduced: FP32 groups, allreduce_hook's
+    buckets) and lowbit_wire (the planes, all-gathered), from the hook's
+    own counts over the timed steps."""
     row = {"mode": r["mode"], "step_s_median": statistics.median(r["times"]), "step_s": r["times"],
+           "step_cpu_s_median": statistics.median(r["cpus"]), "step_cpu_s": r["cpus"],
            "parameters": sum(p.numel() for p in r["model"].parameters())}
     fabric = r["fabric"]
     if fabric is not None:
         st = fabric.stats.summary()
         per = st["steps"]
+        timed = st["steps"] - r["steps0"]
+        fp32_b = low_b = 0
+        for key, b in fabric.stats.bytes.items():
+            b -= r["bytes0"].get(key, 0)
+            if key[1] == "fp32":
+                fp32_b += b
+            else:
+                low_b += b
         row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
                     "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
                     "ratio_with_headers": st["ratio_with_headers"],
+                    "fp32_wire_bytes_per_step": fp32_b / timed, "lowbit_wire_bytes_per_step": low_b / timed,
                     "hook_s_per_step": (st["hook_seconds"] - r["hook0"]) / steps,
                     "hook_own_s_per_step": (st["hook_seconds"] - r["hook0"] - st["wait_seconds"] + r["wait0"]) / steps,
                     "hook_cpu_s_per_step": (st["hook_cpu_seconds"] - r["cpu0"]) / steps})
     elif r["mode"] == "noop":
-        row.update({"wire_bytes_per_step": 0.0, "ratio": 0.0})
+        row.update({"wire_bytes_per_step": 0.0, "ratio": 0.0, "fp32_wire_bytes_per_step": 0.0,
+                    "lowbit_wire_bytes_per_step": 0.0})
     else:
-        row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0})
+        row.update({"wire_bytes_per_step": 4.0 * row["parameters"], "ratio": 1.0,
+                    "fp32_wire_bytes_per_step": 4.0 * row["parameters"], "lowbit_wire_bytes_per_step": 0.0})
     return row
 
 
@@ -188,6 +213,9 @@ def main() -> int:
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--steps", type=int, default=3, help="timed steps per mode (after one untimed)")
     ap.add_argument("--batch", type=int, default=4, help="images per rank")
+    ap.add_argument("--stem", default="cifar", choices=["cifar", "imagenet"],
+                    help="ResNet-18 stem: the paper's CIFAR one or torchvision's (see examples/torch/models.py)")
+    ap.add_argument("--image", type=int, default=32, help="input size in pixels")
     ap.add_argument("--elements", type=int, default=1 << 22, help="elements for the kernel timings")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--device", default="cpu")
@@ -208,12 +236,13 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             modes = [m for m in args.modes.split(";") if m]
             mp.spawn(rank_main, args=(args.ranks, "file://" + os.path.join(tmp, "init"), args.steps, args.batch, tmp, modes,
-                                        args.interleave),
+                                        args.interleave, args.stem, args.image),
                      nprocs=args.ranks, join=True)
             got = json.load(open(os.path.join(tmp, "ddp.json")))
             out["ddp"], out["fp32_allreduce_s"] = got["modes"], got["allreduce_s"]
         base = next((r["step_s_median"] for r in out["ddp"] if r["mode"] == "allreduce_hook"), out["ddp"][0]["step_s_median"])
-        print(f"DDP over gloo, {args.ranks} ranks x 1 thread, ResNet-18 ({out['ddp'][0]['parameters']} parameters), "
+        print(f"DDP over gloo, {args.ranks} ranks x 1 thread, ResNet-18 ({args.stem} stem, {out['ddp'][0]['parameters']} "
+              f"parameters, {args.image}x{args.image} inputs), "
               f"batch {args.batch}/rank, median of {args.steps} steps:")
         print(f"  {'mode':<30} {'step s':>8} {'vs allreduce_hook':>18} {'in hook s':>10} {'own s':>7} {'CPU s':>7} "
               f"{'wire B/step':>12} {'vs FP32':>9} {'+headers':>9}")

@@ -3,20 +3,36 @@
 namespace, joined through veth pairs to one Linux bridge (a switch), every
 veth's egress rate-limited by tc (tbf) on both ends, so each rank's uplink
 and downlink run at --rates (default 1 Gb/s and 10 Gb/s). Step time per mode
-for the ResNet-18-sized model (the paper's CIFAR ResNet-18, 11.17 M
-parameters), beside a no-communication run (mode "noop": the compute alone).
+beside a no-communication run (mode "noop": the compute alone) for two
+ResNet-18s of (nearly) the same parameter count, so the same bytes on the
+wire, and different compute (--models):
+
+* cifar: the paper's CIFAR ResNet-18 (3x3 stride-1 stem, no max-pool),
+  32x32 inputs, 11,173,962 parameters with 10 classes;
+* imagenet: torchvision's ResNet-18 layout (7x7 stride-2 stem, 3x3
+  stride-2 max-pool), 10 classes, 11,181,642 parameters, 64x64 inputs
+  (the smallest size at which batch 1 leaves layer4 2x2, enough for
+  BatchNorm to train); its stages run on a quarter of the cifar model's
+  rows and columns, so compute hides less of the link.
+
 The modes' steps run round-robin, so load changes on a shared machine
 slow every mode alike; the table's step time is the median over steps of
-the slowest rank's.
+the slowest rank's. Beside each step: its bound, noop's step plus the
+time the mode's bytes take at the rate (each rank sends 2(W-1)/W of the
+all-reduced bytes, ring all-reduce, and W-1 times its gathered planes,
+ring all-gather; TCP/IPv4 with timestamps in 1500-byte frames, 1448
+payload bytes per 1514 bytes tbf counts), with no overlap of compute
+and transfer (DDP overlaps them, so a step can come in under it).
 
-    sudo /usr/bin/python3 python/benchmarks/shaped_link.py [--rates 1gbit,10gbit] [--steps 3] [--json out.json]
+    sudo /usr/bin/python3 python/benchmarks/shaped_link.py [--models cifar,imagenet] [--rates 1gbit,10gbit]
+        [--steps 5] [--warmup 2] [--json out.json]
 
 Needs root, `ip netns` and tc's tbf qdisc; without them it says what is
 missing and exits 0 without measuring (a benchmark, not a test). The added
 latency is none: the links' round trip is measured (TCP, 1-byte ping-pong)
 and printed beside each table; where the kernel has sch_netem,
 --delay-us adds that much one-way delay per link end. Every rank runs at
-nice 19 with one torch thread. Everything it creates (namespaces nf28-K,
+nice --nice (default 19) with one torch thread. Everything it creates (namespaces nf28-K,
 bridge nf28br) is removed at the end, also on error.
 """
 
@@ -27,19 +43,62 @@ import json
 import os
 import pathlib
 import shutil
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional, Sequence
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-MODES = ["noop", "allreduce_hook", "g-binary", "backbone=g-binary,head=fp32"]
+MODES = ["noop", "allreduce_hook", "fp32", "g-binary", "backbone=g-binary,head=fp32"]
+# --models: name -> (models.ResNet stem, default input size in pixels).
+MODELS = {"cifar": ("cifar", 32), "imagenet": ("imagenet", 64)}
+# tc's rate units in bits per second (tc's own "bps" family means bytes
+# per second: refused here, so a rate cannot be read 8x off).
+RATE_UNITS = {"bit": 1.0, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12}
+MTU = 1500
+TCP_PAYLOAD = MTU - 20 - 32  # IPv4 header, TCP header with timestamps
+FRAME = MTU + 14             # what tbf counts: the Ethernet header too
 BRIDGE = "nf28br"
 SUBNET = "10.28.0"
+
+
+def parse_rate(s: str) -> float:
+    """A tc rate ("1gbit", "250mbit", "10gbit") in bits per second."""
+    t = s.strip().lower()
+    for unit in sorted(RATE_UNITS, key=len, reverse=True):
+        if t.endswith(unit):
+            num = t[:-len(unit)]
+            try:
+                v = float(num)
+            except ValueError:
+                break
+            if not (v > 0) or v == float("inf"):
+                raise ValueError(f"rate {s!r} must be positive and finite")
+            return v * RATE_UNITS[unit]
+    raise ValueError(f"rate {s!r}: want a number and one of {', '.join(RATE_UNITS)} (tc's bit units)")
+
+
+def sent_bytes(allreduced: float, gathered: float, world: int) -> float:
+    """Bytes each rank sends per step: 2(W-1)/W of its all-reduced bytes
+    (ring all-reduce: W-1 reduce-scatter and W-1 all-gather steps of 1/W)
+    and W-1 times its gathered bytes (ring all-gather)."""
+    return 2 * (world - 1) / world * allreduced + (world - 1) * gathered
+
+
+def wire_seconds(payload: float, rate_bps: float) -> float:
+    """Time payload bytes of TCP take through tbf at rate_bps: whole frames
+    of FRAME bytes per TCP_PAYLOAD bytes of payload."""
+    frames = -(-int(round(payload)) // TCP_PAYLOAD)
+    return frames * FRAME * 8 / rate_bps
+
+
+def bound_seconds(noop_s: float, row: Dict, world: int, rate_bps: float) -> float:
+    """noop's step plus the transfer time of the mode's bytes at the rate,
+    without overlap: what the step would take if only the link added."""
+    return noop_s + wire_seconds(sent_bytes(row["fp32_wire_bytes_per_step"], row["lowbit_wire_bytes_per_step"],
+                                            world), rate_bps)
 
 
 def ns(k: int) -> str:
@@ -80,15 +139,23 @@ def teardown(world: int) -> None:
     sh("ip", "link", "del", BRIDGE, check=False)
 
 
+def burst_bytes(rate_bps: float) -> int:
+    """tbf's bucket: 2 ms of the rate, at least 256 KiB (a fixed 256 KiB
+    bucket caps a 10 Gb/s link below its rate at the kernel's timer
+    resolution)."""
+    return max(256 << 10, int(rate_bps / 8 * 0.002))
+
+
 def shape(dev: str, rate: str, delay_us: int, netns: str = "") -> None:
     pre = ["ip", "netns", "exec", netns] if netns else []
+    burst = str(burst_bytes(parse_rate(rate)))
     sh(*pre, "tc", "qdisc", "del", "dev", dev, "root", check=False)
     if delay_us:
         sh(*pre, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem", "delay", f"{delay_us}us")
         sh(*pre, "tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "tbf", "rate", rate,
-           "burst", "256kb", "latency", "100ms")
+           "burst", burst, "latency", "100ms")
     else:
-        sh(*pre, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst", "256kb", "latency", "100ms")
+        sh(*pre, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst", burst, "latency", "100ms")
 
 
 def setup(world: int) -> None:
@@ -107,10 +174,12 @@ def setup(world: int) -> None:
         sh("ip", "netns", "exec", n, "ip", "link", "set", "lo", "up")
 
 
-def shape_all(world: int, rate: str, delay_us: int) -> None:
+def shape_all(world: int, rate: str, delay_us: int) -> str:
+    """Shapes every link end; returns rank 0's uplink qdisc as tc shows it."""
     for k in range(world):
         shape(f"nf28h{k}", rate, delay_us)           # the switch port towards rank k: its downlink
         shape(f"nf28r{k}", rate, delay_us, ns(k))   # rank k's uplink
+    return sh("ip", "netns", "exec", ns(0), "tc", "qdisc", "show", "dev", "nf28r0").stdout.strip()
 
 
 PING = r"""
@@ -148,16 +217,18 @@ def rtt_us() -> float:
         srv.wait(10)
 
 
-def run_ranks(world: int, steps: int, batch: int, modes: List[str]) -> Dict:
+def run_ranks(world: int, steps: int, warmup: int, batch: int, modes: List[str], stem: str, image: int,
+              nice: int) -> Dict:
     with tempfile.TemporaryDirectory() as tmp:
         init = "file://" + os.path.join(tmp, "init")  # the namespaces share the filesystem
         procs = []
         for k in range(world):
             env = dict(os.environ, GLOO_SOCKET_IFNAME=f"nf28r{k}", OMP_NUM_THREADS="1",
                        PYTHONPATH=os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
-            cmd = ["ip", "netns", "exec", ns(k), "nice", "-n", "19", sys.executable, str(HERE / "shaped_link.py"),
+            cmd = ["ip", "netns", "exec", ns(k), "nice", "-n", str(nice), sys.executable, str(HERE / "shaped_link.py"),
                    "--rank", str(k), "--world", str(world), "--init", init, "--steps", str(steps),
-                   "--batch", str(batch), "--out", tmp, "--modes", ";".join(modes)]
+                   "--warmup", str(warmup), "--batch", str(batch), "--out", tmp, "--modes", ";".join(modes),
+                   "--stem", stem, "--image", str(image)]
             procs.append(subprocess.Popen(cmd, env=env))
         rcs = [p.wait() for p in procs]
         if any(rcs):
@@ -165,59 +236,117 @@ def run_ranks(world: int, steps: int, batch: int, modes: List[str]) -> Dict:
         return json.load(open(os.path.join(tmp, "ddp.json")))
 
 
-def print_table(rate: str, rtt: float, res: Dict) -> None:
+def table(model: str, rate: str, rtt: float, res: Dict, world: int) -> List[str]:
+    """The printed table of one model and rate: step, bound, speedups."""
     rows = {r["mode"]: r for r in res["modes"]}
-    base = rows["allreduce_hook"]["step_s_median"]
-    comp = rows["noop"]["step_s_median"] if "noop" in rows else None
+    bps = parse_rate(rate)
+    base = rows["allreduce_hook"]["step_s_median"] if "allreduce_hook" in rows else None
+    noop = rows["noop"]["step_s_median"] if "noop" in rows else None
     ar = res["allreduce_s"]
-    print(f"link {rate} per rank and direction (tbf), TCP round trip {rtt:.0f} us; "
-          f"FP32 all-reduce alone {ar['wall_s']:.3f} s/step ({ar['cpu_s']:.3f} CPU s per rank)")
-    print(f"  {'mode':<30} {'step s':>8} {'allreduce_hook / mode':>22} {'step - noop s':>14} {'in hook s':>10} "
-          f"{'hook CPU s':>11} {'wire B/step':>12}")
+    out = [f"{model} ResNet-18 ({rows[next(iter(rows))]['parameters']} parameters, {res['image']}x{res['image']} inputs), "
+           f"link {rate} per rank and direction (tbf), TCP round trip {rtt:.0f} us; "
+           f"FP32 all-reduce alone {ar['wall_s']:.3f} s/step ({ar['cpu_s']:.3f} CPU s per rank)",
+           f"  {'mode':<30} {'step s':>8} {'bound s':>8} {'allreduce_hook / mode':>22} {'step - noop s':>14} "
+           f"{'step CPU s':>11} {'hook CPU s':>11} {'sent B/step':>12}"]
     for m, r in rows.items():
         st = r["step_s_median"]
-        over = "-" if comp is None else f"{st - comp:.3f}"
-        hk, cpu = r.get("hook_s_per_step"), r.get("hook_cpu_s_per_step")
-        print(f"  {m:<30} {st:8.3f} {base / st:22.2f} {over:>14} {'-' if hk is None else format(hk, '.3f'):>10} "
-              f"{'-' if cpu is None else format(cpu, '.3f'):>11} {r['wire_bytes_per_step']:12.0f}")
+        bound = "-" if noop is None else format(bound_seconds(noop, r, world, bps), ".3f")
+        over = "-" if noop is None else f"{st - noop:.3f}"
+        cpu = r.get("hook_cpu_s_per_step")
+        sent = sent_bytes(r["fp32_wire_bytes_per_step"], r["lowbit_wire_bytes_per_step"], world)
+        scpu = r.get("step_cpu_s_median")
+        out.append(f"  {m:<30} {st:8.3f} {bound:>8} {'-' if base is None else format(base / st, '.2f'):>22} {over:>14} "
+                   f"{'-' if scpu is None else format(scpu, '.3f'):>11} {'-' if cpu is None else format(cpu, '.3f'):>11} "
+                   f"{sent:12.0f}")
+    return out
 
 
-def main() -> int:
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    """The command line, checked: a bad rate, model, count or mode list is
+    a usage error (exit status 2) naming the flag."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rates", default="1gbit,10gbit", help="tc rates, comma-separated")
+    ap.add_argument("--rates", default="1gbit,10gbit", help="tc rates, comma-separated (bit, kbit, mbit, gbit)")
+    ap.add_argument("--models", default="cifar,imagenet", help=f"comma-separated, of: {', '.join(MODELS)}")
+    ap.add_argument("--image", type=int, help="input size in pixels for every model (default: the model's)")
     ap.add_argument("--delay-us", type=int, default=0, help="one-way netem delay per link end (needs sch_netem)")
     ap.add_argument("--world", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=3, help="timed steps per mode (after one untimed)")
+    ap.add_argument("--steps", type=int, default=5, help="timed steps per mode (after the warm-up)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed steps per mode first (DDP builds its buckets)")
     ap.add_argument("--batch", type=int, default=1, help="images per rank")
-    ap.add_argument("--modes", default=";".join(MODES), help="';'-separated modes")
-    ap.add_argument("--json")
+    ap.add_argument("--modes", default=";".join(MODES), help="';'-separated modes (policies, allreduce_hook, noop)")
+    ap.add_argument("--nice", type=int, default=19, help="the ranks' niceness (19: yield to everything else; "
+                    "0: compete as equals, on a shared machine)")
+    ap.add_argument("--json", help="write every figure here too")
     ap.add_argument("--rank", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--init", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    modes = [m for m in args.modes.split(";") if m]
+    ap.add_argument("--stem", default="cifar", choices=sorted({v[0] for v in MODELS.values()}), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    try:
+        args.rate_list = [r.strip() for r in args.rates.split(",") if r.strip()]
+        for r in args.rate_list:
+            parse_rate(r)
+    except ValueError as e:
+        ap.error(f"--rates: {e}")
+    if not args.rate_list:
+        ap.error("--rates: no rate given")
+    args.model_list = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = [m for m in args.model_list if m not in MODELS]
+    if unknown or not args.model_list:
+        ap.error(f"--models: unknown model {', '.join(unknown) or '(none given)'} (want of: {', '.join(MODELS)})")
+    for flag, v, lo in (("--world", args.world, 2), ("--steps", args.steps, 1), ("--warmup", args.warmup, 1),
+                        ("--batch", args.batch, 1), ("--delay-us", args.delay_us, 0), ("--nice", args.nice, 0)):
+        if v < lo:
+            ap.error(f"{flag} {v}: want at least {lo}")
+    if args.nice > 19:
+        ap.error(f"--nice {args.nice}: want at most 19")
+    if args.image is not None and args.image < 8:
+        ap.error(f"--image {args.image}: want at least 8 pixels")
+    args.mode_list = [m for m in args.modes.split(";") if m]
+    if not args.mode_list:
+        ap.error("--modes: no mode given")
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        ap.error(f"--json {args.json}: its directory does not exist")
+    return args
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
     if args.rank is not None:  # one rank, inside its namespace
         sys.path.insert(0, str(HERE))
         import hook
-        hook.rank_main(args.rank, args.world, args.init, args.steps, args.batch, args.out, modes, interleave=True)
+        hook.rank_main(args.rank, args.world, args.init, args.steps, args.batch, args.out, args.mode_list,
+                       interleave=True, stem=args.stem, image=args.image or 32, warmup=args.warmup)
         return 0
     why = can_shape()
     if why:
         print(f"shaped_link: skipped: {why}")
         return 0
-    out = {"world": args.world, "batch": args.batch, "steps": args.steps, "delay_us": args.delay_us, "links": []}
+    out = {"world": args.world, "batch": args.batch, "steps": args.steps, "warmup": args.warmup, "nice": args.nice,
+           "delay_us": args.delay_us, "argv": sys.argv, "runs": []}
     try:
         setup(args.world)
-        for rate in args.rates.split(","):
-            shape_all(args.world, rate, args.delay_us)
-            rtt = rtt_us()
-            res = run_ranks(args.world, args.steps, args.batch, modes)
-            print_table(rate, rtt, res)
-            out["links"].append({"rate": rate, "rtt_us": rtt, **res})
+        for model in args.model_list:
+            stem, image = MODELS[model]
+            image = args.image or image
+            for rate in args.rate_list:
+                qdisc = shape_all(args.world, rate, args.delay_us)
+                print(f"tc on rank 0's uplink: {qdisc}")
+                rtt = rtt_us()
+                t0, load0 = time.time(), os.getloadavg()
+                res = run_ranks(args.world, args.steps, args.warmup, args.batch, args.mode_list, stem, image,
+                                args.nice)
+                print("\n".join(table(model, rate, rtt, res, args.world)), flush=True)
+                print(f"  load average (1 min) {load0[0]:.1f} before, {os.getloadavg()[0]:.1f} after; step CPU: the "
+                      "slowest rank's process CPU time per step (all its threads)", flush=True)
+                out["runs"].append({"model": model, "rate": rate, "rate_bps": parse_rate(rate), "rtt_us": rtt, "qdisc": qdisc,
+                                    "started": t0, "load_avg_start": load0, "load_avg": os.getloadavg(), **res})
     finally:
         teardown(args.world)
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(out, indent=2))
+        tmp = args.json + ".tmp"
+        pathlib.Path(tmp).write_text(json.dumps(out, indent=2))
+        os.replace(tmp, args.json)  # no half-written file
     return 0
 
 

@@ -7,6 +7,8 @@ both against Go's CLI)."""
 from __future__ import annotations
 
 import itertools
+import sys
+import threading
 
 import pytest
 import torch
@@ -15,7 +17,7 @@ from nfabric import _golib, lowbit
 from nfabric.lowbit import Format, Gate, GateKind, Layout, NonFiniteError, Spec
 
 LENGTHS = [0, 1, 7, 8, 9, 63, 64, 65, 511, 513, 4099]
-WORKERS = [1, 2, 3, 5, 8, 16, 33]
+WORKERS = [1, 2, 3, 4, 5, 8, 16, 33]  # 4: the W=8 kernel with constant planes added
 GATES = [Gate(), Gate(GateKind.PATTERN, 5), Gate(GateKind.WORKER), Gate(GateKind.MARGIN, threshold=1),
          Gate(GateKind.MARGIN, threshold=3)]
 
@@ -167,6 +169,39 @@ def test_unpack_planes(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     want = torch.tensor([bit(nz, i) * (2 * bit(pos, i) - 1) for i in range(n)], dtype=torch.int8)
     go, ref = both(monkeypatch, lambda: lowbit.unpack_planes(pos, nz, n))
     assert torch.equal(go, want) and torch.equal(ref, want)
+
+
+def test_vote_update_from_many_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The vote's result planes are per-thread scratch, reused across calls
+    # (the DDP hook votes on the threads completing its transfers): votes of
+    # different sizes, interleaved on four threads, each as the torch path.
+    cases = []
+    for i, n in enumerate([1 << 20, 513, (1 << 20) - 3, 4099]):
+        x = grads(4, n, 20 + i)
+        planes = [lowbit.encode_signs(x[k]) for k in range(4)]
+        spec = Spec(4, Layout.WORKER_MAJOR, Format.TERNARY if i % 2 else Format.BINARY, Gate())
+        _, want = both(monkeypatch, lambda: lowbit.vote_update(planes, n, spec, 0.25, 5))
+        cases.append((planes, n, spec, want))
+    bad: list = []
+
+    def run(c) -> None:
+        planes, n, spec, want = c
+        out = torch.empty(n)
+        for _ in range(20):
+            lowbit.vote_update(planes, n, spec, 0.25, 5, out=out)
+            if not torch.equal(out, want):
+                bad.append(n)
+    ts = [threading.Thread(target=run, args=(c,)) for c in cases]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # hand the GIL over often, so the votes interleave
+    try:
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert bad == []
 
 
 def test_bad_arguments_are_errors_not_crashes() -> None:

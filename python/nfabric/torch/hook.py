@@ -19,7 +19,10 @@ Per gradient bucket and layer group:
 
 Before a low-bit bucket is encoded, the ranks agree on a one-element flag
 (all-reduce, MAX): a NaN or Inf on any rank sends that bucket to FP32 on
-every rank. Modes change only at step boundaries; a controller is asked on
+every rank. On the collective backend the hook then returns without
+waiting: the planes' all-gather runs while backward computes the next
+buckets, and the vote into the bucket runs when they arrive (the future
+DDP waits for before it reads the bucket). Modes change only at step boundaries; a controller is asked on
 rank 0 before each step's first bucket and its answer is broadcast.
 """
 
@@ -47,21 +50,26 @@ def _global_rank(pg: Optional[dist.ProcessGroup], rank: int) -> int:
     return fn(pg, rank)
 
 
-def _all_gather_bytes(send: torch.Tensor, world: int, pg: Optional[dist.ProcessGroup]) -> List[torch.Tensor]:
-    """Every rank's packed bytes. The tensor form where the backend has it
-    (NCCL, torch >= 1.13 names it all_gather_into_tensor or
-    _all_gather_base); gloo has only the list form."""
+def _all_gather_bytes(send: torch.Tensor, world: int, pg: Optional[dist.ProcessGroup],
+                      recv: Optional[torch.Tensor] = None, async_op: bool = False):
+    """Every rank's packed bytes, as W views of one [W, n] receive buffer
+    (recv, reused across steps, or a fresh one). The tensor form where the
+    backend has it (NCCL, torch >= 1.13 names it all_gather_into_tensor or
+    _all_gather_base); gloo has only the list form. async_op: returns
+    (views, work) with the transfer still under way."""
     if world == 1:
-        return [send]
+        return ([send], None) if async_op else [send]
+    n = send.numel()
+    if recv is None or recv.numel() != world * n or recv.dtype != send.dtype or recv.device != send.device:
+        recv = torch.empty(world * n, dtype=send.dtype, device=send.device)
+    outs = list(recv.view(world, n))
     backend = dist.get_backend(pg)
     into = getattr(dist, "all_gather_into_tensor", None) or getattr(dist, "_all_gather_base", None)
     if backend == "nccl" and into is not None:
-        out = torch.empty(world * send.numel(), dtype=send.dtype, device=send.device)
-        into(out, send, group=pg)
-        return list(out.view(world, -1))
-    outs = [torch.empty_like(send) for _ in range(world)]
-    dist.all_gather(outs, send, group=pg)
-    return outs
+        work = into(recv, send, group=pg, async_op=async_op)
+    else:
+        work = dist.all_gather(outs, send, group=pg, async_op=async_op)
+    return (outs, work) if async_op else outs
 
 
 class Fabric(ModeState):
@@ -110,6 +118,11 @@ class Fabric(ModeState):
         self.buckets: Dict[int, List[str]] = {}
         self._enc_s = self._vote_s = 0.0
         self._fell = False
+        # Receive buffers of the planes' all-gather, per bucket index: the
+        # same sizes every step, so no allocation (and no first-touch page
+        # faults) per bucket. DDP waits for every bucket's future before
+        # the step ends, so a buffer is free again by the next step.
+        self._recv: Dict[int, torch.Tensor] = {}
 
     def observe(self, loss: float) -> None:
         """Reports the training loss to the controller (read on rank 0)."""
@@ -315,6 +328,8 @@ class Fabric(ModeState):
             else:
                 mean = allreduce_fixed(rules[g].rule, inputs[g][0], lay[g].lengths, self.workers, self.pg)
             self._finish(g, lay[g], buf, mean, rules, inputs)
+        if low and self.ctrl is None and self.workers > 1 and not self.recording():
+            return self._overlapped(bucket.index(), buf, lay, rules, inputs, enc, fp, fpvec, work)
         if low and self.ctrl is not None:
             self._via_controller(buf, lay, low, rules, inputs)
         elif low:
@@ -323,17 +338,66 @@ class Fabric(ModeState):
             t = time.perf_counter()
             work.wait()
             self.stats.add_wait(time.perf_counter() - t)
-            o = 0
-            for g in fp:
-                seg = lay[g]
-                seg.scatter(buf, fpvec[o:o + seg.n])
-                o += seg.n
-                self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+            self._scatter_fp32(buf, lay, fp, fpvec)
         fut: torch.futures.Future = torch.futures.Future()
         fut.set_result(buf)
         return fut
 
-    def _finish(self, g: str, seg: Segments, buf: torch.Tensor, u, rules, inputs) -> None:
+    def _scatter_fp32(self, buf: torch.Tensor, lay: Dict[str, Segments], fp: List[str], fpvec: torch.Tensor,
+                      count: bool = True) -> None:
+        o = 0
+        for g in fp:
+            seg = lay[g]
+            seg.scatter(buf, fpvec[o:o + seg.n])
+            o += seg.n
+            if count:
+                self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+
+    def _overlapped(self, index: int, buf: torch.Tensor, lay: Dict[str, Segments], rules, inputs, enc,
+                    fp: List[str], fpvec: Optional[torch.Tensor], work) -> torch.futures.Future:
+        """The collective backend without waiting: the planes' all-gather
+        (and the FP32 groups' all-reduce) start here and the hook returns,
+        so backward goes on to the next bucket while they move; the vote
+        and the writes into the bucket run when they arrive (on the thread
+        that completes them), and DDP waits for the returned future before
+        it reads the bucket. The same calls as the waiting path, so the
+        same bits; only the traffic is counted here, on the hook's thread,
+        so it lands in this step's statistics."""
+        parts, voted = enc
+        sizes = [t.numel() for t in parts]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        send = torch.cat(parts) if len(parts) > 1 else parts[0]
+        recv = self._recv.get(index)
+        if recv is None or recv.numel() != self.workers * send.numel():
+            recv = self._recv[index] = torch.empty(self.workers * send.numel(), dtype=send.dtype, device=send.device)
+        outs, gwork = _all_gather_bytes(send, self.workers, self.pg, recv, async_op=True)
+        for g, _, _ in voted:
+            self.stats.add(g, self.modes[g], payload_bytes(rules[g], lay[g].n), lay[g].n)
+        for g in fp:
+            self.stats.add(g, Format.FP32, 4 * lay[g].n, lay[g].n)
+
+        def finish(f: torch.futures.Future) -> torch.Tensor:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            try:
+                # value() raises a collective's error; never Work.wait() here:
+                # this runs inside the completion of that work.
+                for sub in (f.value() if work is not None else [f]):
+                    sub.value()
+                for g, i, has_gates in voted:
+                    a, n = starts[i], sizes[i]
+                    gates = [o[starts[i + 1]:starts[i + 1] + n] for o in outs] if has_gates else None
+                    self._finish(g, lay[g], buf, ([o[a:a + n] for o in outs], gates), rules, inputs, count=False)
+                if work is not None:
+                    self._scatter_fp32(buf, lay, fp, fpvec, count=False)
+                return buf
+            finally:
+                self.stats.add_time(time.perf_counter() - t0, time.thread_time() - c0)
+
+        futs = [gwork.get_future()] + ([work.get_future()] if work is not None else [])
+        done = futs[0] if len(futs) == 1 else torch.futures.collect_all(futs)
+        return done.then(finish)
+
+    def _finish(self, g: str, seg: Segments, buf: torch.Tensor, u, rules, inputs, count: bool = True) -> None:
         """Error feedback, then the update into the bucket: u is the int8
         aggregate, or a (signs, gates) pair of received planes to vote."""
         p, res = inputs[g]
@@ -348,7 +412,8 @@ class Fabric(ModeState):
             update(u[0], u[1], seg, rules[g], self.layout, self.scale(g), out)
             if not seg.contiguous:
                 seg.scatter(buf, out)
-        self.stats.add(g, self.modes[g], payload_bytes(rules[g], seg.n), seg.n)
+        if count:
+            self.stats.add(g, self.modes[g], payload_bytes(rules[g], seg.n), seg.n)
 
     def _encode_low(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs):
         """This rank's planes of the low-bit groups, as (parts, index), or

@@ -11,6 +11,7 @@ paper's traffic ratio, measured rather than computed from the format.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..lowbit import Format
@@ -54,7 +55,10 @@ class Stats:
         self.wait_seconds = 0.0
         # CPU time of the thread running the hook (time.thread_time): its
         # own work whatever else the machine runs (blocking waits use none).
+        # Both also count the vote a bucket's future runs when its planes
+        # arrive, on the thread that completes them (hence the lock).
         self.hook_cpu_seconds = 0.0
+        self._time_lock = threading.Lock()
         self._step: Dict[str, Any] = self._fresh()
 
     @staticmethod
@@ -75,8 +79,9 @@ class Stats:
             modes[group] = str(mode)
 
     def add_time(self, seconds: float, cpu_seconds: float = 0.0) -> None:
-        self.hook_seconds += seconds
-        self.hook_cpu_seconds += cpu_seconds
+        with self._time_lock:
+            self.hook_seconds += seconds
+            self.hook_cpu_seconds += cpu_seconds
 
     def add_wait(self, seconds: float) -> None:
         self.wait_seconds += seconds
