@@ -40,6 +40,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import torch
 
+from ..lowbit import Format
+
 __all__ = ["Recorder", "StepsArg"]
 
 StepsArg = Union[int, Iterable[int], None]
@@ -162,9 +164,12 @@ class Recorder:
             self._hook_s += hook_s
         self.overhead_s += time.perf_counter() - t
 
-    def diagnostics(self, cos: Dict[str, Tuple[float, float]]) -> None:
+    def diagnostics(self, cos: Dict[str, Dict[Format, float]]) -> None:
+        """A step's cosines per group (Cosines.take): the paper's two, as
+        cos_binary/cos_ternary."""
         if self.cur is not None and cos:
-            self.cur["diagnostics"] = {g: {"cos_binary": float(b), "cos_ternary": float(t)} for g, (b, t) in cos.items()}
+            self.cur["diagnostics"] = {g: {"cos_binary": float(fc[Format.BINARY]), "cos_ternary": float(fc[Format.TERNARY])}
+                                       for g, fc in cos.items()}
 
     def backward_done(self) -> None:
         """The step's backward ended (its last bucket was seen)."""
