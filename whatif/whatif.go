@@ -491,5 +491,21 @@ func assumptions(o Options, encodeKnown bool, rate float64) []string {
 	if o.Shared {
 		a = append(a, "the workers share one controller port")
 	}
+	if o.Plan.hasSum() {
+		a = append(a, "INT8 and BFP8 groups (beyond the paper) cross the same path at 8 and 8.125 bits an element (lowbit's stored bits; INT8's scale agreement, one float32 per worker and bucket, is not charged), and their datapath is replayed as G-Binary's (the timing replay has no sum-mode calibration)")
+	}
 	return a
+}
+
+// hasSum reports whether the plan puts any group on a summed format.
+func (p Plan) hasSum() bool {
+	if p.Default.Sum() {
+		return true
+	}
+	for _, f := range p.Modes {
+		if f.Sum() {
+			return true
+		}
+	}
+	return false
 }

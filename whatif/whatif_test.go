@@ -223,6 +223,14 @@ func TestSumBits(t *testing.T) {
 		if got := r.Buckets[0].AdmittedBytes; got != c.want {
 			t.Errorf("%s: bucket 0 admits %d bytes, want %d", c.plan, got, c.want)
 		}
+		if !strings.Contains(strings.Join(r.Assumptions, "\n"), "INT8 and BFP8 groups (beyond the paper)") {
+			t.Errorf("%s: assumptions do not state the summed formats' pricing: %q", c.plan, r.Assumptions)
+		}
+	}
+	plan, _ := ParsePlan("backbone=g-binary,head=fp32")
+	r, err := Run(handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
+	if err != nil || strings.Contains(strings.Join(r.Assumptions, "\n"), "INT8") {
+		t.Errorf("a paper plan's assumptions name INT8: %v %q", err, r.Assumptions)
 	}
 }
 
