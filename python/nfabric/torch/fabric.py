@@ -114,8 +114,12 @@ class ModeState:
 
     def diag_formats(self) -> Tuple[Format, ...]:
         """The summed formats this step's diagnostics measure: the
-        controller's."""
-        return self.control_formats()
+        controller's, and every one on a recorded diagnostics step (the
+        trace carries them all for the what-if planner's ladders)."""
+        fs = set(self.control_formats())
+        if self.record_diag and self.recorder is not None and self.recorder.wants(self.current_step):
+            fs.update(f for f in Format if f.sum())
+        return tuple(f for f in Format if f in fs)
 
     def send_diag(self, cos: Dict[str, Dict[Format, float]]) -> None:
         """Records a step's cosines (Cosines.take) and sends each group's to
