@@ -106,11 +106,14 @@ func ParsePlan(s string) (Plan, error) {
 }
 
 // PlanFromDiagnostics is the plan the control plane's admission ladder
-// (control.Ladder.Admit) derives from the last recorded diagnostics of each
-// group: the lowest-traffic mode whose cosine rung the group passes. A
-// group without diagnostics stays on FP32, as the plane keeps it.
-func PlanFromDiagnostics(steps []*workload.Trace, l control.Ladder) (Plan, error) {
-	if err := l.Validate(); err != nil {
+// (control.Rungs.Admit, the one ladder) derives from the last recorded
+// diagnostics of each group: the lowest-traffic rung whose cosine the group
+// passes. A rung whose format the recording did not measure (an INT8 rung
+// on a version 1 trace) admits nothing. A group without diagnostics stays
+// on FP32, as the plane keeps it. The paper's ladder is
+// control.DefaultLadder().Rungs().
+func PlanFromDiagnostics(steps []*workload.Trace, r control.Rungs) (Plan, error) {
+	if err := r.Validate(); err != nil {
 		return Plan{}, fmt.Errorf("plan from diagnostics: %w", err)
 	}
 	last := map[string]workload.Diagnostics{}
@@ -125,24 +128,45 @@ func PlanFromDiagnostics(steps []*workload.Trace, l control.Ladder) (Plan, error
 	p := Plan{Modes: map[string]lowbit.Format{}, Default: lowbit.FP32}
 	var why []string
 	for _, g := range slices.Sorted(maps.Keys(last)) {
-		d := last[g]
-		m, reason := l.Admit(d.CosBinary, d.CosTernary)
-		p.Modes[g] = m.Format()
-		why = append(why, fmt.Sprintf("%s: %s (%s)", g, m.Format(), reason))
+		f, reason := r.Admit(last[g].Cos())
+		p.Modes[g] = f
+		why = append(why, fmt.Sprintf("%s: %s (%s)", g, f, reason))
 	}
-	p.Source = "control plane ladder (binary >= " + fmt.Sprint(l.BinaryMin) + ", ternary >= " + fmt.Sprint(l.TernaryMin) + ") on recorded diagnostics: " + strings.Join(why, "; ")
+	p.Source = "control plane ladder (" + ladderLabel(r) + ") on recorded diagnostics: " + strings.Join(why, "; ")
 	return p, nil
+}
+
+// ladderLabel describes the ladder in a plan's source: the paper's two
+// rungs as "binary >= 0.75, ternary >= 0.5", any other as its rungs,
+// "g-binary >= 0.75, int8 >= 0.95" in ladder order.
+func ladderLabel(r control.Rungs) string {
+	o := r.Ordered()
+	if len(o) == 2 && o[0].Format == lowbit.Binary && o[1].Format == lowbit.Ternary {
+		return "binary >= " + fmt.Sprint(o[0].Min) + ", ternary >= " + fmt.Sprint(o[1].Min)
+	}
+	if len(o) == 0 {
+		return "no rungs"
+	}
+	parts := make([]string, len(o))
+	for i, g := range o {
+		parts[i] = g.Format.String() + " >= " + fmt.Sprint(g.Min)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Bits is the payload bits per element a mode stores on the controller
 // path: 32 for FP32, 1 for G-Binary, 2 for G-Ternary (sign and gate
-// bit-planes, collective.PathGTernaryPlane).
+// bit-planes, collective.PathGTernaryPlane), and for the summed formats
+// lowbit's stored bits (INT8 8, BFP8 8.125: its exponent byte per
+// 64-element block).
 func Bits(f lowbit.Format) float64 {
-	switch f {
-	case lowbit.Binary:
+	switch {
+	case f == lowbit.Binary:
 		return 1
-	case lowbit.Ternary:
+	case f == lowbit.Ternary:
 		return 2
+	case f.Sum():
+		return lowbit.BitsPerElement(f, lowbit.Gate{}, lowbit.PlaneAccounting)
 	}
 	return 32
 }
@@ -467,5 +491,21 @@ func assumptions(o Options, encodeKnown bool, rate float64) []string {
 	if o.Shared {
 		a = append(a, "the workers share one controller port")
 	}
+	if o.Plan.hasSum() {
+		a = append(a, "INT8 and BFP8 groups (beyond the paper) cross the same path at 8 and 8.125 bits an element (lowbit's stored bits; INT8's scale agreement, one float32 per worker and bucket, is not charged), and their datapath is replayed as G-Binary's (the timing replay has no sum-mode calibration)")
+	}
 	return a
+}
+
+// hasSum reports whether the plan puts any group on a summed format.
+func (p Plan) hasSum() bool {
+	if p.Default.Sum() {
+		return true
+	}
+	for _, f := range p.Modes {
+		if f.Sum() {
+			return true
+		}
+	}
+	return false
 }

@@ -127,15 +127,110 @@ func TestPlans(t *testing.T) {
 		{Diagnostics: map[string]workload.Diagnostics{"a": {CosBinary: 0.1, CosTernary: 0.1}}},
 		{Diagnostics: map[string]workload.Diagnostics{"a": {CosBinary: 0.8, CosTernary: 0.6}, "b": {CosBinary: 0.6, CosTernary: 0.55}, "c": {CosBinary: 0.2, CosTernary: 0.1}}},
 	}
-	pl, err := PlanFromDiagnostics(steps, control.DefaultLadder())
+	pl, err := PlanFromDiagnostics(steps, control.DefaultLadder().Rungs())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pl.Mode("a") != lowbit.Binary || pl.Mode("b") != lowbit.Ternary || pl.Mode("c") != lowbit.FP32 || pl.Mode("d") != lowbit.FP32 {
 		t.Fatalf("%+v", pl)
 	}
-	if _, err := PlanFromDiagnostics([]*workload.Trace{{}}, control.DefaultLadder()); err == nil || !strings.Contains(err.Error(), "no diagnostics") {
+	if _, err := PlanFromDiagnostics([]*workload.Trace{{}}, control.DefaultLadder().Rungs()); err == nil || !strings.Contains(err.Error(), "no diagnostics") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestPlanFromDiagnosticsRungs: the planner admits through control.Rungs
+// on per-format cosines (trace version 2), written by hand against the
+// ladder g-binary >= 0.75, g-ternary >= 0.5, int8 >= 0.95, bfp8 >= 0.95:
+// a passes G-Binary; b fails both sign rungs and passes INT8; c fails INT8
+// and passes BFP8; d fails everything; e's diagnostics carry no INT8/BFP8
+// cosines (a version 1 trace), so those rungs are "not measured" and it
+// stays on FP32, as the plane would keep it.
+func TestPlanFromDiagnosticsRungs(t *testing.T) {
+	r, err := control.ParseRungs("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cos := func(b, t, i8, bf float64) workload.Diagnostics {
+		return workload.Diagnostics{CosBinary: b, CosTernary: t, Cosines: map[lowbit.Format]float64{lowbit.Int8: i8, lowbit.BFP8: bf}}
+	}
+	steps := []*workload.Trace{{Diagnostics: map[string]workload.Diagnostics{
+		"a": cos(0.8, 0.6, 0.99, 0.99), "b": cos(0.3, 0.2, 0.97, 0.99), "c": cos(0.3, 0.2, 0.9, 0.96),
+		"d": cos(0.3, 0.2, 0.9, 0.9), "e": {CosBinary: 0.3, CosTernary: 0.2}}}}
+	pl, err := PlanFromDiagnostics(steps, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]lowbit.Format{"a": lowbit.Binary, "b": lowbit.Int8, "c": lowbit.BFP8, "d": lowbit.FP32, "e": lowbit.FP32}
+	for g, f := range want {
+		if pl.Mode(g) != f {
+			t.Errorf("group %s: %v, want %v", g, pl.Mode(g), f)
+		}
+	}
+	for _, frag := range []string{
+		"control plane ladder (g-binary >= 0.75, g-ternary >= 0.5, int8 >= 0.95, bfp8 >= 0.95)",
+		"b: int8 (ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.970 >= 0.950)",
+		"c: bfp8 (ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.900 < 0.950, BFP8 cosine 0.960 >= 0.950)",
+		"e: fp32 (ladder: cosines 0.300 (G-Binary), 0.200 (G-Ternary), NaN (INT8) and NaN (BFP8) below",
+	} {
+		if !strings.Contains(pl.Source, frag) {
+			t.Errorf("source %q lacks %q", pl.Source, frag)
+		}
+	}
+	// The paper's two rungs read the same diagnostics as before: the
+	// 8-bit cosines play no part, and the source keeps its old wording.
+	pp, err := PlanFromDiagnostics(steps, control.DefaultLadder().Rungs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp.Mode("a") != lowbit.Binary || pp.Mode("b") != lowbit.FP32 || pp.Mode("c") != lowbit.FP32 ||
+		!strings.HasPrefix(pp.Source, "control plane ladder (binary >= 0.75, ternary >= 0.5) on recorded diagnostics: a: g-binary (") {
+		t.Fatalf("%+v", pp)
+	}
+	if _, err := PlanFromDiagnostics(steps, control.Rungs{{Format: lowbit.FP32, Min: 0.5}}); err == nil {
+		t.Error("an FP32 rung accepted")
+	}
+}
+
+// TestSumBits: a summed format crosses the controller at lowbit's stored
+// bits, INT8 8 and BFP8 8.125 (it was priced as FP32's 32 before): the
+// admitted bytes of a 250,000-element bucket are its payload padded to
+// 64-byte lines, by hand.
+func TestSumBits(t *testing.T) {
+	if Bits(lowbit.Int8) != 8 || Bits(lowbit.BFP8) != 8.125 || Bits(lowbit.Binary) != 1 || Bits(lowbit.Ternary) != 2 || Bits(lowbit.FP32) != 32 {
+		t.Fatalf("bits %v %v", Bits(lowbit.Int8), Bits(lowbit.BFP8))
+	}
+	net := collective.Link{Name: "slow", Bandwidth: 1e9, Latency: 10e-6}
+	cxl := collective.Link{Name: "c", Bandwidth: 64e9, Latency: 1e-6}
+	for _, c := range []struct {
+		plan string
+		want int64
+	}{
+		// head 1000 elements FP32 (4000 B); backbone 249,000 elements:
+		// int8 249,000 B -> 3891 lines = 249,024 B; bfp8 252,890.625 ->
+		// 252,891 B -> 3952 lines = 252,928 B.
+		{"backbone=int8,head=fp32", 4000 + 249_024},
+		{"backbone=bfp8,head=fp32", 4000 + 252_928},
+	} {
+		plan, err := ParsePlan(c.plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Buckets[0].AdmittedBytes; got != c.want {
+			t.Errorf("%s: bucket 0 admits %d bytes, want %d", c.plan, got, c.want)
+		}
+		if !strings.Contains(strings.Join(r.Assumptions, "\n"), "INT8 and BFP8 groups (beyond the paper)") {
+			t.Errorf("%s: assumptions do not state the summed formats' pricing: %q", c.plan, r.Assumptions)
+		}
+	}
+	plan, _ := ParsePlan("backbone=g-binary,head=fp32")
+	r, err := Run(handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
+	if err != nil || strings.Contains(strings.Join(r.Assumptions, "\n"), "INT8") {
+		t.Errorf("a paper plan's assumptions name INT8: %v %q", err, r.Assumptions)
 	}
 }
 

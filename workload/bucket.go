@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -88,11 +89,32 @@ type GroupShare struct {
 }
 
 // Diagnostics are one group's cosine diagnostics of a step: the cosine of
-// the G-Binary and G-Ternary votes with the FP32 mean (what the admission
-// ladder reads).
+// each format's aggregate with the FP32 mean (what the admission ladder,
+// control.Rungs, reads): the paper's G-Binary and G-Ternary votes always,
+// and in Cosines the other formats the recording measured (INT8, BFP8;
+// trace version 2). A format absent from both was not measured.
 type Diagnostics struct {
 	CosBinary  float64 `json:"cos_binary"`
 	CosTernary float64 `json:"cos_ternary"`
+	// Cosines holds the formats beyond the paper's two (never FP32,
+	// G-Binary or G-Ternary); nil when none was measured.
+	Cosines map[lowbit.Format]float64 `json:"cosines,omitempty"`
+}
+
+// Cos returns the cosines indexed by format, NaN for a format not
+// measured (what control.Rungs.Admit reads as "not measured").
+func (d Diagnostics) Cos() [lowbit.NumFormats]float64 {
+	var c [lowbit.NumFormats]float64
+	for i := range c {
+		c[i] = math.NaN()
+	}
+	c[lowbit.Binary], c[lowbit.Ternary] = d.CosBinary, d.CosTernary
+	for f, v := range d.Cosines {
+		if f.Valid() {
+			c[f] = v
+		}
+	}
+	return c
 }
 
 // Trace is the bucket trace of one worker's step.

@@ -2,6 +2,8 @@ package workload
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -62,6 +64,70 @@ func TestTraceSteps(t *testing.T) {
 	sameTrace(t, tr, again)
 }
 
+// diag is a one-step trace of the given version whose group b carries the
+// cosines object c.
+func diag(version int, c string) string {
+	return fmt.Sprintf(`{"version":%d,"diagnostics":{"b":{"cos_binary":0.5,"cos_ternary":0.4,"cosines":%s}},"buckets":[{"bytes":4,"ready_us":0}]}`, version, c)
+}
+
+// TestTraceVersions: a version 1 trace (stepsJSON, as nfabric.torch wrote
+// it before version 2, and the same with "version": 1) reads as before and
+// is written back without "version" or "cosines", as the old writer wrote
+// it (the writer's byte-identity is checked by the what-if's golden
+// comparison in the notes); a version 2 trace's per-format cosines read as written by
+// hand, NaN where not measured, and survive a round trip.
+func TestTraceVersions(t *testing.T) {
+	old, err := ParseTraceJSON([]byte(stepsJSON), "v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := ParseTraceJSON([]byte(strings.Replace(stepsJSON, "{", `{"version": 1,`, 1)), "v1b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTrace(t, old, v1)
+	d := old.Diagnostics["backbone"]
+	if d.Cosines != nil {
+		t.Fatalf("version 1 diagnostics carry cosines %v", d.Cosines)
+	}
+	c := d.Cos()
+	if c[lowbit.Binary] != 0.7 || c[lowbit.Ternary] != 0.55 || !math.IsNaN(c[lowbit.Int8]) || !math.IsNaN(c[lowbit.BFP8]) || !math.IsNaN(c[lowbit.FP32]) {
+		t.Fatalf("Cos() %v", c)
+	}
+	var buf bytes.Buffer
+	if err := old.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "version") || strings.Contains(buf.String(), "cosines") {
+		t.Fatalf("a paper-only trace written as version 2:\n%s", buf.String())
+	}
+
+	tr, err := ParseTraceJSON([]byte(diag(2, `{"int8":0.99,"bfp8":-0.25}`)), "v2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = tr.Diagnostics["b"]
+	c = d.Cos()
+	if c[lowbit.Binary] != 0.5 || c[lowbit.Ternary] != 0.4 || c[lowbit.Int8] != 0.99 || c[lowbit.BFP8] != -0.25 || !math.IsNaN(c[lowbit.FP32]) {
+		t.Fatalf("Cos() %v", c)
+	}
+	buf.Reset()
+	if err := tr.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"version": 2`) || !strings.Contains(buf.String(), `"int8": 0.99`) {
+		t.Fatalf("version 2 trace written as\n%s", buf.String())
+	}
+	again, err := ParseTraceJSON(buf.Bytes(), "again.json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.Bytes())
+	}
+	sameTrace(t, tr, again)
+	if e, err := ParseTraceJSON([]byte(diag(2, `{}`)), "e.json"); err != nil || e.Diagnostics["b"].Cosines != nil {
+		t.Fatalf("empty cosines: %v %v", e, err)
+	}
+}
+
 // TestTraceStepsErrors: every malformed extension names the file and the
 // field at fault.
 func TestTraceStepsErrors(t *testing.T) {
@@ -81,6 +147,17 @@ func TestTraceStepsErrors(t *testing.T) {
 		{"step order", `{"steps":[{"step":3,"buckets":[{"bytes":4,"ready_us":0}]},{"step":3,"buckets":[{"bytes":4,"ready_us":0}]}]}`, "steps[1]: step 3 does not follow step 3"},
 		{"step bucket", `{"steps":[{"buckets":[{"bytes":3,"ready_us":0}]}]}`, "steps[0]: buckets[0]"},
 		{"negative step", `{"steps":[{"step":-1,"buckets":[{"bytes":4,"ready_us":0}]}]}`, "step -1"},
+		{"version 0", `{"version":0,"buckets":[{"bytes":4,"ready_us":0}]}`, "version 0: want 1 or 2"},
+		{"version 3", `{"version":3,"buckets":[{"bytes":4,"ready_us":0}]}`, "version 3: want 1 or 2"},
+		{"version type", `{"version":"2","buckets":[{"bytes":4,"ready_us":0}]}`, "field version"},
+		{"cosines in v1", diag(1, `{"int8":0.9}`), `diagnostics["b"].cosines: per-format cosines need "version": 2`},
+		{"cosines no version", `{"steps":[{"diagnostics":{"b":{"cos_binary":0,"cos_ternary":0,"cosines":{"int8":0.9}}},"buckets":[{"bytes":4,"ready_us":0}]}]}`, `steps[0]: diagnostics["b"].cosines: per-format cosines need`},
+		{"cosines unknown", diag(2, `{"fp9":0.9}`), `diagnostics["b"].cosines["fp9"]: unknown format (want a format's name: int8, bfp8)`},
+		{"cosines alias", diag(2, `{"INT8":0.9}`), `diagnostics["b"].cosines["INT8"]: unknown format`},
+		{"cosines paper", diag(2, `{"g-binary":0.9}`), `diagnostics["b"].cosines["g-binary"]: g-binary is not a format beyond the paper's two`},
+		{"cosines fp32", diag(2, `{"fp32":1}`), `cosines["fp32"]: fp32 is not`},
+		{"cosines range", diag(2, `{"bfp8":1.5}`), `diagnostics["b"].cosines["bfp8"]: cosine 1.5 outside [-1, 1]`},
+		{"cosines type", diag(2, `{"bfp8":"x"}`), `diagnostics.cosines`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseTraceJSON([]byte(c.in), "bad.json")

@@ -20,6 +20,7 @@ import (
 // JSON (one object; unknown fields are errors):
 //
 //	{
+//	  "version": 2,                 optional, the trace format: 1 (the default) or 2
 //	  "model": "my-model",          optional
 //	  "forward_us": 1200.5,         optional, step forward time
 //	  "backward_us": 2401.0,        optional, step backward time (default: last ready_us)
@@ -29,7 +30,9 @@ import (
 //	  "policy": "backbone=g-binary,head=fp32",   optional, the recorded job's policy
 //	  "step": 3,                    optional, the training step recorded
 //	  "diagnostics": {              optional, per group: the step's cosine diagnostics
-//	    "backbone": {"cos_binary": 0.7, "cos_ternary": 0.6}
+//	    "backbone": {"cos_binary": 0.7, "cos_ternary": 0.6},
+//	    "head": {"cos_binary": 0.4, "cos_ternary": 0.3,
+//	             "cosines": {"int8": 0.99, "bfp8": 0.995}}    version 2 only
 //	  },
 //	  "buckets": [                  required, in launch order (ready_us non-decreasing)
 //	    {"bytes": 33554432, "ready_us": 10.25},
@@ -44,6 +47,13 @@ import (
 // elements must sum to the bucket's) with the mode each went through (fp32,
 // g-binary, g-ternary); "encode_us" and "vote_us" are the measured cost of
 // packing this worker's payload and of the vote, 0 for FP32 buckets.
+//
+// Version 2 adds a group's optional "cosines": the cosine diagnostics of the
+// formats beyond the paper's two (int8, bfp8; format name -> cosine in
+// [-1, 1]), which the admission ladder's other rungs read. A version 1
+// trace (no "version") reads as it always did; "cosines" in it is an error
+// that asks for version 2. WriteJSON writes version 2 only when some step
+// carries "cosines", so a paper-only trace is written as before.
 //
 // Several steps (what nfabric.torch records): the step fields (step,
 // forward_us, backward_us, optimizer_us, diagnostics, buckets) move into a
@@ -74,6 +84,7 @@ const MaxTraceBuckets = 1 << 24
 const maxTraceUS = 1e12
 
 type jsonTrace struct {
+	Version         *int       `json:"version,omitempty"`
 	Model           string     `json:"model"`
 	BytesPerElement *int       `json:"bytes_per_element"`
 	Workers         *int       `json:"workers,omitempty"`
@@ -92,9 +103,14 @@ type jsonStep struct {
 }
 
 type jsonDiag struct {
-	CosBinary  *float64 `json:"cos_binary"`
-	CosTernary *float64 `json:"cos_ternary"`
+	CosBinary  *float64           `json:"cos_binary"`
+	CosTernary *float64           `json:"cos_ternary"`
+	Cosines    map[string]float64 `json:"cosines,omitempty"`
 }
+
+// TraceVersion is the newest trace format ReadTrace reads (and WriteJSON
+// writes when a step carries per-format cosines).
+const TraceVersion = 2
 
 type jsonBucket struct {
 	Bytes    *int64      `json:"bytes"`
@@ -159,6 +175,13 @@ func ParseTraceJSON(data []byte, name string) (*Trace, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("trace %s:%s: unexpected data after the trace object", name, lineCol(data, dec.InputOffset()))
 	}
+	version := 1
+	if jt.Version != nil {
+		if *jt.Version < 1 || *jt.Version > TraceVersion {
+			return nil, fmt.Errorf("trace %s: version %d: want 1 or %d (this nfabric reads up to version %d)", name, *jt.Version, TraceVersion, TraceVersion)
+		}
+		version = *jt.Version
+	}
 	base := Trace{Model: jt.Model, BytesPerElement: 4, Policy: jt.Policy}
 	if jt.BytesPerElement != nil {
 		base.BytesPerElement = *jt.BytesPerElement
@@ -174,7 +197,7 @@ func ParseTraceJSON(data []byte, name string) (*Trace, error) {
 	}
 	if jt.Steps == nil {
 		t := base
-		if err := t.decodeStep(jt.jsonStep, name); err != nil {
+		if err := t.decodeStep(jt.jsonStep, name, version); err != nil {
 			return nil, err
 		}
 		return &t, nil
@@ -192,7 +215,7 @@ func ParseTraceJSON(data []byte, name string) (*Trace, error) {
 	var nb int
 	for i, js := range jt.Steps {
 		t := base
-		if err := t.decodeStep(js, fmt.Sprintf("%s: steps[%d]", name, i)); err != nil {
+		if err := t.decodeStep(js, fmt.Sprintf("%s: steps[%d]", name, i), version); err != nil {
 			return nil, err
 		}
 		if nb += len(t.Buckets); nb > MaxTraceBuckets {
@@ -208,12 +231,53 @@ func ParseTraceJSON(data []byte, name string) (*Trace, error) {
 	return &first, nil
 }
 
+// decodeCosines checks a group's per-format cosines (version 2): each key a
+// format's canonical name other than fp32, g-binary and g-ternary (those
+// have their own fields), each value in [-1, 1]. The error starts with the
+// field, "cosines[...]: ...". An empty object reads as none.
+func decodeCosines(m map[string]float64, version int) (map[lowbit.Format]float64, error) {
+	if m == nil {
+		return nil, nil
+	}
+	if version < 2 {
+		return nil, fmt.Errorf("cosines: per-format cosines need \"version\": %d at the top of the trace", TraceVersion)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[lowbit.Format]float64, len(m))
+	for k, c := range m {
+		f, err := lowbit.ParseFormat(k)
+		switch {
+		case err != nil || f.String() != k:
+			return nil, fmt.Errorf("cosines[%q]: unknown format (want a format's name: %s)", k, extraFormats())
+		case f == lowbit.FP32 || f == lowbit.Binary || f == lowbit.Ternary:
+			return nil, fmt.Errorf("cosines[%q]: %v is not a format beyond the paper's two (want %s; G-Binary and G-Ternary go in cos_binary and cos_ternary)", k, f, extraFormats())
+		case !(c >= -1 && c <= 1):
+			return nil, fmt.Errorf("cosines[%q]: cosine %v outside [-1, 1]", k, c)
+		}
+		out[f] = c
+	}
+	return out, nil
+}
+
+// extraFormats names the formats a trace's "cosines" may hold.
+func extraFormats() string {
+	var names []string
+	for f := range lowbit.Format(lowbit.NumFormats) {
+		if f != lowbit.FP32 && f != lowbit.Binary && f != lowbit.Ternary {
+			names = append(names, f.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // maxTraceSteps bounds the steps of one trace file.
 const maxTraceSteps = 1 << 16
 
-// decodeStep fills t's step fields from js; name names the file (and the
-// step) in errors.
-func (t *Trace) decodeStep(js jsonStep, name string) error {
+// decodeStep fills t's step fields from js, a step of a trace of the given
+// format version; name names the file (and the step) in errors.
+func (t *Trace) decodeStep(js jsonStep, name string, version int) error {
 	var err error
 	if js.Step != nil {
 		if *js.Step < 0 {
@@ -250,7 +314,11 @@ func (t *Trace) decodeStep(js jsonStep, name string) error {
 					return fmt.Errorf("trace %s: diagnostics[%q]: cosine %v outside [-1, 1]", name, g, c)
 				}
 			}
-			t.Diagnostics[g] = Diagnostics{CosBinary: *d.CosBinary, CosTernary: *d.CosTernary}
+			cos, err := decodeCosines(d.Cosines, version)
+			if err != nil {
+				return fmt.Errorf("trace %s: diagnostics[%q].%w", name, g, err)
+			}
+			t.Diagnostics[g] = Diagnostics{CosBinary: *d.CosBinary, CosTernary: *d.CosTernary, Cosines: cos}
 		}
 	}
 	if js.Buckets == nil {
@@ -459,6 +527,10 @@ func ReadTrace(path string) (*Trace, error) {
 func (t *Trace) WriteJSON(w io.Writer) error {
 	bpe := t.BytesPerElement
 	jt := jsonTrace{Model: t.Model, BytesPerElement: &bpe, Policy: t.Policy}
+	if t.carriesCosines() {
+		v := TraceVersion
+		jt.Version = &v
+	}
 	if t.Workers > 0 {
 		wk := t.Workers
 		jt.Workers = &wk
@@ -494,7 +566,14 @@ func (t *Trace) jsonStep() jsonStep {
 		js.Diagnostics = map[string]jsonDiag{}
 		for g, d := range t.Diagnostics {
 			cb, ct := d.CosBinary, d.CosTernary
-			js.Diagnostics[g] = jsonDiag{CosBinary: &cb, CosTernary: &ct}
+			jd := jsonDiag{CosBinary: &cb, CosTernary: &ct}
+			if len(d.Cosines) > 0 {
+				jd.Cosines = map[string]float64{}
+				for f, c := range d.Cosines {
+					jd.Cosines[f.String()] = c
+				}
+			}
+			js.Diagnostics[g] = jd
 		}
 	}
 	js.Buckets = make([]jsonBucket, len(t.Buckets))
@@ -509,6 +588,23 @@ func (t *Trace) jsonStep() jsonStep {
 		js.Buckets[i] = jb
 	}
 	return js
+}
+
+// carriesCosines reports whether t (or one of its steps) has per-format
+// cosines, which only trace version 2 holds.
+func (t *Trace) carriesCosines() bool {
+	steps := t.Steps
+	if len(steps) == 0 {
+		steps = []*Trace{t}
+	}
+	for _, s := range steps {
+		for _, d := range s.Diagnostics {
+			if len(d.Cosines) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // WriteCSV writes t's buckets in the documented CSV trace format.

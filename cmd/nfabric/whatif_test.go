@@ -36,6 +36,8 @@ func TestWhatifInputs(t *testing.T) {
 		{[]string{"whatif", "--trace", bad, "--html", html}, 1, "bad.json"},
 		{[]string{"whatif", "--trace", good, "--plan", "head=fp32", "--html", html}, 1, `group "head"`},
 		{[]string{"whatif", "--trace", good, "--plan", "recorded"}, 1, "no diagnostics"},
+		{[]string{"whatif", "--trace", good, "--plan", "recorded", "--ladder-rungs", "int8:0.9,fp32:0.5"}, 2, "--ladder-rungs"},
+		{[]string{"whatif", "--trace", good, "--ladder-rungs", "int8"}, 2, "--ladder-rungs"},
 	} {
 		code, _, stderr := nfabric(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {
@@ -95,3 +97,25 @@ func TestWhatifChakra(t *testing.T) {
 }
 
 func closeTo(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+
+// TestWhatifRecordedRungs: --plan recorded on a version 2 trace admits
+// through --ladder-rungs: backbone's INT8 cosine 0.97 passes int8 >= 0.95
+// after failing G-Binary (0.3 < 0.75), head passes G-Binary; with the
+// default (the paper's two rungs) backbone stays on FP32.
+func TestWhatifRecordedRungs(t *testing.T) {
+	tr := filepath.Join(t.TempDir(), "v2.json")
+	os.WriteFile(tr, []byte(`{"version":2,"diagnostics":{"backbone":{"cos_binary":0.3,"cos_ternary":0.2,"cosines":{"int8":0.97}},`+
+		`"head":{"cos_binary":0.9,"cos_ternary":0.8}},"buckets":[{"bytes":4000,"ready_us":1,"groups":[`+
+		`{"name":"backbone","elements":900,"mode":"fp32"},{"name":"head","elements":100,"mode":"fp32"}]}]}`), 0o644)
+	code, out, stderr := nfabric(t, "whatif", "--trace", tr, "--plan", "recorded", "--ladder-rungs", "g-binary:0.75,int8:0.95")
+	want := "Plan: control plane ladder (g-binary >= 0.75, int8 >= 0.95) on recorded diagnostics: " +
+		"backbone: int8 (ladder: G-Binary cosine 0.300 < 0.750, INT8 cosine 0.970 >= 0.950); head: g-binary (ladder: G-Binary cosine 0.900 >= 0.750)."
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d %s; output lacks %q:\n%s", code, stderr, want, out)
+	}
+	code, out, stderr = nfabric(t, "whatif", "--trace", tr, "--plan", "recorded")
+	want = "Plan: control plane ladder (binary >= 0.75, ternary >= 0.5) on recorded diagnostics: backbone: fp32 ("
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("default ladder: exit %d %s; output lacks %q:\n%s", code, stderr, want, out)
+	}
+}

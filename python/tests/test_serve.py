@@ -421,3 +421,69 @@ def test_control_four_rung_ladder_mixed_plan_and_demotion(serve_socket):
     ok, why = ctl.replay_matches()
     assert ok, why
     ctl.close()
+
+
+def _int8_mean(gs):
+    """The INT8 aggregate of W workers' tensors written out directly (issue
+    30's contract: s = max|g| / 127, codes round half even, exact sum
+    saturated to int16, mean = S s / W), an oracle apart from nfabric.fixed."""
+    m = max(float(g.abs().max()) for g in gs)
+    s = torch.tensor(m, dtype=torch.float32) / 127 if m > 0 else torch.tensor(0.0)
+    if float(s) == 0:
+        return torch.zeros_like(gs[0])
+    q = sum(torch.round((g / s).double().clamp(-127, 127)).to(torch.int64) for g in gs).clamp(-32768, 32767)
+    return (q.double() * float(s) / len(gs)).float()
+
+
+def test_hook_diagnostics_reach_a_mixed_plan_with_int8(serve_socket):
+    """A ladder with an INT8 rung, driven only by the virtual workers' own
+    diagnostics: the INT8 cosines are measured and sent (checked against a
+    direct computation from the shard gradients, one scale per parameter
+    tensor as Go's StepFormatCosines), and with G-Binary's threshold set
+    between the two groups' G-Binary cosines (measured here first) the
+    plane settles one group on G-Binary and the other on INT8."""
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 24), torch.nn.ReLU(), torch.nn.Linear(24, 3))
+    batch = (torch.randn(12, 6, generator=torch.Generator().manual_seed(2)), torch.randint(3, (12,)))
+    probe = nt.VirtualWorkers(model, 3, "fp32")
+    grads, _ = probe.shard_grads(batch)
+    cb = {}
+    for g, gr in grads.items():
+        u = torch.sign(2 * (gr > 0).sum(0) - 3).double()
+        mean = (gr / 3).sum(0).double()
+        cb[g] = float(u @ mean / (u.norm() * mean.norm()))
+    lo, hi = sorted(cb.values())
+    assert hi - lo > 0.02, cb
+    rungs = f"g-binary:{(lo + hi) / 2},int8:0.9"
+    ctl = nt.serve.ServeControl(serve_socket, default="fp32", warmup=1, diag_every=1, ladder_rungs=rungs)
+    assert ctl.diag_formats == (Format.INT8,)
+    v = nt.VirtualWorkers(model, 3, "fp32", control=ctl)
+    v.step(batch)
+    c = ctl.client
+    dump = c.call(c.control.Dump, c.kpb.DumpRequest(session=ctl.session), "Dump")
+    sent = {}
+    for e in dump.events:
+        if e.event.WhichOneof("event") == "diag":
+            d = e.event.diag
+            sent[d.group] = (d.cos_binary, {m.mode: m.cosine for m in d.cosines})
+    int8_mode = c.cpb.Mode.Value("MODE_INT8_SUM")
+    for g, gr in grads.items():
+        members = v.assignment.members(g)
+        parts, o = [], 0
+        for p in members:
+            parts.append(_int8_mean([gr[k, o:o + p.numel] for k in range(3)]))
+            o += p.numel
+        a = torch.cat(parts).double()
+        mean = (gr / 3).sum(0).double()
+        want = float(a @ mean / (a.norm() * mean.norm()))
+        assert sent[g][0] == pytest.approx(cb[g], abs=1e-9), g
+        assert list(sent[g][1]) == [int8_mode], g
+        assert sent[g][1][int8_mode] == pytest.approx(want, abs=1e-9), g
+        assert want > 0.99
+    v.step(batch)
+    hi_g = max(cb, key=cb.get)
+    lo_g = min(cb, key=cb.get)
+    assert v.modes == {hi_g: Format.BINARY, lo_g: Format.INT8}
+    ok, why = ctl.replay_matches()
+    assert ok, why
+    ctl.close()

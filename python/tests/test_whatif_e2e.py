@@ -122,3 +122,42 @@ def test_record_diagnostics(tmp_path):
     assert s["step"] == 2 and set(s["diagnostics"]) == {"backbone", "head"}
     for d in s["diagnostics"].values():
         assert -1 <= d["cos_binary"] <= 1 and -1 <= d["cos_ternary"] <= 1
+
+
+def test_recorded_format_cosines_plan_int8(tmp_path, nfabric_cli):
+    """A recorded diagnostics step carries every summed format's cosine
+    (trace version 2), and `nfabric whatif --plan recorded --ladder-rungs`
+    admits on them: with G-Binary's threshold between the two groups'
+    recorded G-Binary cosines and an INT8 rung every cosine passes, the
+    plan is mixed (one group G-Binary, the other INT8), and the Go side's
+    reasons quote the INT8 cosines the trace holds."""
+    import torch
+    import nfabric.torch as nt
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    path = tmp_path / "d.json"
+    vw = nt.VirtualWorkers(model, 3, "fp32", record=str(path), record_steps=[1], record_diagnostics=True)
+    x, y = torch.randn(9, 6), torch.randint(3, (9,))
+    for _ in range(2):
+        vw.step((x, y))
+    t = json.loads(path.read_text())
+    assert t["version"] == 2
+    (s,) = t["steps"]
+    d = s["diagnostics"]
+    assert set(d) == {"backbone", "head"}
+    for g in d.values():
+        assert set(g["cosines"]) == {"int8", "bfp8"}
+        assert all(0.9 < c <= 1 for c in g["cosines"].values())
+    lo, hi = sorted(g["cos_binary"] for g in d.values())
+    assert hi - lo > 1e-3
+    rungs = f"g-binary:{(lo + hi) / 2},int8:-1"
+    r = subprocess.run([str(nfabric_cli), "whatif", "--trace", str(path), "--workers", "3", "--plan", "recorded",
+                        "--ladder-rungs", rungs], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    plan = next(line for line in r.stdout.splitlines() if line.startswith("Plan: "))
+    for name, g in d.items():
+        if g["cos_binary"] == hi:
+            assert f"{name}: g-binary (ladder: G-Binary cosine {hi:.3f} >= " in plan, plan
+        else:
+            assert f"{name}: int8 (ladder: G-Binary cosine {lo:.3f} < " in plan, plan
+            assert f"INT8 cosine {g['cosines']['int8']:.3f} >= -1.000)" in plan, plan

@@ -6,7 +6,7 @@ payloads into the update."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 import torch
 
@@ -166,28 +166,57 @@ def payload_bytes(rule: RuleSpec, n: int) -> int:
 
 class Cosines:
     """Per-group accumulators of the diagnostics the admission ladder reads:
-    the cosine of the G-Binary and G-Ternary (the paper's 2-of-3 gate)
-    votes with the FP32 mean, over a step's elements (Go's
-    train.StepCosines)."""
+    the cosine to the FP32 mean, over a step's elements, of the G-Binary
+    and G-Ternary (the paper's 2-of-3 gate) votes and of every summed
+    format in ``formats`` (INT8, BFP8: extensions beyond the paper), as
+    Go's train.StepFormatCosines computes them: the summed formats'
+    aggregates are the decoded lane sums of nfabric.fixed, one bucket per
+    parameter tensor (INT8 agrees one scale per tensor, BFP8 blocks start
+    at each tensor's first element), so a ladder with INT8/BFP8 rungs has
+    a cosine for each of them.
 
-    def __init__(self) -> None:
-        self.acc: Dict[str, List[float]] = {}
+    A format outside the ladder's rungs is not measured (the plane reads
+    an absent cosine as "not measured": that rung admits nothing)."""
 
-    def add(self, group: str, signs: torch.Tensor, seg: Segments, mean: torch.Tensor) -> None:
+    def __init__(self, formats: Iterable[Union[Format, str]] = ()) -> None:
+        want = {f if isinstance(f, Format) else lowbit.parse_format(str(f)) for f in formats}
+        self.sums: Tuple[Format, ...] = tuple(f for f in Format if f.sum() and f in want)
+        self.acc: Dict[str, Dict[Format, List[float]]] = {}
+
+    def _acc(self, group: str, f: Format, u: torch.Tensor, m: torch.Tensor) -> None:
+        a = self.acc.setdefault(group, {}).setdefault(f, [0.0, 0.0, 0.0])
+        for i, v in enumerate([float(u @ m), float(u @ u), float(m @ m)]):
+            a[i] += v
+
+    def add(self, group: str, signs: torch.Tensor, seg: Segments, mean: torch.Tensor,
+            grads: Optional[torch.Tensor] = None) -> None:
         """signs: the W workers' sign planes [W, nb] of the group's elements;
-        mean: their FP32 mean."""
+        mean: their FP32 mean; grads: the W workers' gradients [W, n], which
+        the summed formats encode (required when there are any)."""
         spec = lowbit.Spec(signs.shape[0], Layout.WORKER_MAJOR, Format.BINARY)
         u = lowbit.vote_planes(signs, seg.n, spec, 0).to(torch.float64)
         t = u * seg.keep(3, u.device).to(torch.float64)
         m = mean.to(torch.float64)
-        a = self.acc.setdefault(group, [0.0] * 5)
-        for i, v in enumerate([float(u @ m), float(u @ u), float(t @ m), float(t @ t), float(m @ m)]):
-            a[i] += v
+        self._acc(group, Format.BINARY, u, m)
+        self._acc(group, Format.TERNARY, t, m)
+        if not self.sums:
+            return
+        if grads is None or grads.dim() != 2 or grads.shape[1] != seg.n:
+            raise ValueError(f"group {group}: the {', '.join(map(str, self.sums))} cosines need the workers' "
+                             f"gradients [W, {seg.n}]")
+        for f in self.sums:
+            name = str(f)
+            parts = [fixed.aggregate_workers(name, [grads[k, s:s + n] for k in range(grads.shape[0])])
+                     for s, n in zip(seg.starts, seg.lengths)]
+            v = torch.cat(parts) if parts else m.new_zeros(0)
+            self._acc(group, f, v.to(torch.float64), m)
 
-    def take(self) -> Dict[str, Tuple[float, float]]:
-        """(cos binary, cos ternary) per group, and a fresh start."""
+    def take(self) -> Dict[str, Dict[Format, float]]:
+        """Each group's cosine per measured format (G-Binary, G-Ternary,
+        then the summed formats), and a fresh start. A zero vector's cosine
+        is 0, as Go's."""
         def cos(dot: float, nu: float, nm: float) -> float:
             return dot / (nu * nm) ** 0.5 if nu > 0 and nm > 0 else 0.0
-        out = {g: (cos(a[0], a[1], a[4]), cos(a[2], a[3], a[4])) for g, a in self.acc.items()}
+        out = {g: {f: cos(*a) for f, a in fs.items()} for g, fs in self.acc.items()}
         self.acc = {}
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Dict, List, Mapping, Optional, Sequence, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -105,15 +105,40 @@ class ModeState:
             return True
         return every > 0 and self.current_step % every == 0
 
-    def send_diag(self, cos: Dict[str, tuple]) -> None:
+    def control_formats(self) -> Tuple[Format, ...]:
+        """The summed formats (INT8, BFP8) the controller's ladder has rungs
+        for (its ``diag_formats``; none when it has no such attribute): their
+        cosines are measured and sent with G-Binary's and G-Ternary's."""
+        fs = getattr(self.control_object, "diag_formats", ()) or ()
+        return tuple(f for f in fs if Format(f).sum())
+
+    def diag_formats(self) -> Tuple[Format, ...]:
+        """The summed formats this step's diagnostics measure: the
+        controller's, and every one on a recorded diagnostics step (the
+        trace carries them all for the what-if planner's ladders)."""
+        fs = set(self.control_formats())
+        if self.record_diag and self.recorder is not None and self.recorder.wants(self.current_step):
+            fs.update(f for f in Format if f.sum())
+        return tuple(f for f in Format if f in fs)
+
+    def send_diag(self, cos: Dict[str, Dict[Format, float]]) -> None:
+        """Records a step's cosines (Cosines.take) and sends each group's to
+        the controller: G-Binary's and G-Ternary's, and in ``cosines`` those
+        of the summed formats its ladder names (a controller without such
+        rungs is called with the paper's two only)."""
         if self.recorder is not None and self.recorder.wants(self.current_step):
             self.recorder.diagnostics(cos)
         fn = getattr(self.control_object, "diag", None)
         if fn is None:
             return
-        for g, (b, t) in cos.items():
+        ask = self.control_formats()
+        for g, fc in cos.items():
+            extra = {f: c for f, c in fc.items() if f in ask}
             try:
-                fn(self.current_step, g, b, t)
+                if extra:
+                    fn(self.current_step, g, fc[Format.BINARY], fc[Format.TERNARY], cosines=extra)
+                else:
+                    fn(self.current_step, g, fc[Format.BINARY], fc[Format.TERNARY])
             except Exception as e:  # noqa: BLE001
                 warnings.warn(f"nfabric: step {self.current_step}: sending diagnostics failed ({e})",
                               RuntimeWarning, stacklevel=2)

@@ -40,6 +40,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import torch
 
+from ..lowbit import Format
+
 __all__ = ["Recorder", "StepsArg"]
 
 StepsArg = Union[int, Iterable[int], None]
@@ -162,9 +164,19 @@ class Recorder:
             self._hook_s += hook_s
         self.overhead_s += time.perf_counter() - t
 
-    def diagnostics(self, cos: Dict[str, Tuple[float, float]]) -> None:
+    def diagnostics(self, cos: Dict[str, Dict[Format, float]]) -> None:
+        """A step's cosines per group (Cosines.take): the paper's two as
+        cos_binary/cos_ternary, the summed formats' in "cosines"
+        (format name -> cosine), which trace version 2 carries."""
         if self.cur is not None and cos:
-            self.cur["diagnostics"] = {g: {"cos_binary": float(b), "cos_ternary": float(t)} for g, (b, t) in cos.items()}
+            d = {}
+            for g, fc in cos.items():
+                e = {"cos_binary": float(fc[Format.BINARY]), "cos_ternary": float(fc[Format.TERNARY])}
+                extra = {str(f): float(c) for f, c in fc.items() if f not in (Format.BINARY, Format.TERNARY)}
+                if extra:
+                    e["cosines"] = extra
+                d[g] = e
+            self.cur["diagnostics"] = d
 
     def backward_done(self) -> None:
         """The step's backward ended (its last bucket was seen)."""
@@ -204,8 +216,11 @@ class Recorder:
         self._maybe_write()
 
     def trace(self) -> dict:
-        """The trace object as it will be written."""
-        return dict(self.meta, steps=list(self.done))
+        """The trace object as it will be written: version 2 (first) when a
+        step's diagnostics carry the summed formats' "cosines", else the
+        version 1 form without a "version" field, as before."""
+        v2 = any("cosines" in d for s in self.done for d in s.get("diagnostics", {}).values())
+        return dict({"version": 2} if v2 else {}, **self.meta, steps=list(self.done))
 
     def write(self) -> None:
         t = time.perf_counter()

@@ -522,6 +522,25 @@ class ControllerBackend:
             pass
 
 
+def _rung_formats(rungs: object) -> Tuple[Format, ...]:
+    """The summed formats a ladder_rungs string ("format:min,...", as Go's
+    control.ParseRungs) names, in table order; its other checks are the
+    plane's, when the session opens. ValueError for an entry that is not
+    format:min or an unknown format."""
+    if rungs is None:
+        return ()
+    s = str(rungs).strip()
+    if s == "" or s.lower() == "none":
+        return ()
+    named = set()
+    for part in s.split(","):
+        name, sep, _ = part.partition(":")
+        if not sep:
+            raise ValueError(f"ladder_rungs {s!r}: entry {part!r} is not format:min_cosine")
+        named.add(lowbit.parse_format(name))
+    return tuple(f for f in Format if f.sum() and f in named)
+
+
 class ServeControl:
     """A controller backed by a session of nfabric serve's control plane.
 
@@ -550,6 +569,9 @@ class ServeControl:
         if bad:
             raise ValueError(f"unknown control setting(s) {bad} (want {sorted(allowed)})")
         self.config = config
+        self.diag_formats = _rung_formats(config.get("ladder_rungs"))
+        """The summed formats (INT8, BFP8) ladder_rungs names: the hook
+        measures their cosines too and sends them in diag(cosines=...)."""
         # Steps between cosine diagnostics of FP32 groups (0: none); the
         # admission ladder ("fp32" default) admits on them.
         self.diag_every = diag_every

@@ -147,11 +147,11 @@ class VirtualWorkers(ModeState):
                 self.recorder.bucket(t0, 0.0, 4 * n, n, [(g, n, str(mode))], self._enc_s / self.workers,
                                      self._vote_s, ready_us=self._backward_us)
         if self.diag_now():
-            cos = Cosines()
+            cos = Cosines(self.diag_formats())
             for g in self.groups:
                 if self.modes[g] == Format.FP32 and bool(torch.isfinite(grads[g]).all()):
                     planes = torch.stack([lowbit.encode_signs(grads[g][k]) for k in range(self.workers)])
-                    cos.add(g, planes, self.segments[g], self._mean(grads[g]))
+                    cos.add(g, planes, self.segments[g], self._mean(grads[g]), grads[g])
             self.send_diag(cos.take())
         if self.recording():
             self.recorder.backward_done()
