@@ -554,3 +554,53 @@ func TestPackATranspose(t *testing.T) {
 		}
 	}
 }
+
+// TestPackBAsm checks packB with its assembly (packRows for a row-major
+// B, transpose8 for a transposed one) against the element-by-element
+// definition of the panel layout (densePacker), for the 16- and 32-column
+// slivers, with partial last slivers, depths that are and are not
+// multiples of 8 and blocks that do not start at the origin, and against
+// its own float-at-a-time loop (the assembly switched off).
+func TestPackBAsm(t *testing.T) {
+	if !rowsAsm || !transposeAsm {
+		t.Skip("no packRows or transpose8 on this CPU or build")
+	}
+	defer func() { rowsAsm, transposeAsm = true, true }()
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, tB := range []bool{false, true} {
+		for _, nr := range []int{16, 32} {
+			for _, nc := range []int{1, 7, 8, 15, 16, 17, 40, 64, 100} {
+				for _, kc := range []int{1, 7, 8, 9, 17, 255, 256} {
+					const pc, jc = 3, 5
+					k, n := pc+kc+2, jc+nc+1
+					br, bc := k, n
+					if tB {
+						br, bc = n, k
+					}
+					ldb := bc + 3
+					b := make([]float32, br*ldb)
+					for i := range b {
+						b[i] = float32(rng.NormFloat64())
+					}
+					size := roundUp(nc, nr) * kc
+					want := make([]float32, size)
+					densePacker{tB, b, ldb}.PackB(want, nr, pc, kc, jc, nc)
+					p := problem{tB: tB, b: b, ldb: ldb}
+					for _, asm := range []bool{true, false} {
+						rowsAsm, transposeAsm = asm, asm
+						got := make([]float32, size)
+						for i := range got {
+							got[i] = -1 // every element must be written
+						}
+						p.packB(got, nr, pc, kc, jc, nc)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("tB=%v nr=%d nc=%d kc=%d asm=%v: packed element %d is %v, want %v", tB, nr, nc, kc, asm, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -18,6 +18,10 @@ type kernel struct {
 	fn     func(kc int, a, b, c *float32, ldc int, alpha, beta float32)
 }
 
+// rowsAsm, when set (amd64 with AVX2), lets packB copy the full slivers
+// of a row-major B with packRows. Packing only moves values.
+var rowsAsm bool
+
 // maxTile bounds mr·nr and maxMR bounds mr over all kernels.
 const (
 	maxTile = 12 * 32

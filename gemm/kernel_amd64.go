@@ -17,6 +17,7 @@ func init() {
 	if cpu.X86.HasAVX2 {
 		gatherAsm = gather16AVX2
 		transposeAsm = true
+		rowsAsm = true
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		available = append(available, fma6x16)
@@ -52,4 +53,23 @@ func runs16(d *float32, ldd int, x *float32, a *int32, n int, runs *int32, nrun 
 // transpose8 is transpose8AVX2 (see transposeAsm).
 func transpose8(d *float32, ldd int, a *float32, lda int, kc8 int) {
 	transpose8AVX2(d, ldd, a, lda, kc8)
+}
+
+// packRows copies the ns full slivers of nr columns at the start of b
+// (kc rows, ldb apart) into d with packB16AVX2 or packB32AVX2 (see
+// rowsAsm): d[s*kc*nr+l*nr+j] = b[l*ldb+s*nr+j]. It reports false, doing
+// nothing, for other nr. The slices bound what the assembly touches.
+func packRows(d, b []float32, ldb, kc, ns, nr int) bool {
+	if len(d) < ns*kc*nr || len(b) < (kc-1)*ldb+ns*nr {
+		panic("gemm: packRows out of range")
+	}
+	switch nr {
+	case 16:
+		packB16AVX2(&d[0], kc*nr, &b[0], ldb, kc, ns)
+	case 32:
+		packB32AVX2(&d[0], kc*nr, &b[0], ldb, kc, ns)
+	default:
+		return false
+	}
+	return true
 }

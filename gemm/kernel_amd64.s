@@ -911,3 +911,85 @@ transpose8_block:
 transpose8_done:
 	VZEROUPPER
 	RET
+
+// func packB16AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packB16AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packB16AVX2_done
+	TESTQ DI, DI
+	JZ    packB16AVX2_done
+
+packB16AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packB16AVX2_sliver:
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    $0x00000040, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packB16AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000040, AX
+	DECQ    SI
+	JNZ     packB16AVX2_row
+
+packB16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packB32AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packB32AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packB32AVX2_done
+	TESTQ DI, DI
+	JZ    packB32AVX2_done
+
+packB32AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packB32AVX2_sliver:
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS 64(R8), Y2
+	VMOVUPS 96(R8), Y3
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	VMOVUPS Y2, 64(R9)
+	VMOVUPS Y3, 96(R9)
+	ADDQ    $0x00000080, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packB32AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000080, AX
+	DECQ    SI
+	JNZ     packB32AVX2_row
+
+packB32AVX2_done:
+	VZEROUPPER
+	RET

@@ -78,3 +78,15 @@ func runs16x6AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int3
 //
 //go:noescape
 func transpose8AVX2(d *float32, ldd int, a *float32, lda int, kc8 int)
+
+// packB16AVX2 sets d[s*ldd+l*16+j] = b[l*ldb+s*16+j] for l < kc, s < ns and
+// j < 16: packB's slivers of a row-major B, each row of B read in order.
+//
+//go:noescape
+func packB16AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+
+// packB32AVX2 sets d[s*ldd+l*32+j] = b[l*ldb+s*32+j] for l < kc, s < ns and
+// j < 32: packB's slivers of a row-major B, each row of B read in order.
+//
+//go:noescape
+func packB32AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)

@@ -42,6 +42,8 @@ func main() {
 		runs16(nrun)
 	}
 	transpose8()
+	packRows("packB16AVX2", 16)
+	packRows("packB32AVX2", 32)
 	Generate()
 }
 
@@ -331,6 +333,56 @@ func transpose8() {
 	DECQ(kc)
 	JNZ(LabelRef("transpose8_block"))
 	Label("transpose8_done")
+	VZEROUPPER()
+	RET()
+}
+
+// packRows writes name: packB's copy of ns full slivers of nr columns from
+// a row-major B, row by row so that each row of B is read sequentially
+// (one sliver at a time would touch kc rows, a cache line of each, with
+// no stream for the prefetcher to follow):
+// d[s*ldd+l*nr+j] = b[l*ldb+s*nr+j] for l < kc, s < ns and j < nr, with
+// ldd = kc*nr the distance between slivers.
+func packRows(name string, nr int) {
+	TEXT(name, NOSPLIT, "func(d *float32, ldd int, b *float32, ldb int, kc int, ns int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets d[s*ldd+l*%d+j] = b[l*ldb+s*%d+j] for l < kc, s < ns and", name, nr, nr),
+		fmt.Sprintf("j < %d: packB's slivers of a row-major B, each row of B read in order.", nr))
+	d := Load(Param("d"), GP64())
+	ldd := Load(Param("ldd"), GP64())
+	SHLQ(U8(2), ldd)
+	b := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	SHLQ(U8(2), ldb)
+	kc := Load(Param("kc"), GP64())
+	ns := Load(Param("ns"), GP64())
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_done"))
+	TESTQ(ns, ns)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_row")
+	src, dst, cnt := GP64(), GP64(), GP64()
+	MOVQ(b, src)
+	MOVQ(d, dst)
+	MOVQ(ns, cnt)
+	Label(name + "_sliver")
+	v := make([]VecVirtual, nr/8)
+	for i := range v {
+		v[i] = YMM()
+		VMOVUPS(Mem{Base: src, Disp: 32 * i}, v[i])
+	}
+	for i := range v {
+		VMOVUPS(v[i], Mem{Base: dst, Disp: 32 * i})
+	}
+	ADDQ(U32(4*nr), src)
+	ADDQ(ldd, dst)
+	DECQ(cnt)
+	JNZ(LabelRef(name + "_sliver"))
+	ADDQ(ldb, b)
+	ADDQ(U32(4*nr), d)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_row"))
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
 }
