@@ -229,7 +229,8 @@ func (p *problem) panelB(kr *kernel, dst []float32, pc, kc, jc, nc int) {
 
 // macro runs the micro-kernel over the mc×nc block of C at (ic, jc) from
 // the packed A block apanel and the packed B block bpanel. Edge tiles go
-// through w.tile so that the kernel never touches C outside the block.
+// to the kernel's edge kernels when it has them and the columns are full,
+// else through w.tile, so that no kernel touches C outside the block.
 func (p *problem) macro(kr *kernel, w *scratch, apanel, bpanel []float32, ic, mc, jc, nc, kc int, beta float32) {
 	mr, nr := kr.mr, kr.nr
 	for jr := 0; jr < nc; jr += nr {
@@ -241,6 +242,10 @@ func (p *problem) macro(kr *kernel, w *scratch, apanel, bpanel []float32, ic, mc
 			off := (ic+ir)*p.ldc + jc + jr
 			if rows == mr && cols == nr {
 				kr.fn(kc, ap, bp, &p.c[off], p.ldc, p.alpha, beta)
+				continue
+			}
+			if cols == nr && kr.edge != nil {
+				kr.edge[rows](kc, ap, bp, &p.c[off], p.ldc, p.alpha, beta)
 				continue
 			}
 			t := w.tile[:mr*nr]

@@ -604,3 +604,61 @@ func TestPackBAsm(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeKernels checks each edge kernel (the first rows of a tile)
+// against its full kernel on a scratch tile, bit for bit, with beta 0 (C
+// poisoned with NaN, which must not leak) and beta ≠ 0, and that it
+// writes neither the rows past its own nor the columns between C's rows.
+func TestEdgeKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	tested := 0
+	for _, kr := range available {
+		for rows, fn := range kr.edge {
+			if fn == nil {
+				continue
+			}
+			tested++
+			for _, kc := range []int{0, 1, 5, KC} {
+				for _, beta := range []float32{0, 1, -0.5} {
+					a := make([]float32, kr.mr*kc)
+					b := make([]float32, kr.nr*kc)
+					for i := range a {
+						a[i] = float32(rng.NormFloat64())
+					}
+					for i := range b {
+						b[i] = float32(rng.NormFloat64())
+					}
+					ldc := kr.nr + 3
+					c0 := make([]float32, kr.mr*ldc)
+					for i := range c0 {
+						c0[i] = float32(rng.NormFloat64())
+						if beta == 0 {
+							c0[i] = float32(math.NaN())
+						}
+					}
+					want := append([]float32(nil), c0...)
+					got := append([]float32(nil), c0...)
+					var ap, bp *float32
+					if kc > 0 {
+						ap, bp = &a[0], &b[0]
+					}
+					kr.fn(kc, ap, bp, &want[0], ldc, 0.75, beta)
+					fn(kc, ap, bp, &got[0], ldc, 0.75, beta)
+					for x := range got {
+						i, j := x/ldc, x%ldc
+						w := want[x]
+						if i >= rows || j >= kr.nr {
+							w = c0[x] // untouched
+						}
+						if math.Float32bits(got[x]) != math.Float32bits(w) {
+							t.Fatalf("%s rows=%d kc=%d beta=%g: C[%d,%d] = %g, want %g", kr.name, rows, kc, beta, i, j, got[x], w)
+						}
+					}
+				}
+			}
+		}
+	}
+	if tested == 0 {
+		t.Skip("no edge kernels on this CPU or build")
+	}
+}

@@ -144,6 +144,436 @@ sgemm6x16FMA_overwrite:
 	VZEROUPPER
 	RET
 
+// func sgemm6x16FMARows1(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows1(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 60(SI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows1_store
+
+sgemm6x16FMARows1_loop:
+	VMOVUPS      (DX), Y2
+	VMOVUPS      32(DX), Y3
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows1_loop
+
+sgemm6x16FMARows1_store:
+	VBROADCASTSS alpha+40(FP), Y2
+	VMULPS       Y2, Y0, Y0
+	VMULPS       Y2, Y1, Y1
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows1_overwrite
+	VBROADCASTSS beta+44(FP), Y2
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y2, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y2, Y1
+	VMOVUPS      Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows1_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x16FMARows2(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows2(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows2_store
+
+sgemm6x16FMARows2_loop:
+	VMOVUPS      (DX), Y4
+	VMOVUPS      32(DX), Y5
+	VBROADCASTSS (CX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 4(CX), Y6
+	VFMADD231PS  Y4, Y6, Y2
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows2_loop
+
+sgemm6x16FMARows2_store:
+	VBROADCASTSS alpha+40(FP), Y4
+	VMULPS       Y4, Y0, Y0
+	VMULPS       Y4, Y1, Y1
+	VMULPS       Y4, Y2, Y2
+	VMULPS       Y4, Y3, Y3
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows2_overwrite
+	VBROADCASTSS beta+44(FP), Y4
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y4, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y4, Y1
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y4, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y4, Y3
+	VMOVUPS      Y3, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows2_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x16FMARows3(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows3(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows3_store
+
+sgemm6x16FMARows3_loop:
+	VMOVUPS      (DX), Y6
+	VMOVUPS      32(DX), Y7
+	VBROADCASTSS (CX), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 4(CX), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 8(CX), Y8
+	VFMADD231PS  Y6, Y8, Y4
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows3_loop
+
+sgemm6x16FMARows3_store:
+	VBROADCASTSS alpha+40(FP), Y6
+	VMULPS       Y6, Y0, Y0
+	VMULPS       Y6, Y1, Y1
+	VMULPS       Y6, Y2, Y2
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y6, Y5, Y5
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows3_overwrite
+	VBROADCASTSS beta+44(FP), Y6
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y6, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y6, Y1
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y6, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y6, Y3
+	VMOVUPS      Y3, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y6, Y4
+	VMOVUPS      Y4, (AX)
+	VFMADD231PS  32(AX), Y6, Y5
+	VMOVUPS      Y5, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows3_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, 32(BX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x16FMARows4(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows4(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows4_store
+
+sgemm6x16FMARows4_loop:
+	VMOVUPS      (DX), Y8
+	VMOVUPS      32(DX), Y9
+	VBROADCASTSS (CX), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS 4(CX), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS 8(CX), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 12(CX), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows4_loop
+
+sgemm6x16FMARows4_store:
+	VBROADCASTSS alpha+40(FP), Y8
+	VMULPS       Y8, Y0, Y0
+	VMULPS       Y8, Y1, Y1
+	VMULPS       Y8, Y2, Y2
+	VMULPS       Y8, Y3, Y3
+	VMULPS       Y8, Y4, Y4
+	VMULPS       Y8, Y5, Y5
+	VMULPS       Y8, Y6, Y6
+	VMULPS       Y8, Y7, Y7
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows4_overwrite
+	VBROADCASTSS beta+44(FP), Y8
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y8, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y8, Y1
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y8, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y8, Y3
+	VMOVUPS      Y3, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y8, Y4
+	VMOVUPS      Y4, (AX)
+	VFMADD231PS  32(AX), Y8, Y5
+	VMOVUPS      Y5, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y8, Y6
+	VMOVUPS      Y6, (AX)
+	VFMADD231PS  32(AX), Y8, Y7
+	VMOVUPS      Y7, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows4_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x16FMARows5(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows5(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	VXORPS     Y8, Y8, Y8
+	VXORPS     Y9, Y9, Y9
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows5_store
+
+sgemm6x16FMARows5_loop:
+	VMOVUPS      (DX), Y10
+	VMOVUPS      32(DX), Y11
+	VBROADCASTSS (CX), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y1
+	VBROADCASTSS 4(CX), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS 8(CX), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 12(CX), Y12
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 16(CX), Y12
+	VFMADD231PS  Y10, Y12, Y8
+	VFMADD231PS  Y11, Y12, Y9
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows5_loop
+
+sgemm6x16FMARows5_store:
+	VBROADCASTSS alpha+40(FP), Y10
+	VMULPS       Y10, Y0, Y0
+	VMULPS       Y10, Y1, Y1
+	VMULPS       Y10, Y2, Y2
+	VMULPS       Y10, Y3, Y3
+	VMULPS       Y10, Y4, Y4
+	VMULPS       Y10, Y5, Y5
+	VMULPS       Y10, Y6, Y6
+	VMULPS       Y10, Y7, Y7
+	VMULPS       Y10, Y8, Y8
+	VMULPS       Y10, Y9, Y9
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows5_overwrite
+	VBROADCASTSS beta+44(FP), Y10
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y10, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y10, Y1
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y10, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y10, Y3
+	VMOVUPS      Y3, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y10, Y4
+	VMOVUPS      Y4, (AX)
+	VFMADD231PS  32(AX), Y10, Y5
+	VMOVUPS      Y5, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y10, Y6
+	VMOVUPS      Y6, (AX)
+	VFMADD231PS  32(AX), Y10, Y7
+	VMOVUPS      Y7, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y10, Y8
+	VMOVUPS      Y8, (AX)
+	VFMADD231PS  32(AX), Y10, Y9
+	VMOVUPS      Y9, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows5_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y8, (BX)
+	VMOVUPS Y9, 32(BX)
+	VZEROUPPER
+	RET
+
 // func sgemm12x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX512F, MMX+
 TEXT ·sgemm12x32AVX512(SB), NOSPLIT, $0-48

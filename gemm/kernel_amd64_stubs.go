@@ -11,6 +11,41 @@ package gemm
 //go:noescape
 func sgemm6x16FMA(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
+// sgemm6x16FMARows1 computes rows 0..0 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows1(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemm6x16FMARows2 computes rows 0..1 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows2(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemm6x16FMARows3 computes rows 0..2 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows3(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemm6x16FMARows4 computes rows 0..3 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows4(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemm6x16FMARows5 computes rows 0..4 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows5(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
 // sgemm12x32AVX512 computes the 12x32 tile C = alpha*A*B + beta*C from a packed A sliver
 // (kc steps of 12 floats) and a packed B sliver (kc steps of 32 floats);
 // C rows are ldc floats apart; C is not read when beta == 0.

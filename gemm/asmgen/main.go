@@ -35,6 +35,9 @@ import (
 func main() {
 	ConstraintExpr("amd64,!noasm") // go:build amd64 && !noasm
 	kernel("sgemm6x16FMA", 6, 16, 8, YMM)
+	for rows := 1; rows < 6; rows++ {
+		edgeKernel(fmt.Sprintf("sgemm6x16FMARows%d", rows), rows, 6, 16, 8, YMM)
+	}
 	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
 	kernel("sgemm8x32AVX512", 8, 32, 16, ZMM)
 	gather16()
@@ -65,6 +68,28 @@ func kernel(name string, mr, nr, lanes int, vec func() VecVirtual) {
 	Doc(fmt.Sprintf("%s computes the %dx%d tile C = alpha*A*B + beta*C from a packed A sliver", name, mr, nr),
 		fmt.Sprintf("(kc steps of %d floats) and a packed B sliver (kc steps of %d floats);", mr, nr),
 		"C rows are ldc floats apart; C is not read when beta == 0.")
+	kernelBody(name, mr, mr, nr, lanes, vec)
+}
+
+// edgeKernel writes the kernel for the first rows < mr rows of an mr×nr
+// tile: the last sliver of a product whose m is not a multiple of mr (a
+// 64-row product with 6-row slivers ends with 4 rows). It reads the same
+// packed slivers as the mr-row kernel (A steps of mr floats) and performs
+// each element's operations in the same order, so it gives the same bits,
+// and it writes C directly instead of through a scratch tile, without the
+// mr-rows FMAs of the padding rows.
+func edgeKernel(name string, rows, mr, nr, lanes int, vec func() VecVirtual) {
+	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int, alpha, beta float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes rows 0..%d of the %dx%d tile C = alpha*A*B + beta*C", name, rows-1, mr, nr),
+		fmt.Sprintf("from a packed A sliver (kc steps of %d floats) and a packed B sliver (kc steps of", mr),
+		fmt.Sprintf("%d floats); C rows are ldc floats apart; C is not read when beta == 0.", nr))
+	kernelBody(name, rows, mr, nr, lanes, vec)
+}
+
+// kernelBody writes the body of a kernel computing rows×nr elements of C
+// from A slivers whose steps are astride floats.
+func kernelBody(name string, mr, astride, nr, lanes int, vec func() VecVirtual) {
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("a"), GP64())
 	pb := Load(Param("b"), GP64())
@@ -109,7 +134,7 @@ func kernel(name string, mr, nr, lanes int, vec func() VecVirtual) {
 			VFMADD231PS(bv[v], t, acc[i*nv+v]) // acc += t*b
 		}
 	}
-	ADDQ(U32(4*mr), pa)
+	ADDQ(U32(4*astride), pa)
 	ADDQ(U32(4*nr), pb)
 	DECQ(kc)
 	JNZ(LabelRef(name + "_loop"))
