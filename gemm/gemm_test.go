@@ -503,9 +503,10 @@ func TestGathered(t *testing.T) {
 	g.PackB(make([]float32, 2*16), 16, 0, 2, 0, 2)
 }
 
-// TestPackATranspose checks packA with the 8×8 transposes (transposeAsm)
-// against its float-at-a-time loop, element by element, for the 8- and
-// 12-row slivers, with edge slivers of fewer rows and depths that are and
+// TestPackATranspose checks packA with the 8×8 transposes (transposeAsm:
+// transpose6 for 6-row slivers, transpose8 for more) against its
+// float-at-a-time loop, element by element, for the 6-, 8- and 12-row
+// slivers, with edge slivers of fewer rows and depths that are and
 // are not multiples of 8.
 func TestPackATranspose(t *testing.T) {
 	if !transposeAsm {
@@ -513,8 +514,8 @@ func TestPackATranspose(t *testing.T) {
 	}
 	defer func() { transposeAsm = true }()
 	rng := rand.New(rand.NewPCG(2, 8))
-	for _, mr := range []int{8, 12} {
-		for _, mc := range []int{8, 12, 13, 16, 20, 7} {
+	for _, mr := range []int{6, 8, 12} {
+		for _, mc := range []int{6, 8, 12, 13, 16, 20, 7} {
 			for _, kc := range []int{1, 7, 8, 9, 17, 64, 255, 256} {
 				lda := kc + 3
 				a := make([]float32, mc*lda)
@@ -523,14 +524,15 @@ func TestPackATranspose(t *testing.T) {
 				}
 				p := problem{a: a, lda: lda}
 				n := roundUp(mc, mr) * kc
-				got, want := make([]float32, n), make([]float32, n)
+				// Eight guard elements past the panel must stay -1.
+				got, want := make([]float32, n+8), make([]float32, n+8)
 				for i := range got {
 					got[i], want[i] = -1, -1
 				}
 				transposeAsm = true
-				p.packA(got, mr, 0, mc, 0, kc)
+				p.packA(got[:n], mr, 0, mc, 0, kc)
 				transposeAsm = false
-				p.packA(want, mr, 0, mc, 0, kc)
+				p.packA(want[:n], mr, 0, mc, 0, kc)
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("mr=%d mc=%d kc=%d: packed element %d is %v, want %v", mr, mc, kc, i, got[i], want[i])

@@ -75,3 +75,13 @@ func packRows(d, b []float32, ldb, kc, ns, nr int) bool {
 	}
 	return true
 }
+
+// transpose6 is transpose6AVX2 (see transposeAsm) on the six rows of a
+// (lda apart) into d: d[l*6+r] = a[r*lda+l] for l < kc8. The slices
+// bound what the assembly touches.
+func transpose6(d, a []float32, lda, kc8 int) {
+	if len(d) < 6*kc8 || len(a) < 5*lda+kc8 {
+		panic("gemm: transpose6 out of range")
+	}
+	transpose6AVX2(&d[0], &a[0], lda, kc8)
+}

@@ -1309,29 +1309,29 @@ transpose8_block:
 	VSHUFPS    $0xee, Y5, Y12, Y5
 	VSHUFPS    $0x44, Y7, Y13, Y6
 	VSHUFPS    $0xee, Y7, Y13, Y7
-	MOVQ       AX, R8
 	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y5
+	VPERM2F128 $0x31, Y7, Y3, Y7
+	MOVQ       AX, R8
 	VMOVUPS    Y8, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x20, Y5, Y1, Y9
 	VMOVUPS    Y9, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x20, Y6, Y2, Y10
 	VMOVUPS    Y10, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x20, Y7, Y3, Y11
 	VMOVUPS    Y11, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x31, Y4, Y0, Y12
 	VMOVUPS    Y12, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x31, Y5, Y1, Y13
 	VMOVUPS    Y13, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x31, Y6, Y2, Y5
 	VMOVUPS    Y5, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x31, Y7, Y3, Y7
 	VMOVUPS    Y7, (R8)
 	ADDQ       $0x20, DX
 	LEAQ       (AX)(CX*8), AX
@@ -1339,6 +1339,76 @@ transpose8_block:
 	JNZ        transpose8_block
 
 transpose8_done:
+	VZEROUPPER
+	RET
+
+// func transpose6AVX2(d *float32, a *float32, lda int, kc8 int)
+// Requires: AVX
+TEXT ·transpose6AVX2(SB), NOSPLIT, $0-32
+	MOVQ  d+0(FP), AX
+	MOVQ  a+8(FP), CX
+	MOVQ  lda+16(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  kc8+24(FP), BX
+	SHRQ  $0x03, BX
+	TESTQ BX, BX
+	JZ    transpose6_done
+
+transpose6_block:
+	MOVQ         CX, SI
+	VMOVUPS      (SI), Y0
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y1
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y2
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y3
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y4
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VUNPCKLPS    Y1, Y0, Y8
+	VUNPCKHPS    Y1, Y0, Y9
+	VUNPCKLPS    Y3, Y2, Y10
+	VUNPCKHPS    Y3, Y2, Y11
+	VUNPCKLPS    Y5, Y4, Y12
+	VUNPCKHPS    Y5, Y4, Y13
+	VUNPCKLPS    Y7, Y6, Y5
+	VUNPCKHPS    Y7, Y6, Y7
+	VSHUFPS      $0x44, Y10, Y8, Y0
+	VSHUFPS      $0xee, Y10, Y8, Y1
+	VSHUFPS      $0x44, Y11, Y9, Y2
+	VSHUFPS      $0xee, Y11, Y9, Y3
+	VSHUFPS      $0x44, Y5, Y12, Y4
+	VSHUFPS      $0xee, Y5, Y12, Y5
+	VSHUFPS      $0x44, Y7, Y13, Y6
+	VSHUFPS      $0xee, Y7, Y13, Y7
+	VPERM2F128   $0x20, Y4, Y0, Y8
+	VPERM2F128   $0x20, Y5, Y1, Y9
+	VPERM2F128   $0x20, Y6, Y2, Y10
+	VPERM2F128   $0x20, Y7, Y3, Y11
+	VPERM2F128   $0x31, Y4, Y0, Y12
+	VPERM2F128   $0x31, Y5, Y1, Y13
+	VPERM2F128   $0x31, Y6, Y2, Y5
+	VPERM2F128   $0x31, Y7, Y3, Y7
+	VMOVUPS      Y8, (AX)
+	VMOVUPS      Y9, 24(AX)
+	VMOVUPS      Y10, 48(AX)
+	VMOVUPS      Y11, 72(AX)
+	VMOVUPS      Y12, 96(AX)
+	VMOVUPS      Y13, 120(AX)
+	VMOVUPS      Y5, 144(AX)
+	VMOVUPS      X7, 168(AX)
+	VEXTRACTF128 $0x01, Y7, X0
+	VMOVSD       X0, 184(AX)
+	ADDQ         $0x20, CX
+	ADDQ         $0xc0, AX
+	DECQ         BX
+	JNZ          transpose6_block
+
+transpose6_done:
 	VZEROUPPER
 	RET
 

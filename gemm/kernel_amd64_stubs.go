@@ -114,6 +114,12 @@ func runs16x6AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int3
 //go:noescape
 func transpose8AVX2(d *float32, ldd int, a *float32, lda int, kc8 int)
 
+// transpose6AVX2 sets d[l*6+r] = a[r*lda+l] for r < 6 and l < kc8, a
+// multiple of 8 (packA's six-row sliver, rows lda floats apart).
+//
+//go:noescape
+func transpose6AVX2(d *float32, a *float32, lda int, kc8 int)
+
 // packB16AVX2 sets d[s*ldd+l*16+j] = b[l*ldb+s*16+j] for l < kc, s < ns and
 // j < 16: packB's slivers of a row-major B, each row of B read in order.
 //

@@ -19,7 +19,14 @@ func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
 		}
 		// op(A)(i, l) = a[i*lda+l]: interleave the rows, one step at a time.
 		if mr == 6 && rows == 6 {
-			packA6(d, p.a[(ic+s)*p.lda+pc:], p.lda, kc)
+			// With AVX2, 8×8 transposes in registers up to the last
+			// multiple of 8 steps, the rest six floats at a time.
+			src, kc8 := p.a[(ic+s)*p.lda+pc:], 0
+			if transposeAsm && kc >= 8 {
+				kc8 = kc &^ 7
+				transpose6(d[:kc8*6], src[:5*p.lda+kc8], p.lda, kc8)
+			}
+			packA6(d[kc8*6:], src[kc8:], p.lda, kc-kc8)
 			continue
 		}
 		// With AVX2, rows 0..7 go through 8×8 transposes in registers up

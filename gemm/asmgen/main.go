@@ -45,6 +45,7 @@ func main() {
 		runs16(nrun)
 	}
 	transpose8()
+	transpose6()
 	packRows("packB16AVX2", 16)
 	packRows("packB32AVX2", 32)
 	Generate()
@@ -323,6 +324,29 @@ func transpose8() {
 		load(a, i, r[i])
 		load(a4, i, r[4+i])
 	}
+	cols := transpose8x8(r)
+	dst := GP64()
+	MOVQ(d, dst)
+	for c, o := range cols {
+		VMOVUPS(o, Mem{Base: dst})
+		if c < 7 {
+			ADDQ(ldd, dst)
+		}
+	}
+	// Next block: a moves 8 floats right, d 8 steps down.
+	ADDQ(U8(32), a)
+	LEAQ(Mem{Base: d, Index: ldd, Scale: 8}, d)
+	DECQ(kc)
+	JNZ(LabelRef("transpose8_block"))
+	Label("transpose8_done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8x8 transposes the 8×8 block whose rows are r (overwriting
+// them) and returns its columns: the usual unpack / shuffle /
+// lane-permute sequence.
+func transpose8x8(r []VecVirtual) []VecVirtual {
 	t := make([]VecVirtual, 8)
 	for i := range t {
 		t[i] = YMM()
@@ -338,26 +362,66 @@ func transpose8() {
 		VSHUFPS(U8(0x44), t[q+3], t[q+1], u[q+2]) // column 2 (and 6)
 		VSHUFPS(U8(0xEE), t[q+3], t[q+1], u[q+3]) // column 3 (and 7)
 	}
-	dst := GP64()
-	MOVQ(d, dst)
 	for c := range 8 {
-		o := t[c]
 		if c < 4 {
-			VPERM2F128(U8(0x20), u[4+c], u[c], o)
+			VPERM2F128(U8(0x20), u[4+c], u[c], t[c])
 		} else {
-			VPERM2F128(U8(0x31), u[c], u[c-4], o)
-		}
-		VMOVUPS(o, Mem{Base: dst})
-		if c < 7 {
-			ADDQ(ldd, dst)
+			VPERM2F128(U8(0x31), u[c], u[c-4], t[c])
 		}
 	}
-	// Next block: a moves 8 floats right, d 8 steps down.
+	return t
+}
+
+// transpose6 writes transpose6AVX2, packA's six-row sliver for the AVX2
+// 6×16 kernel: d[l*6+r] = a[r*lda+l] for r < 6 and l < kc8 (a multiple
+// of 8), one block of 8 steps at a time: six row loads (two zero rows),
+// the 8×8 transpose, and per step a 32-byte store whose last two floats
+// the next step's store overwrites (the block's last step stores 16 + 8
+// bytes, so nothing past step kc8 is written).
+func transpose6() {
+	TEXT("transpose6AVX2", NOSPLIT, "func(d *float32, a *float32, lda int, kc8 int)")
+	Pragma("noescape")
+	Doc("transpose6AVX2 sets d[l*6+r] = a[r*lda+l] for r < 6 and l < kc8, a",
+		"multiple of 8 (packA's six-row sliver, rows lda floats apart).")
+	d := Load(Param("d"), GP64())
+	a := Load(Param("a"), GP64())
+	lda := Load(Param("lda"), GP64())
+	SHLQ(U8(2), lda)
+	kc := Load(Param("kc8"), GP64())
+	SHRQ(U8(3), kc)
+	TESTQ(kc, kc)
+	JZ(LabelRef("transpose6_done"))
+	Label("transpose6_block")
+	r := make([]VecVirtual, 8)
+	row := GP64()
+	MOVQ(a, row)
+	for i := range r {
+		r[i] = YMM()
+		if i < 6 {
+			VMOVUPS(Mem{Base: row}, r[i])
+			if i < 5 {
+				ADDQ(lda, row)
+			}
+		} else {
+			VXORPS(r[i], r[i], r[i])
+		}
+	}
+	cols := transpose8x8(r)
+	for c, o := range cols {
+		if c < 7 {
+			VMOVUPS(o, Mem{Base: d, Disp: 24 * c})
+			continue
+		}
+		VMOVUPS(o.AsX(), Mem{Base: d, Disp: 24 * c})
+		hi := XMM()
+		VEXTRACTF128(U8(1), o, hi)
+		VMOVSD(hi, Mem{Base: d, Disp: 24*c + 16})
+	}
 	ADDQ(U8(32), a)
-	LEAQ(Mem{Base: d, Index: ldd, Scale: 8}, d)
+	ADDQ(U8(24*8), d)
 	DECQ(kc)
-	JNZ(LabelRef("transpose8_block"))
-	Label("transpose8_done")
+	JNZ(LabelRef("transpose6_block"))
+	Label("transpose6_done")
 	VZEROUPPER()
 	RET()
 }
