@@ -664,3 +664,51 @@ func TestEdgeKernels(t *testing.T) {
 		t.Skip("no edge kernels on this CPU or build")
 	}
 }
+
+// TestPackARows checks packA of a transposed A with packRows (rowsAsm)
+// against the layout's definition, for every kernel's sliver height,
+// with a partial last sliver, several depths, a block away from the
+// origin and guards past the panel, with the assembly on and off.
+func TestPackARows(t *testing.T) {
+	if !rowsAsm {
+		t.Skip("no packRows on this CPU or build")
+	}
+	defer func() { rowsAsm = true }()
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, mr := range []int{6, 8, 12} {
+		for _, mc := range []int{1, 5, 6, 8, 12, 13, 30, 144} {
+			for _, kc := range []int{1, 7, 8, 9, 256} {
+				const ic, pc = 2, 3
+				lda := ic + mc + 5
+				a := make([]float32, (pc+kc+1)*lda) // A is k×m: op(A)(i, l) = a[l*lda+i]
+				for i := range a {
+					a[i] = float32(rng.NormFloat64())
+				}
+				p := problem{tA: true, a: a, lda: lda}
+				n := roundUp(mc, mr) * kc
+				for _, asm := range []bool{true, false} {
+					rowsAsm = asm
+					got := make([]float32, n+8)
+					for i := range got {
+						got[i] = -1
+					}
+					p.packA(got[:n], mr, ic, mc, pc, kc)
+					for x, v := range got {
+						want := float32(-1) // the guards
+						if x < n {
+							s, rest := x/(mr*kc)*mr, x%(mr*kc)
+							l, r := rest/mr, rest%mr
+							want = 0
+							if s+r < mc {
+								want = a[(pc+l)*lda+ic+s+r]
+							}
+						}
+						if math.Float32bits(v) != math.Float32bits(want) {
+							t.Fatalf("mr=%d mc=%d kc=%d asm=%v: packed element %d is %v, want %v", mr, mc, kc, asm, x, v, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -58,21 +58,29 @@ func transpose8(d *float32, ldd int, a *float32, lda int, kc8 int) {
 }
 
 // packRows copies the ns full slivers of nr columns at the start of b
-// (kc rows, ldb apart) into d with packB16AVX2 or packB32AVX2 (see
-// rowsAsm): d[s*kc*nr+l*nr+j] = b[l*ldb+s*nr+j]. It reports false, doing
-// nothing, for other nr. The slices bound what the assembly touches.
+// (kc rows, ldb apart) into d with packRows<nr>AVX2 (see rowsAsm):
+// d[s*kc*nr+l*nr+j] = b[l*ldb+s*nr+j]. It reports false, doing nothing,
+// for an nr without a kernel. The slices bound what the assembly touches.
 func packRows(d, b []float32, ldb, kc, ns, nr int) bool {
 	if len(d) < ns*kc*nr || len(b) < (kc-1)*ldb+ns*nr {
 		panic("gemm: packRows out of range")
 	}
+	var fn func(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
 	switch nr {
+	case 6:
+		fn = packRows6AVX2
+	case 8:
+		fn = packRows8AVX2
+	case 12:
+		fn = packRows12AVX2
 	case 16:
-		packB16AVX2(&d[0], kc*nr, &b[0], ldb, kc, ns)
+		fn = packRows16AVX2
 	case 32:
-		packB32AVX2(&d[0], kc*nr, &b[0], ldb, kc, ns)
+		fn = packRows32AVX2
 	default:
 		return false
 	}
+	fn(&d[0], kc*nr, &b[0], ldb, kc, ns)
 	return true
 }
 

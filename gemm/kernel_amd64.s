@@ -1412,9 +1412,9 @@ transpose6_done:
 	VZEROUPPER
 	RET
 
-// func packB16AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// func packRows6AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
 // Requires: AVX
-TEXT ·packB16AVX2(SB), NOSPLIT, $0-48
+TEXT ·packRows6AVX2(SB), NOSPLIT, $0-48
 	MOVQ  d+0(FP), AX
 	MOVQ  ldd+8(FP), CX
 	SHLQ  $0x02, CX
@@ -1424,16 +1424,131 @@ TEXT ·packB16AVX2(SB), NOSPLIT, $0-48
 	MOVQ  kc+32(FP), SI
 	MOVQ  ns+40(FP), DI
 	TESTQ SI, SI
-	JZ    packB16AVX2_done
+	JZ    packRows6AVX2_done
 	TESTQ DI, DI
-	JZ    packB16AVX2_done
+	JZ    packRows6AVX2_done
 
-packB16AVX2_row:
+packRows6AVX2_row:
 	MOVQ DX, R8
 	MOVQ AX, R9
 	MOVQ DI, R10
 
-packB16AVX2_sliver:
+packRows6AVX2_sliver:
+	VMOVUPS (R8), X0
+	VMOVSD  16(R8), X1
+	VMOVUPS X0, (R9)
+	VMOVSD  X1, 16(R9)
+	ADDQ    $0x00000018, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packRows6AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000018, AX
+	DECQ    SI
+	JNZ     packRows6AVX2_row
+
+packRows6AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packRows8AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packRows8AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packRows8AVX2_done
+	TESTQ DI, DI
+	JZ    packRows8AVX2_done
+
+packRows8AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packRows8AVX2_sliver:
+	VMOVUPS (R8), Y0
+	VMOVUPS Y0, (R9)
+	ADDQ    $0x00000020, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packRows8AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000020, AX
+	DECQ    SI
+	JNZ     packRows8AVX2_row
+
+packRows8AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packRows12AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packRows12AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packRows12AVX2_done
+	TESTQ DI, DI
+	JZ    packRows12AVX2_done
+
+packRows12AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packRows12AVX2_sliver:
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), X1
+	VMOVUPS Y0, (R9)
+	VMOVUPS X1, 32(R9)
+	ADDQ    $0x00000030, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packRows12AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000030, AX
+	DECQ    SI
+	JNZ     packRows12AVX2_row
+
+packRows12AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packRows16AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packRows16AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packRows16AVX2_done
+	TESTQ DI, DI
+	JZ    packRows16AVX2_done
+
+packRows16AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packRows16AVX2_sliver:
 	VMOVUPS (R8), Y0
 	VMOVUPS 32(R8), Y1
 	VMOVUPS Y0, (R9)
@@ -1441,19 +1556,19 @@ packB16AVX2_sliver:
 	ADDQ    $0x00000040, R8
 	ADDQ    CX, R9
 	DECQ    R10
-	JNZ     packB16AVX2_sliver
+	JNZ     packRows16AVX2_sliver
 	ADDQ    BX, DX
 	ADDQ    $0x00000040, AX
 	DECQ    SI
-	JNZ     packB16AVX2_row
+	JNZ     packRows16AVX2_row
 
-packB16AVX2_done:
+packRows16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func packB32AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// func packRows32AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
 // Requires: AVX
-TEXT ·packB32AVX2(SB), NOSPLIT, $0-48
+TEXT ·packRows32AVX2(SB), NOSPLIT, $0-48
 	MOVQ  d+0(FP), AX
 	MOVQ  ldd+8(FP), CX
 	SHLQ  $0x02, CX
@@ -1463,16 +1578,16 @@ TEXT ·packB32AVX2(SB), NOSPLIT, $0-48
 	MOVQ  kc+32(FP), SI
 	MOVQ  ns+40(FP), DI
 	TESTQ SI, SI
-	JZ    packB32AVX2_done
+	JZ    packRows32AVX2_done
 	TESTQ DI, DI
-	JZ    packB32AVX2_done
+	JZ    packRows32AVX2_done
 
-packB32AVX2_row:
+packRows32AVX2_row:
 	MOVQ DX, R8
 	MOVQ AX, R9
 	MOVQ DI, R10
 
-packB32AVX2_sliver:
+packRows32AVX2_sliver:
 	VMOVUPS (R8), Y0
 	VMOVUPS 32(R8), Y1
 	VMOVUPS 64(R8), Y2
@@ -1484,12 +1599,12 @@ packB32AVX2_sliver:
 	ADDQ    $0x00000080, R8
 	ADDQ    CX, R9
 	DECQ    R10
-	JNZ     packB32AVX2_sliver
+	JNZ     packRows32AVX2_sliver
 	ADDQ    BX, DX
 	ADDQ    $0x00000080, AX
 	DECQ    SI
-	JNZ     packB32AVX2_row
+	JNZ     packRows32AVX2_row
 
-packB32AVX2_done:
+packRows32AVX2_done:
 	VZEROUPPER
 	RET

@@ -120,14 +120,32 @@ func transpose8AVX2(d *float32, ldd int, a *float32, lda int, kc8 int)
 //go:noescape
 func transpose6AVX2(d *float32, a *float32, lda int, kc8 int)
 
-// packB16AVX2 sets d[s*ldd+l*16+j] = b[l*ldb+s*16+j] for l < kc, s < ns and
-// j < 16: packB's slivers of a row-major B, each row of B read in order.
+// packRows6AVX2 sets d[s*ldd+l*6+j] = b[l*ldb+s*6+j] for l < kc, s < ns and
+// j < 6: slivers of a row-major matrix, each of its rows read in order.
 //
 //go:noescape
-func packB16AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+func packRows6AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
 
-// packB32AVX2 sets d[s*ldd+l*32+j] = b[l*ldb+s*32+j] for l < kc, s < ns and
-// j < 32: packB's slivers of a row-major B, each row of B read in order.
+// packRows8AVX2 sets d[s*ldd+l*8+j] = b[l*ldb+s*8+j] for l < kc, s < ns and
+// j < 8: slivers of a row-major matrix, each of its rows read in order.
 //
 //go:noescape
-func packB32AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+func packRows8AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+
+// packRows12AVX2 sets d[s*ldd+l*12+j] = b[l*ldb+s*12+j] for l < kc, s < ns and
+// j < 12: slivers of a row-major matrix, each of its rows read in order.
+//
+//go:noescape
+func packRows12AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+
+// packRows16AVX2 sets d[s*ldd+l*16+j] = b[l*ldb+s*16+j] for l < kc, s < ns and
+// j < 16: slivers of a row-major matrix, each of its rows read in order.
+//
+//go:noescape
+func packRows16AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+
+// packRows32AVX2 sets d[s*ldd+l*32+j] = b[l*ldb+s*32+j] for l < kc, s < ns and
+// j < 32: slivers of a row-major matrix, each of its rows read in order.
+//
+//go:noescape
+func packRows32AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)

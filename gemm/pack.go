@@ -3,8 +3,17 @@ package gemm
 // packA copies rows [ic, ic+mc) and columns [pc, pc+kc) of op(A) into dst
 // as slivers of mr rows: element (ic+s+r, pc+l) goes to dst[s*kc+l*mr+r]
 // for s a multiple of mr. Rows past mc are zero.
+//
+// With AVX2 the full slivers of a transposed A (whose steps are rows of
+// A) are copied by packRows (rowsAsm), one row of A at a time.
 func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
-	for s := 0; s < mc; s += mr {
+	s0 := 0
+	if p.tA && rowsAsm && kc > 0 {
+		if ns := mc / mr; ns > 0 && packRows(dst[:ns*mr*kc], p.a[pc*p.lda+ic:(pc+kc-1)*p.lda+ic+ns*mr], p.lda, kc, ns, mr) {
+			s0 = ns * mr
+		}
+	}
+	for s := s0; s < mc; s += mr {
 		d := dst[s*kc : (s+mr)*kc]
 		rows := min(mr, mc-s)
 		if p.tA {

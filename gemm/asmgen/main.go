@@ -46,8 +46,9 @@ func main() {
 	}
 	transpose8()
 	transpose6()
-	packRows("packB16AVX2", 16)
-	packRows("packB32AVX2", 32)
+	for _, w := range []int{6, 8, 12, 16, 32} {
+		packRows(fmt.Sprintf("packRows%dAVX2", w), w)
+	}
 	Generate()
 }
 
@@ -426,17 +427,18 @@ func transpose6() {
 	RET()
 }
 
-// packRows writes name: packB's copy of ns full slivers of nr columns from
-// a row-major B, row by row so that each row of B is read sequentially
-// (one sliver at a time would touch kc rows, a cache line of each, with
-// no stream for the prefetcher to follow):
-// d[s*ldd+l*nr+j] = b[l*ldb+s*nr+j] for l < kc, s < ns and j < nr, with
-// ldd = kc*nr the distance between slivers.
+// packRows writes name: the copy of ns full slivers of nr columns from a
+// row-major matrix, packB's for B and packA's for a transposed A, row by
+// row so that each row is read sequentially (one sliver at a time would
+// touch kc rows, a cache line of each, with no stream for the prefetcher
+// to follow): d[s*ldd+l*nr+j] = b[l*ldb+s*nr+j] for l < kc, s < ns and
+// j < nr, with ldd = kc*nr the distance between slivers. nr is even; each
+// sliver row moves as 8-, 4- and 2-float pieces.
 func packRows(name string, nr int) {
 	TEXT(name, NOSPLIT, "func(d *float32, ldd int, b *float32, ldb int, kc int, ns int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets d[s*ldd+l*%d+j] = b[l*ldb+s*%d+j] for l < kc, s < ns and", name, nr, nr),
-		fmt.Sprintf("j < %d: packB's slivers of a row-major B, each row of B read in order.", nr))
+		fmt.Sprintf("j < %d: slivers of a row-major matrix, each of its rows read in order.", nr))
 	d := Load(Param("d"), GP64())
 	ldd := Load(Param("ldd"), GP64())
 	SHLQ(U8(2), ldd)
@@ -455,13 +457,33 @@ func packRows(name string, nr int) {
 	MOVQ(d, dst)
 	MOVQ(ns, cnt)
 	Label(name + "_sliver")
-	v := make([]VecVirtual, nr/8)
-	for i := range v {
-		v[i] = YMM()
-		VMOVUPS(Mem{Base: src, Disp: 32 * i}, v[i])
+	type piece struct {
+		v   VecVirtual
+		off int
 	}
-	for i := range v {
-		VMOVUPS(v[i], Mem{Base: dst, Disp: 32 * i})
+	var ps []piece
+	for off := 0; off < nr; {
+		switch {
+		case nr-off >= 8:
+			p := piece{YMM(), off}
+			VMOVUPS(Mem{Base: src, Disp: 4 * off}, p.v)
+			ps, off = append(ps, p), off+8
+		case nr-off >= 4:
+			p := piece{XMM(), off}
+			VMOVUPS(Mem{Base: src, Disp: 4 * off}, p.v)
+			ps, off = append(ps, p), off+4
+		default:
+			p := piece{XMM(), off}
+			VMOVSD(Mem{Base: src, Disp: 4 * off}, p.v)
+			ps, off = append(ps, p), off+2
+		}
+	}
+	for _, p := range ps {
+		if nr-p.off >= 4 {
+			VMOVUPS(p.v, Mem{Base: dst, Disp: 4 * p.off})
+		} else {
+			VMOVSD(p.v, Mem{Base: dst, Disp: 4 * p.off})
+		}
 	}
 	ADDQ(U32(4*nr), src)
 	ADDQ(ldd, dst)
