@@ -25,7 +25,8 @@ type kernel struct {
 }
 
 // rowsAsm, when set (amd64 with AVX2), lets packB copy the full slivers
-// of a row-major B with packRows. Packing only moves values.
+// of a row-major B, and packA those of a transposed A, with packRows.
+// Packing only moves values.
 var rowsAsm bool
 
 // maxTile bounds mr·nr and maxMR bounds mr over all kernels.
