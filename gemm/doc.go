@@ -26,7 +26,12 @@
 // AVX-512F, one masked load per run of consecutive offsets (a kernel per
 // run count, runs16x1AVX512 .. runs16x6AVX512, with the runs in
 // registers). With AVX2, packA interleaves eight rows of A by 8×8
-// transposes in registers (transpose8AVX2). The micro-kernels prefetch
+// transposes in registers (transpose8AVX2, and transpose6AVX2 for the
+// six-row slivers of the AVX2 kernel), packB packs a transposed B with
+// the same transposes, and the slivers of a row-major B or a transposed A
+// are copied one matrix row at a time (packRows6AVX2 .. packRows32AVX2).
+// When a job's rows fit in one MC block, B is packed NB (256) columns at
+// a time just before the kernels use them. The micro-kernels prefetch
 // their C tile before the k loop. Packing only moves values: none of this
 // changes a bit of C.
 //
@@ -38,7 +43,9 @@
 // cpu.avx512f=off forces the AVX2 path). With two AVX-512 kernels each
 // product takes the one that pads its m rows the least (a convolution
 // with 16 or 64 filters fills 8-row tiles exactly and wastes a third or a
-// ninth of 12-row ones). Elsewhere, under the build tag noasm, and on
+// ninth of 12-row ones). The 6×16 kernel has edge kernels for the first
+// 1..5 rows of a tile (sgemm6x16FMARows1..5), so the last sliver of a
+// 64-row product computes its 4 rows into C directly. Elsewhere, under the build tag noasm, and on
 // amd64 CPUs without FMA, a portable Go kernel (6×16) runs. KernelName
 // reports the choice; BenchmarkKernel measures each kernel.
 //

@@ -6,12 +6,13 @@ import (
 	"sync/atomic"
 )
 
-// Block sizes (in floats). MC and NC are multiples of every kernel's MR
-// and NR, so the tile grid always starts at the origin of C.
+// Block sizes (in floats). MC, NC and NB are multiples of every kernel's
+// MR and NR, so the tile grid always starts at the origin of C.
 const (
 	KC = 256  // depth of one packed block
 	MC = 144  // rows of C per packed A block
 	NC = 2048 // columns of C per packed B block
+	NB = 256  // columns packed at a time when the rows fit in one MC block
 )
 
 // serialFlops is the size (2·m·n·k) below which ParallelSgemm stays on the
@@ -174,7 +175,11 @@ func roundUp(x, q int) int { return (x + q - 1) / q * q }
 
 // block computes rows [i0, i1) and columns [j0, j1) of C, looping over
 // NC-column blocks, then KC-deep blocks in ascending order, then MC-row
-// blocks, as in BLIS.
+// blocks, as in BLIS. When the rows fit in one MC block (a product with
+// few rows, such as a 64-filter convolution), each packed B panel is used
+// once, so it is packed NB columns at a time just before the kernels use
+// them, while those columns are still in L2, instead of all NC at once
+// and read back from L3.
 func (p *problem) block(kr *kernel, w *scratch, i0, i1, j0, j1 int) {
 	for jc := j0; jc < j1; jc += NC {
 		nc := min(NC, j1-jc)
@@ -184,39 +189,63 @@ func (p *problem) block(kr *kernel, w *scratch, i0, i1, j0, j1 int) {
 			if pc > 0 {
 				beta = 1
 			}
-			if p.bsrc != nil {
-				p.bsrc.PackB(w.b[:roundUp(nc, kr.nr)*kc], kr.nr, pc, kc, jc, nc)
-			} else {
-				p.packB(w.b, kr.nr, pc, kc, jc, nc)
+			if i1-i0 <= MC {
+				ap := p.panelA(kr, w, i0, i1-i0, pc, kc)
+				for jb := jc; jb < jc+nc; jb += NB {
+					nb := min(NB, jc+nc-jb)
+					p.panelB(kr, w.b, pc, kc, jb, nb)
+					p.macro(kr, w, ap, w.b, i0, i1-i0, jb, nb, kc, beta)
+				}
+				continue
 			}
+			p.panelB(kr, w.b, pc, kc, jc, nc)
 			for ic := i0; ic < i1; ic += MC {
 				mc := min(MC, i1-ic)
-				ap := w.a
-				if p.packed != nil {
-					ap = p.packed.data[pc*p.packed.mpad+ic*kc:]
-				} else {
-					p.packA(ap, kr.mr, ic, mc, pc, kc)
-				}
-				p.macro(kr, w, ap, ic, mc, jc, nc, kc, beta)
+				p.macro(kr, w, p.panelA(kr, w, ic, mc, pc, kc), w.b, ic, mc, jc, nc, kc, beta)
 			}
 		}
 	}
 }
 
+// panelA returns rows [ic, ic+mc) and columns [pc, pc+kc) of op(A) as
+// packed slivers: from PackedA when it holds op(A), else packed into w.a.
+func (p *problem) panelA(kr *kernel, w *scratch, ic, mc, pc, kc int) []float32 {
+	if p.packed != nil {
+		return p.packed.data[pc*p.packed.mpad+ic*kc:]
+	}
+	p.packA(w.a, kr.mr, ic, mc, pc, kc)
+	return w.a
+}
+
+// panelB packs rows [pc, pc+kc) and columns [jc, jc+nc) of op(B) into
+// dst as slivers, from the BPacker when there is one.
+func (p *problem) panelB(kr *kernel, dst []float32, pc, kc, jc, nc int) {
+	if p.bsrc != nil {
+		p.bsrc.PackB(dst[:roundUp(nc, kr.nr)*kc], kr.nr, pc, kc, jc, nc)
+		return
+	}
+	p.packB(dst, kr.nr, pc, kc, jc, nc)
+}
+
 // macro runs the micro-kernel over the mc×nc block of C at (ic, jc) from
-// the packed A block ap and the packed B block in w. Edge tiles go
-// through w.tile so that the kernel never touches C outside the block.
-func (p *problem) macro(kr *kernel, w *scratch, apanel []float32, ic, mc, jc, nc, kc int, beta float32) {
+// the packed A block apanel and the packed B block bpanel. Edge tiles go
+// to the kernel's edge kernels when it has them and the columns are full,
+// else through w.tile, so that no kernel touches C outside the block.
+func (p *problem) macro(kr *kernel, w *scratch, apanel, bpanel []float32, ic, mc, jc, nc, kc int, beta float32) {
 	mr, nr := kr.mr, kr.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
-		bp := &w.b[jr*kc]
+		bp := &bpanel[jr*kc]
 		for ir := 0; ir < mc; ir += mr {
 			rows := min(mr, mc-ir)
 			ap := &apanel[ir*kc]
 			off := (ic+ir)*p.ldc + jc + jr
 			if rows == mr && cols == nr {
 				kr.fn(kc, ap, bp, &p.c[off], p.ldc, p.alpha, beta)
+				continue
+			}
+			if cols == nr && kr.edge != nil {
+				kr.edge[rows](kc, ap, bp, &p.c[off], p.ldc, p.alpha, beta)
 				continue
 			}
 			t := w.tile[:mr*nr]

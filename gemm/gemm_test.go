@@ -503,9 +503,10 @@ func TestGathered(t *testing.T) {
 	g.PackB(make([]float32, 2*16), 16, 0, 2, 0, 2)
 }
 
-// TestPackATranspose checks packA with the 8×8 transposes (transposeAsm)
-// against its float-at-a-time loop, element by element, for the 8- and
-// 12-row slivers, with edge slivers of fewer rows and depths that are and
+// TestPackATranspose checks packA with the 8×8 transposes (transposeAsm:
+// transpose6 for 6-row slivers, transpose8 for more) against its
+// float-at-a-time loop, element by element, for the 6-, 8- and 12-row
+// slivers, with edge slivers of fewer rows and depths that are and
 // are not multiples of 8.
 func TestPackATranspose(t *testing.T) {
 	if !transposeAsm {
@@ -513,8 +514,8 @@ func TestPackATranspose(t *testing.T) {
 	}
 	defer func() { transposeAsm = true }()
 	rng := rand.New(rand.NewPCG(2, 8))
-	for _, mr := range []int{8, 12} {
-		for _, mc := range []int{8, 12, 13, 16, 20, 7} {
+	for _, mr := range []int{6, 8, 12} {
+		for _, mc := range []int{6, 8, 12, 13, 16, 20, 7} {
 			for _, kc := range []int{1, 7, 8, 9, 17, 64, 255, 256} {
 				lda := kc + 3
 				a := make([]float32, mc*lda)
@@ -523,14 +524,15 @@ func TestPackATranspose(t *testing.T) {
 				}
 				p := problem{a: a, lda: lda}
 				n := roundUp(mc, mr) * kc
-				got, want := make([]float32, n), make([]float32, n)
+				// Eight guard elements past the panel must stay -1.
+				got, want := make([]float32, n+8), make([]float32, n+8)
 				for i := range got {
 					got[i], want[i] = -1, -1
 				}
 				transposeAsm = true
-				p.packA(got, mr, 0, mc, 0, kc)
+				p.packA(got[:n], mr, 0, mc, 0, kc)
 				transposeAsm = false
-				p.packA(want, mr, 0, mc, 0, kc)
+				p.packA(want[:n], mr, 0, mc, 0, kc)
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("mr=%d mc=%d kc=%d: packed element %d is %v, want %v", mr, mc, kc, i, got[i], want[i])
@@ -547,6 +549,162 @@ func TestPackATranspose(t *testing.T) {
 							if got := want[s*kc+l*mr+r]; got != v {
 								t.Fatalf("mr=%d mc=%d kc=%d: element (%d, %d) is %v, want %v", mr, mc, kc, s+r, l, got, v)
 							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPackBAsm checks packB with its assembly (packRows for a row-major
+// B, transpose8 for a transposed one) against the element-by-element
+// definition of the panel layout (densePacker), for the 16- and 32-column
+// slivers, with partial last slivers, depths that are and are not
+// multiples of 8 and blocks that do not start at the origin, and against
+// its own float-at-a-time loop (the assembly switched off).
+func TestPackBAsm(t *testing.T) {
+	if !rowsAsm || !transposeAsm {
+		t.Skip("no packRows or transpose8 on this CPU or build")
+	}
+	defer func() { rowsAsm, transposeAsm = true, true }()
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, tB := range []bool{false, true} {
+		for _, nr := range []int{16, 32} {
+			for _, nc := range []int{1, 7, 8, 15, 16, 17, 40, 64, 100} {
+				for _, kc := range []int{1, 7, 8, 9, 17, 255, 256} {
+					const pc, jc = 3, 5
+					k, n := pc+kc+2, jc+nc+1
+					br, bc := k, n
+					if tB {
+						br, bc = n, k
+					}
+					ldb := bc + 3
+					b := make([]float32, br*ldb)
+					for i := range b {
+						b[i] = float32(rng.NormFloat64())
+					}
+					size := roundUp(nc, nr) * kc
+					want := make([]float32, size)
+					densePacker{tB, b, ldb}.PackB(want, nr, pc, kc, jc, nc)
+					p := problem{tB: tB, b: b, ldb: ldb}
+					for _, asm := range []bool{true, false} {
+						rowsAsm, transposeAsm = asm, asm
+						got := make([]float32, size)
+						for i := range got {
+							got[i] = -1 // every element must be written
+						}
+						p.packB(got, nr, pc, kc, jc, nc)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("tB=%v nr=%d nc=%d kc=%d asm=%v: packed element %d is %v, want %v", tB, nr, nc, kc, asm, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestEdgeKernels checks each edge kernel (the first rows of a tile)
+// against its full kernel on a scratch tile, bit for bit, with beta 0 (C
+// poisoned with NaN, which must not leak) and beta ≠ 0, and that it
+// writes neither the rows past its own nor the columns between C's rows.
+func TestEdgeKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	tested := 0
+	for _, kr := range available {
+		for rows, fn := range kr.edge {
+			if fn == nil {
+				continue
+			}
+			tested++
+			for _, kc := range []int{0, 1, 5, KC} {
+				for _, beta := range []float32{0, 1, -0.5} {
+					a := make([]float32, kr.mr*kc)
+					b := make([]float32, kr.nr*kc)
+					for i := range a {
+						a[i] = float32(rng.NormFloat64())
+					}
+					for i := range b {
+						b[i] = float32(rng.NormFloat64())
+					}
+					ldc := kr.nr + 3
+					c0 := make([]float32, kr.mr*ldc)
+					for i := range c0 {
+						c0[i] = float32(rng.NormFloat64())
+						if beta == 0 {
+							c0[i] = float32(math.NaN())
+						}
+					}
+					want := append([]float32(nil), c0...)
+					got := append([]float32(nil), c0...)
+					var ap, bp *float32
+					if kc > 0 {
+						ap, bp = &a[0], &b[0]
+					}
+					kr.fn(kc, ap, bp, &want[0], ldc, 0.75, beta)
+					fn(kc, ap, bp, &got[0], ldc, 0.75, beta)
+					for x := range got {
+						i, j := x/ldc, x%ldc
+						w := want[x]
+						if i >= rows || j >= kr.nr {
+							w = c0[x] // untouched
+						}
+						if math.Float32bits(got[x]) != math.Float32bits(w) {
+							t.Fatalf("%s rows=%d kc=%d beta=%g: C[%d,%d] = %g, want %g", kr.name, rows, kc, beta, i, j, got[x], w)
+						}
+					}
+				}
+			}
+		}
+	}
+	if tested == 0 {
+		t.Skip("no edge kernels on this CPU or build")
+	}
+}
+
+// TestPackARows checks packA of a transposed A with packRows (rowsAsm)
+// against the layout's definition, for every kernel's sliver height,
+// with a partial last sliver, several depths, a block away from the
+// origin and guards past the panel, with the assembly on and off.
+func TestPackARows(t *testing.T) {
+	if !rowsAsm {
+		t.Skip("no packRows on this CPU or build")
+	}
+	defer func() { rowsAsm = true }()
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, mr := range []int{6, 8, 12} {
+		for _, mc := range []int{1, 5, 6, 8, 12, 13, 30, 144} {
+			for _, kc := range []int{1, 7, 8, 9, 256} {
+				const ic, pc = 2, 3
+				lda := ic + mc + 5
+				a := make([]float32, (pc+kc+1)*lda) // A is k×m: op(A)(i, l) = a[l*lda+i]
+				for i := range a {
+					a[i] = float32(rng.NormFloat64())
+				}
+				p := problem{tA: true, a: a, lda: lda}
+				n := roundUp(mc, mr) * kc
+				for _, asm := range []bool{true, false} {
+					rowsAsm = asm
+					got := make([]float32, n+8)
+					for i := range got {
+						got[i] = -1
+					}
+					p.packA(got[:n], mr, ic, mc, pc, kc)
+					for x, v := range got {
+						want := float32(-1) // the guards
+						if x < n {
+							s, rest := x/(mr*kc)*mr, x%(mr*kc)
+							l, r := rest/mr, rest%mr
+							want = 0
+							if s+r < mc {
+								want = a[(pc+l)*lda+ic+s+r]
+							}
+						}
+						if math.Float32bits(v) != math.Float32bits(want) {
+							t.Fatalf("mr=%d mc=%d kc=%d asm=%v: packed element %d is %v, want %v", mr, mc, kc, asm, x, v, want)
 						}
 					}
 				}

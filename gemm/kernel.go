@@ -12,11 +12,22 @@ import (
 // from kc steps of a packed A sliver (mr floats a step) and a packed B
 // sliver (nr floats a step), C rows ldc floats apart, without reading C
 // when beta is 0.
+//
+// edge, when set, holds for 0 < rows < mr the kernel computing only the
+// first rows rows of the tile from the same slivers (the last sliver of a
+// product whose m is not a multiple of mr), writing C directly; it gives
+// the bits of fn.
 type kernel struct {
 	name   string
 	mr, nr int
 	fn     func(kc int, a, b, c *float32, ldc int, alpha, beta float32)
+	edge   []func(kc int, a, b, c *float32, ldc int, alpha, beta float32)
 }
+
+// rowsAsm, when set (amd64 with AVX2), lets packB copy the full slivers
+// of a row-major B, and packA those of a transposed A, with packRows.
+// Packing only moves values.
+var rowsAsm bool
 
 // maxTile bounds mr·nr and maxMR bounds mr over all kernels.
 const (

@@ -144,6 +144,436 @@ sgemm6x16FMA_overwrite:
 	VZEROUPPER
 	RET
 
+// func sgemm6x16FMARows1(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows1(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 60(SI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows1_store
+
+sgemm6x16FMARows1_loop:
+	VMOVUPS      (DX), Y2
+	VMOVUPS      32(DX), Y3
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows1_loop
+
+sgemm6x16FMARows1_store:
+	VBROADCASTSS alpha+40(FP), Y2
+	VMULPS       Y2, Y0, Y0
+	VMULPS       Y2, Y1, Y1
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows1_overwrite
+	VBROADCASTSS beta+44(FP), Y2
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y2, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y2, Y1
+	VMOVUPS      Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows1_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x16FMARows2(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows2(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows2_store
+
+sgemm6x16FMARows2_loop:
+	VMOVUPS      (DX), Y4
+	VMOVUPS      32(DX), Y5
+	VBROADCASTSS (CX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 4(CX), Y6
+	VFMADD231PS  Y4, Y6, Y2
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows2_loop
+
+sgemm6x16FMARows2_store:
+	VBROADCASTSS alpha+40(FP), Y4
+	VMULPS       Y4, Y0, Y0
+	VMULPS       Y4, Y1, Y1
+	VMULPS       Y4, Y2, Y2
+	VMULPS       Y4, Y3, Y3
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows2_overwrite
+	VBROADCASTSS beta+44(FP), Y4
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y4, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y4, Y1
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y4, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y4, Y3
+	VMOVUPS      Y3, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows2_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x16FMARows3(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows3(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows3_store
+
+sgemm6x16FMARows3_loop:
+	VMOVUPS      (DX), Y6
+	VMOVUPS      32(DX), Y7
+	VBROADCASTSS (CX), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 4(CX), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 8(CX), Y8
+	VFMADD231PS  Y6, Y8, Y4
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows3_loop
+
+sgemm6x16FMARows3_store:
+	VBROADCASTSS alpha+40(FP), Y6
+	VMULPS       Y6, Y0, Y0
+	VMULPS       Y6, Y1, Y1
+	VMULPS       Y6, Y2, Y2
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y6, Y5, Y5
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows3_overwrite
+	VBROADCASTSS beta+44(FP), Y6
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y6, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y6, Y1
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y6, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y6, Y3
+	VMOVUPS      Y3, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y6, Y4
+	VMOVUPS      Y4, (AX)
+	VFMADD231PS  32(AX), Y6, Y5
+	VMOVUPS      Y5, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows3_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, 32(BX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x16FMARows4(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows4(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows4_store
+
+sgemm6x16FMARows4_loop:
+	VMOVUPS      (DX), Y8
+	VMOVUPS      32(DX), Y9
+	VBROADCASTSS (CX), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS 4(CX), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS 8(CX), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 12(CX), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows4_loop
+
+sgemm6x16FMARows4_store:
+	VBROADCASTSS alpha+40(FP), Y8
+	VMULPS       Y8, Y0, Y0
+	VMULPS       Y8, Y1, Y1
+	VMULPS       Y8, Y2, Y2
+	VMULPS       Y8, Y3, Y3
+	VMULPS       Y8, Y4, Y4
+	VMULPS       Y8, Y5, Y5
+	VMULPS       Y8, Y6, Y6
+	VMULPS       Y8, Y7, Y7
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows4_overwrite
+	VBROADCASTSS beta+44(FP), Y8
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y8, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y8, Y1
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y8, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y8, Y3
+	VMOVUPS      Y3, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y8, Y4
+	VMOVUPS      Y4, (AX)
+	VFMADD231PS  32(AX), Y8, Y5
+	VMOVUPS      Y5, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y8, Y6
+	VMOVUPS      Y6, (AX)
+	VFMADD231PS  32(AX), Y8, Y7
+	VMOVUPS      Y7, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows4_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x16FMARows5(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16FMARows5(SB), NOSPLIT, $0-48
+	MOVQ       kc+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	MOVQ       BX, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	ADDQ       SI, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 60(DI)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	VXORPS     Y8, Y8, Y8
+	VXORPS     Y9, Y9, Y9
+	TESTQ      AX, AX
+	JZ         sgemm6x16FMARows5_store
+
+sgemm6x16FMARows5_loop:
+	VMOVUPS      (DX), Y10
+	VMOVUPS      32(DX), Y11
+	VBROADCASTSS (CX), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y1
+	VBROADCASTSS 4(CX), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS 8(CX), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 12(CX), Y12
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 16(CX), Y12
+	VFMADD231PS  Y10, Y12, Y8
+	VFMADD231PS  Y11, Y12, Y9
+	ADDQ         $0x00000018, CX
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JNZ          sgemm6x16FMARows5_loop
+
+sgemm6x16FMARows5_store:
+	VBROADCASTSS alpha+40(FP), Y10
+	VMULPS       Y10, Y0, Y0
+	VMULPS       Y10, Y1, Y1
+	VMULPS       Y10, Y2, Y2
+	VMULPS       Y10, Y3, Y3
+	VMULPS       Y10, Y4, Y4
+	VMULPS       Y10, Y5, Y5
+	VMULPS       Y10, Y6, Y6
+	VMULPS       Y10, Y7, Y7
+	VMULPS       Y10, Y8, Y8
+	VMULPS       Y10, Y9, Y9
+	MOVL         beta+44(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           sgemm6x16FMARows5_overwrite
+	VBROADCASTSS beta+44(FP), Y10
+	MOVQ         BX, AX
+	VFMADD231PS  (AX), Y10, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y10, Y1
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y10, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y10, Y3
+	VMOVUPS      Y3, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y10, Y4
+	VMOVUPS      Y4, (AX)
+	VFMADD231PS  32(AX), Y10, Y5
+	VMOVUPS      Y5, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y10, Y6
+	VMOVUPS      Y6, (AX)
+	VFMADD231PS  32(AX), Y10, Y7
+	VMOVUPS      Y7, 32(AX)
+	ADDQ         SI, AX
+	VFMADD231PS  (AX), Y10, Y8
+	VMOVUPS      Y8, (AX)
+	VFMADD231PS  32(AX), Y10, Y9
+	VMOVUPS      Y9, 32(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x16FMARows5_overwrite:
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	ADDQ    SI, BX
+	VMOVUPS Y8, (BX)
+	VMOVUPS Y9, 32(BX)
+	VZEROUPPER
+	RET
+
 // func sgemm12x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX512F, MMX+
 TEXT ·sgemm12x32AVX512(SB), NOSPLIT, $0-48
@@ -879,29 +1309,29 @@ transpose8_block:
 	VSHUFPS    $0xee, Y5, Y12, Y5
 	VSHUFPS    $0x44, Y7, Y13, Y6
 	VSHUFPS    $0xee, Y7, Y13, Y7
-	MOVQ       AX, R8
 	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y5
+	VPERM2F128 $0x31, Y7, Y3, Y7
+	MOVQ       AX, R8
 	VMOVUPS    Y8, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x20, Y5, Y1, Y9
 	VMOVUPS    Y9, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x20, Y6, Y2, Y10
 	VMOVUPS    Y10, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x20, Y7, Y3, Y11
 	VMOVUPS    Y11, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x31, Y4, Y0, Y12
 	VMOVUPS    Y12, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x31, Y5, Y1, Y13
 	VMOVUPS    Y13, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x31, Y6, Y2, Y5
 	VMOVUPS    Y5, (R8)
 	ADDQ       CX, R8
-	VPERM2F128 $0x31, Y7, Y3, Y7
 	VMOVUPS    Y7, (R8)
 	ADDQ       $0x20, DX
 	LEAQ       (AX)(CX*8), AX
@@ -909,5 +1339,272 @@ transpose8_block:
 	JNZ        transpose8_block
 
 transpose8_done:
+	VZEROUPPER
+	RET
+
+// func transpose6AVX2(d *float32, a *float32, lda int, kc8 int)
+// Requires: AVX
+TEXT ·transpose6AVX2(SB), NOSPLIT, $0-32
+	MOVQ  d+0(FP), AX
+	MOVQ  a+8(FP), CX
+	MOVQ  lda+16(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  kc8+24(FP), BX
+	SHRQ  $0x03, BX
+	TESTQ BX, BX
+	JZ    transpose6_done
+
+transpose6_block:
+	MOVQ         CX, SI
+	VMOVUPS      (SI), Y0
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y1
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y2
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y3
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y4
+	ADDQ         DX, SI
+	VMOVUPS      (SI), Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VUNPCKLPS    Y1, Y0, Y8
+	VUNPCKHPS    Y1, Y0, Y9
+	VUNPCKLPS    Y3, Y2, Y10
+	VUNPCKHPS    Y3, Y2, Y11
+	VUNPCKLPS    Y5, Y4, Y12
+	VUNPCKHPS    Y5, Y4, Y13
+	VUNPCKLPS    Y7, Y6, Y5
+	VUNPCKHPS    Y7, Y6, Y7
+	VSHUFPS      $0x44, Y10, Y8, Y0
+	VSHUFPS      $0xee, Y10, Y8, Y1
+	VSHUFPS      $0x44, Y11, Y9, Y2
+	VSHUFPS      $0xee, Y11, Y9, Y3
+	VSHUFPS      $0x44, Y5, Y12, Y4
+	VSHUFPS      $0xee, Y5, Y12, Y5
+	VSHUFPS      $0x44, Y7, Y13, Y6
+	VSHUFPS      $0xee, Y7, Y13, Y7
+	VPERM2F128   $0x20, Y4, Y0, Y8
+	VPERM2F128   $0x20, Y5, Y1, Y9
+	VPERM2F128   $0x20, Y6, Y2, Y10
+	VPERM2F128   $0x20, Y7, Y3, Y11
+	VPERM2F128   $0x31, Y4, Y0, Y12
+	VPERM2F128   $0x31, Y5, Y1, Y13
+	VPERM2F128   $0x31, Y6, Y2, Y5
+	VPERM2F128   $0x31, Y7, Y3, Y7
+	VMOVUPS      Y8, (AX)
+	VMOVUPS      Y9, 24(AX)
+	VMOVUPS      Y10, 48(AX)
+	VMOVUPS      Y11, 72(AX)
+	VMOVUPS      Y12, 96(AX)
+	VMOVUPS      Y13, 120(AX)
+	VMOVUPS      Y5, 144(AX)
+	VMOVUPS      X7, 168(AX)
+	VEXTRACTF128 $0x01, Y7, X0
+	VMOVSD       X0, 184(AX)
+	ADDQ         $0x20, CX
+	ADDQ         $0xc0, AX
+	DECQ         BX
+	JNZ          transpose6_block
+
+transpose6_done:
+	VZEROUPPER
+	RET
+
+// func packRows6AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packRows6AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packRows6AVX2_done
+	TESTQ DI, DI
+	JZ    packRows6AVX2_done
+
+packRows6AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packRows6AVX2_sliver:
+	VMOVUPS (R8), X0
+	VMOVSD  16(R8), X1
+	VMOVUPS X0, (R9)
+	VMOVSD  X1, 16(R9)
+	ADDQ    $0x00000018, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packRows6AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000018, AX
+	DECQ    SI
+	JNZ     packRows6AVX2_row
+
+packRows6AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packRows8AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packRows8AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packRows8AVX2_done
+	TESTQ DI, DI
+	JZ    packRows8AVX2_done
+
+packRows8AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packRows8AVX2_sliver:
+	VMOVUPS (R8), Y0
+	VMOVUPS Y0, (R9)
+	ADDQ    $0x00000020, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packRows8AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000020, AX
+	DECQ    SI
+	JNZ     packRows8AVX2_row
+
+packRows8AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packRows12AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packRows12AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packRows12AVX2_done
+	TESTQ DI, DI
+	JZ    packRows12AVX2_done
+
+packRows12AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packRows12AVX2_sliver:
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), X1
+	VMOVUPS Y0, (R9)
+	VMOVUPS X1, 32(R9)
+	ADDQ    $0x00000030, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packRows12AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000030, AX
+	DECQ    SI
+	JNZ     packRows12AVX2_row
+
+packRows12AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packRows16AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packRows16AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packRows16AVX2_done
+	TESTQ DI, DI
+	JZ    packRows16AVX2_done
+
+packRows16AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packRows16AVX2_sliver:
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	ADDQ    $0x00000040, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packRows16AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000040, AX
+	DECQ    SI
+	JNZ     packRows16AVX2_row
+
+packRows16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packRows32AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+// Requires: AVX
+TEXT ·packRows32AVX2(SB), NOSPLIT, $0-48
+	MOVQ  d+0(FP), AX
+	MOVQ  ldd+8(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  b+16(FP), DX
+	MOVQ  ldb+24(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  kc+32(FP), SI
+	MOVQ  ns+40(FP), DI
+	TESTQ SI, SI
+	JZ    packRows32AVX2_done
+	TESTQ DI, DI
+	JZ    packRows32AVX2_done
+
+packRows32AVX2_row:
+	MOVQ DX, R8
+	MOVQ AX, R9
+	MOVQ DI, R10
+
+packRows32AVX2_sliver:
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS 64(R8), Y2
+	VMOVUPS 96(R8), Y3
+	VMOVUPS Y0, (R9)
+	VMOVUPS Y1, 32(R9)
+	VMOVUPS Y2, 64(R9)
+	VMOVUPS Y3, 96(R9)
+	ADDQ    $0x00000080, R8
+	ADDQ    CX, R9
+	DECQ    R10
+	JNZ     packRows32AVX2_sliver
+	ADDQ    BX, DX
+	ADDQ    $0x00000080, AX
+	DECQ    SI
+	JNZ     packRows32AVX2_row
+
+packRows32AVX2_done:
 	VZEROUPPER
 	RET

@@ -11,6 +11,41 @@ package gemm
 //go:noescape
 func sgemm6x16FMA(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
+// sgemm6x16FMARows1 computes rows 0..0 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows1(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemm6x16FMARows2 computes rows 0..1 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows2(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemm6x16FMARows3 computes rows 0..2 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows3(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemm6x16FMARows4 computes rows 0..3 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows4(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemm6x16FMARows5 computes rows 0..4 of the 6x16 tile C = alpha*A*B + beta*C
+// from a packed A sliver (kc steps of 6 floats) and a packed B sliver (kc steps of
+// 16 floats); C rows are ldc floats apart; C is not read when beta == 0.
+//
+//go:noescape
+func sgemm6x16FMARows5(kc int, a *float32, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
 // sgemm12x32AVX512 computes the 12x32 tile C = alpha*A*B + beta*C from a packed A sliver
 // (kc steps of 12 floats) and a packed B sliver (kc steps of 32 floats);
 // C rows are ldc floats apart; C is not read when beta == 0.
@@ -78,3 +113,39 @@ func runs16x6AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int3
 //
 //go:noescape
 func transpose8AVX2(d *float32, ldd int, a *float32, lda int, kc8 int)
+
+// transpose6AVX2 sets d[l*6+r] = a[r*lda+l] for r < 6 and l < kc8, a
+// multiple of 8 (packA's six-row sliver, rows lda floats apart).
+//
+//go:noescape
+func transpose6AVX2(d *float32, a *float32, lda int, kc8 int)
+
+// packRows6AVX2 sets d[s*ldd+l*6+j] = b[l*ldb+s*6+j] for l < kc, s < ns and
+// j < 6: slivers of a row-major matrix, each of its rows read in order.
+//
+//go:noescape
+func packRows6AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+
+// packRows8AVX2 sets d[s*ldd+l*8+j] = b[l*ldb+s*8+j] for l < kc, s < ns and
+// j < 8: slivers of a row-major matrix, each of its rows read in order.
+//
+//go:noescape
+func packRows8AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+
+// packRows12AVX2 sets d[s*ldd+l*12+j] = b[l*ldb+s*12+j] for l < kc, s < ns and
+// j < 12: slivers of a row-major matrix, each of its rows read in order.
+//
+//go:noescape
+func packRows12AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+
+// packRows16AVX2 sets d[s*ldd+l*16+j] = b[l*ldb+s*16+j] for l < kc, s < ns and
+// j < 16: slivers of a row-major matrix, each of its rows read in order.
+//
+//go:noescape
+func packRows16AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)
+
+// packRows32AVX2 sets d[s*ldd+l*32+j] = b[l*ldb+s*32+j] for l < kc, s < ns and
+// j < 32: slivers of a row-major matrix, each of its rows read in order.
+//
+//go:noescape
+func packRows32AVX2(d *float32, ldd int, b *float32, ldb int, kc int, ns int)

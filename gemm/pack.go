@@ -3,8 +3,17 @@ package gemm
 // packA copies rows [ic, ic+mc) and columns [pc, pc+kc) of op(A) into dst
 // as slivers of mr rows: element (ic+s+r, pc+l) goes to dst[s*kc+l*mr+r]
 // for s a multiple of mr. Rows past mc are zero.
+//
+// With AVX2 the full slivers of a transposed A (whose steps are rows of
+// A) are copied by packRows (rowsAsm), one row of A at a time.
 func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
-	for s := 0; s < mc; s += mr {
+	s0 := 0
+	if p.tA && rowsAsm && kc > 0 {
+		if ns := mc / mr; ns > 0 && packRows(dst[:ns*mr*kc], p.a[pc*p.lda+ic:(pc+kc-1)*p.lda+ic+ns*mr], p.lda, kc, ns, mr) {
+			s0 = ns * mr
+		}
+	}
+	for s := s0; s < mc; s += mr {
 		d := dst[s*kc : (s+mr)*kc]
 		rows := min(mr, mc-s)
 		if p.tA {
@@ -19,7 +28,14 @@ func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
 		}
 		// op(A)(i, l) = a[i*lda+l]: interleave the rows, one step at a time.
 		if mr == 6 && rows == 6 {
-			packA6(d, p.a[(ic+s)*p.lda+pc:], p.lda, kc)
+			// With AVX2, 8×8 transposes in registers up to the last
+			// multiple of 8 steps, the rest six floats at a time.
+			src, kc8 := p.a[(ic+s)*p.lda+pc:], 0
+			if transposeAsm && kc >= 8 {
+				kc8 = kc &^ 7
+				transpose6(d[:kc8*6], src[:5*p.lda+kc8], p.lda, kc8)
+			}
+			packA6(d[kc8*6:], src[kc8:], p.lda, kc-kc8)
 			continue
 		}
 		// With AVX2, rows 0..7 go through 8×8 transposes in registers up
@@ -53,8 +69,20 @@ func (p *problem) packA(dst []float32, mr, ic, mc, pc, kc int) {
 // packB copies rows [pc, pc+kc) and columns [jc, jc+nc) of op(B) into dst
 // as slivers of nr columns: element (pc+l, jc+s+j) goes to
 // dst[s*kc+l*nr+j] for s a multiple of nr. Columns past nc are zero.
+//
+// With AVX2 the full slivers of a row-major B are copied by packRows
+// (rowsAsm), one row of B at a time in order (one sliver at a time reads
+// a cache line from each of kc rows far apart), and a transposed B goes
+// through the 8×8 register transposes of transpose8 (transposeAsm), eight
+// columns at a time, instead of one float at a time.
 func (p *problem) packB(dst []float32, nr, pc, kc, jc, nc int) {
-	for s := 0; s < nc; s += nr {
+	s0 := 0
+	if !p.tB && rowsAsm && kc > 0 {
+		if ns := nc / nr; ns > 0 && packRows(dst[:ns*nr*kc], p.b[pc*p.ldb+jc:(pc+kc-1)*p.ldb+jc+ns*nr], p.ldb, kc, ns, nr) {
+			s0 = ns * nr
+		}
+	}
+	for s := s0; s < nc; s += nr {
 		d := dst[s*kc : (s+nr)*kc]
 		cols := min(nr, nc-s)
 		if !p.tB {
@@ -67,11 +95,25 @@ func (p *problem) packB(dst []float32, nr, pc, kc, jc, nc int) {
 			}
 			continue
 		}
+		// op(B)(l, j) = b[j*ldb+l]: column j is a contiguous run of steps.
+		// Groups of eight columns through transpose8 up to the last
+		// multiple of 8 steps (kc8); the rest one float at a time.
+		kc8, j8 := 0, 0
+		if transposeAsm && kc >= 8 {
+			kc8 = kc &^ 7
+			for ; j8+8 <= cols; j8 += 8 {
+				transpose8(&d[j8], nr, &p.b[(jc+s+j8)*p.ldb+pc], p.ldb, kc8)
+			}
+		}
 		for j := 0; j < cols; j++ {
+			l0 := 0
+			if j < j8 {
+				l0 = kc8
+			}
 			src := p.b[(jc+s+j)*p.ldb+pc:]
 			src = src[:kc]
-			for l, v := range src {
-				d[l*nr+j] = v
+			for l := l0; l < kc; l++ {
+				d[l*nr+j] = src[l]
 			}
 		}
 		for j := cols; j < nr; j++ {

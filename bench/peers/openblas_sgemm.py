@@ -10,6 +10,10 @@ same shapes and transposes as gemm/bench_test.go's resnetShapes (row-major,
 alpha 1, beta 0), printing one line per shape in the benchmark's form:
 GFLOP per wall-clock second and per CPU-second of the process
 (time.process_time), the latter the per-core figure on a shared machine.
+OpenBLAS picks its kernels from the CPU (DYNAMIC_ARCH); OPENBLAS_CORETYPE
+overrides it (Haswell: AVX2+FMA, the peer of gemm under
+GODEBUG=cpu.avx512f=off; SkylakeX: AVX-512), and the first line names the
+core in use.
 
     python3 bench/peers/openblas_sgemm.py [REPS]
 """
@@ -51,7 +55,12 @@ def main():
     get_config = getattr(blas, "openblas_get_config", None)
     if get_config is not None:
         get_config.restype = ctypes.c_char_p
-        print("openblas:", get_config().decode(), "threads:", blas.openblas_get_num_threads())
+        core = ""
+        get_core = getattr(blas, "openblas_get_corename", None)
+        if get_core is not None:
+            get_core.restype = ctypes.c_char_p
+            core = " core: " + get_core().decode()
+        print("openblas:", get_config().decode(), "threads:", blas.openblas_get_num_threads(), core)
     sgemm = blas.cblas_sgemm
     f = ctypes.c_float
     i = ctypes.c_int

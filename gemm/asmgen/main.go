@@ -35,6 +35,9 @@ import (
 func main() {
 	ConstraintExpr("amd64,!noasm") // go:build amd64 && !noasm
 	kernel("sgemm6x16FMA", 6, 16, 8, YMM)
+	for rows := 1; rows < 6; rows++ {
+		edgeKernel(fmt.Sprintf("sgemm6x16FMARows%d", rows), rows, 6, 16, 8, YMM)
+	}
 	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
 	kernel("sgemm8x32AVX512", 8, 32, 16, ZMM)
 	gather16()
@@ -42,6 +45,10 @@ func main() {
 		runs16(nrun)
 	}
 	transpose8()
+	transpose6()
+	for _, w := range []int{6, 8, 12, 16, 32} {
+		packRows(fmt.Sprintf("packRows%dAVX2", w), w)
+	}
 	Generate()
 }
 
@@ -63,6 +70,28 @@ func kernel(name string, mr, nr, lanes int, vec func() VecVirtual) {
 	Doc(fmt.Sprintf("%s computes the %dx%d tile C = alpha*A*B + beta*C from a packed A sliver", name, mr, nr),
 		fmt.Sprintf("(kc steps of %d floats) and a packed B sliver (kc steps of %d floats);", mr, nr),
 		"C rows are ldc floats apart; C is not read when beta == 0.")
+	kernelBody(name, mr, mr, nr, lanes, vec)
+}
+
+// edgeKernel writes the kernel for the first rows < mr rows of an mr×nr
+// tile: the last sliver of a product whose m is not a multiple of mr (a
+// 64-row product with 6-row slivers ends with 4 rows). It reads the same
+// packed slivers as the mr-row kernel (A steps of mr floats) and performs
+// each element's operations in the same order, so it gives the same bits,
+// and it writes C directly instead of through a scratch tile, without the
+// mr-rows FMAs of the padding rows.
+func edgeKernel(name string, rows, mr, nr, lanes int, vec func() VecVirtual) {
+	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int, alpha, beta float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes rows 0..%d of the %dx%d tile C = alpha*A*B + beta*C", name, rows-1, mr, nr),
+		fmt.Sprintf("from a packed A sliver (kc steps of %d floats) and a packed B sliver (kc steps of", mr),
+		fmt.Sprintf("%d floats); C rows are ldc floats apart; C is not read when beta == 0.", nr))
+	kernelBody(name, rows, mr, nr, lanes, vec)
+}
+
+// kernelBody writes the body of a kernel computing rows×nr elements of C
+// from A slivers whose steps are astride floats.
+func kernelBody(name string, mr, astride, nr, lanes int, vec func() VecVirtual) {
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("a"), GP64())
 	pb := Load(Param("b"), GP64())
@@ -107,7 +136,7 @@ func kernel(name string, mr, nr, lanes int, vec func() VecVirtual) {
 			VFMADD231PS(bv[v], t, acc[i*nv+v]) // acc += t*b
 		}
 	}
-	ADDQ(U32(4*mr), pa)
+	ADDQ(U32(4*astride), pa)
 	ADDQ(U32(4*nr), pb)
 	DECQ(kc)
 	JNZ(LabelRef(name + "_loop"))
@@ -296,6 +325,29 @@ func transpose8() {
 		load(a, i, r[i])
 		load(a4, i, r[4+i])
 	}
+	cols := transpose8x8(r)
+	dst := GP64()
+	MOVQ(d, dst)
+	for c, o := range cols {
+		VMOVUPS(o, Mem{Base: dst})
+		if c < 7 {
+			ADDQ(ldd, dst)
+		}
+	}
+	// Next block: a moves 8 floats right, d 8 steps down.
+	ADDQ(U8(32), a)
+	LEAQ(Mem{Base: d, Index: ldd, Scale: 8}, d)
+	DECQ(kc)
+	JNZ(LabelRef("transpose8_block"))
+	Label("transpose8_done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8x8 transposes the 8×8 block whose rows are r (overwriting
+// them) and returns its columns: the usual unpack / shuffle /
+// lane-permute sequence.
+func transpose8x8(r []VecVirtual) []VecVirtual {
 	t := make([]VecVirtual, 8)
 	for i := range t {
 		t[i] = YMM()
@@ -311,26 +363,137 @@ func transpose8() {
 		VSHUFPS(U8(0x44), t[q+3], t[q+1], u[q+2]) // column 2 (and 6)
 		VSHUFPS(U8(0xEE), t[q+3], t[q+1], u[q+3]) // column 3 (and 7)
 	}
-	dst := GP64()
-	MOVQ(d, dst)
 	for c := range 8 {
-		o := t[c]
 		if c < 4 {
-			VPERM2F128(U8(0x20), u[4+c], u[c], o)
+			VPERM2F128(U8(0x20), u[4+c], u[c], t[c])
 		} else {
-			VPERM2F128(U8(0x31), u[c], u[c-4], o)
-		}
-		VMOVUPS(o, Mem{Base: dst})
-		if c < 7 {
-			ADDQ(ldd, dst)
+			VPERM2F128(U8(0x31), u[c], u[c-4], t[c])
 		}
 	}
-	// Next block: a moves 8 floats right, d 8 steps down.
+	return t
+}
+
+// transpose6 writes transpose6AVX2, packA's six-row sliver for the AVX2
+// 6×16 kernel: d[l*6+r] = a[r*lda+l] for r < 6 and l < kc8 (a multiple
+// of 8), one block of 8 steps at a time: six row loads (two zero rows),
+// the 8×8 transpose, and per step a 32-byte store whose last two floats
+// the next step's store overwrites (the block's last step stores 16 + 8
+// bytes, so nothing past step kc8 is written).
+func transpose6() {
+	TEXT("transpose6AVX2", NOSPLIT, "func(d *float32, a *float32, lda int, kc8 int)")
+	Pragma("noescape")
+	Doc("transpose6AVX2 sets d[l*6+r] = a[r*lda+l] for r < 6 and l < kc8, a",
+		"multiple of 8 (packA's six-row sliver, rows lda floats apart).")
+	d := Load(Param("d"), GP64())
+	a := Load(Param("a"), GP64())
+	lda := Load(Param("lda"), GP64())
+	SHLQ(U8(2), lda)
+	kc := Load(Param("kc8"), GP64())
+	SHRQ(U8(3), kc)
+	TESTQ(kc, kc)
+	JZ(LabelRef("transpose6_done"))
+	Label("transpose6_block")
+	r := make([]VecVirtual, 8)
+	row := GP64()
+	MOVQ(a, row)
+	for i := range r {
+		r[i] = YMM()
+		if i < 6 {
+			VMOVUPS(Mem{Base: row}, r[i])
+			if i < 5 {
+				ADDQ(lda, row)
+			}
+		} else {
+			VXORPS(r[i], r[i], r[i])
+		}
+	}
+	cols := transpose8x8(r)
+	for c, o := range cols {
+		if c < 7 {
+			VMOVUPS(o, Mem{Base: d, Disp: 24 * c})
+			continue
+		}
+		VMOVUPS(o.AsX(), Mem{Base: d, Disp: 24 * c})
+		hi := XMM()
+		VEXTRACTF128(U8(1), o, hi)
+		VMOVSD(hi, Mem{Base: d, Disp: 24*c + 16})
+	}
 	ADDQ(U8(32), a)
-	LEAQ(Mem{Base: d, Index: ldd, Scale: 8}, d)
+	ADDQ(U8(24*8), d)
 	DECQ(kc)
-	JNZ(LabelRef("transpose8_block"))
-	Label("transpose8_done")
+	JNZ(LabelRef("transpose6_block"))
+	Label("transpose6_done")
+	VZEROUPPER()
+	RET()
+}
+
+// packRows writes name: the copy of ns full slivers of nr columns from a
+// row-major matrix, packB's for B and packA's for a transposed A, row by
+// row so that each row is read sequentially (one sliver at a time would
+// touch kc rows, a cache line of each, with no stream for the prefetcher
+// to follow): d[s*ldd+l*nr+j] = b[l*ldb+s*nr+j] for l < kc, s < ns and
+// j < nr, with ldd = kc*nr the distance between slivers. nr is even; each
+// sliver row moves as 8-, 4- and 2-float pieces.
+func packRows(name string, nr int) {
+	TEXT(name, NOSPLIT, "func(d *float32, ldd int, b *float32, ldb int, kc int, ns int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets d[s*ldd+l*%d+j] = b[l*ldb+s*%d+j] for l < kc, s < ns and", name, nr, nr),
+		fmt.Sprintf("j < %d: slivers of a row-major matrix, each of its rows read in order.", nr))
+	d := Load(Param("d"), GP64())
+	ldd := Load(Param("ldd"), GP64())
+	SHLQ(U8(2), ldd)
+	b := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	SHLQ(U8(2), ldb)
+	kc := Load(Param("kc"), GP64())
+	ns := Load(Param("ns"), GP64())
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_done"))
+	TESTQ(ns, ns)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_row")
+	src, dst, cnt := GP64(), GP64(), GP64()
+	MOVQ(b, src)
+	MOVQ(d, dst)
+	MOVQ(ns, cnt)
+	Label(name + "_sliver")
+	type piece struct {
+		v   VecVirtual
+		off int
+	}
+	var ps []piece
+	for off := 0; off < nr; {
+		switch {
+		case nr-off >= 8:
+			p := piece{YMM(), off}
+			VMOVUPS(Mem{Base: src, Disp: 4 * off}, p.v)
+			ps, off = append(ps, p), off+8
+		case nr-off >= 4:
+			p := piece{XMM(), off}
+			VMOVUPS(Mem{Base: src, Disp: 4 * off}, p.v)
+			ps, off = append(ps, p), off+4
+		default:
+			p := piece{XMM(), off}
+			VMOVSD(Mem{Base: src, Disp: 4 * off}, p.v)
+			ps, off = append(ps, p), off+2
+		}
+	}
+	for _, p := range ps {
+		if nr-p.off >= 4 {
+			VMOVUPS(p.v, Mem{Base: dst, Disp: 4 * p.off})
+		} else {
+			VMOVSD(p.v, Mem{Base: dst, Disp: 4 * p.off})
+		}
+	}
+	ADDQ(U32(4*nr), src)
+	ADDQ(ldd, dst)
+	DECQ(cnt)
+	JNZ(LabelRef(name + "_sliver"))
+	ADDQ(ldb, b)
+	ADDQ(U32(4*nr), d)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_row"))
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
 }
