@@ -60,7 +60,8 @@ class Flaky:
 
 def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabric", ctl: Optional[str] = None,
              nan_rank: Optional[int] = None, bucket_cap_mb: float = 0.0005, backend: str = "collective",
-             serve: Optional[str] = None, layout: str = "worker-major", rungs: Optional[str] = None) -> Dict[str, Any]:
+             serve: Optional[str] = None, layout: str = "worker-major", rungs: Optional[str] = None,
+             record: Optional[str] = None) -> Dict[str, Any]:
     model = make_model()
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
     fabric = None
@@ -75,8 +76,9 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
         else:
             c = {None: None, "warmup": control.Warmup(2), "ranksplit": RankSplit(rank), "flaky": Flaky()}[ctl]
         from nfabric.policy import Policy
+        rec = {"record": record, "record_steps": [1], "record_diagnostics": True} if record else {}
         fabric = nt.register(ddp, Policy.parse(policy, lr=LR, sign_lr=SIGN_LR, layout=layout), control=c,
-                             backend=backend, serve=serve)
+                             backend=backend, serve=serve, **rec)
     opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
     out: Dict[str, Any] = {"params": [], "grads": [], "raw": [], "buckets": [], "warnings": [], "modes": []}
     names = [n for n, _ in model.named_parameters()]
