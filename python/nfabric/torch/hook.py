@@ -253,7 +253,9 @@ class Fabric(ModeState):
 
     def _fp32_with_diag(self, buf: torch.Tensor, lay: Dict[str, Segments]):
         """An FP32 bucket on a diagnostics step: the planes are all-gathered
-        too (counted as header bytes), and the votes compared with the mean."""
+        too (counted as header bytes), and the votes compared with the mean;
+        the controller's summed formats (INT8/BFP8 rungs, and all of them on
+        a recorded diagnostics step) are all-reduced first (_diag_sums)."""
         bad = torch.stack([nonfinite(lay[g].gather(buf)) for g in lay]).max().reshape(1)
         if self.workers > 1:
             dist.all_reduce(bad, op=dist.ReduceOp.MAX, group=self.pg)
@@ -279,7 +281,8 @@ class Fabric(ModeState):
         fut.set_result(buf)
         return fut
 
-    def _diag_sums(self, buf: torch.Tensor, lay: Dict[str, Segments]) -> Optional[Dict[str, Dict[Format, torch.Tensor]]]:
+    def _diag_sums(self, buf: torch.Tensor, lay: Dict[str, Segments]
+                   ) -> Optional[Dict[str, Dict[Format, torch.Tensor]]]:
         """The decoded aggregates of the diagnostics' summed formats (the
         controller's INT8/BFP8 rungs), from the ranks' own gradients, before
         the FP32 all-reduce overwrites the bucket: Go's
@@ -295,7 +298,8 @@ class Fabric(ModeState):
             p = seg.gather(buf)
             out[g] = {}
             for f in self._diag.sums:
-                parts = [allreduce_fixed(f, v, [info.numel], self.workers, self.pg).clone() for info, v in seg.tensors(p)]
+                parts = [allreduce_fixed(f, v, [info.numel], self.workers, self.pg)
+                         for info, v in seg.tensors(p)]
                 out[g][f] = torch.cat(parts) if parts else p.new_zeros(0)
                 self.stats.add_header(sum(fixed.payload_bytes(str(f), info.numel) for info in seg.params))
         return out
