@@ -60,7 +60,8 @@ class Flaky:
 
 def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabric", ctl: Optional[str] = None,
              nan_rank: Optional[int] = None, bucket_cap_mb: float = 0.0005, backend: str = "collective",
-             serve: Optional[str] = None, layout: str = "worker-major") -> Dict[str, Any]:
+             serve: Optional[str] = None, layout: str = "worker-major", rungs: Optional[str] = None,
+             record: Optional[str] = None) -> Dict[str, Any]:
     model = make_model()
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
     fabric = None
@@ -69,13 +70,17 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
     else:
         if ctl == "serve-admit":
             c = nt.serve.ServeControl(serve, default="fp32", warmup=2, ladder_binary=-1.0, diag_every=1)
+        elif ctl == "serve-diag":  # the controller's ladder (rungs; None: the paper's two), diagnostics every step
+            kw = {"ladder_rungs": rungs} if rungs is not None else {}
+            c = nt.serve.ServeControl(serve, default="fp32", warmup=1, diag_every=1, **kw)
         else:
             c = {None: None, "warmup": control.Warmup(2), "ranksplit": RankSplit(rank), "flaky": Flaky()}[ctl]
         from nfabric.policy import Policy
+        rec = {"record": record, "record_steps": [1], "record_diagnostics": True} if record else {}
         fabric = nt.register(ddp, Policy.parse(policy, lr=LR, sign_lr=SIGN_LR, layout=layout), control=c,
-                             backend=backend, serve=serve)
+                             backend=backend, serve=serve, **rec)
     opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
-    out: Dict[str, Any] = {"params": [], "grads": [], "raw": [], "buckets": [], "warnings": []}
+    out: Dict[str, Any] = {"params": [], "grads": [], "raw": [], "buckets": [], "warnings": [], "modes": []}
     names = [n for n, _ in model.named_parameters()]
     raw: Dict[str, torch.Tensor] = {}
     target = "2.weight"
@@ -109,6 +114,7 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
         out["raw"].append(dict(raw))
         if fabric is not None:
             out["buckets"].append(dict(fabric.buckets))
+            out["modes"].append({g: str(f) for g, f in fabric.modes.items()})
         opt.step()
         out["params"].append({n: p.detach().clone() for n, p in model.named_parameters()})
     out["names"] = names
@@ -116,6 +122,9 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
         if ctl == "serve-admit" and rank == 0:
             out["replay"] = c.replay_matches()
             out["actions"] = list(c.actions)
+        if ctl == "serve-diag" and rank == 0:
+            out["diag"] = sent_diagnostics(c)
+            out["replay"] = c.replay_matches()
         out["stats"] = fabric.stats.summary()
         out["history"] = fabric.stats.history
         fabric.close()
@@ -150,3 +159,17 @@ def control_on_rank0_only(rank: int, workers: int) -> Dict[str, Any]:
     except ValueError as e:
         return {"error_message": str(e)}
     return {"error_message": None}
+
+
+def sent_diagnostics(ctl) -> List[Any]:
+    """The diag events the plane received in ctl's session (its Dump):
+    (step, group, cos_binary, cos_ternary, {mode name: cosine})."""
+    c = ctl.client
+    dump = c.call(c.control.Dump, c.kpb.DumpRequest(session=ctl.session), "Dump")
+    out = []
+    for e in dump.events:
+        if e.event.WhichOneof("event") == "diag":
+            d = e.event.diag
+            out.append((d.step, d.group, d.cos_binary, d.cos_ternary,
+                        {c.cpb.Mode.Name(m.mode): m.cosine for m in d.cosines}))
+    return out

@@ -95,3 +95,25 @@ def test_cosines_measure_only_the_asked_formats():
         Cosines(["bfp8"]).add("backbone", planes, seg, g.mean(0))
     with pytest.raises(ValueError):
         Cosines(["fp9"])
+
+
+def test_cosines_from_given_aggregates():
+    """summed= (the DDP hook's input: each format's aggregate computed by
+    the ranks' all-reduces) gives the cosines the workers' gradients give,
+    bucketed per parameter tensor; a missing format is an error naming it."""
+    from nfabric import fixed
+    ps = [ParamInfo("w", torch.nn.Parameter(torch.zeros(70)), "backbone", 0),
+          ParamInfo("b", torch.nn.Parameter(torch.zeros(5)), "backbone", 70)]
+    seg = Segments(ps, [0, 70])
+    g = torch.randn(3, 75, generator=torch.Generator().manual_seed(2))
+    g[:, 70:] *= 100  # a tensor of other magnitude: one INT8 scale for both would differ
+    planes = torch.stack([lowbit.encode_signs(g[k]) for k in range(3)])
+    by_grads = Cosines(["int8", "bfp8"])
+    by_grads.add("backbone", planes, seg, g.mean(0), g)
+    summed = {f: torch.cat([fixed.aggregate_workers(str(f), [g[k, s:s + n] for k in range(3)])
+                            for s, n in zip(seg.starts, seg.lengths)]) for f in (Format.INT8, Format.BFP8)}
+    given = Cosines(["int8", "bfp8"])
+    given.add("backbone", planes, seg, g.mean(0), summed=summed)
+    assert given.take() == by_grads.take()
+    with pytest.raises(ValueError, match=r"bfp8 cosine needs its aggregate \[75\]"):
+        Cosines(["bfp8"]).add("backbone", planes, seg, g.mean(0), summed={Format.INT8: summed[Format.INT8]})

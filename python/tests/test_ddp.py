@@ -226,3 +226,41 @@ def test_int8_many_buckets_is_near_the_mean(runs):
     st = got["stats"]
     n = sum(p.numel() for p in W.make_model().parameters())
     assert st["fp32_bytes"] == 4 * n * W.STEPS and st["bytes"] > n * W.STEPS
+
+
+def test_recorded_ddp_diagnostics_carry_every_summed_format(tmp_path):
+    """record_diagnostics on the DDP hook (2 ranks) records every summed
+    format's cosine (trace version 2), each equal to the virtual workers'
+    Cosines on the ranks' own step-1 gradients (one process,
+    nfabric.fixed.aggregate_workers per parameter tensor: no collective)."""
+    import json
+    from nfabric import lowbit
+    from nfabric.lowbit import Format
+    from nfabric.torch.core import Cosines
+    workers = 2
+    path = tmp_path / "trace.json"
+    init = "file://" + os.path.join(str(tmp_path), "init")
+    mp.spawn(W.worker, args=(workers, init, str(tmp_path), [{"name": "rec", "policy": "fp32", "record": str(path)}]),
+             nprocs=workers, join=True)
+    raws = []
+    for r in range(workers):
+        with open(os.path.join(str(tmp_path), f"rank{r}.pkl"), "rb") as f:
+            raws.append(pickle.load(f)["rec"]["raw"][1])
+    t = json.loads(path.read_text())
+    assert t["version"] == 2
+    (s,) = t["steps"]
+    assert s["step"] == 1
+    probe = VirtualWorkers(W.make_model(), workers, "fp32")
+    ref = Cosines([Format.INT8, Format.BFP8])
+    for g in probe.groups:
+        gr = torch.stack([torch.cat([raw[p.name].flatten() for p in probe.segments[g].params]) for raw in raws])
+        planes = torch.stack([lowbit.encode_signs(gr[k]) for k in range(workers)])
+        ref.add(g, planes, probe.segments[g], probe._mean(gr), gr)
+    ref = ref.take()
+    assert set(s["diagnostics"]) == set(ref)
+    for g, d in s["diagnostics"].items():
+        assert d["cos_binary"] == pytest.approx(ref[g][Format.BINARY], abs=1e-9), g
+        assert d["cos_ternary"] == pytest.approx(ref[g][Format.TERNARY], abs=1e-9), g
+        assert set(d["cosines"]) == {"int8", "bfp8"}, g
+        assert d["cosines"]["int8"] == pytest.approx(ref[g][Format.INT8], abs=1e-9), g
+        assert d["cosines"]["bfp8"] == pytest.approx(ref[g][Format.BFP8], abs=1e-9), g

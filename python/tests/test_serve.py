@@ -487,3 +487,70 @@ def test_hook_diagnostics_reach_a_mixed_plan_with_int8(serve_socket):
     ok, why = ctl.replay_matches()
     assert ok, why
     ctl.close()
+
+
+def test_ddp_hook_diagnostics_measure_the_ladders_formats(serve_socket, tmp_path):
+    """The DDP hook (2 ranks, gloo) on a controller whose ladder has INT8
+    and BFP8 rungs: its FP32 diagnostics step sends every rung's cosine,
+    computed from the ranks' own gradients before the FP32 all-reduce.
+    Oracles, from the same step-0 gradients in this process: INT8 written
+    out directly (one scale per parameter tensor, as Go's
+    StepFormatCosines), G-Binary from the sign vote, G-Ternary and BFP8
+    from the virtual workers' Cosines (one process, no collectives). With
+    G-Binary's threshold between the two groups' G-Binary cosines, the
+    plane puts one group on G-Binary and the other on INT8 from step 1, on
+    both ranks. The paper's two-rung configuration sends the same G-Binary
+    and G-Ternary cosines, and nothing else."""
+    from nfabric import lowbit
+    from nfabric.torch.core import Cosines
+    workers = 2
+    probe = nt.VirtualWorkers(W.make_model(), workers, "fp32")
+    grads, _ = probe.shard_grads(W.batch(0, workers))
+    ref = Cosines([Format.INT8, Format.BFP8])
+    cb, c8 = {}, {}
+    for g, gr in grads.items():
+        u = torch.sign(2 * (gr > 0).sum(0) - workers).double()
+        mean = (gr / workers).sum(0).double()
+        cb[g] = float(u @ mean / (u.norm() * mean.norm()))
+        parts, o = [], 0
+        for p in probe.assignment.members(g):
+            parts.append(_int8_mean([gr[k, o:o + p.numel] for k in range(workers)]))
+            o += p.numel
+        a = torch.cat(parts).double()
+        c8[g] = float(a @ mean / (a.norm() * mean.norm()))
+        planes = torch.stack([lowbit.encode_signs(gr[k]) for k in range(workers)])
+        ref.add(g, planes, probe.segments[g], probe._mean(gr), gr)
+    ref = ref.take()
+    lo, hi = sorted(cb.values())
+    assert hi - lo > 0.02, cb
+    rungs = f"g-binary:{(lo + hi) / 2},int8:0.9,bfp8:0.9"
+    res = spawn(workers, str(tmp_path), [
+        {"name": "rungs", "policy": "fp32", "ctl": "serve-diag", "serve": serve_socket, "rungs": rungs},
+        {"name": "paper", "policy": "fp32", "ctl": "serve-diag", "serve": serve_socket},
+    ])
+    hi_g, lo_g = max(cb, key=cb.get), min(cb, key=cb.get)
+    got = {"rungs": {}, "paper": {}}
+    for name in got:
+        for step, g, b, t, extra in res[0][name]["diag"]:
+            if step == 0:
+                got[name][g] = (b, t, extra)
+    for g in grads:
+        b, t, extra = got["rungs"][g]
+        assert b == pytest.approx(cb[g], abs=1e-9), g
+        assert t == pytest.approx(ref[g][Format.TERNARY], abs=1e-9), g
+        assert sorted(extra) == ["MODE_BFP8_SUM", "MODE_INT8_SUM"], (g, extra)
+        assert extra["MODE_INT8_SUM"] == pytest.approx(c8[g], abs=1e-9), g
+        assert extra["MODE_INT8_SUM"] == pytest.approx(ref[g][Format.INT8], abs=1e-9), g
+        assert extra["MODE_BFP8_SUM"] == pytest.approx(ref[g][Format.BFP8], abs=1e-9), g
+        assert c8[g] > 0.99
+        # The paper's ladder: the same two cosines (same gradients, same
+        # code path), no per-format ones.
+        assert got["paper"][g] == (b, t, {}), g
+    for r in range(workers):
+        modes = res[r]["rungs"]["modes"]
+        assert modes[0] == {hi_g: "fp32", lo_g: "fp32"}, f"rank {r}"
+        for step in range(1, W.STEPS):
+            assert modes[step] == {hi_g: "g-binary", lo_g: "int8"}, f"rank {r} step {step}: {modes[step]}"
+    for name in got:
+        ok, why = res[0][name]["replay"]
+        assert ok, (name, why)

@@ -189,10 +189,13 @@ class Cosines:
             a[i] += v
 
     def add(self, group: str, signs: torch.Tensor, seg: Segments, mean: torch.Tensor,
-            grads: Optional[torch.Tensor] = None) -> None:
+            grads: Optional[torch.Tensor] = None, summed: Optional[Dict[Format, torch.Tensor]] = None) -> None:
         """signs: the W workers' sign planes [W, nb] of the group's elements;
-        mean: their FP32 mean; grads: the W workers' gradients [W, n], which
-        the summed formats encode (required when there are any)."""
+        mean: their FP32 mean. The summed formats need either grads, the W
+        workers' gradients [W, n] (encoded here, in one process), or summed,
+        each format's decoded aggregate [n] of the group's elements computed
+        elsewhere with the same buckets (the DDP hook: one
+        nfabric.torch.fixed.allreduce_fixed per parameter tensor)."""
         spec = lowbit.Spec(signs.shape[0], Layout.WORKER_MAJOR, Format.BINARY)
         u = lowbit.vote_planes(signs, seg.n, spec, 0).to(torch.float64)
         t = u * seg.keep(3, u.device).to(torch.float64)
@@ -200,6 +203,14 @@ class Cosines:
         self._acc(group, Format.BINARY, u, m)
         self._acc(group, Format.TERNARY, t, m)
         if not self.sums:
+            return
+        if summed is not None:
+            for f in self.sums:
+                v = summed.get(f)
+                if v is None or v.shape != (seg.n,):
+                    raise ValueError(f"group {group}: the {f} cosine needs its aggregate [{seg.n}], got "
+                                     f"{None if v is None else tuple(v.shape)}")
+                self._acc(group, f, v.to(torch.float64), m)
             return
         if grads is None or grads.dim() != 2 or grads.shape[1] != seg.n:
             raise ValueError(f"group {group}: the {', '.join(map(str, self.sums))} cosines need the workers' "

@@ -164,7 +164,7 @@ class Fabric(ModeState):
     def _begin_step(self, device: torch.device) -> None:
         self._open = True
         self.buckets = {}
-        self._diag = Cosines() if self.diag_now() else None
+        self._diag = Cosines(self.diag_formats()) if self.diag_now() else None
         if self.controller is None:
             self.apply(self.policy.modes(self.groups))
             return
@@ -253,7 +253,9 @@ class Fabric(ModeState):
 
     def _fp32_with_diag(self, buf: torch.Tensor, lay: Dict[str, Segments]):
         """An FP32 bucket on a diagnostics step: the planes are all-gathered
-        too (counted as header bytes), and the votes compared with the mean."""
+        too (counted as header bytes), and the votes compared with the mean;
+        the controller's summed formats (INT8/BFP8 rungs, and all of them on
+        a recorded diagnostics step) are all-reduced first (_diag_sums)."""
         bad = torch.stack([nonfinite(lay[g].gather(buf)) for g in lay]).max().reshape(1)
         if self.workers > 1:
             dist.all_reduce(bad, op=dist.ReduceOp.MAX, group=self.pg)
@@ -264,6 +266,7 @@ class Fabric(ModeState):
             outs = _all_gather_bytes(torch.cat(parts), self.workers, self.pg)
             self.stats.add_header(4 + sum(sizes))
             planes = (sizes, outs)
+        summed = self._diag_sums(buf, lay) if planes is not None else None
         self._allreduce_mean(buf).wait()
         o = 0
         for g, seg in lay.items():
@@ -273,10 +276,33 @@ class Fabric(ModeState):
                 n = sizes.pop(0)
                 signs = torch.stack([x[o:o + n] for x in outs])
                 o += n
-                self._diag.add(g, signs, seg, seg.gather(buf))
+                self._diag.add(g, signs, seg, seg.gather(buf), summed=summed[g] if summed else None)
         fut: torch.futures.Future = torch.futures.Future()
         fut.set_result(buf)
         return fut
+
+    def _diag_sums(self, buf: torch.Tensor, lay: Dict[str, Segments]
+                   ) -> Optional[Dict[str, Dict[Format, torch.Tensor]]]:
+        """The decoded aggregates of the diagnostics' summed formats (the
+        controller's INT8/BFP8 rungs), from the ranks' own gradients, before
+        the FP32 all-reduce overwrites the bucket: Go's
+        train.StepFormatCosines arithmetic, one bucket per parameter tensor
+        (allreduce_fixed on each tensor alone: INT8 one scale per tensor
+        agreed by an all-reduce MAX, BFP8 blocks from the tensor's first
+        element). Counted as header bytes, as the diagnostics' planes are;
+        None when no summed format is measured."""
+        if not self._diag.sums:
+            return None
+        out: Dict[str, Dict[Format, torch.Tensor]] = {}
+        for g, seg in lay.items():
+            p = seg.gather(buf)
+            out[g] = {}
+            for f in self._diag.sums:
+                parts = [allreduce_fixed(f, v, [info.numel], self.workers, self.pg)
+                         for info, v in seg.tensors(p)]
+                out[g][f] = torch.cat(parts) if parts else p.new_zeros(0)
+                self.stats.add_header(sum(fixed.payload_bytes(str(f), info.numel) for info in seg.params))
+        return out
 
     def _fallback(self, bucket: dist.GradBucket, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str]):
         self._fell = True
