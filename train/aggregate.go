@@ -83,7 +83,7 @@ func (a *Aggregator) Mean() [][]float32 {
 // Aggregate writes the update direction of every parameter into dst
 // (shaped like the parameters): the FP32 mean, its Int8 or BFP8
 // approximation, or a vector in {-1, 0, +1} for sign rules. grads[k][i] is worker k's gradient of parameter i.
-// A NaN or Inf in a gradient that a sign rule would encode is an error
+// A NaN or Inf in a gradient that a sign or summed rule would encode is an error
 // naming the worker and parameter.
 func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 	if len(grads) != a.w {
