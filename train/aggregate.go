@@ -11,7 +11,7 @@ import (
 
 // Aggregator turns the W workers' per-parameter FP32 gradients into the
 // update direction of every parameter under a Policy. It owns the
-// controller model (for G-Binary and G-Ternary) and the error-feedback
+// controller model (for G-Binary, G-Ternary, Int8 and BFP8) and the error-feedback
 // residuals.
 type Aggregator struct {
 	model  *nn.Model
@@ -28,7 +28,6 @@ type Aggregator struct {
 	pin     [][]float32   // per-worker view for software majority
 	last    [][][]float32 // the gradients of the last Aggregate
 	meanOK  bool          // mean holds the mean of last
-	sum     sumScratch    // Int8 and BFP8 groups
 }
 
 // NewAggregator returns an aggregator for w workers of m under p. layout
@@ -84,7 +83,7 @@ func (a *Aggregator) Mean() [][]float32 {
 // Aggregate writes the update direction of every parameter into dst
 // (shaped like the parameters): the FP32 mean, its Int8 or BFP8
 // approximation, or a vector in {-1, 0, +1} for sign rules. grads[k][i] is worker k's gradient of parameter i.
-// A NaN or Inf in a gradient that a sign rule would encode is an error
+// A NaN or Inf in a gradient that a sign or summed rule would encode is an error
 // naming the worker and parameter.
 func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 	if len(grads) != a.w {
@@ -108,7 +107,7 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 		}
 	}
 	for i, prm := range a.model.Params {
-		switch s := a.policy[prm.Group]; s.Rule {
+		switch a.policy[prm.Group].Rule {
 		case FP32:
 			copy(dst[i], a.mean[i])
 		case SignOfMean:
@@ -123,13 +122,6 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 				a.pin[k] = a.in[k][i]
 			}
 			majority(dst[i], a.pin)
-		case Int8, BFP8:
-			for k := range a.pin {
-				a.pin[k] = a.in[k][i]
-			}
-			if err := a.sum.aggregate(s.Format(), dst[i], a.pin); err != nil {
-				return fmt.Errorf("parameter %s: %w", prm.Name, err)
-			}
 		}
 	}
 	return nil

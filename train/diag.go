@@ -228,8 +228,8 @@ func (f *FormatCosines) UnmarshalJSON(b []byte) error {
 // global) between its aggregate of grads[k][i] and their FP32 mean: FP32
 // the mean itself (1 wherever the mean is not zero), G-Binary and
 // G-Ternary as StepCosines, Int8 and BFP8 the decoded lane sums of the
-// lowbit kernels, one bucket per parameter tensor as the Int8 and BFP8
-// rules aggregate. A NaN or Inf gradient is an error.
+// lowbit kernels (the arithmetic the controller's sum modes run), one
+// bucket per parameter tensor as the Int8 and BFP8 rules aggregate. A NaN or Inf gradient is an error.
 func StepFormatCosines(m *nn.Model, grads [][][]float32) (FormatCosines, error) {
 	var out FormatCosines
 	mean := m.NewGrads()

@@ -12,13 +12,13 @@
 //	G-Ternary     d = m·u with the region's zero gate m          through the cxl controller
 //	MajoritySign  d = sgn(#{g_k > 0} − #{g_k <= 0})     in software (same math as G-Binary)
 //	SignOfMean    d = sgn((1/W) Σ_k g_k)                 sgn(0) = 0
-//	Int8          d = S·s/W, S = sat16(Σ_k q_k), q_k = rne(g_k/s), s = max|g|/127   lowbit kernels (extension)
-//	BFP8          d = S·2^(E−7)/W, per-worker 64-element block exponents aligned to E   lowbit kernels (extension)
+//	Int8          d = S·s/W, S = sat16(Σ_k q_k), q_k = rne(g_k/s), s = max|g|/127   through the cxl controller (extension)
+//	BFP8          d = S·2^(E−7)/W, per-worker 64-element block exponents aligned to E   through the cxl controller (extension)
 //
-// Int8 and BFP8 go beyond the paper: one bucket per parameter tensor, the
-// lowbit sum kernels as the controller's read-side transform (not yet the
-// cxl controller model), and the FP32 learning rate, since d approximates
-// the mean.
+// Int8 and BFP8 go beyond the paper: one integer-sum bucket per parameter
+// tensor (host.BucketConfig.Format, worker-major), read through the cxl
+// controller's Int8Sum and BFPSum transforms, and the FP32 learning rate,
+// since d approximates the mean.
 //
 // sgn(0) = 0: with W even a tied vote returns 0 (no update from the vote).
 //

@@ -31,6 +31,13 @@ type ctrlTensor struct {
 	b    *host.Bucket // nil: the tensor has no region
 	on   bool
 	spec RuleSpec
+	// Latched aggregator only: the tensor's integer-sum buckets
+	// (sums[0] Int8, sums[1] BFP8), mapped when a latch first selects
+	// the format. b is the sign-plane region whose latch the control
+	// plane writes; a sum latch reads its format's bucket instead.
+	sums     [2]*host.Bucket
+	name     string
+	n, elem0 int
 }
 
 // newCtrlPath maps a bucket for every parameter whose group's rule goes
@@ -47,10 +54,14 @@ func newCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*ctrlPath,
 // the rule's mode latched for good. With latched != nil every tensor gets
 // a bucket, mapped in FP32 bypass with gate *latched, and the mode latches
 // decide each step which tensors go through the controller (see
-// NewLatchedAggregator).
+// NewLatchedAggregator). An Int8 or BFP8 rule's bucket is an integer-sum
+// bucket (host.BucketConfig.Format: worker-major whatever layout says).
 func mapCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout, latched *lowbit.Gate) (*ctrlPath, error) {
-	if layout == lowbit.ElementMajor && w > lowbit.MaxPacketWorkers {
+	if layout == lowbit.ElementMajor && w > lowbit.MaxPacketWorkers && (latched != nil || p.packets()) {
 		return nil, fmt.Errorf("element-major packets carry at most %d workers, not %d", lowbit.MaxPacketWorkers, w)
+	}
+	if latched == nil && !p.packets() {
+		layout = lowbit.WorkerMajor // integer-sum regions only: no packets
 	}
 	dev, err := host.Open(host.Config{Workers: w, Layout: layout})
 	if err != nil {
@@ -70,11 +81,15 @@ func mapCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout, latched *lo
 			if spec.Rule == GTernary {
 				gate = spec.Gate
 			}
-			b, err := dev.Map(host.BucketConfig{Name: prm.Name, Elements: n, Element0: flat, Mode: mode, Gate: &gate})
+			var f lowbit.Format // sign-plane bucket
+			if spec.Rule.Sum() {
+				f = spec.Format()
+			}
+			b, err := dev.Map(host.BucketConfig{Name: prm.Name, Elements: n, Element0: flat, Mode: mode, Gate: &gate, Format: f})
 			if err != nil {
 				return nil, fmt.Errorf("controller region for %s: %w", prm.Name, err)
 			}
-			c.ts[i] = ctrlTensor{b: b, on: latched == nil, spec: spec}
+			c.ts[i] = ctrlTensor{b: b, on: latched == nil, spec: spec, name: prm.Name, n: n, elem0: flat}
 		}
 		flat += n
 	}
@@ -103,9 +118,13 @@ func workerTau(s RuleSpec, v []float32) float32 {
 // parameter i.
 func (c *ctrlPath) aggregate(in [][][]float32, dst [][]float32) error {
 	c.active, c.idx = c.active[:0], c.idx[:0]
-	for i, t := range c.ts {
-		if t.b != nil && t.on {
-			c.active = append(c.active, t.b)
+	for i := range c.ts {
+		if t := &c.ts[i]; t.b != nil && t.on {
+			b, err := c.bucket(t)
+			if err != nil {
+				return err
+			}
+			c.active = append(c.active, b)
 			c.idx = append(c.idx, i)
 		}
 	}
@@ -127,6 +146,28 @@ func (c *ctrlPath) aggregate(in [][][]float32, dst [][]float32) error {
 		}
 	}
 	return nil
+}
+
+// bucket is the bucket tensor t aggregates through: its own, or for a
+// latched tensor whose latch selects Int8Sum or BFPSum, its integer-sum
+// bucket of that format (mapped at first use, latched in that mode).
+func (c *ctrlPath) bucket(t *ctrlTensor) (*host.Bucket, error) {
+	if !t.spec.Rule.Sum() || t.b.Region().Sum != lowbit.FP32 {
+		return t.b, nil
+	}
+	j := 0
+	if t.spec.Rule == BFP8 {
+		j = 1
+	}
+	if t.sums[j] == nil {
+		f := t.spec.Format()
+		b, err := c.dev.Map(host.BucketConfig{Name: t.name + "/" + f.String(), Elements: t.n, Element0: t.elem0, Mode: t.spec.Rule.Mode(), Format: f})
+		if err != nil {
+			return nil, fmt.Errorf("controller %v region for %s: %w", f, t.name, err)
+		}
+		t.sums[j] = b
+	}
+	return t.sums[j], nil
 }
 
 // transactions returns how many controller transactions the path issued.

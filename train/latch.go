@@ -13,7 +13,9 @@ import (
 // interface (Sec. 3): every parameter tensor has a region, mapped in FP32
 // bypass; before each step the aggregator reads each group's latch and
 // aggregates the group through the software FP32 mean (FP32 bypass) or
-// through the controller (G-Binary, G-Ternary with gate). Only the control
+// through the controller (G-Binary, G-Ternary with gate; Int8Sum and
+// BFPSum through an integer-sum bucket of the tensor, mapped when a latch
+// first selects that format, since sum payloads have their own layout). Only the control
 // plane changes the latches, through Latches. Error feedback is not
 // available here; the worker gate needs gate bits the plain latch path
 // does not write, so gate must be positional or a margin gate.
@@ -78,7 +80,7 @@ func (a *Aggregator) readLatches() error {
 		}
 		mode[g], seen[g] = m, true
 		r, _ := RuleOf(m)
-		t.on = r.ViaController() // the sum rules add their codes in software
+		t.on = r.ViaController()
 		if t.on {
 			t.spec, _ = a.latchSpec(m)
 		}

@@ -33,8 +33,8 @@ func TestLatchedAggregatorFollowsLatches(t *testing.T) {
 			{cxl.FP32Bypass, cxl.GTernary},
 			{cxl.GBinary, cxl.GBinary},
 			// A mixed plan on the multi-rung ladder: the sum latches select
-			// the Int8 and BFP8 rules, whose reference is the unlatched
-			// aggregator's.
+			// the Int8 and BFP8 rules, read through integer-sum buckets;
+			// the reference is the unlatched aggregator's.
 			{cxl.GBinary, cxl.Int8Sum},
 			{cxl.BFPSum, cxl.GTernary},
 			{cxl.Int8Sum, cxl.BFPSum},
@@ -52,8 +52,14 @@ func TestLatchedAggregatorFollowsLatches(t *testing.T) {
 			}
 			grads := randGrads(m, 8, uint64(s))
 			got, want := m.NewGrads(), m.NewGrads()
+			t0 := la.ControllerTransactions()
 			if err := la.Aggregate(grads, got); err != nil {
 				t.Fatal(err)
+			}
+			// Every latch but FP32 bypass reads through the controller,
+			// the sum latches included.
+			if via := la.ControllerTransactions() > t0; via != (st.bb != cxl.FP32Bypass || st.hd != cxl.FP32Bypass) {
+				t.Errorf("%v step %d (%v/%v): through the controller %v", layout, s, st.bb, st.hd, via)
 			}
 			ref, err := NewAggregator(m, Split(spec[st.bb], spec[st.hd]), 8, layout)
 			if err != nil {

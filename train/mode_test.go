@@ -21,8 +21,10 @@ func TestRuleModes(t *testing.T) {
 		{GTernary, cxl.GTernary, lowbit.Ternary},
 		{MajoritySign, cxl.FP32Bypass, lowbit.Binary}, // signs, in software
 		{SignOfMean, cxl.FP32Bypass, lowbit.FP32},
+		{Int8, cxl.Int8Sum, lowbit.Int8},
+		{BFP8, cxl.BFPSum, lowbit.BFP8},
 	} {
-		if m := tc.r.Mode(); m != tc.mode || tc.r.ViaController() != (tc.r == GBinary || tc.r == GTernary) {
+		if m := tc.r.Mode(); m != tc.mode || tc.r.ViaController() != (m != cxl.FP32Bypass) {
 			t.Errorf("%v: mode %v, want %v", tc.r, m, tc.mode)
 		}
 		if f := (RuleSpec{Rule: tc.r}).Format(); f != tc.format {

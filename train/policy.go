@@ -41,15 +41,15 @@ const (
 	// encode 8-bit codes (lowbit.EncodeInt8), their codes are summed lane
 	// by lane into int16 (lowbit.SumInt8) and the sum decodes to the mean
 	// (lowbit.DecodeInt8). The update is that approximate mean, so it
-	// trains with the FP32 learning rate. The sum runs in the lowbit
-	// kernels, the controller's read-side transform, not through the cxl
-	// controller model.
+	// trains with the FP32 learning rate. The sum is read through the cxl
+	// controller model (cxl.Int8Sum), as G-Binary's votes are.
 	Int8
 	// BFP8 goes beyond the paper: each worker encodes 64-element blocks
 	// with its own exponent and 8-bit mantissas (lowbit.EncodeBFP8), the
 	// mantissas are aligned to each block's largest exponent and summed
-	// (lowbit.SumBFP8) and decoded to the mean (lowbit.DecodeBFP8); as
-	// Int8, an approximate mean with the FP32 learning rate.
+	// (lowbit.SumBFP8, through the controller's cxl.BFPSum) and decoded
+	// to the mean (lowbit.DecodeBFP8); as Int8, an approximate mean with
+	// the FP32 learning rate.
 	BFP8
 	numRules
 )
@@ -73,9 +73,11 @@ func (r Rule) Sign() bool { return r != FP32 && r < numRules && !r.Sum() }
 func (r Rule) Sum() bool { return r == Int8 || r == BFP8 }
 
 // Mode is the controller mode that carries r: GBinary and GTernary go
-// through the controller's low-bit datapath; every other rule (FP32, the
-// software baselines MajoritySign and SignOfMean, and Int8 and BFP8, whose
-// lane sums run in the lowbit kernels) leaves its regions in FP32 bypass. It is the one mapping from training rules to the mode
+// through the controller's low-bit datapath, Int8 and BFP8 through its
+// integer-sum datapath (cxl.Int8Sum, cxl.BFPSum: the read-side transform
+// sums the workers' codes lane by lane); every other rule (FP32 and the
+// software baselines MajoritySign and SignOfMean) leaves its regions in
+// FP32 bypass. It is the one mapping from training rules to the mode
 // vocabulary (cxl.Mode); what a mode implies comes from cxl.
 func (r Rule) Mode() cxl.Mode {
 	switch r {
@@ -83,15 +85,18 @@ func (r Rule) Mode() cxl.Mode {
 		return cxl.GBinary
 	case GTernary:
 		return cxl.GTernary
+	case Int8:
+		return cxl.Int8Sum
+	case BFP8:
+		return cxl.BFPSum
 	}
 	return cxl.FP32Bypass
 }
 
 // RuleOf is the rule a group's mode latch selects: the inverse of
 // Rule.Mode on the controller's gradient paths (FP32Bypass: FP32, GBinary,
-// GTernary), and Int8 and BFP8 for their sum modes, whose lane sums the
-// latched aggregator runs in the lowbit kernels (so their Mode is FP32
-// bypass). It reports false for Identity, which carries no gradient.
+// GTernary, Int8Sum: Int8, BFPSum: BFP8). It reports false for Identity,
+// which carries no gradient.
 func RuleOf(m cxl.Mode) (Rule, bool) {
 	switch m {
 	case cxl.FP32Bypass:
@@ -146,8 +151,8 @@ func ParseRule(s string) (Rule, error) {
 
 // RuleFor is the rule that aggregates a group in payload format f, the
 // admission ladder's vocabulary (control.Rungs): FP32, G-Binary and
-// G-Ternary through the controller, Int8 and BFP8 through the lowbit sum
-// kernels. An unknown format is an error.
+// G-Ternary, Int8 and BFP8 through the controller. An unknown format is
+// an error.
 func RuleFor(f lowbit.Format) (Rule, error) {
 	switch f {
 	case lowbit.FP32:
@@ -193,16 +198,11 @@ func (s RuleSpec) Extension() bool {
 
 // Format is the payload format the spec sends, for traffic accounting:
 // its mode's format, except that MajoritySign sends signs (1 bit) without
-// the controller, Int8 and BFP8 send their own formats, and SignOfMean
-// reduces FP32 first.
+// the controller and SignOfMean reduces FP32 first.
 func (s RuleSpec) Format() lowbit.Format {
 	switch s.Rule {
 	case MajoritySign:
 		return lowbit.Binary
-	case Int8:
-		return lowbit.Int8
-	case BFP8:
-		return lowbit.BFP8
 	}
 	return s.Rule.Mode().Format()
 }
@@ -356,6 +356,14 @@ func (p Policy) Extension() bool { return p.any(RuleSpec.Extension) }
 
 // Cxl reports whether any group goes through the controller model.
 func (p Policy) Cxl() bool { return p.any(func(s RuleSpec) bool { return s.Rule.ViaController() }) }
+
+// packets reports whether some group's controller regions carry sign
+// planes (G-Binary, G-Ternary), whose element-major packet holds at most
+// lowbit.MaxPacketWorkers workers; integer-sum regions are worker-major
+// whatever the layout.
+func (p Policy) packets() bool {
+	return p.any(func(s RuleSpec) bool { return s.Rule.ViaController() && !s.Rule.Sum() })
+}
 
 // LowBit reports whether any group applies a sign rule.
 func (p Policy) LowBit() bool { return p.any(func(s RuleSpec) bool { return s.Rule.Sign() }) }

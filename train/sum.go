@@ -7,8 +7,10 @@ import (
 )
 
 // sumScratch aggregates one parameter tensor under a summed format (Int8,
-// BFP8) with the lowbit kernels, reusing its buffers across tensors and
-// steps. Each tensor is one bucket: Int8's scale agreement is one max per
+// BFP8) with the lowbit kernels directly, reusing its buffers across
+// tensors: StepFormatCosines' diagnostics, which measure every format
+// without mapping controller regions (training reads the same sums
+// through the controller, ctrlPath). Each tensor is one bucket: Int8's scale agreement is one max per
 // worker and tensor.
 type sumScratch struct {
 	q   [][]int8 // q[k]: worker k's codes (mantissas)

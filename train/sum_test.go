@@ -217,8 +217,8 @@ func TestSumRulesPolicyAndTraffic(t *testing.T) {
 	if Int8.Sign() || BFP8.Sign() || !Int8.Sum() || GBinary.Sum() {
 		t.Error("Int8 and BFP8 decode to a mean: not sign rules, but summed ones")
 	}
-	if Int8.ViaController() || Int8.Mode() != cxl.FP32Bypass { // no cxl mode until the controller carries it
-		t.Errorf("Int8 mode %v", Int8.Mode())
+	if !Int8.ViaController() || Int8.Mode() != cxl.Int8Sum || !BFP8.ViaController() || BFP8.Mode() != cxl.BFPSum {
+		t.Errorf("Int8 mode %v, BFP8 mode %v: want the controller's sum modes", Int8.Mode(), BFP8.Mode())
 	}
 	m := tinyModel() // backbone 6+2 elements in 2 tensors, head 4+2 in 2
 	tr := PolicyTraffic(m, Split(RuleSpec{Rule: BFP8}, RuleSpec{Rule: Int8}))
@@ -326,4 +326,67 @@ func FuzzFormatCosinesJSON(f *testing.F) {
 			t.Fatalf("round trip of %s: %s, %v", b, out, err)
 		}
 	})
+}
+
+// TestSumRulesThroughController: Int8 and BFP8 groups mixed with G-Binary
+// groups aggregate through the controller model (their transactions are
+// counted there) and give bit for bit the lowbit reference arithmetic of
+// refSum, and the G-Binary groups the majority vote of a plain loop, for
+// W = 1, 3, 8 (and 16 where no group needs an element-major packet),
+// both layouts of the sign-plane regions (the sum regions are
+// worker-major whatever the layout) and tensors of 510, 17, 102 and 6
+// elements, none a multiple of 64.
+func TestSumRulesThroughController(t *testing.T) {
+	m := nn.NewMLP(rand.New(rand.NewPCG(4, 0)), 30, []int{17}, 6)
+	for _, pol := range []string{"backbone=int8,head=g-binary", "backbone=g-binary,head=bfp8", "backbone=bfp8,head=int8", "int8", "bfp8"} {
+		p, err := ParsePolicy(pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{1, 3, 8, 16} {
+			for _, layout := range []lowbit.Layout{lowbit.WorkerMajor, lowbit.ElementMajor} {
+				if w > lowbit.MaxPacketWorkers && layout == lowbit.ElementMajor && p.packets() {
+					continue // sign packets carry at most 8 workers
+				}
+				a, err := NewAggregator(m, p, w, layout)
+				if err != nil {
+					t.Fatalf("%s W=%d %v: %v", pol, w, layout, err)
+				}
+				for step := range 2 {
+					grads := randGrads(m, w, uint64(10*w+step))
+					dst := m.NewGrads()
+					t0 := a.ControllerTransactions()
+					if err := a.Aggregate(grads, dst); err != nil {
+						t.Fatal(err)
+					}
+					if a.ControllerTransactions() == t0 {
+						t.Fatalf("%s W=%d %v: no controller transactions", pol, w, layout)
+					}
+					for i, prm := range m.Params {
+						var want []float32
+						switch r := p[prm.Group].Rule; r {
+						case Int8, BFP8:
+							want, _ = refSum(r.String(), grads, i)
+						case GBinary:
+							want = make([]float32, prm.Len())
+							for j := range want {
+								c := 0
+								for k := range w {
+									if grads[k][i][j] > 0 {
+										c++
+									}
+								}
+								want[j] = float32(lowbit.RefSign(2*c - w))
+							}
+						}
+						for j, v := range dst[i] {
+							if math.Float32bits(v) != math.Float32bits(want[j]) {
+								t.Fatalf("%s W=%d %v step %d: %s[%d] = %v; reference %v", pol, w, layout, step, prm.Name, j, v, want[j])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }

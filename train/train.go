@@ -125,7 +125,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("diagnostic epoch %d < 1", e)
 		}
 	}
-	if c.Layout == lowbit.ElementMajor && c.Workers > lowbit.MaxPacketWorkers && c.Policy.Cxl() {
+	if c.Layout == lowbit.ElementMajor && c.Workers > lowbit.MaxPacketWorkers && c.Policy.packets() {
 		return fmt.Errorf("element-major layout carries at most %d workers, not %d", lowbit.MaxPacketWorkers, c.Workers)
 	}
 	if c.Resume && c.Checkpoint == "" {
