@@ -29,18 +29,19 @@ func (e *NonFiniteError) Unwrap() error { return e.Err }
 // the payload lines on the device, Read fetches the aggregate under the
 // latched mode, and Decode, Values or Counts turn it into the update.
 type Bucket struct {
-	d     *Device
-	id    cxl.RegionID
-	reg   cxl.Region
-	pay   *Payload
-	reqs  []cxl.Req
-	resps []cxl.Resp
-	agg   []byte  // the aggregate read: packet bytes, or the pos plane
-	nz    []byte  // worker-major nz plane
-	sums  []int16 // integer-sum view: lane sums
-	exps  []int8  // BFP8 exponent view
-	mode  cxl.Mode
-	read  bool // agg holds an aggregate
+	d    *Device
+	id   cxl.RegionID
+	reg  cxl.Region
+	pay  *Payload
+	runs []Run        // the batch Write or Read issues
+	outs []RunOutcome // its outcomes
+	view []byte       // worker-major Read: the view window's lines
+	agg  []byte       // the aggregate read: packet bytes, or the pos plane
+	nz   []byte       // worker-major nz plane
+	sums []int16      // integer-sum view: lane sums
+	exps []int8       // BFP8 exponent view
+	mode cxl.Mode
+	read bool // agg holds an aggregate
 
 	unmapped bool // set by Device.Unmap, under the device's lock
 }
@@ -122,51 +123,47 @@ func (b *Bucket) nonFinite(k int, err error) error {
 // Write seals the payload (element-major: gathers the workers' planes into
 // packets) and writes every payload line into the region as MemWr
 // transactions, in one batch: worker-major worker after worker, its sign
-// lines then its gate lines; element-major line after line, the sign
-// packet then the gate packet.
+// (or code) lines then its gate (or BFP8 exponent) lines; element-major line after line, the sign packet then the
+// gate packet. A slab's lines lie at consecutive addresses, so each goes
+// as one run (Device.TransactRuns).
 func (b *Bucket) Write() error {
 	p, r := b.pay, b.reg
 	p.Seal()
-	b.reqs = b.reqs[:0]
-	sb := p.SlabBytes()
-	add := func(addr uint64, slab []byte, l int) {
-		b.reqs = append(b.reqs, cxl.Write(0, addr, slab[l*lowbit.LineBytes:(l+1)*lowbit.LineBytes]))
+	b.runs = b.runs[:0]
+	add := func(addr uint64, data []byte) {
+		b.runs = append(b.runs, Run{Run: cxl.Run{Op: cxl.MemWr, Addr: addr, Lines: len(data) / lowbit.LineBytes, Data: data}})
 	}
 	gated := p.Gates != nil
 	switch {
 	case p.Spec.Format.Sum():
 		for k := 0; k < r.Workers; k++ {
-			for l := range sb / lowbit.LineBytes {
-				add(r.CodeAddr(k, l), p.CodeSlab(k), l)
-			}
-			for x := range p.ExpLines() {
-				add(r.ExpAddr(k, x), p.ExpSlab(k), x)
+			add(r.CodeAddr(k, 0), p.CodeSlab(k))
+			if p.ExpLines() > 0 {
+				add(r.ExpAddr(k, 0), p.ExpSlab(k))
 			}
 		}
 	case r.Layout == lowbit.WorkerMajor:
 		for k := 0; k < r.Workers; k++ {
-			for l := range sb / lowbit.LineBytes {
-				add(r.SignAddr(k, l), p.SignSlab(k), l)
-			}
+			add(r.SignAddr(k, 0), p.SignSlab(k))
 			if gated {
-				for l := range sb / lowbit.LineBytes {
-					add(r.GateAddr(k, l), p.GateSlab(k), l)
-				}
+				add(r.GateAddr(k, 0), p.GateSlab(k))
 			}
+		}
+	case gated:
+		for l := range p.SlabBytes() / lowbit.LineBytes {
+			line := func(slab []byte) []byte { return slab[l*lowbit.LineBytes : (l+1)*lowbit.LineBytes] }
+			add(r.SignAddr(0, l), line(p.SignSlab(0)))
+			add(r.GateAddr(0, l), line(p.GateSlab(0)))
 		}
 	default:
-		for l := range sb / lowbit.LineBytes {
-			add(r.SignAddr(0, l), p.SignSlab(0), l)
-			if gated {
-				add(r.GateAddr(0, l), p.GateSlab(0), l)
-			}
-		}
+		add(r.SignAddr(0, 0), p.SignSlab(0))
 	}
 	b.read = false
 	return b.run()
 }
 
-// run issues b.reqs as one batch.
+// run issues b.runs as one batch and returns the first failed
+// transaction's error.
 func (b *Bucket) run() error {
 	b.d.mu.Lock()
 	gone := b.unmapped
@@ -174,11 +171,17 @@ func (b *Bucket) run() error {
 	if gone {
 		return fmt.Errorf("bucket %s: region %d is unmapped", b.reg.Name, b.id)
 	}
-	if cap(b.resps) < len(b.reqs) {
-		b.resps = make([]cxl.Resp, len(b.reqs))
+	for len(b.outs) < len(b.runs) {
+		b.outs = append(b.outs, RunOutcome{})
 	}
-	if _, err := b.d.do(b.reqs, b.resps[:len(b.reqs)]); err != nil {
-		return fmt.Errorf("bucket %s: %w", b.reg.Name, err)
+	if _, failed := b.d.TransactRuns(b.runs, b.outs); failed > 0 {
+		for _, o := range b.outs[:len(b.runs)] {
+			for _, sp := range o.Spans {
+				if sp.Err != nil {
+					return fmt.Errorf("bucket %s: %w", b.reg.Name, sp.Err)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -189,41 +192,46 @@ func (b *Bucket) run() error {
 // collective handles the bucket then) or changes during the read.
 func (b *Bucket) Read() (cxl.Mode, error) {
 	r := b.reg
-	b.reqs = b.reqs[:0]
 	parts := r.RespLines()
-	for l := range r.PayloadLines() {
-		for part := range parts {
-			b.reqs = append(b.reqs, cxl.Read(0, r.ViewAddr(l, part)))
+	// The view is one run of consecutive lines: element-major the sign
+	// slab itself (read straight into agg); worker-major the view window,
+	// line 2l+part of aggregate line l (ViewAddr), then BFP8's exponent
+	// view lines (ExpViewAddr).
+	views := r.PayloadLines() * parts
+	n := views + r.ExpLines()
+	if n == 0 {
+		return 0, fmt.Errorf("bucket %s: region has no aggregate lines", r.Name)
+	}
+	dst := b.agg
+	if r.Layout == lowbit.WorkerMajor {
+		if len(b.view) < n*lowbit.LineBytes {
+			b.view = make([]byte, n*lowbit.LineBytes)
 		}
+		dst = b.view[:n*lowbit.LineBytes]
 	}
-	views := len(b.reqs)
-	for x := range r.ExpLines() {
-		b.reqs = append(b.reqs, cxl.Read(0, r.ExpViewAddr(x)))
-	}
+	b.runs = append(b.runs[:0], Run{Run: cxl.Run{Op: cxl.MemRd, Addr: r.ViewAddr(0, 0), Lines: n, Dst: dst}})
 	b.read = false
 	if err := b.run(); err != nil {
 		return 0, err
 	}
-	mode := b.resps[0].Mode
-	for i, resp := range b.resps[:len(b.reqs)] {
-		if !resp.Transformed || resp.Mode != mode {
-			return resp.Mode, fmt.Errorf("bucket %s: aggregate view line %d read untransformed in mode %v", r.Name, i/parts, resp.Mode)
+	spans := b.outs[0].Spans
+	mode, line := spans[0].Mode, 0
+	for _, sp := range spans {
+		if !sp.Transformed || sp.Mode != mode {
+			return sp.Mode, fmt.Errorf("bucket %s: aggregate view line %d read untransformed in mode %v", r.Name, line/parts, sp.Mode)
 		}
-		if b.sums != nil {
-			if i >= views {
-				x := i - views
-				copy(b.exps[x*lowbit.LineBytes:], lowbit.BytesInt8(resp.Data[:]))
-			} else {
-				lowbit.Int16s(b.sums[i*lowbit.SumViewElements:][:lowbit.SumViewElements], resp.Data[:])
-			}
-			continue
+		line += sp.Lines
+	}
+	switch {
+	case b.sums != nil:
+		lowbit.Int16s(b.sums[:views*lowbit.SumViewElements], dst)
+		copy(b.exps, lowbit.BytesInt8(dst[views*lowbit.LineBytes:]))
+	case r.Layout == lowbit.WorkerMajor:
+		for l := range r.PayloadLines() {
+			pos := dst[2*l*lowbit.LineBytes:]
+			copy(b.agg[l*lowbit.LineBytes:(l+1)*lowbit.LineBytes], pos)
+			copy(b.nz[l*lowbit.LineBytes:(l+1)*lowbit.LineBytes], pos[lowbit.LineBytes:])
 		}
-		l := i / parts
-		dst := b.agg
-		if i%parts == 1 {
-			dst = b.nz
-		}
-		copy(dst[l*lowbit.LineBytes:], resp.Data[:])
 	}
 	b.mode, b.read = mode, true
 	b.d.count(func(a *Accounting) { a.Aggregates++ })
