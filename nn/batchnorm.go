@@ -31,6 +31,7 @@ type BatchNorm2d struct {
 	RunMean, RunVar []float32 // the replica's running statistics
 
 	train  bool
+	cm     bool // the last Forward's input was channel-major (Tensor.cm)
 	xs     []int
 	xhat   []float32
 	invStd []float64
@@ -72,6 +73,7 @@ func (bn *BatchNorm2d) dims(x *Tensor) (n, hw int) {
 
 func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
 	bn.y.resize(x.Shape...)
+	bn.y.cm = x.cm
 	bn.forward(x, train, nil, nil)
 	return &bn.y
 }
@@ -82,11 +84,12 @@ func (bn *BatchNorm2d) Forward(x *Tensor, train bool) *Tensor {
 // the same bits as the two layers, without BatchNorm's own output.
 func (bn *BatchNorm2d) forwardRelu(x *Tensor, train bool, s *Tensor, r *ReLU) *Tensor {
 	r.y.resize(x.Shape...)
+	r.y.cm = x.cm
 	if s == nil {
 		bn.forward(x, train, &r.y, nil)
 	} else {
-		if len(s.Data) < len(x.Data) {
-			panic("nn: BatchNorm2d shortcut smaller than its input")
+		if len(s.Data) < len(x.Data) || s.cm != x.cm {
+			panic("nn: BatchNorm2d shortcut smaller than its input or in another layout")
 		}
 		bn.forward(x, train, &r.y, s.Data)
 	}
@@ -97,25 +100,25 @@ func (bn *BatchNorm2d) forwardRelu(x *Tensor, train bool, s *Tensor, r *ReLU) *T
 // relu gets max(γ x̂ + β (+ s), 0).
 func (bn *BatchNorm2d) forward(x *Tensor, train bool, relu *Tensor, s []float32) {
 	n, hw := bn.dims(x)
-	bn.train = train
+	bn.train, bn.cm = train, x.cm
 	bn.xs = append(bn.xs[:0], x.Shape...)
 	if cap(bn.xhat) < len(x.Data) {
 		bn.xhat = make([]float32, len(x.Data))
 	}
 	bn.xhat = bn.xhat[:len(x.Data)]
 	m := n * hw
-	stride := bn.C * hw
+	base, stride := bn.planes(hw)
 	ps := bn.planeScratch(n)
 	for c := 0; c < bn.C; c++ {
 		var mean, inv float64
 		if train {
-			planeSums(x.Data[c*hw:], stride, hw, ps)
+			planeSums(x.Data[c*base:], stride, hw, ps)
 			var s float64
 			for _, v := range ps {
 				s += v
 			}
 			mean = s / float64(m)
-			planeSqDevs(x.Data[c*hw:], stride, hw, mean, ps)
+			planeSqDevs(x.Data[c*base:], stride, hw, mean, ps)
 			var ss float64
 			for _, v := range ps {
 				ss += v
@@ -136,28 +139,41 @@ func (bn *BatchNorm2d) forward(x *Tensor, train bool, relu *Tensor, s []float32)
 		bn.invStd[c] = inv
 		switch {
 		case relu == nil:
-			bnNormalize(x.Data[c*hw:], bn.xhat[c*hw:], bn.y.Data[c*hw:], stride, n, hw,
+			bnNormalize(x.Data[c*base:], bn.xhat[c*base:], bn.y.Data[c*base:], stride, n, hw,
 				float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c])
 		case s == nil:
-			bnNormRelu(x.Data[c*hw:], bn.xhat[c*hw:], nil, relu.Data[c*hw:], stride, n, hw,
+			bnNormRelu(x.Data[c*base:], bn.xhat[c*base:], nil, relu.Data[c*base:], stride, n, hw,
 				float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c])
 		default:
-			bnNormRelu(x.Data[c*hw:], bn.xhat[c*hw:], s[c*hw:], relu.Data[c*hw:], stride, n, hw,
+			bnNormRelu(x.Data[c*base:], bn.xhat[c*base:], s[c*base:], relu.Data[c*base:], stride, n, hw,
 				float32(mean), float32(inv), bn.Gamma[c], bn.Beta[c])
 		}
 	}
+}
+
+// planes returns where channel c's planes start (c·base) and how far
+// apart its images' planes lie, for the last Forward's layout.
+func (bn *BatchNorm2d) planes(hw int) (base, stride int) {
+	if bn.cm {
+		return bn.xs[0] * hw, hw
+	}
+	return hw, bn.C * hw
 }
 
 func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 	n := bn.xs[0]
 	hw := len(dy.Data) / (n * bn.C)
 	m := float64(n * hw)
+	if dy.cm != bn.cm {
+		panic("nn: BatchNorm2d.Backward: dy and x differ in layout")
+	}
 	bn.dx.resize(bn.xs...)
-	stride := bn.C * hw
+	bn.dx.cm = bn.cm
+	base, stride := bn.planes(hw)
 	sa := bn.planeScratch(n)
 	sab := bn.scratch[n : 2*n]
 	for c := 0; c < bn.C; c++ {
-		planeSumDots(dy.Data[c*hw:], bn.xhat[c*hw:], stride, hw, sa, sab)
+		planeSumDots(dy.Data[c*base:], bn.xhat[c*base:], stride, hw, sa, sab)
 		var sdy, sdyx float64
 		for i := range sa {
 			sdy += sa[i]
@@ -169,7 +185,7 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 		if !bn.train {
 			k := g * float32(bn.invStd[c])
 			for i := 0; i < n; i++ {
-				off := (i*bn.C + c) * hw
+				off := c*base + i*stride
 				for j, d := range dy.Data[off : off+hw] {
 					bn.dx.Data[off+j] = k * d
 				}
@@ -178,7 +194,7 @@ func (bn *BatchNorm2d) Backward(dy *Tensor) *Tensor {
 		}
 		// g·mean(dy) and g·mean(dy x̂) are the two means in the formula.
 		k := float32(float64(g) * bn.invStd[c])
-		bnBackward(dy.Data[c*hw:], bn.xhat[c*hw:], bn.dx.Data[c*hw:], stride, n, hw,
+		bnBackward(dy.Data[c*base:], bn.xhat[c*base:], bn.dx.Data[c*base:], stride, n, hw,
 			k, float32(sdy/m), float32(sdyx/m))
 	}
 	return &bn.dx

@@ -58,7 +58,11 @@ func (bb *BasicBlock) Backward(dy *Tensor) *Tensor {
 		s = bb.DownBN.Backward(d)
 		s = bb.DownConv.Backward(s)
 	}
+	if h.cm != s.cm {
+		panic("nn: BasicBlock: residual and shortcut gradients differ in layout")
+	}
 	bb.dx.resize(h.Shape...)
+	bb.dx.cm = h.cm
 	addOf(h.Data, s.Data[:len(h.Data)], bb.dx.Data)
 	return &bb.dx
 }

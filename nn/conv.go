@@ -34,15 +34,32 @@ import (
 // Wᵀ dY nor col2im is formed; other strides form dcol = Wᵀ dY and add its
 // columns into dx, skipping the taps that fall in the padding.
 //
-// The scratch buffers live in the replica's workspace and the padded
-// input is rebuilt in Backward, so a deep network needs only one set per
-// replica.
+// The scratch buffers live in the replica's workspace, so a deep network
+// needs only one set per replica; the padded input of a batch that is one
+// group of at most keepPad floats is kept from Forward for Backward, and
+// rebuilt otherwise. A ResNet's convolutions write y channel-major when
+// the batch is one group (chanMajor), so that Y is y and dY is dy, with no
+// regrouping pass either way.
 type Conv2d struct {
 	C, F, K, S, P int
 	W, B          []float32 // B is nil without bias
 	dW, dB        []float32
 	// NoInputGrad skips dx (the first layer of a network).
 	NoInputGrad bool
+	// chanMajor lets Forward write y channel-major (Tensor.cm) when the
+	// batch is one group: the GEMM's F × N·P result is then y itself, and
+	// Backward takes dy in the same layout as its dY matrix. A ResNet's
+	// convolutions set it; its BatchNorm, ReLU, sums and pooling read and
+	// keep either layout.
+	chanMajor bool
+	// overwrite makes the next Backward write dW instead of adding into
+	// it (Replica.TrainStep's first product of a step).
+	overwrite bool
+	// xpad keeps Forward's zero-padded input for Backward when the images
+	// form one group of at most keepPad floats (kept says it holds the
+	// last Forward's); otherwise Backward pads again into the workspace.
+	xpad []float32
+	kept bool
 
 	ws       *workspace
 	wp       *weightPack // the model's packs of W and W', shared by the replicas
@@ -62,13 +79,22 @@ type Conv2d struct {
 // once per step instead of W times. Packing only moves values, so a
 // shared pack gives the same bits as a private one.
 type weightPack struct {
-	mu        sync.Mutex
-	pass      uint64 // the runShards call the packs belong to
-	fwd, flip gemm.PackedA
-	hasFwd    bool
-	hasFlip   bool
-	wflip     []float32
+	mu    sync.Mutex
+	pass  uint64 // the runShards call the packs belong to
+	packs [packKinds]gemm.PackedA
+	has   [packKinds]bool
+	wflip []float32
 }
+
+// packKind names the three ways a convolution's weights enter a GEMM.
+type packKind int
+
+const (
+	packFwd   packKind = iota // W, F × C·K·K: the forward product
+	packFlip                  // W', C × F·K·K: the flipped dx convolution
+	packTrans                 // Wᵀ, C·K·K × F: dcol = Wᵀ dY of dxCol2im
+	packKinds
+)
 
 // groupCols is about how many output positions (GEMM columns) one group
 // of images gives: enough that a group of small images fills the GEMM's
@@ -76,17 +102,25 @@ type weightPack struct {
 // layer's activations.
 const groupCols = 4096
 
-// groupSize returns how many of n images of p output positions form one
-// group: the images split into the fewest groups of at most about
-// groupCols columns, sizes as even as possible.
-func groupSize(n, p int) int {
+// groupSize returns how many of the n images of x, p output positions
+// each, form one group: the images split into the fewest groups of at
+// most about groupCols columns, sizes as even as possible; a channel-major
+// x is one group, since its images' planes are not contiguous.
+func groupSize(x *Tensor, n, p int) int {
+	if x.cm {
+		return max(n, 1)
+	}
 	ng := min(max(1, (n*p+groupCols-1)/groupCols), max(n, 1))
 	return max(1, (n+ng-1)/ng)
 }
 
 func newConv(b *builder, name string, c, f, k, s, p int, bias bool) *Conv2d {
-	cv := &Conv2d{C: c, F: f, K: k, S: s, P: p, ws: b.ws}
+	cv := &Conv2d{C: c, F: f, K: k, S: s, P: p, ws: b.ws, chanMajor: b.chanMajor}
 	cv.W, cv.dW = b.param(name+".weight", []int{f, c, k, k}, b.kaimingNormal(f*k*k))
+	if b.rep != nil {
+		b.rep.convs = append(b.rep.convs, cv)
+		b.rep.lazy[len(b.rep.lazy)-1] = true
+	}
 	cv.wp = b.weightPack()
 	if bias {
 		cv.B, cv.dB = b.param(name+".bias", []int{f}, b.uniform(1/math.Sqrt(float64(c*k*k))))
@@ -105,14 +139,25 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 	if len(x.Shape) != 4 || x.Shape[1] != cv.C {
 		panic(fmt.Sprintf("nn: Conv2d(C=%d) got %v", cv.C, x))
 	}
-	cv.x = x
+	cv.x, cv.kept = x, false
 	cv.oh = (x.Shape[2]+2*cv.P-cv.K)/cv.S + 1
 	cv.ow = (x.Shape[3]+2*cv.P-cv.K)/cv.S + 1
 	n, h, w, p, _ := cv.geom(x)
 	cv.y.resize(n, cv.F, cv.oh, cv.ow)
-	g := groupSize(n, p)
-	cv.buildTaps(h, w, g)
-	pw := cv.packed(false) // W once for every group
+	g := groupSize(x, n, p)
+	cv.buildTaps(x, h, w, g)
+	pw := cv.packed(packFwd) // W once for every group
+	cv.y.cm = cv.chanMajor && g >= n
+	if cv.y.cm { // Y, F × N·P, is y
+		cv.patchesOf(&cv.pt, x, 0, n, false)
+		cv.ws.mulCols(pw, &cv.pt, 0, cv.y.Data, n*p)
+		if cv.B != nil {
+			for f := range cv.F {
+				addConst(cv.y.Data[f*n*p:(f+1)*n*p], cv.B[f])
+			}
+		}
+		return &cv.y
+	}
 	for n0 := 0; n0 < n; n0 += g {
 		gn := min(g, n-n0)
 		cv.patchesOf(&cv.pt, x, n0, gn, false)
@@ -141,38 +186,40 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 	return &cv.y
 }
 
-// packed returns W packed as the m×k matrix of the forward GEMM (F ×
-// C·K·K) or, when flip is set, W' of the flipped dx convolution (C ×
-// F·K·K). Within a runShards call it is the model's pack, made by the
-// first replica that asks; otherwise the replica packs its own.
-func (cv *Conv2d) packed(flip bool) *gemm.PackedA {
+// packed returns W packed for the product kind (see packKind). Within a
+// runShards call it is the model's pack, made by the first replica that
+// asks; otherwise the replica packs its own.
+func (cv *Conv2d) packed(kind packKind) *gemm.PackedA {
 	if cv.ws.pass == 0 {
 		// Outside runShards the weights may have changed since any pack.
-		if flip {
-			cv.packFlipped(&cv.ws.packed, &cv.wflip)
-		} else {
-			cv.ws.packed.Pack(false, cv.F, cv.C*cv.K*cv.K, cv.W, cv.C*cv.K*cv.K)
-		}
+		cv.pack(kind, &cv.ws.packed, &cv.wflip)
 		return &cv.ws.packed
 	}
 	wp := cv.wp
 	wp.mu.Lock()
 	defer wp.mu.Unlock()
 	if wp.pass != cv.ws.pass {
-		wp.pass, wp.hasFwd, wp.hasFlip = cv.ws.pass, false, false
+		wp.pass, wp.has = cv.ws.pass, [packKinds]bool{}
 	}
-	if flip {
-		if !wp.hasFlip {
-			cv.packFlipped(&wp.flip, &wp.wflip)
-			wp.hasFlip = true
-		}
-		return &wp.flip
+	if !wp.has[kind] {
+		cv.pack(kind, &wp.packs[kind], &wp.wflip)
+		wp.has[kind] = true
 	}
-	if !wp.hasFwd {
-		wp.fwd.Pack(false, cv.F, cv.C*cv.K*cv.K, cv.W, cv.C*cv.K*cv.K)
-		wp.hasFwd = true
+	return &wp.packs[kind]
+}
+
+// pack packs W into pa for the product kind, forming W' in *wflip for
+// packFlip.
+func (cv *Conv2d) pack(kind packKind, pa *gemm.PackedA, wflip *[]float32) {
+	ckk := cv.C * cv.K * cv.K
+	switch kind {
+	case packFwd:
+		pa.Pack(false, cv.F, ckk, cv.W, ckk)
+	case packTrans:
+		pa.Pack(true, ckk, cv.F, cv.W, ckk)
+	default:
+		cv.packFlipped(pa, wflip)
 	}
-	return &wp.fwd
 }
 
 // packFlipped forms W'[c,f,p,q] = W[f,c,K-1-p,K-1-q] (C × F·K·K) in
@@ -193,10 +240,17 @@ func (cv *Conv2d) packFlipped(pa *gemm.PackedA, wflip *[]float32) {
 	pa.Pack(false, cv.C, fkk, wf, fkk)
 }
 
-// buildTaps builds the forward tap table for h×w inputs in groups of g.
-func (cv *Conv2d) buildTaps(h, w, g int) {
+// keepPad is the most floats of padded input a convolution keeps from
+// Forward for Backward (4 MiB): enough for the training stand-ins' and
+// ResNet-18's per-replica shards, small beside the activations.
+const keepPad = 1 << 20
+
+// buildTaps builds the forward tap table for x's h×w planes, padded, in
+// groups of g images.
+func (cv *Conv2d) buildTaps(x *Tensor, h, w, g int) {
 	hp, wp := h+2*cv.P, w+2*cv.P
-	cv.fwd.build(cv.C, hp*wp, cv.K, cv.S, wp, cv.oh, cv.ow, g)
+	img, ch := x.planeStrides()
+	cv.fwd.build(cv.C, hp*wp, cv.K, cv.S, wp, cv.oh, cv.ow, g, img, ch)
 }
 
 // patchesOf sets pt to the patch matrix of images [n0, n0+gn) of x (its
@@ -208,9 +262,20 @@ func (cv *Conv2d) patchesOf(pt *gemm.Gathered, x *Tensor, n0, gn int, trans bool
 	src := x.Data[n0*img : (n0+gn)*img]
 	if cv.P > 0 {
 		hp, wp := h+2*cv.P, w+2*cv.P
-		buf := grow(&cv.ws.pad, gn*cv.C*hp*wp)
-		padPlanes(buf, src, gn*cv.C, h, w, cv.P)
-		src = buf
+		size := gn * cv.C * hp * wp
+		whole := gn == x.Shape[0] && size <= keepPad
+		switch {
+		case trans && cv.kept && whole:
+			src = cv.xpad[:size] // Forward's, x unchanged since
+		case !trans && whole:
+			buf := grow(&cv.xpad, size)
+			padPlanes(buf, src, gn*cv.C, h, w, cv.P)
+			src, cv.kept = buf, true
+		default:
+			buf := grow(&cv.ws.pad, size)
+			padPlanes(buf, src, gn*cv.C, h, w, cv.P)
+			src = buf
+		}
 	}
 	*pt = gemm.Gathered{X: src, Rows: cv.fwd.rows, Cols: cv.fwd.cols[:gn*cv.oh*cv.ow]}
 	if trans {
@@ -221,29 +286,37 @@ func (cv *Conv2d) patchesOf(pt *gemm.Gathered, x *Tensor, n0, gn int, trans bool
 func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 	x := cv.x
 	n, h, w, p, ckk := cv.geom(x)
+	if dy.cm != cv.y.cm {
+		panic("nn: Conv2d.Backward: dy and y differ in layout")
+	}
 	if cv.dB != nil {
-		for i := 0; i < n*cv.F; i++ {
-			var s float32
-			for _, v := range dy.Data[i*p : (i+1)*p] {
-				s += v
+		img, ch := dy.planeStrides()
+		for m := range n {
+			for f := range cv.F {
+				var s float32
+				for _, v := range dy.Data[(m*img+f*ch)*p:][:p] {
+					s += v
+				}
+				cv.dB[f] += s
 			}
-			cv.dB[i%cv.F] += s
 		}
 	}
 	flipped := cv.S == 1 && cv.P < cv.K
-	g := groupSize(n, p)
-	cv.buildTaps(h, w, g)
+	g := groupSize(x, n, p)
+	cv.buildTaps(x, h, w, g)
 	if !cv.NoInputGrad {
 		cv.dx.resize(x.Shape...)
+		cv.dx.cm = x.cm
 		if flipped {
-			cv.prepareFlipped(h, w, g)
+			cv.prepareFlipped(dy, h, w, g)
 		}
 	}
 	for n0 := 0; n0 < n; n0 += g {
 		gn := min(g, n-n0)
-		// dY of the group as one F × gn·P matrix.
+		// dY of the group as one F × gn·P matrix (dy itself when
+		// channel-major).
 		dyg := dy.Data[n0*cv.F*p : (n0+gn)*cv.F*p]
-		if gn > 1 {
+		if gn > 1 && !dy.cm {
 			buf := grow(&cv.ws.grid, cv.F*gn*p)
 			for i := range gn {
 				for f := range cv.F {
@@ -254,7 +327,11 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 		}
 		cv.ws.packedDY.Pack(false, cv.F, gn*p, dyg, gn*p)
 		cv.patchesOf(&cv.pt, x, n0, gn, true)
-		cv.ws.mulCols(&cv.ws.packedDY, &cv.pt, 1, cv.dW, ckk)
+		beta := float32(1)
+		if cv.overwrite {
+			beta, cv.overwrite = 0, false
+		}
+		cv.ws.mulCols(&cv.ws.packedDY, &cv.pt, beta, cv.dW, ckk)
 		switch {
 		case cv.NoInputGrad:
 		case flipped:
@@ -271,10 +348,11 @@ func (cv *Conv2d) Backward(dy *Tensor) *Tensor {
 
 // prepareFlipped builds the dx convolution's tap table (over dy padded by
 // K-1-P) and takes its packed weights W' (C × F·K·K).
-func (cv *Conv2d) prepareFlipped(h, w, g int) {
+func (cv *Conv2d) prepareFlipped(dy *Tensor, h, w, g int) {
 	k, pd := cv.K, cv.K-1-cv.P
-	cv.bwd.build(cv.F, (cv.oh+2*pd)*(cv.ow+2*pd), k, 1, cv.ow+2*pd, h, w, g)
-	cv.pw = cv.packed(true)
+	img, ch := dy.planeStrides()
+	cv.bwd.build(cv.F, (cv.oh+2*pd)*(cv.ow+2*pd), k, 1, cv.ow+2*pd, h, w, g, img, ch)
+	cv.pw = cv.packed(packFlip)
 }
 
 // dxFlipped computes dx of images [n0, n0+gn) as the stride-1
@@ -291,8 +369,8 @@ func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
 	}
 	hw := h * w
 	cv.ptd = gemm.Gathered{X: src, Rows: cv.bwd.rows, Cols: cv.bwd.cols[:gn*hw]}
-	if gn == 1 {
-		cv.ws.mulCols(cv.pw, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+1)*cv.C*hw], hw)
+	if gn == 1 || cv.dx.cm { // dx of one image, or channel-major, is the product
+		cv.ws.mulCols(cv.pw, &cv.ptd, 0, cv.dx.Data[n0*cv.C*hw:(n0+gn)*cv.C*hw], gn*hw)
 		return
 	}
 	out := grow(&cv.ws.dgrid, cv.C*gn*hw)
@@ -310,22 +388,41 @@ func (cv *Conv2d) dxFlipped(dy *Tensor, n0, gn, h, w int) {
 // the zero padding are skipped instead of being added into a padded copy
 // and dropped, and each element of dx receives its terms in increasing r,
 // as a scatter over a padded copy would add them, so the bits are those
-// of col2im over the padded planes.
+// of col2im over the padded planes. dcol is formed a few images at a time
+// (about dcolChunk floats), each slice added into dx while it is still in
+// cache; every element of dcol is the same sum whatever the slice.
 func (cv *Conv2d) dxCol2im(dyg []float32, n0, gn, h, w int) {
 	p := cv.oh * cv.ow
 	ckk := cv.C * cv.K * cv.K
-	dcol := grow(&cv.ws.dgrid, ckk*gn*p)
-	cv.ws.gemm(true, false, ckk, gn*p, cv.F, 1, cv.W, ckk, dyg, gn*p, 0, dcol, gn*p)
-	col2im(cv.dx.Data[n0*cv.C*h*w:(n0+gn)*cv.C*h*w], dcol, gn, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow)
+	pt := cv.packed(packTrans)
+	step := max(1, dcolChunk/(ckk*p))
+	img, ch := cv.dx.planeStrides()
+	hw := h * w
+	for m0 := 0; m0 < gn; m0 += step {
+		m1 := min(m0+step, gn)
+		cn := (m1 - m0) * p
+		dcol := grow(&cv.ws.dgrid, ckk*cn)
+		pt.Mul(cv.ws.gemmWorkers(), false, cn, 1, dyg[m0*p:], gn*p, 0, dcol, cn)
+		col2im(cv.dx.Data[(n0+m0)*img*hw:], img*hw, ch*hw, dcol, m1-m0, cv.C, h, w, cv.K, cv.S, cv.P, cv.oh, cv.ow)
+	}
 }
 
-// col2im sets dst (n images of c planes h×w) to the sum of the columns of
+// dcolChunk is about how many floats of dcol dxCol2im forms at once
+// (256 KB), so that a slice is added into dx from L2.
+const dcolChunk = 1 << 16
+
+// col2im sets dst (n images of c planes h×w, the plane of image m and
+// channel ci at m*imgStride + ci*chStride) to the sum of the columns of
 // dcol (c·k·k rows of n·oh·ow columns) at their taps: for r = (ci, ki,
 // kj) and column (m, i, j), dst[m, ci, i*s+ki-p, j*s+kj-p] += dcol[r,
 // col], terms of each element in increasing r, positions in the padding
 // skipped.
-func col2im(dst, dcol []float32, n, c, h, w, k, s, p, oh, ow int) {
-	clear(dst)
+func col2im(dst []float32, imgStride, chStride int, dcol []float32, n, c, h, w, k, s, p, oh, ow int) {
+	for m := range n {
+		for ci := range c {
+			clear(dst[m*imgStride+ci*chStride:][:h*w])
+		}
+	}
 	cols := n * oh * ow
 	for ci := range c {
 		for ki := range k {
@@ -337,7 +434,7 @@ func col2im(dst, dcol []float32, n, c, h, w, k, s, p, oh, ow int) {
 				}
 				row := dcol[((ci*k+ki)*k+kj)*cols:][:cols]
 				for m := range n {
-					plane := dst[(m*c+ci)*h*w:][:h*w]
+					plane := dst[m*imgStride+ci*chStride:][:h*w]
 					for i := ilo; i < ihi; i++ {
 						src := row[(m*oh+i)*ow+jlo : (m*oh+i)*ow+jhi]
 						d := plane[(i*s+ki-p)*w+jlo*s+kj-p:][:(len(src)-1)*s+1]
@@ -371,14 +468,16 @@ func tapRange(t, s, p, n, out int) (lo, hi int) {
 // = n*C*plane + i*S*wp + j*S, element (r, col) being x[rows[r]+cols[col]]
 // (a gemm.Gathered).
 type taps struct {
-	key        [7]int  // the geometry it was built for
+	key        [9]int  // the geometry it was built for
 	rows, cols []int32 // cols covers at least g images
 }
 
 // build sets the tables for c channels of h×w planes padded to wp columns
-// (plane floats each), K×K taps at stride s, oh×ow outputs, g images.
-func (tp *taps) build(c, plane, k, s, wp, oh, ow, g int) {
-	key := [7]int{c, plane, k, s, wp, oh, ow}
+// (plane floats each), K×K taps at stride s, oh×ow outputs, g images; the
+// planes of two images lie img planes apart, of two channels ch (NCHW: C
+// and 1, channel-major: 1 and N).
+func (tp *taps) build(c, plane, k, s, wp, oh, ow, g, img, ch int) {
+	key := [9]int{c, plane, k, s, wp, oh, ow, img, ch}
 	p := oh * ow
 	if tp.rows != nil && tp.key == key && len(tp.cols) >= g*p {
 		return
@@ -388,7 +487,7 @@ func (tp *taps) build(c, plane, k, s, wp, oh, ow, g int) {
 	for ci := range c {
 		for ki := range k {
 			for kj := range k {
-				tp.rows[(ci*k+ki)*k+kj] = int32(ci*plane + ki*wp + kj)
+				tp.rows[(ci*k+ki)*k+kj] = int32(ci*ch*plane + ki*wp + kj)
 			}
 		}
 	}
@@ -396,7 +495,7 @@ func (tp *taps) build(c, plane, k, s, wp, oh, ow, g int) {
 	for n := range g {
 		for i := range oh {
 			for j := range ow {
-				tp.cols[n*p+i*ow+j] = int32(n*c*plane + i*s*wp + j*s)
+				tp.cols[n*p+i*ow+j] = int32(n*img*plane + i*s*wp + j*s)
 			}
 		}
 	}

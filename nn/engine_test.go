@@ -3,6 +3,7 @@ package nn
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -28,26 +29,46 @@ func standInBatch(step, n, classes int) (*Tensor, []int) {
 
 // standInState trains the stand-in for classes (StandInConfig) from a
 // fixed seed for three steps of 48 images over W = 8 replicas and returns
-// its checkpoint (parameters, running statistics, momentum). With
-// sequential set it runs the replicas one after another outside
-// TrainShards, so each convolution packs its own weights instead of
-// sharing the model's packs, and every GEMM may use GOMAXPROCS goroutines.
-func standInState(t *testing.T, classes int, sequential bool) []byte {
+// its checkpoint (parameters, running statistics, momentum).
+//
+// In TrainShards the replicas share the model's weight packs, and
+// TrainStep writes the convolutions' dW over whatever they held (filled
+// with NaN before each step here, to show it is never read). With
+// sequential set the replicas run one after another outside TrainShards,
+// each convolution packing its own weights and every GEMM free to use
+// GOMAXPROCS goroutines, and each step is ZeroGrad, Forward and Backward,
+// which add dW into zeros. With nchw set the ResNet keeps its activations
+// in NCHW order, regrouping every convolution's GEMM result, instead of
+// channel-major (resnetChannelMajor).
+func standInState(t *testing.T, classes int, sequential, nchw bool) []byte {
+	defer func(v bool) { resnetChannelMajor = v }(resnetChannelMajor)
+	resnetChannelMajor = !nchw
 	m, err := NewResNet(rand.New(rand.NewPCG(5, 1)), StandInConfig(1, 28, 28, classes))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &run{m: m, reps: m.NewReplicas(8), opt: NewSGD(m, 0.05, 0.9, 5e-4), agg: m.NewGrads(), res: make([]ShardResult, 8)}
+	nan := float32(math.NaN())
 	for s := range 3 {
 		x, y := standInBatch(s, 48, classes)
 		if sequential {
 			for k, rep := range r.reps {
 				lo, hi := Shard(48, len(r.reps), k)
 				view := &Tensor{Shape: []int{hi - lo, 1, 28, 28}, Data: x.Data[lo*784 : hi*784]}
-				rep.TrainStep(view, y[lo:hi])
+				rep.ZeroGrad()
+				logits := rep.Forward(view, true)
+				SoftmaxCrossEntropy(logits, y[lo:hi], &rep.dlogits)
+				rep.Backward(&rep.dlogits)
 			}
 			SyncBuffers(r.reps)
 		} else {
+			for _, rep := range r.reps {
+				for _, g := range rep.Grads {
+					for i := range g {
+						g[i] = nan
+					}
+				}
+			}
 			TrainShards(r.reps, x, y, r.res)
 		}
 		MeanGrads(r.agg, r.reps)
@@ -59,6 +80,8 @@ func standInState(t *testing.T, classes int, sequential bool) []byte {
 // TestStandInBitsAcrossEngines checks that training the stand-ins gives
 // the same bytes whatever the engine does underneath: replicas sharing
 // packed weights in TrainShards or packing their own one after another;
+// convolution weight gradients written by the step's first product or
+// zeroed and added into; channel-major activations or NCHW ones;
 // GOMAXPROCS 1 or 4; and the micro-kernels, packers and activation passes
 // this CPU selects against the AVX2 path (a child process with
 // GODEBUG=cpu.avx512f=off, which on an AVX-512 host swaps the 12×32 and
@@ -70,7 +93,7 @@ func TestStandInBitsAcrossEngines(t *testing.T) {
 		// The child: write the states for the parent to compare.
 		var all []byte
 		for _, classes := range []int{10, 100} {
-			all = append(all, standInState(t, classes, false)...)
+			all = append(all, standInState(t, classes, false, false)...)
 		}
 		if err := os.WriteFile(out, all, 0o644); err != nil {
 			t.Fatal(err)
@@ -81,15 +104,19 @@ func TestStandInBitsAcrossEngines(t *testing.T) {
 	for _, classes := range []int{10, 100} {
 		t.Run(fmt.Sprintf("classes=%d", classes), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			one := standInState(t, classes, false)
+			one := standInState(t, classes, false, false)
 			runtime.GOMAXPROCS(4)
-			four := standInState(t, classes, false)
-			seq := standInState(t, classes, true)
+			four := standInState(t, classes, false, false)
+			seq := standInState(t, classes, true, false)
+			nchw := standInState(t, classes, false, true)
 			if !bytes.Equal(one, four) {
 				t.Errorf("GOMAXPROCS=1 and GOMAXPROCS=4 give different states")
 			}
 			if !bytes.Equal(four, seq) {
-				t.Errorf("TrainShards (shared weight packs) and sequential replicas (own packs) give different states")
+				t.Errorf("TrainShards (shared weight packs, dW overwritten) and sequential replicas (own packs, dW zeroed and added into) give different states")
+			}
+			if !bytes.Equal(four, nchw) {
+				t.Errorf("channel-major and NCHW activations give different states")
 			}
 			all = append(all, four...)
 		})
@@ -112,7 +139,7 @@ func TestStandInBitsAcrossEngines(t *testing.T) {
 	defer restore()
 	var ref []byte
 	for _, classes := range []int{10, 100} {
-		ref = append(ref, standInState(t, classes, false)...)
+		ref = append(ref, standInState(t, classes, false, false)...)
 	}
 	if !bytes.Equal(all, ref) {
 		t.Errorf("passes %s and their reference loops give different states", kernelSet)

@@ -43,8 +43,8 @@ func newDense(b *builder, name string, in, out int) *Dense {
 
 func (d *Dense) Forward(x *Tensor, train bool) *Tensor {
 	n, in := x.rows()
-	if in != d.In {
-		panic(fmt.Sprintf("nn: Dense(%d->%d) got %v", d.In, d.Out, x))
+	if in != d.In || x.cm {
+		panic(fmt.Sprintf("nn: Dense(%d->%d) got %v (channel-major: %v)", d.In, d.Out, x, x.cm))
 	}
 	d.x = x
 	d.y.resize(n, d.Out)
@@ -80,12 +80,14 @@ type ReLU struct {
 
 func (r *ReLU) Forward(x *Tensor, train bool) *Tensor {
 	r.y.resize(x.Shape...)
+	r.y.cm = x.cm
 	reluOf(x.Data, r.y.Data)
 	return &r.y
 }
 
 func (r *ReLU) Backward(dy *Tensor) *Tensor {
 	r.dx.resize(dy.Shape...)
+	r.dx.cm = dy.cm
 	reluBackward(dy.Data, r.y.Data, r.dx.Data)
 	return &r.dx
 }
@@ -109,6 +111,7 @@ func (p *MaxPool2d) Forward(x *Tensor, train bool) *Tensor {
 	oh, ow := (h-p.K)/p.S+1, (w-p.K)/p.S+1
 	p.xs = append(p.xs[:0], x.Shape...)
 	p.y.resize(n, c, oh, ow)
+	p.y.cm = x.cm // planes in, planes out, in the same order
 	if cap(p.arg) < len(p.y.Data) {
 		p.arg = make([]int32, len(p.y.Data))
 	}
@@ -139,6 +142,7 @@ func (p *MaxPool2d) Forward(x *Tensor, train bool) *Tensor {
 
 func (p *MaxPool2d) Backward(dy *Tensor) *Tensor {
 	p.dx.resize(p.xs...)
+	p.dx.cm = p.y.cm
 	zero(p.dx.Data)
 	for o, g := range dy.Data {
 		p.dx.Data[p.arg[o]] += g
@@ -150,8 +154,11 @@ func (p *MaxPool2d) Backward(dy *Tensor) *Tensor {
 //
 //	forward:  y[n,c] = (1/HW) Σ_{h,w} x[n,c,h,w]      x (N,C,H,W), y (N,C)
 //	backward: dx[n,c,h,w] = dy[n,c] / HW
+//
+// x may be channel-major (Tensor.cm); y is (N, C) either way.
 type GlobalAvgPool struct {
 	xs    []int
+	cm    bool
 	y, dx Tensor
 }
 
@@ -159,11 +166,13 @@ func (g *GlobalAvgPool) Forward(x *Tensor, train bool) *Tensor {
 	n, c := x.Shape[0], x.Shape[1]
 	hw := x.Shape[2] * x.Shape[3]
 	g.xs = append(g.xs[:0], x.Shape...)
+	g.cm = x.cm
 	g.y.resize(n, c)
+	img, ch := x.planeStrides()
 	inv := 1 / float32(hw)
 	for i := 0; i < n*c; i++ {
 		var s float32
-		for _, v := range x.Data[i*hw : (i+1)*hw] {
+		for _, v := range x.Data[(i/c*img+i%c*ch)*hw:][:hw] {
 			s += v
 		}
 		g.y.Data[i] = s * inv
@@ -173,11 +182,13 @@ func (g *GlobalAvgPool) Forward(x *Tensor, train bool) *Tensor {
 
 func (g *GlobalAvgPool) Backward(dy *Tensor) *Tensor {
 	g.dx.resize(g.xs...)
-	hw := g.xs[2] * g.xs[3]
+	g.dx.cm = g.cm
+	c, hw := g.xs[1], g.xs[2]*g.xs[3]
+	img, ch := g.dx.planeStrides()
 	inv := 1 / float32(hw)
 	for i, d := range dy.Data {
 		v := d * inv
-		s := g.dx.Data[i*hw : (i+1)*hw]
+		s := g.dx.Data[(i/c*img+i%c*ch)*hw:][:hw]
 		for j := range s {
 			s[j] = v
 		}

@@ -75,7 +75,9 @@ type builder struct {
 	rep    *Replica // nil while creating
 	np, nb int      // next parameter and buffer index when binding
 	npk    int      // next weight pack when binding
-	ws     *workspace
+	// chanMajor makes the convolutions built channel-major (Conv2d).
+	chanMajor bool
+	ws        *workspace
 }
 
 // param returns the value and gradient slices of the named parameter.
@@ -94,6 +96,7 @@ func (b *builder) param(name string, shape []int, init func(w []float32)) (w, g 
 	b.np++
 	g = make([]float32, len(p.Value))
 	b.rep.Grads = append(b.rep.Grads, g)
+	b.rep.lazy = append(b.rep.lazy, false)
 	return p.Value, g
 }
 

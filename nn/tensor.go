@@ -7,6 +7,12 @@ import "fmt"
 type Tensor struct {
 	Shape []int
 	Data  []float32
+	// cm marks a 4-D activation whose Data is channel-major, (C, N, H, W)
+	// for Shape (N, C, H, W): the layout a convolution's GEMM produces for
+	// a whole batch, which a ResNet's layers keep between convolutions so
+	// that no pass regroups it (see Conv2d). Only the layers inside the
+	// network see such tensors.
+	cm bool
 }
 
 // NewTensor returns a zeroed tensor of the given shape.
@@ -41,6 +47,16 @@ func (t *Tensor) resize(shape ...int) {
 		t.Shape = make([]int, len(shape), 4)
 	}
 	copy(t.Shape, shape)
+}
+
+// planeStrides returns how many planes (H×W blocks) apart the planes of
+// two consecutive images and of two consecutive channels of a 4-D tensor
+// lie: (C, 1) in NCHW order, (1, N) channel-major.
+func (t *Tensor) planeStrides() (img, ch int) {
+	if t.cm {
+		return 1, t.Shape[0]
+	}
+	return t.Shape[1], 1
 }
 
 // rows returns the leading dimension and the product of the others.
