@@ -39,13 +39,14 @@ var transposeAsm bool
 // a 3×3 convolution's taps, runs of 3, make 6).
 const maxRuns = 6
 
-// runsOf splits the 16 offsets idx into runs of consecutive values: for
-// run r, runs[2r] = idx[j0]-j0 with j0 its first column and runs[2r+1]
-// the mask of its columns. It returns the number of runs, or 0 when there
-// are more than maxRuns.
+// runsOf splits the first 16 offsets of idx (all of them when fewer)
+// into runs of consecutive values: for run r, runs[2r] = idx[j0]-j0 with
+// j0 its first column and runs[2r+1] the mask of its columns. It returns
+// the number of runs, or 0 when there are more than maxRuns (or no
+// offsets).
 func runsOf(runs *[2 * maxRuns]int32, idx []int32) int {
 	n := 0
-	for j := range 16 {
+	for j := range idx[:min(len(idx), 16)] {
 		if j == 0 || idx[j] != idx[j-1]+1 {
 			if n == maxRuns {
 				return 0
@@ -86,6 +87,18 @@ func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
 				}
 				gatherAsm(&d[h], nr, &x[0], &rows[0], kc, &idx[h])
 			}
+			// A last, partial group as runs (the lanes past n zero), and
+			// the groups past it as zeros (a run with no lanes).
+			for ; runsAsm && h < nr; h += 16 {
+				runs := [2 * maxRuns]int32{}
+				nrun := 1
+				if h < n {
+					if nrun = runsOf(&runs, idx[h:]); nrun == 0 {
+						break
+					}
+				}
+				runs16(&d[h], nr, &x[0], &rows[0], kc, &runs[0], nrun)
+			}
 		}
 		if h == nr {
 			continue
@@ -100,10 +113,19 @@ func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
 	}
 }
 
+// boundsAsm, when set (amd64 with AVX2), finds bounds' extremes of
+// whole groups of eight.
+var boundsAsm func(s *int32, n int) (lo, hi int32)
+
 // bounds returns the smallest and largest element of a non-empty s.
 func bounds(s []int32) (lo, hi int64) {
 	lo, hi = int64(s[0]), int64(s[0])
-	for _, v := range s[1:] {
+	if n := len(s) &^ 7; n > 0 && boundsAsm != nil {
+		l, h := boundsAsm(&s[0], n)
+		lo, hi = int64(l), int64(h)
+		s = s[n:]
+	}
+	for _, v := range s {
 		lo, hi = min(lo, int64(v)), max(hi, int64(v))
 	}
 	return lo, hi

@@ -712,3 +712,81 @@ func TestPackARows(t *testing.T) {
 		}
 	}
 }
+
+// TestBounds checks bounds (with bounds32AVX2 where the CPU has AVX2)
+// against a plain scan, on every length up to 41 and values of both
+// signs, extremes at every position included.
+func TestBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for n := 1; n <= 41; n++ {
+		for trial := range 20 {
+			s := make([]int32, n)
+			for i := range s {
+				s[i] = int32(rng.Uint32())
+				if trial%2 == 0 {
+					s[i] %= 1000
+				}
+			}
+			if trial < n {
+				s[trial] = math.MaxInt32 // the extreme at every position in turn
+				s[n-1-trial] = math.MinInt32
+			}
+			lo, hi := int64(s[0]), int64(s[0])
+			for _, v := range s {
+				lo, hi = min(lo, int64(v)), max(hi, int64(v))
+			}
+			if gl, gh := bounds(s); gl != lo || gh != hi {
+				t.Fatalf("bounds(%v) = %d, %d, want %d, %d (asm %v)", s, gl, gh, lo, hi, boundsAsm != nil)
+			}
+		}
+	}
+}
+
+// TestGatheredPackB checks the panels Gathered.PackB writes, element by
+// element and the zero columns past the last one included, with the
+// masked-load runs and the gathers against the float-at-a-time loop, into
+// panels full of NaN: partial slivers of every width, runs of 14, 7, 4, 3
+// and 1 columns and scattered offsets (more runs than masked loads).
+func TestGatheredPackB(t *testing.T) {
+	gathers, runs := gatherAsm, runsAsm
+	defer func() { gatherAsm, runsAsm = gathers, runs }()
+	rng := rand.New(rand.NewPCG(5, 8))
+	x := make([]float32, 4000)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	rows := []int32{0, 1, 2, 31, 32, 33, 62, 63, 64, 900}
+	for _, ow := range []int{14, 7, 4, 3, 1, 0} {
+		for nc := 1; nc <= 70; nc++ {
+			cols := make([]int32, nc)
+			for i := range cols {
+				cols[i] = int32(i/max(ow, 1)*30 + i%max(ow, 1))
+				if ow == 0 {
+					cols[i] = int32(rng.IntN(2500))
+				}
+			}
+			g := &Gathered{X: x, Rows: rows, Cols: cols}
+			const nr = 32
+			size := roundUp(nc, nr) * len(rows)
+			pack := func(mode string) []float32 {
+				gatherAsm, runsAsm = gathers, runs
+				if mode == "go" {
+					gatherAsm, runsAsm = nil, false
+				}
+				d := make([]float32, size)
+				for i := range d {
+					d[i] = float32(math.NaN())
+				}
+				g.PackB(d, nr, 0, len(rows), 0, nc)
+				return d
+			}
+			want := pack("go")
+			got := pack("asm")
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("ow %d, %d columns: element %d = %g, want %g", ow, nc, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

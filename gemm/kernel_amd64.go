@@ -18,6 +18,7 @@ var (
 func init() {
 	if cpu.X86.HasAVX2 {
 		gatherAsm = gather16AVX2
+		boundsAsm = bounds32AVX2
 		transposeAsm = true
 		rowsAsm = true
 	}

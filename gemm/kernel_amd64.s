@@ -1034,6 +1034,46 @@ gather16_done:
 	VZEROUPPER
 	RET
 
+// func bounds32AVX2(s *int32, n int) (lo int32, hi int32)
+// Requires: AVX, AVX2
+TEXT ·bounds32AVX2(SB), NOSPLIT, $0-24
+	MOVQ    s+0(FP), AX
+	MOVQ    n+8(FP), CX
+	VMOVDQU (AX), Y0
+	VMOVDQA Y0, Y1
+	ADDQ    $0x20, AX
+	SUBQ    $0x08, CX
+
+bounds32_loop:
+	TESTQ   CX, CX
+	JZ      bounds32_reduce
+	VMOVDQU (AX), Y2
+	VPMINSD Y2, Y0, Y0
+	VPMAXSD Y2, Y1, Y1
+	ADDQ    $0x20, AX
+	SUBQ    $0x08, CX
+	JMP     bounds32_loop
+
+bounds32_reduce:
+	VEXTRACTI128 $0x01, Y0, X2
+	VPMINSD      X2, X0, X0
+	VPSHUFD      $0x4e, X0, X2
+	VPMINSD      X2, X0, X0
+	VPSHUFD      $0xb1, X0, X2
+	VPMINSD      X2, X0, X0
+	VMOVD        X0, AX
+	MOVL         AX, lo+16(FP)
+	VEXTRACTI128 $0x01, Y1, X0
+	VPMAXSD      X0, X1, X1
+	VPSHUFD      $0x4e, X1, X0
+	VPMAXSD      X0, X1, X1
+	VPSHUFD      $0xb1, X1, X0
+	VPMAXSD      X0, X1, X1
+	VMOVD        X1, AX
+	MOVL         AX, hi+20(FP)
+	VZEROUPPER
+	RET
+
 // func runs16x1AVX512(d *float32, ldd int, x *float32, a *int32, n int, runs *int32)
 // Requires: AVX, AVX512F
 TEXT ·runs16x1AVX512(SB), NOSPLIT, $0-48

@@ -66,6 +66,11 @@ func sgemm8x32AVX512(kc int, a *float32, b *float32, c *float32, ldc int, alpha 
 //go:noescape
 func gather16AVX2(d *float32, ldd int, x *float32, a *int32, n int, ix *int32)
 
+// bounds32AVX2 returns the smallest and largest of s[0..n), n a positive multiple of 8.
+//
+//go:noescape
+func bounds32AVX2(s *int32, n int) (lo int32, hi int32)
+
 // runs16x1AVX512 sets d[l*ldd+j] = x[a[l]+j+runs[2r]] for l < n and the lanes
 // j < 16 in the mask runs[2r+1] of each run r < 1 (the masks partition
 // the lanes; every index of a set lane in range: the caller checks).

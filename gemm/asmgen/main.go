@@ -41,6 +41,7 @@ func main() {
 	kernel("sgemm12x32AVX512", 12, 32, 16, ZMM)
 	kernel("sgemm8x32AVX512", 8, 32, 16, ZMM)
 	gather16()
+	bounds32()
 	for nrun := 1; nrun <= 6; nrun++ {
 		runs16(nrun)
 	}
@@ -494,6 +495,51 @@ func packRows(name string, nr int) {
 	DECQ(kc)
 	JNZ(LabelRef(name + "_row"))
 	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// bounds32 writes bounds32AVX2, the smallest and largest of n int32s (n a
+// positive multiple of 8) with VPMINSD/VPMAXSD over eight lanes: the
+// range check of a Gathered block's offset tables, which PackB makes on
+// every call.
+func bounds32() {
+	TEXT("bounds32AVX2", NOSPLIT, "func(s *int32, n int) (lo, hi int32)")
+	Pragma("noescape")
+	Doc("bounds32AVX2 returns the smallest and largest of s[0..n), n a positive multiple of 8.")
+	p := Load(Param("s"), GP64())
+	n := Load(Param("n"), GP64())
+	lo, hi := YMM(), YMM()
+	VMOVDQU(Mem{Base: p}, lo)
+	VMOVDQA(lo, hi)
+	ADDQ(U8(32), p)
+	SUBQ(U8(8), n)
+	Label("bounds32_loop")
+	TESTQ(n, n)
+	JZ(LabelRef("bounds32_reduce"))
+	v := YMM()
+	VMOVDQU(Mem{Base: p}, v)
+	VPMINSD(v, lo, lo)
+	VPMAXSD(v, hi, hi)
+	ADDQ(U8(32), p)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("bounds32_loop"))
+	Label("bounds32_reduce")
+	reduce := func(acc VecVirtual, op func(mxy, xy, xy1 Op), out string) {
+		t := XMM()
+		VEXTRACTI128(U8(1), acc, t)
+		x := acc.AsX()
+		op(t, x, x)
+		VPSHUFD(U8(0x4e), x, t)
+		op(t, x, x)
+		VPSHUFD(U8(0xb1), x, t)
+		op(t, x, x)
+		r := GP32()
+		VMOVD(x, r)
+		Store(r, ReturnIndex(map[string]int{"lo": 0, "hi": 1}[out]))
+	}
+	reduce(lo, func(a, b, c Op) { VPMINSD(a, b, c) }, "lo")
+	reduce(hi, func(a, b, c Op) { VPMAXSD(a, b, c) }, "hi")
 	VZEROUPPER()
 	RET()
 }
