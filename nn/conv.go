@@ -432,17 +432,12 @@ func col2im(dst []float32, imgStride, chStride int, dcol []float32, n, c, h, w, 
 				if jlo >= jhi {
 					continue
 				}
-				row := dcol[((ci*k+ki)*k+kj)*cols:][:cols]
-				for m := range n {
-					plane := dst[m*imgStride+ci*chStride:][:h*w]
-					for i := ilo; i < ihi; i++ {
-						src := row[(m*oh+i)*ow+jlo : (m*oh+i)*ow+jhi]
-						d := plane[(i*s+ki-p)*w+jlo*s+kj-p:][:(len(src)-1)*s+1]
-						for t, v := range src {
-							d[t*s] += v
-						}
-					}
+				if ilo >= ihi {
+					continue
 				}
+				row := dcol[((ci*k+ki)*k+kj)*cols:][:cols]
+				col2imTap(dst[ci*chStride+(ilo*s+ki-p)*w+jlo*s+kj-p:], row[ilo*ow+jlo:], s,
+					n, imgStride, oh*ow, ihi-ilo, s*w, ow, jhi-jlo)
 			}
 		}
 	}

@@ -38,6 +38,7 @@ var (
 	reluBackward = refReluBackward
 	addOf        = refAdd
 	padPlanes    = refPadPlanes
+	col2imTap    = refCol2imTap
 )
 
 // planeSpan checks that planes planes of n floats, stride apart, lie in
@@ -230,4 +231,20 @@ func sumDot64(a, b []float32) (sa, sab float64) {
 		p0 += float64(float64(a[j]) * float64(b[j]))
 	}
 	return (s0 + s1) + (s2 + s3), (p0 + p1) + (p2 + p3)
+}
+
+// refCol2imTap adds, for the images m < n and rows i < rows, the cnt
+// floats src[m*sImg+i*sRow:] into every s-th float of
+// dst[m*dImg+i*dRow:], d[t*s] += v[t] in increasing t: the scatter of
+// one tap of col2im.
+func refCol2imTap(dst, src []float32, s, n, dImg, sImg, rows, dRow, sRow, cnt int) {
+	for m := range n {
+		for i := range rows {
+			v := src[m*sImg+i*sRow:][:cnt]
+			d := dst[m*dImg+i*dRow:][:(cnt-1)*s+1]
+			for t, x := range v {
+				d[t*s] += x
+			}
+		}
+	}
 }

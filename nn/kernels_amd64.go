@@ -14,7 +14,28 @@ func init() {
 		kernelSet = "avx2, padding avx512f"
 		padPlanes = padAVX512
 		padKernels["avx512f"] = padAVX512
+		col2imTap = col2imTapAVX512
 	}
+}
+
+// col2imTapAVX512 is refCol2imTap through col2imS2AVX512 at stride 2,
+// the reference loop otherwise.
+func col2imTapAVX512(dst, src []float32, s, n, dImg, sImg, rows, dRow, sRow, cnt int) {
+	if s != 2 || n <= 0 || rows <= 0 || cnt <= 0 {
+		refCol2imTap(dst, src, s, n, dImg, sImg, rows, dRow, sRow, cnt)
+		return
+	}
+	if dImg < 0 || sImg < 0 || dRow < 0 || sRow < 0 {
+		panic("nn: col2imTap: negative stride")
+	}
+	// The last element each side touches; the strides are non-negative.
+	_ = dst[(n-1)*dImg+(rows-1)*dRow+2*(cnt-1)]
+	_ = src[(n-1)*sImg+(rows-1)*sRow+cnt-1]
+	tail := 0
+	for t := range cnt % 8 {
+		tail |= 1 << (2 * t)
+	}
+	col2imS2AVX512(&dst[0], &src[0], n, dImg, sImg, rows, dRow, sRow, cnt/8, tail)
 }
 
 // padAVX2 is padPlanes through padPlanesAVX2.

@@ -1114,3 +1114,74 @@ pad512_bottom_done:
 pad512_done:
 	VZEROUPPER
 	RET
+
+// func col2imS2AVX512(dst *float32, src *float32, n int, dImg int, sImg int, rows int, dRow int, sRow int, full int, tail int)
+// Requires: AVX, AVX512F
+TEXT ·col2imS2AVX512(SB), NOSPLIT, $8-80
+	MOVQ  dst+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  n+16(FP), DX
+	MOVQ  dImg+24(FP), BX
+	MOVQ  sImg+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  dRow+48(FP), R8
+	MOVQ  sRow+56(FP), R9
+	MOVQ  full+64(FP), R10
+	SHLQ  $0x02, BX
+	SHLQ  $0x02, SI
+	SHLQ  $0x02, R8
+	SHLQ  $0x02, R9
+	MOVL  $0x00005555, R11
+	KMOVW R11, K1
+	MOVQ  tail+72(FP), R11
+	KMOVW R11, K2
+
+c2i_row:
+	TESTQ DI, DI
+	JZ    c2i_done
+	MOVQ  AX, R11
+	MOVQ  CX, R12
+	MOVQ  DX, R13
+
+c2i_img:
+	TESTQ R13, R13
+	JZ    c2i_imgs_done
+	MOVQ  R11, R14
+	MOVQ  R12, R15
+	MOVQ  R10, BP
+
+c2i_chunk:
+	TESTQ       BP, BP
+	JZ          c2i_tail
+	VEXPANDPS.Z (R15), K1, Z0
+	VMOVUPS.Z   (R14), K1, Z1
+	VADDPS      Z0, Z1, K1, Z1
+	VMOVUPS     Z1, K1, (R14)
+	ADDQ        $0x20, R15
+	ADDQ        $0x40, R14
+	DECQ        BP
+	JMP         c2i_chunk
+
+c2i_tail:
+	KORTESTW    K2, K2
+	JZ          c2i_img_end
+	VEXPANDPS.Z (R15), K2, Z0
+	VMOVUPS.Z   (R14), K2, Z1
+	VADDPS      Z0, Z1, K2, Z1
+	VMOVUPS     Z1, K2, (R14)
+
+c2i_img_end:
+	ADDQ BX, R11
+	ADDQ SI, R12
+	DECQ R13
+	JMP  c2i_img
+
+c2i_imgs_done:
+	ADDQ R8, AX
+	ADDQ R9, CX
+	DECQ DI
+	JMP  c2i_row
+
+c2i_done:
+	VZEROUPPER
+	RET

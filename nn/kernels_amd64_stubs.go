@@ -77,3 +77,10 @@ func padPlanesAVX2(dst *float32, src *float32, planes int, h int, w int, p int)
 //
 //go:noescape
 func padPlanesAVX512(dst *float32, src *float32, planes int, h int, w int, p int, masks *int32, chunks int)
+
+// col2imS2AVX512 sets d[2t] += v[t] for t < 8*full + popcount(tail) over the rows
+// i < rows of the images m < n: d = dst + m*dImg + i*dRow, v = src + m*sImg + i*sRow
+// (strides in floats); tail is the even-lane mask of the last, partial chunk.
+//
+//go:noescape
+func col2imS2AVX512(dst *float32, src *float32, n int, dImg int, sImg int, rows int, dRow int, sRow int, full int, tail int)

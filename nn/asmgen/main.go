@@ -41,6 +41,7 @@ func main() {
 	add()
 	pad()
 	pad512()
+	col2imS2()
 	Generate()
 }
 
@@ -707,6 +708,91 @@ func pad512() {
 	DECQ(planes)
 	JMP(LabelRef("pad512_plane"))
 	Label("pad512_done")
+	VZEROUPPER()
+	RET()
+}
+
+// col2imS2 writes col2imS2AVX512, the scatter-add of col2im at stride 2:
+// for m < n and i < rows, the cnt source floats at src + m*sImg + i*sRow
+// are added into every other float from dst + m*dImg + i*dRow,
+// d[2t] += v[t], as full chunks of 8 (full of them) and a tail chunk
+// (tail: its lanes' mask, 0 if none). A chunk is one expanding load of
+// the source into the even lanes, one masked load of dst, one masked add
+// (dst as the first operand, as the scalar d += v) and one masked store;
+// the odd lanes and every masked-off address are never touched.
+func col2imS2() {
+	TEXT("col2imS2AVX512", NOSPLIT, "func(dst, src *float32, n, dImg, sImg, rows, dRow, sRow, full, tail int)")
+	Pragma("noescape")
+	Doc("col2imS2AVX512 sets d[2t] += v[t] for t < 8*full + popcount(tail) over the rows",
+		"i < rows of the images m < n: d = dst + m*dImg + i*dRow, v = src + m*sImg + i*sRow",
+		"(strides in floats); tail is the even-lane mask of the last, partial chunk.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	dImg := Load(Param("dImg"), GP64())
+	sImg := Load(Param("sImg"), GP64())
+	rows := Load(Param("rows"), GP64())
+	dRow := Load(Param("dRow"), GP64())
+	sRow := Load(Param("sRow"), GP64())
+	full := Load(Param("full"), GP64())
+	for _, r := range []Register{dImg, sImg, dRow, sRow} {
+		SHLQ(U8(2), r) // bytes
+	}
+	kf, kt := K(), K()
+	k := GP32()
+	MOVL(U32(0x5555), k)
+	KMOVW(k, kf)
+	tl := GP64()
+	Load(Param("tail"), tl)
+	KMOVW(tl.(GPVirtual).As32(), kt)
+	chunk := func(k Register, d, s Register) {
+		v, x := ZMM(), ZMM()
+		VEXPANDPS_Z(Mem{Base: s}, k, v)
+		VMOVUPS_Z(Mem{Base: d}, k, x)
+		VADDPS(v, x, k, x) // x = x + v in the masked lanes
+		VMOVUPS(x, k, Mem{Base: d})
+	}
+	// Rows outer, images inner: a row's 16-lane masked store would
+	// overlap the next row's load when rows are under 16 floats apart (7×7
+	// planes), stalling the load until the store commits; the images'
+	// planes lie at least a plane apart.
+	Label("c2i_row")
+	TESTQ(rows, rows)
+	JZ(LabelRef("c2i_done"))
+	d1, s1, m := GP64(), GP64(), GP64()
+	MOVQ(dst, d1)
+	MOVQ(src, s1)
+	MOVQ(n, m)
+	Label("c2i_img")
+	TESTQ(m, m)
+	JZ(LabelRef("c2i_imgs_done"))
+	d2, s2, c := GP64(), GP64(), GP64()
+	MOVQ(d1, d2)
+	MOVQ(s1, s2)
+	MOVQ(full, c)
+	Label("c2i_chunk")
+	TESTQ(c, c)
+	JZ(LabelRef("c2i_tail"))
+	chunk(kf, d2, s2)
+	ADDQ(U8(32), s2)
+	ADDQ(U8(64), d2)
+	DECQ(c)
+	JMP(LabelRef("c2i_chunk"))
+	Label("c2i_tail")
+	KORTESTW(kt, kt)
+	JZ(LabelRef("c2i_img_end"))
+	chunk(kt, d2, s2)
+	Label("c2i_img_end")
+	ADDQ(dImg, d1)
+	ADDQ(sImg, s1)
+	DECQ(m)
+	JMP(LabelRef("c2i_img"))
+	Label("c2i_imgs_done")
+	ADDQ(dRow, dst)
+	ADDQ(sRow, src)
+	DECQ(rows)
+	JMP(LabelRef("c2i_row"))
+	Label("c2i_done")
 	VZEROUPPER()
 	RET()
 }
