@@ -148,25 +148,15 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 	cv.buildTaps(x, h, w, g)
 	pw := cv.packed(packFwd) // W once for every group
 	cv.y.cm = cv.chanMajor && g >= n
-	if cv.y.cm { // Y, F × N·P, is y
-		cv.patchesOf(&cv.pt, x, 0, n, false)
-		cv.ws.mulCols(pw, &cv.pt, 0, cv.y.Data, n*p)
-		if cv.B != nil {
-			for f := range cv.F {
-				addConst(cv.y.Data[f*n*p:(f+1)*n*p], cv.B[f])
-			}
-		}
-		return &cv.y
-	}
 	for n0 := 0; n0 < n; n0 += g {
 		gn := min(g, n-n0)
 		cv.patchesOf(&cv.pt, x, n0, gn, false)
-		if gn == 1 { // Y of one image is its F × P slice of y
-			out := cv.y.Data[n0*cv.F*p : (n0+1)*cv.F*p]
-			cv.ws.mulCols(pw, &cv.pt, 0, out, p)
+		if gn == 1 || cv.y.cm { // Y of one image, or channel-major, is its slice of y
+			out := cv.y.Data[n0*cv.F*p : (n0+gn)*cv.F*p]
+			cv.ws.mulCols(pw, &cv.pt, 0, out, gn*p)
 			if cv.B != nil {
 				for f := range cv.F {
-					addConst(out[f*p:(f+1)*p], cv.B[f])
+					addConst(out[f*gn*p:(f+1)*gn*p], cv.B[f])
 				}
 			}
 			continue

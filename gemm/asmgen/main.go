@@ -525,7 +525,7 @@ func bounds32() {
 	SUBQ(U8(8), n)
 	JMP(LabelRef("bounds32_loop"))
 	Label("bounds32_reduce")
-	reduce := func(acc VecVirtual, op func(mxy, xy, xy1 Op), out string) {
+	reduce := func(acc VecVirtual, op func(mxy, xy, xy1 Op), ret int) {
 		t := XMM()
 		VEXTRACTI128(U8(1), acc, t)
 		x := acc.AsX()
@@ -536,10 +536,10 @@ func bounds32() {
 		op(t, x, x)
 		r := GP32()
 		VMOVD(x, r)
-		Store(r, ReturnIndex(map[string]int{"lo": 0, "hi": 1}[out]))
+		Store(r, ReturnIndex(ret))
 	}
-	reduce(lo, func(a, b, c Op) { VPMINSD(a, b, c) }, "lo")
-	reduce(hi, func(a, b, c Op) { VPMAXSD(a, b, c) }, "hi")
+	reduce(lo, func(a, b, c Op) { VPMINSD(a, b, c) }, 0) // lo
+	reduce(hi, func(a, b, c Op) { VPMAXSD(a, b, c) }, 1) // hi
 	VZEROUPPER()
 	RET()
 }
