@@ -9,6 +9,7 @@ import (
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/usage"
 	"github.com/spf13/cobra"
 )
 
@@ -172,7 +173,7 @@ func (h *hwCosimFlags) cosimWidths(cmd *cobra.Command, sim hw.Simulator, dp hw.D
 func (h *hwCosimFlags) run(cmd *cobra.Command) error {
 	ws, err := parseWidths(h.widths)
 	if err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	ss, err := parseSimulators(h.sims)
 	if err != nil {
@@ -282,7 +283,7 @@ func (h *hwReportFlags) addPart(cmd *cobra.Command) {
 func (h *hwReportFlags) part() (hw.Part, error) {
 	fam, err := hw.ParseFamily(h.family)
 	if err != nil {
-		return hw.Part{}, usageError{fmt.Errorf("--family: %w", err)}
+		return hw.Part{}, usage.Errorf("--family: %w", err)
 	}
 	p := hw.DefaultPart(fam)
 	if h.device != "" {
@@ -295,7 +296,7 @@ func (h *hwReportFlags) part() (hw.Part, error) {
 		p.Speed = h.speed
 	}
 	if err := p.Validate(); err != nil {
-		return hw.Part{}, usageError{err}
+		return hw.Part{}, usage.Wrap(err)
 	}
 	return p, nil
 }
@@ -303,7 +304,7 @@ func (h *hwReportFlags) part() (hw.Part, error) {
 func (h *hwReportFlags) options(cmd *cobra.Command, base experiments.HardwareOptions) (experiments.HardwareOptions, error) {
 	ws, err := parseWidths(h.widths)
 	if err != nil {
-		return base, usageError{err}
+		return base, usage.Wrap(err)
 	}
 	base.Widths = ws
 	base.Stages = nil
@@ -329,7 +330,7 @@ func (h *hwReportFlags) options(cmd *cobra.Command, base experiments.HardwareOpt
 	base.Yosys = nil
 	for _, b := range strings.Split(h.yosys, ",") {
 		if _, err := hw.ParseYosys(b); err != nil {
-			return base, usageError{fmt.Errorf("--yosys: %w", err)}
+			return base, usage.Errorf("--yosys: %w", err)
 		}
 		base.Yosys = append(base.Yosys, strings.TrimSpace(b))
 	}

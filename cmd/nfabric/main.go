@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,18 +19,12 @@ import (
 	"time"
 
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/usage"
 	"github.com/spf13/cobra"
 )
 
-// usageError marks a mistake in the command line: it exits with status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
+// usagef is usage.Errorf: a mistake in the command line, exit status 2.
+func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -46,7 +39,7 @@ and writes its tables and figures under out/.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Wrap(err) })
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkOutputs(cmd) }
 	for _, c := range []*cobra.Command{
 		newVersionCmd(),
@@ -139,8 +132,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	}
 	fmt.Fprintf(stderr, "nfabric: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if usage.Is(err) || isCobraUsage(err) {
 		fmt.Fprintln(stderr, "Run 'nfabric --help' for usage.")
 		return 2
 	}
@@ -161,10 +153,10 @@ func checkOutputs(cmd *cobra.Command) error {
 		}
 		if (name == "out" && f.Shorthand != "o") || name == "dir" {
 			if err := report.CheckOutputDir(f.Value.String()); err != nil {
-				return usageError{fmt.Errorf("--%s: %w", name, err)}
+				return usage.Errorf("--%s: %w", name, err)
 			}
 		} else if _, _, err := report.CheckOutput(f.Value.String()); err != nil {
-			return usageError{fmt.Errorf("--%s: %w", name, err)}
+			return usage.Errorf("--%s: %w", name, err)
 		}
 	}
 	return nil
