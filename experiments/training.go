@@ -46,6 +46,9 @@ type TrainOptions struct {
 	Epochs, Batch, Workers  int
 	// LR is the FP32 learning rate, SignLR that of sign rules.
 	LR, SignLR, Momentum, WeightDecay float32
+	// Schedule multiplies every rate by one factor of the step
+	// (train.Config.Schedule); the zero value is constant.
+	Schedule train.Schedule
 	// Seeds runs per policy, with seeds Seed, Seed+1, ...
 	Seeds int
 	Seed  uint64
@@ -152,13 +155,15 @@ type Budget struct {
 	TrainN, TestN, Epochs int
 	Seeds                 int
 	Rows                  []string
+	// Schedule is the tier's learning-rate schedule.
+	Schedule train.Schedule
 }
 
 func (b Budget) apply(o *TrainOptions) {
 	if b.Data != "" {
 		o.Data = b.Data
 	}
-	o.TrainN, o.TestN, o.Epochs, o.Seeds, o.Only = b.TrainN, b.TestN, b.Epochs, b.Seeds, b.Rows
+	o.TrainN, o.TestN, o.Epochs, o.Seeds, o.Only, o.Schedule = b.TrainN, b.TestN, b.Epochs, b.Seeds, b.Rows, b.Schedule
 }
 
 // The standard tier's budgets, one per study: the one place they are set.
@@ -266,7 +271,7 @@ func (o *TrainOptions) DefaultAugment() {
 // Config returns the train.Config of one run.
 func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 	c := train.Config{Model: o.Model, Hidden: o.Hidden, Workers: o.Workers, Batch: o.Batch, Epochs: o.Epochs,
-		LR: o.LR, SignLR: o.SignLR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Policy: p,
+		LR: o.LR, SignLR: o.SignLR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Schedule: o.Schedule, Policy: p,
 		Layout: o.Layout, Seed: seed, DiagSteps: o.DiagSteps, DiagFormats: o.DiagFormats, Logf: o.Logf}
 	if o.Augment {
 		c.Aug = data.Augment{Pad: 4, Flip: true}
@@ -633,8 +638,12 @@ func timingTable(name string, runs []PolicyRuns) report.Table {
 }
 
 func describe(o TrainOptions, d DataInfo) string {
-	return fmt.Sprintf("%s (%d train / %d test images, %d classes), model %s %v, W=%d virtual workers, batch %d, %d epochs, SGD momentum %g, weight decay %g, lr FP32 %g / sign rules %g, %d seeds from %d, controller layout %v",
-		d.Name, d.Train, d.Test, d.Classes, o.Model, o.Hidden, o.Workers, o.Batch, o.Epochs, o.Momentum, o.WeightDecay, o.LR, o.SignLR, o.Seeds, o.Seed, o.Layout)
+	sched := ""
+	if !o.Schedule.IsConstant() {
+		sched = " (schedule " + o.Schedule.String() + ")"
+	}
+	return fmt.Sprintf("%s (%d train / %d test images, %d classes), model %s %v, W=%d virtual workers, batch %d, %d epochs, SGD momentum %g, weight decay %g, lr FP32 %g / sign rules %g%s, %d seeds from %d, controller layout %v",
+		d.Name, d.Train, d.Test, d.Classes, o.Model, o.Hidden, o.Workers, o.Batch, o.Epochs, o.Momentum, o.WeightDecay, o.LR, o.SignLR, sched, o.Seeds, o.Seed, o.Layout)
 }
 
 // Validated runs the Fig. 4 analogue (FP32, G-Binary, G-Ternary,

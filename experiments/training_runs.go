@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -81,6 +82,14 @@ func (o TrainOptions) matches(r TrainRun) error {
 	}
 	if o.TestN > 0 && r.Data.Test != o.TestN {
 		return fmt.Errorf("%d test images, the options ask for %d", r.Data.Test, o.TestN)
+	}
+	want := ""
+	if !o.Schedule.IsConstant() {
+		want = o.Schedule.String()
+	}
+	if got := r.Result.Schedule; got != want {
+		name := func(s string) string { return cmp.Or(s, "constant") }
+		return fmt.Errorf("learning-rate schedule %s, the options ask for %s", name(got), name(want))
 	}
 	return nil
 }
