@@ -506,3 +506,59 @@ func TestPairedSeeds(t *testing.T) {
 		t.Error("a row that did not run was paired")
 	}
 }
+
+// TestScheduleSweep sweeps two schedules over FP32 and G-Binary on a
+// sliver of MNIST and checks each run against a lone train.Run with that
+// schedule (the rates left as the options give them), the chosen schedule
+// against the higher mean of the lone runs, and that a schedule the
+// options cannot run (a warm-up as long as the run) is refused.
+func TestScheduleSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads MNIST")
+	}
+	o := BoundaryOptions(run.TierQuick, 1)
+	o.Data, o.Model, o.Hidden, o.TrainN, o.TestN, o.Epochs, o.Batch, o.Seeds = "mnist", "mlp", []int{8}, 256, 128, 2, 64, 1
+	scheds := []train.Schedule{{}, {Kind: train.Cosine, Warmup: 1}}
+	rules := []train.Rule{train.FP32, train.GBinary}
+	res, best, err := ScheduleSweep(context.Background(), StudyBoundary, o, scheds, rules)
+	if errors.Is(err, data.ErrNotFound) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := res.Data.([]SweepResult)
+	if len(runs) != 4 || len(res.Tables[0].Rows) != 2 {
+		t.Fatalf("%d runs, %d rows; want 4, 2", len(runs), len(res.Tables[0].Rows))
+	}
+	h := o
+	h.HoldOut = true
+	sets, _, err := h.LoadSets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mean [2]float64
+	for i, r := range runs {
+		si := i / len(rules)
+		lone := o
+		lone.Schedule = scheds[si]
+		got, err := train.Run(context.Background(), lone.Config(train.Uniform(train.RuleSpec{Rule: rules[i%len(rules)]}), o.Seed), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.HeldOut != got.Final || r.Rule != rules[i%len(rules)].String() || r.Schedule != scheds[si].String() || r.Rate != 0 {
+			t.Errorf("run %d: sweep %+v, lone run %v", i, r, got.Final)
+		}
+		mean[si] += got.Final / 2
+	}
+	want := scheds[0]
+	if mean[1] > mean[0] {
+		want = scheds[1]
+	}
+	if best.String() != want.String() {
+		t.Errorf("chose %v; lone means %v", best, mean)
+	}
+	if _, _, err := ScheduleSweep(context.Background(), StudyBoundary, o, []train.Schedule{{Kind: train.Cosine, Warmup: 2}}, rules); err == nil {
+		t.Error("a warm-up as long as the run was accepted")
+	}
+}
