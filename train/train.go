@@ -48,7 +48,7 @@ type Config struct {
 	// Schedule multiplies every group's rate by the same factor of the
 	// step (cosine, step decay, a warm-up); the zero value is constant.
 	Schedule Schedule
-	Policy                Policy
+	Policy   Policy
 	// Layout of the controller regions (G-Binary and G-Ternary groups).
 	Layout lowbit.Layout
 	// Aug is the training augmentation (CIFAR: Pad 4, Flip).
