@@ -54,6 +54,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/neuronfabric/nfabric/report"
 )
@@ -103,6 +104,13 @@ type Unit[R any] struct {
 	// run at once, long ones start first, so that one does not end up
 	// running by itself at the end while the other cores idle.
 	Long bool
+	// Cost is the unit's estimated CPU time (user and system, with the
+	// tools it runs) on the reference machine, from its block's cost model:
+	// each block derives it from the unit's size (epochs, images, lines,
+	// widths) and coefficients measured with a command recorded beside
+	// them. Shards are balanced on it (PlanShards) and `reproduce --list`
+	// sums it; it never changes a byte of output. 0 means unknown.
+	Cost time.Duration
 	// Run does the work by calling the domain packages.
 	Run func(ctx context.Context, cfg Config) (R, error)
 }
@@ -136,15 +144,37 @@ type Block struct {
 // UnitKeys lists the keys of b's units for cfg, in their order, without
 // running them (e.g. to choose a shard count).
 func (b Block) UnitKeys(cfg Config) ([]string, error) {
-	us, err := b.plan(cfg)
+	us, err := b.Units(cfg)
 	if err != nil {
 		return nil, err
 	}
 	keys := make([]string, len(us))
 	for i, u := range us {
-		keys[i] = u.key
+		keys[i] = u.Key
 	}
 	return keys, nil
+}
+
+// UnitInfo is what a plan says of one unit without running it.
+type UnitInfo struct {
+	Block, Key string
+	// Cores and Cost are the unit's (Unit.Cores, Unit.Cost).
+	Cores int
+	Cost  time.Duration
+}
+
+// Units describes b's units for cfg, in their order, without running
+// them.
+func (b Block) Units(cfg Config) ([]UnitInfo, error) {
+	us, err := b.plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UnitInfo, len(us))
+	for i, u := range us {
+		out[i] = UnitInfo{Block: b.Name, Key: u.key, Cores: u.cores, Cost: u.cost}
+	}
+	return out, nil
 }
 
 // plannedUnit is a Unit with its result type erased to JSON.
@@ -152,6 +182,7 @@ type plannedUnit struct {
 	key   string
 	cores int
 	long  bool
+	cost  time.Duration
 	run   func(ctx context.Context, cfg Config) (json.RawMessage, error)
 }
 
@@ -191,11 +222,11 @@ func NewBlock[R any](s Spec[R]) Block {
 			if u.Key == "" || strings.ContainsAny(u.Key, " \t\n") || seen[u.Key] || u.Run == nil {
 				return nil, fmt.Errorf("%s: unit %d: key %q is empty, has blanks or repeats, or Run is nil", s.Name, i, u.Key)
 			}
-			if u.Cores < 0 {
-				return nil, fmt.Errorf("%s: unit %s: Cores %d is negative", s.Name, u.Key, u.Cores)
+			if u.Cores < 0 || u.Cost < 0 {
+				return nil, fmt.Errorf("%s: unit %s: Cores %d or Cost %v is negative", s.Name, u.Key, u.Cores, u.Cost)
 			}
 			seen[u.Key] = true
-			out[i] = plannedUnit{key: u.Key, cores: u.Cores, long: u.Long, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
+			out[i] = plannedUnit{key: u.Key, cores: u.Cores, long: u.Long, cost: u.Cost, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
 				r, err := u.Run(ctx, cfg)
 				if err != nil {
 					return nil, err
