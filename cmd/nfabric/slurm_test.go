@@ -70,8 +70,8 @@ func TestSlurmArrayFromDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	script, submit, resubmit := docBlock(t, string(doc), "script"), docBlock(t, string(doc), "submit"), docBlock(t, string(doc), "resubmit")
-	c := startSlurm(t)
 	work := t.TempDir()
+	c := startSlurm(t)
 	c.work = work
 	bin := buildNfabric(t)
 	const only, n = "payload,functional,collective", 4
@@ -239,9 +239,11 @@ func (c *slurmCluster) start(t *testing.T, name string, args ...string) {
 // directory; on failure it first prints the daemons' logs.
 func (c *slurmCluster) stop(t *testing.T) {
 	if t.Failed() {
-		for _, name := range []string{"slurmctld.log", "slurmd.log", "munged.log"} {
-			b, _ := os.ReadFile(filepath.Join(c.dir, "log", name))
-			t.Logf("%s:\n%s", name, b)
+		logs, _ := filepath.Glob(filepath.Join(c.dir, "log", "*"))
+		jobs, _ := filepath.Glob(filepath.Join(c.work, "slurm-*.out"))
+		for _, f := range append(logs, jobs...) {
+			b, err := os.ReadFile(f)
+			t.Logf("%s (%v):\n%s", f, err, b)
 		}
 	}
 	c.cmd("scontrol", "shutdown").Run() // slurmctld and slurmd
@@ -301,9 +303,9 @@ func (c *slurmCluster) waitState(t *testing.T, id, state, reason string) {
 	t.Helper()
 	waitFor(t, 120*time.Second, "job "+id+" "+state+" "+reason, func() bool {
 		st, r := c.jobField(t, id, "JobState"), c.jobField(t, id, "Reason")
-		if st != state && (st == "FAILED" || st == "CANCELLED" || st == "TIMEOUT" || st == "COMPLETED") {
-			b, _ := os.ReadFile(filepath.Join(c.work, "slurm-"+id+".out"))
-			t.Fatalf("job %s ended %s (%s), want %s\n%s", id, st, r, state, b)
+		final := st == "FAILED" || st == "CANCELLED" || st == "TIMEOUT" || st == "COMPLETED" || r == "DependencyNeverSatisfied"
+		if final && (st != state || r != reason && reason != "") {
+			t.Fatalf("job %s is %s (%s), want %s %s", id, st, r, state, reason)
 		}
 		return st == state && (reason == "" || r == reason)
 	})
