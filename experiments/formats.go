@@ -136,7 +136,15 @@ func formatRows() ([]policyRow, error) {
 }
 
 func formatsUnits(cfg run.Config) ([]run.Unit[FormatsUnit], error) {
-	return FormatsUnits(FormatsOptionsFor(cfg.Tier, cfg.Seed+1))
+	return FormatsUnits(formatsBlockOptions(cfg))
+}
+
+// formatsBlockOptions are the block's options for a run: the tier's, with
+// the run's seed count for the rows when it sets one.
+func formatsBlockOptions(cfg run.Config) FormatsOptions {
+	o := FormatsOptionsFor(cfg.Tier, cfg.Seed+1)
+	o.Rows = o.Rows.withSeeds(cfg)
+	return o
 }
 
 // FormatsUnits lists the block's units: the rows (format x seed), the
@@ -326,7 +334,7 @@ func rowCosines(f lowbit.Format, pr PolicyRuns) [nn.NumGroups][]float64 {
 }
 
 func formatsLayout(cfg run.Config, us []FormatsUnit) (*report.Result, error) {
-	return FormatsLayout(FormatsOptionsFor(cfg.Tier, cfg.Seed+1), us)
+	return FormatsLayout(formatsBlockOptions(cfg), us)
 }
 
 // FormatsLayout lays out the block: the side-by-side table, the pilot,

@@ -83,7 +83,20 @@ type TrainOptions struct {
 	// then say so beside the tier's name.
 	Tier    run.Tier
 	Changed bool
-	Logf    func(format string, args ...any)
+	// SeedsGiven marks options whose seed count the run's configuration
+	// set (run.Config.Seeds, reproduce --seeds): the claims then name it
+	// beside the tier's name.
+	SeedsGiven bool
+	Logf       func(format string, args ...any)
+}
+
+// withSeeds gives o the run's seed count when the run sets one
+// (run.Config.Seeds); the tier's otherwise.
+func (o TrainOptions) withSeeds(cfg run.Config) TrainOptions {
+	if cfg.Seeds > 0 {
+		o.Seeds, o.SeedsGiven = cfg.Seeds, true
+	}
+	return o
 }
 
 // ValidatedOptions is the Fig. 4 analogue: the ResNet stand-in
@@ -237,11 +250,14 @@ func QuickBoundaryRows() []string {
 	return append(rows, "G-Binary backbone + FP32 head @lr")
 }
 
-// tierLabel is the tier the claims name: "standard", or "standard,
-// changed" when o.Changed.
+// tierLabel is the tier the claims name: "standard", "standard, changed"
+// when o.Changed, or "standard, 40 seeds" when the run set the seeds.
 func (o TrainOptions) tierLabel() string {
-	if o.Changed {
+	switch {
+	case o.Changed:
 		return o.Tier.String() + ", changed"
+	case o.SeedsGiven:
+		return fmt.Sprintf("%s, %d seeds", o.Tier, o.Seeds)
 	}
 	return o.Tier.String()
 }
@@ -508,15 +524,22 @@ func runInOrder[R any](ctx context.Context, us []run.Unit[R], logf func(string, 
 // trainingUnits are the block's units: the validated study, then the
 // boundary study, in the options of the run's tier.
 func trainingUnits(cfg run.Config) ([]run.Unit[TrainRun], error) {
-	v, err := StudyUnits(StudyValidated, ValidatedOptions(cfg.Tier, cfg.Seed+1))
+	vo, bo := trainingOptions(cfg)
+	v, err := StudyUnits(StudyValidated, vo)
 	if err != nil {
 		return nil, err
 	}
-	b, err := StudyUnits(StudyBoundary, BoundaryOptions(cfg.Tier, cfg.Seed+1))
+	b, err := StudyUnits(StudyBoundary, bo)
 	if err != nil {
 		return nil, err
 	}
 	return append(v, b...), nil
+}
+
+// trainingOptions are the block's two studies' options for a run: the
+// tier's, seeds Seed+1.., with the run's seed count when it sets one.
+func trainingOptions(cfg run.Config) (validated, boundary TrainOptions) {
+	return ValidatedOptions(cfg.Tier, cfg.Seed+1).withSeeds(cfg), BoundaryOptions(cfg.Tier, cfg.Seed+1).withSeeds(cfg)
 }
 
 // PolicyRuns are the runs of one row of a study over the seeds.
@@ -855,11 +878,12 @@ func trainingLayout(cfg run.Config, runs []TrainRun) (*report.Result, error) {
 			br = append(br, r)
 		}
 	}
-	v, err := ValidatedLayout(ValidatedOptions(cfg.Tier, cfg.Seed+1), vr)
+	vo, bo := trainingOptions(cfg)
+	v, err := ValidatedLayout(vo, vr)
 	if err != nil {
 		return nil, fmt.Errorf("validated regime: %w", err)
 	}
-	b, err := BoundaryLayout(BoundaryOptions(cfg.Tier, cfg.Seed+1), br)
+	b, err := BoundaryLayout(bo, br)
 	if err != nil {
 		return nil, fmt.Errorf("boundary: %w", err)
 	}

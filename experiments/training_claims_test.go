@@ -562,3 +562,52 @@ func TestScheduleSweep(t *testing.T) {
 		t.Error("a warm-up as long as the run was accepted")
 	}
 }
+
+// TestSeedsToDecideInClaims checks the ledger's seeds-to-decide cells of
+// inconclusive claims against n worked out by hand from t tables:
+//   - Fig. 4, G-Ternary - FP32 = 0.5 1.5 -0.5 2.5 1 (mean 1, s = 1.118,
+//     δ = 1 to the end 2): t(0.975, 6)·1.118/√7 = 1.034 and t(0.975, 7)·
+//     1.118/√8 = 0.935, so 8; at 80% power (t(0.975, 10) + t(0.8, 10))·
+//     1.118/√11 = 1.047 and (2.2010 + 0.8755)·1.118/√12 = 0.993, so 12.
+//     G-Binary holds, so only G-Ternary counts.
+//   - Table 6 recovery, G-Binary: (split - full) - 0.5·(FP32 - full) =
+//     0 2 1 0 2 (mean 1, s = 1, δ = 1): t(0.975, 5)/√6 = 1.049, t(0.975,
+//     6)/√7 = 0.925, so 7; at 80% (2.3060 + 0.8889)/3 = 1.065,
+//     (2.2622 + 0.8834)/√10 = 0.995, so 10.
+//   - the reverse split: G-Binary holds, G-Ternary did not run.
+//
+// Decided claims carry no cell.
+func TestSeedsToDecideInClaims(t *testing.T) {
+	fp := []float64{80, 81, 82, 83, 84}
+	cs := validatedClaims(finalsOf(rowsOf(map[string][]float64{
+		"FP32 all": fp, "G-Binary all": add(fp, []float64{-1, -0.5, -1.5, -1, -1}), "G-Ternary all": add(fp, []float64{0.5, 1.5, -0.5, 2.5, 1}),
+		"MajoritySignSGD all": add(fp, []float64{-3, -2.5, -3.5, -3, -3})})), converged)
+	if got, want := claimOf(t, cs, "G-Binary and G-Ternary within 2").SeedsToDecide, "8 (G-Ternary 8; 80% power: 12)"; got != want {
+		t.Errorf("Fig. 4: %q; want %q", got, want)
+	}
+	if c := claimOf(t, cs, "G-Binary and G-Ternary within 1"); c.SeedsToDecide != "" {
+		t.Errorf("a claim that does not hold says %q", c.SeedsToDecide)
+	}
+	bfp := []float64{70, 71, 72, 73, 74}
+	fullB := add(bfp, neg([]float64{16, 14, 18, 22, 20}))
+	fullT := add(bfp, neg([]float64{3, 4, 2, 3, 3}))
+	splitB := add(fullB, []float64{8, 9, 10, 11, 12})
+	cs = boundaryClaims(finalsOf(rowsOf(map[string][]float64{
+		"FP32 all": bfp, "G-Binary all": fullB, "G-Ternary all": fullT,
+		"G-Binary backbone + FP32 head": splitB, "G-Ternary backbone + FP32 head": add(fullT, []float64{2.4, 3.3, 1.7, 2.5, 2.4}),
+		"FP32 backbone + G-Binary head": add(splitB, neg([]float64{1, 1.5, 0.5, 1, 1})),
+	})), nil, converged)
+	for prefix, want := range map[string]string{
+		"low-bit backbone":  "7 (G-Binary 7; 80% power: 10)",
+		"the reverse split": "a run of G-Ternary",
+		"full-path":         "",
+	} {
+		if got := claimOf(t, cs, prefix).SeedsToDecide; got != want {
+			t.Errorf("%s: %q; want %q", prefix, got, want)
+		}
+	}
+	one := validatedClaims(finalsOf(rowsOf(map[string][]float64{"FP32 all": {80}, "G-Binary all": {79.5}, "G-Ternary all": {79}})), converged)
+	if got := claimOf(t, one, "G-Binary and G-Ternary within 2").SeedsToDecide; !strings.HasPrefix(got, "at least 2 paired seeds") {
+		t.Errorf("one seed: %q", got)
+	}
+}

@@ -32,6 +32,11 @@ machines as you like, with the same --only/--tier/--seed), gather the
 shard files and run 'nfabric report merge DIR...' to write the same out/ a
 single run writes, byte for byte.
 
+--seeds N runs N paired seeds in every block that runs seeds (the training
+studies, the formats rows, the control pilots) instead of the tier's: the
+number the ledger's "seeds to decide" column gives for an inconclusive claim
+(run it sharded on a cluster: docs/running.md).
+
 --jobs n runs up to n cores' worth of units at once, across blocks: units
 that keep one core busy (replay's event simulations, the hardware flow's
 tools, the ns-3 run) run side by side, and units whose goroutines use every
@@ -41,6 +46,7 @@ const reproduceExample = `  nfabric reproduce
   nfabric reproduce --only functional,timing --out results
   nfabric reproduce --tier standard
   nfabric reproduce --full --seed 7
+  nfabric reproduce --tier standard --only training --seeds 40
   nfabric reproduce --list --tier standard
   nfabric reproduce --list --shard 0/4 --tier standard
   nfabric reproduce --jobs 1            # one unit at a time, with each block's CPU time
@@ -139,6 +145,7 @@ func newReproduceCmd() *cobra.Command {
 		tierS string
 		out   string
 		seed  uint64
+		seeds int
 		list  bool
 		shard string
 		jobs  int
@@ -154,14 +161,14 @@ func newReproduceCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if jobs < 0 {
-				return usagef("--jobs %d: want 1 or more (0: GOMAXPROCS)", jobs)
+			cfg := run.Config{Tier: tier, Seed: seed, Seeds: seeds, Jobs: jobs}
+			if err := cfg.Validate(); err != nil {
+				return err
 			}
 			bs, err := selectBlocks(cmd, only)
 			if err != nil {
 				return err
 			}
-			cfg := run.Config{Tier: tier, Seed: seed, Jobs: jobs}
 			var sh run.Shard
 			if shard != "" {
 				if sh, err = run.ParseShard(shard); err != nil {
@@ -193,6 +200,7 @@ func newReproduceCmd() *cobra.Command {
 	f.BoolVar(&quick, "quick", false, "alias of --tier quick (the default)")
 	f.StringVar(&out, "out", "out", "output directory")
 	f.Uint64Var(&seed, "seed", 1, "base random seed")
+	f.IntVar(&seeds, "seeds", 0, "paired seeds of every block that runs seeds (training, formats, control), e.g. what the ledger's 'seeds to decide' asks for (0: the tier's)")
 	f.BoolVar(&list, "list", false, "list the blocks (of --only) with their units of work and estimated CPU time at the --tier's configuration and exit; with --shard i/n, every shard's estimated CPU time and shard i's units")
 	f.IntVar(&jobs, "jobs", 0, "run units taking up to this many cores at once (0: GOMAXPROCS); output is the same for every value")
 	f.StringVar(&shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")

@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // Config is what every block receives.
@@ -67,6 +68,11 @@ type Config struct {
 	Tier Tier `json:"tier"`
 	// Seed is the base seed; the same seed gives the same bytes out.
 	Seed uint64 `json:"seed"`
+	// Seeds, when not 0, replaces the tier's number of paired seeds in
+	// every block that runs seeds (the training studies, the formats
+	// rows, the control pilots): what the ledger's "seeds to decide" asks
+	// for. 0 keeps each block's tier value.
+	Seeds int `json:"seeds,omitempty"`
 	// Logf reports progress; nil discards it.
 	Logf func(format string, args ...any) `json:"-"`
 	// Jobs is how many units Run and RunShard may run at once, counted in
@@ -78,6 +84,24 @@ type Config struct {
 // Full reports whether c runs the full tier (the blocks with two
 // configurations choose by it).
 func (c Config) Full() bool { return c.Tier == TierFull }
+
+// MaxSeeds bounds Config.Seeds: each seed is a training run of every
+// policy of a study, so ten thousand is already weeks of CPU.
+const MaxSeeds = 10000
+
+// Validate refuses a configuration no run can use, as a usage error
+// naming the setting.
+func (c Config) Validate() error {
+	switch {
+	case c.Tier < TierQuick || c.Tier > TierFull:
+		return usage.Errorf("tier %d is not a tier", int(c.Tier))
+	case c.Seeds < 0 || c.Seeds > MaxSeeds:
+		return usage.Errorf("seeds %d: want 1 to %d paired seeds, or 0 for the tier's", c.Seeds, MaxSeeds)
+	case c.Jobs < 0:
+		return usage.Errorf("jobs %d: want 1 or more (0: GOMAXPROCS)", c.Jobs)
+	}
+	return nil
+}
 
 // Progressf reports progress through c.Logf, if any.
 func (c Config) Progressf(format string, args ...any) {

@@ -264,7 +264,7 @@ func readShards(dirs []string) ([]shardFile, error) {
 	first := files[0]
 	seen := make(map[int]bool)
 	for _, f := range files {
-		if f.Of != first.Of || f.Config.Tier != first.Config.Tier || f.Config.Seed != first.Config.Seed || !slices.Equal(f.Blocks, first.Blocks) {
+		if f.Of != first.Of || f.Config.Tier != first.Config.Tier || f.Config.Seed != first.Config.Seed || f.Config.Seeds != first.Config.Seeds || !slices.Equal(f.Blocks, first.Blocks) {
 			return nil, fmt.Errorf("shards %d/%d and %d/%d come from different runs (configuration, blocks or shard count differ)", first.Shard, first.Of, f.Shard, f.Of)
 		}
 		if seen[f.Shard] {
