@@ -2,11 +2,14 @@ package experiments
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/netsim"
+	"github.com/neuronfabric/nfabric/report"
 )
 
 // TestNetCheck runs the block's units: every ASTRA-sim case must hold (the
@@ -49,5 +52,40 @@ func TestNetCheck(t *testing.T) {
 	}
 	if !strings.Contains(res.Text(), "ns-3 (TCP over one switch)") {
 		t.Errorf("report:\n%s", res.Text())
+	}
+}
+
+// TestNetCheckPartialWithoutNS3: a netcheck whose ns-3 half was skipped is
+// "partial" with the reason, not "ok" (the framework's status rule over
+// the units, run.SetStatus); with both halves it is ok. The same-link
+// table prices rt_template's link through both models of collective.Model.
+func TestNetCheckPartialWithoutNS3(t *testing.T) {
+	units, err := netcheckUnits(run.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	astra, err := units[0].Run(context.Background(), run.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := NetCheckUnit{Skipped: "skipped: ns-3 not found (apt-get install libns3-dev)"}
+	us := []NetCheckUnit{astra, skipped}
+	res := NetCheckLayout(us)
+	run.SetStatus(res, us)
+	if res.Status != report.StatusPartial || !strings.Contains(res.StatusLine(), "libns3-dev") {
+		t.Errorf("status %q; want partial naming libns3-dev", res.StatusLine())
+	}
+	ran := []NetCheckUnit{astra, {Ring: &netsim.RingCheck{Workers: 8, Bytes: 1 << 20, NS3S: 1e-3}}}
+	res = NetCheckLayout(ran)
+	run.SetStatus(res, ran)
+	if res.Status != report.StatusOK {
+		t.Errorf("status with both halves %q; want ok", res.StatusLine())
+	}
+	// rt_template's link: ASTRA-sim prints 117,780 cycles; the alpha-beta
+	// ring on 50 GiB/s and 500 ns is 14 x 500 ns + 1.75 x 2^20 B /
+	// (50 x 2^30 B/s) = 7000 + 34180.0 ns = 41180 ns.
+	s := astra.SameLink
+	if s == nil || s.Estimate.Cycles != collective.RTTemplateCycles || math.Abs(s.AlphaBetaS-(7e-6+1.75*(1<<20)/(50.0*(1<<30)))) > 1e-15 {
+		t.Errorf("same link %+v; want ASTRA-sim 117780 cycles and the ring 41.18 us", s)
 	}
 }
