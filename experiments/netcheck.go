@@ -31,8 +31,8 @@ type NetCheckUnit struct {
 	Skipped  string            `json:"skipped,omitempty"`
 }
 
-// SkipReason says the ns-3 half could not run (run.Skipper): the block is
-// then partial, not ok.
+// SkipReason makes the block partial, not ok, when its ns-3 half could not
+// run: the ASTRA-sim half alone does not check the model against packets.
 func (u NetCheckUnit) SkipReason() string { return u.Skipped }
 
 // netcheckRing is the ring check's setting: one 32 MiB bucket (a DDP

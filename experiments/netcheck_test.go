@@ -55,11 +55,31 @@ func TestNetCheck(t *testing.T) {
 	}
 }
 
-// TestNetCheckPartialWithoutNS3: a netcheck whose ns-3 half was skipped is
-// "partial" with the reason, not "ok" (the framework's status rule over
-// the units, run.SetStatus); with both halves it is ok. The same-link
-// table prices rt_template's link through both models of collective.Model.
+// TestNetCheckPartialWithoutNS3: with the ns-3 ring skipped the block's
+// status is partial and names the install command; it reads ok only when
+// both halves ran.
 func TestNetCheckPartialWithoutNS3(t *testing.T) {
+	astra, err := collective.AstraRegressions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := []NetCheckUnit{{Astra: astra}, {Skipped: "skipped: " + netsim.ErrNoNS3.Error()}}
+	res := NetCheckLayout(us)
+	run.SetStatus(res, us)
+	if res.Status != report.StatusPartial || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "apt-get install libns3-dev") {
+		t.Errorf("status %q, skipped %q; want partial naming apt-get install libns3-dev", res.Status, res.Skipped)
+	}
+	us[1] = NetCheckUnit{Ring: &netsim.RingCheck{Workers: 8, Bytes: 1 << 20, NS3S: 1e-3}}
+	res = NetCheckLayout(us)
+	run.SetStatus(res, us)
+	if res.Status != report.StatusOK {
+		t.Errorf("both halves ran: status %q (%q)", res.Status, res.Skipped)
+	}
+}
+
+// TestNetCheckSameLink: the netcheck's same-link table prices
+// rt_template's link through both models of collective.Model.
+func TestNetCheckSameLink(t *testing.T) {
 	units, err := netcheckUnits(run.Config{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -68,24 +88,14 @@ func TestNetCheckPartialWithoutNS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skipped := NetCheckUnit{Skipped: "skipped: ns-3 not found (apt-get install libns3-dev)"}
-	us := []NetCheckUnit{astra, skipped}
-	res := NetCheckLayout(us)
-	run.SetStatus(res, us)
-	if res.Status != report.StatusPartial || !strings.Contains(res.StatusLine(), "libns3-dev") {
-		t.Errorf("status %q; want partial naming libns3-dev", res.StatusLine())
-	}
-	ran := []NetCheckUnit{astra, {Ring: &netsim.RingCheck{Workers: 8, Bytes: 1 << 20, NS3S: 1e-3}}}
-	res = NetCheckLayout(ran)
-	run.SetStatus(res, ran)
-	if res.Status != report.StatusOK {
-		t.Errorf("status with both halves %q; want ok", res.StatusLine())
-	}
 	// rt_template's link: ASTRA-sim prints 117,780 cycles; the alpha-beta
 	// ring on 50 GiB/s and 500 ns is 14 x 500 ns + 1.75 x 2^20 B /
 	// (50 x 2^30 B/s) = 7000 + 34180.0 ns = 41180 ns.
 	s := astra.SameLink
 	if s == nil || s.Estimate.Cycles != collective.RTTemplateCycles || math.Abs(s.AlphaBetaS-(7e-6+1.75*(1<<20)/(50.0*(1<<30)))) > 1e-15 {
 		t.Errorf("same link %+v; want ASTRA-sim 117780 cycles and the ring 41.18 us", s)
+	}
+	if !strings.Contains(NetCheckLayout([]NetCheckUnit{astra}).Text(), "One link, two models") {
+		t.Error("the same-link table is missing")
 	}
 }
