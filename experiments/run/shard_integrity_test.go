@@ -177,4 +177,3 @@ func TestCanonicalJSON(t *testing.T) {
 		t.Errorf("distinct integers beyond float64 precision canonicalise alike: %s", a)
 	}
 }
-
