@@ -272,6 +272,9 @@ func (o PilotOptions) Units() ([]run.Unit[ControlUnit], error) {
 		f, err := predictorForecasts()
 		return ControlUnit{Predictor: f}, err
 	}})
+	for i := range us {
+		us[i].Cost = o.unitCost(us[i].Key)
+	}
 	return us, nil
 }
 

@@ -45,7 +45,7 @@ func functionalUnits(cfg run.Config) ([]run.Unit[cxl.VerifyResult], error) {
 	if cfg.Full() {
 		p = functionalFull
 	}
-	return []run.Unit[cxl.VerifyResult]{{Key: "verify", Run: func(ctx context.Context, cfg run.Config) (cxl.VerifyResult, error) {
+	return []run.Unit[cxl.VerifyResult]{{Key: "verify", Cost: functionalCost(p), Run: func(ctx context.Context, cfg run.Config) (cxl.VerifyResult, error) {
 		p.Seed, p.Logf = cfg.Seed, cfg.Progressf
 		return RunFunctional(ctx, p)
 	}}}, nil

@@ -464,10 +464,11 @@ func StudyUnits(study string, o TrainOptions) ([]run.Unit[TrainRun], error) {
 		return nil, fmt.Errorf("%s study: no policy row is among %q", study, o.Only)
 	}
 	var us []run.Unit[TrainRun]
+	cost := trainCost(o, studyLoop(study))
 	for _, r := range rows {
 		for s := range o.Seeds {
 			seed := o.Seed + uint64(s)
-			us = append(us, run.Unit[TrainRun]{Key: fmt.Sprintf("%s/%s/seed%d", study, r.policy, seed),
+			us = append(us, run.Unit[TrainRun]{Key: fmt.Sprintf("%s/%s/seed%d", study, r.policy, seed), Cost: cost,
 				Run: func(ctx context.Context, cfg run.Config) (TrainRun, error) {
 					return trainUnit(ctx, study, o, r, seed, cfg.Logf)
 				}})
