@@ -192,7 +192,7 @@ def _mode_row(r: Dict, steps: int) -> Dict:
                 fp32_b += b
             else:
                 low_b += b
-        row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
+        row.update({"wire_bytes_per_step": st["bytes"] / per, "dense_bytes_per_step": st["dense_bytes"] / per,
                     "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
                     "ratio_with_headers": st["ratio_with_headers"],
                     "fp32_wire_bytes_per_step": fp32_b / timed, "lowbit_wire_bytes_per_step": low_b / timed,

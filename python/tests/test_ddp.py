@@ -174,7 +174,7 @@ def test_wire_bytes(runs):
     # most one byte per bucket and step; headers (the NaN flag) apart.
     n = sum(p.numel() for p in W.make_model().parameters())
     nb = sum(len(b) for b in res[0]["binary"]["buckets"])  # DDP rebuilds its buckets after step 0
-    assert st["fp32_bytes"] == 4 * n * W.STEPS
+    assert st["dense_bytes"] == 4 * n * W.STEPS
     assert (n + 7) // 8 * W.STEPS <= st["bytes"] <= n // 8 * W.STEPS + nb
     assert st["header_bytes"] == 4 * nb
 
@@ -225,7 +225,7 @@ def test_int8_many_buckets_is_near_the_mean(runs):
         assert (g - m).abs().max().item() <= top / 254 * (1 + 1e-5) + 1e-7, n
     st = got["stats"]
     n = sum(p.numel() for p in W.make_model().parameters())
-    assert st["fp32_bytes"] == 4 * n * W.STEPS and st["bytes"] > n * W.STEPS
+    assert st["dense_bytes"] == 4 * n * W.STEPS and st["bytes"] > n * W.STEPS
 
 
 def test_recorded_ddp_diagnostics_carry_every_summed_format(tmp_path):
