@@ -24,7 +24,7 @@ import dataclasses
 import math
 from typing import Dict, Iterable, Mapping, Optional, Union
 
-from .lowbit import Format, Gate, GateKind, Layout, PAPER_GATE, parse_format, parse_gate, parse_layout
+from .formats import Format, Gate, GateKind, Layout, PAPER_GATE, parse_format, parse_gate, parse_layout
 
 __all__ = ["RuleSpec", "Policy", "parse_rule_spec", "TABLE6", "AUTO"]
 

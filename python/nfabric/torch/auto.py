@@ -55,6 +55,15 @@ class AutoRate:
         self._acc: Dict[int, Dict[str, List[float]]] = {}  # step -> group -> [sum g^2, n]
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> Dict[str, Any]:
+        d = self.__dict__.copy()
+        d.pop("_lock", None)
+        return d
+
+    def __setstate__(self, d: Dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self._lock = threading.Lock()
+
     def setup(self, groups: Sequence[str]) -> None:
         self.groups = list(groups)
 

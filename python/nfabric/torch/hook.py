@@ -41,7 +41,7 @@ from .fixed import allreduce_fixed
 from .record import StepsArg
 from .stats import RecoveryEvent
 
-__all__ = ["register", "Fabric", "STATE_FORMAT"]
+__all__ = ["register", "Fabric", "AllRanks", "STATE_FORMAT"]
 
 STATE_FORMAT = "nfabric.fabric/1"
 """The format tag of Fabric.state_dict()."""
@@ -280,6 +280,12 @@ class Fabric(ModeState):
         mode = json.dumps(self.mode_state(), sort_keys=True)
         res = {n: t.detach().clone() for n, t in self.residuals.items()}
         return {"format": STATE_FORMAT, f"rank{self.rank}": {"mode": mode, "residuals": res}}
+
+    def all_ranks(self) -> "AllRanks":
+        """An adapter whose state_dict holds every rank's state (for a
+        checkpoint rank 0 alone writes: Accelerate's
+        ``accelerator.register_for_checkpointing(fabric.all_ranks())``)."""
+        return AllRanks(self)
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Restores state_dict()'s values for this rank (its ``rank<N>``
@@ -773,6 +779,36 @@ class Fabric(ModeState):
     def _store_residual(self, seg: Segments, res: torch.Tensor) -> None:
         for info, s0, n in zip(seg.params, seg.starts, seg.lengths):
             self.residuals[info.name].copy_(res[s0:s0 + n])
+
+
+class AllRanks:
+    """Every rank's Fabric state in one dict, for frameworks whose
+    checkpoints rank 0 alone writes (Lightning's, Accelerate's
+    ``register_for_checkpointing``): ``state_dict()`` gathers the ranks'
+    entries (a collective: every rank calls it, as those frameworks do),
+    residuals moved to the CPU; ``load_state_dict`` on each rank takes its
+    own entry."""
+
+    def __init__(self, fabric: "Fabric") -> None:
+        self.fabric = fabric
+
+    def state_dict(self) -> Dict[str, Any]:
+        f = self.fabric
+        mine = f.state_dict()
+        for k, v in mine.items():
+            if k.startswith("rank"):
+                v["residuals"] = {n: t.cpu() for n, t in v["residuals"].items()}
+        if not dist.is_initialized() or f.workers == 1:
+            return mine
+        parts: List[Any] = [None] * f.workers
+        dist.all_gather_object(parts, mine, group=f.pg)
+        out: Dict[str, Any] = {}
+        for p in parts:
+            out.update(p)
+        return out
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self.fabric.load_state_dict(state)
 
 
 # No "from __future__ import annotations" in this file: DDP checks that the

@@ -66,6 +66,16 @@ class Stats:
         self._time_lock = threading.Lock()
         self._step: Dict[str, Any] = self._fresh()
 
+    def __getstate__(self) -> Dict[str, Any]:
+        # Picklable (Lightning's ddp_spawn pickles the callbacks): no lock.
+        d = self.__dict__.copy()
+        d.pop("_time_lock", None)
+        return d
+
+    def __setstate__(self, d: Dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self._time_lock = threading.Lock()
+
     @staticmethod
     def _fresh() -> Dict[str, Any]:
         return {"bytes": 0, "dense_bytes": 0, "header_bytes": 0, "modes": {}}
