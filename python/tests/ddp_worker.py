@@ -64,6 +64,8 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
              record: Optional[str] = None, dtype: str = "float32", compiled: Optional[str] = None) -> Dict[str, Any]:
     if compiled and not hasattr(torch, "compile"):
         return {"skipped": f"torch {torch.__version__} has no torch.compile"}
+    if dtype == "bfloat16" and int(torch.__version__.split(".")[0]) < 2:
+        return {"skipped": f"gloo in torch {torch.__version__} has no bfloat16 all-reduce"}
     model = make_model().to(getattr(torch, dtype))
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
     fabric = None

@@ -292,6 +292,8 @@ def test_bf16_model_against_fp32_accumulation(runs):
     four), and the bytes are counted at 2 an element."""
     workers, res = runs
     got = res[0]["bf16"]
+    if "skipped" in got:
+        pytest.skip("skipped: " + got["skipped"] + " (CI runs this on torch 2.15)")
     assert "error" not in got, got.get("error")
     from nfabric import lowbit
     from nfabric.torch import assign_groups
