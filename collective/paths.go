@@ -105,7 +105,7 @@ func (p Paths) Times() ([]PathTime, error) {
 	}{
 		{PathGBinary, lowbit.BitsPerElement(lowbit.Binary, lowbit.Gate{}, lowbit.PaperAccounting)},
 		{PathGTernaryPaper, lowbit.BitsPerElement(lowbit.Ternary, lowbit.Gate{}, lowbit.PaperAccounting)},
-		{PathGTernaryPlane, 2},
+		{PathGTernaryPlane, lowbit.BitsPerElement(lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateWorker}, lowbit.PlaneAccounting)},
 	} {
 		est, err := cxl.Time(p.Elements, c.bits, true)
 		if err := add(c.path, p.CXL.Name, FamilyFabric, c.bits, true, est, err); err != nil {
