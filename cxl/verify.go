@@ -844,3 +844,36 @@ func (r *sweepRun) checkStorage() {
 		r.fail("%d lines stored, %d written", n, slabs*r.lines)
 	}
 }
+
+// CheckConsistent reports the first place where the result contradicts
+// itself: a row whose Match flag disagrees with its mismatch count (Match
+// is Mismatches == 0), counts outside [0, Lines], a Sec. 6 check whose
+// Passed disagrees with its mismatches, or Passed and Failed that do not
+// count the checks. A result the tester returned is always consistent; a
+// result read back from a file (a shard) may not be.
+func (r VerifyResult) CheckConsistent() error {
+	for i, row := range r.Rows {
+		switch {
+		case row.Lines < 0 || row.Mismatches < 0 || row.Mismatches > row.Lines || row.NaiveFlagged < 0 || row.NaiveFlagged > row.Lines:
+			return fmt.Errorf("row %d (%s): %d mismatches and %d naive flags of %d lines, want each in [0, lines]", i, row.Mode, row.Mismatches, row.NaiveFlagged, row.Lines)
+		case row.Match != (row.Mismatches == 0):
+			return fmt.Errorf("row %d (%s): mismatches %d with match %v (match means no mismatch)", i, row.Mode, row.Mismatches, row.Match)
+		}
+	}
+	passed := 0
+	for i, c := range r.Checks {
+		if c.Mismatches < 0 || c.Lines < 0 {
+			return fmt.Errorf("check %d (%s): %d mismatches of %d lines, want both >= 0", i, c.Name, c.Mismatches, c.Lines)
+		}
+		if c.Group == "sec6" && c.Mode != "" && c.Passed != (c.Mismatches == 0) {
+			return fmt.Errorf("check %d (%s, %s): mismatches %d with passed %v", i, c.Name, c.Mode, c.Mismatches, c.Passed)
+		}
+		if c.Passed {
+			passed++
+		}
+	}
+	if r.Passed != passed || r.Failed != len(r.Checks)-passed {
+		return fmt.Errorf("passed %d and failed %d, but %d of the %d checks passed", r.Passed, r.Failed, passed, len(r.Checks))
+	}
+	return nil
+}

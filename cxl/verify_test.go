@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -194,6 +195,47 @@ func TestVerifyEveryPacketWidth(t *testing.T) {
 			if w == 1 && r.Mode == Aggregate(lowbit.Binary).String() && r.NaiveFlagged != 0 {
 				t.Errorf("W=1: the naive oracle flagged %d G-Binary lines; the count byte equals the written byte", r.NaiveFlagged)
 			}
+		}
+	}
+}
+
+// TestVerifyResultConsistent: the tester's own result is consistent; a
+// row saying 5 mismatches and match, a failed count that does not count
+// the checks, or a negative count is not (such a result can only come from
+// a file edited after the run, e.g. a reproduce shard).
+func TestVerifyResultConsistent(t *testing.T) {
+	res, err := Verify(context.Background(), VerifyConfig{Lines: 200, Sweeps: 4, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.CheckConsistent(); err != nil {
+		t.Fatalf("the tester's result: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(r *VerifyResult)
+		want string
+	}{
+		{"mismatches with match", func(r *VerifyResult) { r.Rows[1].Mismatches = 5 }, "mismatches 5 with match true"},
+		{"match with no mismatch", func(r *VerifyResult) { r.Rows[0].Match = false }, "mismatches 0 with match false"},
+		{"negative", func(r *VerifyResult) { r.Rows[0].Mismatches, r.Rows[0].Match = -1, false }, "want each in [0, lines]"},
+		{"more than lines", func(r *VerifyResult) { r.Rows[0].NaiveFlagged = r.Rows[0].Lines + 1 }, "want each in [0, lines]"},
+		{"failed count", func(r *VerifyResult) { r.Failed++ }, "checks passed"},
+		{"check passed with mismatches", func(r *VerifyResult) {
+			for i := range r.Checks {
+				if r.Checks[i].Group == "sec6" && r.Checks[i].Mode != "" {
+					r.Checks[i].Mismatches = 2
+					return
+				}
+			}
+		}, "mismatches 2 with passed true"},
+	} {
+		r := *res
+		r.Rows = append([]ModeRow(nil), res.Rows...)
+		r.Checks = append([]Check(nil), res.Checks...)
+		tc.edit(&r)
+		if err := r.CheckConsistent(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -19,6 +19,10 @@ func init() {
 
 const functionalTitle = "Functional correctness (Sec. 6)"
 
+// The framework checks every functional result read back from a shard
+// against its own redundant fields (a row's match flag and mismatch count).
+var _ run.Consistent = cxl.VerifyResult{}
+
 // FunctionalParams are the functional tester's parameters (see
 // cxl.VerifyConfig); `nfabric verify` sets them from its flags.
 type FunctionalParams struct {

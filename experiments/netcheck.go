@@ -27,6 +27,10 @@ type NetCheckUnit struct {
 	Skipped string                 `json:"skipped,omitempty"`
 }
 
+// SkipReason makes the block partial, not ok, when its ns-3 half could not
+// run: the ASTRA-sim half alone does not check the model against packets.
+func (u NetCheckUnit) SkipReason() string { return u.Skipped }
+
 // netcheckRing is the ring check's setting: one 32 MiB bucket (a DDP
 // bucket of the paper's Fig. 2 replay) on 8 hosts through one switch,
 // 50 GB/s host links with 1 us delay, 100-packet queues.

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/netsim"
+	"github.com/neuronfabric/nfabric/report"
 )
 
 // TestNetCheck runs the block's units: every ASTRA-sim case must hold (the
@@ -49,5 +51,27 @@ func TestNetCheck(t *testing.T) {
 	}
 	if !strings.Contains(res.Text(), "ns-3 (TCP over one switch)") {
 		t.Errorf("report:\n%s", res.Text())
+	}
+}
+
+// TestNetCheckPartialWithoutNS3: with the ns-3 ring skipped the block's
+// status is partial and names the install command; it reads ok only when
+// both halves ran.
+func TestNetCheckPartialWithoutNS3(t *testing.T) {
+	astra, err := collective.AstraRegressions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := []NetCheckUnit{{Astra: astra}, {Skipped: "skipped: " + netsim.ErrNoNS3.Error()}}
+	res := NetCheckLayout(us)
+	run.SetStatus(res, us)
+	if res.Status != report.StatusPartial || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "apt-get install libns3-dev") {
+		t.Errorf("status %q, skipped %q; want partial naming apt-get install libns3-dev", res.Status, res.Skipped)
+	}
+	us[1] = NetCheckUnit{Ring: &netsim.RingCheck{Workers: 8, Bytes: 1 << 20, NS3S: 1e-3}}
+	res = NetCheckLayout(us)
+	run.SetStatus(res, us)
+	if res.Status != report.StatusOK {
+		t.Errorf("both halves ran: status %q (%q)", res.Status, res.Skipped)
 	}
 }

@@ -20,7 +20,7 @@ import (
 //	                          the FP32 mean, per group (train.StepFormatCosines)
 //	end of warm-up:           Rungs.Admit on each group's mean cosines
 //	epochs WarmupEpochs+1..:  each group on its admitted format's rule
-//	                          (train.RuleFor), SGD velocity cleared on a switch
+//	                          (train.FormatRule), SGD velocity cleared on a switch
 //
 // Unlike Run's pilots, which follow the controller's mode latches (only
 // the paper's modes have one), this pilot swaps the loop's aggregator once,

@@ -130,7 +130,7 @@ type Block struct {
 	Order int
 
 	plan   func(cfg Config) ([]plannedUnit, error)
-	layout func(cfg Config, results []json.RawMessage) (*report.Result, error)
+	layout func(cfg Config, keys []string, results []json.RawMessage) (*report.Result, error)
 }
 
 // UnitKeys lists the keys of b's units for cfg, in their order, without
@@ -205,11 +205,16 @@ func NewBlock[R any](s Spec[R]) Block {
 		}
 		return out, nil
 	}
-	b.layout = func(cfg Config, raws []json.RawMessage) (*report.Result, error) {
+	b.layout = func(cfg Config, keys []string, raws []json.RawMessage) (*report.Result, error) {
 		rs := make([]R, len(raws))
 		for i, raw := range raws {
 			if err := DecodeExact(raw, &rs[i]); err != nil {
-				return nil, fmt.Errorf("%s: unit %d: %w", s.Name, i, err)
+				return nil, fmt.Errorf("%s: unit %s: %w", s.Name, keys[i], err)
+			}
+			if c, ok := any(rs[i]).(Consistent); ok {
+				if err := c.CheckConsistent(); err != nil {
+					return nil, fmt.Errorf("%s: unit %s: inconsistent result: %w", s.Name, keys[i], err)
+				}
 			}
 		}
 		res, err := s.Layout(cfg, rs)
@@ -226,6 +231,16 @@ func NewBlock[R any](s Spec[R]) Block {
 // and how to get it, or "" when the unit ran.
 type Skipper interface {
 	SkipReason() string
+}
+
+// Consistent is implemented by unit results whose fields repeat one
+// another (a mismatch count and the match flag derived from it, a final
+// accuracy and the last epoch's): CheckConsistent returns an error naming
+// the first contradiction or out-of-range value. Every result is checked
+// after its JSON round trip, in a single run and in a merge alike, so a
+// shard edited by hand fails its block instead of being laid out.
+type Consistent interface {
+	CheckConsistent() error
 }
 
 // SetStatus sets res.Status from the units' results: skipped when every

@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -205,20 +206,48 @@ func FuzzMergeShard(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(good)
-	f.Add([]byte(`{"format":"nfabric-shard/2","config":{"tier":"quick","seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
-	f.Add([]byte(`{"format":"nfabric-shard/2","config":{"tier":"medium","seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
+	f.Add([]byte(`{"format":"nfabric-shard/3","config":{"tier":"quick","seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
+	f.Add([]byte(`{"format":"nfabric-shard/3","config":{"tier":"quick","seed":1},"blocks":["alpha"],"shard":0,"of":1,"binary":{"build":"x"},"units":[{"block":"alpha","key":"seed1/u0","result":{"key":"k","value":1e400}}]}`))
+	f.Add([]byte(`{"format":"nfabric-shard/3","config":{"tier":"medium","seed":1},"blocks":["alpha"],"shard":0,"of":1,"units":[]}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "shard-0-of-1.json"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out := t.TempDir()
-		if _, err := merge([]string{dir}, out, nil, lookup); err != nil {
-			return
-		}
-		if _, err := os.Stat(filepath.Join(out, "alpha.json")); err != nil {
-			t.Errorf("merge succeeded without writing the block: %v", err)
+		// Each input is tried as it is and, when it decodes, with its
+		// checksum restamped, so that the fuzzer reaches past the checksum.
+		for _, d := range [][]byte{data, restamp(data)} {
+			if d == nil {
+				continue
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "shard-0-of-1.json"), d, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			if _, err := merge([]string{dir}, out, nil, lookup); err != nil {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(out, "alpha.json")); err != nil {
+				t.Errorf("merge succeeded without writing the block: %v", err)
+			}
 		}
 	})
+}
+
+// restamp returns data with its "checksum" set to the checksum of what
+// it decodes to, or nil when it does not decode as a shard.
+func restamp(data []byte) []byte {
+	var f shardFile
+	var m map[string]any
+	if json.Unmarshal(data, &f) != nil || json.Unmarshal(data, &m) != nil || m == nil {
+		return nil
+	}
+	sum, err := shardChecksum(f)
+	if err != nil {
+		return nil
+	}
+	m["checksum"] = sum
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return out
 }

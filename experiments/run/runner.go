@@ -201,14 +201,15 @@ func withProgress(cfg Config, progress io.Writer, name string) Config {
 func layoutBlock(b Block, cfg Config, results []unitResult) Outcome {
 	o := Outcome{Block: b}
 	raws := make([]json.RawMessage, len(results))
+	keys := make([]string, len(results))
 	for i, r := range results {
 		if r.Err != "" {
 			o.Err = errors.New(r.Err)
 			return o
 		}
-		raws[i] = r.Result
+		raws[i], keys[i] = r.Result, r.Key
 	}
-	res, err := b.layout(cfg, raws)
+	res, err := b.layout(cfg, keys, raws)
 	if err == nil && res == nil {
 		err = errors.New("layout returned no result")
 	}

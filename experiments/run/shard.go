@@ -3,6 +3,8 @@ package run
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,18 +47,23 @@ var shardName = regexp.MustCompile(`^shard-(\d+)-of-(\d+)\.json$`)
 
 // shardFormat names the shard file's layout; Merge refuses other versions.
 // Version 2 carries the configuration's tier ("tier": "quick", "standard"
-// or "full") where version 1 carried a "full" flag.
-const shardFormat = "nfabric-shard/2"
+// or "full") where version 1 carried a "full" flag; version 3 adds the
+// program that ran the shard and a checksum of the content.
+const shardFormat = "nfabric-shard/3"
 
 // shardFile is what one shard writes: the run's configuration, which shard
-// it is and the results of its units.
+// it is, the program that ran it, the results of its units and a checksum
+// of all of that.
 type shardFile struct {
 	Format string       `json:"format"`
 	Config Config       `json:"config"`
 	Blocks []string     `json:"blocks"`
 	Shard  int          `json:"shard"`
 	Of     int          `json:"of"`
+	Binary Binary       `json:"binary"`
 	Units  []unitResult `json:"units"`
+	// Checksum is shardChecksum of the other fields.
+	Checksum string `json:"checksum"`
 }
 
 // globalUnit is one unit in the global order.
@@ -108,7 +115,7 @@ func RunShard(ctx context.Context, bs []Block, cfg Config, s Shard, outDir strin
 	if err != nil {
 		return "", err
 	}
-	f := shardFile{Format: shardFormat, Config: cfg, Blocks: blockNames(bs), Shard: s.Index, Of: s.Of, Units: []unitResult{}}
+	f := shardFile{Format: shardFormat, Config: cfg, Blocks: blockNames(bs), Shard: s.Index, Of: s.Of, Binary: ThisBinary(), Units: []unitResult{}}
 	var mine []poolUnit
 	for i := s.Index; i < len(all); i += s.Of {
 		g := all[i]
@@ -128,6 +135,9 @@ func RunShard(ctx context.Context, bs []Block, cfg Config, s Shard, outDir strin
 		},
 	})
 	if err != nil {
+		return "", err
+	}
+	if f.Checksum, err = shardChecksum(f); err != nil {
 		return "", err
 	}
 	var buf bytes.Buffer
@@ -174,7 +184,11 @@ func readShards(dirs []string) ([]shardFile, error) {
 	}
 	first := files[0]
 	seen := make(map[int]bool)
+	me := ThisBinary()
 	for _, f := range files {
+		if why := me.sameProgram(f.Binary); why != "" {
+			return nil, fmt.Errorf("shard %d/%d was run by another program than this merge: %s; run every shard and the merge with one nfabric binary", f.Shard, f.Of, why)
+		}
 		if f.Of != first.Of || f.Config.Tier != first.Config.Tier || f.Config.Seed != first.Config.Seed || !slices.Equal(f.Blocks, first.Blocks) {
 			return nil, fmt.Errorf("shards %d/%d and %d/%d come from different runs (configuration, blocks or shard count differ)", first.Shard, first.Of, f.Shard, f.Of)
 		}
@@ -209,6 +223,11 @@ func readShard(path string) (shardFile, error) {
 	}
 	if f.Format != shardFormat {
 		return f, fmt.Errorf("shard %s: format %q, want %q", path, f.Format, shardFormat)
+	}
+	if sum, err := shardChecksum(f); err != nil {
+		return f, fmt.Errorf("shard %s: %w", path, err)
+	} else if f.Checksum != sum {
+		return f, fmt.Errorf("shard %s: checksum %q, its content sums to %q (the file was changed after the shard wrote it)", path, f.Checksum, sum)
 	}
 	m := shardName.FindStringSubmatch(filepath.Base(path))
 	if m[1] != fmt.Sprint(f.Shard) || m[2] != fmt.Sprint(f.Of) || f.Of < 1 || f.Shard >= f.Of {
@@ -277,4 +296,60 @@ func merge(dirs []string, outDir string, logf func(format string, args ...any), 
 		outs = append(outs, writeOutcome(layoutBlock(b, cfg, perBlock[i]), outDir))
 	}
 	return outs, writeIndex(outs, cfg, outDir)
+}
+
+// shardChecksum is "sha256:" and the SHA-256 of f's content without its
+// Checksum field, in canonical JSON (canonicalJSON): the values, not the
+// bytes, are summed, so a shard re-encoded by another JSON tool with the
+// same values keeps its checksum, and any changed value breaks it.
+func shardChecksum(f shardFile) (string, error) {
+	f.Checksum = ""
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return "", fmt.Errorf("checksum: %w", err)
+	}
+	var v any
+	if err := decodeNumbers(raw, &v); err != nil {
+		return "", fmt.Errorf("checksum: %w", err)
+	}
+	delete(v.(map[string]any), "checksum")
+	c, err := canonicalJSON(v)
+	if err != nil {
+		return "", fmt.Errorf("checksum: %w", err)
+	}
+	sum := sha256.Sum256(c)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// canonicalJSON encodes a decoded JSON value (numbers as json.Number) with
+// object keys sorted, no spaces, strings escaped as encoding/json escapes
+// them and every number in one spelling: an integer in decimal, anything
+// else as the shortest 'g' form of its float64 value (1e-05, 0.00001 and
+// 1.0e-5 all print 1e-05; 3.0 prints 3).
+func canonicalJSON(v any) ([]byte, error) {
+	var canon func(v any) any
+	canon = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				x[k] = canon(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = canon(e)
+			}
+		case json.Number:
+			if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+				return json.Number(strconv.FormatInt(i, 10))
+			}
+			if u, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+				return json.Number(strconv.FormatUint(u, 10))
+			}
+			if f, err := strconv.ParseFloat(string(x), 64); err == nil {
+				return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+			}
+		}
+		return v
+	}
+	return json.Marshal(canon(v))
 }
