@@ -604,7 +604,6 @@ class ServeControl:
             getattr(cfg, name).CopyFrom(wrap)
         r = self.client.call(self.client.control.OpenSession, k.OpenSessionRequest(config=cfg), "OpenSession")
         self.session = r.session
-        self._config = cfg
         self.modes = {g: Format.FP32 for g in groups}
 
     def state_dict(self) -> Dict[str, object]:
@@ -637,7 +636,10 @@ class ServeControl:
             d.ParseFromString(base64.b64decode(str(blob), validate=True))
         except Exception as e:  # noqa: BLE001 - a malformed checkpoint, whatever the decoder raises
             raise ValueError(f"the checkpoint's control session does not decode ({e})") from None
-        if d.config.SerializeToString(deterministic=True) != self._config.SerializeToString(deterministic=True):
+        mine = c.call(c.control.Dump, k.DumpRequest(session=self.session), "Dump")  # type: ignore[union-attr]
+        if len(mine.events):
+            raise ValueError("load_state_dict needs a fresh control session (this one was already fed events)")
+        if d.config.SerializeToString(deterministic=True) != mine.config.SerializeToString(deterministic=True):
             raise ValueError("the checkpoint's control session was configured differently from this ServeControl "
                              "(groups, default, ladder or thresholds)")
         self.actions = []
