@@ -114,3 +114,59 @@ def test_auto_sign_lr_needs_a_warm_up_and_measures_it() -> None:
     assert v.auto.rate["backbone"] == pytest.approx(0.05 * rms[1], rel=1e-12)
     assert "head" not in v.auto.rate  # FP32 groups keep lr
     assert v.scale("backbone") == pytest.approx(rms[1])
+
+
+def test_malformed_states_are_refused_and_change_nothing(world1) -> None:
+    """A fuzz of Fabric.load_state_dict: 400 random mutations of a real state
+    (keys dropped, values replaced by other types, JSON text cut, tensors
+    reshaped or poisoned) either load or raise ValueError, and a refused
+    one leaves the Fabric as it was."""
+    import json
+    import random
+    ddp = DDP(mlp())
+    f = nt.register(ddp, Policy.parse("g-ternary+ef", sign_lr=1e-3), control=nt.control.Warmup(1))
+    for _ in range(3):
+        ddp(torch.randn(2, 4)).sum().backward()
+    good = f.state_dict()
+    rnd = random.Random(7)
+    junk = [None, 3, -1, "x", [], {}, float("nan"), [1, 2], {"a": 1}, True]
+
+    def mutate_json(obj):
+        if isinstance(obj, dict) and obj:
+            k = rnd.choice(list(obj))
+            if rnd.random() < 0.3:
+                obj.pop(k)
+            elif rnd.random() < 0.5:
+                obj[k] = rnd.choice(junk)
+            else:
+                mutate_json(obj[k])
+        elif isinstance(obj, list) and obj:
+            i = rnd.randrange(len(obj))
+            obj[i] = rnd.choice(junk) if rnd.random() < 0.5 else mutate_json(obj[i]) or obj[i]
+        return obj
+
+    before = json.dumps(f.mode_state(), sort_keys=True)
+    res_before = {n: t.clone() for n, t in f.residuals.items()}
+    loaded = 0
+    for i in range(400):
+        st = {"format": good["format"], "rank0": {"mode": good["rank0"]["mode"],
+                                                  "residuals": {n: t.clone() for n, t in good["rank0"]["residuals"].items()}}}
+        r = rnd.random()
+        if r < 0.6:
+            st["rank0"]["mode"] = json.dumps(mutate_json(json.loads(st["rank0"]["mode"])))
+        elif r < 0.7:
+            st["rank0"]["mode"] = st["rank0"]["mode"][:rnd.randrange(len(st["rank0"]["mode"]))]
+        elif r < 0.85:
+            n = rnd.choice(list(st["rank0"]["residuals"]))
+            st["rank0"]["residuals"][n] = rnd.choice([torch.zeros(1), torch.full_like(good["rank0"]["residuals"][n],
+                                                                                      float("inf")), "x"])
+        else:
+            st = rnd.choice([{}, {"format": "other"}, {"format": good["format"]}, {"format": good["format"], "rank0": 5}])
+        try:
+            f.load_state_dict(st)
+            loaded += 1
+            f.load_state_dict(good)  # back to the reference for the next try
+        except ValueError:
+            assert json.dumps(f.mode_state(), sort_keys=True) == before, f"try {i}: a refused state changed the Fabric"
+            assert all(torch.equal(res_before[n], t) for n, t in f.residuals.items()), f"try {i}: residuals changed"
+    assert 0 < loaded < 400

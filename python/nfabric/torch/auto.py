@@ -135,6 +135,8 @@ class AutoRate:
                     "pending": {int(s): {g: list(v) for g, v in a.items()} for s, a in self._acc.items()}}
 
     def load_state_dict(self, sd: Dict[str, Any]) -> None:
+        if not isinstance(sd, dict):
+            raise ValueError(f"sign_lr='auto' state in the checkpoint is malformed (a {type(sd).__name__})")
         try:
             rms = {str(g): [float(x) for x in v] for g, v in sd["rms"].items()}
             rate = {str(g): float(v) for g, v in sd["rate"].items()}

@@ -231,7 +231,7 @@ class ModeState:
         try:
             step, workers, pol, groups = int(sd["step"]), int(sd["workers"]), str(sd["policy"]), list(sd["groups"])
             modes = {str(g): lowbit_format(str(m)) for g, m in sd["modes"].items()}
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ValueError(f"the checkpoint's nfabric state is malformed ({type(e).__name__}: {e})") from None
         if workers != self.workers:
             raise ValueError(f"the checkpoint's nfabric state is of {workers} workers, this run has {self.workers}")
@@ -241,12 +241,17 @@ class ModeState:
             raise ValueError(f"the checkpoint's nfabric state has groups {groups}, this model {self.groups}")
         if step < 0:
             raise ValueError(f"the checkpoint's nfabric step {step} is negative")
-        self.stats.load_state_dict(sd["stats"])
-        self.auto.load_state_dict(sd["auto"])
-        self.current_step = step
-        self.modes = modes
-        self.loss = None if sd.get("loss") is None else float(sd["loss"])
-        self.velocity_resets = int(sd.get("velocity_resets", 0))
+        # Everything is read into new objects first: a malformed state
+        # changes nothing.
+        stats, auto = Stats(), AutoRate(self.policy)
+        stats.load_state_dict(sd.get("stats"))
+        auto.load_state_dict(sd.get("auto"))
+        auto.setup(self.groups)
+        try:
+            loss = None if sd.get("loss") is None else float(sd["loss"])
+            resets = int(sd.get("velocity_resets", 0))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"the checkpoint's nfabric state is malformed ({e})") from None
         ctl = sd.get("control")
         if ctl is not None:
             load = getattr(self.control_object, "load_state_dict", None)
@@ -254,6 +259,8 @@ class ModeState:
                 raise ValueError(f"the checkpoint holds controller state but {type(self.control_object).__name__} "
                                  "has no load_state_dict")
             load(ctl)
+        self.stats, self.auto, self.current_step, self.modes = stats, auto, step, modes
+        self.loss, self.velocity_resets = loss, resets
 
     def diag_now(self) -> bool:
         """Whether this step measures the cosine diagnostics of its FP32

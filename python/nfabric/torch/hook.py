@@ -307,9 +307,11 @@ class Fabric(ModeState):
         except ValueError as e:
             raise ValueError(f"the checkpoint's nfabric state is not valid JSON ({e})") from None
         res = mine["residuals"]
-        if set(res) != set(self.residuals):
-            raise ValueError(f"the checkpoint's residuals are for parameters {sorted(res)[:5]}..., this run keeps "
+        if not isinstance(res, dict) or set(res) != set(self.residuals):
+            raise ValueError(f"the checkpoint's residuals are for parameters {sorted(res)[:5] if isinstance(res, dict) else res!r}..., this run keeps "
                              f"{sorted(self.residuals)[:5]}... (another model or policy)")
+        if not isinstance(mode, dict):
+            raise ValueError(f"the checkpoint's nfabric state is a {type(mode).__name__}, not a JSON object")
         for n, t in res.items():
             if not isinstance(t, torch.Tensor) or t.shape != self.residuals[n].shape:
                 raise ValueError(f"the checkpoint's residual of {n} has shape "

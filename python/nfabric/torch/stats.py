@@ -176,6 +176,8 @@ class Stats:
 
     def load_state_dict(self, sd: Dict[str, Any]) -> None:
         """Restores state_dict()'s values; ValueError names a malformed entry."""
+        if not isinstance(sd, dict):
+            raise ValueError(f"statistics in the checkpoint are malformed (a {type(sd).__name__}, not a dict)")
         try:
             self.steps = int(sd["steps"])
             self.low_bit_steps = int(sd["low_bit_steps"])
@@ -188,7 +190,7 @@ class Stats:
             self.hook_seconds = float(sd["hook_seconds"])
             self.wait_seconds = float(sd["wait_seconds"])
             self.hook_cpu_seconds = float(sd["hook_cpu_seconds"])
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise ValueError(f"statistics in the checkpoint are malformed ({type(e).__name__}: {e})") from None
         if not 0 <= self.low_bit_steps <= self.steps or set(self.bytes) != set(self.dense_bytes):
             raise ValueError("statistics in the checkpoint are inconsistent (low-bit steps or byte tables)")
