@@ -8,23 +8,25 @@ rates; on another model it can be orders of magnitude off (the DDP tutorial
 trains twice as badly at 1e-4 as at 1e-3).
 
 The rule: while a group runs FP32 (the warm-up, or any FP32 step before
-its first vote), the hook records the RMS of the group's aggregated FP32
-gradient, ``r = sqrt(mean(g_bar^2))`` over the group's elements; at the
-first step the group runs a vote, its rate is fixed at
+its first vote), the hook records the mean magnitude of the group's
+aggregated FP32 gradient, ``m = mean(|g_bar|)`` over the group's elements;
+at the first step the group runs a vote, its rate is fixed at
 
-    sign_lr[group] = lr * median(r over its last WINDOW FP32 steps)
+    sign_lr[group] = lr * median(m over its last WINDOW FP32 steps)
 
-so the vote's step has the RMS the FP32 step had at the end of the warm-up
-(a G-Binary vote has RMS 1 where W is odd; G-Ternary's 2-of-3 gate zeros a
-third of the elements, giving sqrt(2/3) of it). The optimizer's momentum
-then treats both alike. The rate stays fixed afterwards (the optimizer's
-own schedule still scales it), is the same on every rank (every rank sees
-the same aggregated gradient, or all-reduces its shard's sums under
-FSDP2), and is saved by ``Fabric.state_dict``. A group with a rule of its
-own (``@lr``) keeps it. A group that would run a vote before any FP32 step
-has nothing to measure: ``register`` refuses a policy that starts low-bit
-without a controller, and a controller that asks for a vote first gets FP32
-for that group that step, with a warning.
+so each element's vote step equals the average element's FP32 step at the
+end of the warm-up: the L1 scale of scaled-sign compression, the one
+error feedback uses here too (s = mean |p|, EF-SignSGD). The RMS of the
+gradient, the other natural choice, weighs the few large elements and gave
+steps 2-8x larger, which hurt the MLP stand-in (NOTES.md). The optimizer's
+momentum then treats both paths alike. The rate stays fixed afterwards (the
+optimizer's own schedule still scales it), is the same on every rank (every
+rank sees the same aggregated gradient, or all-reduces its shard's sums
+under FSDP2), and is saved by ``Fabric.state_dict``. A group with a rule of
+its own (``@lr``) keeps it. A group that would run a vote before any FP32
+step has nothing to measure: ``register`` refuses a policy that starts
+low-bit without a controller, and a controller that asks for a vote first
+gets FP32 for that group that step, with a warning.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class AutoRate:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.on = policy.auto_sign_lr()
-        self.rms: Dict[str, List[float]] = {}  # the last WINDOW steps' RMS per group
+        self.rms: Dict[str, List[float]] = {}  # the last WINDOW steps' mean |g| per group
         self.rate: Dict[str, float] = {}  # resolved rates
         self._acc: Dict[int, Dict[str, List[float]]] = {}  # step -> group -> [sum g^2, n]
         self._lock = threading.Lock()
@@ -76,11 +78,12 @@ class AutoRate:
         return spec.lr is None
 
     def observe(self, step: int, group: str, mean: torch.Tensor) -> None:
-        """Adds the squares of (part of) a step's aggregated FP32 gradient
-        of group; callable from the threads that complete collectives."""
+        """Adds the magnitudes of (part of) a step's aggregated FP32
+        gradient of group; callable from the threads that complete
+        collectives."""
         if not self.measuring(group) or mean.numel() == 0:
             return
-        sq = float(mean.detach().double().pow(2).sum())
+        sq = float(mean.detach().double().abs().sum())
         with self._lock:
             a = self._acc.setdefault(step, {}).setdefault(group, [0.0, 0.0])
             a[0] += sq
@@ -106,7 +109,7 @@ class AutoRate:
             for g, (sq, n) in a.items():
                 if n > 0:
                     w = self.rms.setdefault(g, [])
-                    w.append(math.sqrt(sq / n))
+                    w.append(sq / n)
                     del w[:-WINDOW]
 
     def pending(self) -> bool:
