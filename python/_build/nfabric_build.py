@@ -125,7 +125,7 @@ def _go_library(out_dir: pathlib.Path) -> Optional[pathlib.Path]:
     elif shutil.which("go") is None:
         why = "go is not on PATH"
     else:
-        out = out_dir / LIB
+        out = (out_dir / LIB).resolve()  # go build runs in the module's root
         env = dict(os.environ, CGO_ENABLED="1")
         r = subprocess.run(["go", "build", "-buildmode=c-shared", "-trimpath", "-o", str(out), "./lowbit/cabi"],
                            cwd=root, env=env, capture_output=True, text=True)
