@@ -82,6 +82,19 @@ func (r Rungs) Validate() error {
 	return nil
 }
 
+// CheckWorkers returns an error when a rung's format cannot aggregate w
+// workers exactly (lowbit.CheckSumWorkers: INT8 and BFP8 sum at most
+// lowbit.MaxSumWorkers), so that a ladder which could admit such a rung is
+// refused before the run, not when a group first reaches it.
+func (r Rungs) CheckWorkers(w int) error {
+	for _, g := range r {
+		if err := lowbit.CheckSumWorkers(g.Format, w); err != nil {
+			return fmt.Errorf("ladder rung %v: %w", g.Format, err)
+		}
+	}
+	return nil
+}
+
 // Ordered returns the rungs in ladder order, lowest traffic first.
 func (r Rungs) Ordered() Rungs {
 	o := slices.Clone(r)

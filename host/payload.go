@@ -68,7 +68,8 @@ func sized(s lowbit.Spec, n int) cxl.Region {
 
 // ValidateSpec checks a payload spec: lowbit.Spec.Validate for the vote
 // formats; an integer-sum format (Int8, BFP8) is worker-major with 1 to
-// lowbit.MaxWorkers workers and no gate.
+// lowbit.MaxSumWorkers workers (lowbit.CheckSumWorkers: its lane sums are
+// exact) and no gate.
 func ValidateSpec(s lowbit.Spec) error {
 	if !s.Format.Sum() {
 		return s.Validate()
@@ -76,8 +77,8 @@ func ValidateSpec(s lowbit.Spec) error {
 	if s.Layout != lowbit.WorkerMajor {
 		return fmt.Errorf("format %v is worker-major (each worker writes its own lines), not %v", s.Format, s.Layout)
 	}
-	if s.Workers < 1 || s.Workers > lowbit.MaxWorkers {
-		return fmt.Errorf("format %v carries 1 to %d workers, not %d", s.Format, lowbit.MaxWorkers, s.Workers)
+	if err := lowbit.CheckSumWorkers(s.Format, s.Workers); err != nil {
+		return err
 	}
 	if s.Gate != (lowbit.Gate{}) {
 		return fmt.Errorf("format %v has no gate, the spec has %v", s.Format, s.Gate)

@@ -18,7 +18,7 @@ import (
 // ScaleBits of traffic). Then, in float32 arithmetic,
 //
 //	q[k,i] = clamp(roundHalfEven(g[k,i] / s), -127, 127)   s = 0 gives q = 0
-//	S[i]   = clamp(sum_k q[k,i], -32768, 32767)            exact for W <= 258
+//	S[i]   = clamp(sum_k q[k,i], -32768, 32767)            exact for W <= MaxSumWorkers = 258
 //	mean   = float32(float64(S[i]) * float64(s) / float64(W))
 //
 // -128 is never written, so the code is symmetric.
@@ -65,7 +65,31 @@ const (
 	SumViewElements = LineBytes / 2
 	// SumMin and SumMax are the saturation bounds of a lane sum.
 	SumMin, SumMax = math.MinInt16, math.MaxInt16
+	// MaxSumWorkers is the most workers an integer-sum format (Int8,
+	// BFP8) aggregates exactly: W codes in [-127, 127] sum to at most
+	// 127 W in magnitude, which fits an int16 lane for W <= 32767/127 =
+	// 258. More workers could saturate a lane and return a wrong mean
+	// without a sign of it (300 workers of all-ones read back 0.860), so
+	// every layer refuses them through CheckSumWorkers rather than
+	// saturating.
+	MaxSumWorkers = SumMax / Int8Max
 )
+
+// CheckSumWorkers returns nil when w workers can write an integer-sum
+// format f (Int8 or BFP8) and every lane sum is exact, 1 <= w <=
+// MaxSumWorkers; otherwise an error naming f, w and the bound. A format
+// that is not summed returns nil (its own layout bounds its workers). It
+// is the one rule payload specs, controller regions, training policies,
+// the format ladder and the service apply.
+func CheckSumWorkers(f Format, w int) error {
+	if !f.Sum() {
+		return nil
+	}
+	if w < 1 || w > MaxSumWorkers {
+		return fmt.Errorf("format %v sums 1 to %d workers exactly (an int16 lane holds 127 x %d), not %d; g-binary and g-ternary carry up to %d workers worker-major", f, MaxSumWorkers, MaxSumWorkers, w, MaxWorkers)
+	}
+	return nil
+}
 
 // BFPBlocks returns how many BFP8 blocks (and exponents) n elements need:
 // ceil(n / BFPBlock).

@@ -105,6 +105,45 @@ func TestInt8Saturation(t *testing.T) {
 	}
 }
 
+// TestMaxSumWorkers: the bound is where the worst lane sum, W codes of
+// magnitude 127, stops fitting int16 (computed here from the int16 range,
+// not from the constant): at MaxSumWorkers the sum of all +127 or all -127
+// is exact, one worker more saturates; CheckSumWorkers accepts exactly the
+// exact range for the summed formats and leaves the voted ones alone.
+func TestMaxSumWorkers(t *testing.T) {
+	exact := 0
+	for w := 1; 127*w <= math.MaxInt16 && -127*w >= math.MinInt16; w++ {
+		exact = w
+	}
+	if MaxSumWorkers != exact {
+		t.Fatalf("MaxSumWorkers %d, the largest exact W is %d", MaxSumWorkers, exact)
+	}
+	for _, code := range []int8{127, -127} {
+		for _, w := range []int{exact, exact + 1} {
+			src := make([][]int8, w)
+			for k := range src {
+				src[k] = []int8{code}
+			}
+			got := RefSumInt8(src)[0]
+			if exactSum := int(code) * w; (int(got) == exactSum) != (w <= exact) {
+				t.Errorf("W=%d of %d: lane %d, exact sum %d", w, code, got, exactSum)
+			}
+		}
+	}
+	for _, f := range []Format{Int8, BFP8} {
+		for w, ok := range map[int]bool{0: false, 1: true, exact: true, exact + 1: false, MaxWorkers: false} {
+			if err := CheckSumWorkers(f, w); (err == nil) != ok {
+				t.Errorf("CheckSumWorkers(%v, %d) = %v", f, w, err)
+			}
+		}
+	}
+	for _, f := range []Format{Binary, Ternary, FP32} {
+		if err := CheckSumWorkers(f, MaxWorkers); err != nil {
+			t.Errorf("CheckSumWorkers(%v, %d) = %v; the voted formats are not summed", f, MaxWorkers, err)
+		}
+	}
+}
+
 // TestBFP8Hand: a block with max 3.0 has e = 2 (3 = 0.75 * 2^2), so codes
 // are g * 32; a worker with e = 0 aligned to E = 2 shifts right by 2.
 func TestBFP8Hand(t *testing.T) {

@@ -13,7 +13,8 @@
 //	7      1    format: 1 G-Binary, 2 G-Ternary; version 2: 3 Int8, 4 BFP8
 //	8      1    gate kind: 0 pattern, 1 worker (gate bits follow), 2 margin
 //	9      1    reserved, 0
-//	10     2    workers W (1-8 element-major, 1-1024 worker-major)
+//	10     2    workers W (1-8 element-major, 1-1024 worker-major; Int8 and
+//	            BFP8 1-258, lowbit.MaxSumWorkers)
 //	12     4    gate parameter: pattern period or margin threshold, else 0
 //	16     8    elements n
 //	24     8    base: flattened index of element 0 (the pattern gate uses it)
