@@ -19,9 +19,14 @@ import (
 //
 //	q[k,i] = clamp(roundHalfEven(g[k,i] / s), -127, 127)   s = 0 gives q = 0
 //	S[i]   = clamp(sum_k q[k,i], -32768, 32767)            exact for W <= MaxSumWorkers = 258
-//	mean   = float32(float64(S[i]) * float64(s) / float64(W))
+//	mean   = float32(clamp(float64(S[i]) * float64(s) / float64(W), ±MaxFloat32))
 //
-// -128 is never written, so the code is symmetric.
+// -128 is never written, so the code is symmetric. The clamp only matters
+// at the top of the range: s = Int8Scale(MaxFloat32) rounds up, so 127 s
+// lies a hair above the largest float32, and the mean of finite gradients
+// must not read back as Inf. A scale above MaxInt8Scale, or one that is
+// negative (-0 too) or not finite, is refused wherever one is read
+// (CheckInt8Scale).
 //
 // # BFP8
 //
@@ -130,13 +135,28 @@ func Int8Scale(maxAbs float32) float32 {
 	return maxAbs / Int8Max
 }
 
-// checkScale reports a scale no agreement can produce.
-func checkScale(scale float32) error {
-	if !(scale >= 0) || scale > math.MaxFloat32 {
-		return fmt.Errorf("int8 scale %v is not a finite number >= 0", scale)
+// MaxInt8Scale is the largest scale an agreement produces:
+// Int8Scale(math.MaxFloat32).
+const MaxInt8Scale float32 = math.MaxFloat32 / Int8Max
+
+// CheckInt8Scale returns nil for a scale some agreement can produce: +0
+// (every gradient zero) or a positive float32 up to MaxInt8Scale.
+// Anything else, a negative scale (-0 included: Int8Scale never returns
+// it), NaN, Inf or a finite value above MaxInt8Scale (3e38 would decode a
+// full code to Inf), is an error; it is the one rule payload headers,
+// payloads and the encoder apply.
+func CheckInt8Scale(scale float32) error {
+	switch {
+	case scale != scale || math.Signbit(float64(scale)):
+		return fmt.Errorf("int8 scale %v is not a number >= +0 (an agreement gives max |g| / 127)", scale)
+	case scale > MaxInt8Scale:
+		return fmt.Errorf("int8 scale %v exceeds %v, the largest an agreement gives (max |g| = %v over 127)", scale, MaxInt8Scale, float32(math.MaxFloat32))
 	}
 	return nil
 }
+
+// checkScale reports a scale no agreement can produce.
+func checkScale(scale float32) error { return CheckInt8Scale(scale) }
 
 // EncodeInt8 writes q[i] = clamp(roundHalfEven(g[i] / scale), -127, 127)
 // into dst, dividing in float32; scale 0 writes zeros. dst must hold
@@ -199,11 +219,12 @@ func saturate(dst []int16, acc []int32) {
 }
 
 // DecodeInt8 writes the workers' mean, float32(float64(sum[i]) *
-// float64(scale) / float64(w)), into dst. w must be at least 1.
+// float64(scale) / float64(w)) clamped to ±math.MaxFloat32, into dst. w
+// must be at least 1.
 func DecodeInt8(dst []float32, sum []int16, scale float32, w int) {
 	s, fw := float64(scale), float64(w)
 	for i, v := range sum {
-		dst[i] = float32(float64(v) * s / fw)
+		dst[i] = float32(max(-math.MaxFloat32, min(math.MaxFloat32, float64(v)*s/fw)))
 	}
 }
 

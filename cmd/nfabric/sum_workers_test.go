@@ -82,3 +82,43 @@ func TestSumFormatsRefuseInexactWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestPayloadScaleRefused: a payload header whose INT8 scale no agreement
+// produces (3e38 decodes a full code to Inf; -0, negative) is refused on
+// read with exit 1, naming the file and the field, and nothing is written;
+// before, 3e38 decoded to ±Inf with exit 0 and -0 was accepted.
+func TestPayloadScaleRefused(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.f32")
+	writeConstGradients(t, g, 4, 64, 0.5)
+	p := filepath.Join(dir, "g.nfp")
+	if code, _, e := nfabric(t, "payload", "encode", "--workers", "4", "--format", "int8", "-o", p, g); code != 0 {
+		t.Fatal(e)
+	}
+	good, _ := os.ReadFile(p)
+	for _, tc := range []struct {
+		name  string
+		scale uint32
+		want  string
+	}{
+		{"3e38", math.Float32bits(3e38), "exceeds"},
+		{"-0", 1 << 31, "is not a number >= +0"},
+		{"-1", math.Float32bits(-1), "is not a number >= +0"},
+	} {
+		raw := append([]byte(nil), good...)
+		binary.LittleEndian.PutUint32(raw[36:], tc.scale)
+		c := crc32.ChecksumIEEE(raw[:32])
+		c = crc32.Update(c, crc32.IEEETable, raw[36:40])
+		binary.LittleEndian.PutUint32(raw[32:], c)
+		bad := filepath.Join(dir, "scale-"+tc.name+".nfp")
+		os.WriteFile(bad, raw, 0o644)
+		out := filepath.Join(dir, "mean-"+tc.name)
+		code, _, stderr := nfabric(t, "payload", "aggregate", "--mode", "mean", "-o", out, bad)
+		if code != 1 || !strings.Contains(stderr, bad) || !strings.Contains(stderr, "scale (header bytes 36-39)") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("scale %s: exit %d, %q", tc.name, code, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("scale %s: %s written", tc.name, out)
+		}
+	}
+}
