@@ -73,6 +73,7 @@ func TestFormatsLayoutHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	catalogueMatches(t, "formats", run.Config{Tier: run.TierQuick}, res.Claims)
 	verdicts := map[string]string{}
 	for _, c := range res.Claims {
 		verdicts[c.Name] = c.Verdict
