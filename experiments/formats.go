@@ -90,6 +90,15 @@ type FormatsUnit struct {
 // SkipReason says which tool the unit missed ("" when it ran).
 func (u FormatsUnit) SkipReason() string { return u.Skipped }
 
+// CheckConsistent checks the unit's training run, if any
+// (TrainRun.CheckConsistent), as the framework does for every result.
+func (u FormatsUnit) CheckConsistent() error {
+	if u.Run != nil {
+		return u.Run.CheckConsistent()
+	}
+	return nil
+}
+
 // FormatsPilot is the pilot unit: the calibration record, the ladder it
 // gave, and the pilot run.
 type FormatsPilot struct {
@@ -420,7 +429,10 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 	conv := convergenceOf(rows, p.runs[0].Data.tierCell(o.Rows.tierLabel()))
 	claims := formatsClaims(f, rows, p.pilot, conv)
 	for i := range claims {
-		if claims[i].Tier == "" {
+		switch {
+		case claims[i].Name == formatsPilotClaimName && p.pilot != nil:
+			claims[i].Tier = p.pilot.Data.tierCell(o.Rows.tierLabel())
+		case claims[i].Tier == "":
 			claims[i].Tier = conv.tier
 		}
 	}

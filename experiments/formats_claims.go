@@ -121,10 +121,13 @@ func formatsTrafficClaim(byLabel map[string]PolicyRuns, label func(lowbit.Format
 	return c
 }
 
+// formatsPilotClaimName names the pilot's claim.
+const formatsPilotClaimName = "the ladder with more rungs settles on a mixed plan"
+
 // formatsPilotClaim is the pilot's finding: did the ladder settle on a
 // mixed plan.
 func formatsPilotClaim(fp *FormatsPilot) report.Claim {
-	c := report.Claim{Section: formatsSection + ", Sec. 8 ladder", Name: "the ladder with more rungs settles on a mixed plan", Paper: formatsPaper,
+	c := report.Claim{Section: formatsSection + ", Sec. 8 ladder", Name: formatsPilotClaimName, Paper: formatsPaper,
 		Criterion:   "backbone and head admitted to different rungs by the calibrated ladder (one pilot run, no interval)",
 		Convergence: "n/a (admission at the end of warm-up)"}
 	if fp == nil {

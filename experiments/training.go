@@ -299,6 +299,10 @@ func (o TrainOptions) LoadSets() (*data.Sets, DataInfo, error) {
 	return l.sets, l.info, err
 }
 
+// heldOutSuffix ends the name of a set validated on held-out training
+// images (TrainOptions.HoldOut).
+const heldOutSuffix = " (validated on held-out training images)"
+
 // loadedSets is what LoadSets keeps: the trimmed sets and their
 // description.
 type loadedSets struct {
@@ -336,7 +340,7 @@ func (o TrainOptions) loadSets() (loadedSets, error) {
 		if test, err = train.HeldOut(sets.Train, o.TrainN, n); err != nil {
 			return loadedSets{}, err
 		}
-		name += " (validated on held-out training images)"
+		name += heldOutSuffix
 	}
 	s := &data.Sets{Train: train.Subset(sets.Train, o.TrainN, o.PerClass), Test: test}
 	info := DataInfo{Name: name, Train: s.Train.Len(), Test: s.Test.Len(), Classes: s.Train.Classes, StandInFor: standInFor}
@@ -392,6 +396,10 @@ type TrainRun struct {
 	Policy string       `json:"policy"` // train.Policy.String()
 	Seed   uint64       `json:"seed"`
 	Data   DataInfo     `json:"data"`
+	// Config is the configuration the run trained with (the options'
+	// RunConfig), so that runs saved apart can be checked against each
+	// other and against the options that lay them out (StudyRunsFrom).
+	Config RunConfig    `json:"config"`
 	Result train.Result `json:"result"`
 	// PaperModel is the same policy's traffic on the paper's model,
 	// ResNet-18 with 100 classes (nn.ResNet18).
@@ -503,7 +511,7 @@ func trainUnit(ctx context.Context, study string, o TrainOptions, row policyRow,
 			row.label, seed, 100*r.Final, time.Since(start).Seconds(), 100*aggShare(r))
 	}
 	r18 := paperModel()
-	return TrainRun{Study: study, Label: row.label, Policy: row.policy.String(), Seed: seed, Data: info, Result: *r,
+	return TrainRun{Study: study, Label: row.label, Policy: row.policy.String(), Seed: seed, Data: info, Config: o.RunConfig(), Result: *r,
 		PaperModel: ModelTraffic{Params: r18.NumParams(), Head: r18.GroupParams(nn.Head), Ratio: train.PolicyTraffic(r18, row.policy).Paper.Ratio}}, nil
 }
 
