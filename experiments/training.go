@@ -392,10 +392,10 @@ type ModelTraffic struct {
 type TrainRun struct {
 	Study string `json:"study"` // StudyValidated or StudyBoundary
 	// Label is the policy's row in the study's tables.
-	Label  string       `json:"label"`
-	Policy string       `json:"policy"` // train.Policy.String()
-	Seed   uint64       `json:"seed"`
-	Data   DataInfo     `json:"data"`
+	Label  string   `json:"label"`
+	Policy string   `json:"policy"` // train.Policy.String()
+	Seed   uint64   `json:"seed"`
+	Data   DataInfo `json:"data"`
 	// Config is the configuration the run trained with (the options'
 	// RunConfig), so that runs saved apart can be checked against each
 	// other and against the options that lay them out (StudyRunsFrom).
