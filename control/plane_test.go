@@ -331,7 +331,7 @@ func TestPredictorResNet18(t *testing.T) {
 	in := PredictorInput{
 		Profile:  prof,
 		Schedule: workload.Schedule{Accel: workload.A100, Batch: 16},
-		FP32:     collective.AllReduce{Alg: collective.Ring, N: 8, Link: ib},
+		FP32:     collective.AlphaBeta{Alg: collective.Ring, N: 8, Link: ib},
 		CXL:      collective.CXLPath{Link: cxlLink, Workers: 8},
 	}
 	f, err := Predict(in)

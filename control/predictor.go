@@ -17,7 +17,7 @@ type PredictorInput struct {
 	Schedule workload.Schedule
 	Buckets  workload.BucketOptions
 	// FP32 is the software All-Reduce the FP32 path uses.
-	FP32 collective.AllReduce
+	FP32 collective.AlphaBeta
 	// CXL is the NEURON-Fabric controller path.
 	CXL collective.CXLPath
 }
@@ -79,7 +79,7 @@ func Predict(in PredictorInput) (Forecast, error) {
 		LowBitS:              map[string]float64{},
 		LowBitCacheLineReads: map[string]int64{},
 	}
-	est, err := in.FP32.Time(float64(tr.Bytes()))
+	est, err := in.FP32.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(tr.Bytes())})
 	if err != nil {
 		return Forecast{}, fmt.Errorf("predictor: FP32 All-Reduce: %w", err)
 	}

@@ -149,16 +149,29 @@ func (r Rungs) Admit(cos [lowbit.NumFormats]float64) (lowbit.Format, string) {
 	if len(o) == 0 {
 		return lowbit.FP32, "ladder: no rungs, keep FP32"
 	}
-	cs, ms := make([]string, len(o)), make([]string, len(o))
-	for i, g := range o {
-		cs[i] = fmt.Sprintf("%s (%s)", f(cos[g.Format]), rungLabel(g.Format))
-		ms[i] = f(g.Min)
+	// A rung without a cosine is named as not measured, never printed as a
+	// NaN "below" its minimum.
+	var cs, ms, absent []string
+	for _, g := range o {
+		if c := cos[g.Format]; math.IsNaN(c) {
+			absent = append(absent, rungLabel(g.Format))
+		} else {
+			cs = append(cs, fmt.Sprintf("%s (%s)", f(c), rungLabel(g.Format)))
+			ms = append(ms, f(g.Min))
+		}
 	}
-	word := "cosines"
-	if len(o) == 1 {
-		word = "cosine"
+	var parts []string
+	if len(cs) > 0 {
+		word := "cosines"
+		if len(cs) == 1 {
+			word = "cosine"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s below %s", word, andList(cs), andList(ms)))
 	}
-	return lowbit.FP32, fmt.Sprintf("ladder: %s %s below %s, keep FP32", word, andList(cs), andList(ms))
+	if len(absent) > 0 {
+		parts = append(parts, andList(absent)+" not measured")
+	}
+	return lowbit.FP32, "ladder: " + strings.Join(parts, ", ") + ", keep FP32"
 }
 
 // andList joins "a", "a and b", "a, b and c".

@@ -76,6 +76,20 @@ func TestLadderSentencesUnchanged(t *testing.T) {
 	if want := "ladder: cosines 0.100 (G-Binary), 0.100 (G-Ternary), 0.500 (INT8) and 0.600 (BFP8) below 0.750, 0.500, 0.950 and 0.950, keep FP32"; why != want {
 		t.Errorf("four rungs: %q; want %q", why, want)
 	}
+	// An absent cosine is "not measured", never "NaN (BFP8) below 0.950".
+	nan := math.NaN()
+	for _, tc := range []struct {
+		cos  [lowbit.NumFormats]float64
+		want string
+	}{
+		{cosOf(0.1, 0.1, 0.5, nan), "ladder: cosines 0.100 (G-Binary), 0.100 (G-Ternary) and 0.500 (INT8) below 0.750, 0.500 and 0.950, BFP8 not measured, keep FP32"},
+		{cosOf(0.1, nan, nan, nan), "ladder: cosine 0.100 (G-Binary) below 0.750, G-Ternary, INT8 and BFP8 not measured, keep FP32"},
+		{cosOf(nan, nan, nan, nan), "ladder: G-Binary, G-Ternary, INT8 and BFP8 not measured, keep FP32"},
+	} {
+		if m, why := DefaultRungs().Admit(tc.cos); m != lowbit.FP32 || why != tc.want {
+			t.Errorf("Admit(%v) = %v, %q; want fp32, %q", tc.cos, m, why, tc.want)
+		}
+	}
 }
 
 func TestParseRungs(t *testing.T) {

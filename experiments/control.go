@@ -686,7 +686,7 @@ func predictorForecasts() ([]Forecast, error) {
 		f, err := control.Predict(control.PredictorInput{
 			Profile:  prof,
 			Schedule: workload.Schedule{Accel: workload.A100},
-			FP32:     collective.AllReduce{Alg: collective.Ring, N: 8, Link: ib},
+			FP32:     collective.AlphaBeta{Alg: collective.Ring, N: 8, Link: ib},
 			CXL:      collective.CXLPath{Link: cxlLink, Workers: 8},
 		})
 		if err != nil {

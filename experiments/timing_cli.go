@@ -19,21 +19,38 @@ type TimingRun struct {
 	// PhaseExposed is each refresh schedule's exposure when the pair is
 	// a mean over schedules (memory.ddr5.refresh_phases).
 	PhaseExposed []timing.Time `json:"phase_exposed_ps,omitempty"`
+	// Traced is the run --trace-out recorded and TracedRun says which it
+	// is (absent without a trace).
+	TracedRun string         `json:"traced_run,omitempty"`
+	Traced    *timing.Result `json:"traced,omitempty"`
 }
 
 // TimingRunResult lays out one run pair of m: run times, lines, controller
 // reads, latency and link utilization of both runs, the exposed cost and,
 // under the detailed models, the identity run's DRAM and link counters.
-func TimingRunResult(m timing.Config, p timing.Pair) *report.Result {
+// With a trace (tr non-nil, as RunTracedPair left it) it says which run
+// the trace holds and, when that run is no row of the pair (one refresh
+// schedule of a mean over schedules), adds it as a row of its own.
+func TimingRunResult(m timing.Config, p timing.Pair, tr *timing.Tracer) *report.Result {
+	data := TimingRun{Model: m, Identity: p.Identity, LowBit: p.LowBit, Exposed: p.Exposed, Overhead: p.OverheadPct, PhaseExposed: p.PhaseExposed}
 	res := &report.Result{Block: "timing-run", Title: fmt.Sprintf("memory %s, link %s, %d streams x %d outstanding, %d stack(s)",
-		m.Memory.Model, m.LinkModel(), m.Streams.Count, m.Streams.Outstanding, m.Controller.Stacks),
-		Data: TimingRun{Model: m, Identity: p.Identity, LowBit: p.LowBit, Exposed: p.Exposed, Overhead: p.OverheadPct, PhaseExposed: p.PhaseExposed}}
+		m.Memory.Model, m.LinkModel(), m.Streams.Count, m.Streams.Outstanding, m.Controller.Stacks)}
 	t := report.Table{Name: "runs", Title: "identity and low-bit runs",
 		Columns: []string{"run", "time", "lines", "ctrl reads", "mean ns", "p50 ns", "p99 ns", "link util"}}
-	for _, r := range []struct {
+	type namedRun struct {
 		n string
 		r timing.Result
-	}{{"identity", p.Identity}, {"low-bit", p.LowBit}} {
+	}
+	rows := []namedRun{{"identity", p.Identity}, {"low-bit", p.LowBit}}
+	if tr != nil && tr.Result != nil {
+		data.TracedRun, data.Traced = tr.Run, tr.Result
+		if len(p.PhaseExposed) > 0 {
+			rows = append(rows, namedRun{"low-bit, traced", *tr.Result})
+		}
+		t.Notes = append(t.Notes, "the trace holds "+tr.Run)
+	}
+	res.Data = data
+	for _, r := range rows {
 		t.AddRow(r.n, r.r.RunTime.String(), r.r.Lines, r.r.ControllerReads, fmt.Sprintf("%.1f", r.r.Latency.MeanNS),
 			fmt.Sprintf("%.0f", r.r.Latency.P50NS), fmt.Sprintf("%.0f", r.r.Latency.P99NS), fmt.Sprintf("%.3f", r.r.LinkUtil))
 	}

@@ -201,7 +201,10 @@ func (c *Calibrator) exactPeriod(bs []timing.Bucket) ([]timing.Time, timing.Time
 			}
 		}
 	}
-	res := sys.Run()
+	res, err := sys.Run()
+	if err != nil {
+		return nil, 0, fmt.Errorf("replay: simulate busy period: %w", err)
+	}
 	c.Events += res.Events
 	for k, b := range bs {
 		fin[k] = max(fin[k], b.Ready)

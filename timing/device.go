@@ -1,6 +1,9 @@
 package timing
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // ring is a growable FIFO; it grows only while more items are queued
 // than ever before, so its memory is bounded by the peak occupancy.
@@ -265,17 +268,24 @@ func (d *Device) dispatch(now Time, c int32) {
 
 // ColumnIssued implements DRAMSink: a read's data goes to the response
 // path, a write is acknowledged.
+//
+// The sub-channel is read before the request is finished: finishing
+// releases the request's record (zeroed for reuse), and dispatching the
+// record's channel after that fed sub-channel 0 on every column command
+// while the others' ingress waited for an arrival that, once every credit
+// sat in one sub-channel's ingress, never came.
 func (d *Device) ColumnIssued(a DRAMAccess, issue, end Time) {
 	r := &d.reqs[a.ID]
-	d.sys.traceSlice(d.queueTrack[r.ch], r.arrive, issue)
-	d.sys.traceSlice(d.chans[r.ch].name, issue, end)
+	ch := r.ch
+	d.sys.traceSlice(d.queueTrack[ch], r.arrive, issue)
+	d.sys.traceSlice(d.chans[ch].name, issue, end)
 	if r.write {
 		d.ack(end + d.front)
 		d.finish(a.ID)
 	} else {
 		d.respond(a.ID, end+d.front)
 	}
-	d.dispatch(issue, r.ch)
+	d.dispatch(issue, ch)
 }
 
 // ReadSlot implements DRAMSink: the release time of the oldest response
@@ -325,3 +335,23 @@ func (d *Device) ack(t Time) {
 }
 
 func (d *Device) finish(id int32) { d.release(id) }
+
+// held describes the requests the device still holds ("" when none):
+// waiting for a credit at the host, in the ingress buffer per
+// sub-channel, or in a DRAM channel's queues.
+func (d *Device) held() string {
+	var parts []string
+	if d.egress.size > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting for a request credit", d.egress.size))
+	}
+	for c, in := range d.ingress {
+		r, w := d.chans[c].Queued()
+		if in.size+r+w > 0 {
+			parts = append(parts, fmt.Sprintf("sub-channel %d: %d in the ingress, %d reads and %d writes queued", c, in.size, r, w))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return d.name + " holds " + strings.Join(parts, ", ")
+}

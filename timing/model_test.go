@@ -153,7 +153,10 @@ func TestInterleave(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := sys.Run()
+		r, err := sys.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
 		var sum int64
 		for i, st := range sys.Stacks() {
 			sum += st.Reads
@@ -187,7 +190,10 @@ func TestTimeMonotone(t *testing.T) {
 			last = now
 			n++
 		})
-		r := sys.Run()
+		r, err := sys.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if int64(n) != r.Events || last != r.RunTime {
 			t.Errorf("hook saw %d events ending at %v; run had %d ending at %v", n, last, r.Events, r.RunTime)
 		}
@@ -261,10 +267,16 @@ func TestOverheadProperties(t *testing.T) {
 			c.Controller.Stages = k
 			src, _ := Sweep{}.Sources(c)
 			id, _ := NewSystem(c, src, None)
-			rid := id.Run()
+			rid, err := id.Run()
+			if err != nil {
+				t.Fatal(err)
+			}
 			src, _ = Sweep{}.Sources(c)
 			lb, _ := NewSystem(c, src, All)
-			rlb := lb.Run()
+			rlb, err := lb.Run()
+			if err != nil {
+				t.Fatal(err)
+			}
 			var busiest int64
 			for _, st := range lb.Streams() {
 				busiest = max(busiest, st.ControllerReads)

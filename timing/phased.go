@@ -28,7 +28,7 @@ func refreshPhases(cfg Config) int {
 // per read for a 2.5 ns datapath depending on the front-end delay. A
 // dithered schedule (Channel.refreshAt) has no strict period to lock
 // onto, and the mean over schedules is the exposure averaged over where
-// refresh falls. tr records schedule 1's low-bit run.
+// refresh falls. tr records schedule 1's low-bit run (tr.Run says so).
 func phasedPair(cfg Config, w Workload, lowBit Window, tr *Tracer, n int) (Pair, error) {
 	ids := make([]Result, 0, n)
 	lbs := make([]Result, 0, n)
@@ -45,6 +45,9 @@ func phasedPair(cfg Config, w Workload, lowBit Window, tr *Tracer, n int) (Pair,
 			return Pair{}, fmt.Errorf("refresh schedule %d of %d: %w", k, n, err)
 		}
 		ids, lbs, exp = append(ids, p.Identity), append(lbs, p.LowBit), append(exp, p.Exposed)
+	}
+	if tr != nil {
+		tr.Run = fmt.Sprintf("the low-bit run under refresh schedule 1 of %d (memory.ddr5.refresh_seed 1), not the mean over the %d schedules the pair reports", n, n)
 	}
 	p := Pair{Identity: meanResult(ids), LowBit: meanResult(lbs), PipelineLatency: cfg.PipelineLatency(), PhaseExposed: exp}
 	p.Exposed = p.LowBit.RunTime - p.Identity.RunTime

@@ -143,9 +143,10 @@ type Stream struct {
 	hasPending  bool
 	exhausted   bool
 	wakeup      bool
-	// Completed counts finished requests; Finish is when the last one
-	// finished. ControllerReads counts this stream's reads that reached a
-	// controller stack.
+	// Issued and Completed count requests issued and finished; Finish is
+	// when the last one finished. ControllerReads counts this stream's
+	// reads that reached a controller stack.
+	Issued          int64
 	Completed       int64
 	ControllerReads int64
 	Finish          Time
@@ -207,6 +208,7 @@ func (st *Stream) tryIssue(now Time) {
 		st.hasPending = false
 		st.issued, st.lastIssue = true, now
 		st.outstanding++
+		st.Issued++
 		if t, async := st.sys.access(st, now, st.pending); !async {
 			st.sys.eng.Schedule(t, st, evComplete)
 		}

@@ -2,9 +2,10 @@ package timing
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/cxl"
-	"sort"
 )
 
 // Window selects which reads take the low-bit datapath: a read issued at
@@ -381,11 +382,20 @@ func (sys *System) detail(run Time) (*DetailStats, Time) {
 
 // Run simulates until every stream is done and returns the result. Call it
 // once.
-func (sys *System) Run() Result {
+//
+// Invariant: a run serves every line its sources ask for. The engine
+// stops when no event is left; if a stream then still has lines in flight
+// or unissued, or a device still holds a request, some component lost a
+// wake-up and the model is broken: Run returns an error naming what was
+// left where, never a result of the lines that happened to finish.
+func (sys *System) Run() (Result, error) {
 	for _, st := range sys.streams {
 		sys.eng.Schedule(0, st, evIssue)
 	}
 	sys.eng.Run()
+	if err := sys.unserved(); err != nil {
+		return Result{}, err
+	}
 	var r Result
 	for _, st := range sys.streams {
 		r.Lines += st.Completed
@@ -422,7 +432,38 @@ func (sys *System) Run() Result {
 	}
 	r.Latency = sys.lat.summary()
 	r.Events = sys.eng.Events
-	return r
+	return r, nil
+}
+
+// unserved returns an error describing every line still in the model
+// after the engine ran out of events, nil when each stream issued its
+// source dry and completed all it issued and no device holds a request.
+func (sys *System) unserved() error {
+	var left []string
+	for _, d := range sys.devices {
+		if s := d.held(); s != "" {
+			left = append(left, s)
+		}
+	}
+	var issued, done int64
+	stuck := 0
+	for _, st := range sys.streams {
+		issued += st.Issued
+		done += st.Completed
+		if st.outstanding != 0 || !st.exhausted || st.hasPending {
+			if stuck++; stuck <= 2 {
+				left = append(left, fmt.Sprintf("%s completed %d of %d issued (source exhausted: %v)", st.name, st.Completed, st.Issued, st.exhausted && !st.hasPending))
+			}
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	if stuck > 2 {
+		left = append(left, fmt.Sprintf("%d more streams unfinished", stuck-2))
+	}
+	return fmt.Errorf("timing: the run stopped at %v with %d of %d issued lines served: %s; no event was left to move them (a lost wake-up in the model, not a property of the configuration)",
+		sys.eng.Now(), done, issued, strings.Join(left, "; "))
 }
 
 // Simulate builds and runs one system: cfg with workload w (nil: Sweep)
@@ -471,8 +512,9 @@ func RunWindowPair(cfg Config, w Workload, lowBit Window) (Pair, error) {
 // RunTracedPair is RunWindowPair with the low-bit run's slices recorded
 // into tr (nil: no trace), for `nfabric timing run --trace-out`. Under
 // ddr5 with refresh on and memory.ddr5.refresh_seed 0 it is the mean
-// over memory.ddr5.refresh_phases refresh schedules (phasedPair; tr
-// records the first schedule's low-bit run).
+// over memory.ddr5.refresh_phases refresh schedules (phasedPair), and tr
+// records the first schedule's low-bit run: that run is no row of the
+// pair, so tr.Result holds it and tr.Run says which it is.
 func RunTracedPair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error) {
 	if n := refreshPhases(cfg); n > 0 {
 		return phasedPair(cfg, w, lowBit, tr, n)
@@ -489,6 +531,9 @@ func singlePair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error)
 	lb, err := SimulateTraced(cfg, w, lowBit, tr)
 	if err != nil {
 		return Pair{}, err
+	}
+	if tr != nil {
+		tr.Run, tr.Result = "the pair's low-bit run", &lb
 	}
 	p := Pair{Identity: id, LowBit: lb, Exposed: lb.RunTime - id.RunTime, PipelineLatency: cfg.PipelineLatency()}
 	if id.RunTime > 0 {
@@ -514,5 +559,5 @@ func SimulateTraced(cfg Config, w Workload, lowBit Window, tr *Tracer) (Result, 
 		return Result{}, err
 	}
 	sys.SetTracer(tr)
-	return sys.Run(), nil
+	return sys.Run()
 }

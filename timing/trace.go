@@ -18,7 +18,13 @@ type Tracer struct {
 	From, Until Time
 	Max         int
 	Dropped     int64
-	slices      []traceSlice
+	// Run says which run the slices came from and Result is that run's
+	// result; RunTracedPair sets both. Under a mean over refresh schedules
+	// the traced run is one schedule's low-bit run, not the mean the pair
+	// reports, and Run says so.
+	Run    string
+	Result *Result
+	slices []traceSlice
 }
 
 type traceSlice struct {
@@ -96,8 +102,8 @@ func (t *Tracer) WriteJSON(w io.Writer) error {
 	}
 	sort.Strings(names)
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"window_from_ps\":%d,\"window_until_ps\":%d,\"dropped\":%d},\"traceEvents\":[\n",
-		int64(t.From), int64(t.Until), t.Dropped)
+	fmt.Fprintf(bw, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"run\":%q,\"window_from_ps\":%d,\"window_until_ps\":%d,\"dropped\":%d},\"traceEvents\":[\n",
+		t.Run, int64(t.From), int64(t.Until), t.Dropped)
 	first := true
 	emit := func(format string, args ...any) {
 		if !first {

@@ -329,7 +329,7 @@ func Run(tr *workload.Trace, o Options) (*Result, error) {
 			return nil, fmt.Errorf("whatif: the plan names group %q, which the trace does not have (groups: %s)", g, strings.Join(slices.Sorted(maps.Keys(groups)), ", "))
 		}
 	}
-	ar := collective.AllReduce{Alg: o.Alg, N: o.Workers, Link: o.Net}
+	ar := collective.AlphaBeta{Alg: o.Alg, N: o.Workers, Link: o.Net}
 	if o.Alg == collective.Hierarchical {
 		return nil, fmt.Errorf("whatif: the hierarchical All-Reduce needs an intra-node link; use ring, tree or halving-doubling")
 	}
@@ -348,7 +348,7 @@ func Run(tr *workload.Trace, o Options) (*Result, error) {
 	return res, nil
 }
 
-func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.Config, cals map[replay.Mode]*replay.Calibrator,
+func runStep(s *workload.Trace, o Options, ar collective.AlphaBeta, cfg timing.Config, cals map[replay.Mode]*replay.Calibrator,
 	rate float64, res *Result) (StepRow, error) {
 	row := StepRow{Step: s.Step, ForwardS: ps2s(s.ForwardPS), BackwardS: ps2s(s.BackwardPS), OptimizerS: ps2s(s.OptimizerPS)}
 	// The low-bit part of every bucket, replayed through the CXL path at
@@ -393,7 +393,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 	var fp32End, nfEnd float64
 	for _, b := range s.Buckets {
 		br := BucketRow{Step: s.Step, Index: b.Index, ReadyS: ps2s(b.ReadyPS), Bytes: b.Bytes}
-		e, err := ar.Time(float64(b.Bytes))
+		e, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(b.Bytes)})
 		if err != nil {
 			return row, err
 		}
@@ -409,7 +409,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 			}
 			ga.Elements += g.Elements
 			ga.FP32Bytes += 4 * g.Elements
-			ge, err := ar.Time(float64(4 * g.Elements))
+			ge, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(4 * g.Elements)})
 			if err != nil {
 				return row, err
 			}
@@ -440,7 +440,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 		// both at once): the bucket takes the longer of the two.
 		var fpTime float64
 		if fpBytes > 0 {
-			fe, err := ar.Time(fpBytes)
+			fe, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: fpBytes})
 			if err != nil {
 				return row, err
 			}

@@ -171,7 +171,7 @@ func TestPlanFromDiagnosticsRungs(t *testing.T) {
 		"control plane ladder (g-binary >= 0.75, g-ternary >= 0.5, int8 >= 0.95, bfp8 >= 0.95)",
 		"b: int8 (ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.970 >= 0.950)",
 		"c: bfp8 (ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.900 < 0.950, BFP8 cosine 0.960 >= 0.950)",
-		"e: fp32 (ladder: cosines 0.300 (G-Binary), 0.200 (G-Ternary), NaN (INT8) and NaN (BFP8) below",
+		"e: fp32 (ladder: cosines 0.300 (G-Binary) and 0.200 (G-Ternary) below 0.750 and 0.500, INT8 and BFP8 not measured, keep FP32)",
 	} {
 		if !strings.Contains(pl.Source, frag) {
 			t.Errorf("source %q lacks %q", pl.Source, frag)

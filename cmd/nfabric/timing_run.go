@@ -82,7 +82,7 @@ func (r *timingRunFlags) run(cmd *cobra.Command) error {
 		}
 		cmd.PrintErrf("wrote %s (%d slices, %d dropped)\n", r.traceOut, tr.Len(), tr.Dropped)
 	}
-	return printResult(cmd, experiments.TimingRunResult(s.Model, p), r.tf.json, "")
+	return printResult(cmd, experiments.TimingRunResult(s.Model, p, tr), r.tf.json, "")
 }
 
 func newTimingRunCmd() *cobra.Command {

@@ -47,6 +47,7 @@ __all__ = [
     "FORMATS", "SUM_FORMATS", "BFP_BLOCK", "format_number", "parse_sum_format", "bits_per_element",
     "max_abs", "int8_scale", "encode_int8", "sum_codes", "decode_int8",
     "bfp_blocks", "encode_bfp8", "align_bfp8", "sum_bfp8", "decode_bfp8", "aggregate_workers", "payload_bytes",
+    "MAX_SUM_WORKERS", "check_sum_workers",
 ]
 
 FORMATS = _formats.FORMATS
@@ -56,6 +57,12 @@ SUM_FORMATS = tuple(row[1] for row in FORMATS if row[3] == "sum")
 BFP_BLOCK = _formats.BFP_BLOCK
 INT8_MAX = _formats.INT8_MAX
 SUM_MIN, SUM_MAX = _formats.SUM_MIN, _formats.SUM_MAX
+MAX_SUM_WORKERS = SUM_MAX // INT8_MAX
+"""The most workers whose lane sums are exact: 258 (258 * 127 = 32766
+fits int16; 259 codes of 127 saturate at 32767). An aggregate of more
+workers would silently clamp toward a smaller mean, so aggregate_workers,
+the DDP hook and the virtual workers refuse it; the kernels themselves
+(sum_codes, sum_bfp8) keep the controller's saturating arithmetic."""
 
 
 def format_number(name: str) -> int:
@@ -234,18 +241,38 @@ def decode_bfp8(total: torch.Tensor, block_max: torch.Tensor, workers: int) -> t
     return (torch.ldexp(total.double(), (e - 7).double()) / float(workers)).float()
 
 
+def check_sum_workers(fmt: str, workers: int) -> None:
+    """Refuses an aggregate of more workers than the int16 lane sums hold
+    exactly (MAX_SUM_WORKERS), with a ValueError naming the format and W."""
+    if workers > MAX_SUM_WORKERS:
+        raise ValueError(f"{parse_sum_format(fmt)}: {workers} workers is more than the {MAX_SUM_WORKERS} whose int16 "
+                         f"lane sums are exact ({MAX_SUM_WORKERS} x {INT8_MAX} = {MAX_SUM_WORKERS * INT8_MAX}); the "
+                         "sums would saturate and shrink the mean: use fewer workers, or g-binary/g-ternary/fp32")
+
+
 def aggregate_workers(fmt: str, g: Sequence[torch.Tensor]) -> torch.Tensor:
-    """The decoded mean of W workers' gradients (one bucket) under a summed
-    format, in one process: what W ranks compute with the hook."""
+    """The decoded mean of W workers' gradients (one bucket, blocks and
+    the INT8 scale over the flattened elements) under a summed format, in
+    one process: what W ranks compute with the hook. The result has the
+    workers' (common) shape, for INT8 and BFP8 alike. Raises ValueError
+    for no workers, unequal shapes or more than MAX_SUM_WORKERS workers."""
     fmt = parse_sum_format(fmt)
     w = len(g)
+    if w == 0:
+        raise ValueError(f"{fmt}: aggregate of no workers")
+    shape = g[0].shape
+    for k, x in enumerate(g):
+        if x.shape != shape:
+            raise ValueError(f"{fmt}: worker {k}'s gradient has shape {tuple(x.shape)}, worker 0's {tuple(shape)}")
+    check_sum_workers(fmt, w)
+    flat = [x.reshape(-1) for x in g]
     if fmt == "int8":
-        m = torch.stack([max_abs(x) for x in g]).max()
+        m = torch.stack([max_abs(x) for x in flat]).max()
         s = int8_scale(m)
-        return decode_int8(sum_codes(torch.stack([encode_int8(x, s) for x in g])), s, w)
-    enc = [encode_bfp8(x) for x in g]
+        return decode_int8(sum_codes(torch.stack([encode_int8(x, s) for x in flat])), s, w).view(shape)
+    enc = [encode_bfp8(x) for x in flat]
     total, e = sum_bfp8(torch.stack([m for m, _ in enc]), torch.stack([x for _, x in enc]))
-    return decode_bfp8(total, e, w)
+    return decode_bfp8(total, e, w).view(shape)
 
 
 def payload_bytes(fmt: str, n: int) -> int:

@@ -209,8 +209,9 @@ def parse_gate(s: str) -> Gate:
             raise ValueError(f"gate {s!r} needs a number after ':'")
         try:
             return int(arg)
-        except ValueError as e:
-            raise ValueError(f"gate {s!r}: {e}") from None
+        except ValueError:
+            what = "pattern period" if name in ("pattern", "paper", "2of3") else "margin threshold"
+            raise ValueError(f"gate {s!r}: {what} {arg.strip()!r} is not a whole number") from None
 
     if name in ("pattern", "paper", "2of3"):
         g = Gate(GateKind.PATTERN, num() if sep else 3)

@@ -94,6 +94,9 @@ def parse_rule_spec(s: str) -> RuleSpec:
     """Reads rule[+ef][/gate][@lr] (Go's train.ParseRuleSpec, for the rules a
     DDP hook runs: fp32, g-binary, g-ternary, and the extensions int8 and
     bfp8)."""
+    if not isinstance(s, str):
+        raise TypeError(f"rule spec {s!r}: want a string such as 'g-binary' or 'g-ternary+ef@0.001', "
+                        f"not {type(s).__name__}")
     rest = s.strip()
     lr = None
     if "@" in rest:
@@ -165,6 +168,9 @@ class Policy:
     def parse(cls, s: str, lr: float = 0.05, sign_lr: float = 1e-4, layout: str = "worker-major") -> "Policy":
         """Reads one spec for every group ("g-binary") or group=spec entries
         ("backbone=g-ternary,head=fp32")."""
+        if not isinstance(s, str):
+            raise TypeError(f"policy {s!r}: want a string such as 'g-binary' or 'backbone=g-binary,head=fp32', "
+                            f"not {type(s).__name__}")
         s = s.strip()
         if not s:
             raise ValueError("empty policy")

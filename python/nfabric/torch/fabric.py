@@ -9,6 +9,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
+from .. import fixed
 from ..lowbit import Format, Layout
 from ..policy import Policy, RuleSpec
 from .control import StepContext, as_controller, resolve_modes
@@ -58,10 +59,19 @@ class ModeState:
         layout = Layout(self.policy.layout)
         may_low = self.controller is not None or any(self.policy.spec(g).low_bit() for g in self.groups)
         if may_low and workers > layout.max_workers():
+            other = Layout.WORKER_MAJOR
+            advice = (f"use layout='{other}' (up to {other.max_workers()}) or fewer workers"
+                      if other.max_workers() > layout.max_workers() else
+                      f"no payload layout carries more; run at most {layout.max_workers()} workers, or keep every "
+                      "group on fp32 with no controller")
             raise ValueError(f"{workers} workers is more than the {layout} layout carries ({layout.max_workers()}); "
-                             "use layout='worker-major' (up to 1024) or fewer workers")
+                             + advice)
         if workers < 1:
             raise ValueError(f"workers {workers} < 1")
+        summed = [str(self.policy.spec(g).rule) for g in self.groups if self.policy.spec(g).rule.sum()]
+        summed += [str(Format(f)) for f in getattr(control, "diag_formats", ()) or () if Format(f).sum()]
+        for f in sorted(set(summed)):
+            fixed.check_sum_workers(f, workers)
         self.layout = layout
         self.stats = Stats()
         self.current_step = 0
@@ -177,7 +187,11 @@ class ModeState:
         if self.controller is None:
             return pm
         try:
-            return resolve_modes(self.controller(StepContext(self.current_step, pm, self.loss, self.stats)), self.groups)
+            modes = resolve_modes(self.controller(StepContext(self.current_step, pm, self.loss, self.stats)), self.groups)
+            for f in set(modes.values()):
+                if f.sum():
+                    fixed.check_sum_workers(str(f), self.workers)
+            return modes
         except Exception as e:  # noqa: BLE001 - any controller failure must fall back, visibly
             warnings.warn(f"nfabric: step {self.current_step}: the controller failed ({e}); running every group on FP32 "
                           "this step", RuntimeWarning, stacklevel=2)

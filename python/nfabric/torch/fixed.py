@@ -52,6 +52,7 @@ def allreduce_fixed(fmt: Format, p: torch.Tensor, lengths: Sequence[int], worker
     tensor), so DDP's bucket order never moves a block boundary; INT8 agrees
     one scale for the whole segment (its bucket)."""
     name = fixed.parse_sum_format(str(fmt))
+    fixed.check_sum_workers(name, workers)
     if name == "int8":
         m = fixed.max_abs(p).reshape(1)
         if workers > 1:

@@ -33,9 +33,11 @@ took, the figure bench/record_overhead.py reports against step time.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import tempfile
 import time
+import warnings
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -51,19 +53,45 @@ StepsArg = Union[int, Iterable[int], None]
 DEFAULT_STEPS = (1, 2, 3)
 
 
-def _steps(arg: StepsArg) -> Tuple[int, ...]:
+MAX_STEPS = 1 << 24
+"""The most steps one recording takes: Go's reader (workload.ReadTrace)
+accepts at most 2^24 buckets in all steps, and every step has at least
+one, so a longer recording could never be read."""
+
+MAX_BUCKETS = MAX_STEPS
+"""The most buckets one recording keeps (the same reader limit). A bucket
+takes about half a kilobyte of memory until the trace is written."""
+
+
+def _steps(arg: StepsArg) -> Union[range, frozenset]:
+    """The chosen steps as a set with O(1) membership: a range for an int
+    (no list of N numbers is built), a frozenset for a list."""
     if arg is None:
-        return DEFAULT_STEPS
+        return frozenset(DEFAULT_STEPS)
     if isinstance(arg, bool):
         raise TypeError("record_steps must be an int (how many steps from step 1) or a list of step numbers")
     if isinstance(arg, int):
         if arg < 1:
             raise ValueError(f"record_steps {arg} must be >= 1")
-        return tuple(range(1, arg + 1))
-    steps = tuple(sorted(set(int(s) for s in arg)))
-    if not steps or steps[0] < 0:
-        raise ValueError(f"record_steps {list(arg)} must name steps >= 0")
-    return steps
+        if arg > MAX_STEPS:
+            raise ValueError(f"record_steps {arg}: a bucket trace holds at most {MAX_STEPS} steps (the Go reader's "
+                             "bucket limit); record a sample of steps (a list of step numbers)")
+        return range(1, arg + 1)
+    if isinstance(arg, (str, bytes)) or not hasattr(arg, "__iter__"):
+        raise TypeError(f"record_steps {arg!r}: want an int (how many steps from step 1) or a list of step numbers")
+    steps = set()
+    for s in arg:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            raise TypeError(f"record_steps: step {s!r} is not a whole number")
+        if s < 0:
+            raise ValueError(f"record_steps: step {s} must be >= 0")
+        steps.add(int(s))
+        if len(steps) > MAX_STEPS:
+            raise ValueError(f"record_steps: a bucket trace holds at most {MAX_STEPS} steps (the Go reader's "
+                             "bucket limit)")
+    if not steps:
+        raise ValueError("record_steps names no step")
+    return frozenset(steps)
 
 
 def _first_tensor(out) -> Optional[torch.Tensor]:
@@ -93,6 +121,8 @@ class Recorder:
         if not self.path.lower().endswith(".json"):
             raise ValueError(f"record={self.path!r}: a bucket trace is written as JSON (want a .json path)")
         self.steps = _steps(steps)
+        self.last_step = self.steps[-1] if isinstance(self.steps, range) else max(self.steps)
+        self.buckets_kept = 0
         self.write_file = write
         self.meta = {"model": model, "bytes_per_element": bytes_per_element, "workers": workers, "policy": policy}
         self.done: List[dict] = []
@@ -109,7 +139,7 @@ class Recorder:
     # -- which steps -------------------------------------------------------
 
     def wants(self, step: int) -> bool:
-        return not self.written and step in self.steps
+        return not self.written and step in self.steps  # O(1): a range or a frozenset
 
     # -- step boundaries ---------------------------------------------------
 
@@ -149,7 +179,15 @@ class Recorder:
         """One bucket: t_entry is when the framework handed it over, hook_s
         the time its hook took; groups (name, elements, mode)."""
         t = time.perf_counter()
+        if self.cur is not None and self.buckets_kept >= MAX_BUCKETS:
+            # The Go reader refuses more; stop here and write what is kept.
+            warnings.warn(f"nfabric: the recording reached {MAX_BUCKETS} buckets (the trace reader's limit) at step "
+                          f"{self.cur_step}; it ends there", RuntimeWarning, stacklevel=2)
+            self.cur = None
+            self.last_step = self.done[-1]["step"] if self.done else self.cur_step
+            self._maybe_write()
         if self.cur is not None:
+            self.buckets_kept += 1
             if ready_us is None:
                 b0 = self._bwd0 if self._bwd0 is not None else self._fwd0
                 ready_us = max(0.0, (t_entry - b0 - self._hook_s) * 1e6)
@@ -207,7 +245,7 @@ class Recorder:
             self._maybe_write()
 
     def _maybe_write(self) -> None:
-        if self.done and self.done[-1]["step"] == self.steps[-1] and not self.written:
+        if self.done and self.done[-1]["step"] == self.last_step and not self.written:
             self.write()
 
     def step_finished(self) -> None:
