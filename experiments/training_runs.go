@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/strictjson"
 	"github.com/neuronfabric/nfabric/train"
 )
 
@@ -109,9 +109,10 @@ func readRunsFile(p string) ([]TrainRun, error) {
 	}
 	// The file is a study's report (report.Result) whose data are its
 	// runs: both levels are decoded strictly, so a misspelt or foreign
-	// field is an error rather than silently dropped.
-	if err := decodeStrict(b, &report.Result{}); err != nil {
-		return nil, fmt.Errorf("saved runs %s: %w", p, err)
+	// field, or a key given twice, is an error rather than silently
+	// dropped or overwritten.
+	if err := strictjson.Decode(b, "saved runs "+p, &report.Result{}); err != nil {
+		return nil, err
 	}
 	var saved struct {
 		Data json.RawMessage `json:"data"`
@@ -121,8 +122,8 @@ func readRunsFile(p string) ([]TrainRun, error) {
 	}
 	var runs []TrainRun
 	if len(saved.Data) > 0 {
-		if err := decodeStrict(saved.Data, &runs); err != nil {
-			return nil, fmt.Errorf("saved runs %s: data: %w", p, err)
+		if err := strictjson.Decode(saved.Data, "saved runs "+p+": data", &runs); err != nil {
+			return nil, err
 		}
 	}
 	if len(runs) == 0 {
@@ -131,19 +132,6 @@ func readRunsFile(p string) ([]TrainRun, error) {
 	return runs, nil
 }
 
-// decodeStrict decodes one JSON value from b into v, refusing fields v
-// does not define and anything after the value.
-func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("data after the JSON value")
-	}
-	return nil
-}
 
 // SavedStudy lays out a study from saved runs (StudyRunsFrom) exactly as
 // Validated or Boundary lays out the runs it trains.

@@ -206,6 +206,13 @@ func TestStudyRunsRefuseMismatchOrTampering(t *testing.T) {
 			t.Errorf("%s: %v; want %q", tt.name, err, tt.want)
 		}
 	}
+	// A key given twice in a run: the later value would silently win.
+	raw, _ := os.ReadFile(a)
+	dup := filepath.Join(t.TempDir(), "dup.json")
+	os.WriteFile(dup, []byte(strings.Replace(string(raw), `"seed":`, `"seed": 9, "seed":`, 1)), 0o644)
+	if _, err := StudyRunsFrom(StudyBoundary, o, []string{dup, third}); err == nil || !strings.Contains(err.Error(), `"seed"`) || !strings.Contains(err.Error(), dup) {
+		t.Errorf("a key twice: %v", err)
+	}
 	// The same images everywhere: a run whose image count differs from
 	// the others' (still within the configuration) is refused.
 	p := editRuns(t, a, func(_ map[string]any, runs []map[string]any) {
