@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 )
 
@@ -18,7 +19,7 @@ func functionalClaims(vr cxl.VerifyResult) []report.Claim {
 	var out []report.Claim
 	naiveOK, missing := true, 0
 	var naive []string
-	for _, m := range []cxl.Mode{cxl.Identity, cxl.GBinary, cxl.GTernary} {
+	for _, m := range []cxl.Mode{cxl.Identity, cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Ternary)} {
 		c := report.Claim{Section: "Sec. 6",
 			Name:      fmt.Sprintf("%s read-back matches its oracle exactly", m),
 			Paper:     "exact match",

@@ -135,7 +135,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("policy: %w", err)
 	}
 	for _, g := range nn.Groups() {
-		if err := lowbit.CheckSumWorkers(c.Policy[g].Format(), c.Workers); err != nil {
+		if err := lowbit.CheckSumWorkers(c.Policy[g].Rule.Format(), c.Workers); err != nil {
 			return fmt.Errorf("policy %v, group %v: workers: %w", c.Policy, g, err)
 		}
 	}
