@@ -132,7 +132,6 @@ func readRunsFile(p string) ([]TrainRun, error) {
 	return runs, nil
 }
 
-
 // SavedStudy lays out a study from saved runs (StudyRunsFrom) exactly as
 // Validated or Boundary lays out the runs it trains.
 func SavedStudy(study string, o TrainOptions, paths []string) (*report.Result, error) {
