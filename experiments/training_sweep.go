@@ -100,12 +100,12 @@ func sweep(ctx context.Context, study string, o TrainOptions, what, column strin
 		return nil, 0, fmt.Errorf("unknown study %q", study)
 	}
 	o.HoldOut = true
-	sets, name, err := o.LoadSets()
+	sets, info, err := o.LoadSets()
 	if err != nil {
 		return nil, 0, err
 	}
 	var all []SweepResult
-	t := report.Table{Name: "sweep", Title: what + " sweep on " + name + " (" + study + " study options)", Columns: []string{column}}
+	t := report.Table{Name: "sweep", Title: what + " sweep on " + info.Name + " (" + study + " study options)", Columns: []string{column}}
 	if column != "schedule" {
 		t.Name = "lr-sweep"
 	}
@@ -141,7 +141,7 @@ func sweep(ctx context.Context, study string, o TrainOptions, what, column strin
 		t.AddRow(append(row, mark)...)
 	}
 	cands[best].set(&o, &SweepResult{})
-	t.Notes = []string{"Workload: " + describe(o, dataInfo(name, sets)) + " (the " + column + " shown is the chosen one; each row trains with its own).",
+	t.Notes = []string{"Workload: " + describe(o, info) + " (the " + column + " shown is the chosen one; each row trains with its own).",
 		"Held-out accuracy is measured on training images the runs never train on, not on the test split; the chosen " + column + " has the highest mean over rules and seeds (a tie goes to the " + map[bool]string{true: "smaller rate", false: "earlier one listed"}[column != "schedule"] + ")."}
 	res := &report.Result{Block: "train-sweep", Title: what + " sweep (" + study + ")", Data: all, Tables: []report.Table{t},
 		Summary: []string{fmt.Sprintf("Chosen %s: %s (mean held-out accuracy %.2f%%).", column, cands[best].label, bestAcc)}}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/train"
 
@@ -40,7 +41,7 @@ func TestStandardTier(t *testing.T) {
 	for _, r := range br {
 		if strings.HasSuffix(r.label, "@lr") {
 			ablation++
-			if r.policy[nn.Head].Rule != train.FP32 || r.policy[nn.Head].LR != b.SignLR || !r.policy[nn.Backbone].Rule.Sign() {
+			if r.policy[nn.Head].Rule != train.FormatRule(lowbit.FP32) || r.policy[nn.Head].LR != b.SignLR || !r.policy[nn.Backbone].Rule.Sign() {
 				t.Errorf("%s: policy %v", r.label, r.policy)
 			}
 		}
