@@ -146,10 +146,10 @@ func studyLoop(study string) float64 {
 // has no entry: its units cost 0, unknown.
 var (
 	hwAt512 = map[string]map[string]float64{
-		"cosim/iverilog": {"lowbit": 0.227, "int8-sum": 0.217, "bfp8-sum": 0.390},
-		"synth/debian":   {"lowbit": 3.45, "int8-sum": 2.10, "bfp8-sum": 9.79},
-		"synth/yowasp":   {"lowbit": 1.76},
-		"pnr/ecp5":       {"lowbit": 43.4, "int8-sum": 49.4, "bfp8-sum": 150.4},
+		"cosim/iverilog": {"vote": 0.227, "int8": 0.217, "bfp8": 0.390},
+		"synth/debian":   {"vote": 3.45, "int8": 2.10, "bfp8": 9.79},
+		"synth/yowasp":   {"vote": 1.76},
+		"pnr/ecp5":       {"vote": 43.4, "int8": 49.4, "bfp8": 150.4},
 	}
 	hwExponent = map[string]float64{
 		"cosim/iverilog": 1.16, // least squares over 64 (0.031) to 1024 bits (0.769)
