@@ -137,73 +137,76 @@ func runShard(cmd *cobra.Command, bs []run.Block, cfg run.Config, sh run.Shard, 
 	return nil
 }
 
+// reproduceFlags are reproduce's flags.
+type reproduceFlags struct {
+	only, tierS, out, shard string
+	full, quick, list       bool
+	seed                    uint64
+	seeds, jobs             int
+}
+
+func (f *reproduceFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.only, "only", "", "comma-separated block names to run (see --list)")
+	fs.StringVar(&f.tierS, "tier", "quick", "budget: quick, standard or full")
+	fs.BoolVar(&f.full, "full", false, "alias of --tier full (long)")
+	fs.BoolVar(&f.quick, "quick", false, "alias of --tier quick (the default)")
+	fs.StringVar(&f.out, "out", "out", "output directory")
+	fs.Uint64Var(&f.seed, "seed", 1, "base random seed")
+	fs.IntVar(&f.seeds, "seeds", 0, "paired seeds of every block that runs seeds (training, formats, control), e.g. what the ledger's 'seeds to decide' asks for (0: the tier's)")
+	fs.BoolVar(&f.list, "list", false, "list the blocks (of --only) with their units of work and estimated CPU time at the --tier's configuration and exit; with --shard i/n, every shard's estimated CPU time and shard i's units")
+	fs.IntVar(&f.jobs, "jobs", 0, "run units taking up to this many cores at once (0: GOMAXPROCS); output is the same for every value")
+	fs.StringVar(&f.shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")
+}
+
+// run lists, runs a shard or runs the whole report, as the flags say.
+func (f *reproduceFlags) run(cmd *cobra.Command) error {
+	tier, err := reproduceTier(cmd.Flags(), f.tierS, f.quick, f.full)
+	if err != nil {
+		return err
+	}
+	cfg := run.Config{Tier: tier, Seed: f.seed, Seeds: f.seeds, Jobs: f.jobs}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	bs, err := selectBlocks(cmd, f.only)
+	if err != nil {
+		return err
+	}
+	var sh run.Shard
+	if f.shard != "" {
+		if sh, err = run.ParseShard(f.shard); err != nil {
+			return usagef("--shard: %v", err)
+		}
+	}
+	switch {
+	case f.list && f.shard != "":
+		return listShards(cmd, bs, cfg, sh)
+	case f.list:
+		return listBlocks(cmd, bs, cfg)
+	case f.shard != "":
+		return runShard(cmd, bs, cfg, sh, f.out)
+	}
+	outs, err := run.Run(cmd.Context(), bs, cfg, f.out, cmd.ErrOrStderr())
+	if len(outs) > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(f.out, "index.html"), filepath.Join(f.out, "REPORT.md"))
+	}
+	if err != nil {
+		return err
+	}
+	return run.FailedBlocks(outs)
+}
+
 func newReproduceCmd() *cobra.Command {
-	var (
-		only  string
-		full  bool
-		quick bool
-		tierS string
-		out   string
-		seed  uint64
-		seeds int
-		list  bool
-		shard string
-		jobs  int
-	)
+	var f reproduceFlags
 	cmd := &cobra.Command{
 		Use:     "reproduce",
 		Short:   "run the paper's evidence blocks and write tables, figures, index.html and REPORT.md",
 		Long:    reproduceLong,
 		Example: reproduceExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			tier, err := reproduceTier(cmd.Flags(), tierS, quick, full)
-			if err != nil {
-				return err
-			}
-			cfg := run.Config{Tier: tier, Seed: seed, Seeds: seeds, Jobs: jobs}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			bs, err := selectBlocks(cmd, only)
-			if err != nil {
-				return err
-			}
-			var sh run.Shard
-			if shard != "" {
-				if sh, err = run.ParseShard(shard); err != nil {
-					return usagef("--shard: %v", err)
-				}
-			}
-			switch {
-			case list && shard != "":
-				return listShards(cmd, bs, cfg, sh)
-			case list:
-				return listBlocks(cmd, bs, cfg)
-			case shard != "":
-				return runShard(cmd, bs, cfg, sh, out)
-			}
-			outs, err := run.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
-			if len(outs) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
-			}
-			if err != nil {
-				return err
-			}
-			return run.FailedBlocks(outs)
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&only, "only", "", "comma-separated block names to run (see --list)")
-	f.StringVar(&tierS, "tier", "quick", "budget: quick, standard or full")
-	f.BoolVar(&full, "full", false, "alias of --tier full (long)")
-	f.BoolVar(&quick, "quick", false, "alias of --tier quick (the default)")
-	f.StringVar(&out, "out", "out", "output directory")
-	f.Uint64Var(&seed, "seed", 1, "base random seed")
-	f.IntVar(&seeds, "seeds", 0, "paired seeds of every block that runs seeds (training, formats, control), e.g. what the ledger's 'seeds to decide' asks for (0: the tier's)")
-	f.BoolVar(&list, "list", false, "list the blocks (of --only) with their units of work and estimated CPU time at the --tier's configuration and exit; with --shard i/n, every shard's estimated CPU time and shard i's units")
-	f.IntVar(&jobs, "jobs", 0, "run units taking up to this many cores at once (0: GOMAXPROCS); output is the same for every value")
-	f.StringVar(&shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")
+	f.add(cmd.Flags())
 	return cmd
 }
 

@@ -430,86 +430,86 @@ func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint
 	return o, nil
 }
 
+// sweepFlags are train sweep's flags.
+type sweepFlags struct {
+	of                                optFlags
+	study, family, rates, rules, tier string
+	scheds                            []string
+	asJSON, quiet                     bool
+	out                               string
+}
+
+func (f *sweepFlags) add(fs *pflag.FlagSet) {
+	def := experiments.BoundaryOptions(run.TierQuick, 1)
+	def.Seeds = 1
+	f.of.add(fs, def)
+	fs.StringVar(&f.study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
+	fs.StringVar(&f.family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
+	fs.StringVar(&f.rates, "lrs", "", "learning rates to try, comma-separated (default "+sweepSignLRs+" for sign, "+sweepFP32LRs+" for fp32)")
+	fs.StringVar(&f.rules, "rules", "g-binary,g-ternary", "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
+	fs.StringSliceVar(&f.scheds, "schedules", nil, "sweep these learning-rate schedules (see --schedule) instead of a rate, e.g. constant,cosine,cosine:warmup=1,step")
+	fs.StringVar(&f.tier, "tier", "quick", "start from this tier's configuration of the study: quick, standard or full")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	fs.StringVar(&f.out, "out", "", "also write the table and JSON into this directory")
+}
+
+// run sweeps a rate, or the schedules when --schedules is given.
+func (f *sweepFlags) run(cmd *cobra.Command) error {
+	tier, err := reproduceTier(cmd.Flags(), f.tier, false, false)
+	if err != nil {
+		return err
+	}
+	var defaults func(run.Tier, uint64) experiments.TrainOptions
+	switch f.study {
+	case experiments.StudyValidated:
+		defaults = experiments.ValidatedOptions
+	case experiments.StudyBoundary:
+		defaults = experiments.BoundaryOptions
+	default:
+		return usagef("--study %q: want validated or boundary", f.study)
+	}
+	if len(f.scheds) > 0 {
+		return f.scheduleSweep(cmd, defaults, tier)
+	}
+	rs, grid, err := sweepRules(cmd, f.family, f.rules, f.rates)
+	if err != nil {
+		return err
+	}
+	o, err := sweepOptions(cmd, &f.of, defaults, tier, rs)
+	if err != nil {
+		return err
+	}
+	o.Logf = stderrLogf(cmd, f.quiet)
+	res, _, err := experiments.LRSweep(cmd.Context(), f.study, o, grid, rs)
+	if err != nil {
+		return err
+	}
+	return printResult(cmd, res, f.asJSON, f.out)
+}
+
 func newTrainSweepCmd() *cobra.Command {
-	var (
-		of     optFlags
-		study  string
-		family string
-		rates  string
-		rules  string
-		scheds []string
-		tierS  string
-		asJSON bool
-		quiet  bool
-		out    string
-	)
+	var f sweepFlags
 	cmd := &cobra.Command{
 		Use:   "sweep [flags]",
 		Short: "choose the FP32 or the sign learning rate, or the schedule, on held-out training images",
 		Long:  trainSweepLong,
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			tier, err := reproduceTier(cmd.Flags(), tierS, false, false)
-			if err != nil {
-				return err
-			}
-			var defaults func(run.Tier, uint64) experiments.TrainOptions
-			switch study {
-			case experiments.StudyValidated:
-				defaults = experiments.ValidatedOptions
-			case experiments.StudyBoundary:
-				defaults = experiments.BoundaryOptions
-			default:
-				return usagef("--study %q: want validated or boundary", study)
-			}
-			if len(scheds) > 0 {
-				return scheduleSweep(cmd, &of, defaults, tier, study, scheds, rules, sweepOut{asJSON, quiet, out})
-			}
-			rs, grid, err := sweepRules(cmd, family, rules, rates)
-			if err != nil {
-				return err
-			}
-			o, err := sweepOptions(cmd, &of, defaults, tier, rs)
-			if err != nil {
-				return err
-			}
-			o.Logf = stderrLogf(cmd, quiet)
-			res, _, err := experiments.LRSweep(cmd.Context(), study, o, grid, rs)
-			if err != nil {
-				return err
-			}
-			return printResult(cmd, res, asJSON, out)
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	def := experiments.BoundaryOptions(run.TierQuick, 1)
-	def.Seeds = 1
-	of.add(cmd.Flags(), def)
-	cmd.Flags().StringVar(&study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
-	cmd.Flags().StringVar(&family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
-	cmd.Flags().StringVar(&rates, "lrs", "", "learning rates to try, comma-separated (default "+sweepSignLRs+" for sign, "+sweepFP32LRs+" for fp32)")
-	cmd.Flags().StringVar(&rules, "rules", "g-binary,g-ternary", "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
-	cmd.Flags().StringSliceVar(&scheds, "schedules", nil, "sweep these learning-rate schedules (see --schedule) instead of a rate, e.g. constant,cosine,cosine:warmup=1,step")
-	cmd.Flags().StringVar(&tierS, "tier", "quick", "start from this tier's configuration of the study: quick, standard or full")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
-	cmd.Flags().StringVar(&out, "out", "", "also write the table and JSON into this directory")
+	f.add(cmd.Flags())
 	return cmd
-}
-
-// sweepOut are a sweep's output flags.
-type sweepOut struct {
-	asJSON, quiet bool
-	out           string
 }
 
 // scheduleSweep runs train sweep --schedules: every rule of --rules under
 // every schedule, at the options' rates.
-func scheduleSweep(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint64) experiments.TrainOptions, tier run.Tier, study string, scheds []string, rules string, so sweepOut) error {
+func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, defaults func(run.Tier, uint64) experiments.TrainOptions, tier run.Tier) error {
 	for _, name := range []string{"rule", "lrs", "schedule"} {
 		if cmd.Flags().Changed(name) {
 			return usagef("--%s does not apply to a schedule sweep (--schedules)", name)
 		}
 	}
+	rules := f.rules
 	if !cmd.Flags().Changed("rules") {
 		rules = "fp32,g-binary,g-ternary"
 	}
@@ -522,23 +522,23 @@ func scheduleSweep(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uin
 		rs = append(rs, r)
 	}
 	var ss []train.Schedule
-	for _, t := range scheds {
+	for _, t := range f.scheds {
 		sc, err := train.ParseSchedule(t)
 		if err != nil {
 			return fmt.Errorf("--schedules: %w", err)
 		}
 		ss = append(ss, sc)
 	}
-	o, err := sweepOptions(cmd, of, defaults, tier, rs)
+	o, err := sweepOptions(cmd, &f.of, defaults, tier, rs)
 	if err != nil {
 		return err
 	}
-	o.Logf = stderrLogf(cmd, so.quiet)
-	res, _, err := experiments.ScheduleSweep(cmd.Context(), study, o, ss, rs)
+	o.Logf = stderrLogf(cmd, f.quiet)
+	res, _, err := experiments.ScheduleSweep(cmd.Context(), f.study, o, ss, rs)
 	if err != nil {
 		return err
 	}
-	return printResult(cmd, res, so.asJSON, so.out)
+	return printResult(cmd, res, f.asJSON, f.out)
 }
 
 // The sweep's default grids (the ones NOTES.md's Training section ran).
