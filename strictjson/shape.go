@@ -16,6 +16,24 @@ type Outline struct {
 // HasKey reports whether the first value is an object holding key.
 func (o Outline) HasKey(key string) bool { _, ok := o.keys[key]; return ok }
 
+// OnlyKeys reports whether the first value is an object whose keys are
+// all among allowed.
+func (o Outline) OnlyKeys(allowed ...string) bool {
+	if o.Kind != '{' {
+		return false
+	}
+	for k := range o.keys {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // String returns the string value of key in the first object ("" when
 // absent or not a string).
 func (o Outline) String(key string) string {

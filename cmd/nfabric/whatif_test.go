@@ -34,8 +34,11 @@ func TestWhatifInputs(t *testing.T) {
 		{[]string{"whatif", "--trace", good, "--plan", "x=fp16"}, 2, "--plan"},
 		{[]string{"whatif", "--model", "bogus"}, 2, "--model"},
 		{[]string{"whatif", "--trace", bad, "--html", html}, 1, "bad.json"},
-		{[]string{"whatif", "--trace", good, "--plan", "head=fp32", "--html", html}, 1, `group "head"`},
-		{[]string{"whatif", "--trace", good, "--plan", "recorded"}, 1, "no diagnostics"},
+		{[]string{"whatif", "--trace", good, "--plan", "head=fp32", "--html", html}, 2, `group "head", which the trace does not have (its groups: backbone)`},
+		{[]string{"whatif", "--trace", good, "--plan", "recorded"}, 2, "no diagnostics"},
+		{[]string{"whatif", "--trace", good, "--plan", "x=fp16"}, 2, "(the trace's groups: backbone)"},
+		{[]string{"whatif", "--trace", good, "--plan", "g-binary", "--ladder-rungs", "int8:0.9"}, 2, "--ladder-rungs sets the ladder of --plan recorded"},
+		{[]string{"whatif", "--model", "resnet18-cifar10", "--ladder-rungs", "int8:0.9"}, 2, "--ladder-rungs"},
 		{[]string{"whatif", "--trace", good, "--plan", "recorded", "--ladder-rungs", "int8:0.9,fp32:0.5"}, 2, "--ladder-rungs"},
 		{[]string{"whatif", "--trace", good, "--ladder-rungs", "int8"}, 2, "--ladder-rungs"},
 	} {
@@ -77,7 +80,7 @@ func TestWhatifChakra(t *testing.T) {
 		Data struct {
 			Buckets []struct {
 				ReadyS float64 `json:"ready_s"`
-				FP32S  float64 `json:"fp32_allreduce_s"`
+				FP32S  float64 `json:"fp32_s"`
 			} `json:"buckets"`
 			Steps []struct {
 				BackwardS float64 `json:"backward_s"`
