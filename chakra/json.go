@@ -144,4 +144,3 @@ func decodeJsonizer(data []byte, name string) (*Rank, error) {
 	rk.format = "Chakra ET (jsonizer's protobuf JSON)"
 	return rk, nil
 }
-

@@ -552,4 +552,3 @@ func (tt *torchTrace) sumIn(ss []span, st span) float64 {
 }
 
 func usPS(us float64) int64 { return int64(math.Round(us * 1e6)) }
-
