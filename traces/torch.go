@@ -137,6 +137,7 @@ type torchTrace struct {
 	annotations          map[collective.Op][]string // the backend's dtype per launch
 	nEvents              int64
 	first                float64 // the earliest complete event
+	haveFirst            bool
 	worldSize            int
 	p2p, other           int64
 }
@@ -221,8 +222,8 @@ func (tt *torchTrace) events(dec *json.Decoder, data []byte) error {
 		if !(e.Ts >= 0) || !(e.Dur >= 0) || math.IsInf(e.Ts, 0) || e.Ts > 1e15 || e.Dur > 1e12 {
 			return fmt.Errorf("%s:%s: traceEvents[%d] (%s): ts %v and dur %v must be finite, >= 0 and in range", where, strictjson.LineCol(data, at), i, e.Name, e.Ts, e.Dur)
 		}
-		if tt.nEvents == 1 || e.Ts < tt.first {
-			tt.first = e.Ts
+		if !tt.haveFirst || e.Ts < tt.first {
+			tt.first, tt.haveFirst = e.Ts, true
 		}
 		if err := tt.keep(e); err != nil {
 			return fmt.Errorf("%s:%s: traceEvents[%d] (%s at ts %v): %w", where, strictjson.LineCol(data, at), i, e.Name, e.Ts, err)
