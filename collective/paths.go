@@ -154,7 +154,7 @@ func (p Paths) controllerRows(out []PathTime, cxl CXLPath) ([]PathTime, error) {
 	}{
 		{PathGBinary, lowbit.BitsPerElement(lowbit.Binary, lowbit.Gate{}, lowbit.PaperAccounting)},
 		{PathGTernaryPaper, lowbit.BitsPerElement(lowbit.Ternary, lowbit.Gate{}, lowbit.PaperAccounting)},
-		{PathGTernaryPlane, 2},
+		{PathGTernaryPlane, lowbit.BitsPerElement(lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateWorker}, lowbit.PlaneAccounting)},
 	} {
 		est, err := cxl.Time(p.Elements, c.bits, true)
 		if out, err = addPath(out, c.path, p.CXL.Name, FamilyFabric, c.bits, true, est, err); err != nil {

@@ -54,9 +54,9 @@ func (l Ladder) Admit(cosBinary, cosTernary float64) (cxl.Mode, string) {
 	f, why := l.Rungs().Admit(cos)
 	switch f {
 	case lowbit.Binary:
-		return cxl.GBinary, why
+		return cxl.Aggregate(lowbit.Binary), why
 	case lowbit.Ternary:
-		return cxl.GTernary, why
+		return cxl.Aggregate(lowbit.Ternary), why
 	}
 	return cxl.FP32Bypass, why
 }

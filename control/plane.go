@@ -72,7 +72,7 @@ func DefaultConfig(groups ...string) Config {
 	return Config{
 		Groups:           groups,
 		Default:          FP32Default,
-		LowBitMode:       cxl.GBinary,
+		LowBitMode:       cxl.Aggregate(lowbit.Binary),
 		WarmupSteps:      100,
 		Ladder:           DefaultLadder().Rungs(),
 		LossK:            0.02,
@@ -118,11 +118,6 @@ func (c Config) Validate() error {
 	}
 	if err := c.Ladder.Validate(); err != nil {
 		return fmt.Errorf("control: config: %w", err)
-	}
-	for _, r := range c.Ladder {
-		if _, err := cxl.ModeOf(r.Format); err != nil {
-			return fmt.Errorf("control: config: ladder rung %v: %w", r.Format, err)
-		}
 	}
 	return c.Commander.Validate()
 }
@@ -495,9 +490,9 @@ func (p *Plane) demote(g *groupState) string {
 	if to == lowbit.FP32 {
 		g.phase = Rejected
 	} else {
-		g.admitted, _ = cxl.ModeOf(to) // Validate checked every rung has a mode
+		g.admitted = cxl.Aggregate(to)
 	}
-	return fmt.Sprintf("new diagnostics: %s cosine %s < %s, fall back; %s", rungLabel(f),
+	return fmt.Sprintf("new diagnostics: %s cosine %s < %s, fall back; %s", f.Label(),
 		strconv.FormatFloat(c, 'f', 3, 64), strconv.FormatFloat(min, 'f', 3, 64), rung)
 }
 
@@ -518,7 +513,7 @@ func (p *Plane) admit(g *groupState, why string) string {
 		g.phase = Rejected
 	} else {
 		g.phase = Admitted
-		g.admitted, _ = cxl.ModeOf(f) // Validate checked every rung has a mode
+		g.admitted = cxl.Aggregate(f)
 	}
 	return why + ": " + rung
 }

@@ -90,7 +90,7 @@ func Predict(in PredictorInput) (Forecast, error) {
 		return Forecast{}, fmt.Errorf("predictor: CXL path with %d workers", w)
 	}
 	f.CacheLineReads = w * lowbit.Lines(elems*4)
-	for _, m := range []cxl.Mode{cxl.GBinary, cxl.GTernary} {
+	for _, m := range []cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Ternary)} {
 		bits := m.BitsPerElement(lowbit.PaperGate, lowbit.PaperAccounting)
 		e, err := in.CXL.Time(elems, bits, true)
 		if err != nil {

@@ -45,10 +45,17 @@ type Rung struct {
 // configuration (ParseRungs, JSON).
 type Rungs []Rung
 
-// DefaultRungs returns the four rungs calibrated as described on Rungs.
+// DefaultRungs returns a rung for every format of lowbit's registry but
+// FP32, calibrated as described on Rungs: the paper's two at Ladder's
+// thresholds, every format beyond the paper at 0.95.
 func DefaultRungs() Rungs {
-	l := DefaultLadder()
-	return Rungs{{lowbit.Binary, l.BinaryMin}, {lowbit.Ternary, l.TernaryMin}, {lowbit.Int8, 0.95}, {lowbit.BFP8, 0.95}}
+	r := DefaultLadder().Rungs()
+	for _, f := range lowbit.Formats() {
+		if !f.Paper() {
+			r = append(r, Rung{f, 0.95})
+		}
+	}
+	return r
 }
 
 // Rungs returns the paper's two rungs of l.
@@ -99,20 +106,8 @@ func (r Rungs) Ordered() Rungs {
 }
 
 // Label names the rung's format as the ladder's sentences do: G-Binary,
-// G-Ternary, INT8, BFP8.
-func (g Rung) Label() string { return rungLabel(g.Format) }
-
-// rungLabel names a format in the ladder's sentences: G-Binary and
-// G-Ternary as the paper writes them, the extensions upper-cased.
-func rungLabel(f lowbit.Format) string {
-	switch f {
-	case lowbit.Binary:
-		return "G-Binary"
-	case lowbit.Ternary:
-		return "G-Ternary"
-	}
-	return strings.ToUpper(f.String())
-}
+// G-Ternary, INT8, BFP8 (lowbit.Format.Label).
+func (g Rung) Label() string { return g.Format.Label() }
 
 // Admit returns the lowest-traffic format whose rung cos passes
 // (cos[f] >= Min, cos indexed by format; a NaN passes nothing), FP32 when
@@ -125,12 +120,12 @@ func (r Rungs) Admit(cos [lowbit.NumFormats]float64) (lowbit.Format, string) {
 		c := cos[g.Format]
 		switch {
 		case c >= g.Min:
-			pass := fmt.Sprintf("%s cosine %s >= %s", rungLabel(g.Format), f(c), f(g.Min))
+			pass := fmt.Sprintf("%s cosine %s >= %s", g.Format.Label(), f(c), f(g.Min))
 			return g.Format, "ladder: " + strings.Join(append(failed, pass), ", ")
 		case math.IsNaN(c):
-			failed = append(failed, rungLabel(g.Format)+" not measured")
+			failed = append(failed, g.Format.Label()+" not measured")
 		default:
-			failed = append(failed, fmt.Sprintf("%s cosine %s < %s", rungLabel(g.Format), f(c), f(g.Min)))
+			failed = append(failed, fmt.Sprintf("%s cosine %s < %s", g.Format.Label(), f(c), f(g.Min)))
 		}
 	}
 	if len(o) == 0 {
@@ -141,9 +136,9 @@ func (r Rungs) Admit(cos [lowbit.NumFormats]float64) (lowbit.Format, string) {
 	var cs, ms, absent []string
 	for _, g := range o {
 		if c := cos[g.Format]; math.IsNaN(c) {
-			absent = append(absent, rungLabel(g.Format))
+			absent = append(absent, g.Format.Label())
 		} else {
-			cs = append(cs, fmt.Sprintf("%s (%s)", f(c), rungLabel(g.Format)))
+			cs = append(cs, fmt.Sprintf("%s (%s)", f(c), g.Format.Label()))
 			ms = append(ms, f(g.Min))
 		}
 	}

@@ -62,8 +62,8 @@ func TestLadderSentencesUnchanged(t *testing.T) {
 		mode     cxl.Mode
 		why      string
 	}{
-		{0.8, 0.6, cxl.GBinary, "ladder: G-Binary cosine 0.800 >= 0.750"},
-		{0.7, 0.55, cxl.GTernary, "ladder: G-Binary cosine 0.700 < 0.750, G-Ternary cosine 0.550 >= 0.500"},
+		{0.8, 0.6, cxl.Aggregate(lowbit.Binary), "ladder: G-Binary cosine 0.800 >= 0.750"},
+		{0.7, 0.55, cxl.Aggregate(lowbit.Ternary), "ladder: G-Binary cosine 0.700 < 0.750, G-Ternary cosine 0.550 >= 0.500"},
 		{0.17, 0.14, cxl.FP32Bypass, "ladder: cosines 0.170 (G-Binary) and 0.140 (G-Ternary) below 0.750 and 0.500, keep FP32"},
 	} {
 		m, why := l.Admit(tc.bin, tc.ter)

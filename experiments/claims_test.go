@@ -6,6 +6,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/hw"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
@@ -125,8 +126,8 @@ func TestPayloadClaims(t *testing.T) {
 func TestFunctionalClaims(t *testing.T) {
 	vr := cxl.VerifyResult{Rows: []cxl.ModeRow{
 		{Mode: cxl.Identity.String(), Lines: 10, Match: true},
-		{Mode: cxl.GBinary.String(), Lines: 10, Match: true, NaiveFlagged: 10},
-		{Mode: cxl.GTernary.String(), Lines: 10, Mismatches: 1, NaiveFlagged: 9},
+		{Mode: cxl.Aggregate(lowbit.Binary).String(), Lines: 10, Match: true, NaiveFlagged: 10},
+		{Mode: cxl.Aggregate(lowbit.Ternary).String(), Lines: 10, Mismatches: 1, NaiveFlagged: 9},
 		{Mode: cxl.FP32Bypass.String(), Lines: 10, Match: true}, // not a paper row
 	}}
 	cs := functionalClaims(vr)

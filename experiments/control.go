@@ -177,7 +177,7 @@ func PilotDefaults(tier run.Tier, seed uint64) PilotOptions {
 }
 
 func (o PilotOptions) pilotConfig(sc pilot.Scenario, t TrainOptions, seed uint64) pilot.Config {
-	tc := t.Config(train.Uniform(train.RuleSpec{Rule: train.FP32}), seed)
+	tc := t.Config(train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)}), seed)
 	tc.DiagEpochs = nil
 	tc.Logf = o.Logf
 	return pilot.Config{Scenario: sc, Train: tc, Control: o.Control, Gate: lowbit.PaperGate, DiagEvery: o.DiagEvery, Fault: o.Fault,

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/experiments/run"
-	"strings"
 
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/hw"
@@ -125,11 +126,7 @@ type FormatsModeTiming struct {
 func formatRows() ([]policyRow, error) {
 	var rows []policyRow
 	for _, f := range lowbit.Formats() {
-		r, err := train.RuleFor(f)
-		if err != nil {
-			return nil, err
-		}
-		p := train.Uniform(train.RuleSpec{Rule: r})
+		p := train.Uniform(train.RuleSpec{Rule: train.FormatRule(f)})
 		rows = append(rows, policyRow{policy: p, label: p.Label()})
 	}
 	return rows, nil
@@ -178,10 +175,7 @@ func FormatsUnits(o FormatsOptions) ([]run.Unit[FormatsUnit], error) {
 			if !f.Sum() {
 				continue
 			}
-			m, err := cxl.ModeOf(f)
-			if err != nil {
-				return FormatsUnit{}, err
-			}
+			m := cxl.Aggregate(f)
 			k, err := timing.DatapathCycles(m, dc.Streams.Count)
 			if err != nil {
 				return FormatsUnit{}, fmt.Errorf("timing %v: %w", m, err)
@@ -348,8 +342,7 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 		Columns: []string{"format", "evaluated by", "bits/element (paper acc.)", "traffic ratio", "scale agreement (bits/step)", "final acc. (%)", "vs FP32 (points, 95% paired CI)",
 			"cosine backbone", "cosine head", "datapath cycles", "exposure (%)", "cells 512-bit", "Fmax 512-bit ECP5 (MHz)"}}
 	for _, ft := range lowbit.Formats() {
-		r, _ := train.RuleFor(ft)
-		label := train.Uniform(train.RuleSpec{Rule: r}).Label()
+		label := train.Uniform(train.RuleSpec{Rule: train.FormatRule(ft)}).Label()
 		pr, ok := byLabel[label]
 		if !ok {
 			continue
@@ -393,8 +386,11 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 		case ft.Vote():
 			hc, hf = formatsHardware(p, "")
 		case ft.Sum():
-			m, _ := cxl.ModeOf(ft)
-			hc, hf = formatsHardware(p, m.String())
+			d, err := hw.ModeDatapath(cxl.Aggregate(ft))
+			if err != nil {
+				return nil, err
+			}
+			hc, hf = formatsHardware(p, string(d))
 		}
 		t.AddRow(ft.String(), who, fmt.Sprintf("%g", lowbit.BitsPerElement(ft, lowbit.PaperGate, lowbit.PaperAccounting)),
 			train.FormatRatio(run.Traffic.Paper.Ratio), fmt.Sprintf("%g", run.Traffic.ScaleBits), f.cell(label), vs,

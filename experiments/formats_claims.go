@@ -48,8 +48,7 @@ func formatsClaims(f seedFinals, rows []PolicyRuns, fp *FormatsPilot, conv study
 		byLabel[pr.Label] = pr
 	}
 	label := func(ft lowbit.Format) string {
-		r, _ := train.RuleFor(ft)
-		return train.Uniform(train.RuleSpec{Rule: r}).Label()
+		return train.Uniform(train.RuleSpec{Rule: train.FormatRule(ft)}).Label()
 	}
 	for _, ft := range []lowbit.Format{lowbit.Int8, lowbit.BFP8} {
 		name := label(ft)

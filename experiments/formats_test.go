@@ -2,11 +2,12 @@ package experiments
 
 import (
 	"context"
-	"github.com/neuronfabric/nfabric/experiments/run"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/experiments/run"
 
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
@@ -19,11 +20,7 @@ import (
 // curve ending at final (%), and last-epoch cosines cos for its format.
 func handFormatRun(t *testing.T, f lowbit.Format, seed uint64, final float64, cos [nn.NumGroups]float64) FormatsUnit {
 	t.Helper()
-	r, err := train.RuleFor(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := train.Uniform(train.RuleSpec{Rule: r})
+	p := train.Uniform(train.RuleSpec{Rule: train.FormatRule(f)})
 	m := nn.NewMLP(rand.New(rand.NewPCG(1, 0)), 16, []int{8}, 4)
 	res := train.Result{Policy: p.String(), Label: p.Label(), Traffic: train.PolicyTraffic(m, p), Final: final / 100}
 	for e := 1; e <= 5; e++ {
@@ -67,7 +64,7 @@ func TestFormatsLayoutHand(t *testing.T) {
 	fp := &FormatsPilot{Data: DataInfo{Name: "hand100"}, Result: pilot.FormatResult{Seed: 1, Label: "G-Binary backbone + INT8 head",
 		Admitted: train.PerGroup[string]{"g-binary", "int8"}}}
 	us = append(us, FormatsUnit{Key: "pilot", Pilot: fp}, FormatsUnit{Key: "timing", Timing: &FormatsTiming{Stages: 5, ClockGHz: 2, ExposurePct: 1.19,
-		Sum: map[string]FormatsModeTiming{"int8": {Mode: "int8-sum", Stages: 3, ExposurePct: 0.71}, "bfp8": {Mode: "bfp8-sum", Stages: 5, ExposurePct: 1.19}}}})
+		Sum: map[string]FormatsModeTiming{"int8": {Mode: "int8", Stages: 3, ExposurePct: 0.71}, "bfp8": {Mode: "bfp8", Stages: 5, ExposurePct: 1.19}}}})
 	o := FormatsOptionsFor(run.TierQuick, 1)
 	res, err := FormatsLayout(o, us)
 	if err != nil {
@@ -107,8 +104,8 @@ func TestFormatsLayoutHand(t *testing.T) {
 		{"int8", "traffic ratio", "0.2500"},
 		{"bfp8", "traffic ratio", "0.2539"},
 		{"g-binary", "traffic ratio", "0.0313"},
-		{"int8", "datapath cycles", "3 at 2 GHz (int8-sum)"},
-		{"bfp8", "datapath cycles", "5 at 2 GHz (bfp8-sum)"},
+		{"int8", "datapath cycles", "3 at 2 GHz (int8)"},
+		{"bfp8", "datapath cycles", "5 at 2 GHz (bfp8)"},
 		{"bfp8", "exposure (%)", "1.19"},
 		{"bfp8", "cells 512-bit", "not run in this tier (block hardware)"},
 		{"g-ternary", "exposure (%)", "1.19"},
@@ -197,7 +194,7 @@ func TestFormatsTimingUnit(t *testing.T) {
 		}
 		ft := r.Timing
 		i8, b8 := ft.Sum["int8"], ft.Sum["bfp8"]
-		if ft.Stages != 5 || i8.Stages != 3 || b8.Stages != 5 || i8.Mode != "int8-sum" || b8.Mode != "bfp8-sum" {
+		if ft.Stages != 5 || i8.Stages != 3 || b8.Stages != 5 || i8.Mode != "int8" || b8.Mode != "bfp8" {
 			t.Fatalf("stages: paper %d, %+v, %+v", ft.Stages, i8, b8)
 		}
 		if !(i8.ExposurePct < b8.ExposurePct && b8.ExposurePct == ft.ExposurePct) {

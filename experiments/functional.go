@@ -6,6 +6,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/experiments/run"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 )
 
@@ -54,7 +55,7 @@ func functionalUnits(cfg run.Config) ([]run.Unit[cxl.VerifyResult], error) {
 // paperFunctional is the paper's Sec. 6 outcome per mode: the payloads of
 // identity, G-Binary and G-Ternary "match their corresponding oracle
 // exactly". FP32 bypass is not part of the paper's functional test.
-var paperFunctional = map[cxl.Mode]string{cxl.Identity: "match", cxl.GBinary: "match", cxl.GTernary: "match"}
+var paperFunctional = map[cxl.Mode]string{cxl.Identity: "match", cxl.Aggregate(lowbit.Binary): "match", cxl.Aggregate(lowbit.Ternary): "match"}
 
 // RunFunctional runs the transformation-aware functional tester (the
 // block's unit). Failed checks are counted in the result; the error is for

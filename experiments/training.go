@@ -377,7 +377,7 @@ func studyRows(study string, o TrainOptions) ([]policyRow, error) {
 	var rows []policyRow
 	add := func(p train.Policy, label string) { rows = append(rows, policyRow{p, label}) }
 	if study == StudyValidated {
-		for _, r := range []train.Rule{train.FP32, train.GBinary, train.GTernary, train.MajoritySign, train.SignOfMean} {
+		for _, r := range []train.Rule{train.FormatRule(lowbit.FP32), train.FormatRule(lowbit.Binary), train.FormatRule(lowbit.Ternary), train.MajoritySign, train.SignOfMean} {
 			p := train.Uniform(train.RuleSpec{Rule: r})
 			add(p, p.Label())
 		}
@@ -389,9 +389,9 @@ func studyRows(study string, o TrainOptions) ([]policyRow, error) {
 	for _, p := range append(Table6Policies(), train.Uniform(train.RuleSpec{Rule: train.MajoritySign}), train.Uniform(train.RuleSpec{Rule: train.SignOfMean})) {
 		add(p, p.Label())
 	}
-	for _, r := range []train.Rule{train.GBinary, train.GTernary} {
-		add(train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32, LR: o.SignLR}),
-			train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32}).Label()+" @lr")
+	for _, r := range []train.Rule{train.FormatRule(lowbit.Binary), train.FormatRule(lowbit.Ternary)} {
+		add(train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FormatRule(lowbit.FP32), LR: o.SignLR}),
+			train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)}).Label()+" @lr")
 	}
 	if o.Extensions {
 		for _, spec := range []string{"g-binary+ef", "g-ternary+ef", "g-ternary/margin:4", "g-ternary/worker", "backbone=g-binary+ef,head=fp32"} {
@@ -757,7 +757,7 @@ var paperTable6 = map[string][2]string{
 
 // Table6Policies are the seven policies of the paper's Table 6.
 func Table6Policies() []train.Policy {
-	f, b, t := train.RuleSpec{Rule: train.FP32}, train.RuleSpec{Rule: train.GBinary}, train.RuleSpec{Rule: train.GTernary}
+	f, b, t := train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)}, train.RuleSpec{Rule: train.FormatRule(lowbit.Binary)}, train.RuleSpec{Rule: train.FormatRule(lowbit.Ternary)}
 	return []train.Policy{train.Uniform(f), train.Uniform(b), train.Uniform(t), train.Split(b, f), train.Split(t, f), train.Split(f, b), train.Split(f, t)}
 }
 

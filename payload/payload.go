@@ -43,6 +43,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -64,18 +65,29 @@ func VersionOf(f lowbit.Format) int {
 	return 1
 }
 
-// formatCodes are the header's format bytes, one per format a file can
-// hold; FP32 has none.
-var formatCodes = map[byte]lowbit.Format{1: lowbit.Binary, 2: lowbit.Ternary, 3: lowbit.Int8, 4: lowbit.BFP8}
-
-// formatCode returns f's header byte.
+// formatCode returns f's header byte: its number in lowbit's registry (1
+// G-Binary, 2 G-Ternary, 3 Int8, 4 BFP8), so a format added to the
+// registry has its code. FP32 has none: it is no packed payload.
 func formatCode(f lowbit.Format) (byte, bool) {
-	for c, g := range formatCodes {
-		if g == f {
-			return c, true
+	return byte(f), f.Valid() && f != lowbit.FP32
+}
+
+// formatOfCode is formatCode's inverse.
+func formatOfCode(c byte) (lowbit.Format, bool) {
+	f := lowbit.Format(c)
+	_, ok := formatCode(f)
+	return f, ok
+}
+
+// formatCodeList names the codes an error lists: "1 g-binary, ... or 4 bfp8".
+func formatCodeList() string {
+	var s []string
+	for _, f := range lowbit.Formats() {
+		if c, ok := formatCode(f); ok {
+			s = append(s, fmt.Sprintf("%d %v", c, f))
 		}
 	}
-	return 0, false
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // HeaderBytes is the size of the header: one cache line.
@@ -99,14 +111,14 @@ func (h Header) Validate() error {
 	if _, ok := formatCode(h.Spec.Format); !ok {
 		return fmt.Errorf("format %v has no packed payload file", h.Spec.Format)
 	}
-	if err := host.ValidateSpec(h.Spec); err != nil {
+	if err := h.Spec.Validate(); err != nil {
 		return err
 	}
-	if h.Spec.Format != lowbit.Int8 && h.Scale != 0 {
+	if !h.Spec.Format.Scaled() && h.Scale != 0 {
 		return fmt.Errorf("format %v has no scale, the header has %v", h.Spec.Format, h.Scale)
 	}
 	if !(h.Scale >= 0 && h.Scale <= math.MaxFloat32) {
-		return fmt.Errorf("int8 scale %v is not a finite number >= 0", h.Scale)
+		return fmt.Errorf("%v scale %v is not a finite number >= 0", h.Spec.Format, h.Scale)
 	}
 	if h.Elements < 0 || h.Elements > MaxElements {
 		return fmt.Errorf("element count %d out of range [0, %d]", h.Elements, int64(MaxElements))
@@ -130,9 +142,10 @@ func (h Header) SectionBytes() int64 {
 	return h.dataBytes() - h.ExpBytes()
 }
 
-// ExpBytes is the size of BFP8's exponent data (0 for the other formats).
+// ExpBytes is the size of the exponent data of a format with block
+// exponents (BFP8), 0 for the other formats.
 func (h Header) ExpBytes() int64 {
-	if h.Spec.Format != lowbit.BFP8 {
+	if !h.Spec.Format.BlockExponents() {
 		return 0
 	}
 	return int64(h.Spec.Workers) * int64(lowbit.Lines(lowbit.BFPBlocks(int(h.Elements)))) * lowbit.LineBytes
@@ -210,9 +223,9 @@ func (h *Header) UnmarshalBinary(b []byte) error {
 	}
 	var s lowbit.Spec
 	s.Layout = lowbit.Layout(b[6])
-	f, ok := formatCodes[b[7]]
+	f, ok := formatOfCode(b[7])
 	if !ok {
-		return fmt.Errorf("unknown format %d (want 1 g-binary, 2 g-ternary, 3 int8 or 4 bfp8)", b[7])
+		return fmt.Errorf("unknown format %d (want %s)", b[7], formatCodeList())
 	}
 	if want := VersionOf(f); v != want {
 		return fmt.Errorf("format %v is written as version %d, the header says %d", f, want, v)

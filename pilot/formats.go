@@ -20,7 +20,7 @@ import (
 //	                          the FP32 mean, per group (train.StepFormatCosines)
 //	end of warm-up:           Rungs.Admit on each group's mean cosines
 //	epochs WarmupEpochs+1..:  each group on its admitted format's rule
-//	                          (train.RuleFor), SGD velocity cleared on a switch
+//	                          (train.FormatRule), SGD velocity cleared on a switch
 //
 // Unlike Run's pilots, which follow the controller's mode latches (only
 // the paper's modes have one), this pilot swaps the loop's aggregator once,
@@ -66,7 +66,7 @@ type FormatResult struct {
 // It stops with ctx's error once ctx is done.
 func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*FormatResult, error) {
 	tc := cfg.Train
-	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)})
 	if tc.Workers == 0 {
 		tc.Workers = 8
 	}
@@ -173,7 +173,7 @@ func (w *warmupMeter) mean() (train.FormatCosines, int, error) {
 // record of the format ladder (control.CalibrateRungs), from an
 // always-FP32 run of the workload as the paper's pilots calibrate.
 func WarmupCosines(ctx context.Context, tc train.Config, warmup, diagSteps int, sets *data.Sets) (train.FormatCosines, int, error) {
-	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)})
 	tc.Epochs = warmup
 	if tc.Workers == 0 {
 		tc.Workers = 8
@@ -205,11 +205,7 @@ func (res *FormatResult) admit(rungs control.Rungs) (train.Policy, error) {
 			cos[f] = res.Warmup[f].Groups[g]
 		}
 		f, why := rungs.Admit(cos)
-		r, err := train.RuleFor(f)
-		if err != nil {
-			return plan, err
-		}
-		plan[g] = train.RuleSpec{Rule: r}
+		plan[g] = train.RuleSpec{Rule: train.FormatRule(f)}
 		res.Admitted[g], res.Reasons[g] = f.String(), why
 	}
 	return plan, nil

@@ -32,7 +32,7 @@ func TestRunFormats(t *testing.T) {
 	ctx := context.Background()
 	base := formatTestConfig(nil)
 	tc := base.Train
-	tc.Policy, tc.Epochs = train.Uniform(train.RuleSpec{Rule: train.FP32}), 1
+	tc.Policy, tc.Epochs = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)}), 1
 	fp, err := train.Run(ctx, tc, sets)
 	if err != nil {
 		t.Fatal(err)

@@ -127,7 +127,7 @@ func TestAlwaysFP32EqualsTrainRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc := cfg.Train
-	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)})
 	tr, err := train.Run(context.Background(), tc, sets)
 	if err != nil {
 		t.Fatal(err)
@@ -174,8 +174,8 @@ func TestResultJSONRoundTrip(t *testing.T) {
 
 func TestModeTimeline(t *testing.T) {
 	r := &Result{Actions: []control.Action{
-		{Step: 1, Group: "backbone", Mode: cxl.GBinary},
-		{Step: 3, Group: "head", Mode: cxl.GTernary},
+		{Step: 1, Group: "backbone", Mode: cxl.Aggregate(lowbit.Binary)},
+		{Step: 3, Group: "head", Mode: cxl.Aggregate(lowbit.Ternary)},
 		{Step: 3, Group: "backbone", Mode: cxl.FP32Bypass},
 	}}
 	want := []string{"fp32-bypass/fp32-bypass", "g-binary/fp32-bypass", "g-binary/fp32-bypass", "fp32-bypass/g-ternary", "fp32-bypass/g-ternary"}
@@ -341,7 +341,7 @@ func TestLossesAndCalibrate(t *testing.T) {
 // diagnostics the warm-up admits on (read off an always-FP32 run, whose
 // first steps are the same), G-Ternary's at 1 and INT8's at -1, the
 // group with the higher cosine is admitted to G-Binary and the other to
-// INT8, and the INT8 group trains through its int8-sum latch.
+// INT8, and the INT8 group trains through its INT8 latch.
 func TestMixedPlan(t *testing.T) {
 	sets := &data.Sets{Train: blobs(1024, 4, 1), Test: blobs(256, 4, 2)}
 	base := testConfig(AlwaysFP32)
@@ -363,9 +363,9 @@ func TestMixedPlan(t *testing.T) {
 	if bb == hd {
 		t.Fatalf("backbone and head measure the same G-Binary cosine %v", bb)
 	}
-	want := map[string]string{"backbone": "g-binary", "head": "int8-sum"}
+	want := map[string]string{"backbone": "g-binary", "head": "int8"}
 	if hd > bb {
-		want = map[string]string{"backbone": "int8-sum", "head": "g-binary"}
+		want = map[string]string{"backbone": "int8", "head": "g-binary"}
 	}
 	cfg := testConfig(FP32Default)
 	cfg.Fault.Rate = 0

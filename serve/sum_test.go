@@ -35,7 +35,7 @@ func TestSumRegionsOverSocket(t *testing.T) {
 		f := tc.f
 		t.Run(f.String()+"/"+tc.path, func(t *testing.T) {
 			const w, n = 5, 64*70 + 9 // 71 lines: two BFP8 exponent lines
-			m, _ := cxl.ModeOf(f)
+			m := cxl.Aggregate(f)
 			p := newPair(t, c, 1<<20, tc.path)
 			pr, err := p.remote.Map(context.Background(), &pb.MapRegionRequest{Name: f.String(), Elements: n, Workers: w,
 				Format: wire.Format(f), Mode: wire.Mode(m)})
@@ -99,7 +99,7 @@ func TestSumRegionsOverSocket(t *testing.T) {
 				t.Fatal("sum view differs from the Ref sums of the written lines")
 			}
 			// Under G-Binary the view of a sum region is not mapped.
-			_, err = p.remote.Transact(context.Background(), client.SetModeOp(pr.GetId(), cxl.GBinary, 1), client.ReadOp(pr.GetViewBase(), 1))
+			_, err = p.remote.Transact(context.Background(), client.SetModeOp(pr.GetId(), cxl.Aggregate(lowbit.Binary), 1), client.ReadOp(pr.GetViewBase(), 1))
 			if status.Code(err) != codes.InvalidArgument {
 				t.Errorf("view read under g-binary: %v", err)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/timing"
 )
 
@@ -55,8 +56,8 @@ func ExampleMakeStackBuilder() {
 	base := timing.MakeStackBuilder().WithMemLatency(40 * timing.Nanosecond)
 	s0 := base.Build("Device[0].Ctrl")
 	s1 := base.WithPipeline(timing.MakePipelineBuilder().WithStages(10)).Build("Device[1].Ctrl")
-	fmt.Println(s0.Name(), s0.Pipe.Latency(), s0.Accept(0, cxl.GBinary))
-	fmt.Println(s1.Name(), s1.Pipe.Latency(), s1.Accept(0, cxl.GBinary))
+	fmt.Println(s0.Name(), s0.Pipe.Latency(), s0.Accept(0, cxl.Aggregate(lowbit.Binary)))
+	fmt.Println(s1.Name(), s1.Pipe.Latency(), s1.Accept(0, cxl.Aggregate(lowbit.Binary)))
 	// Output:
 	// Device[0].Ctrl 2.5ns 42.966ns
 	// Device[1].Ctrl 5ns 45.466ns

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // Window selects which reads take the low-bit datapath: a read issued at
@@ -249,7 +250,7 @@ func (sys *System) access(from *Stream, now Time, r Request) (done Time, async b
 	}
 	mode := cxl.Identity
 	if low {
-		mode = cxl.GBinary // the low-bit runs' mode
+		mode = cxl.Aggregate(lowbit.Binary) // the low-bit runs' mode
 	}
 	done = st.Accept(t, mode)
 	sys.readDone(from, now, done, low)

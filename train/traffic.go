@@ -31,8 +31,8 @@ func PolicyTraffic(m *nn.Model, p Policy) Traffic {
 	groups := make([]lowbit.Group, 0, nn.NumGroups)
 	for _, g := range nn.Groups() {
 		s := p[g]
-		lg := lowbit.Group{Name: g.String(), Elements: int64(m.GroupParams(g)), Format: s.Format()}
-		if s.Rule == GTernary {
+		lg := lowbit.Group{Name: g.String(), Elements: int64(m.GroupParams(g)), Format: s.Rule.Format()}
+		if s.Rule == FormatRule(lowbit.Ternary) {
 			lg.Gate = s.Gate
 		}
 		groups = append(groups, lg)
@@ -56,7 +56,7 @@ func PolicyTraffic(m *nn.Model, p Policy) Traffic {
 func ScaleAgreementBits(m *nn.Model, p Policy) PerGroup[float64] {
 	var out PerGroup[float64]
 	for _, prm := range m.Params {
-		if p[prm.Group].Rule == Int8 && prm.Len() > 0 {
+		if p[prm.Group].Rule.Format().Scaled() && prm.Len() > 0 {
 			out[prm.Group] += lowbit.ScaleBits
 		}
 	}

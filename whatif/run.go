@@ -425,11 +425,14 @@ func (p *pricing) gradient(b workload.Bucket, br *BucketRow, cxlp collective.CXL
 			continue
 		}
 		br.LowBit = true
-		ce, err := cxlp.TimeOp(b.Op, g.Elements, Bits(m), true)
+		// What the controller stores: the plan's G-Ternary has the
+		// paper's positional gate, which needs no gate plane.
+		bits := lowbit.BitsPerElement(m, lowbit.PaperGate, lowbit.PlaneAccounting)
+		ce, err := cxlp.TimeOp(b.Op, g.Elements, bits, true)
 		if err != nil {
 			return err
 		}
-		payload := lowbit.PaddedBytes(int64(math.Ceil(float64(g.Elements) * Bits(m) / 8)))
+		payload := lowbit.PaddedBytes(int64(math.Ceil(float64(g.Elements) * bits / 8)))
 		ga.AdmittedBytes += payload
 		br.AdmittedBytes += payload
 		enc := p.rate * float64(g.Elements)
@@ -509,7 +512,7 @@ func (p *pricing) assumptions(wline string, encodeKnown bool, ignoredEncode int6
 	a := []string{
 		wline,
 		fmt.Sprintf("FP32: every collective on the network, each operation by its own formula: %v (collective.Model); only all-reduce and reduce-scatter carry the gradients NEURON-Fabric can aggregate, the others take the network on both paths", p.net),
-		fmt.Sprintf("NEURON-Fabric: a gradient collective's admitted groups cross the controller path on %s (collective.CXLPath: written, and read back whole for an all-reduce or as this worker's 1/W shard for a reduce-scatter, 64-byte lines; G-Binary 1 bit, G-Ternary 2 bit-planes an element); its FP32 groups still take the network, at the same time; the collective takes the longer", o.CXL),
+		fmt.Sprintf("NEURON-Fabric: a gradient collective's admitted groups cross the controller path on %s (collective.CXLPath: written, and read back whole for an all-reduce or as this worker's 1/W shard for a reduce-scatter, 64-byte lines; the bits lowbit stores: G-Binary and G-Ternary, whose positional gate the controller derives, 1 bit an element); its FP32 groups still take the network, at the same time; the collective takes the longer", o.CXL),
 		fmt.Sprintf("the controller path is charged the datapath's busy-time increment measured by replaying the step's low-bit parts through the timing model (%s memory, fast-forward), G-Binary against identity", o.Memory),
 		"collectives are communicated one at a time in launch order, each from when it is ready (from the start of backward) or the previous one is done; step = forward + max(backward, end of communication) + optimizer",
 		"bandwidths: GB/s = 10^9 bytes/s, GiB/s = 2^30 bytes/s",

@@ -263,23 +263,6 @@ func ladderLabel(r control.Rungs) string {
 	return strings.Join(parts, ", ")
 }
 
-// Bits is the payload bits per element a mode stores on the controller
-// path: 32 for FP32, 1 for G-Binary, 2 for G-Ternary (sign and gate
-// bit-planes, collective.PathGTernaryPlane), and for the summed formats
-// lowbit's stored bits (INT8 8, BFP8 8.125: its exponent byte per
-// 64-element block).
-func Bits(f lowbit.Format) float64 {
-	switch {
-	case f == lowbit.Binary:
-		return 1
-	case f == lowbit.Ternary:
-		return 2
-	case f.Sum():
-		return lowbit.BitsPerElement(f, lowbit.Gate{}, lowbit.PlaneAccounting)
-	}
-	return 32
-}
-
 // Options configure one what-if.
 type Options struct {
 	// Workers is the data-parallel worker count: 0 takes the trace's (its

@@ -501,7 +501,7 @@ func sweepRules(cmd *cobra.Command, family, rules, rates string) ([]train.Rule, 
 		if cmd.Flags().Changed("rules") {
 			return nil, nil, usagef("--rules is for --rule sign; --rule fp32 trains FP32 alone")
 		}
-		rs = []train.Rule{train.FP32}
+		rs = []train.Rule{train.FormatRule(lowbit.FP32)}
 	default:
 		return nil, nil, usagef("--rule %q: want sign or fp32", family)
 	}

@@ -114,7 +114,7 @@ func Region(id cxl.RegionID, r cxl.Region, mapped bool) *pb.Region {
 		ViewBase: r.ViewAddr(0, 0), End: r.End(), Mapped: mapped,
 		Format: Format(r.Sum), ExpLines: uint64(r.ExpLines()),
 	}
-	if r.Sum == lowbit.BFP8 {
+	if r.Sum.BlockExponents() {
 		out.ExpBase, out.ExpViewBase = r.ExpAddr(0, 0), r.ExpViewAddr(0)
 	}
 	return out
@@ -163,8 +163,7 @@ func Event(ev control.Event) *pb.Event {
 			}
 			// An FP32 cosine (no rung's) goes out as MODE_FP32_BYPASS, for
 			// the plane to refuse.
-			m, _ := cxl.ModeOf(f)
-			d.Cosines = append(d.Cosines, &pb.ModeCosine{Mode: Mode(m), Cosine: c})
+			d.Cosines = append(d.Cosines, &pb.ModeCosine{Mode: Mode(cxl.Aggregate(f)), Cosine: c})
 		}
 		return &pb.Event{Event: &pb.Event_Diag{Diag: d}}
 	case control.EvTelemetry:

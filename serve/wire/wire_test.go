@@ -77,8 +77,8 @@ func TestParseDiagCosines(t *testing.T) {
 // TestModes: the wire values are cxl.Mode + 1 (hand-written table), and
 // 0 and out-of-range values are refused with the field's name.
 func TestModes(t *testing.T) {
-	want := map[cxl.Mode]pb.Mode{cxl.Identity: pb.Mode_MODE_IDENTITY, cxl.FP32Bypass: pb.Mode_MODE_FP32_BYPASS, cxl.GBinary: pb.Mode_MODE_G_BINARY, cxl.GTernary: pb.Mode_MODE_G_TERNARY,
-		cxl.Int8Sum: pb.Mode_MODE_INT8_SUM, cxl.BFPSum: pb.Mode_MODE_BFP8_SUM}
+	want := map[cxl.Mode]pb.Mode{cxl.Identity: pb.Mode_MODE_IDENTITY, cxl.FP32Bypass: pb.Mode_MODE_FP32_BYPASS, cxl.Aggregate(lowbit.Binary): pb.Mode_MODE_G_BINARY, cxl.Aggregate(lowbit.Ternary): pb.Mode_MODE_G_TERNARY,
+		cxl.Aggregate(lowbit.Int8): pb.Mode_MODE_INT8_SUM, cxl.Aggregate(lowbit.BFP8): pb.Mode_MODE_BFP8_SUM}
 	if len(want) != cxl.NumModes || len(pb.Mode_name) != cxl.NumModes+1 {
 		t.Fatalf("%d modes in cxl, %d in the proto (with MODE_UNSPECIFIED)", cxl.NumModes, len(pb.Mode_name))
 	}
@@ -118,7 +118,7 @@ func TestModes(t *testing.T) {
 // defaults survives SessionConfig then ParseSessionConfig; an empty wire
 // config is control.DefaultConfig (with its groups).
 func TestSessionConfigRoundTrip(t *testing.T) {
-	cfg := control.Config{Groups: []string{"a", "b"}, Default: control.LowBitDefault, LowBitMode: cxl.GTernary, WarmupSteps: 3,
+	cfg := control.Config{Groups: []string{"a", "b"}, Default: control.LowBitDefault, LowBitMode: cxl.Aggregate(lowbit.Ternary), WarmupSteps: 3,
 		Ladder: control.Ladder{BinaryMin: 0.1, TernaryMin: 0.2}.Rungs(), LossK: 0.3, LossH: 0.4, LossAlpha: 0.5, CooldownSteps: 6, CalibrationSteps: 7,
 		Commander: control.CommanderConfig{Enabled: true, RelievePressure: 0.9, ReleasePressure: 0.8, StaleNS: 10, Smooth: 0.5}}
 	got, params, err := ParseSessionConfig("config", SessionConfig(cfg, []uint64{11, 12}))
@@ -169,9 +169,9 @@ func TestParseReadSpans(t *testing.T) {
 		err   string
 	}{
 		{"none", nil, 0, []cxl.Mode{}, []bool{}, ""},
-		{"one", []*pb.ReadSpan{sp(3, B, true)}, 3, []cxl.Mode{cxl.GBinary, cxl.GBinary, cxl.GBinary}, []bool{true, true, true}, ""},
+		{"one", []*pb.ReadSpan{sp(3, B, true)}, 3, []cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Binary)}, []bool{true, true, true}, ""},
 		{"three", []*pb.ReadSpan{sp(1, B, true), sp(2, I, false), sp(1, B, false)}, 4,
-			[]cxl.Mode{cxl.GBinary, cxl.Identity, cxl.Identity, cxl.GBinary}, []bool{true, false, false, false}, ""},
+			[]cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Identity, cxl.Identity, cxl.Aggregate(lowbit.Binary)}, []bool{true, false, false, false}, ""},
 		{"split run", []*pb.ReadSpan{sp(1, I, false), sp(1, I, false)}, 2, []cxl.Mode{cxl.Identity, cxl.Identity}, []bool{false, false}, ""},
 		{"short", []*pb.ReadSpan{sp(2, B, true)}, 3, nil, nil, "read_spans: spans cover 2 lines, want the 3 read lines"},
 		{"none for lines", nil, 1, nil, nil, "read_spans: spans cover 0 lines, want the 1 read lines"},
