@@ -14,8 +14,9 @@
 //     unpriced with why, never dropped;
 //   - gradient bytes: the all-reduce and reduce-scatter collectives carry
 //     the gradients; FP32 (4 bytes an element) against admitted (FP32
-//     groups keep 4 bytes; G-Binary pays 1 bit an element, G-Ternary 2
-//     stored bit-planes, INT8 and BFP8 their stored bits, each group's
+//     groups keep 4 bytes; the low-bit formats pay the bits lowbit stores:
+//     G-Binary and G-Ternary 1 an element, the positional gate derived by
+//     the controller, INT8 and BFP8 8 and 8.125; each group's
 //     payload padded to 64-byte lines, as collective.CXLPath counts them);
 //   - the NEURON-Fabric path: a gradient collective's admitted groups cross
 //     the controller (collective.CXLPath.TimeOp: an all-reduce writes the

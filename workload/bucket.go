@@ -290,3 +290,27 @@ func Bucketize(tl *Timeline, o BucketOptions) (*Trace, error) {
 	}
 	return tr, nil
 }
+
+// Gradients returns a copy of t holding only its gradient collectives
+// (all-reduce and reduce-scatter, what the controller aggregates), each
+// step filtered alike and buckets renumbered; other (read-only) fields are
+// shared.
+func (t *Trace) Gradients() *Trace {
+	one := func(s *Trace) *Trace {
+		c := *s
+		c.Buckets = nil
+		c.Steps = nil
+		for _, b := range s.Buckets {
+			if b.Op.Aggregates() {
+				b.Index = len(c.Buckets)
+				c.Buckets = append(c.Buckets, b)
+			}
+		}
+		return &c
+	}
+	out := one(t)
+	for _, s := range t.Steps {
+		out.Steps = append(out.Steps, one(s))
+	}
+	return out
+}
