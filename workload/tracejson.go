@@ -33,6 +33,11 @@ type jsonDecoder struct {
 	data []byte
 	dec  *json.Decoder
 	name string
+	// arena holds every step's buckets, sized once from the count of
+	// "bytes" keys, so growing a list of millions of buckets does not
+	// allocate it several times over.
+	arena []Bucket
+	given []bool
 }
 
 func (d *jsonDecoder) wrap(err error) error {
@@ -206,23 +211,28 @@ func (d *jsonDecoder) buckets(s *rawStep, prefix string) error {
 	if tok != json.Delim('[') {
 		return fmt.Errorf("trace %s:%s: %sbuckets must be a list", d.name, d.at(), prefix)
 	}
-	s.buckets = []Bucket{}
+	if d.arena == nil {
+		n := min(bytes.Count(d.data, []byte(`"bytes"`)), MaxTraceBuckets)
+		d.arena, d.given = make([]Bucket, 0, n), make([]bool, 0, n)
+	}
+	start := len(d.arena)
 	for i := 0; d.dec.More(); i++ {
-		if len(s.buckets) >= MaxTraceBuckets {
+		if i >= MaxTraceBuckets {
 			return fmt.Errorf("trace %s: %smore than %d buckets", d.name, prefix, MaxTraceBuckets)
 		}
-		where := fmt.Sprintf("trace %s: %sbuckets[%d]", d.name, prefix, i)
+		where := func() string { return fmt.Sprintf("trace %s: %sbuckets[%d]", d.name, prefix, i) }
 		var jb jsonBucket
 		if err := d.value("", &jb); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return fmt.Errorf("%s: %w", where(), err)
 		}
 		b, given, err := decodeBucket(jb)
 		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return fmt.Errorf("%s: %w", where(), err)
 		}
-		s.buckets = append(s.buckets, b)
-		s.given = append(s.given, given)
+		d.arena = append(d.arena, b)
+		d.given = append(d.given, given)
 	}
+	s.buckets, s.given = d.arena[start:len(d.arena):len(d.arena)], d.given[start:len(d.given):len(d.given)]
 	if _, err = d.dec.Token(); err != nil {
 		return d.wrap(err)
 	}
@@ -355,23 +365,22 @@ func (t *Trace) decodeStep(s rawStep, name string, version int) error {
 	if s.buckets == nil {
 		return fmt.Errorf("trace %s: missing buckets", name)
 	}
-	t.Buckets = make([]Bucket, 0, len(s.buckets))
-	for i, b := range s.buckets {
-		where := fmt.Sprintf("trace %s: buckets[%d]", name, i)
-		var el *int64
-		if s.given[i] {
-			el = &b.Elements
-		}
+	// Check the buckets in place: AddCollective writes bucket i where it
+	// was read from, so the trace keeps one copy of them.
+	t.Buckets = s.buckets[:0:len(s.buckets)]
+	for i := range s.buckets {
+		b := s.buckets[i]
+		where := func() string { return fmt.Sprintf("trace %s: buckets[%d]", name, i) }
 		if err := t.AddCollective(b.Op, b.Bytes, b.ReadyPS, b.RecordedPS); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return fmt.Errorf("%s: %w", where(), err)
 		}
-		nb := &t.Buckets[len(t.Buckets)-1]
-		if el != nil && *el != nb.Elements {
-			return fmt.Errorf("%s: elements %d disagrees with bytes %d / %d", where, *el, b.Bytes, t.BytesPerElement)
+		nb := &t.Buckets[i]
+		if s.given[i] && b.Elements != nb.Elements {
+			return fmt.Errorf("%s: elements %d disagrees with bytes %d / %d", where(), b.Elements, b.Bytes, t.BytesPerElement)
 		}
 		nb.EncodePS, nb.VotePS, nb.Groups = b.EncodePS, b.VotePS, b.Groups
 		if err := nb.checkGroups(); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return fmt.Errorf("%s: %w", where(), err)
 		}
 	}
 	return t.finish(name)
