@@ -12,6 +12,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	chakrav1 "github.com/neuronfabric/nfabric/api/chakra/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // bigTrace writes a legal JSON trace of n buckets (the hostile probe's
@@ -37,6 +41,52 @@ func bigTrace(t *testing.T, dir string, n int) string {
 	}
 	f.Close()
 	return p
+}
+
+// bigET writes a Chakra ET of n compute nodes, every other one depending
+// on the one before, and an all-reduce every 100,000.
+func bigET(t *testing.T, dir string, n int) string {
+	t.Helper()
+	p := filepath.Join(dir, "big.et")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	put := func(m proto.Message) {
+		raw, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(protowire.AppendVarint(nil, uint64(len(raw))))
+		w.Write(raw)
+	}
+	put(&chakrav1.GlobalMetadata{Version: "0.0.4"})
+	for i := 1; i <= n; i++ {
+		nd := &chakrav1.Node{Id: uint64(i), Type: chakrav1.NodeType_COMP_NODE, DurationMicros: 1}
+		if i%2 == 0 {
+			nd.DataDeps = []uint64{uint64(i - 1)}
+		}
+		if i%100_000 == 0 {
+			nd.Type = chakrav1.NodeType_COMM_COLL_NODE
+			nd.Attr = []*chakrav1.AttributeProto{{Name: "comm_type", Value: &chakrav1.AttributeProto_Int64Val{Int64Val: 0}},
+				{Name: "comm_size", Value: &chakrav1.AttributeProto_Int64Val{Int64Val: 1 << 20}}}
+		}
+		put(nd)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return p
+}
+
+// maxRSS is a finished command's peak resident set in bytes.
+func maxRSS(c *exec.Cmd) int64 {
+	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss << 10
+	}
+	return 0
 }
 
 // limited runs bin under a 4 GiB address-space limit (ulimit -v), as the
@@ -88,10 +138,22 @@ func TestWhatifBigTrace(t *testing.T) {
 	dir := t.TempDir()
 	trace := bigTrace(t, dir, 3_070_000)
 	out := filepath.Join(dir, "out")
-	if b, err := limited(bin, "whatif", "--trace", trace, "--plan", "fp32", "--out", out).CombinedOutput(); err != nil {
+	run := limited(bin, "whatif", "--trace", trace, "--plan", "fp32", "--out", out)
+	if b, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("under a 4 GiB address limit: %v\n%.2000s", err, b)
 	}
+	if rss := maxRSS(run); rss > 1536<<20 {
+		t.Errorf("3.07M buckets: peak RSS %d MiB; the bound is 1.5 GiB", rss>>20)
+	}
 	checkOutDir(t, out)
+	et := bigET(t, dir, 4_000_000)
+	run = limited(bin, "whatif", "--trace", et, "--plan", "fp32", "--out", filepath.Join(dir, "et"))
+	if b, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("4M-node ET under a 4 GiB address limit: %v\n%.2000s", err, b)
+	}
+	if rss := maxRSS(run); rss > 512<<20 {
+		t.Errorf("4M-node ET: peak RSS %d MiB; the bound is 512 MiB (it took 2.0 GB)", rss>>20)
+	}
 	if st, err := os.Stat(filepath.Join(out, "whatif.json")); err != nil || st.Size() > 64<<20 {
 		t.Errorf("whatif.json: %v, %d bytes; want at most 64 MiB (rows are bounded)", err, st.Size())
 	}
