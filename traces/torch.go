@@ -245,6 +245,9 @@ type torchArgs struct {
 
 // keep files one complete event.
 func (tt *torchTrace) keep(e torchEvent) error {
+	if len(e.Args) == 0 || string(e.Args) == "null" {
+		e.Args = json.RawMessage("{}")
+	}
 	s := span{e.Ts, e.Ts + e.Dur}
 	switch {
 	case strings.HasPrefix(e.Name, "ProfilerStep#"):
