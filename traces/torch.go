@@ -3,6 +3,8 @@ package traces
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"fmt"
 	"math"
 	"sort"
@@ -159,7 +161,7 @@ func (tt *torchTrace) decode(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
-		return strictjson.Wrap(err, data, where)
+		return profErr(err, data, tt.name)
 	}
 	if tok == json.Delim('[') {
 		return tt.events(dec, data)
@@ -171,7 +173,7 @@ func (tt *torchTrace) decode(data []byte) error {
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
-			return strictjson.Wrap(err, data, where)
+			return profErr(err, data, tt.name)
 		}
 		switch k {
 		case "traceEvents":
@@ -187,13 +189,13 @@ func (tt *torchTrace) decode(data []byte) error {
 				WorldSize int `json:"world_size"`
 			}
 			if err := dec.Decode(&di); err != nil {
-				return strictjson.Wrap(fmt.Errorf("distributedInfo: %w", err), data, where)
+				return profErr(fmt.Errorf("distributedInfo: %w", err), data, tt.name)
 			}
 			tt.worldSize = di.WorldSize
 		default:
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return strictjson.Wrap(err, data, where)
+				return profErr(err, data, tt.name)
 			}
 		}
 	}
@@ -210,7 +212,7 @@ func (tt *torchTrace) events(dec *json.Decoder, data []byte) error {
 		var e torchEvent
 		at := dec.InputOffset()
 		if err := dec.Decode(&e); err != nil {
-			return strictjson.Wrap(fmt.Errorf("traceEvents[%d]: %w", i, err), data, where)
+			return profErr(fmt.Errorf("traceEvents[%d]: %w", i, err), data, tt.name)
 		}
 		tt.nEvents++
 		if tt.nEvents > 1<<26 {
@@ -229,8 +231,18 @@ func (tt *torchTrace) events(dec *json.Decoder, data []byte) error {
 			return fmt.Errorf("%s:%s: traceEvents[%d] (%s at ts %v): %w", where, strictjson.LineCol(data, at), i, e.Name, e.Ts, err)
 		}
 	}
-	_, err := dec.Token() // ]
-	return err
+	if _, err := dec.Token(); err != nil { // ]
+		return profErr(err, data, tt.name)
+	}
+	return nil
+}
+
+// profErr names the file in a decoding error (an early end of file too).
+func profErr(err error, data []byte, name string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("profile %s: unexpected end of file", name)
+	}
+	return strictjson.Wrap(err, data, "profile "+name)
 }
 
 // torchArgs are the args the reader uses.
