@@ -32,7 +32,7 @@ type GanttBar struct {
 }
 
 const (
-	ganttLabelW  = 220.0
+	ganttLabelW  = 260.0
 	ganttLaneH   = 22.0
 	ganttTop     = 34.0
 	ganttAxisH   = 40.0
@@ -70,7 +70,7 @@ func (g Gantt) SVG() ([]byte, error) {
 	plotW := w - ganttLabelW - 20
 	x := func(v float64) float64 { return ganttLabelW + v/hi*plotW }
 	plotH := float64(len(g.Lanes)) * ganttLaneH
-	legendRows := (len(g.Classes) + 2) / 3
+	legendRows := (len(g.Classes) + 1) / 2
 	total := ganttTop + plotH + ganttAxisH + float64(legendRows)*ganttLegendH + 10
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, w, total, w, total)
@@ -96,9 +96,11 @@ func (g Gantt) SVG() ([]byte, error) {
 			x(t.Value), axisY, x(t.Value), axisY+4, x(t.Value), axisY+16, html.EscapeString(t.Label))
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, ganttLabelW+plotW/2, axisY+32, html.EscapeString(g.XLabel))
+	// The legend sits under the axis, two entries a row across the whole
+	// width, so it never covers a bar and long names have room.
 	for i, c := range g.Classes {
-		lx := ganttLabelW + float64(i%3)*plotW/3
-		ly := axisY + ganttAxisH + float64(i/3)*ganttLegendH
+		lx := 10 + float64(i%2)*(w-20)/2
+		ly := axisY + ganttAxisH + float64(i/2)*ganttLegendH
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, lx, ly, hexColor(i), lx+16, ly+10, html.EscapeString(c))
 	}
 	b.WriteString(`</svg>`)

@@ -250,7 +250,7 @@ func TestTimelineAndTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := string(fig.SVG)
-	for _, w := range []string{"step 0 FP32: communication", "step 0 NEURON-Fabric: compute", "NEURON-Fabric: admitted groups on the controller", "forward", "optimizer"} {
+	for _, w := range []string{"step 0 · FP32 · collectives", "step 0 · NEURON-Fabric · compute", "NEURON-Fabric: admitted groups on the controller", "forward", "optimizer"} {
 		if !strings.Contains(svg, w) {
 			t.Errorf("timeline lacks %q", w)
 		}

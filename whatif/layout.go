@@ -110,8 +110,8 @@ func (r *Result) spans(maxSteps int) (bars []span, lanes []string) {
 			break
 		}
 		base := len(lanes)
-		p := fmt.Sprintf("step %d ", s.Step)
-		lanes = append(lanes, p+"FP32: compute", p+"FP32: communication", p+"NEURON-Fabric: compute", p+"NEURON-Fabric: communication")
+		p := fmt.Sprintf("step %d · ", s.Step)
+		lanes = append(lanes, p+"FP32 · compute", p+"FP32 · collectives", p+"NEURON-Fabric · compute", p+"NEURON-Fabric · collectives")
 		bwdStart := s.ForwardS
 		for k, end := range []float64{s.FP32CommEndS, s.FabricCommEndS} {
 			lane := base + 2*k
