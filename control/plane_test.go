@@ -373,7 +373,7 @@ func paperCos(bin, ter float64) map[lowbit.Format]float64 {
 // what the ladder above it chose (hand-written sentences).
 func TestDemoteReason(t *testing.T) {
 	cfg := DefaultConfig("head")
-	cfg.WarmupSteps, cfg.Demote, cfg.Ladder = 1, true, DefaultRungs()
+	cfg.WarmupSteps, cfg.Demote, cfg.Ladder = 1, true, ExtendedLadder()
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +419,7 @@ func TestDemoteOnlyUp(t *testing.T) {
 		moves := 0
 		for run := 0; run < 50; run++ {
 			cfg := DefaultConfig("a", "b", "c")
-			cfg.WarmupSteps, cfg.CooldownSteps, cfg.CalibrationSteps, cfg.Demote, cfg.Ladder = 2, 3, 2, demote, DefaultRungs()
+			cfg.WarmupSteps, cfg.CooldownSteps, cfg.CalibrationSteps, cfg.Demote, cfg.Ladder = 2, 3, 2, demote, ExtendedLadder()
 			cfg.LossH = 0.3
 			p, err := New(cfg)
 			if err != nil {

@@ -105,7 +105,7 @@ const (
 	pilotLossH = 0.25
 )
 
-var pilotLadder = control.Ladder{BinaryMin: 0.6, TernaryMin: 0.45}
+var pilotLadder = control.Ladder{{Format: lowbit.Binary, Min: 0.6}, {Format: lowbit.Ternary, Min: 0.45}}
 
 // The learning rates, 100-class model and data the pilots were calibrated with:
 // the training block's before its stand-in rate sweeps (QuickSignLR,
@@ -152,7 +152,7 @@ func PilotDefaults(tier run.Tier, seed uint64) PilotOptions {
 	epoch := int64(easy.TrainN / easy.Batch)
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = epoch, epoch, diagEvery
 	cc.LossK, cc.LossH, cc.LossAlpha = pilotLossK, pilotLossH, pilotLossAlpha
-	cc.Ladder = pilotLadder.Rungs()
+	cc.Ladder = pilotLadder
 	o := PilotOptions{Train: easy, Hard: hard, Control: cc, Fault: pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5},
 		DiagEvery: diagEvery, Delays: []float64{0, 10, 100}, StepMS: 100, TelemetryEpochs: 4}
 	full := tier == run.TierFull
@@ -707,7 +707,7 @@ func predictorTable(fc []Forecast) report.Table {
 
 // ladderText writes a ladder's thresholds as the control block's notes do,
 // lowest traffic first: "G-Binary >= 0.60 / G-Ternary >= 0.45".
-func ladderText(r control.Rungs) string {
+func ladderText(r control.Ladder) string {
 	parts := make([]string, 0, len(r))
 	for _, g := range r.Ordered() {
 		parts = append(parts, fmt.Sprintf("%s >= %.2f", g.Label(), g.Min))
@@ -716,7 +716,7 @@ func ladderText(r control.Rungs) string {
 }
 
 // ladderMin is the threshold of f's rung of r, NaN when r has none.
-func ladderMin(r control.Rungs, f lowbit.Format) float64 {
+func ladderMin(r control.Ladder, f lowbit.Format) float64 {
 	if v, ok := r.Min(f); ok {
 		return v
 	}

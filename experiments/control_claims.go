@@ -79,9 +79,9 @@ func (o PilotOptions) calibrationTable(all []scenarioRuns) (report.Table, error)
 	t.AddRow("loss CUSUM threshold H", fmt.Sprintf("max(%d sd, %d x the largest sum the record reaches), 2 significant figures", control.CUSUMThresholdSD, control.CUSUMMargin),
 		f(cal.Loss.H), f(cc.LossH), agree(sig2(cal.Loss.H), cc.LossH))
 	t.AddRow("ladder G-Binary minimum", fmt.Sprintf("backbone's G-Binary cosine at the end of warm-up (%s), floored to %g", f(cal.WarmupBinary), control.LadderStep),
-		f(cal.Ladder.BinaryMin), f(ladderMin(cc.Ladder, lowbit.Binary)), agree(cal.Ladder.BinaryMin, ladderMin(cc.Ladder, lowbit.Binary)))
+		f(ladderMin(cal.Ladder, lowbit.Binary)), f(ladderMin(cc.Ladder, lowbit.Binary)), agree(ladderMin(cal.Ladder, lowbit.Binary), ladderMin(cc.Ladder, lowbit.Binary)))
 	t.AddRow("ladder G-Ternary minimum", fmt.Sprintf("backbone's G-Ternary cosine at the end of warm-up (%s), floored to %g", f(cal.WarmupTernary), control.LadderStep),
-		f(cal.Ladder.TernaryMin), f(ladderMin(cc.Ladder, lowbit.Ternary)), agree(cal.Ladder.TernaryMin, ladderMin(cc.Ladder, lowbit.Ternary)))
+		f(ladderMin(cal.Ladder, lowbit.Ternary)), f(ladderMin(cc.Ladder, lowbit.Ternary)), agree(ladderMin(cal.Ladder, lowbit.Ternary), ladderMin(cc.Ladder, lowbit.Ternary)))
 	yes := map[bool]string{true: "yes", false: "no"}
 	t.AddRow("warm-up steps", "one epoch", spe, cc.WarmupSteps, yes[spe == cc.WarmupSteps])
 	t.AddRow("cooldown steps", "one epoch", spe, cc.CooldownSteps, yes[spe == cc.CooldownSteps])

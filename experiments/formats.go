@@ -37,8 +37,8 @@ const StudyFormats = "formats"
 //     rows are the training block's validated runs of the same seeds.
 //   - Pilot: the format-admission pilot (pilot.RunFormats) on the
 //     boundary study's 100-class stand-in (BoundaryOptions), whose ladder
-//     (control.Rungs, all four rungs) is calibrated by
-//     control.CalibrateRungs on the backbone of an always-FP32 warm-up of
+//     (control.Ladder, all four rungs) is calibrated by
+//     control.CalibrateLadder on the backbone of an always-FP32 warm-up of
 //     the same workload with another seed (pilot.WarmupCosines), as the
 //     paper's pilots calibrate.
 //   - Timing: the controller datapath's cycles and the full-LLC-miss
@@ -238,7 +238,7 @@ func formatsSkip(key string, err error) (FormatsUnit, error) {
 // pilot's workload (seed CalibrationSeed), then runs the pilot; given
 // rungs (not nil) are used as they are, and the calibration is recorded
 // beside them.
-func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Rungs, logf func(string, ...any)) (*FormatsPilot, error) {
+func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Ladder, logf func(string, ...any)) (*FormatsPilot, error) {
 	sets, name, err := o.Pilot.LoadSets()
 	if err != nil {
 		return nil, err
@@ -256,14 +256,14 @@ func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Rungs,
 	for f := range backbone {
 		backbone[f] = cal[f].Groups[nn.Backbone]
 	}
-	rungs, err := control.CalibrateRungs([]lowbit.Format{lowbit.Binary, lowbit.Ternary, lowbit.Int8, lowbit.BFP8}, backbone)
+	rungs, err := control.CalibrateLadder([]lowbit.Format{lowbit.Binary, lowbit.Ternary, lowbit.Int8, lowbit.BFP8}, backbone)
 	if err != nil {
 		return nil, err
 	}
 	if given != nil {
 		rungs = given
 	}
-	r, err := pilot.RunFormats(ctx, pilot.FormatConfig{Train: tc, WarmupEpochs: o.PilotWarmup, DiagSteps: steps, Rungs: rungs}, sets)
+	r, err := pilot.RunFormats(ctx, pilot.FormatConfig{Train: tc, WarmupEpochs: o.PilotWarmup, DiagSteps: steps, Ladder: rungs}, sets)
 	if err != nil {
 		return nil, err
 	}
@@ -453,13 +453,13 @@ func formatsPilotTable(fp *FormatsPilot) report.Table {
 		Columns: []string{"group", "G-Binary", "G-Ternary", "INT8", "BFP8", "admitted", "ladder"}}
 	f := func(v float64) string { return fmt.Sprintf("%.4f", v) }
 	th := map[lowbit.Format]float64{}
-	for _, g := range r.Rungs {
+	for _, g := range r.Ladder {
 		th[g.Format] = g.Min
 	}
 	t.AddRow(fmt.Sprintf("calibration: backbone, FP32 warm-up seed %d", fp.CalibrationSeed),
 		f(fp.Calibration[lowbit.Binary].Groups[nn.Backbone]), f(fp.Calibration[lowbit.Ternary].Groups[nn.Backbone]),
-		f(fp.Calibration[lowbit.Int8].Groups[nn.Backbone]), f(fp.Calibration[lowbit.BFP8].Groups[nn.Backbone]), "-", "control.CalibrateRungs")
-	t.AddRow("thresholds", f(th[lowbit.Binary]), f(th[lowbit.Ternary]), f(th[lowbit.Int8]), f(th[lowbit.BFP8]), "-", r.Rungs.String())
+		f(fp.Calibration[lowbit.Int8].Groups[nn.Backbone]), f(fp.Calibration[lowbit.BFP8].Groups[nn.Backbone]), "-", "control.CalibrateLadder")
+	t.AddRow("thresholds", f(th[lowbit.Binary]), f(th[lowbit.Ternary]), f(th[lowbit.Int8]), f(th[lowbit.BFP8]), "-", r.Ladder.String())
 	for _, g := range nn.Groups() {
 		t.AddRow(fmt.Sprintf("%v (pilot seed %d)", g, r.Seed), f(r.Warmup[lowbit.Binary].Groups[g]), f(r.Warmup[lowbit.Ternary].Groups[g]),
 			f(r.Warmup[lowbit.Int8].Groups[g]), f(r.Warmup[lowbit.BFP8].Groups[g]), r.Admitted[g], r.Reasons[g])
@@ -482,7 +482,7 @@ func formatsPilotTable(fp *FormatsPilot) report.Table {
 // FormatsPilotReport runs the format-admission pilot alone (`nfabric pilot
 // formats`): o.Pilot's workload, the ladder calibrated as the block does,
 // or rungs when not nil.
-func FormatsPilotReport(ctx context.Context, o FormatsOptions, rungs control.Rungs) (*report.Result, error) {
+func FormatsPilotReport(ctx context.Context, o FormatsOptions, rungs control.Ladder) (*report.Result, error) {
 	if o.PilotWarmup < 1 || o.PilotWarmup >= o.Pilot.Epochs {
 		return nil, fmt.Errorf("pilot warm-up %d epochs of %d: want 1 to %d", o.PilotWarmup, o.Pilot.Epochs, o.Pilot.Epochs-1)
 	}

@@ -13,12 +13,12 @@ import (
 )
 
 // FormatConfig is a format-admission pilot, the ladder with more rungs
-// (control.Rungs: G-Binary, G-Ternary, INT8, BFP8) on one run:
+// (control.Ladder: G-Binary, G-Ternary, INT8, BFP8) on one run:
 //
 //	epochs 1..WarmupEpochs:   every group on FP32; over the last DiagSteps
 //	                          steps of the warm-up, every format's cosine to
 //	                          the FP32 mean, per group (train.StepFormatCosines)
-//	end of warm-up:           Rungs.Admit on each group's mean cosines
+//	end of warm-up:           Ladder.Admit on each group's mean cosines
 //	epochs WarmupEpochs+1..:  each group on its admitted format's rule
 //	                          (train.FormatRule), SGD velocity cleared on a switch
 //
@@ -35,8 +35,9 @@ type FormatConfig struct {
 	// DiagSteps is how many of the warm-up's last steps are measured
 	// (at least 1; all of the last epoch's when it has fewer).
 	DiagSteps int
-	// Rungs is the ladder; control.DefaultRungs or calibrated ones.
-	Rungs control.Rungs
+	// Ladder is the admission ladder: control.ExtendedLadder or a
+	// calibrated one.
+	Ladder control.Ladder
 }
 
 // FormatResult is a finished format-admission pilot.
@@ -47,7 +48,7 @@ type FormatResult struct {
 	Warmup       train.FormatCosines `json:"warmup"`
 	WarmupEpochs int                 `json:"warmup_epochs"`
 	WarmupSteps  int                 `json:"warmup_steps"`
-	Rungs        control.Rungs       `json:"rungs"`
+	Ladder       control.Ladder      `json:"ladder"`
 	// Admitted is each group's format and Reasons the ladder's sentence.
 	Admitted train.PerGroup[string] `json:"admitted"`
 	Reasons  train.PerGroup[string] `json:"reasons"`
@@ -76,7 +77,7 @@ func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*Format
 	case cfg.DiagSteps < 1:
 		return nil, fmt.Errorf("format pilot: diagnostic steps %d < 1", cfg.DiagSteps)
 	}
-	if err := cfg.Rungs.Validate(); err != nil {
+	if err := cfg.Ladder.Validate(); err != nil {
 		return nil, fmt.Errorf("format pilot: %w", err)
 	}
 	l, err := train.Start(tc, sets)
@@ -84,7 +85,7 @@ func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*Format
 		return nil, fmt.Errorf("format pilot: %w", err)
 	}
 	m := l.Stepper.Model
-	res := &FormatResult{Seed: tc.Seed, Rungs: cfg.Rungs.Ordered(), WarmupEpochs: cfg.WarmupEpochs}
+	res := &FormatResult{Seed: tc.Seed, Ladder: cfg.Ladder.Ordered(), WarmupEpochs: cfg.WarmupEpochs}
 	meter := &warmupMeter{epoch: cfg.WarmupEpochs, steps: cfg.DiagSteps, loop: l}
 	l.Hooks = train.Hooks{
 		AfterAggregate: meter.afterAggregate,
@@ -100,7 +101,7 @@ func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*Format
 			if res.Warmup, res.WarmupSteps, err = meter.mean(); err != nil {
 				return err
 			}
-			plan, err := res.admit(cfg.Rungs)
+			plan, err := res.admit(cfg.Ladder)
 			if err != nil {
 				return err
 			}
@@ -170,7 +171,7 @@ func (w *warmupMeter) mean() (train.FormatCosines, int, error) {
 // WarmupCosines trains tc's model on FP32 for warmup epochs and returns
 // every format's cosines, per group, averaged over the last diagSteps
 // steps of the last epoch, and how many steps that was: the calibration
-// record of the format ladder (control.CalibrateRungs), from an
+// record of the format ladder (control.CalibrateLadder), from an
 // always-FP32 run of the workload as the paper's pilots calibrate.
 func WarmupCosines(ctx context.Context, tc train.Config, warmup, diagSteps int, sets *data.Sets) (train.FormatCosines, int, error) {
 	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)})
@@ -197,7 +198,7 @@ func WarmupCosines(ctx context.Context, tc train.Config, warmup, diagSteps int, 
 }
 
 // admit admits each group's format on the warm-up cosines.
-func (res *FormatResult) admit(rungs control.Rungs) (train.Policy, error) {
+func (res *FormatResult) admit(rungs control.Ladder) (train.Policy, error) {
 	var plan train.Policy
 	for _, g := range nn.Groups() {
 		var cos [lowbit.NumFormats]float64

@@ -576,7 +576,9 @@ func Calibrate(r *Result, steps int, cc control.Config) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("pilot: %w", err)
 	}
 	bin, ter := r.Warmup.Binary.Groups[nn.Backbone], r.Warmup.Ternary.Groups[nn.Backbone]
-	l, err := control.CalibrateLadder(bin, ter)
+	var cos [lowbit.NumFormats]float64
+	cos[lowbit.Binary], cos[lowbit.Ternary] = bin, ter
+	l, err := control.CalibrateLadder([]lowbit.Format{lowbit.Binary, lowbit.Ternary}, cos)
 	if err != nil {
 		return Calibration{}, fmt.Errorf("pilot: %w", err)
 	}

@@ -170,7 +170,7 @@ func (d *diagScratch) step(m *nn.Model, grads [][][]float32, mean [][]float32) (
 
 // FormatCosines are one step's cosines of each format's aggregate to the
 // FP32 mean, indexed by lowbit.Format: the admission ladder's warm-up
-// diagnostics for every rung (control.Rungs).
+// diagnostics for every rung (control.Ladder).
 type FormatCosines [lowbit.NumFormats]Cosines
 
 // add adds c's cosines to f's, format by format.

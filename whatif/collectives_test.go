@@ -174,17 +174,17 @@ func TestWorkers(t *testing.T) {
 // usage error (issue item 6).
 func TestDefaultPlan(t *testing.T) {
 	all := parse(t, `{"buckets":[{"bytes":4000,"ready_us":0}]}`)
-	p, err := ResolvePlan("", control.DefaultLadder().Rungs(), false, all)
+	p, err := ResolvePlan("", control.DefaultLadder(), false, all)
 	if err != nil || p.Mode(AllGroups).String() != "g-binary" {
 		t.Fatalf("all: %v %+v", err, p)
 	}
 	heads := parse(t, `{"buckets":[{"bytes":8,"ready_us":0,"groups":[{"name":"backbone","elements":1,"mode":"fp32"},{"name":"head","elements":1,"mode":"fp32"}]}]}`)
-	p, _ = ResolvePlan("", control.DefaultLadder().Rungs(), false, heads)
+	p, _ = ResolvePlan("", control.DefaultLadder(), false, heads)
 	if p.Mode("head").String() != "fp32" || p.Mode("backbone").String() != "g-binary" {
 		t.Errorf("layer-aware default %+v", p)
 	}
 	rec := parse(t, `{"policy":"backbone=g-ternary,head=fp32","buckets":[{"bytes":8,"ready_us":0,"groups":[{"name":"backbone","elements":1,"mode":"g-ternary"},{"name":"head","elements":1,"mode":"fp32"}]}]}`)
-	p, _ = ResolvePlan("", control.DefaultLadder().Rungs(), false, rec)
+	p, _ = ResolvePlan("", control.DefaultLadder(), false, rec)
 	if p.Mode("backbone").String() != "g-ternary" || !strings.Contains(p.Source, "recorded job's policy") {
 		t.Errorf("recorded default %+v", p)
 	}
@@ -199,7 +199,7 @@ func TestDefaultPlan(t *testing.T) {
 		{"g-binary", true, "--ladder-rungs sets the ladder of --plan recorded"},
 		{"", true, "--ladder-rungs"},
 	} {
-		_, err := ResolvePlan(c.spec, control.DefaultLadder().Rungs(), c.given, all)
+		_, err := ResolvePlan(c.spec, control.DefaultLadder(), c.given, all)
 		if !usage.Is(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ResolvePlan(%q, given %v) = %v; want a usage error with %q", c.spec, c.given, err, c.want)
 		}

@@ -188,7 +188,7 @@ func Groups(tr *workload.Trace) []string {
 // the caller set the ladder, which only "recorded" reads: setting it with
 // another plan is a usage error rather than silently ignored. Every error
 // about the plan lists the trace's groups.
-func ResolvePlan(spec string, r control.Rungs, rungsGiven bool, tr *workload.Trace) (Plan, error) {
+func ResolvePlan(spec string, r control.Ladder, rungsGiven bool, tr *workload.Trace) (Plan, error) {
 	groups := strings.Join(Groups(tr), ", ")
 	if rungsGiven && spec != "recorded" {
 		return Plan{}, usage.Errorf("--ladder-rungs sets the ladder of --plan recorded; with --plan %q it would be ignored", spec)
@@ -216,13 +216,13 @@ func ResolvePlan(spec string, r control.Rungs, rungsGiven bool, tr *workload.Tra
 }
 
 // PlanFromDiagnostics is the plan the control plane's admission ladder
-// (control.Rungs.Admit, the one ladder) derives from the last recorded
+// (control.Ladder.Admit, the one ladder) derives from the last recorded
 // diagnostics of each group: the lowest-traffic rung whose cosine the group
 // passes. A rung whose format the recording did not measure (an INT8 rung
 // on a version 1 trace) admits nothing. A group without diagnostics stays
 // on FP32, as the plane keeps it. The paper's ladder is
-// control.DefaultLadder().Rungs().
-func PlanFromDiagnostics(steps []*workload.Trace, r control.Rungs) (Plan, error) {
+// control.DefaultLadder().
+func PlanFromDiagnostics(steps []*workload.Trace, r control.Ladder) (Plan, error) {
 	if err := r.Validate(); err != nil {
 		return Plan{}, fmt.Errorf("plan from diagnostics: %w", err)
 	}
@@ -249,7 +249,7 @@ func PlanFromDiagnostics(steps []*workload.Trace, r control.Rungs) (Plan, error)
 // ladderLabel describes the ladder in a plan's source: the paper's two
 // rungs as "binary >= 0.75, ternary >= 0.5", any other as its rungs,
 // "g-binary >= 0.75, int8 >= 0.95" in ladder order.
-func ladderLabel(r control.Rungs) string {
+func ladderLabel(r control.Ladder) string {
 	o := r.Ordered()
 	if len(o) == 2 && o[0].Format == lowbit.Binary && o[1].Format == lowbit.Ternary {
 		return "binary >= " + fmt.Sprint(o[0].Min) + ", ternary >= " + fmt.Sprint(o[1].Min)

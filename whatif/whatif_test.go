@@ -128,27 +128,27 @@ func TestPlans(t *testing.T) {
 		{Diagnostics: map[string]workload.Diagnostics{"a": {CosBinary: 0.1, CosTernary: 0.1}}},
 		{Diagnostics: map[string]workload.Diagnostics{"a": {CosBinary: 0.8, CosTernary: 0.6}, "b": {CosBinary: 0.6, CosTernary: 0.55}, "c": {CosBinary: 0.2, CosTernary: 0.1}}},
 	}
-	pl, err := PlanFromDiagnostics(steps, control.DefaultLadder().Rungs())
+	pl, err := PlanFromDiagnostics(steps, control.DefaultLadder())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pl.Mode("a") != lowbit.Binary || pl.Mode("b") != lowbit.Ternary || pl.Mode("c") != lowbit.FP32 || pl.Mode("d") != lowbit.FP32 {
 		t.Fatalf("%+v", pl)
 	}
-	if _, err := PlanFromDiagnostics([]*workload.Trace{{}}, control.DefaultLadder().Rungs()); err == nil || !strings.Contains(err.Error(), "no diagnostics") {
+	if _, err := PlanFromDiagnostics([]*workload.Trace{{}}, control.DefaultLadder()); err == nil || !strings.Contains(err.Error(), "no diagnostics") {
 		t.Fatalf("err %v", err)
 	}
 }
 
-// TestPlanFromDiagnosticsRungs: the planner admits through control.Rungs
+// TestPlanFromDiagnosticsLadder: the planner admits through control.Ladder
 // on per-format cosines (trace version 2), written by hand against the
 // ladder g-binary >= 0.75, g-ternary >= 0.5, int8 >= 0.95, bfp8 >= 0.95:
 // a passes G-Binary; b fails both sign rungs and passes INT8; c fails INT8
 // and passes BFP8; d fails everything; e's diagnostics carry no INT8/BFP8
 // cosines (a version 1 trace), so those rungs are "not measured" and it
 // stays on FP32, as the plane would keep it.
-func TestPlanFromDiagnosticsRungs(t *testing.T) {
-	r, err := control.ParseRungs("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95")
+func TestPlanFromDiagnosticsLadder(t *testing.T) {
+	r, err := control.ParseLadder("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestPlanFromDiagnosticsRungs(t *testing.T) {
 	}
 	// The paper's two rungs read the same diagnostics as before: the
 	// 8-bit cosines play no part, and the source keeps its old wording.
-	pp, err := PlanFromDiagnostics(steps, control.DefaultLadder().Rungs())
+	pp, err := PlanFromDiagnostics(steps, control.DefaultLadder())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestPlanFromDiagnosticsRungs(t *testing.T) {
 		!strings.HasPrefix(pp.Source, "control plane ladder (binary >= 0.75, ternary >= 0.5) on recorded diagnostics: a: g-binary (") {
 		t.Fatalf("%+v", pp)
 	}
-	if _, err := PlanFromDiagnostics(steps, control.Rungs{{Format: lowbit.FP32, Min: 0.5}}); err == nil {
+	if _, err := PlanFromDiagnostics(steps, control.Ladder{{Format: lowbit.FP32, Min: 0.5}}); err == nil {
 		t.Error("an FP32 rung accepted")
 	}
 }

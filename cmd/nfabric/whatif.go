@@ -72,7 +72,7 @@ func (w *whatifFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.links, "links", "", "YAML file of extra links")
 	f.StringVar(&w.memory, "memory", timing.PresetIdeal, "CXL memory preset: "+strings.Join(timing.Presets(), " or "))
 	f.StringVar(&w.plan, "plan", "", `admission plan: a policy, or "recorded" (the control plane's ladder on the recorded diagnostics); default: the recorded policy, else G-Binary but the head`)
-	f.StringVar(&w.rungs, "ladder-rungs", control.DefaultLadder().Rungs().String(), `the ladder of --plan recorded: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8; INT8/BFP8 need a trace that recorded their cosines, version 2)`)
+	f.StringVar(&w.rungs, "ladder-rungs", control.DefaultLadder().String(), `the ladder of --plan recorded: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8; INT8/BFP8 need a trace that recorded their cosines, version 2)`)
 	f.StringVar(&w.out, "out", "", "also write JSON, Markdown and SVG into this directory")
 	f.StringVar(&w.html, "html", "", "also write a self-contained HTML page")
 	f.StringVar(&w.traceOut, "trace-out", "", "also write the step timeline as Chrome/Perfetto trace JSON")
@@ -126,7 +126,7 @@ func runWhatif(cmd *cobra.Command, w *whatifFlags) error {
 	if err != nil {
 		return err
 	}
-	rungs, err := control.ParseRungs(w.rungs)
+	rungs, err := control.ParseLadder(w.rungs)
 	if err != nil {
 		return usagef("--ladder-rungs: %v", err)
 	}

@@ -47,7 +47,7 @@ func ParseSessionConfig(field string, c *pb.SessionConfig) (control.Config, []ui
 		}
 	}
 	if r := c.GetLadderRungs(); r != nil {
-		rungs, err := control.ParseRungs(r.GetValue())
+		rungs, err := control.ParseLadder(r.GetValue())
 		if err != nil {
 			return cfg, nil, &FieldError{Field: field + ".ladder_rungs", Err: err}
 		}

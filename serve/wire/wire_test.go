@@ -119,17 +119,17 @@ func TestModes(t *testing.T) {
 // config is control.DefaultConfig (with its groups).
 func TestSessionConfigRoundTrip(t *testing.T) {
 	cfg := control.Config{Groups: []string{"a", "b"}, Default: control.LowBitDefault, LowBitMode: cxl.Aggregate(lowbit.Ternary), WarmupSteps: 3,
-		Ladder: control.Ladder{BinaryMin: 0.1, TernaryMin: 0.2}.Rungs(), LossK: 0.3, LossH: 0.4, LossAlpha: 0.5, CooldownSteps: 6, CalibrationSteps: 7,
+		Ladder: control.Ladder{{Format: lowbit.Binary, Min: 0.1}, {Format: lowbit.Ternary, Min: 0.2}}, LossK: 0.3, LossH: 0.4, LossAlpha: 0.5, CooldownSteps: 6, CalibrationSteps: 7,
 		Commander: control.CommanderConfig{Enabled: true, RelievePressure: 0.9, ReleasePressure: 0.8, StaleNS: 10, Smooth: 0.5}}
 	got, params, err := ParseSessionConfig("config", SessionConfig(cfg, []uint64{11, 12}))
 	if err != nil || !reflect.DeepEqual(got, cfg) || !reflect.DeepEqual(params, []uint64{11, 12}) {
 		t.Fatalf("round trip %+v %v %v", got, params, err)
 	}
 	// A four-rung ladder with demotion; the ladder comes back in ladder
-	// order, as ParseRungs reads ladder_rungs.
-	cfg.Ladder, cfg.Demote = control.Rungs{{Format: lowbit.BFP8, Min: 0.9}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.Binary, Min: 0.7}}, true
+	// order, as ParseLadder reads ladder_rungs.
+	cfg.Ladder, cfg.Demote = control.Ladder{{Format: lowbit.BFP8, Min: 0.9}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.Binary, Min: 0.7}}, true
 	got, _, err = ParseSessionConfig("config", SessionConfig(cfg, nil))
-	if want := (control.Rungs{{Format: lowbit.Binary, Min: 0.7}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.BFP8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder, want) || !got.Demote {
+	if want := (control.Ladder{{Format: lowbit.Binary, Min: 0.7}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.BFP8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder, want) || !got.Demote {
 		t.Fatalf("rungs round trip %v demote %v, want %v (%v)", got.Ladder, got.Demote, want, err)
 	}
 	// ladder_binary overrides its rung of ladder_rungs; a bad ladder_rungs
@@ -137,7 +137,7 @@ func TestSessionConfigRoundTrip(t *testing.T) {
 	wc := SessionConfig(cfg, nil)
 	wc.LadderRungs, wc.LadderBinary, wc.LadderTernary = wrapperspb.String("int8:0.9"), wrapperspb.Double(0.5), nil
 	got, _, err = ParseSessionConfig("config", wc)
-	if want := (control.Rungs{{Format: lowbit.Binary, Min: 0.5}, {Format: lowbit.Int8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder.Ordered(), want) {
+	if want := (control.Ladder{{Format: lowbit.Binary, Min: 0.5}, {Format: lowbit.Int8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder.Ordered(), want) {
 		t.Errorf("ladder_rungs with ladder_binary: %v, want %v (%v)", got.Ladder, want, err)
 	}
 	for _, bad := range []string{"fp32:0.5", "int8:2", "int8", "fp9:0.5"} {
