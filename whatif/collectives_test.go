@@ -102,7 +102,7 @@ func TestAstraUnpriced(t *testing.T) {
 	}
 }
 
-// TestEncodeSumCannotWrap (hostile probe, issue item 2): ten buckets with
+// TestEncodeSumCannotWrap (a hostile probe's case): ten buckets with
 // an encode_us of 10^12 each sum to 10^19 ps, past int64; the rate is
 // summed in float64, so encoding is positive and the speed-up below 1.
 func TestEncodeSumCannotWrap(t *testing.T) {
@@ -130,7 +130,7 @@ func TestEncodeSumCannotWrap(t *testing.T) {
 	}
 }
 
-// TestErrorsNameTheFile (issue item 5): an error about a trace names its
+// TestErrorsNameTheFile (a hostile probe's case): an error about a trace names its
 // file, not its (empty) model.
 func TestErrorsNameTheFile(t *testing.T) {
 	tr := parse(t, `{"bytes_per_element":2,"buckets":[{"bytes":4,"ready_us":0}]}`)
@@ -140,7 +140,7 @@ func TestErrorsNameTheFile(t *testing.T) {
 	}
 }
 
-// TestWorkers (issue item 7): a trace's recorded worker count is used
+// TestWorkers (a hostile probe's case): a trace's recorded worker count is used
 // when none is asked; another one asked is used and said; rank files fix
 // the count.
 func TestWorkers(t *testing.T) {
@@ -171,7 +171,7 @@ func TestWorkers(t *testing.T) {
 // G-Binary; the layer-aware default keeps a head on FP32; a recorded
 // policy is the default when the trace carries one; ResolvePlan's errors
 // list the trace's groups and a ladder given without --plan recorded is a
-// usage error (issue item 6).
+// usage error (a hostile probe's case).
 func TestDefaultPlan(t *testing.T) {
 	all := parse(t, `{"buckets":[{"bytes":4000,"ready_us":0}]}`)
 	p, err := ResolvePlan("", control.DefaultLadder(), false, all)

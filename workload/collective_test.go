@@ -9,7 +9,7 @@ import (
 	"github.com/neuronfabric/nfabric/collective"
 )
 
-// TestTraceGroupSumCannotWrap (hostile probe, issue item 3): a bucket of
+// TestTraceGroupSumCannotWrap (a hostile probe's case): a bucket of
 // 2^50 bytes (2^48 elements) with 65,537 groups of 2^48 elements each
 // would sum to 2^64 + 2^48, which wraps to the bucket's count in int64;
 // the running sum is refused as soon as it passes the bucket.
@@ -29,7 +29,7 @@ func TestTraceGroupSumCannotWrap(t *testing.T) {
 	}
 }
 
-// TestTraceDuplicateKeys (issue item 4): a key given twice is an error
+// TestTraceDuplicateKeys (a hostile probe's case): a key given twice is an error
 // naming the key and where, not "the last one wins".
 func TestTraceDuplicateKeys(t *testing.T) {
 	for _, c := range []struct{ in, want string }{

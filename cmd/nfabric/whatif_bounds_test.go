@@ -124,8 +124,8 @@ func checkOutDir(t *testing.T, dir string) {
 	}
 }
 
-// TestWhatifBigTrace bounds and checks the hostile probe's cases (issue
-// items 8 and 9): a legal 3.07M-bucket trace (97 MB) with --out under a
+// TestWhatifBigTrace bounds and checks the hostile probe's cases (its
+// memory and interrupt cases): a legal 3.07M-bucket trace (97 MB) with --out under a
 // 4 GiB address limit completes, its per-collective rows bounded
 // (whatif.MaxBucketRows) so whatif.json stays small; and SIGINT during
 // such a run exits 130 within the signal handler's grace, leaving no
