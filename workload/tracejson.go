@@ -95,8 +95,77 @@ type rawStep struct {
 	where   []string
 }
 
-// ParseTraceJSON decodes a JSON bucket trace; name (usually the path) is
-// used in errors, which also carry the line:column or the bucket index.
+// ParseTraceJSON decodes nfabric's JSON bucket trace (what nfabric.torch
+// records; every other kind of trace is listed in go doc ./traces); name
+// (usually the path) is used in errors, which also carry the line:column
+// or the bucket index.
+//
+// The format (one object; unknown fields and keys given twice are errors):
+//
+//	{
+//	  "version": 2,                 optional, the trace format: 1 (the default) or 2
+//	  "model": "my-model",          optional
+//	  "forward_us": 1200.5,         optional, step forward time
+//	  "backward_us": 2401.0,        optional, step backward time (default: last ready_us)
+//	  "optimizer_us": 310.2,        optional, step optimizer time
+//	  "bytes_per_element": 4,       optional, gradient element size (default 4, FP32)
+//	  "workers": 2,                 optional, data-parallel workers of the recorded job
+//	  "policy": "backbone=g-binary,head=fp32",   optional, the recorded job's policy
+//	  "step": 3,                    optional, the training step recorded
+//	  "diagnostics": {              optional, per group: the step's cosine diagnostics
+//	    "backbone": {"cos_binary": 0.7, "cos_ternary": 0.6},
+//	    "head": {"cos_binary": 0.4, "cos_ternary": 0.3,
+//	             "cosines": {"int8": 0.99, "bfp8": 0.995}}    version 2 only
+//	  },
+//	  "buckets": [                  required, in launch order (ready_us non-decreasing)
+//	    {"bytes": 33554432, "ready_us": 10.25},
+//	    {"bytes": 8388608, "ready_us": 12, "collective": "reduce-scatter", "duration_us": 310},
+//	    {"bytes": 1048576, "ready_us": 30, "elements": 262144,
+//	     "groups": [{"name": "backbone", "elements": 262000, "mode": "g-binary"},
+//	                {"name": "head", "elements": 144, "mode": "fp32"}],
+//	     "encode_us": 41.5, "vote_us": 20.1}
+//	  ]
+//	}
+//
+// A bucket is one collective: "collective" names its operation
+// (all-reduce when absent; reduce-scatter, all-gather, all-to-all,
+// broadcast, reduce, gather, scatter, barrier, as collective.ParseOp reads
+// them), "bytes" its S as collective.Op defines it (a barrier's is 0), and
+// "duration_us" how long it took when recorded. Only an all-reduce or a
+// reduce-scatter carries gradients: its bytes are a multiple of the
+// element size, and it alone may have groups. A bucket's optional
+// "groups" split its elements among layer groups (their
+// elements must sum to the bucket's) with the mode each went through (fp32,
+// g-binary, g-ternary); "encode_us" and "vote_us" are the measured cost of
+// packing this worker's payload and of the vote, 0 for FP32 buckets.
+//
+// Version 2 adds a group's optional "cosines": the cosine diagnostics of the
+// formats beyond the paper's two (int8, bfp8; format name -> cosine in
+// [-1, 1]), which the admission ladder's other rungs read. A version 1
+// trace (no "version") reads as it always did; "cosines" in it is an error
+// that asks for version 2. WriteJSON writes version 2 only when some step
+// carries "cosines", so a paper-only trace is written as before.
+//
+// Several steps (what nfabric.torch records): the step fields (step,
+// forward_us, backward_us, optimizer_us, diagnostics, buckets) move into a
+// "steps" list and the top-level "buckets" is absent; model, workers,
+// policy and bytes_per_element stay at the top and apply to every step.
+// Steps must be listed in increasing step order. ReadTrace returns the
+// first step, with Steps holding every step (so tools that read one step,
+// such as timing replay, see the first one).
+//
+// CSV: a header row naming the columns, in any order, then one bucket per
+// row; lines starting with # are comments:
+//
+//	bytes,ready_us
+//	33554432,10.25
+//	1048576,30
+//
+// Columns: bytes (required), ready_us (required), elements (optional, default
+// bytes / 4), collective and duration_us (optional, as in JSON). CSV carries one step and no groups, costs or diagnostics. Times
+// are microseconds from the start of backward, stored as integer
+// picoseconds. bytes must be a positive multiple of the element size and at
+// most 2^50.
 func ParseTraceJSON(data []byte, name string) (*Trace, error) {
 	if err := strictjson.CheckDuplicates(data); err != nil {
 		return nil, strictjson.Wrap(err, data, "trace "+name)
