@@ -291,7 +291,7 @@ func (t *Trace) csvRow(rec []string, col map[string]int) error {
 // ReadTrace reads one of nfabric's own bucket trace files: JSON when the
 // name ends in .json, CSV when it ends in .csv. The other kinds of trace
 // (Chakra ETs, torch.profiler traces) are read by package traces, whose
-// Load reads these too.
+// Load reads these too. Both formats are documented at ParseTraceJSON.
 func ReadTrace(path string) (*Trace, error) {
 	low := strings.ToLower(path)
 	switch {
