@@ -62,13 +62,12 @@ type span struct{ start, end float64 }
 
 // torchColl is one collective as the trace records it.
 type torchColl struct {
-	op        collective.Op
-	ts, dur   float64
-	elems     int64
-	dtype     string // "" until known
-	group     int
-	name      string
-	annotated string // the backend annotation's name to take the dtype from
+	op      collective.Op
+	ts, dur float64
+	elems   int64
+	dtype   string // "" until known
+	group   int
+	name    string
 }
 
 // dtypeBytes is the size of a tensor element by the names record_param_comms
@@ -285,7 +284,7 @@ func (tt *torchTrace) keep(e torchEvent) error {
 		c := torchColl{op: op, ts: e.Ts, dur: e.Dur, dtype: a.Dtype, name: a.Collective}
 		var err error
 		if c.elems, err = a.InNelems.Int64(); (err != nil || c.elems < 0) && op != collective.Barrier {
-			return fmt.Errorf("In msg nelems %q", a.InNelems)
+			return fmt.Errorf("record_param_comms' In msg nelems %q is not a count", a.InNelems)
 		}
 		if g, err := a.GroupSize.Int64(); err == nil {
 			c.group = int(g)
@@ -305,7 +304,7 @@ func (tt *torchTrace) keep(e torchEvent) error {
 		if in := c10dInput(e.Name); in < len(a.Dims) {
 			n, ok := countElems(a.Dims[in])
 			if !ok {
-				return fmt.Errorf("Input Dims %s: not a tensor's or a list of tensors' dimensions", a.Dims[in])
+				return fmt.Errorf("its Input Dims %s are not a tensor's or a list of tensors' dimensions", a.Dims[in])
 			}
 			c.elems = n
 			if in < len(a.Types) {

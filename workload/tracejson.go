@@ -92,7 +92,6 @@ type rawStep struct {
 	js      jsonStep
 	buckets []Bucket
 	given   []bool // the bucket gave "elements" (kept in Bucket.Elements until checked)
-	where   []string
 }
 
 // ParseTraceJSON decodes nfabric's JSON bucket trace (what nfabric.torch
