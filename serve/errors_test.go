@@ -110,7 +110,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown group", func() error { return send(control.Event{Type: control.EvDiag, Step: 5, Group: "head"}) }, codes.InvalidArgument, "event.diag.group"},
 		{"cosine out of range", func() error {
 			return send(control.Event{Type: control.EvDiag, Step: 5, Group: "g", Cos: map[lowbit.Format]float64{lowbit.Binary: 0.5, lowbit.Ternary: 2}})
-		}, codes.InvalidArgument, "event.diag.cos_ternary"},
+		}, codes.InvalidArgument, "event.diag.cosines"},
 		{"no event", func() error { _, err := c.Control.Send(ctx, &pb.SendRequest{Session: sess.ID}); return err }, codes.InvalidArgument, "event"},
 		{"bad session config", func() error {
 			_, err := c.OpenSession(ctx, &pb.SessionConfig{Groups: []*pb.Group{{Name: "a b"}}})

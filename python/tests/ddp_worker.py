@@ -69,7 +69,8 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
         ddp.register_comm_hook(None, default_hooks.allreduce_hook)
     else:
         if ctl == "serve-admit":
-            c = nt.serve.ServeControl(serve, default="fp32", warmup=2, ladder_binary=-1.0, diag_every=1)
+            c = nt.serve.ServeControl(serve, default="fp32", warmup=2, ladder_rungs="g-binary:-1,g-ternary:0.5",
+                                      diag_every=1)
         elif ctl == "serve-diag":  # the controller's ladder (rungs; None: the paper's two), diagnostics every step
             kw = {"ladder_rungs": rungs} if rungs is not None else {}
             c = nt.serve.ServeControl(serve, default="fp32", warmup=1, diag_every=1, **kw)
@@ -163,13 +164,13 @@ def control_on_rank0_only(rank: int, workers: int) -> Dict[str, Any]:
 
 def sent_diagnostics(ctl) -> List[Any]:
     """The diag events the plane received in ctl's session (its Dump):
-    (step, group, cos_binary, cos_ternary, {mode name: cosine})."""
+    (step, group, G-Binary's cosine, G-Ternary's, {other mode name: cosine})."""
     c = ctl.client
     dump = c.call(c.control.Dump, c.kpb.DumpRequest(session=ctl.session), "Dump")
     out = []
     for e in dump.events:
         if e.event.WhichOneof("event") == "diag":
             d = e.event.diag
-            out.append((d.step, d.group, d.cos_binary, d.cos_ternary,
-                        {c.cpb.Mode.Name(m.mode): m.cosine for m in d.cosines}))
+            cos = {c.cpb.Mode.Name(m.mode): m.cosine for m in d.cosines}
+            out.append((d.step, d.group, cos.pop("MODE_G_BINARY"), cos.pop("MODE_G_TERNARY"), cos))
     return out
