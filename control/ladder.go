@@ -79,6 +79,19 @@ func rungTraffic(f lowbit.Format) float64 {
 	return lowbit.BitsPerElement(f, lowbit.PaperGate, lowbit.PaperAccounting)
 }
 
+// CheckWorkers returns an error when a rung's format cannot aggregate w
+// workers exactly (lowbit.CheckSumWorkers: INT8 and BFP8 sum at most
+// lowbit.MaxSumWorkers), so that a ladder which could admit such a rung is
+// refused before the run, not when a group first reaches it.
+func (r Ladder) CheckWorkers(w int) error {
+	for _, g := range r {
+		if err := lowbit.CheckSumWorkers(g.Format, w); err != nil {
+			return fmt.Errorf("ladder rung %v: %w", g.Format, err)
+		}
+	}
+	return nil
+}
+
 // Validate checks that every rung is a known format other than FP32,
 // listed once, with a threshold in [-1, 1].
 func (r Ladder) Validate() error {

@@ -3,6 +3,7 @@ package control
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -224,4 +225,18 @@ func FuzzRungJSON(f *testing.F) {
 			t.Fatalf("round trip of %s: %s, %v", b, out, err)
 		}
 	})
+}
+
+// TestLadderCheckWorkers: a ladder with an INT8 or BFP8 rung is refused for
+// more workers than an int16 lane sums exactly; the low-bit rungs are not.
+func TestLadderCheckWorkers(t *testing.T) {
+	if err := ExtendedLadder().CheckWorkers(lowbit.MaxSumWorkers); err != nil {
+		t.Errorf("258 workers: %v", err)
+	}
+	if err := ExtendedLadder().CheckWorkers(300); err == nil || !strings.Contains(err.Error(), "ladder rung int8") {
+		t.Errorf("300 workers: %v", err)
+	}
+	if err := DefaultLadder().CheckWorkers(lowbit.MaxWorkers); err != nil {
+		t.Errorf("the paper's two rungs at %d workers: %v", lowbit.MaxWorkers, err)
+	}
 }

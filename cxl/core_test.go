@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -602,8 +603,10 @@ func TestSparseStore(t *testing.T) {
 
 // TestSumRegionsByHand checks the integer-sum transforms on cases worked
 // out by hand from the contract (FORMATS-SPEC): an Int8 lane sum that
-// saturates at W = 300, a BFP8 alignment with rounding, the exponent
-// view, the view line split, unwritten lines, and the media lines read.
+// saturates (at the largest exact W, 258, only codes of -128, which no
+// encoder writes, can leave int16; more workers are refused), a BFP8
+// alignment with rounding, the exponent view, the view line split,
+// unwritten lines, and the media lines read.
 func TestSumRegionsByHand(t *testing.T) {
 	c := mustCore(t)
 	line := func(v ...int8) []byte {
@@ -613,13 +616,17 @@ func TestSumRegionsByHand(t *testing.T) {
 		}
 		return b
 	}
-	// Int8, W = 300: lane 0 all 127 (38100 saturates to 32767), lane 1
-	// all -1 (-300), lane 33 (second view line, lane 1) 1 from worker 0.
-	i8 := Region{Name: "int8", Workers: 300, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Aggregate(lowbit.Int8)}
+	if _, err := c.Map(Region{Name: "int8", Workers: lowbit.MaxSumWorkers + 1, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Aggregate(lowbit.Int8), Size: 64 * 259}); err == nil || !strings.Contains(err.Error(), "1 to 258 workers") {
+		t.Errorf("int8 region of 259 workers: %v", err)
+	}
+	// Int8, W = 258: lane 0 all -128 (-33024 saturates to -32768), lane
+	// 1 all -1 (-258), lane 33 (second view line, lane 1) 1 from worker 0.
+	const w = lowbit.MaxSumWorkers
+	i8 := Region{Name: "int8", Workers: w, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Aggregate(lowbit.Int8)}
 	i8.Size = i8.DataBytes(1)
 	id8 := mustMap(t, c, i8)
-	for k := range 300 {
-		l := line(127, -1)
+	for k := range w {
+		l := line(-128, -1)
 		if k == 0 {
 			l[33] = 1
 		}
@@ -633,15 +640,15 @@ func TestSumRegionsByHand(t *testing.T) {
 		t.Fatal(err0, err1)
 	}
 	want0 := make([]byte, 64)
-	want0[0], want0[1] = 0xff, 0x7f // 32767
-	want0[2], want0[3] = 0xd4, 0xfe // -300
+	want0[0], want0[1] = 0x00, 0x80 // -32768
+	want0[2], want0[3] = 0xfe, 0xfe // -258
 	want1 := make([]byte, 64)
 	want1[2] = 1
 	if string(r0.Data[:]) != string(want0) || string(r1.Data[:]) != string(want1) {
 		t.Errorf("int8 views\n%x\n%x\nwant\n%x\n%x", r0.Data, r1.Data, want0, want1)
 	}
-	if got := c.Stats().Modes[Aggregate(lowbit.Int8)]; got.TransformedLines != 2 || got.MediaLinesRead != 600 {
-		t.Errorf("int8-sum stats %+v, want 2 transformed lines reading 2 x 300 media lines", got)
+	if got := c.Stats().Modes[Aggregate(lowbit.Int8)]; got.TransformedLines != 2 || got.MediaLinesRead != 2*w {
+		t.Errorf("int8-sum stats %+v, want 2 transformed lines reading 2 x %d media lines", got, w)
 	}
 	// In another mode the view is not mapped; a BFP8 region's view is
 	// not mapped under the INT8 mode either.

@@ -20,7 +20,8 @@ const NoRegion RegionID = -1
 // Size is DataBytes(PayloadLines()) with at least one payload line; the
 // region's footprint [Base, End()) lies inside the device; Workers fits
 // the layout (1-8 element-major, 1-lowbit.MaxWorkers worker-major); Gate
-// is valid; Element0 >= 0; a Sum region is worker-major without gate bits.
+// is valid; Element0 >= 0; a Sum region is worker-major without gate bits
+// and has 1 to lowbit.MaxSumWorkers workers (its int16 lane sums exact).
 type Region struct {
 	// Name labels the region in reports; it need not be unique.
 	Name string

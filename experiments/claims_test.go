@@ -40,8 +40,22 @@ func TestTimingClaims(t *testing.T) {
 		{Group: GroupFullMiss, Pair: pairAt(1.9)},
 	}
 	cs := timingClaims(s, TimingResult{Table4: rows})
-	if len(cs) != 3 {
-		t.Fatalf("%d claims for 3 groups present: %+v", len(cs), cs)
+	// Every claim is listed: the two scale-out groups and the five Fig. 3
+	// panels without data say not run rather than vanish.
+	if len(cs) != 10 {
+		t.Fatalf("%d claims, want 10 (3 groups present): %+v", len(cs), cs)
+	}
+	notRun := 0
+	for _, c := range cs {
+		if c.Verdict == report.VerdictNotRun {
+			notRun++
+			if !strings.HasPrefix(c.Ours, "not run: ") {
+				t.Errorf("%s: not run without a reason: %q", c.Name, c.Ours)
+			}
+		}
+	}
+	if notRun != 7 {
+		t.Errorf("%d claims not run, want 7", notRun)
 	}
 	for _, tt := range []struct{ prefix, verdict, ours string }{
 		{"1-request stream", report.VerdictHolds, "1.20%"},

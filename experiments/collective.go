@@ -23,6 +23,9 @@ func init() {
 			}}}, nil
 		},
 		Layout: func(_ run.Config, rs []CollectiveResult) (*report.Result, error) { return CollectiveLayout(rs[0]) },
+		Claims: func(run.Config) []report.Claim {
+			return collectiveClaims(CollectiveResult{Model: DefaultCollectiveOptions().Model})
+		},
 	})
 }
 

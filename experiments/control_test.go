@@ -107,6 +107,7 @@ func TestPilotsSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	catalogueMatches(t, "control", run.Config{Tier: run.TierQuick}, res.Claims)
 	figs := 2
 	if netsim.Available() == nil {
 		figs += 2 // the ns-3 runs' figures

@@ -21,7 +21,8 @@ import (
 )
 
 func init() {
-	run.Register(run.Spec[FormatsUnit]{Name: "formats", Title: formatsTitle, Order: 45, Units: formatsUnits, Layout: formatsLayout})
+	run.Register(run.Spec[FormatsUnit]{Name: "formats", Title: formatsTitle, Order: 45, Units: formatsUnits, Layout: formatsLayout,
+		Claims: func(run.Config) []report.Claim { return formatsClaims(seedFinals{}, nil, nil, studyConvergence{}) }})
 }
 
 const formatsTitle = "Payload formats side by side: the paper's three and the conservative INT8 and BFP8 (extension, Sec. 1)"
@@ -89,6 +90,15 @@ type FormatsUnit struct {
 
 // SkipReason says which tool the unit missed ("" when it ran).
 func (u FormatsUnit) SkipReason() string { return u.Skipped }
+
+// CheckConsistent checks the unit's training run, if any
+// (TrainRun.CheckConsistent), as the framework does for every result.
+func (u FormatsUnit) CheckConsistent() error {
+	if u.Run != nil {
+		return u.Run.CheckConsistent()
+	}
+	return nil
+}
 
 // FormatsPilot is the pilot unit: the calibration record, the ladder it
 // gave, and the pilot run.
@@ -239,7 +249,7 @@ func formatsSkip(key string, err error) (FormatsUnit, error) {
 // rungs (not nil) are used as they are, and the calibration is recorded
 // beside them.
 func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Ladder, logf func(string, ...any)) (*FormatsPilot, error) {
-	sets, name, err := o.Pilot.LoadSets()
+	sets, info, err := o.Pilot.LoadSets()
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +280,7 @@ func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Ladder
 	if logf != nil {
 		logf("formats: pilot seed %d settled on %s (final acc %.2f%%)", r.Seed, r.Plan, 100*r.Final)
 	}
-	return &FormatsPilot{Data: dataInfo(name, sets), CalibrationSeed: o.CalibrationSeed, Calibration: cal, Given: given != nil, Result: *r}, nil
+	return &FormatsPilot{Data: info, CalibrationSeed: o.CalibrationSeed, Calibration: cal, Given: given != nil, Result: *r}, nil
 }
 
 // formatsParts splits the units into their kinds.
@@ -404,10 +414,21 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 		"Cells: Yosys generic synthesis of the 512-bit datapaths: the paper's 5-stage one, whose mode selects G-Binary or G-Ternary, and the int8-sum and bfp8-sum sum datapaths at their fixed depths (package hw); Fmax: nextpnr on ECP5 (full tier). The hardware block synthesizes and routes all three in every tier.",
 	}
 	res.Tables = append(res.Tables, t)
-	conv := convergenceOf(rows, o.Rows.tierLabel())
+	if s := p.runs[0].Data.standIn("formats' rows"); s != "" { // the block's status says so
+		res.Skipped = append(res.Skipped, s)
+	}
+	if p.pilot != nil {
+		if s := p.pilot.Data.standIn("format-admission pilot"); s != "" {
+			res.Skipped = append(res.Skipped, s)
+		}
+	}
+	conv := convergenceOf(rows, p.runs[0].Data.tierCell(o.Rows.tierLabel()))
 	claims := formatsClaims(f, rows, p.pilot, conv)
 	for i := range claims {
-		if claims[i].Tier == "" {
+		switch {
+		case claims[i].Name == formatsPilotClaimName && p.pilot != nil:
+			claims[i].Tier = p.pilot.Data.tierCell(o.Rows.tierLabel())
+		case claims[i].Tier == "":
 			claims[i].Tier = conv.tier
 		}
 	}
@@ -494,8 +515,12 @@ func FormatsPilotReport(ctx context.Context, o FormatsOptions, rungs control.Lad
 		return nil, err
 	}
 	r := fp.Result
-	return &report.Result{Block: "pilot-formats", Title: "Format-admission pilot (extension: the ladder with INT8 and BFP8 rungs)", Data: fp,
+	res := &report.Result{Block: "pilot-formats", Title: "Format-admission pilot (extension: the ladder with INT8 and BFP8 rungs)", Data: fp,
 		Tables: []report.Table{formatsPilotTable(fp)},
 		Summary: []string{fmt.Sprintf("%s seed %d: the ladder admitted %s (traffic %s of FP32), final accuracy %.2f%%.",
-			fp.Data.Name, r.Seed, r.Label, train.FormatRatio(r.Traffic.Paper.Ratio), 100*r.Final)}}, nil
+			fp.Data.Name, r.Seed, r.Label, train.FormatRatio(r.Traffic.Paper.Ratio), 100*r.Final)}}
+	if s := fp.Data.standIn("pilot"); s != "" {
+		res.Skipped, res.Status = append(res.Skipped, s), report.StatusPartial
+	}
+	return res, nil
 }

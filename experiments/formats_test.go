@@ -70,6 +70,7 @@ func TestFormatsLayoutHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	catalogueMatches(t, "formats", run.Config{Tier: run.TierQuick}, res.Claims)
 	verdicts := map[string]string{}
 	for _, c := range res.Claims {
 		verdicts[c.Name] = c.Verdict
@@ -203,4 +204,40 @@ func TestFormatsTimingUnit(t *testing.T) {
 		return
 	}
 	t.Fatal("no timing unit")
+}
+
+// TestFormatsStandInStatus: rows and pilot trained on the stand-ins of
+// Fashion-MNIST make the block partial, saying which set is missing, how
+// to install it and what ran instead, and every claim's tier names the
+// stand-in.
+func TestFormatsStandInStatus(t *testing.T) {
+	var us []FormatsUnit
+	for _, f := range lowbit.Formats() {
+		for s := 1; s <= 2; s++ {
+			u := handFormatRun(t, f, uint64(s), 80, [nn.NumGroups]float64{0.999, 0.999})
+			u.Run.Data = DataInfo{Name: "mnist (stand-in: fashion-mnist not installed)", StandInFor: "fashion-mnist"}
+			us = append(us, u)
+		}
+	}
+	fp := &FormatsPilot{Data: DataInfo{Name: "mnist-stack100 (stand-in: fashion-stack100 not installed)", StandInFor: "fashion-stack100"},
+		Result: pilot.FormatResult{Seed: 1, Label: "INT8 all", Admitted: train.PerGroup[string]{"int8", "int8"}}}
+	us = append(us, FormatsUnit{Key: "pilot", Pilot: fp})
+	res, err := FormatsLayout(FormatsOptionsFor(run.TierQuick, 1), us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.SetStatus(res, us)
+	if res.Status != report.StatusPartial || len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0], "fashion-mnist is not installed (apt-get install dataset-fashion-mnist); the formats' rows ran on its stand-in mnist") ||
+		!strings.Contains(res.Skipped[1], "the format-admission pilot ran on its stand-in mnist-stack100") {
+		t.Errorf("status %q, skipped %q", res.Status, res.Skipped)
+	}
+	for _, c := range res.Claims {
+		want := "quick; on the stand-in mnist (fashion-mnist not installed)"
+		if c.Name == formatsPilotClaimName {
+			want = "quick; on the stand-in mnist-stack100 (fashion-stack100 not installed)"
+		}
+		if c.Tier != want {
+			t.Errorf("%s: tier %q, want %q", c.Name, c.Tier, want)
+		}
+	}
 }

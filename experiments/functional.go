@@ -14,7 +14,8 @@ func init() {
 	run.Register(run.Spec[cxl.VerifyResult]{Name: "functional", Title: functionalTitle, Order: 10,
 		Units: functionalUnits, Layout: func(_ run.Config, rs []cxl.VerifyResult) (*report.Result, error) {
 			return FunctionalLayout(rs[0]), nil
-		}})
+		},
+		Claims: func(run.Config) []report.Claim { return functionalClaims(cxl.VerifyResult{}) }})
 }
 
 const functionalTitle = "Functional correctness (Sec. 6)"

@@ -462,6 +462,7 @@ func TestTrainingLayoutLedger(t *testing.T) {
 	if len(res.Claims) != 7 || res.Claims[0].Section != "Sec. 7.1, Fig. 4" || res.Claims[2].Section != "Sec. 7.2, Fig. 5" {
 		t.Fatalf("claims %+v", res.Claims)
 	}
+	catalogueMatches(t, "training", run.Config{Tier: run.TierQuick}, res.Claims)
 	var conv []report.Table
 	for _, tb := range res.Tables {
 		if tb.Name == "convergence" {

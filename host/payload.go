@@ -359,17 +359,22 @@ func (p *Payload) checkSection(what string, data []byte) error {
 
 // checkSum rejects what no integer-sum encoder writes: a code or
 // exponent of -128, a non-zero code past element n or exponent past the
-// last block, and an Int8 scale that is negative or not finite.
+// last block, an Int8 scale no agreement produces (lowbit.CheckInt8Scale),
+// and a non-zero Int8 code under a zero scale (a scale of 0 means every
+// gradient was 0, and the encoder then writes only zeros).
 func (p *Payload) checkSum() error {
 	if err := checkScaleOf(p.Spec.Format, p.Scale); err != nil {
 		return err
 	}
 	n := p.Elements
+	zeroScale := p.Spec.Format == lowbit.Int8 && p.Scale == 0
 	for k := range p.Spec.Workers {
 		for i, b := range p.CodeSlab(k) {
 			switch {
 			case i < n && b == 0x80:
 				return fmt.Errorf("worker %d code %d is -128, which no encoder writes", k, i)
+			case i < n && b != 0 && zeroScale:
+				return fmt.Errorf("worker %d code %d is %d under a scale of 0, which the encoder writes only for all-zero gradients", k, i, int8(b))
 			case i >= n && b != 0:
 				return fmt.Errorf("worker %d code padding byte %d is not zero", k, i)
 			}
@@ -391,18 +396,16 @@ func (p *Payload) checkSum() error {
 }
 
 // checkScaleOf rejects a scale format f cannot carry: a scaled format's
-// (Int8's) must be a finite number >= 0, every other format's 0.
+// (Int8's) must be one an agreement produces (lowbit.CheckInt8Scale),
+// every other format's +0.
 func checkScaleOf(f lowbit.Format, scale float32) error {
 	if !f.Scaled() {
-		if scale != 0 {
+		if math.Float32bits(scale) != 0 {
 			return fmt.Errorf("format %v has no scale, the payload has %v", f, scale)
 		}
 		return nil
 	}
-	if !(scale >= 0 && scale <= math.MaxFloat32) {
-		return fmt.Errorf("%v scale %v is not a finite number >= 0", f, scale)
-	}
-	return nil
+	return lowbit.CheckInt8Scale(scale)
 }
 
 // Sum returns the software reduction of an integer-sum payload, with the

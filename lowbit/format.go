@@ -358,16 +358,16 @@ type Spec struct {
 // format that aggregates: a vote format (G-Binary, G-Ternary) carries 1 to
 // MaxPacketWorkers workers element-major and 1 to MaxWorkers worker-major,
 // and G-Ternary a valid gate; an integer-sum format (Int8, BFP8) is
-// worker-major (each worker writes its own lines) with 1 to MaxWorkers
-// workers and no gate. It is the one check of a spec: the controller's
+// worker-major (each worker writes its own lines) with 1 to MaxSumWorkers
+// workers (CheckSumWorkers: its int16 lane sums stay exact) and no gate. It is the one check of a spec: the controller's
 // regions, payloads and files all call it.
 func (s Spec) Validate() error {
 	if s.Format.Sum() {
 		switch {
 		case s.Layout != WorkerMajor:
 			return fmt.Errorf("format %v is worker-major (each worker writes its own lines), not %v", s.Format, s.Layout)
-		case s.Workers < 1 || s.Workers > MaxWorkers:
-			return fmt.Errorf("format %v carries 1 to %d workers, not %d", s.Format, MaxWorkers, s.Workers)
+		case CheckSumWorkers(s.Format, s.Workers) != nil:
+			return CheckSumWorkers(s.Format, s.Workers)
 		case s.Gate != (Gate{}):
 			return fmt.Errorf("format %v has no gate, the spec has %v", s.Format, s.Gate)
 		}

@@ -330,6 +330,7 @@ func TestSpecValidate(t *testing.T) {
 		{Workers: 8, Layout: ElementMajor, Format: Int8},
 		{Workers: 0, Layout: WorkerMajor, Format: BFP8},
 		{Workers: MaxWorkers + 1, Layout: WorkerMajor, Format: Int8},
+		{Workers: MaxSumWorkers + 1, Layout: WorkerMajor, Format: BFP8}, // an int16 lane would saturate
 		{Workers: 8, Layout: WorkerMajor, Format: BFP8, Gate: PaperGate},
 		{Workers: 8, Layout: WorkerMajor, Format: Format(NumFormats)},
 	}
@@ -342,7 +343,7 @@ func TestSpecValidate(t *testing.T) {
 		{Workers: 1, Layout: ElementMajor, Format: Binary},
 		{Workers: MaxWorkers, Layout: WorkerMajor, Format: Ternary, Gate: Gate{Kind: GateMargin, Threshold: 3}},
 		{Workers: 1, Layout: WorkerMajor, Format: Int8},
-		{Workers: MaxWorkers, Layout: WorkerMajor, Format: BFP8},
+		{Workers: MaxSumWorkers, Layout: WorkerMajor, Format: BFP8},
 	}
 	for _, s := range good {
 		if err := s.Validate(); err != nil {

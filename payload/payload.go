@@ -13,12 +13,14 @@
 //	7      1    format: 1 G-Binary, 2 G-Ternary; version 2: 3 Int8, 4 BFP8
 //	8      1    gate kind: 0 pattern, 1 worker (gate bits follow), 2 margin
 //	9      1    reserved, 0
-//	10     2    workers W (1-8 element-major, 1-1024 worker-major)
+//	10     2    workers W (1-8 element-major, 1-1024 worker-major; Int8 and
+//	            BFP8 1-258, lowbit.MaxSumWorkers)
 //	12     4    gate parameter: pattern period or margin threshold, else 0
 //	16     8    elements n
 //	24     8    base: flattened index of element 0 (the pattern gate uses it)
 //	32     4    CRC-32 (IEEE) of bytes 0-31 (version 1) or 0-31 and 36-39 (version 2)
-//	36     4    version 2: Int8's agreed scale, float32 bits (0 for BFP8)
+//	36     4    version 2: Int8's agreed scale, float32 bits, +0 to
+//	            lowbit.MaxInt8Scale (lowbit.CheckInt8Scale); +0 for BFP8
 //	40     24   reserved, 0   (version 1: 36-63 reserved)
 //	64     ...  sign data, then gate data when the gate kind is worker;
 //	            version 2: code data, then BFP8 exponent data
@@ -114,11 +116,11 @@ func (h Header) Validate() error {
 	if err := h.Spec.Validate(); err != nil {
 		return err
 	}
-	if !h.Spec.Format.Scaled() && h.Scale != 0 {
-		return fmt.Errorf("format %v has no scale, the header has %v", h.Spec.Format, h.Scale)
+	if !h.Spec.Format.Scaled() && math.Float32bits(h.Scale) != 0 {
+		return fmt.Errorf("scale (header bytes 36-39): format %v has no scale, the header has %v", h.Spec.Format, h.Scale)
 	}
-	if !(h.Scale >= 0 && h.Scale <= math.MaxFloat32) {
-		return fmt.Errorf("%v scale %v is not a finite number >= 0", h.Spec.Format, h.Scale)
+	if err := lowbit.CheckInt8Scale(h.Scale); err != nil {
+		return fmt.Errorf("scale (header bytes 36-39): %w", err)
 	}
 	if h.Elements < 0 || h.Elements > MaxElements {
 		return fmt.Errorf("element count %d out of range [0, %d]", h.Elements, int64(MaxElements))

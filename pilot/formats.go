@@ -80,6 +80,9 @@ func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*Format
 	if err := cfg.Ladder.Validate(); err != nil {
 		return nil, fmt.Errorf("format pilot: %w", err)
 	}
+	if err := cfg.Ladder.CheckWorkers(tc.Workers); err != nil {
+		return nil, fmt.Errorf("format pilot: %w", err)
+	}
 	l, err := train.Start(tc, sets)
 	if err != nil {
 		return nil, fmt.Errorf("format pilot: %w", err)

@@ -264,6 +264,9 @@ func (cfg Config) trainConfig(sets *data.Sets) (train.Config, error) {
 	if err := tc.Validate(); err != nil {
 		return tc, err
 	}
+	if err := cfg.Control.Ladder.CheckWorkers(tc.Workers); err != nil {
+		return tc, err
+	}
 	switch {
 	case cfg.Fault.Rate < 0 || cfg.Fault.Rate > 1 || math.IsNaN(cfg.Fault.Rate):
 		return tc, fmt.Errorf("fault rate %v out of [0, 1]", cfg.Fault.Rate)

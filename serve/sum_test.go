@@ -125,12 +125,19 @@ func TestSumRegionErrors(t *testing.T) {
 		{&pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_INT8, Layout: pb.Layout_LAYOUT_ELEMENT_MAJOR}, "layout"},
 		{&pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_BFP8, Gate: "worker"}, "gate"},
 		{&pb.MapRegionRequest{Elements: 64, Mode: pb.Mode(7)}, "mode"},
+		// More workers than an int16 lane sums exactly: refused, not
+		// saturated.
+		{&pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_INT8, Workers: 300}, "workers"},
+		{&pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_BFP8, Workers: 259}, "workers"},
 	} {
 		_, err := d.Map(context.Background(), tc.req)
 		st := status.Convert(err)
 		if st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), tc.field) {
 			t.Errorf("%v: %v %q, want InvalidArgument on %s", tc.req, st.Code(), st.Message(), tc.field)
 		}
+	}
+	if _, err := d.Map(context.Background(), &pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_INT8, Workers: lowbit.MaxSumWorkers}); err != nil {
+		t.Errorf("int8 region of %d workers: %v", lowbit.MaxSumWorkers, err)
 	}
 	if got := fmt.Sprint(wire.Format(lowbit.BFP8)); got != "FORMAT_BFP8" {
 		t.Errorf("wire format %s", got)

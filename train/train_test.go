@@ -272,6 +272,13 @@ func TestConfigErrors(t *testing.T) {
 			c.Workers, c.Layout, c.Policy = 16, lowbit.ElementMajor, Uniform(RuleSpec{Rule: FormatRule(lowbit.Binary)})
 		}, "element-major"},
 		{"policy", func(c *Config) { c.Policy = Uniform(RuleSpec{Rule: 9}) }, "policy"},
+		// An int16 lane sums at most 258 workers' codes exactly.
+		{"int8 workers", func(c *Config) {
+			c.Workers, c.Batch, c.Policy = 300, 600, Split(RuleSpec{Rule: FormatRule(lowbit.Int8)}, RuleSpec{Rule: FormatRule(lowbit.FP32)})
+		}, "group backbone: workers: format int8 sums 1 to 258 workers"},
+		{"bfp8 workers", func(c *Config) {
+			c.Workers, c.Batch, c.Policy = 259, 600, Split(RuleSpec{Rule: FormatRule(lowbit.FP32)}, RuleSpec{Rule: FormatRule(lowbit.BFP8)})
+		}, "group head: workers: format bfp8 sums 1 to 258 workers"},
 		{"data", func(c *Config) { c.Batch = 128 }, "smaller than one batch"},
 		{"cnn shape", func(c *Config) { c.Model = "cnn"; c.Hidden = nil }, ""},
 	} {

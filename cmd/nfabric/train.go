@@ -260,7 +260,7 @@ func newTrainRunCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			sets, name, err := o.LoadSets()
+			sets, info, err := o.LoadSets()
 			if err != nil {
 				return err
 			}
@@ -268,7 +268,7 @@ func newTrainRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printResult(cmd, experiments.TrainRunResult(r, name, o.Seed), asJSON, out)
+			return printResult(cmd, experiments.TrainRunResult(r, info, o.Seed), asJSON, out)
 		},
 	}
 	of.add(cmd.Flags(), def)

@@ -61,8 +61,12 @@ class Flaky:
 def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabric", ctl: Optional[str] = None,
              nan_rank: Optional[int] = None, bucket_cap_mb: float = 0.0005, backend: str = "collective",
              serve: Optional[str] = None, layout: str = "worker-major", rungs: Optional[str] = None,
-             record: Optional[str] = None) -> Dict[str, Any]:
-    model = make_model()
+             record: Optional[str] = None, dtype: str = "float32", compiled: Optional[str] = None) -> Dict[str, Any]:
+    if compiled and not hasattr(torch, "compile"):
+        return {"skipped": f"torch {torch.__version__} has no torch.compile"}
+    if dtype == "bfloat16" and int(torch.__version__.split(".")[0]) < 2:
+        return {"skipped": f"gloo in torch {torch.__version__} has no bfloat16 all-reduce"}
+    model = make_model().to(getattr(torch, dtype))
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
     fabric = None
     if hook == "allreduce":
@@ -80,6 +84,7 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
         rec = {"record": record, "record_steps": [1], "record_diagnostics": True} if record else {}
         fabric = nt.register(ddp, Policy.parse(policy, lr=LR, sign_lr=SIGN_LR, layout=layout), control=c,
                              backend=backend, serve=serve, **rec)
+    run = torch.compile(ddp, backend=compiled) if compiled else ddp
     opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
     out: Dict[str, Any] = {"params": [], "grads": [], "raw": [], "buckets": [], "warnings": [], "modes": []}
     names = [n for n, _ in model.named_parameters()]
@@ -103,9 +108,10 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
     for step in range(STEPS):
         x, y = batch(step, workers)
         xs, ys = torch.tensor_split(x, workers)[rank], torch.tensor_split(y, workers)[rank]
+        xs = xs.to(getattr(torch, dtype))
         armed[0] = nan_rank == rank and step == 2
         opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(ddp(xs), ys)
+        loss = torch.nn.functional.cross_entropy(run(xs).float(), ys)
         import warnings
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")

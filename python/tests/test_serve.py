@@ -566,3 +566,40 @@ def test_ddp_hook_diagnostics_measure_the_ladders_formats(serve_socket, tmp_path
     for name in got:
         ok, why = res[0][name]["replay"]
         assert ok, (name, why)
+
+
+def test_serve_control_state_resumes_the_session(serve_socket):
+    """A ServeControl's state_dict (the plane's dump) loaded into a new
+    session reproduces it: the recovery script cut at step 4 (inside the
+    loss alarm) and resumed gives the uninterrupted run's modes, alarms and
+    actions; a differently configured controller refuses the state."""
+    from nfabric.torch.control import StepContext
+    from nfabric.torch.stats import Stats
+
+    def drive(ctl, steps, start=0):
+        out = []
+        for step in range(start, start + steps):
+            loss = RECOVERY_LOSSES[step - 1] if step > 0 else None
+            out.append(ctl.decide(StepContext(step, {"all": Format.BINARY}, loss, Stats()))["all"])
+        return out
+
+    whole = nt.serve.ServeControl(serve_socket, **RECOVERY_CONFIG)
+    whole.bind({"all": 1000})
+    want = drive(whole, len(RECOVERY_LOSSES))
+    first = nt.serve.ServeControl(serve_socket, **RECOVERY_CONFIG)
+    first.bind({"all": 1000})
+    got = drive(first, 4)
+    state = first.state_dict()
+    first.close()
+    resumed = nt.serve.ServeControl(serve_socket, **RECOVERY_CONFIG)
+    resumed.bind({"all": 1000})
+    resumed.load_state_dict(state)
+    got += drive(resumed, len(RECOVERY_LOSSES) - 4, start=4)
+    assert got == want and resumed.alarms == whole.alarms == 1
+    assert resumed.actions == whole.actions
+    other = nt.serve.ServeControl(serve_socket, **dict(RECOVERY_CONFIG, warmup=5))
+    other.bind({"all": 1000})
+    with pytest.raises(ValueError, match="configured differently"):
+        other.load_state_dict(state)
+    for c in (whole, resumed, other):
+        c.close()

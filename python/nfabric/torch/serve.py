@@ -27,6 +27,7 @@ over gRPC, ``api/nfabric/v1``).
 
 from __future__ import annotations
 
+import base64
 import os
 import time
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -606,6 +607,58 @@ class ServeControl:
         r = self.client.call(self.client.control.OpenSession, k.OpenSessionRequest(config=cfg), "OpenSession")
         self.session = r.session
         self.modes = {g: Format.FP32 for g in groups}
+
+    def state_dict(self) -> Dict[str, object]:
+        """The session as a checkpoint holds it: the plane's dump (its
+        configuration and every event it was fed, base64 protobuf) and what
+        this client derived from it. A ServeControl with no session (ranks
+        other than 0) has none."""
+        if self.session is None:
+            return {"session": None}
+        c = self.client
+        d = c.call(c.control.Dump, c.kpb.DumpRequest(session=self.session), "Dump")  # type: ignore[union-attr]
+        return {"session": base64.b64encode(d.SerializeToString()).decode(), "alarms": self.alarms,
+                "loss_sent": self._loss_sent, "modes": {g: str(f) for g, f in self.modes.items()}}
+
+    def load_state_dict(self, sd: Mapping[str, object]) -> None:
+        """Rebuilds a saved session in this ServeControl's fresh one: the
+        saved events are fed again (the plane is deterministic in them) and
+        the actions must come out as recorded. ValueError when the saved
+        session was configured otherwise or does not replay the same."""
+        blob = sd.get("session") if isinstance(sd, Mapping) else None
+        if blob is None:
+            return
+        if self.session is None:
+            raise ValueError("the checkpoint holds a control session but this ServeControl has none open "
+                             "(it is opened on rank 0 when the Fabric binds)")
+        c = self.client
+        k = c.kpb  # type: ignore[union-attr]
+        d = k.SessionDump()
+        try:
+            d.ParseFromString(base64.b64decode(str(blob), validate=True))
+        except Exception as e:  # noqa: BLE001 - a malformed checkpoint, whatever the decoder raises
+            raise ValueError(f"the checkpoint's control session does not decode ({e})") from None
+        mine = c.call(c.control.Dump, k.DumpRequest(session=self.session), "Dump")  # type: ignore[union-attr]
+        if len(mine.events):
+            raise ValueError("load_state_dict needs a fresh control session (this one was already fed events)")
+        if d.config.SerializeToString(deterministic=True) != mine.config.SerializeToString(deterministic=True):
+            raise ValueError("the checkpoint's control session was configured differently from this ServeControl "
+                             "(groups, default, ladder or thresholds)")
+        self.actions = []
+        for ev in d.events:
+            try:
+                self._send(ev.event)
+            except ServeError as e:
+                if not ev.error:
+                    raise ValueError(f"replaying the saved control session: an event the plane accepted is now "
+                                     f"rejected ({e})") from None
+        names = {v: n for n, v in c.cpb.Mode.items()}  # type: ignore[union-attr]
+        want = [(a.step, a.group, names[a.mode], a.reason) for a in d.actions]
+        if self.actions != want:
+            raise ValueError("replaying the saved control session gave other actions than it recorded")
+        self.alarms = int(sd.get("alarms", self.alarms))  # type: ignore[arg-type]
+        ls = sd.get("loss_sent")
+        self._loss_sent = None if ls is None else int(ls)  # type: ignore[arg-type]
 
     def _send(self, event) -> None:
         assert self.client is not None and self.session is not None
