@@ -10,7 +10,8 @@
 // The protobuf form (.et): one length-delimited GlobalMetadata record, then
 // length-delimited Node records (a varint byte length, then the message),
 // as api/chakra/v1/et.proto declares them with Chakra's field numbers.
-// Records are decoded one at a time (ReadFile streams the file).
+// Records are decoded one at a time (ReadFile streams the file), the nodes
+// straight from the wire (wire.go).
 //
 // Two JSON forms are read too (ReadJSON): Chakra's JSON feeder input, an
 // object whose "workload_graph" lists the nodes ({"Id", "Name",
@@ -165,6 +166,8 @@ func newGraph(name string) *graph { return &graph{name: name, depOff: []uint32{0
 type nodeFields struct {
 	id, dur        uint64
 	name           string
+	nameB          []byte   // a name not yet copied (kept for errors only)
+	attrs          [][]byte // the attribute records, reused between nodes
 	kind           int64
 	data, ctrl     []uint64
 	commType       int64
@@ -176,7 +179,13 @@ type nodeFields struct {
 
 // add checks one node and appends it; i is its record index (for errors).
 func (g *graph) add(i int, n *nodeFields) error {
-	where := func() string { return fmt.Sprintf("node record %d (id %d, %q)", i, n.id, n.name) }
+	where := func() string {
+		name := n.name
+		if name == "" {
+			name = string(n.nameB)
+		}
+		return fmt.Sprintf("node record %d (id %d, %q)", i, n.id, name)
+	}
 	if len(g.ids) >= MaxNodes {
 		return fmt.Errorf("more than %d nodes", MaxNodes)
 	}
@@ -364,17 +373,18 @@ func Decode(r io.Reader, name string) (*Rank, error) {
 		return nil, fmt.Errorf("chakra %s: empty file (want a global metadata record, then nodes)", name)
 	}
 	g := newGraph(name)
-	msg := &chakrav1.Node{}
 	var nf nodeFields
 	for i := 0; ; i++ {
-		ok, err := record(br, &buf, msg)
+		raw, ok, err := readRecord(br, &buf)
 		if err != nil {
 			return nil, fmt.Errorf("chakra %s: node record %d: %w", name, i, err)
 		}
 		if !ok {
 			break
 		}
-		fieldsOf(msg, &nf)
+		if err := decodeNode(raw, &nf); err != nil {
+			return nil, fmt.Errorf("chakra %s: node record %d: decode: %w", name, i, err)
+		}
 		if err := g.add(i, &nf); err != nil {
 			return nil, fmt.Errorf("chakra %s: %w", name, err)
 		}
@@ -400,15 +410,28 @@ func fieldsOf(m *chakrav1.Node, nf *nodeFields) {
 // record reads one length-delimited message into m, reusing *buf; false
 // at a clean end of file.
 func record(br *bufio.Reader, buf *[]byte, m proto.Message) (bool, error) {
+	b, ok, err := readRecord(br, buf)
+	if err != nil || !ok {
+		return ok, err
+	}
+	if err := proto.Unmarshal(b, m); err != nil {
+		return false, fmt.Errorf("decode: %w", err)
+	}
+	return true, nil
+}
+
+// readRecord reads one length-delimited record into *buf (reused) and
+// returns it; false at a clean end of file.
+func readRecord(br *bufio.Reader, buf *[]byte) ([]byte, bool, error) {
 	n, err := binary.ReadUvarint(br)
 	if errors.Is(err, io.EOF) {
-		return false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("length: %w", unexpected(err))
+		return nil, false, fmt.Errorf("length: %w", unexpected(err))
 	}
 	if n > MaxRecordBytes {
-		return false, fmt.Errorf("length %d above %d bytes", n, MaxRecordBytes)
+		return nil, false, fmt.Errorf("length %d above %d bytes", n, MaxRecordBytes)
 	}
 	// Grow with what arrives rather than allocate the claimed length: a
 	// corrupt length must not cost 64 MiB.
@@ -419,14 +442,11 @@ func record(br *bufio.Reader, buf *[]byte, m proto.Message) (bool, error) {
 		got, err := io.ReadFull(br, b[len(b):len(b)+int(chunk)])
 		b = b[:len(b)+got]
 		if err != nil {
-			return false, fmt.Errorf("%d-byte message: %w after %d bytes", n, io.ErrUnexpectedEOF, len(b))
+			return nil, false, fmt.Errorf("%d-byte message: %w after %d bytes", n, io.ErrUnexpectedEOF, len(b))
 		}
 	}
 	*buf = b
-	if err := proto.Unmarshal(b, m); err != nil {
-		return false, fmt.Errorf("decode: %w", err)
-	}
-	return true, nil
+	return b, true, nil
 }
 
 func unexpected(err error) error {

@@ -314,7 +314,7 @@ func TestFeederJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	rk, _ := DecodeJSON([]byte(untyped), "small.json")
-	if _, err := Merge([]*Rank{rk}); err == nil || !strings.Contains(err.Error(), "no typed collective node to price (3 nodes, 1 COMP_NODE, 2 COMM_COLL_NODE)") {
+	if _, err := Merge([]*Rank{rk}); err == nil || !strings.Contains(err.Error(), "no typed collective node to price (3 nodes, 1 COMP_NODE, 2 COMM_COLL_NODE; 2 collective nodes without comm_type)") {
 		t.Errorf("untyped feeder JSON: %v", err)
 	}
 	typed := strings.Replace(untyped, `"runtime": 28,`, `"runtime": 28, "comm_type": 5, "comm_size": 212480,`, 1)
