@@ -24,7 +24,7 @@ func tinyBoundary() TrainOptions {
 
 // saveStudy trains o's study for seeds from..from+n-1 and writes its
 // JSON as `nfabric train boundary --out DIR` does; it returns the file.
-func saveStudy(t *testing.T, o TrainOptions, from uint64, n int) string {
+func saveStudy(t testing.TB, o TrainOptions, from uint64, n int) string {
 	t.Helper()
 	o.Seed, o.Seeds = from, n
 	runs, err := RunStudy(context.Background(), StudyBoundary, o)
