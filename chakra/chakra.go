@@ -67,8 +67,9 @@
 // A record is at most MaxRecordBytes, a trace at most MaxNodes nodes. The
 // reader keeps about 50 bytes a node and 20 a dependency (ids, durations,
 // the dependency graph, times) plus the name of every collective node, not
-// the decoded records: a trace at MaxNodes with one dependency a node takes
-// about 300 MB.
+// the decoded records, and allocates about 130 bytes a node in all on the
+// way (TestDecodeAllocationBound holds it under 150): a trace at MaxNodes
+// with one dependency a node takes about 300 MB.
 package chakra
 
 import (
@@ -200,6 +201,16 @@ func (g *graph) add(i int, n *nodeFields) error {
 	}
 	g.stats.Nodes++
 	g.stats.ByType[n.kind]++
+	if len(g.ids) == cap(g.ids) {
+		// Double the node arrays (append grows large slices by a quarter,
+		// which allocates them five times over on the way to millions).
+		k := max(len(g.ids), 1024)
+		g.ids, g.dur, g.kind = slices.Grow(g.ids, k), slices.Grow(g.dur, k), slices.Grow(g.kind, k)
+		g.coll, g.depOff = slices.Grow(g.coll, k), slices.Grow(g.depOff, k)
+	}
+	if len(g.deps)+len(n.data) > cap(g.deps) {
+		g.deps = slices.Grow(g.deps, max(len(g.deps), len(n.data), 1024))
+	}
 	g.ids = append(g.ids, n.id)
 	g.dur = append(g.dur, n.dur)
 	g.kind = append(g.kind, uint8(n.kind))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -456,4 +457,52 @@ func FuzzDecodeJSON(f *testing.F) {
 			t.Fatalf("merge error does not name the file: %v", err)
 		}
 	})
+}
+
+// TestDecodeAllocationBound: decoding and scheduling a 4M-node ET (the
+// hostile probe's size; it took 2.0 GB) allocates a bounded number of
+// bytes a node, whatever the machine's load (runtime.MemStats.TotalAlloc
+// is deterministic, unlike a peak RSS): the node arrays, the dependency
+// graph and the times, no decoded messages. The package doc states the
+// bound this checks.
+func TestDecodeAllocationBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 4M-node ET (-short)")
+	}
+	const n = 4_000_000
+	var b []byte
+	add := func(m proto.Message) {
+		raw, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(protowire.AppendVarint(b, uint64(len(raw))), raw...)
+	}
+	add(&chakrav1.GlobalMetadata{Version: "0.0.4"})
+	for i := 1; i <= n; i++ {
+		nd := &chakrav1.Node{Id: uint64(i), Name: "aten::mm", Type: chakrav1.NodeType_COMP_NODE, DurationMicros: 1}
+		if i%2 == 0 {
+			nd.DataDeps = []uint64{uint64(i - 1)}
+		}
+		if i%100_000 == 0 {
+			nd = coll(uint64(i), chakrav1.CollectiveCommType_ALL_REDUCE, 1<<20, uint64(i-1))
+		}
+		add(nd)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rk, err := Decode(bytes.NewReader(b), "big.et")
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rk.Collectives) != 40 {
+		t.Fatalf("%d collectives", len(rk.Collectives))
+	}
+	per := float64(after.TotalAlloc-before.TotalAlloc) / n
+	t.Logf("%.0f bytes allocated a node", per)
+	if per > 150 {
+		t.Errorf("%.0f bytes allocated a node; the bound is 150", per)
+	}
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -106,5 +107,39 @@ func TestTraceCollectives(t *testing.T) {
 	}
 	if _, err := ParseTraceCSV(strings.NewReader("bytes,ready_us,collective\n8,0,all-to-all\n8,1,telepathy\n"), "c.csv"); err == nil || !strings.Contains(err.Error(), "c.csv:3: collective") {
 		t.Errorf("CSV with an unknown collective: %v", err)
+	}
+}
+
+// TestParseAllocationBound: parsing a JSON trace of a million buckets
+// allocates a bounded number of bytes a bucket (runtime.MemStats.TotalAlloc,
+// deterministic): the Bucket arena sized once, not grown bucket by bucket,
+// and keeps about 120 bytes a bucket live.
+func TestParseAllocationBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 31 MB trace (-short)")
+	}
+	const n = 1_000_000
+	var b strings.Builder
+	b.WriteString(`{"buckets":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"bytes":4096,"ready_us":%d}`, i/100)
+	}
+	b.WriteString(`]}`)
+	data := []byte(b.String())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tr, err := ParseTraceJSON(data, "big.json")
+	runtime.ReadMemStats(&after)
+	if err != nil || len(tr.Buckets) != n {
+		t.Fatal(err)
+	}
+	per := float64(after.TotalAlloc-before.TotalAlloc) / n
+	t.Logf("%.0f bytes allocated a bucket", per)
+	if per > 400 {
+		t.Errorf("%.0f bytes allocated a bucket; the bound is 400", per)
 	}
 }
