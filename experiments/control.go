@@ -206,6 +206,15 @@ type ControlUnit struct {
 	NS3 *NS3Run `json:"ns3,omitempty"`
 }
 
+// CheckConsistent checks the unit's pilot result, if any
+// (pilot.Result.CheckConsistent), as the framework does for every result.
+func (u ControlUnit) CheckConsistent() error {
+	if u.Pilot != nil {
+		return u.Pilot.Result.CheckConsistent()
+	}
+	return nil
+}
+
 // Forecast is the Predictor's forecast for one built-in profile.
 type Forecast struct {
 	Profile  string           `json:"profile"` // workload.Builtin name
