@@ -78,7 +78,7 @@ func (f seedFinals) values(label string) ([]float64, bool) {
 
 func (f seedFinals) mean(label string) (float64, bool) {
 	xs, ok := f.values(label)
-	m, _ := MeanStd(xs)
+	m, _ := stats.MeanSD(xs)
 	return m, ok
 }
 
@@ -135,7 +135,7 @@ type part struct {
 // and at 80% power; ok false when no number of seeds would decide it at
 // the observed mean (it sits on the criterion's end).
 func (p part) seedsToDecide() (n50, n80 int, ok bool) {
-	m, s := MeanStd(p.d)
+	m, s := stats.MeanSD(p.d)
 	if n50, ok = stats.SeedsToDecide(m, s, p.dr, stats.Level, 0.5); !ok {
 		return 0, 0, false
 	}
@@ -237,7 +237,7 @@ func ratioPart(rule string, a, b []float64, r stats.Region) part {
 	if math.IsInf(theta, 0) {
 		theta, atLeast = r.Hi, false
 	}
-	mb, _ := MeanStd(b)
+	mb, _ := stats.MeanSD(b)
 	if len(a) != len(b) || math.IsInf(theta, 0) || mb == 0 || !math.IsInf(r.Lo, 0) && !math.IsInf(r.Hi, 0) {
 		return p
 	}
@@ -395,8 +395,8 @@ func boundaryClaims(f seedFinals, cos map[uint64][2][2]float64, conv studyConver
 				a[i], b[i] = sp[i]-full[i], fp[i]-full[i]
 			}
 			p := ratioPart(rule, a, b, stats.AtLeast(mostFraction))
-			ma, _ := MeanStd(a)
-			mb, _ := MeanStd(b)
+			ma, _ := stats.MeanSD(a)
+			mb, _ := stats.MeanSD(b)
 			p.ours = fmt.Sprintf("%s %s, %.0f%% of the %.2f-point gap", label(rule), f.cell(label(rule)), 100*ma/mb, mb)
 			return p
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
 )
 
@@ -127,7 +128,7 @@ func sweep(ctx context.Context, study string, o TrainOptions, what, column strin
 			row = append(row, pm(per))
 			accs = append(accs, per...)
 		}
-		m, _ := MeanStd(accs)
+		m, _ := stats.MeanSD(accs)
 		if m > bestAcc || (m == bestAcc && less(i, best)) {
 			best, bestAcc = i, m
 		}
