@@ -14,8 +14,6 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "work with reproduce's outputs (merge sharded runs)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return usagef("report needs a subcommand (merge)") },
 	}
 	cmd.AddCommand(newReportMergeCmd())
 	return cmd

@@ -25,10 +25,6 @@ func newTelemetryCmd() *cobra.Command {
 from a packet-level ns-3 simulation of a training job's gradient traffic
 ('telemetry ns3') or from the synthetic healthy/congested generator
 ('telemetry synthetic').`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("telemetry: give a subcommand (ns3, synthetic)")
-		},
 	}
 	cmd.AddCommand(newTelemetryNS3Cmd(), newTelemetrySyntheticCmd(), newTelemetryAllReduceCmd())
 	return cmd
