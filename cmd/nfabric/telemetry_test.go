@@ -15,7 +15,7 @@ func TestTelemetryUsage(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"telemetry"}, 0}, // a bare group prints its help
+		{[]string{"telemetry"}, 0},        // a bare group prints its help
 		{[]string{"telemetry", "ns3"}, 2}, // no -o
 		{[]string{"telemetry", "ns3", "-o", "x.csv", "--background", "udp=3"}, 2},
 		{[]string{"telemetry", "ns3", "-o", "x.csv", "--topology", "ring"}, 2},
