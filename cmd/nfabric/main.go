@@ -41,7 +41,7 @@ and writes its tables and figures under out/.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Wrap(err) })
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkOutputs(cmd) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkFlags(cmd) }
 	for _, c := range []*cobra.Command{
 		newVersionCmd(),
 		newReproduceCmd(),
@@ -169,15 +169,36 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return 1
 }
 
+// checkFlags runs cobra's checks of required flags and flag groups
+// (which cobra would run next and return untyped) as usage errors, then
+// checkOutputs.
+func checkFlags(cmd *cobra.Command) error {
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return usage.Wrap(err)
+	}
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return usage.Wrap(err)
+	}
+	return checkOutputs(cmd)
+}
+
 // checkOutputs checks every output path of cmd before it does any work:
 // a flag declared with fileFlag names a file (report.CheckOutput's rules,
 // "-" is stdout), one declared with dirFlag a directory
-// (report.CheckOutputDir). A bad path is a usage error.
+// (report.CheckOutputDir). A bad path is a usage error, and so is a file
+// output "-" beside --json: both would write stdout.
 func checkOutputs(cmd *cobra.Command) error {
 	var err error
+	asJSON := cmd.Flags().Lookup("json")
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		kind, v := outputKindOf(f), f.Value.String()
-		if err != nil || kind == "" || v == "" || v == "-" {
+		if err != nil || kind == "" || v == "" {
+			return
+		}
+		if v == "-" {
+			if kind == outputFile && asJSON != nil && asJSON.Value.String() == "true" {
+				err = usage.Errorf("--%s - and --json both write stdout: give --%s a file", f.Name, f.Name)
+			}
 			return
 		}
 		if kind == outputDir {
