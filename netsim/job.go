@@ -165,4 +165,6 @@ func (j *Job) WriteTelemetry(w io.Writer) error { return control.WriteTelemetry(
 
 // WriteLoads writes the traffic each link carried per interval beside the
 // samples and the Commander's modes (WriteLoads).
-func (j *Job) WriteLoads(w io.Writer) error { return WriteLoads(w, j.Loads, j.Samples, j.Verdict.Modes) }
+func (j *Job) WriteLoads(w io.Writer) error {
+	return WriteLoads(w, j.Loads, j.Samples, j.Verdict.Modes)
+}
