@@ -127,15 +127,7 @@ func runSelftest(cmd *cobra.Command, c serve.Config) error {
 	return rep.Err()
 }
 
-func newServeCheckCmd() *cobra.Command {
-	var (
-		c      client.CheckConfig
-		asJSON bool
-	)
-	cmd := &cobra.Command{
-		Use:   "check",
-		Short: "run the self-test against a running 'nfabric serve'",
-		Long: `check connects to a running server (the same --socket, --tcp and --token-file
+const serveCheckLong = `check connects to a running server (the same --socket, --tcp and --token-file
 flags) and runs the self-test: the Sec. 6 packet test read back under every
 mode and judged by closed forms, a bad request that must name its field, and a
 control session. It ends with "N passed, N failed" (with --json, one JSON
@@ -144,8 +136,18 @@ object: target, passed, failed and the checks) and exits 1 on a failure.
 For a TLS server give --tls-ca (the CA that signed the server's certificate)
 and, for one that requires client certificates, --tls-cert and --tls-key.
 A Unix socket must be this user's (or root's), in a directory no other user
-can write.`,
-		Args: cobra.NoArgs,
+can write.`
+
+func newServeCheckCmd() *cobra.Command {
+	var (
+		c      client.CheckConfig
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "run the self-test against a running 'nfabric serve'",
+		Long:  serveCheckLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := client.CheckServer(cmd.Context(), c)
 			if err != nil {
@@ -162,12 +164,16 @@ can write.`,
 			return rep.Err()
 		},
 	}
-	f := cmd.Flags()
+	addCheckFlags(cmd.Flags(), &c)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as one JSON object")
+	return cmd
+}
+
+// addCheckFlags registers where 'serve check' dials and its TLS files.
+func addCheckFlags(f *pflag.FlagSet, c *client.CheckConfig) {
 	addEndpoint(f, &c.Endpoint)
-	f.BoolVar(&asJSON, "json", false, "print the checks as one JSON object")
 	f.StringVar(&c.TLSCA, "tls-ca", "", "dial with TLS: the CA (PEM) that signed the server's certificate (empty: the system's roots)")
 	f.StringVar(&c.TLSCert, "tls-cert", "", "client certificate (PEM), for a server that requires one")
 	f.StringVar(&c.TLSKey, "tls-key", "", "client private key (PEM)")
 	f.StringVar(&c.TLSServerName, "tls-server-name", "", "name to verify the server's certificate against (default: the --tcp host)")
-	return cmd
 }
