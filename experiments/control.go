@@ -17,6 +17,7 @@ import (
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
 	"github.com/neuronfabric/nfabric/workload"
 )
@@ -352,7 +353,7 @@ func (sr scenarioRuns) stats() scenarioStats {
 		accs = append(accs, 100*r.Final)
 	}
 	st.n = float64(len(sr.runs))
-	st.accMean, st.accStd = MeanStd(accs)
+	st.accMean, st.accStd = stats.MeanSD(accs)
 	return st
 }
 
@@ -655,8 +656,8 @@ func pilotFigures(all []scenarioRuns, fault pilot.Fault) ([]report.Figure, error
 				a = append(a, 100*r.Epochs[e].ValAcc)
 				l = append(l, 100*r.Epochs[e].LowBit[nn.Backbone])
 			}
-			ma, sda := MeanStd(a)
-			ml, sdl := MeanStd(l)
+			ma, sda := stats.MeanSD(a)
+			ml, sdl := stats.MeanSD(l)
 			sa.X, sa.Y, sa.Err = append(sa.X, float64(e+1)), append(sa.Y, ma), append(sa.Err, sda)
 			sl.X, sl.Y, sl.Err = append(sl.X, float64(e+1)), append(sl.Y, ml), append(sl.Err, sdl)
 		}
