@@ -43,6 +43,6 @@ and each block's NAME.md, NAME.json and SVG figures, byte for byte what a single
 			return run.FailedBlocks(outs)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "out", "output directory")
+	dirFlag(cmd.Flags(), &out, "out", "out", "output directory")
 	return cmd
 }

@@ -6,7 +6,6 @@ package wire
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
@@ -158,9 +157,6 @@ func Accounting(a host.Accounting) *pb.HostAccounting {
 func ModeChange(c cxl.ModeChange) *pb.ModeChange {
 	return &pb.ModeChange{Region: uint32(c.Region), From: Mode(c.From), To: Mode(c.To), AfterSeq: c.AfterSeq, Time: c.Time}
 }
-
-// finite reports whether x is neither NaN nor infinite.
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Event returns the wire form of a control event.
 func Event(ev control.Event) *pb.Event {
