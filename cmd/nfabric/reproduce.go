@@ -150,7 +150,7 @@ func (f *reproduceFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tierS, "tier", "quick", "budget: quick, standard or full")
 	fs.BoolVar(&f.full, "full", false, "alias of --tier full (long)")
 	fs.BoolVar(&f.quick, "quick", false, "alias of --tier quick (the default)")
-	fs.StringVar(&f.out, "out", "out", "output directory")
+	dirFlag(fs, &f.out, "out", "out", "output directory")
 	fs.Uint64Var(&f.seed, "seed", 1, "base random seed")
 	fs.IntVar(&f.seeds, "seeds", 0, "paired seeds of every block that runs seeds (training, formats, control), e.g. what the ledger's 'seeds to decide' asks for (0: the tier's)")
 	fs.BoolVar(&f.list, "list", false, "list the blocks (of --only) with their units of work and estimated CPU time at the --tier's configuration and exit; with --shard i/n, every shard's estimated CPU time and shard i's units")

@@ -283,12 +283,12 @@ func newTrainRunCmd() *cobra.Command {
 	}
 	of.add(cmd.Flags(), def)
 	cmd.Flags().StringVar(&policy, "policy", "fp32", "aggregation policy, e.g. g-binary or backbone=g-ternary,head=fp32")
-	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "checkpoint file written after every epoch")
+	fileFlag(cmd.Flags(), &checkpoint, "checkpoint", "", "checkpoint file written after every epoch")
 	cmd.Flags().BoolVar(&resume, "resume", false, "resume from --checkpoint when it exists")
 	cmd.Flags().IntVar(&logEvery, "log-every", 0, "progress line every N steps (0: per epoch)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
-	cmd.Flags().StringVar(&out, "out", "", "also write the result's tables (and JSON) into this directory")
+	dirFlag(cmd.Flags(), &out, "out", "", "also write the result's tables (and JSON) into this directory")
 	return cmd
 }
 
@@ -342,7 +342,7 @@ func (f *studyFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	fs.BoolVar(&f.wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
-	fs.StringVar(&f.out, "out", "", "also write tables, figures and JSON into this directory")
+	dirFlag(fs, &f.out, "out", "", "also write tables, figures and JSON into this directory")
 	fs.StringSliceVar(&f.saved, "runs", nil, "lay out the study from runs saved by earlier --out runs (their training-STUDY.json files, e.g. seeds 1-2 and 3-5 trained apart) instead of training; they must cover the options' rows and seeds exactly")
 }
 
@@ -451,7 +451,7 @@ func (f *sweepFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tier, "tier", "quick", "start from this tier's configuration of the study: quick, standard or full")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
-	fs.StringVar(&f.out, "out", "", "also write the table and JSON into this directory")
+	dirFlag(fs, &f.out, "out", "", "also write the table and JSON into this directory")
 }
 
 // run sweeps a rate, or the schedules when --schedules is given.
