@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/experiments/run"
-	"strings"
 
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/hw"

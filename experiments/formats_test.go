@@ -2,11 +2,12 @@ package experiments
 
 import (
 	"context"
-	"github.com/neuronfabric/nfabric/experiments/run"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/experiments/run"
 
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"

@@ -40,6 +40,7 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/replay"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -181,7 +182,8 @@ type Options struct {
 	// CXL is the controller link; Shared makes the workers share one port.
 	CXL    collective.Link
 	Shared bool
-	// Memory is the timing preset of the CXL memory: ideal or ddr5.
+	// Memory is the timing preset of the CXL memory: ideal or a CXL device
+	// (timing.Presets).
 	Memory string
 	Plan   Plan
 }
@@ -362,11 +364,11 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 			}
 		}
 		if n > 0 {
-			low = append(low, timing.Bucket{Ready: timing.Time(b.ReadyPS), Lines: replay.Lines(4 * n)})
+			low = append(low, timing.Bucket{Ready: sim.Time(b.ReadyPS), Lines: replay.Lines(4 * n)})
 		}
 	}
 	if len(low) > 0 {
-		back := timing.Time(s.BackwardPS)
+		back := sim.Time(s.BackwardPS)
 		var runs [2]replay.Run
 		for i, m := range []replay.Mode{replay.Identity, replay.LowBit} {
 			c := cals[m]
@@ -383,7 +385,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 			}
 			runs[i] = r
 		}
-		inc := replay.Compare(runs[0], runs[1], low, timing.Time(s.ForwardPS), back, cfg.PipelineLatency())
+		inc := replay.Compare(runs[0], runs[1], low, sim.Time(s.ForwardPS), back, cfg.PipelineLatency())
 		row.ExposedS = ps2s(int64(inc.Exposed))
 		row.Exposure = math.Max(0, inc.BusyIncrementPct/100)
 	}

@@ -32,7 +32,7 @@ projected step time and speed-up, with the assumptions printed beside them.
 or "recorded": the plan the control plane's admission ladder derives from the
 recording's diagnostics (record an FP32 run with record_diagnostics=True).`
 const whatifExample = `  nfabric whatif --trace trace.json --workers 8 --net ib --plan backbone=g-binary,head=fp32
-  nfabric whatif --trace trace.json --plan recorded --memory ddr5 --json
+  nfabric whatif --trace trace.json --plan recorded --memory asic-pcie5-x8 --json
   nfabric whatif --model resnet18-cifar10 --workers 16 --net pcie --html whatif.html`
 
 // whatifFlags holds the flags of 'nfabric whatif'.
@@ -52,7 +52,7 @@ func (w *whatifFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.cxl, "cxl", "cxl", "CXL controller link")
 	f.BoolVar(&w.shared, "shared", false, "workers share one controller port")
 	f.StringVar(&w.links, "links", "", "YAML file of extra links")
-	f.StringVar(&w.memory, "memory", timing.PresetIdeal, "CXL memory preset: ideal or ddr5")
+	f.StringVar(&w.memory, "memory", timing.PresetIdeal, "CXL memory preset: "+strings.Join(timing.Presets(), ", "))
 	f.StringVar(&w.plan, "plan", "backbone=g-binary,head=fp32", `admission plan: a policy, or "recorded" (the control plane's ladder on the recorded diagnostics)`)
 	f.StringVar(&w.rungs, "ladder-rungs", control.DefaultLadder().Rungs().String(), `the ladder of --plan recorded: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8; INT8/BFP8 need a trace that recorded their cosines, version 2)`)
 	f.StringVar(&w.out, "out", "", "also write JSON, Markdown and SVG into this directory")
@@ -186,7 +186,7 @@ func writeWhatifHTML(cmd *cobra.Command, path string, res *report.Result) error 
 func newWhatifCmd() *cobra.Command {
 	var w whatifFlags
 	cmd := &cobra.Command{
-		Use:     "whatif --trace FILE|--model NAME [--workers W --net LINK --memory ideal|ddr5 --plan POLICY|recorded]",
+		Use:     "whatif --trace FILE|--model NAME [--workers W --net LINK --memory ideal|asic-pcie5-x8|... --plan POLICY|recorded]",
 		Short:   "what NEURON-Fabric would change for your own job: per group and per step, FP32 against the low-bit path",
 		Long:    whatifLong,
 		Example: whatifExample,
