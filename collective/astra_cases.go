@@ -31,6 +31,20 @@ var (
 
 const astraMB = 1 << 20
 
+// RTTemplateSystem and RTTemplateNetwork are astra-sim/astra-sim's
+// tests/rt_template/inputs system_cfg.json and network_cfg.yml: an 8-NPU
+// ring of 50 GB/s (read as GiB/s) and 500 ns, preferred-dataset-splits 4,
+// one active chunk, local-mem-bw 50, endpoint-delay 10, ring collectives.
+// ASTRA-sim prints 117,780 cycles for its one 1 MiB all-reduce.
+var (
+	RTTemplateSystem  = AstraSystem{DatasetSplits: 4, ActiveChunks: 1, LocalMemBWGBps: 50, EndpointDelay: 10}
+	RTTemplateNetwork = AstraDim{Topology: AstraRing, NPUs: 8, BandwidthGBps: 50, LatencyNS: 500}
+)
+
+// RTTemplateCycles is ASTRA-sim's printed cycle count for the rt_template
+// case (refs/stdout.txt: "sys[i] finished, 117780 cycles").
+const RTTemplateCycles = 117780
+
 // AstraRegressions evaluates our analytical model on ASTRA-sim's
 // published regression cases:
 //
@@ -85,11 +99,14 @@ func AstraRegressions() ([]AstraCase, error) {
 		return nil, err
 	}
 	out = append(out, AstraCase{Name: "AllGatherOnRing, 16 NPUs x 1 MiB (congestion-aware)", Source: aware, Want: 704116, Got: got, Bound: true})
-	e, err := AstraRingAllReduce(AstraSystem{DatasetSplits: 4, ActiveChunks: 1, LocalMemBWGBps: 50, EndpointDelay: 10},
-		AstraDim{Topology: AstraRing, NPUs: 8, BandwidthGBps: 50, LatencyNS: 500}, astraMB)
+	m, err := NewAstra(RTTemplateSystem, []AstraDim{RTTemplateNetwork})
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, AstraCase{Name: "ring All-Reduce 1 MiB, 8 NPUs (rt_template)", Source: "astra-sim tests/rt_template/refs/stdout.txt", Want: 117780, Got: e.Cycles})
+	e, err := m.Cycles(Call{Op: AllReduce, Bytes: astraMB})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, AstraCase{Name: "ring All-Reduce 1 MiB, 8 NPUs (rt_template)", Source: "astra-sim tests/rt_template/refs/stdout.txt", Want: RTTemplateCycles, Got: e.Cycles})
 	return out, nil
 }

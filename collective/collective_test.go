@@ -1,6 +1,7 @@
 package collective
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -14,21 +15,21 @@ func TestAllReduceHand(t *testing.T) {
 	fast := Link{Name: "f", Bandwidth: 1e10, Latency: 1e-7}
 	tests := []struct {
 		name    string
-		c       AllReduce
+		c       AlphaBeta
 		lat, bw float64
 	}{
-		{"ring n=8", AllReduce{Alg: Ring, N: 8, Link: l}, 14e-6, 1.75},
-		{"ring n=2", AllReduce{Alg: Ring, N: 2, Link: l}, 2e-6, 1},
-		{"ring n=1", AllReduce{Alg: Ring, N: 1, Link: l}, 0, 0},
-		{"tree n=8", AllReduce{Alg: Tree, N: 8, Link: l}, 6e-6, 2},
-		{"tree n=5", AllReduce{Alg: Tree, N: 5, Link: l}, 6e-6, 2},
-		{"rhd n=8", AllReduce{Alg: HalvingDoubling, N: 8, Link: l}, 6e-6, 1.75},
-		{"rhd n=6", AllReduce{Alg: HalvingDoubling, N: 6, Link: l}, 6e-6, 3.5},                          // p=4: 4 alpha + 1.5 S/B, fold/unfold 2 alpha + 2 S/B
-		{"hier 2x4", AllReduce{Alg: Hierarchical, N: 8, PerNode: 4, Link: l, Intra: fast}, 2.6e-6, 0.4}, // 2*3*0.1us + 2*1us; 2*.75*.1 + 2*.5*.25
+		{"ring n=8", AlphaBeta{Alg: Ring, N: 8, Link: l}, 14e-6, 1.75},
+		{"ring n=2", AlphaBeta{Alg: Ring, N: 2, Link: l}, 2e-6, 1},
+		{"ring n=1", AlphaBeta{Alg: Ring, N: 1, Link: l}, 0, 0},
+		{"tree n=8", AlphaBeta{Alg: Tree, N: 8, Link: l}, 6e-6, 2},
+		{"tree n=5", AlphaBeta{Alg: Tree, N: 5, Link: l}, 6e-6, 2},
+		{"rhd n=8", AlphaBeta{Alg: HalvingDoubling, N: 8, Link: l}, 6e-6, 1.75},
+		{"rhd n=6", AlphaBeta{Alg: HalvingDoubling, N: 6, Link: l}, 6e-6, 3.5},                          // p=4: 4 alpha + 1.5 S/B, fold/unfold 2 alpha + 2 S/B
+		{"hier 2x4", AlphaBeta{Alg: Hierarchical, N: 8, PerNode: 4, Link: l, Intra: fast}, 2.6e-6, 0.4}, // 2*3*0.1us + 2*1us; 2*.75*.1 + 2*.5*.25
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := tt.c.Time(1e9)
+			e, err := tt.c.Time(Call{Op: AllReduce, Bytes: 1e9})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +44,7 @@ func TestAllReduceHand(t *testing.T) {
 // for the 2(n-1)/n factor).
 func TestBusBW(t *testing.T) {
 	for _, n := range []int{2, 3, 8, 64} {
-		e, _ := AllReduce{Alg: Ring, N: n, Link: Link{Bandwidth: 5e9}}.Time(3e8)
+		e, _ := AlphaBeta{Alg: Ring, N: n, Link: Link{Bandwidth: 5e9}}.Time(Call{Op: AllReduce, Bytes: 3e8})
 		if !near(e.BusBW, 5e9) || !near(e.AlgBW, 3e8/e.Seconds) {
 			t.Errorf("n=%d: busbw %g algbw %g; want busbw 5e9", n, e.BusBW, e.AlgBW)
 		}
@@ -75,27 +76,87 @@ func TestCXLPath(t *testing.T) {
 	}
 }
 
-func TestAllGather(t *testing.T) {
-	e, _ := AllGather(8, Link{Bandwidth: 1e9, Latency: 1e-6}, 1e6)
-	if !near(e.Seconds, 7e-6+7e-3) {
-		t.Errorf("all-gather %g", e.Seconds)
+// Every operation on a hand-computed case: n = 8 ranks, S = 1e6 bytes,
+// B = 1e9 B/s, alpha = 1 us; the ring takes n-1 = 7 steps, a tree
+// ceil(log2 8) = 3.
+func TestOpsHand(t *testing.T) {
+	l := Link{Name: "l", Bandwidth: 1e9, Latency: 1e-6}
+	for _, tt := range []struct {
+		op        Op
+		alg       Algorithm
+		lat, bw   float64
+		busFactor float64
+	}{
+		{ReduceScatter, Ring, 7e-6, 0.875e-3, 0.875},
+		{ReduceScatterBlock, Tree, 3e-6, 0.875e-3, 0.875},
+		{AllGather, Ring, 7e-6, 7e-3, 7}, // each rank receives 7 contributions
+		{AllGather, HalvingDoubling, 3e-6, 7e-3, 7},
+		{AllToAll, Tree, 7e-6, 0.875e-3, 0.875}, // pairwise whatever the algorithm
+		{Broadcast, Ring, 7e-6, 1e-3, 1},
+		{Reduce, Tree, 3e-6, 1e-3, 1},
+		{Gather, Ring, 7e-6, 7e-3, 7},
+		{Scatter, Tree, 3e-6, 0.875e-3, 0.875},
+		{Barrier, Ring, 3e-6, 0, 0},
+	} {
+		e, err := AlphaBeta{Alg: tt.alg, N: 8, Link: l}.Time(Call{Op: tt.op, Bytes: 1e6})
+		if err != nil {
+			t.Fatalf("%v %v: %v", tt.op, tt.alg, err)
+		}
+		if !near(e.LatencyS, tt.lat) || !near(e.BandwidthS, tt.bw) || !near(e.Seconds, tt.lat+tt.bw) {
+			t.Errorf("%v by %v: latency %g bandwidth %g; want %g, %g", tt.op, tt.alg, e.LatencyS, e.BandwidthS, tt.lat, tt.bw)
+		}
+		if want := 1e6 / e.Seconds * tt.busFactor; tt.busFactor > 0 && !near(e.BusBW, want) {
+			t.Errorf("%v: busbw %g; want %g", tt.op, e.BusBW, want)
+		}
+	}
+	// With alpha = 0, each operation's busbw is the link bandwidth: the
+	// bytes through the busiest link are what the formula charges.
+	for op := range NumOps {
+		if op == Barrier || op == AllReduce {
+			continue
+		}
+		e, _ := AlphaBeta{Alg: Ring, N: 8, Link: Link{Bandwidth: 5e9}}.Time(Call{Op: op, Bytes: 4e6})
+		if !near(e.BusBW, 5e9) {
+			t.Errorf("%v at alpha 0: busbw %g; want the link's 5e9", op, e.BusBW)
+		}
+	}
+	if _, err := (AlphaBeta{Alg: Hierarchical, N: 8, PerNode: 4, Link: l, Intra: l}).Time(Call{Op: AllGather, Bytes: 1}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("hierarchical all-gather: %v; want ErrUnsupported", err)
+	}
+}
+
+// A reduce-scatter on the controller reads back one shard: 8 workers,
+// 64,000 elements at 1 bit: 8,000 B written (125 lines) and ceil(8000/8)
+// = 1,000 B read (16 lines), against 125 + 125 lines for an all-reduce.
+func TestCXLPathReduceScatter(t *testing.T) {
+	p := CXLPath{Link: Link{Bandwidth: 64e9, Latency: 0}, Workers: 8}
+	rs, err := p.TimeOp(ReduceScatter, 64000, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar, _ := p.TimeOp(AllReduce, 64000, 1, true)
+	if !near(rs.Seconds, (125+16)*64/64e9) || !near(ar.Seconds, 250*64/64e9) {
+		t.Errorf("reduce-scatter %g s, all-reduce %g s; want %g and %g", rs.Seconds, ar.Seconds, (125+16)*64/64e9, 250*64/64e9)
+	}
+	if _, err := p.TimeOp(AllGather, 64000, 1, true); err == nil {
+		t.Error("an all-gather on the controller path was priced")
 	}
 }
 
 func TestErrors(t *testing.T) {
 	l := Presets["ib"]
-	for _, c := range []AllReduce{
+	for _, c := range []AlphaBeta{
 		{Alg: Ring, N: 0, Link: l},
 		{Alg: Ring, N: 4, Link: Link{Name: "zero"}},
 		{Alg: Hierarchical, N: 6, PerNode: 4, Link: l, Intra: Presets["nvlink"]},
 		{Alg: Hierarchical, N: 8, PerNode: 4, Link: l},
 		{Alg: Algorithm(9), N: 4, Link: l},
 	} {
-		if _, err := c.Time(1); err == nil {
+		if _, err := c.Time(Call{Op: AllReduce, Bytes: 1}); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	if _, err := (AllReduce{Alg: Ring, N: 2, Link: l}).Time(math.NaN()); err == nil {
+	if _, err := (AlphaBeta{Alg: Ring, N: 2, Link: l}).Time(Call{Op: AllReduce, Bytes: math.NaN()}); err == nil {
 		t.Error("NaN size accepted")
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"github.com/neuronfabric/nfabric/collective"
 )
 
-func ExampleAllReduce_Time() {
+func ExampleAlphaBeta_Time() {
 	ib := collective.Presets["ib"]
-	e, _ := collective.AllReduce{Alg: collective.Ring, N: 8, Link: ib}.Time(1e9)
+	e, _ := collective.AlphaBeta{Alg: collective.Ring, N: 8, Link: ib}.Time(collective.Call{Op: collective.AllReduce, Bytes: 1e9})
 	fmt.Printf("ring, 8 workers, 1 GB over %s: %.2f ms, algbw %.2f GB/s, busbw %.2f GB/s\n",
 		ib.Name, e.Seconds*1e3, e.AlgBW/1e9, e.BusBW/1e9)
 	// Output:
@@ -28,10 +28,9 @@ func ExampleCXLPath_Time() {
 
 // ASTRA-sim's published ring All-Reduce regression (tests/rt_template): 1 MiB
 // on an 8-NPU ring of 50 GB/s (GiB/s in its conversion) and 500 ns.
-func ExampleAstraRingAllReduce() {
-	sys := collective.AstraSystem{DatasetSplits: 4, ActiveChunks: 1, LocalMemBWGBps: 50, EndpointDelay: 10}
-	d := collective.AstraDim{Topology: collective.AstraRing, NPUs: 8, BandwidthGBps: 50, LatencyNS: 500}
-	e, _ := collective.AstraRingAllReduce(sys, d, 1<<20)
+func ExampleAstra_Cycles() {
+	m, _ := collective.NewAstra(collective.RTTemplateSystem, []collective.AstraDim{collective.RTTemplateNetwork})
+	e, _ := m.Cycles(collective.Call{Op: collective.AllReduce, Bytes: 1 << 20})
 	fmt.Printf("%d cycles: %d chunks, messages of %d B, hop %d + bus %d + reduce %d cycles\n",
 		e.Cycles, e.Chunks, e.MsgBytes, e.NetCycles, e.BusCycles, e.ReduceCycles)
 	// Output:

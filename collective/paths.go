@@ -2,7 +2,6 @@ package collective
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/neuronfabric/nfabric/lowbit"
 )
@@ -30,6 +29,10 @@ type Paths struct {
 	Shared bool
 	// Exposure is the exposed low-bit datapath fraction on the controller.
 	Exposure float64
+	// Model, when set, prices the FP32 network rows instead of the
+	// alpha-beta algorithms on Net (one row, named after the model): the
+	// ASTRA-sim analytical mode. Its Ranks must equal Workers.
+	Model Model
 }
 
 // PathTime is one modelled path.
@@ -68,47 +71,93 @@ func (p Paths) Times() ([]PathTime, error) {
 	S := float64(p.Elements) * 4
 	var out []PathTime
 	add := func(path, route, family string, bits float64, controller bool, est Estimate, err error) error {
-		if err != nil {
-			return err
-		}
-		out = append(out, PathTime{Path: path, Route: route, Family: family, Bits: bits, Traffic: bits / 32, Controller: controller, Estimate: est})
-		return nil
+		out, err = addPath(out, path, route, family, bits, controller, est, err)
+		return err
 	}
 	est, err := cxl.Time(p.Elements, 32, false)
 	if err := add(PathFP32Pooling, p.CXL.Name, FamilyFP32, 32, true, est, err); err != nil {
 		return nil, err
 	}
+	if p.Model != nil {
+		if p.Model.Ranks() != p.Workers {
+			return nil, fmt.Errorf("the network model spans %d ranks, the paths %d workers", p.Model.Ranks(), p.Workers)
+		}
+		return p.modelRows(out, cxl)
+	}
 	for _, alg := range []Algorithm{Ring, Tree, HalvingDoubling} {
-		est, err := AllReduce{Alg: alg, N: p.Workers, Link: p.Net}.Time(S)
+		est, err := AlphaBeta{Alg: alg, N: p.Workers, Link: p.Net}.Time(Call{Op: AllReduce, Bytes: S})
 		if err := add("FP32 NCCL/RDMA "+alg.String(), fmt.Sprintf("%s, %d workers", p.Net.Name, p.Workers), FamilyFP32, 32, false, est, err); err != nil {
 			return nil, err
 		}
 	}
 	if p.PerNode > 1 && p.Workers > p.PerNode && p.Workers%p.PerNode == 0 {
-		est, err := AllReduce{Alg: Hierarchical, N: p.Workers, PerNode: p.PerNode, Intra: p.Intra, Link: p.Net}.Time(S)
+		est, err := AlphaBeta{Alg: Hierarchical, N: p.Workers, PerNode: p.PerNode, Intra: p.Intra, Link: p.Net}.Time(Call{Op: AllReduce, Bytes: S})
 		route := fmt.Sprintf("%d x %s + %d nodes x %s", p.PerNode, p.Intra.Name, p.Workers/p.PerNode, p.Net.Name)
 		if err := add("FP32 hierarchical", route, FamilyFP32, 32, false, est, err); err != nil {
 			return nil, err
 		}
 	}
-	est, err = AllReduce{Alg: Ring, N: p.Workers, Link: p.Net}.Time(S)
+	ring := AlphaBeta{Alg: Ring, N: p.Workers, Link: p.Net}
+	est, err = ring.Time(Call{Op: AllReduce, Bytes: S})
 	if err := add("SignOfMean (FP32 ring mean, then sign)", p.Net.Name, FamilySoftwareSign, 32, false, est, err); err != nil {
 		return nil, err
 	}
-	est, err = AllGather(p.Workers, p.Net, math.Ceil(float64(p.Elements)/8))
+	est, err = ring.Time(Call{Op: AllGather, Bytes: signBytes(p.Elements)})
 	if err := add("MajoritySignSGD (ring all-gather of signs)", p.Net.Name, FamilySoftwareSign, 1, false, est, err); err != nil {
 		return nil, err
 	}
+	return p.controllerRows(out, cxl)
+}
+
+// signBytes is one worker's packed signs: ceil(elements / 8) bytes.
+func signBytes(elements int64) float64 { return float64((elements + 7) / 8) }
+
+// modelRows appends the FP32 network row, the software sign rows and the
+// controller rows priced by p.Model.
+func (p Paths) modelRows(out []PathTime, cxl CXLPath) ([]PathTime, error) {
+	S := float64(p.Elements) * 4
+	name := "FP32 " + p.Model.String()
+	if a, ok := p.Model.(Astra); ok && len(a.Network) == 1 {
+		name = fmt.Sprintf("FP32 ASTRA-sim ring (analytical, %d NPUs)", a.Ranks())
+	}
+	for _, r := range []struct {
+		path, family string
+		bits         float64
+		call         Call
+	}{
+		{name, FamilyFP32, 32, Call{Op: AllReduce, Bytes: S}},
+		{"SignOfMean (FP32 all-reduce of the mean, then sign)", FamilySoftwareSign, 32, Call{Op: AllReduce, Bytes: S}},
+		{"MajoritySignSGD (all-gather of signs)", FamilySoftwareSign, 1, Call{Op: AllGather, Bytes: signBytes(p.Elements)}},
+	} {
+		est, err := p.Model.Time(r.call)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.path, err)
+		}
+		out = append(out, PathTime{Path: r.path, Route: fmt.Sprintf("%d ranks", p.Workers), Family: r.family, Bits: r.bits, Traffic: r.bits / 32, Estimate: est})
+	}
+	return p.controllerRows(out, cxl)
+}
+
+// addPath appends one path unless err is set.
+func addPath(out []PathTime, path, route, family string, bits float64, controller bool, est Estimate, err error) ([]PathTime, error) {
+	if err != nil {
+		return out, err
+	}
+	return append(out, PathTime{Path: path, Route: route, Family: family, Bits: bits, Traffic: bits / 32, Controller: controller, Estimate: est}), nil
+}
+
+// controllerRows appends the NEURON-Fabric controller rows.
+func (p Paths) controllerRows(out []PathTime, cxl CXLPath) ([]PathTime, error) {
 	for _, c := range []struct {
 		path string
 		bits float64
 	}{
 		{PathGBinary, lowbit.BitsPerElement(lowbit.Binary, lowbit.Gate{}, lowbit.PaperAccounting)},
 		{PathGTernaryPaper, lowbit.BitsPerElement(lowbit.Ternary, lowbit.Gate{}, lowbit.PaperAccounting)},
-		{PathGTernaryPlane, 2},
+		{PathGTernaryPlane, lowbit.BitsPerElement(lowbit.Ternary, lowbit.Gate{Kind: lowbit.GateWorker}, lowbit.PlaneAccounting)},
 	} {
 		est, err := cxl.Time(p.Elements, c.bits, true)
-		if err := add(c.path, p.CXL.Name, FamilyFabric, c.bits, true, est, err); err != nil {
+		if out, err = addPath(out, c.path, p.CXL.Name, FamilyFabric, c.bits, true, est, err); err != nil {
 			return nil, err
 		}
 	}

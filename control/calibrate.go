@@ -1,9 +1,10 @@
 package control
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // Calibration procedures: the thresholds of the Supervisor's CUSUM and of
@@ -122,17 +123,30 @@ func lossExcess(losses []float64, alpha float64, skip int) ([]float64, error) {
 }
 
 // CalibrateLadder derives the admission ladder from a calibration group's
-// warm-up cosines (the backbone of the workload's fault-free FP32 run at
-// the end of warm-up): each rung's threshold is that cosine floored to a
-// multiple of LadderStep, so the calibration group passes both rungs and
-// another group is admitted to a rung when it is at least about as well
-// aligned. The floor keeps the threshold from resting on the last digits
-// of one run.
-func CalibrateLadder(cosBinary, cosTernary float64) (Ladder, error) {
-	if !finite(cosBinary) || !finite(cosTernary) || math.Abs(cosBinary) > 1 || math.Abs(cosTernary) > 1 {
-		return Ladder{}, errors.New("calibrate ladder: cosines not in [-1, 1]")
+// warm-up cosines (cos indexed by format, train.StepFormatCosines of the
+// backbone of the workload's fault-free FP32 run at the end of warm-up):
+// each rung's threshold is that cosine floored to a multiple of
+// LadderStep, so the calibration group passes every rung and another
+// group is admitted to a rung when it is at least about as well aligned.
+// The floor keeps the threshold from resting on the last digits of one
+// run. formats chooses the rungs (the paper's pilots: G-Binary and
+// G-Ternary).
+func CalibrateLadder(formats []lowbit.Format, cos [lowbit.NumFormats]float64) (Ladder, error) {
+	r := make(Ladder, 0, len(formats))
+	for _, f := range formats {
+		if !f.Valid() {
+			return nil, fmt.Errorf("calibrate ladder: unknown format %v", f)
+		}
+		c := cos[f]
+		if !finite(c) || math.Abs(c) > 1 {
+			return nil, fmt.Errorf("calibrate ladder: %v cosine %v not in [-1, 1]", f, c)
+		}
+		r = append(r, Rung{Format: f, Min: floorToStep(c)})
 	}
-	return Ladder{BinaryMin: floorToStep(cosBinary), TernaryMin: floorToStep(cosTernary)}, nil
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("calibrate ladder: %w", err)
+	}
+	return r, nil
 }
 
 // floorToStep floors a cosine to a multiple of LadderStep. The small

@@ -3,7 +3,10 @@ package control
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // TestCalibrateCUSUMHand checks a record small enough to calibrate by
@@ -113,28 +116,33 @@ func TestCalibrateCUSUMErrors(t *testing.T) {
 }
 
 func TestCalibrateLadder(t *testing.T) {
+	paper := []lowbit.Format{lowbit.Binary, lowbit.Ternary}
 	for _, tc := range []struct {
 		bin, ter float64
 		want     Ladder
 	}{
-		{0.612, 0.498, Ladder{BinaryMin: 0.6, TernaryMin: 0.45}},
-		{0.45, 0.35, Ladder{BinaryMin: 0.45, TernaryMin: 0.35}}, // on the grid: unchanged
-		{0.0499, 0.001, Ladder{BinaryMin: 0, TernaryMin: 0}},
-		{-0.03, 1, Ladder{BinaryMin: -0.05, TernaryMin: 1}},
+		{0.612, 0.498, Ladder{{lowbit.Binary, 0.6}, {lowbit.Ternary, 0.45}}},
+		{0.45, 0.35, Ladder{{lowbit.Binary, 0.45}, {lowbit.Ternary, 0.35}}}, // on the grid: unchanged
+		{0.0499, 0.001, Ladder{{lowbit.Binary, 0}, {lowbit.Ternary, 0}}},
+		{-0.03, 1, Ladder{{lowbit.Binary, -0.05}, {lowbit.Ternary, 1}}},
 	} {
-		got, err := CalibrateLadder(tc.bin, tc.ter)
-		if err != nil || got != tc.want {
+		cos := cosOf(tc.bin, tc.ter, math.NaN(), math.NaN())
+		got, err := CalibrateLadder(paper, cos)
+		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("CalibrateLadder(%v, %v) = %+v, %v; want %+v", tc.bin, tc.ter, got, err, tc.want)
 		}
-		// The calibration group itself passes both rungs.
-		if m, _ := got.Admit(tc.bin, tc.bin); !m.LowBit() {
-			t.Errorf("CalibrateLadder(%v, %v): the calibration cosine is not admitted", tc.bin, tc.ter)
+		// The calibration group itself passes its rungs: G-Binary's first.
+		if f, why := got.Admit(cos); f != lowbit.Binary {
+			t.Errorf("CalibrateLadder(%v, %v): the calibration cosines are admitted to %v (%s)", tc.bin, tc.ter, f, why)
 		}
 	}
 	for _, bad := range [][2]float64{{math.NaN(), 0}, {0, 1.5}, {-2, 0}} {
-		if _, err := CalibrateLadder(bad[0], bad[1]); err == nil {
+		if _, err := CalibrateLadder(paper, cosOf(bad[0], bad[1], 0, 0)); err == nil {
 			t.Errorf("CalibrateLadder(%v) accepted", bad)
 		}
+	}
+	if _, err := CalibrateLadder([]lowbit.Format{lowbit.FP32}, cosOf(0, 0, 0, 0)); err == nil {
+		t.Error("an FP32 rung calibrated")
 	}
 }
 

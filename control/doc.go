@@ -34,9 +34,16 @@
 // record, and CalibrateLadder the ladder's rungs from a backbone's warm-up
 // cosines; the pilots (package pilot) apply both to an always-FP32 run of
 // the workload itself. DefaultConfig and DefaultLadder are the starting
-// point calibrated on the paper's own Table 5. Rungs is the same ladder
-// over more formats (INT8 and BFP8 beyond the paper's two low-bit rungs),
-// with CalibrateRungs; Ladder admits through it.
+// point calibrated on the paper's own Table 5; ExtendedLadder adds a rung
+// for every format beyond the paper's two (INT8, BFP8).
+//
+// # Admission
+//
+// Ladder.Admit is the one admission rule: the plane applies it when a
+// group's warm-up or calibration ends, the what-if planner
+// (whatif.PlanFromDiagnostics) to recorded diagnostics and the format
+// pilot (pilot.RunFormats) to its warm-up cosines, so all three decide the
+// same way on the same cosines.
 //
 // # Bad input
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/control"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // Calibrate the Supervisor's CUSUM on a fault-free loss record and the
@@ -17,15 +18,17 @@ func ExampleCalibrateCUSUM() {
 		fmt.Println(err)
 		return
 	}
-	ladder, err := control.CalibrateLadder(0.623, 0.499)
+	var warmup [lowbit.NumFormats]float64
+	warmup[lowbit.Binary], warmup[lowbit.Ternary] = 0.623, 0.499
+	ladder, err := control.CalibrateLadder([]lowbit.Format{lowbit.Binary, lowbit.Ternary}, warmup)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("K %.3f H %.3f over %d steps; ladder %.2f / %.2f\n", lc.K, lc.H, lc.Steps, ladder.BinaryMin, ladder.TernaryMin)
+	fmt.Printf("K %.3f H %.3f over %d steps; ladder %.2f / %.2f\n", lc.K, lc.H, lc.Steps, ladder[0].Min, ladder[1].Min)
 
 	cfg := control.DefaultConfig("backbone")
-	cfg.LossK, cfg.LossH, cfg.LossAlpha, cfg.Ladder = lc.K, lc.H, 0.2, ladder.Rungs()
+	cfg.LossK, cfg.LossH, cfg.LossAlpha, cfg.Ladder = lc.K, lc.H, 0.2, ladder
 	cfg.Default, cfg.WarmupSteps = control.LowBitDefault, 2
 	plane, err := control.New(cfg)
 	if err != nil {

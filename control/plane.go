@@ -44,10 +44,10 @@ type Config struct {
 	// FP32 (paper Sec. 3, "Admission and recovery").
 	WarmupSteps int64
 	// Ladder maps diagnostics to a mode: its rungs are tried lowest
-	// traffic first (Rungs.Admit). DefaultConfig has the paper's two
-	// (DefaultLadder().Rungs()); INT8 and BFP8 rungs make a ladder on
-	// which groups settle on different formats (a mixed plan).
-	Ladder Rungs
+	// traffic first (Ladder.Admit). DefaultConfig has the paper's two
+	// (DefaultLadder); INT8 and BFP8 rungs make a ladder on which groups
+	// settle on different formats (a mixed plan).
+	Ladder Ladder
 	// Demote lets a diagnostic move an admitted group up the ladder, rung
 	// by rung: when the cosine of its own rung's format fails that rung,
 	// the group falls back to the lowest rung above it that passes, or to
@@ -72,9 +72,9 @@ func DefaultConfig(groups ...string) Config {
 	return Config{
 		Groups:           groups,
 		Default:          FP32Default,
-		LowBitMode:       cxl.GBinary,
+		LowBitMode:       cxl.Aggregate(lowbit.Binary),
 		WarmupSteps:      100,
-		Ladder:           DefaultLadder().Rungs(),
+		Ladder:           DefaultLadder(),
 		LossK:            0.02,
 		LossH:            0.5,
 		LossAlpha:        0.02,
@@ -118,11 +118,6 @@ func (c Config) Validate() error {
 	}
 	if err := c.Ladder.Validate(); err != nil {
 		return fmt.Errorf("control: config: %w", err)
-	}
-	for _, r := range c.Ladder {
-		if _, err := cxl.ModeOf(r.Format); err != nil {
-			return fmt.Errorf("control: config: ladder rung %v: %w", r.Format, err)
-		}
 	}
 	return c.Commander.Validate()
 }
@@ -219,7 +214,7 @@ func (p Phase) String() string {
 }
 
 // diag is a group's latest diagnostics, NaN where a format was not
-// measured (Rungs.Admit passes no rung on a NaN).
+// measured (Ladder.Admit passes no rung on a NaN).
 type diag struct {
 	step int64
 	cos  [lowbit.NumFormats]float64
@@ -263,7 +258,7 @@ func New(cfg Config) (*Plane, error) {
 	p.cusum = CUSUM{K: cfg.LossK, H: cfg.LossH}
 	p.cmd = commander{cfg: cfg.Commander, lastTime: math.MinInt64}
 	for _, g := range cfg.Groups {
-		gs := &groupState{name: g, phase: Warmup, latched: cxl.FP32Bypass}
+		gs := &groupState{name: g, phase: Warmup, latched: cxl.FP32Bypass, diag: diag{cos: notMeasured()}}
 		p.groups = append(p.groups, gs)
 		p.byName[g] = gs
 	}
@@ -317,10 +312,7 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // diagOf checks an EvDiag's cosines (at least one, each of a format other
 // than FP32, finite and in [-1, 1]) and returns them as a diag.
 func diagOf(ev Event) (diag, error) {
-	d := diag{step: ev.Step, ok: true}
-	for i := range d.cos {
-		d.cos[i] = math.NaN()
-	}
+	d := diag{step: ev.Step, ok: true, cos: notMeasured()}
 	if len(ev.Cos) == 0 {
 		return diag{}, fmt.Errorf("control: diagnostics for %s at step %d carry no cosine", ev.Group, ev.Step)
 	}
@@ -495,22 +487,19 @@ func (p *Plane) demote(g *groupState) string {
 	if to == lowbit.FP32 {
 		g.phase = Rejected
 	} else {
-		g.admitted, _ = cxl.ModeOf(to) // Validate checked every rung has a mode
+		g.admitted = cxl.Aggregate(to)
 	}
-	return fmt.Sprintf("new diagnostics: %s cosine %s < %s, fall back; %s", rungLabel(f),
+	return fmt.Sprintf("new diagnostics: %s cosine %s < %s, fall back; %s", f.Label(),
 		strconv.FormatFloat(c, 'f', 3, 64), strconv.FormatFloat(min, 'f', 3, 64), rung)
 }
 
-// admit applies the admission rule: the default low-bit mode for
-// LowBitDefault, the ladder on the latest diagnostics for FP32Default.
+// admit applies the admission rule (Ladder.Admit) on the latest
+// diagnostics for FP32Default; LowBitDefault (the recovery pilot) admits
+// its configured mode without a ladder.
 func (p *Plane) admit(g *groupState, why string) string {
 	if p.cfg.Default == LowBitDefault {
 		g.phase, g.since, g.admitted = Admitted, p.step, p.cfg.LowBitMode
 		return why + ": " + p.cfg.LowBitMode.String() + " by default"
-	}
-	if !g.diag.ok {
-		g.phase, g.since = Rejected, p.step
-		return why + ": no diagnostics yet, stay on FP32"
 	}
 	f, rung := p.cfg.Ladder.Admit(g.diag.cos)
 	g.since = p.step
@@ -518,7 +507,7 @@ func (p *Plane) admit(g *groupState, why string) string {
 		g.phase = Rejected
 	} else {
 		g.phase = Admitted
-		g.admitted, _ = cxl.ModeOf(f) // Validate checked every rung has a mode
+		g.admitted = cxl.Aggregate(f)
 	}
 	return why + ": " + rung
 }

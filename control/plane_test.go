@@ -220,10 +220,10 @@ func TestApplyOnlyWritesModes(t *testing.T) {
 	if len(all) != 2 {
 		t.Fatalf("actions %v; want backbone and head admitted", all)
 	}
-	if m, _ := ctrl.Mode(ids["backbone"][0]); m != cxl.GBinary {
+	if m, _ := ctrl.Mode(ids["backbone"][0]); m != cxl.Aggregate(lowbit.Binary) {
 		t.Errorf("backbone latch %v", m)
 	}
-	if m, _ := ctrl.Mode(ids["head"][0]); m != cxl.GTernary {
+	if m, _ := ctrl.Mode(ids["head"][0]); m != cxl.Aggregate(lowbit.Ternary) {
 		t.Errorf("head latch %v", m)
 	}
 	if !bytes.Equal(before, snapshot()) {
@@ -236,7 +236,7 @@ func TestApplyOnlyWritesModes(t *testing.T) {
 	if got := len(ctrl.ModeChanges()); got != 2 {
 		t.Errorf("%d mode changes logged; want 2", got)
 	}
-	if err := Apply(ctrl, ids, []Action{{Group: "nohead", Mode: cxl.GBinary}}); err == nil {
+	if err := Apply(ctrl, ids, []Action{{Group: "nohead", Mode: cxl.Aggregate(lowbit.Binary)}}); err == nil {
 		t.Error("an action for an unknown group was applied")
 	}
 }
@@ -331,7 +331,7 @@ func TestPredictorResNet18(t *testing.T) {
 	in := PredictorInput{
 		Profile:  prof,
 		Schedule: workload.Schedule{Accel: workload.A100, Batch: 16},
-		FP32:     collective.AllReduce{Alg: collective.Ring, N: 8, Link: ib},
+		FP32:     collective.AlphaBeta{Alg: collective.Ring, N: 8, Link: ib},
 		CXL:      collective.CXLPath{Link: cxlLink, Workers: 8},
 	}
 	f, err := Predict(in)
@@ -373,7 +373,7 @@ func paperCos(bin, ter float64) map[lowbit.Format]float64 {
 // what the ladder above it chose (hand-written sentences).
 func TestDemoteReason(t *testing.T) {
 	cfg := DefaultConfig("head")
-	cfg.WarmupSteps, cfg.Demote, cfg.Ladder = 1, true, DefaultRungs()
+	cfg.WarmupSteps, cfg.Demote, cfg.Ladder = 1, true, ExtendedLadder()
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -392,8 +392,8 @@ func TestDemoteReason(t *testing.T) {
 		}
 	}
 	want := []string{
-		"step 1: head -> int8-sum (warm-up over: ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.960 >= 0.950)",
-		"step 3: head -> bfp8-sum (new diagnostics: INT8 cosine 0.900 < 0.950, fall back; ladder: BFP8 cosine 0.970 >= 0.950)",
+		"step 1: head -> int8 (warm-up over: ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.960 >= 0.950)",
+		"step 3: head -> bfp8 (new diagnostics: INT8 cosine 0.900 < 0.950, fall back; ladder: BFP8 cosine 0.970 >= 0.950)",
 		"step 5: head -> fp32-bypass (new diagnostics: BFP8 cosine 0.500 < 0.950, fall back; ladder: no rungs, keep FP32)",
 	}
 	got := p.Log()
@@ -419,7 +419,7 @@ func TestDemoteOnlyUp(t *testing.T) {
 		moves := 0
 		for run := 0; run < 50; run++ {
 			cfg := DefaultConfig("a", "b", "c")
-			cfg.WarmupSteps, cfg.CooldownSteps, cfg.CalibrationSteps, cfg.Demote, cfg.Ladder = 2, 3, 2, demote, DefaultRungs()
+			cfg.WarmupSteps, cfg.CooldownSteps, cfg.CalibrationSteps, cfg.Demote, cfg.Ladder = 2, 3, 2, demote, ExtendedLadder()
 			cfg.LossH = 0.3
 			p, err := New(cfg)
 			if err != nil {

@@ -17,7 +17,7 @@ type PredictorInput struct {
 	Schedule workload.Schedule
 	Buckets  workload.BucketOptions
 	// FP32 is the software All-Reduce the FP32 path uses.
-	FP32 collective.AllReduce
+	FP32 collective.AlphaBeta
 	// CXL is the NEURON-Fabric controller path.
 	CXL collective.CXLPath
 }
@@ -79,7 +79,7 @@ func Predict(in PredictorInput) (Forecast, error) {
 		LowBitS:              map[string]float64{},
 		LowBitCacheLineReads: map[string]int64{},
 	}
-	est, err := in.FP32.Time(float64(tr.Bytes()))
+	est, err := in.FP32.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(tr.Bytes())})
 	if err != nil {
 		return Forecast{}, fmt.Errorf("predictor: FP32 All-Reduce: %w", err)
 	}
@@ -90,7 +90,7 @@ func Predict(in PredictorInput) (Forecast, error) {
 		return Forecast{}, fmt.Errorf("predictor: CXL path with %d workers", w)
 	}
 	f.CacheLineReads = w * lowbit.Lines(elems*4)
-	for _, m := range []cxl.Mode{cxl.GBinary, cxl.GTernary} {
+	for _, m := range []cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Ternary)} {
 		bits := m.BitsPerElement(lowbit.PaperGate, lowbit.PaperAccounting)
 		e, err := in.CXL.Time(elems, bits, true)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 //
 //	config key=value ...           groups= default=fp32|lowbit warmup= cooldown= calibration= k= h= alpha=
 //	                               commander=on relieve= release= stale= binary_min= ternary_min=
-//	                               rungs=FORMAT:MIN,... (ParseRungs) demote=on
+//	                               rungs=FORMAT:MIN,... (ParseLadder) demote=on
 //	step N [TIME]                  EvStep
 //	loss N VALUE                   EvLoss
 //	diag N GROUP COSBIN COSTER [FORMAT=COS ...]
@@ -138,7 +138,7 @@ func scriptConfig(kv []string) (Config, error) {
 		case "ternary_min":
 			cfg.Ladder = cfg.Ladder.With(lowbit.Ternary, num)
 		case "rungs":
-			r, err := ParseRungs(v)
+			r, err := ParseLadder(v)
 			if err != nil {
 				return cfg, fmt.Errorf("config rungs: %w", err)
 			}

@@ -112,10 +112,10 @@ func BenchmarkDoRunView(b *testing.B) {
 		reg  Region
 		mode Mode
 	}{
-		{"planes-W8/g-binary", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}, GBinary},
-		{"planes-W8/g-ternary", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}, GTernary},
-		{"int8-W8/int8-sum", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}, Int8Sum},
-		{"bfp8-W8/bfp8-sum", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}, BFPSum},
+		{"planes-W8/g-binary", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}, Aggregate(lowbit.Binary)},
+		{"planes-W8/g-ternary", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}, Aggregate(lowbit.Ternary)},
+		{"int8-W8/int8-sum", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}, Aggregate(lowbit.Int8)},
+		{"bfp8-W8/bfp8-sum", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}, Aggregate(lowbit.BFP8)},
 	}
 	for _, sh := range shapes {
 		reg := sh.reg

@@ -389,7 +389,7 @@ func (c *Core) aggregate(id RegionID, r *Region, m Mode, t target) int {
 	if r.Layout == lowbit.ElementMajor {
 		c.sline = c.mem.load(r.SignAddr(0, t.line) / LineBytes)
 		base := r.Element0 + t.line*lowbit.PacketElements
-		if m == GBinary {
+		if m == Aggregate(lowbit.Binary) {
 			lowbit.CountPacket(out[:], c.sline[:], r.Workers)
 			return 1
 		}
@@ -455,13 +455,13 @@ func (c *Core) gatherPlanes(planes [][]byte, buf *[]byte, w int, addr func(k int
 	return planes
 }
 
-// sum computes the response line of an integer-sum view read (Int8Sum,
-// BFPSum) into c.res and returns how many stored lines it read: W code
-// lines for a sum view line (and W exponent lines under BFPSum), W
-// exponent lines for an exponent view line.
+// sum computes the response line of an integer-sum view read (the INT8
+// and BFP8 modes) into c.res and returns how many stored lines it read: W
+// code lines for a sum view line (and W exponent lines with block
+// exponents), W exponent lines for an exponent view line.
 func (c *Core) sum(id RegionID, r *Region, m Mode, t target) int {
 	w := r.Workers
-	if t.exp { // BFPSum exponent view line t.line: E of its 64 blocks
+	if t.exp { // exponent view line t.line: E of its 64 blocks
 		c.eplanes = c.gatherPlanes(c.eplanes, &c.ebuf, w, func(k int) uint64 { return r.ExpAddr(k, t.line) })
 		lowbit.MaxExponents(c.blockExp[:], c.int8s(&c.exps, c.eplanes, 0, lowbit.BFPExponentsPerLine))
 		c.res = Line(lowbit.Int8Bytes(c.blockExp[:]))
@@ -475,13 +475,13 @@ func (c *Core) sum(id RegionID, r *Region, m Mode, t target) int {
 	if !(a.valid && a.gen == c.gen && a.region == id && a.line == t.line && a.mode == m) {
 		c.signs = c.gatherPlanes(c.signs, &c.sbuf, w, func(k int) uint64 { return r.CodeAddr(k, t.line) })
 		codes := c.int8s(&c.codes, c.signs, 0, lowbit.LineBytes)
+		var exps [][]int8
 		if m.ExpPlane() {
 			x, b := t.line/lowbit.BFPExponentsPerLine, t.line%lowbit.BFPExponentsPerLine
 			c.eplanes = c.gatherPlanes(c.eplanes, &c.ebuf, w, func(k int) uint64 { return r.ExpAddr(k, x) })
-			lowbit.SumBFP8(c.sums[:], c.blockExp[:1], codes, c.int8s(&c.exps, c.eplanes, b, 1))
-		} else {
-			lowbit.SumInt8(c.sums[:], codes)
+			exps = c.int8s(&c.exps, c.eplanes, b, 1)
 		}
+		m.Format().SumCodes(c.sums[:], c.blockExp[:1], codes, exps)
 		a.valid, a.gen, a.region, a.line, a.mode = true, c.gen, id, t.line, m
 	}
 	lo := t.part * lowbit.SumViewElements

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -165,7 +166,7 @@ func TestBadRequestsGetErrorResponses(t *testing.T) {
 // control path writes the latch between transactions).
 func TestModeLatchAtAcceptance(t *testing.T) {
 	c := mustCore(t)
-	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: GBinary})
+	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: Aggregate(lowbit.Binary)})
 	packet := make([]byte, 64)
 	for i := range packet {
 		packet[i] = byte(i * 37)
@@ -182,7 +183,7 @@ func TestModeLatchAtAcceptance(t *testing.T) {
 	if _, err := c.Accept(Read(3, 0)); err != nil { // latched identity
 		t.Fatal(err)
 	}
-	if err := c.SetMode(id, GTernary, 778); err != nil {
+	if err := c.SetMode(id, Aggregate(lowbit.Ternary), 778); err != nil {
 		t.Fatal(err)
 	}
 	r1, _ := c.Complete()
@@ -196,18 +197,18 @@ func TestModeLatchAtAcceptance(t *testing.T) {
 			t.Fatalf("read accepted in g-binary: byte %d = %d, want count %d", i, r1.Data[i], counts[i])
 		}
 	}
-	if r1.Mode != GBinary || !r1.Transformed {
+	if r1.Mode != Aggregate(lowbit.Binary) || !r1.Transformed {
 		t.Errorf("first read completed in %v (transformed %v), want g-binary", r1.Mode, r1.Transformed)
 	}
 	if r2.Mode != Identity || r2.Transformed || !bytes.Equal(r2.Data[:], packet) {
 		t.Errorf("read accepted in identity: mode %v transformed %v data %x", r2.Mode, r2.Transformed, r2.Data)
 	}
 	ch := c.ModeChanges()
-	want := []ModeChange{{Region: id, From: GBinary, To: Identity, AfterSeq: 2, Time: 777}, {Region: id, From: Identity, To: GTernary, AfterSeq: 3, Time: 778}}
+	want := []ModeChange{{Region: id, From: Aggregate(lowbit.Binary), To: Identity, AfterSeq: 2, Time: 777}, {Region: id, From: Identity, To: Aggregate(lowbit.Ternary), AfterSeq: 3, Time: 778}}
 	if fmt.Sprint(ch) != fmt.Sprint(want) {
 		t.Errorf("mode changes %v, want %v", ch, want)
 	}
-	if err := c.SetMode(id, GTernary, 779); err != nil || c.Stats().ModeChanges != 2 {
+	if err := c.SetMode(id, Aggregate(lowbit.Ternary), 779); err != nil || c.Stats().ModeChanges != 2 {
 		t.Errorf("writing the same mode counted as a change (%v, %d)", err, c.Stats().ModeChanges)
 	}
 	// Do refuses to run with transactions in flight.
@@ -244,7 +245,7 @@ func TestReadsSeeEarlierWritesOnly(t *testing.T) {
 // at that element returns 0.
 func TestPaperExample(t *testing.T) {
 	c := mustCore(t)
-	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: GBinary})
+	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: Aggregate(lowbit.Binary)})
 	p := make([]byte, 64)
 	p[1] = 0b0011_1111 // element 1: six of eight positive
 	p[2] = 0b0011_1111 // element 2: the same, but 2 mod 3 == 2 is gated off
@@ -254,7 +255,7 @@ func TestPaperExample(t *testing.T) {
 	if r.Data[1] != 6 || r.Data[3] != 4 {
 		t.Fatalf("g-binary counts %d, %d; want 6, 4", r.Data[1], r.Data[3])
 	}
-	c.SetMode(id, GTernary, 0)
+	c.SetMode(id, Aggregate(lowbit.Ternary), 0)
 	r, _ = c.Do(Read(3, 0))
 	if int8(r.Data[1]) != 1 || r.Data[2] != 0 || r.Data[3] != 0 || int8(r.Data[0]) != -1 {
 		t.Fatalf("g-ternary %d %d %d %d; want -1 1 0 0", int8(r.Data[0]), int8(r.Data[1]), int8(r.Data[2]), int8(r.Data[3]))
@@ -413,10 +414,10 @@ func TestControllerConcurrent(t *testing.T) {
 		}
 	}()
 	wg.Wait()
-	if err := ctl.SetMode(id, GBinary, 1000); err != nil {
+	if err := ctl.SetMode(id, Aggregate(lowbit.Binary), 1000); err != nil {
 		t.Fatal(err)
 	}
-	spec := reg.Spec(GBinary)
+	spec := reg.Spec(Aggregate(lowbit.Binary))
 	for l := range lines {
 		signs := make([][]byte, w)
 		for k := range w {
@@ -441,8 +442,8 @@ func TestControllerConcurrent(t *testing.T) {
 	if written != w*lines {
 		t.Errorf("write lines %+v, want %d in total", st.Modes, w*lines)
 	}
-	if st.Modes[GBinary].TransformedLines != 2*lines || st.Modes[GBinary].MediaLinesRead < 2*w*lines {
-		t.Errorf("g-binary stats %+v", st.Modes[GBinary])
+	if st.Modes[Aggregate(lowbit.Binary)].TransformedLines != 2*lines || st.Modes[Aggregate(lowbit.Binary)].MediaLinesRead < 2*w*lines {
+		t.Errorf("g-binary stats %+v", st.Modes[Aggregate(lowbit.Binary)])
 	}
 }
 
@@ -464,15 +465,14 @@ func TestStatsPerMode(t *testing.T) {
 	c.Do(Write(0, 0, make([]byte, 64)))  // sign packet, identity
 	c.Do(Write(0, 64, make([]byte, 64))) // gate packet
 	c.Do(Read(0, 0))
-	c.SetMode(id, GTernary, 5)
+	c.SetMode(id, Aggregate(lowbit.Ternary), 5)
 	c.Do(Read(0, 0))  // transformed, reads sign and gate lines
 	c.Do(Read(0, 64)) // gate slab: stored bytes
 	c.Do(Read(0, 3))  // error
 	st := c.Stats()
-	want := [NumModes]ModeStats{
-		Identity: {ReadLines: 1, WriteLines: 2, ReadBytes: 64, WriteBytes: 128, MediaLinesRead: 1},
-		GTernary: {ReadLines: 2, TransformedLines: 1, ReadBytes: 128, MediaLinesRead: 3},
-	}
+	var want [NumModes]ModeStats
+	want[Identity] = ModeStats{ReadLines: 1, WriteLines: 2, ReadBytes: 64, WriteBytes: 128, MediaLinesRead: 1}
+	want[Aggregate(lowbit.Ternary)] = ModeStats{ReadLines: 2, TransformedLines: 1, ReadBytes: 128, MediaLinesRead: 3}
 	if st.Modes != want || st.Transactions != 6 || st.Completed != 6 || st.TotalErrors() != 1 || st.ModeChanges != 1 {
 		t.Errorf("stats %+v\nwant modes %+v", st, want)
 	}
@@ -480,7 +480,7 @@ func TestStatsPerMode(t *testing.T) {
 
 func TestUnmapKeepsBytes(t *testing.T) {
 	c := mustCore(t)
-	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: GBinary})
+	id := mustMap(t, c, Region{Base: 0, Size: 64, Workers: 8, Mode: Aggregate(lowbit.Binary)})
 	p := bytes.Repeat([]byte{0xff}, 64)
 	c.Do(Write(0, 0, p))
 	c.Accept(Read(1, 0))
@@ -547,9 +547,9 @@ func TestReadPathDoesNotAllocate(t *testing.T) {
 		}
 	}
 	// The integer-sum views, after a first read has sized the scratch.
-	bf := Region{Base: 1 << 16, Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Mode: BFPSum}
+	bf := Region{Base: 1 << 16, Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Mode: Aggregate(lowbit.BFP8)}
 	bf.Size = bf.DataBytes(3)
-	i8 := Region{Base: 1 << 17, Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Int8Sum}
+	i8 := Region{Base: 1 << 17, Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Aggregate(lowbit.Int8)}
 	i8.Size = i8.DataBytes(3)
 	mustMap(t, c, bf)
 	mustMap(t, c, i8)
@@ -603,8 +603,10 @@ func TestSparseStore(t *testing.T) {
 
 // TestSumRegionsByHand checks the integer-sum transforms on cases worked
 // out by hand from the contract (FORMATS-SPEC): an Int8 lane sum that
-// saturates at W = 300, a BFP8 alignment with rounding, the exponent
-// view, the view line split, unwritten lines, and the media lines read.
+// saturates (at the largest exact W, 258, only codes of -128, which no
+// encoder writes, can leave int16; more workers are refused), a BFP8
+// alignment with rounding, the exponent view, the view line split,
+// unwritten lines, and the media lines read.
 func TestSumRegionsByHand(t *testing.T) {
 	c := mustCore(t)
 	line := func(v ...int8) []byte {
@@ -614,13 +616,17 @@ func TestSumRegionsByHand(t *testing.T) {
 		}
 		return b
 	}
-	// Int8, W = 300: lane 0 all 127 (38100 saturates to 32767), lane 1
-	// all -1 (-300), lane 33 (second view line, lane 1) 1 from worker 0.
-	i8 := Region{Name: "int8", Workers: 300, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Int8Sum}
+	if _, err := c.Map(Region{Name: "int8", Workers: lowbit.MaxSumWorkers + 1, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Aggregate(lowbit.Int8), Size: 64 * 259}); err == nil || !strings.Contains(err.Error(), "1 to 258 workers") {
+		t.Errorf("int8 region of 259 workers: %v", err)
+	}
+	// Int8, W = 258: lane 0 all -128 (-33024 saturates to -32768), lane
+	// 1 all -1 (-258), lane 33 (second view line, lane 1) 1 from worker 0.
+	const w = lowbit.MaxSumWorkers
+	i8 := Region{Name: "int8", Workers: w, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8, Mode: Aggregate(lowbit.Int8)}
 	i8.Size = i8.DataBytes(1)
 	id8 := mustMap(t, c, i8)
-	for k := range 300 {
-		l := line(127, -1)
+	for k := range w {
+		l := line(-128, -1)
 		if k == 0 {
 			l[33] = 1
 		}
@@ -634,19 +640,19 @@ func TestSumRegionsByHand(t *testing.T) {
 		t.Fatal(err0, err1)
 	}
 	want0 := make([]byte, 64)
-	want0[0], want0[1] = 0xff, 0x7f // 32767
-	want0[2], want0[3] = 0xd4, 0xfe // -300
+	want0[0], want0[1] = 0x00, 0x80 // -32768
+	want0[2], want0[3] = 0xfe, 0xfe // -258
 	want1 := make([]byte, 64)
 	want1[2] = 1
 	if string(r0.Data[:]) != string(want0) || string(r1.Data[:]) != string(want1) {
 		t.Errorf("int8 views\n%x\n%x\nwant\n%x\n%x", r0.Data, r1.Data, want0, want1)
 	}
-	if got := c.Stats().Modes[Int8Sum]; got.TransformedLines != 2 || got.MediaLinesRead != 600 {
-		t.Errorf("int8-sum stats %+v, want 2 transformed lines reading 2 x 300 media lines", got)
+	if got := c.Stats().Modes[Aggregate(lowbit.Int8)]; got.TransformedLines != 2 || got.MediaLinesRead != 2*w {
+		t.Errorf("int8-sum stats %+v, want 2 transformed lines reading 2 x %d media lines", got, w)
 	}
 	// In another mode the view is not mapped; a BFP8 region's view is
-	// not mapped under Int8Sum either.
-	c.SetMode(id8, GBinary, 0)
+	// not mapped under the INT8 mode either.
+	c.SetMode(id8, Aggregate(lowbit.Binary), 0)
 	if _, err := c.Do(Read(0, i8.ViewAddr(0, 0))); !errors.Is(err, ErrUnmappedView) {
 		t.Errorf("int8 view under g-binary: %v, want ErrUnmappedView", err)
 	}
@@ -656,7 +662,7 @@ func TestSumRegionsByHand(t *testing.T) {
 	// 2 with rounding: (6+2)>>2 = 2, (-6+2)>>2 = -1; sums (102, -4).
 	// Block 64 is in the second exponent line: worker 1 alone, e = -5,
 	// m = 7; worker 0 never writes it (its exponent byte reads 0).
-	bf := Region{Name: "bfp8", Base: i8.End(), Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Mode: BFPSum}
+	bf := Region{Name: "bfp8", Base: i8.End(), Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8, Mode: Aggregate(lowbit.BFP8)}
 	bf.Size = bf.DataBytes(65)
 	if bf.ExpLines() != 2 || bf.Size != 2*(65+2)*64 || bf.PayloadLines() != 65 || bf.Elements() != 65*64 {
 		t.Fatalf("bfp8 geometry: %d exponent lines, size %d, %d lines", bf.ExpLines(), bf.Size, bf.PayloadLines())
@@ -702,7 +708,7 @@ func TestSumRegionsByHand(t *testing.T) {
 	if _, err := c.Do(Read(0, bf.ExpViewAddr(1)+8)); !errors.Is(err, ErrUnaligned) {
 		t.Errorf("unaligned exponent view read: %v", err)
 	}
-	if got := c.Stats().Modes[BFPSum]; got.TransformedLines != 4 || got.MediaLinesRead != 2*4+2*2+1 {
+	if got := c.Stats().Modes[Aggregate(lowbit.BFP8)]; got.TransformedLines != 4 || got.MediaLinesRead != 2*4+2*2+1 {
 		t.Errorf("bfp8-sum stats %+v: want 4 transformed lines, 2W media lines per sum line and W per exponent line, 1 per data line", got)
 	}
 }

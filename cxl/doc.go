@@ -97,11 +97,11 @@
 //	                          -1 when nz only, 0 when neither. G-Binary's
 //	                          nz is 0 only on a tie (W even).
 //
-//	Int8Sum, on an Int8 region    S_i = clamp(sum_k q[k,i], -32768, 32767)
+//	INT8, on an Int8 region       S_i = clamp(sum_k q[k,i], -32768, 32767)
 //	                              (lowbit.SumInt8): exact up to W = 258
-//	BFPSum, on a BFP8 region      per block E = max_k e_k, mantissas shifted
+//	BFP8, on a BFP8 region        per block E = max_k e_k, mantissas shifted
 //	                              right by min(E - e_k, 8) rounding to nearest,
-//	                              then summed and saturated as Int8Sum
+//	                              then summed and saturated as INT8
 //	                              (lowbit.SumBFP8); exponent view byte b =
 //	                              max(-127, max_k e_k) of the stored exponent
 //	                              bytes (lowbit.MaxExponents)

@@ -21,11 +21,11 @@ func Example() {
 	r, _ := ctl.ReadLine(2, 0)
 	fmt.Println(r.Mode, r.Kind, r.Data[:2])
 
-	ctl.SetMode(id, cxl.GBinary, 100) // the control path writes the latch
+	ctl.SetMode(id, cxl.Aggregate(lowbit.Binary), 100) // the control path writes the latch
 	r, _ = ctl.ReadLine(3, 0)
 	fmt.Println(r.Mode, r.Transformed, r.Data[:2])
 
-	ctl.SetMode(id, cxl.GTernary, 101) // element 2 mod 3 == 2 is gated to 0
+	ctl.SetMode(id, cxl.Aggregate(lowbit.Ternary), 101) // element 2 mod 3 == 2 is gated to 0
 	r, _ = ctl.ReadLine(4, 0)
 	fmt.Println(r.Mode, int8(r.Data[0]), int8(r.Data[1]))
 
@@ -44,7 +44,7 @@ func Example() {
 // completes under the mode it was accepted with.
 func ExampleCore_Accept() {
 	c, _ := cxl.NewCore(cxl.Config{Capacity: 1 << 20})
-	id, _ := c.Map(cxl.Region{Base: 0, Size: 64, Workers: 8, Mode: cxl.GBinary})
+	id, _ := c.Map(cxl.Region{Base: 0, Size: 64, Workers: 8, Mode: cxl.Aggregate(lowbit.Binary)})
 	c.Do(cxl.Write(1, 0, make([]byte, cxl.LineBytes)))
 	c.Accept(cxl.Read(2, 0))
 	c.SetMode(id, cxl.Identity, 0)

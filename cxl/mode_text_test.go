@@ -3,10 +3,12 @@ package cxl
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 func TestModeText(t *testing.T) {
-	for _, m := range Modes() {
+	for _, m := range AllModes() {
 		b, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
@@ -20,7 +22,15 @@ func TestModeText(t *testing.T) {
 		t.Error("invalid mode marshalled")
 	}
 	var m Mode
-	if err := json.Unmarshal([]byte(`"bogus"`), &m); err == nil {
-		t.Error("unknown mode unmarshalled")
+	for _, bad := range []string{`"bogus"`, `"int8-sum"`, `"aggregate"`} {
+		if err := json.Unmarshal([]byte(bad), &m); err == nil {
+			t.Errorf("mode %s unmarshalled", bad)
+		}
+	}
+	// The spellings a user types: a format's aliases name its mode.
+	for s, want := range map[string]Mode{"fp32": FP32Bypass, "BYPASS": FP32Bypass, "id": Identity, "binary": Aggregate(lowbit.Binary), "bfp": Aggregate(lowbit.BFP8), "INT8": Aggregate(lowbit.Int8)} {
+		if got, err := ParseMode(s); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %v, %v, want %v", s, got, err, want)
+		}
 	}
 }

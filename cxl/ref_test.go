@@ -125,11 +125,11 @@ func refSumAddr(r Region, kind, worker, line int) uint64 {
 func refAggregates(r Region, mode Mode) bool {
 	switch r.Sum {
 	case lowbit.Int8:
-		return mode == Int8Sum
+		return mode == Aggregate(lowbit.Int8)
 	case lowbit.BFP8:
-		return mode == BFPSum
+		return mode == Aggregate(lowbit.BFP8)
 	}
-	return mode == GBinary || mode == GTernary
+	return mode == Aggregate(lowbit.Binary) || mode == Aggregate(lowbit.Ternary)
 }
 
 // expectSum is the oracle of a Sum region's view line: the Ref sums of
@@ -317,13 +317,13 @@ func refAddrOf(r Region, kind, worker, line int) uint64 {
 // reference loops.
 func (m *refModel) expectAggregate(r Region, mode Mode, line, part int) (out [64]byte) {
 	spec := lowbit.Spec{Workers: r.Workers, Layout: r.Layout, Format: lowbit.Binary, Gate: r.Gate}
-	if mode == GTernary {
+	if mode == Aggregate(lowbit.Ternary) {
 		spec.Format = lowbit.Ternary
 	}
 	gated := spec.GateBits()
 	if r.Layout == lowbit.ElementMajor {
 		signs := m.mem[refAddrOf(r, 0, 0, line)]
-		if mode == GBinary {
+		if mode == Aggregate(lowbit.Binary) {
 			for i, c := range lowbit.RefCountPacket(signs[:], r.Workers) {
 				out[i] = byte(c)
 			}

@@ -20,7 +20,8 @@ const NoRegion RegionID = -1
 // Size is DataBytes(PayloadLines()) with at least one payload line; the
 // region's footprint [Base, End()) lies inside the device; Workers fits
 // the layout (1-8 element-major, 1-lowbit.MaxWorkers worker-major); Gate
-// is valid; Element0 >= 0; a Sum region is worker-major without gate bits.
+// is valid; Element0 >= 0; a Sum region is worker-major without gate bits
+// and has 1 to lowbit.MaxSumWorkers workers (its int16 lane sums exact).
 type Region struct {
 	// Name labels the region in reports; it need not be unique.
 	Name string
@@ -44,7 +45,7 @@ type Region struct {
 	// Sum shapes the region for an integer-sum format beyond the paper,
 	// lowbit.Int8 or lowbit.BFP8 (worker-major only): each worker writes
 	// its own lines of 64 int8 codes (BFP8: and its exponent lines), and
-	// the region aggregates in that format's mode (ModeOf). The zero
+	// the region aggregates in that format's mode (Aggregate). The zero
 	// value, lowbit.FP32, is the paper's sign-plane shape, which G-Binary
 	// and G-Ternary aggregate.
 	Sum lowbit.Format
@@ -87,7 +88,7 @@ func (r Region) Slabs() int {
 // expLines returns the exponent lines one worker writes for lines
 // mantissa lines of a BFP8 region: ceil(lines / 64) (0 otherwise).
 func (r Region) expLines(lines int) int {
-	if r.Sum != lowbit.BFP8 {
+	if !r.Sum.BlockExponents() {
 		return 0
 	}
 	return (lines + lowbit.BFPExponentsPerLine - 1) / lowbit.BFPExponentsPerLine
@@ -132,7 +133,7 @@ func (r Region) PayloadLines() int {
 		return 0
 	}
 	t := r.Size / (n * LineBytes)
-	if r.Sum == lowbit.BFP8 {
+	if r.Sum.BlockExponents() {
 		// Each worker's lines are L mantissa lines plus ceil(L/64)
 		// exponent lines: t = L + ceil(L/64), so L = t - ceil(t/65).
 		l := t - (t+lowbit.BFPExponentsPerLine)/(lowbit.BFPExponentsPerLine+1)
@@ -235,6 +236,24 @@ func (r Region) ExpViewAddr(x int) uint64 {
 	return r.Base + r.Size + 2*r.SlabBytes() + uint64(x)*LineBytes
 }
 
+// shape is the region's payload shape as a lowbit spec, which
+// lowbit.Spec.Validate checks: its integer-sum format, or for a
+// sign-plane region G-Ternary under its gate (the widest of the vote
+// formats it aggregates). A sum region's shape has a gate only when the
+// gate is written as bits (lowbit.GateWorker, which no sum format
+// carries); a positional or margin gate is a parameter of the vote modes
+// that the sum modes never read.
+func (r Region) shape() lowbit.Spec {
+	s := lowbit.Spec{Workers: r.Workers, Layout: r.Layout, Format: r.Sum, Gate: r.Gate}
+	switch {
+	case !r.sumFormat():
+		s.Format = lowbit.Ternary
+	case r.Gate.Kind != lowbit.GateWorker:
+		s.Gate = lowbit.Gate{}
+	}
+	return s
+}
+
 // Spec returns the lowbit aggregation spec of the region in a low-bit
 // mode m.
 func (r Region) Spec(m Mode) lowbit.Spec {
@@ -247,30 +266,14 @@ func (r Region) Validate() error {
 	if !r.Mode.Valid() {
 		return fmt.Errorf("region %q: mode %v is not a mode", r.Name, r.Mode)
 	}
-	switch r.Layout {
-	case lowbit.ElementMajor:
-		if r.Workers < 1 || r.Workers > lowbit.MaxPacketWorkers {
-			return fmt.Errorf("region %q: workers %d out of range [1, %d] for element-major packets", r.Name, r.Workers, lowbit.MaxPacketWorkers)
-		}
-	case lowbit.WorkerMajor:
-		if r.Workers < 1 || r.Workers > lowbit.MaxWorkers {
-			return fmt.Errorf("region %q: workers %d out of range [1, %d] for worker-major planes", r.Name, r.Workers, lowbit.MaxWorkers)
-		}
-	default:
-		return fmt.Errorf("region %q: unknown layout %v", r.Name, r.Layout)
-	}
 	if err := r.Gate.Validate(); err != nil {
 		return fmt.Errorf("region %q: gate: %w", r.Name, err)
 	}
-	if r.sumFormat() {
-		switch {
-		case !r.Sum.Sum():
-			return fmt.Errorf("region %q: sum format %v is not an integer-sum format (want %v or %v)", r.Name, r.Sum, lowbit.Int8, lowbit.BFP8)
-		case r.Layout != lowbit.WorkerMajor:
-			return fmt.Errorf("region %q: a %v region is worker-major (each worker writes its own lines), not %v", r.Name, r.Sum, r.Layout)
-		case r.Gate.Kind == lowbit.GateWorker:
-			return fmt.Errorf("region %q: a %v region has no gate bits (gate %v)", r.Name, r.Sum, r.Gate)
-		}
+	if r.sumFormat() && !r.Sum.Sum() {
+		return fmt.Errorf("region %q: sum format %v is not an integer-sum format", r.Name, r.Sum)
+	}
+	if err := r.shape().Validate(); err != nil {
+		return fmt.Errorf("region %q: %w", r.Name, err)
 	}
 	if r.Base%LineBytes != 0 {
 		return fmt.Errorf("region %q: base %#x not 64-byte aligned", r.Name, r.Base)
@@ -315,7 +318,7 @@ func (r Region) locate(addr uint64) target {
 		}
 		return target{view: true, line: int(v / 2), part: int(v % 2)}
 	}
-	if e := uint64(r.Workers) * r.SlabBytes(); r.Sum == lowbit.BFP8 && off >= e {
+	if e := uint64(r.Workers) * r.SlabBytes(); r.Sum.BlockExponents() && off >= e {
 		x := (off - e) / LineBytes
 		return target{exp: true, slab: int(x) / r.ExpLines(), line: int(x) % r.ExpLines()}
 	}

@@ -84,10 +84,6 @@ type stretchKind struct {
 	view   bool // worker-major aggregate view lines (planes or sums)
 }
 
-// runModes are the modes whose per-line semantics stretch reproduces; a
-// mode not listed here runs one line at a time.
-var runModes = [numModes]bool{Identity: true, FP32Bypass: true, GBinary: true, GTernary: true, Int8Sum: true, BFPSum: true}
-
 // stretch returns how many of r's lines from line k (at addr) can complete
 // as one stretch, and how; 0 when line k must go through Do. Every line
 // of a stretch passes each check Accept makes and completes the same way.
@@ -114,7 +110,7 @@ func (c *Core) stretch(r Run, k int, addr uint64) (int, stretchKind) {
 		}
 	} else {
 		g := &c.regions[id].Region
-		if !g.Mode.Valid() || !runModes[g.Mode] {
+		if !g.Mode.Valid() {
 			return 0, how
 		}
 		how.region, how.mode = id, g.Mode
@@ -134,7 +130,7 @@ func (c *Core) stretch(r Run, k int, addr uint64) (int, stretchKind) {
 		case t.sign: // element-major sign slab: the in-place aggregate view
 			end = g.Base + g.SlabBytes()
 			if r.Op == MemRd && g.Mode.LowBit() {
-				if g.Mode != GBinary {
+				if g.Mode != Aggregate(lowbit.Binary) {
 					return 0, how
 				}
 				how.count = g.Workers
@@ -192,7 +188,7 @@ const viewChunk = 32
 // no exponent view lines), as aggregate would a line at a time, and
 // returns the stored lines each view line reads (aggregate's count). It
 // gathers a chunk of aggregate lines of every worker, then runs one
-// VotePlanes, SumInt8 or SumBFP8 over the chunk.
+// VotePlanes or the format's lowbit SumCodes over the chunk.
 func (c *Core) viewRun(dst []byte, g *Region, m Mode, v int) int {
 	w := g.Workers
 	per := w
@@ -210,16 +206,16 @@ func (c *Core) viewRun(dst []byte, g *Region, m Mode, v int) int {
 		if sum {
 			codes := c.gatherRun(&rb.codes, &rb.cbuf, w, nl, func(k int) uint64 { return g.CodeAddr(k, a) })
 			sums := rb.sums[:nl*LineBytes]
+			var exps [][]int8
 			if m.ExpPlane() {
 				x, o := a/lowbit.BFPExponentsPerLine, a%lowbit.BFPExponentsPerLine
 				eb := c.gatherRun(&rb.exps, &rb.ebuf, w, 1, func(k int) uint64 { return g.ExpAddr(k, x) })
 				for k := range eb {
 					eb[k] = eb[k][o : o+nl]
 				}
-				lowbit.SumBFP8(sums, rb.blockExp[:nl], int8Rows(&rb.codes8, codes), int8Rows(&rb.exps8, eb))
-			} else {
-				lowbit.SumInt8(sums, int8Rows(&rb.codes8, codes))
+				exps = int8Rows(&rb.exps8, eb)
 			}
+			m.Format().SumCodes(sums, rb.blockExp[:nl], int8Rows(&rb.codes8, codes), exps)
 			lowbit.PutInt16s(out, sums) // line 2l, 2l+1: sums of elements 64l+0..31, 64l+32..63
 		} else {
 			signs := c.gatherRun(&rb.codes, &rb.cbuf, w, nl, func(k int) uint64 { return g.SignAddr(k, a) })

@@ -15,9 +15,9 @@ import (
 // memory around them.
 func runCores(t testing.TB, capacity uint64) (run, ref *Core) {
 	t.Helper()
-	em := Region{Name: "em", Base: 64 * 5, Mode: GBinary, Workers: 8, Layout: lowbit.ElementMajor}
+	em := Region{Name: "em", Base: 64 * 5, Mode: Aggregate(lowbit.Binary), Workers: 8, Layout: lowbit.ElementMajor}
 	em.Size = em.DataBytes(150)
-	wm := Region{Name: "wm", Base: 64 * 200, Mode: GTernary, Workers: 2, Layout: lowbit.WorkerMajor}
+	wm := Region{Name: "wm", Base: 64 * 200, Mode: Aggregate(lowbit.Ternary), Workers: 2, Layout: lowbit.WorkerMajor}
 	wm.Size = wm.DataBytes(30)
 	var cs [2]*Core
 	for i := range cs {
@@ -111,7 +111,7 @@ func TestDoRunMatchesDo(t *testing.T) {
 			t.Fatalf("stored line %#x differs", a)
 		}
 	}
-	if st := run.Stats(); st.Modes[GBinary].TransformedLines == 0 || st.TotalErrors() == 0 {
+	if st := run.Stats(); st.Modes[Aggregate(lowbit.Binary)].TransformedLines == 0 || st.TotalErrors() == 0 {
 		t.Errorf("no aggregates or no errors: %+v", st)
 	}
 }
@@ -166,7 +166,7 @@ func TestDoRunHonoursFault(t *testing.T) {
 // FuzzDoRun: any run (opcode, address, lines, tag, data) against Do a
 // line at a time, after a mode write from the input.
 func FuzzDoRun(f *testing.F) {
-	f.Add(uint8(MemWr), uint16(0), uint16(300), uint16(1), uint8(GBinary), []byte{1, 2, 3})
+	f.Add(uint8(MemWr), uint16(0), uint16(300), uint16(1), uint8(Aggregate(lowbit.Binary)), []byte{1, 2, 3})
 	f.Add(uint8(MemRd), uint16(3), uint16(200), uint16(65535), uint8(Identity), []byte(nil))
 	f.Fuzz(func(t *testing.T, op uint8, line, n, tag uint16, mode uint8, data []byte) {
 		const capacity = 64 * 400
@@ -200,13 +200,13 @@ func FuzzDoRun(f *testing.F) {
 // with plain memory between them.
 func viewCores(t testing.TB) (run, ref *Core, regs []Region) {
 	t.Helper()
-	wm8 := Region{Name: "wm8", Base: 64 * 3, Mode: GTernary, Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Element0: 5}
+	wm8 := Region{Name: "wm8", Base: 64 * 3, Mode: Aggregate(lowbit.Ternary), Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Element0: 5}
 	wm8.Size = wm8.DataBytes(70)
-	wg := Region{Name: "wg", Base: wm8.End() + 64*7, Mode: GTernary, Workers: 3, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}}
+	wg := Region{Name: "wg", Base: wm8.End() + 64*7, Mode: Aggregate(lowbit.Ternary), Workers: 3, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}}
 	wg.Size = wg.DataBytes(40)
-	i8 := Region{Name: "i8", Base: wg.End() + 64, Mode: Int8Sum, Workers: 3, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}
+	i8 := Region{Name: "i8", Base: wg.End() + 64, Mode: Aggregate(lowbit.Int8), Workers: 3, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}
 	i8.Size = i8.DataBytes(45)
-	bf := Region{Name: "bf", Base: i8.End() + 64*2, Mode: BFPSum, Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}
+	bf := Region{Name: "bf", Base: i8.End() + 64*2, Mode: Aggregate(lowbit.BFP8), Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}
 	bf.Size = bf.DataBytes(130)
 	regs = []Region{wm8, wg, i8, bf}
 	var cs [2]*Core
@@ -283,7 +283,7 @@ func TestDoRunViewsMatchDo(t *testing.T) {
 	}
 	read(0, capLines)
 	st := run.Stats()
-	for _, m := range []Mode{GTernary, Int8Sum, BFPSum} {
+	for _, m := range []Mode{Aggregate(lowbit.Ternary), Aggregate(lowbit.Int8), Aggregate(lowbit.BFP8)} {
 		if st.Modes[m].TransformedLines == 0 {
 			t.Errorf("no %v aggregates read: %+v", m, st.Modes[m])
 		}

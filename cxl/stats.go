@@ -18,8 +18,8 @@ type ModeStats struct {
 	// MediaLinesRead counts lines fetched from storage to serve the
 	// reads: 1 per untransformed read; per aggregate response line, 1 (2
 	// with gate bits) element-major and W (2W) worker-major; in the
-	// integer-sum modes W per Int8Sum view line, 2W per BFPSum sum view
-	// line (codes and exponents) and W per exponent view line. Both lines
+	// integer-sum modes W per INT8 view line, 2W per BFP8 sum view line
+	// (codes and exponents) and W per exponent view line. Both lines
 	// of a worker-major aggregate count their fetches, as in a controller
 	// without a result buffer; the model itself reduces once for the pair.
 	MediaLinesRead uint64 `json:"media_lines_read"`
@@ -31,8 +31,9 @@ type Stats struct {
 	Transactions uint64 `json:"transactions"`
 	// Completed is the number of responses produced.
 	Completed uint64 `json:"completed"`
-	// Modes is indexed by Mode: identity, fp32-bypass, g-binary,
-	// g-ternary, int8-sum, bfp8-sum (an array in that order in JSON).
+	// Modes is indexed by Mode: identity, fp32-bypass, then the aggregate
+	// of each format in lowbit's registry order (g-binary, g-ternary,
+	// int8, bfp8): an array in that order in JSON.
 	Modes [NumModes]ModeStats `json:"modes"`
 	// Errors counts failed transactions by kind, indexed like ErrKinds.
 	Errors [numErrKinds]uint64 `json:"errors"`

@@ -132,7 +132,7 @@ func oracleName(m Mode, l lowbit.Layout) string {
 	switch m {
 	case Identity, FP32Bypass:
 		return "byte-for-byte read-back"
-	case GBinary:
+	case Aggregate(lowbit.Binary):
 		if l == lowbit.ElementMajor {
 			return "sign count c_i (lowbit.RefCountPacket)"
 		}
@@ -151,11 +151,11 @@ func expectPacket(r *Region, m Mode, l int, signs, gates []byte) (out Line) {
 	switch m {
 	case Identity, FP32Bypass:
 		copy(out[:], signs)
-	case GBinary:
+	case Aggregate(lowbit.Binary):
 		for i, c := range lowbit.RefCountPacket(signs, r.Workers) {
 			out[i] = byte(c)
 		}
-	case GTernary:
+	case Aggregate(lowbit.Ternary):
 		for i, v := range lowbit.RefAggregatePacket(signs, gates, r.Spec(m), r.Element0+l*lowbit.PacketElements) {
 			out[i] = byte(v)
 		}
@@ -263,7 +263,7 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 	// Sec. 2 definitions applied to the FP32 gradients themselves.
 	e2e := Check{Group: "sec6", Name: "FP32 gradients -> packets -> controller", Oracle: "lowbit.RefCount / RefAggregate on the FP32 gradients", Passed: true}
 	counts := lowbit.RefCount(grads)
-	for _, m := range []Mode{GBinary, GTernary} {
+	for _, m := range []Mode{Aggregate(lowbit.Binary), Aggregate(lowbit.Ternary)} {
 		if err := ctl.SetMode(id, m, 0); err != nil {
 			return err
 		}
@@ -274,7 +274,7 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 			for i := range lowbit.PacketElements {
 				e := l*lowbit.PacketElements + i
 				ok := err == nil
-				if m == GBinary {
+				if m == Aggregate(lowbit.Binary) {
 					ok = ok && int(resp.Data[i]) == counts[e]
 				} else {
 					ok = ok && int8(resp.Data[i]) == want[e]

@@ -11,8 +11,8 @@ import (
 )
 
 // This file is the functional tester's part beyond the paper: the
-// integer-sum modes (Int8Sum, BFPSum) on regions shaped for their
-// formats, judged by oracles built from lowbit's Ref twins over what the
+// integer-sum modes (the INT8 and BFP8 aggregates) on regions shaped for
+// their formats, judged by oracles built from lowbit's Ref twins over what the
 // workers wrote.
 
 // sumWrite is what the workers of one Sum region wrote: codes[k] is
@@ -149,10 +149,7 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 	n := lines * lowbit.LineBytes
 	reg := Region{Name: f.String(), Workers: w, Layout: lowbit.WorkerMajor, Sum: f}
 	reg.Size = reg.DataBytes(lines)
-	m, err := ModeOf(f)
-	if err != nil {
-		return view, e2e, stored, fmt.Errorf("verify: %w", err)
-	}
+	m := Aggregate(f)
 	reg.Mode = m
 	ctl := cfg.newController(reg.End())
 	if _, err := ctl.Map(reg); err != nil {

@@ -40,7 +40,7 @@ func TestVerifyPasses(t *testing.T) {
 		t.Errorf("integer-sum checks compared %d and %d lines", groups["sum"], groups["sum-sweep"])
 	}
 	st := res.Stats
-	if st.Modes[GBinary].TransformedLines < 5000 || st.Modes[Identity].WriteLines != 5000 || st.Modes[FP32Bypass].ReadLines != 5000 {
+	if st.Modes[Aggregate(lowbit.Binary)].TransformedLines < 5000 || st.Modes[Identity].WriteLines != 5000 || st.Modes[FP32Bypass].ReadLines != 5000 {
 		t.Errorf("stats %+v", st.Modes)
 	}
 }
@@ -83,12 +83,12 @@ func TestVerifyCatchesFaults(t *testing.T) {
 		fault func(c *Core, p *pending, r *Resp)
 	}{
 		{"flip one bit of one G-Ternary response", "sec6", func(c *Core, p *pending, r *Resp) {
-			if p.mode == GTernary && p.seq%997 == 5 {
+			if p.mode == Aggregate(lowbit.Ternary) && p.seq%997 == 5 {
 				r.Data[p.seq%64] ^= 1 << (p.seq % 7)
 			}
 		}},
 		{"G-Binary returns stored bytes", "sec6", func(c *Core, p *pending, r *Resp) {
-			if p.mode == GBinary && r.Transformed {
+			if p.mode == Aggregate(lowbit.Binary) && r.Transformed {
 				r.Data = c.mem.load(p.req.Addr / LineBytes)
 			}
 		}},
@@ -119,17 +119,17 @@ func TestVerifyCatchesFaults(t *testing.T) {
 			}
 		}},
 		{"int8-sum lane 5 off by one", "sum", func(c *Core, p *pending, r *Resp) {
-			if p.mode == Int8Sum && r.Transformed {
+			if p.mode == Aggregate(lowbit.Int8) && r.Transformed {
 				r.Data[10]++
 			}
 		}},
 		{"bfp8-sum exponent view returns worker 0's exponents", "sum", func(c *Core, p *pending, r *Resp) {
-			if p.mode == BFPSum && r.Transformed && p.tgt.exp {
+			if p.mode == Aggregate(lowbit.BFP8) && r.Transformed && p.tgt.exp {
 				r.Data = c.mem.load(p.reg.ExpAddr(0, p.tgt.line) / LineBytes)
 			}
 		}},
 		{"bfp8-sum ignores the exponents (sums as int8)", "sum-sweep", func(c *Core, p *pending, r *Resp) {
-			if p.mode == BFPSum && r.Transformed && !p.tgt.exp {
+			if p.mode == Aggregate(lowbit.BFP8) && r.Transformed && !p.tgt.exp {
 				src := make([][]int8, p.reg.Workers)
 				for k := range src {
 					l := c.mem.load(p.reg.CodeAddr(k, p.tgt.line) / LineBytes)
@@ -192,7 +192,7 @@ func TestVerifyEveryPacketWidth(t *testing.T) {
 			}
 		}
 		for _, r := range res.Rows {
-			if w == 1 && r.Mode == GBinary.String() && r.NaiveFlagged != 0 {
+			if w == 1 && r.Mode == Aggregate(lowbit.Binary).String() && r.NaiveFlagged != 0 {
 				t.Errorf("W=1: the naive oracle flagged %d G-Binary lines; the count byte equals the written byte", r.NaiveFlagged)
 			}
 		}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/usage"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -21,6 +23,9 @@ func init() {
 			}}}, nil
 		},
 		Layout: func(_ run.Config, rs []CollectiveResult) (*report.Result, error) { return CollectiveLayout(rs[0]) },
+		Claims: func(run.Config) []report.Claim {
+			return collectiveClaims(CollectiveResult{Model: DefaultCollectiveOptions().Model})
+		},
 	})
 }
 
@@ -39,7 +44,8 @@ var paperGPTScaleCycles = map[string]string{"bert-large": "0.78M", "gpt2-xl": "3
 type CollectiveOptions struct {
 	// Model is a built-in profile name or a YAML profile path (Fig. 7).
 	Model string
-	// Workers is W (default 8, the paper's virtual workers).
+	// Workers is W (default 8, the paper's virtual workers, or the NPUs
+	// of an ASTRA-sim network, which must then agree).
 	Workers int
 	// Links are user links that override or extend the presets.
 	Links []collective.Link
@@ -66,6 +72,11 @@ type CollectiveOptions struct {
 	// Models are the GPT-scale check's profiles (default bert-large,
 	// gpt2-xl, gpt3).
 	Models []string
+	// AstraNetwork and AstraSystem are ASTRA-sim's analytical network YAML
+	// and system JSON (both or neither): they select ASTRA-sim's
+	// analytical mode for the FP32 network rows (collective.LoadAstra),
+	// and Workers then defaults to the network's NPUs.
+	AstraNetwork, AstraSystem string
 }
 
 // DefaultCollectiveOptions is the paper's setting: GPT-2 XL on 8 workers,
@@ -82,7 +93,7 @@ func (o *CollectiveOptions) defaults() {
 	if o.Model == "" {
 		o.Model = "gpt2-xl"
 	}
-	if o.Workers == 0 {
+	if o.Workers == 0 && o.AstraNetwork == "" {
 		o.Workers = 8
 	}
 	if o.Net == "" {
@@ -139,6 +150,19 @@ type CollectiveResult struct {
 	GPTScale []GPTScaleRow `json:"gpt_scale"`
 	Window   string        `json:"window"`
 	ClockHz  float64       `json:"clock_hz"`
+	// Astra is the ASTRA-sim analytical mode's row when it was selected.
+	Astra *AstraRow `json:"astra,omitempty"`
+}
+
+// AstraRow is the FP32 all-reduce of the model's gradients in ASTRA-sim's
+// analytical mode, in its cycles, beside the alpha-beta ring on the same
+// link (ASTRA-sim's bandwidth read as GiB/s, its per-link latency).
+type AstraRow struct {
+	Bytes       float64                      `json:"bytes"`
+	Estimate    collective.AstraRingEstimate `json:"astra"`
+	AlphaBetaS  float64                      `json:"alpha_beta_ring_s"`
+	Link        collective.Link              `json:"link"`
+	Assumptions []string                     `json:"assumptions"`
 }
 
 // paperImpliedElements is the payload the paper's Fig. 7 rows appear to
@@ -154,6 +178,18 @@ func RunCollective(ctx context.Context, cfg run.Config, o CollectiveOptions) (Co
 	p, err := workload.LoadProfile(o.Model, 0)
 	if err != nil {
 		return r, err
+	}
+	astra, err := collective.LoadAstra(o.AstraNetwork, o.AstraSystem)
+	if err != nil {
+		return r, err
+	}
+	if astra != nil {
+		if o.Workers == 0 {
+			o.Workers = astra.Model.Ranks()
+		}
+		if o.Workers != astra.Model.Ranks() {
+			return r, usage.Errorf("--workers %d: the ASTRA-sim network %s has %d NPUs (omit --workers to take them)", o.Workers, o.AstraNetwork, astra.Model.Ranks())
+		}
 	}
 	r.Model, r.ProfileElements, r.Elements, r.Workers, r.PerNode, r.Shared = p.Name, p.Params(), p.Params(), o.Workers, o.PerNode, o.Shared
 	if o.Elements > 0 {
@@ -186,6 +222,12 @@ func RunCollective(ctx context.Context, cfg run.Config, o CollectiveOptions) (Co
 	}
 	paths := collective.Paths{Elements: r.Elements, Workers: o.Workers, Net: r.Net, Intra: r.Intra, PerNode: o.PerNode,
 		CXL: r.CXL, Shared: o.Shared, Exposure: r.Exposure}
+	if astra != nil {
+		paths.Model = astra.Model
+		if r.Astra, err = astraRow(astra, float64(r.Elements)*4); err != nil {
+			return r, err
+		}
+	}
 	if r.Paths, err = paths.Times(); err != nil {
 		return r, err
 	}
@@ -206,7 +248,24 @@ func RunCollective(ctx context.Context, cfg run.Config, o CollectiveOptions) (Co
 		}
 		r.PaperPayload[i] = est.Seconds
 	}
-	return r, gptScale(ctx, o, &r)
+	return r, gptScale(ctx, o, astra, &r)
+}
+
+// astraRow prices the all-reduce of S bytes in ASTRA-sim's mode and by
+// the alpha-beta ring on the same link.
+func astraRow(c *collective.AstraConfig, S float64) (*AstraRow, error) {
+	e, err := c.Model.Cycles(collective.Call{Op: collective.AllReduce, Bytes: S})
+	if err != nil {
+		return nil, err
+	}
+	d := c.Model.Network[0]
+	l := collective.Link{Name: "astra-" + strings.ToLower(d.Topology.String()), Bandwidth: collective.AstraBpns(d.BandwidthGBps) * 1e9, Latency: d.LatencyNS * 1e-9,
+		Note: "ASTRA-sim's network link, its GB/s read as GiB/s"}
+	ab, err := collective.AlphaBeta{Alg: collective.Ring, N: c.Model.Ranks(), Link: l}.Time(collective.Call{Op: collective.AllReduce, Bytes: S})
+	if err != nil {
+		return nil, err
+	}
+	return &AstraRow{Bytes: S, Estimate: e, AlphaBetaS: ab.Seconds, Link: l, Assumptions: c.Assumptions()}, nil
 }
 
 // GPTScaleRow is one model of the GPT-scale sanity check.
@@ -220,7 +279,7 @@ type GPTScaleRow struct {
 
 // gptScale multiplies each model's All-Reduce window by the exposure, in
 // controller cycles.
-func gptScale(ctx context.Context, o CollectiveOptions, r *CollectiveResult) error {
+func gptScale(ctx context.Context, o CollectiveOptions, astra *collective.AstraConfig, r *CollectiveResult) error {
 	r.ClockHz = timing.DefaultConfig().Controller.ClockGHz * 1e9
 	window := func(elems int64) (float64, error) {
 		if o.Window == "cxl" {
@@ -232,8 +291,15 @@ func gptScale(ctx context.Context, o CollectiveOptions, r *CollectiveResult) err
 		if err != nil {
 			return 0, err
 		}
+		var m collective.Model = collective.AlphaBeta{Alg: alg, N: o.Workers, Link: r.Net, Intra: r.Intra, PerNode: o.PerNode}
 		r.Window = fmt.Sprintf("FP32 %s All-Reduce of %d workers over %s", alg, o.Workers, r.Net)
-		est, err := collective.AllReduce{Alg: alg, N: o.Workers, Link: r.Net, Intra: r.Intra, PerNode: o.PerNode}.Time(float64(elems) * 4)
+		if astra != nil {
+			if alg != collective.Ring {
+				return 0, usage.Errorf("--window %s: ASTRA-sim's analytical mode prices the ring (give --window ring or cxl)", alg)
+			}
+			m, r.Window = astra.Model, fmt.Sprintf("FP32 All-Reduce in %v", astra.Model)
+		}
+		est, err := m.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(elems) * 4})
 		return est.Seconds, err
 	}
 	for _, m := range o.Models {
@@ -312,9 +378,13 @@ func CollectiveLayout(r CollectiveResult) (*report.Result, error) {
 	if r.Measured || r.ExposureNote == exposureNote {
 		summary = fmt.Sprintf("Full-LLC-miss exposure measured by the timing model: %.3f%% (paper: 1.67%%).", 100*r.Exposure)
 	}
+	tables := []report.Table{f7, gptScaleTable(r)}
+	if r.Astra != nil {
+		tables = append(tables, astraTable(r.Astra, r.Workers))
+	}
 	return &report.Result{Block: "collective", Title: collectiveTitle,
 		Summary: []string{summary},
-		Tables:  []report.Table{f7, gptScaleTable(r)}, Figures: []report.Figure{fig}, Claims: collectiveClaims(r),
+		Tables:  tables, Figures: []report.Figure{fig}, Claims: collectiveClaims(r),
 		Data: map[string]any{"exposure": r.Exposure, "gpt_scale": r.GPTScale,
 			"fig7": map[string]any{"model": r.Model, "elements": r.Elements, "exposure": r.Exposure, "rows": rows}}}, nil
 }
@@ -323,14 +393,14 @@ func CollectiveLayout(r CollectiveResult) (*report.Result, error) {
 func fig7Table(r CollectiveResult) report.Table {
 	S := float64(r.Elements) * 4
 	t := report.Table{Name: "fig7", Title: fmt.Sprintf("Fig. 7 analogue: one All-Reduce of %s's gradients (%d elements, %.3g GB FP32)", r.Model, r.Elements, S/1e9),
-		Columns: []string{"path", "route", "bits/elem", "normalized traffic", "measured time", "paper time", "algbw GB/s (FP32-equivalent)", "busbw GB/s"}}
+		Columns: []string{"path", "route", "bits/elem", "normalized traffic", "measured time", "paper time", "algbw GB/s (10^9 B/s, FP32-equivalent)", "busbw GB/s (10^9 B/s)"}}
 	shareNote := "each worker has its own CXL port at the link bandwidth"
 	if r.Shared {
 		shareNote = fmt.Sprintf("the %d workers share one controller port (time x %d)", r.Workers, r.Workers)
 	}
 	t.Notes = []string{
 		fmt.Sprintf("CXL rows: t = 2 (alpha + payload/B) (1 + e): each worker writes its packed payload (rounded up to 64-byte lines) and reads the aggregate back over %s; %s; e = %.3f%% exposed datapath (%s) on the low-bit rows only, 0 on the FP32 bypass row.", r.CXL, shareNote, 100*r.Exposure, r.ExposureNote),
-		fmt.Sprintf("Software rows: alpha-beta models on %s with %d workers (ring 2(n-1) alpha + 2(n-1)/n S/B; double binary tree 2 ceil(log2 n) alpha + 2 S/B; halving-doubling 2 log2 n alpha + 2(n-1)/n S/B; hierarchical intra reduce-scatter + inter ring + intra all-gather on %s); busbw = algbw x 2(n-1)/n (NCCL convention). MajoritySignSGD gathers every worker's 1-bit signs: (n-1) alpha + (n-1) S_sign/B.", r.Net, r.Workers, r.Intra),
+		softwareNote(r, fmt.Sprintf("Software rows: alpha-beta models on %s with %d workers (ring 2(n-1) alpha + 2(n-1)/n S/B; double binary tree 2 ceil(log2 n) alpha + 2 S/B; halving-doubling 2 log2 n alpha + 2(n-1)/n S/B; hierarchical intra reduce-scatter + inter ring + intra all-gather on %s); busbw = algbw x 2(n-1)/n (NCCL convention). MajoritySignSGD gathers every worker's 1-bit signs: (n-1) alpha + (n-1) S_sign/B.", r.Net, r.Workers, r.Intra)),
 		"Normalized traffic counts gradient payload bits per element / 32 (the paper's accounting: G-Ternary 1.58 bits); the 2-plane G-Ternary row is what a per-worker gate costs when stored, while the paper's positional 2-of-3 gate needs no gate bits at all.",
 	}
 	if r.Model == "gpt2-xl" {
@@ -340,6 +410,33 @@ func fig7Table(r CollectiveResult) report.Table {
 	}
 	t.Notes = append(t.Notes,
 		"These are modelled communication times of one All-Reduce, not training-step speedups (as in the paper).")
+	return t
+}
+
+// softwareNote is the Fig. 7 note on the network rows: the alpha-beta
+// text given, or the ASTRA-sim mode's.
+func softwareNote(r CollectiveResult, alphaBeta string) string {
+	if r.Astra == nil {
+		return alphaBeta
+	}
+	return fmt.Sprintf("Network rows: ASTRA-sim's analytical mode (its ring, %d NPUs; the table \"ASTRA-sim analytical mode\" gives its cycles and terms); MajoritySignSGD is its ring all-gather of every worker's 1-bit signs; busbw = algbw x the operation's nccl-tests factor.", r.Workers)
+}
+
+// astraTable lays out the ASTRA-sim mode's all-reduce in its cycles
+// beside the alpha-beta ring on the same link.
+func astraTable(a *AstraRow, npus int) report.Table {
+	e := a.Estimate
+	astraS := float64(e.Cycles) * 1e-9
+	t := report.Table{Name: "astra", Title: fmt.Sprintf("ASTRA-sim analytical mode: the FP32 All-Reduce of %.0f bytes among %d NPUs", a.Bytes, npus),
+		Columns: []string{"model", "cycles (1 cycle = 1 ns)", "time", "this model / ASTRA-sim"}}
+	t.AddRow("ASTRA-sim analytical ring (congestion-aware)", e.Cycles, report.FormatSeconds(astraS), "1")
+	t.AddRow(fmt.Sprintf("alpha-beta ring on the same link (%v)", a.Link), fmt.Sprintf("%.0f", a.AlphaBetaS*1e9), report.FormatSeconds(a.AlphaBetaS),
+		fmt.Sprintf("%.3f", a.AlphaBetaS/astraS))
+	t.Notes = append(t.Notes, a.Assumptions...)
+	t.Notes = append(t.Notes,
+		fmt.Sprintf("ASTRA-sim's terms: %d chunks of %d B, messages of %d B; a hop d_net = %d cycles, the endpoint delay d_bus = %d cycles on each of the %d messages a chunk, the local-memory reduction d_red = %d cycles on %d of them: T = chunks x (d_bus + K (d_net + d_bus) + R d_red).",
+			e.Chunks, e.ChunkBytes, e.MsgBytes, e.NetCycles, e.BusCycles, e.Sends, e.ReduceCycles, e.Reduced),
+		"Why the two differ on the same link: the alpha-beta ring pays the link latency 2(n-1) times for the whole buffer, ASTRA-sim's ring pays it 2(n-1) times for each of its chunks, which run one after another, adds the endpoint delay to every message and charges each reduced message three passes over local memory at local-mem-bw.")
 	return t
 }
 

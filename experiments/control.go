@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,10 @@ func init() {
 		},
 		Layout: func(cfg run.Config, us []ControlUnit) (*report.Result, error) {
 			return PilotDefaults(cfg.Tier, cfg.Seed).Layout(us)
+		},
+		Claims: func(cfg run.Config) []report.Claim {
+			_, rows, _, _ := PilotDefaults(cfg.Tier, cfg.Seed).claimsTable(nil, nil)
+			return rows
 		}})
 }
 
@@ -53,6 +58,9 @@ const (
 
 // PilotOptions configure the control-plane pilots.
 type PilotOptions struct {
+	// Tier is the tier the options were built for (PilotDefaults); the
+	// claims' tier column names it.
+	Tier run.Tier
 	// Train is the easy workload of the recovery pilot (Fig. 6).
 	Train TrainOptions
 	// Hard is the workload of the live admission loop (the paper's
@@ -105,7 +113,7 @@ const (
 	pilotLossH = 0.25
 )
 
-var pilotLadder = control.Ladder{BinaryMin: 0.6, TernaryMin: 0.45}
+var pilotLadder = control.Ladder{{Format: lowbit.Binary, Min: 0.6}, {Format: lowbit.Ternary, Min: 0.45}}
 
 // The learning rates, 100-class model and data the pilots were calibrated with:
 // the training block's before its stand-in rate sweeps (QuickSignLR,
@@ -152,8 +160,8 @@ func PilotDefaults(tier run.Tier, seed uint64) PilotOptions {
 	epoch := int64(easy.TrainN / easy.Batch)
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = epoch, epoch, diagEvery
 	cc.LossK, cc.LossH, cc.LossAlpha = pilotLossK, pilotLossH, pilotLossAlpha
-	cc.Ladder = pilotLadder.Rungs()
-	o := PilotOptions{Train: easy, Hard: hard, Control: cc, Fault: pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5},
+	cc.Ladder = pilotLadder
+	o := PilotOptions{Tier: tier, Train: easy, Hard: hard, Control: cc, Fault: pilot.Fault{StartEpoch: 5, EndEpoch: 6, Rate: 0.5},
 		DiagEvery: diagEvery, Delays: []float64{0, 10, 100}, StepMS: 100, TelemetryEpochs: 4}
 	full := tier == run.TierFull
 	if tier == run.TierStandard {
@@ -177,7 +185,7 @@ func PilotDefaults(tier run.Tier, seed uint64) PilotOptions {
 }
 
 func (o PilotOptions) pilotConfig(sc pilot.Scenario, t TrainOptions, seed uint64) pilot.Config {
-	tc := t.Config(train.Uniform(train.RuleSpec{Rule: train.FP32}), seed)
+	tc := t.Config(train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)}), seed)
 	tc.DiagEpochs = nil
 	tc.Logf = o.Logf
 	return pilot.Config{Scenario: sc, Train: tc, Control: o.Control, Gate: lowbit.PaperGate, DiagEvery: o.DiagEvery, Fault: o.Fault,
@@ -211,9 +219,12 @@ const (
 
 // PilotRun is one pilot with the data set it trained on.
 type PilotRun struct {
-	Part   string       `json:"part"` // PartFig6 or PartLiveLoop
-	Data   string       `json:"data"`
-	Result pilot.Result `json:"result"`
+	Part string `json:"part"` // PartFig6 or PartLiveLoop
+	Data string `json:"data"`
+	// StandInFor is the set the pilot's options asked for when Data is
+	// its stand-in (DataInfo.StandInFor); "" otherwise.
+	StandInFor string       `json:"stand_in_for,omitempty"`
+	Result     pilot.Result `json:"result"`
 }
 
 // DelayRun is G-Binary-default with the Commander on congested telemetry
@@ -266,7 +277,7 @@ func (o PilotOptions) Units() ([]run.Unit[ControlUnit], error) {
 
 // pilotUnit runs one pilot of pc on t's data set.
 func (o PilotOptions) pilotUnit(ctx context.Context, part string, t TrainOptions, pc pilot.Config, logf func(string, ...any)) (ControlUnit, error) {
-	sets, name, err := t.LoadSets()
+	sets, info, err := t.LoadSets()
 	if err != nil {
 		return ControlUnit{}, err
 	}
@@ -274,11 +285,11 @@ func (o PilotOptions) pilotUnit(ctx context.Context, part string, t TrainOptions
 	r, err := pilot.Run(ctx, pc, sets)
 	if err != nil {
 		if part == PartLiveLoop {
-			return ControlUnit{}, fmt.Errorf("live loop on %s: %w", name, err)
+			return ControlUnit{}, fmt.Errorf("live loop on %s: %w", info.Name, err)
 		}
 		return ControlUnit{}, fmt.Errorf("pilot %s seed %d: %w", pc.Scenario, pc.Train.Seed, err)
 	}
-	return ControlUnit{Pilot: &PilotRun{Part: part, Data: name, Result: *r}}, nil
+	return ControlUnit{Pilot: &PilotRun{Part: part, Data: info.Name, StandInFor: info.StandInFor, Result: *r}}, nil
 }
 
 // RunUnits runs the block's units in order (what `nfabric pilot` does in
@@ -387,6 +398,7 @@ func (o PilotOptions) Layout(us []ControlUnit) (*report.Result, error) {
 	claims, rows, held, missed := o.claimsTable(all, live)
 	res.Tables = append(res.Tables, t, claims, cal)
 	res.Claims = rows
+	o.markStandIns(res, us)
 	figs, err := pilotFigures(all, o.Fault)
 	if err != nil {
 		return nil, err
@@ -674,7 +686,7 @@ func predictorForecasts() ([]Forecast, error) {
 		f, err := control.Predict(control.PredictorInput{
 			Profile:  prof,
 			Schedule: workload.Schedule{Accel: workload.A100},
-			FP32:     collective.AllReduce{Alg: collective.Ring, N: 8, Link: ib},
+			FP32:     collective.AlphaBeta{Alg: collective.Ring, N: 8, Link: ib},
 			CXL:      collective.CXLPath{Link: cxlLink, Workers: 8},
 		})
 		if err != nil {
@@ -707,7 +719,7 @@ func predictorTable(fc []Forecast) report.Table {
 
 // ladderText writes a ladder's thresholds as the control block's notes do,
 // lowest traffic first: "G-Binary >= 0.60 / G-Ternary >= 0.45".
-func ladderText(r control.Rungs) string {
+func ladderText(r control.Ladder) string {
 	parts := make([]string, 0, len(r))
 	for _, g := range r.Ordered() {
 		parts = append(parts, fmt.Sprintf("%s >= %.2f", g.Label(), g.Min))
@@ -716,9 +728,32 @@ func ladderText(r control.Rungs) string {
 }
 
 // ladderMin is the threshold of f's rung of r, NaN when r has none.
-func ladderMin(r control.Rungs, f lowbit.Format) float64 {
+func ladderMin(r control.Ladder, f lowbit.Format) float64 {
 	if v, ok := r.Min(f); ok {
 		return v
 	}
 	return math.NaN()
+}
+
+// markStandIns makes the block partial when a pilot trained on a stand-in
+// data set, saying which and why its numbers differ, and names the
+// stand-in in the tier column of that pilot's claims.
+func (o PilotOptions) markStandIns(res *report.Result, us []ControlUnit) {
+	section := map[string]string{PartFig6: "Sec. 8, Fig. 6", PartLiveLoop: "Sec. 8, live loop"}
+	what := map[string]string{PartFig6: "Fig. 6 pilots", PartLiveLoop: "live loop"}
+	for _, u := range us {
+		p := u.Pilot
+		if p == nil || p.StandInFor == "" {
+			continue
+		}
+		d := DataInfo{Name: p.Data, StandInFor: p.StandInFor}
+		if s := d.standIn(what[p.Part]); !slices.Contains(res.Skipped, s) {
+			res.Skipped = append(res.Skipped, s)
+		}
+		for i := range res.Claims {
+			if res.Claims[i].Section == section[p.Part] {
+				res.Claims[i].Tier = d.tierCell(o.Tier.String())
+			}
+		}
+	}
 }

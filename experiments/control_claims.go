@@ -79,9 +79,9 @@ func (o PilotOptions) calibrationTable(all []scenarioRuns) (report.Table, error)
 	t.AddRow("loss CUSUM threshold H", fmt.Sprintf("max(%d sd, %d x the largest sum the record reaches), 2 significant figures", control.CUSUMThresholdSD, control.CUSUMMargin),
 		f(cal.Loss.H), f(cc.LossH), agree(sig2(cal.Loss.H), cc.LossH))
 	t.AddRow("ladder G-Binary minimum", fmt.Sprintf("backbone's G-Binary cosine at the end of warm-up (%s), floored to %g", f(cal.WarmupBinary), control.LadderStep),
-		f(cal.Ladder.BinaryMin), f(ladderMin(cc.Ladder, lowbit.Binary)), agree(cal.Ladder.BinaryMin, ladderMin(cc.Ladder, lowbit.Binary)))
+		f(ladderMin(cal.Ladder, lowbit.Binary)), f(ladderMin(cc.Ladder, lowbit.Binary)), agree(ladderMin(cal.Ladder, lowbit.Binary), ladderMin(cc.Ladder, lowbit.Binary)))
 	t.AddRow("ladder G-Ternary minimum", fmt.Sprintf("backbone's G-Ternary cosine at the end of warm-up (%s), floored to %g", f(cal.WarmupTernary), control.LadderStep),
-		f(cal.Ladder.TernaryMin), f(ladderMin(cc.Ladder, lowbit.Ternary)), agree(cal.Ladder.TernaryMin, ladderMin(cc.Ladder, lowbit.Ternary)))
+		f(ladderMin(cal.Ladder, lowbit.Ternary)), f(ladderMin(cc.Ladder, lowbit.Ternary)), agree(ladderMin(cal.Ladder, lowbit.Ternary), ladderMin(cc.Ladder, lowbit.Ternary)))
 	yes := map[bool]string{true: "yes", false: "no"}
 	t.AddRow("warm-up steps", "one epoch", spe, cc.WarmupSteps, yes[spe == cc.WarmupSteps])
 	t.AddRow("cooldown steps", "one epoch", spe, cc.CooldownSteps, yes[spe == cc.CooldownSteps])
@@ -102,8 +102,9 @@ type claim struct {
 	text, paper, ours string
 	holds             bool
 	// criterion is the rule holds applies; undecided, when set, says why
-	// the runs cannot decide the claim (its verdict is inconclusive).
-	criterion, undecided string
+	// the runs cannot decide the claim (its verdict is inconclusive);
+	// notRun, when set, says why the claim has no runs at all.
+	criterion, undecided, notRun string
 	// judged, for an accuracy claim with two or more paired seeds, is its
 	// ledger row as the training block's rule for interval claims
 	// (judged) decides it: its Verdict, Interval and Convergence.
@@ -113,6 +114,8 @@ type claim struct {
 // verdict is the claim's ledger verdict.
 func (c claim) verdict() string {
 	switch {
+	case c.notRun != "":
+		return report.VerdictNotRun
 	case c.judged != nil:
 		return c.judged.Verdict
 	case c.undecided != "":
@@ -137,12 +140,15 @@ func (o PilotOptions) claimsTable(all []scenarioRuns, live []*PilotRun) (t repor
 			missed = append(missed, c.text)
 		}
 		ours := c.ours
-		if c.undecided != "" {
+		switch {
+		case c.notRun != "":
+			ours = "not run: " + c.notRun
+		case c.undecided != "":
 			ours += " (" + c.undecided + ")"
 		}
 		t.AddRow(c.text, c.paper, ours, v)
 		section := "Sec. 8, Fig. 6"
-		if len(live) > 0 && strings.HasPrefix(c.text, "Live loop") {
+		if strings.HasPrefix(c.text, "Live loop") {
 			section = "Sec. 8, live loop"
 		}
 		row := report.Claim{Section: section, Name: c.text, Paper: c.paper, Ours: ours, Criterion: c.criterion, Verdict: v}
@@ -162,7 +168,16 @@ func (o PilotOptions) claimsTable(all []scenarioRuns, live []*PilotRun) (t repor
 	return t, rows, held, missed
 }
 
-// fig6Claims checks the recovery pilot's claims on every seed.
+// The recovery pilot's claims, as fig6Claims names them.
+const (
+	claimAlarm     = "G-Binary-default: the Supervisor returns to FP32 during the injected degradation window"
+	claimReadmit   = "G-Binary-default re-enables low-bit aggregation after recovery"
+	claimEndpoint  = "G-Binary-default's final accuracy is within the FP32 and always-G-Binary references' run-to-run variation"
+	claimAdmission = "FP32-default admits low-bit aggregation after warm-up diagnostics"
+)
+
+// fig6Claims checks the recovery pilot's claims on every seed; a claim
+// whose scenario did not run says not run (fig6Claims(nil) lists them).
 func (o PilotOptions) fig6Claims(all []scenarioRuns) []claim {
 	by := map[pilot.Scenario]scenarioRuns{}
 	for _, sr := range all {
@@ -195,12 +210,19 @@ func (o PilotOptions) fig6Claims(all []scenarioRuns) []claim {
 			ours = "no fault injected (--fault-rate 0)"
 		}
 		out = append(out,
-			claim{text: "G-Binary-default: the Supervisor returns to FP32 during the injected degradation window", paper: "yes",
+			claim{text: claimAlarm, paper: "yes",
 				ours: ours, holds: o.Fault.Rate > 0 && inWindow == n, criterion: "an FP32 alarm inside the fault window on every seed"},
-			claim{text: "G-Binary-default re-enables low-bit aggregation after recovery", paper: "yes", ours: fmt.Sprintf("%d of %d seeds", readmitted, n),
+			claim{text: claimReadmit, paper: "yes", ours: fmt.Sprintf("%d of %d seeds", readmitted, n),
 				holds: readmitted == n, criterion: "low-bit re-admitted after the alarm on every seed"})
 		out = append(out, o.endpointClaim(by))
+	} else {
+		why := "no G-Binary-default run"
+		out = append(out,
+			claim{text: claimAlarm, paper: "yes", criterion: "an FP32 alarm inside the fault window on every seed", notRun: why},
+			claim{text: claimReadmit, paper: "yes", criterion: "low-bit re-admitted after the alarm on every seed", notRun: why},
+			claim{text: claimEndpoint, paper: paperPilotAcc + " %", criterion: endpointCriterion, notRun: why})
 	}
+	admission := claim{text: claimAdmission, paper: "yes", criterion: "low-bit steps after warm-up on every seed"}
 	if len(fd.runs) > 0 {
 		admitted := 0
 		for _, r := range fd.runs {
@@ -208,11 +230,16 @@ func (o PilotOptions) fig6Claims(all []scenarioRuns) []claim {
 				admitted++
 			}
 		}
-		out = append(out, claim{text: "FP32-default admits low-bit aggregation after warm-up diagnostics", paper: "yes",
-			ours: fmt.Sprintf("%d of %d seeds", admitted, len(fd.runs)), holds: admitted == len(fd.runs), criterion: "low-bit steps after warm-up on every seed"})
+		admission.ours, admission.holds = fmt.Sprintf("%d of %d seeds", admitted, len(fd.runs)), admitted == len(fd.runs)
+	} else {
+		admission.notRun = "no FP32-default run"
 	}
-	return out
+	return append(out, admission)
 }
+
+// endpointCriterion is the endpoint claim's criterion with one seed (its
+// paired form is pairedEndpoint's).
+const endpointCriterion = "mean within [lower reference mean - sd, higher reference mean + sd], sd the larger reference std over seeds"
 
 // endpointMargin is the endpoint claim's criterion with paired seeds, in
 // accuracy points: "within the references' run-to-run variation" read as
@@ -229,10 +256,9 @@ const endpointMargin = 2.0
 // always-FP32 reference's seed-mean curve has converged (train.Plateau).
 func (o PilotOptions) endpointClaim(by map[pilot.Scenario]scenarioRuns) claim {
 	fp, gb, gd := by[pilot.AlwaysFP32], by[pilot.AlwaysGBinary], by[pilot.GBinaryDefault]
-	c := claim{text: "G-Binary-default's final accuracy is within the FP32 and always-G-Binary references' run-to-run variation", paper: paperPilotAcc + " %",
-		criterion: "mean within [lower reference mean - sd, higher reference mean + sd], sd the larger reference std over seeds"}
+	c := claim{text: claimEndpoint, paper: paperPilotAcc + " %", criterion: endpointCriterion}
 	if len(fp.runs) == 0 || len(gb.runs) == 0 {
-		c.ours = "references not run"
+		c.notRun = "the always-fp32 or always-g-binary reference did not run"
 		return c
 	}
 	f, g, d := fp.stats(), gb.stats(), gd.stats()
@@ -309,11 +335,21 @@ func pilotConvergence(sr scenarioRuns) studyConvergence {
 	return studyConvergence{ok: true, cell: "converged (always-fp32 seed-mean curve, " + train.Plateau.String() + ")"}
 }
 
+// The live loop's claims, as liveClaims names them.
+const (
+	claimLiveBackbone = "Live loop (100 classes): the ladder selects G-Ternary for the backbone"
+	claimLiveHead     = "Live loop (100 classes): the ladder keeps the sensitive head on FP32"
+)
+
 // liveClaims checks the live loop's claims, G-Ternary backbone and FP32
-// head, on every seed's live loop: each holds when it holds on every seed.
+// head, on every seed's live loop: each holds when it holds on every seed;
+// without a live loop both say not run (liveClaims(nil) lists them).
 func liveClaims(live []*PilotRun) []claim {
 	if len(live) == 0 {
-		return nil
+		return []claim{
+			{text: claimLiveBackbone, paper: "g-ternary", criterion: "the backbone settles on g-ternary", notRun: "no live loop"},
+			{text: claimLiveHead, paper: "fp32-bypass", criterion: "the head settles on fp32-bypass", notRun: "no live loop"},
+		}
 	}
 	if len(live) > 1 {
 		return liveClaimsOverSeeds(live)
@@ -332,9 +368,9 @@ func liveClaims(live []*PilotRun) []claim {
 		}
 	}
 	return []claim{
-		{text: "Live loop (100 classes): the ladder selects G-Ternary for the backbone", paper: "g-ternary", ours: s[nn.Backbone] + cos,
+		{text: claimLiveBackbone, paper: "g-ternary", ours: s[nn.Backbone] + cos,
 			holds: s[nn.Backbone] == "g-ternary", criterion: "the backbone settles on g-ternary"},
-		{text: "Live loop (100 classes): the ladder keeps the sensitive head on FP32", paper: "fp32-bypass", ours: s[nn.Head],
+		{text: claimLiveHead, paper: "fp32-bypass", ours: s[nn.Head],
 			holds: s[nn.Head] == "fp32-bypass", criterion: "the head settles on fp32-bypass"},
 	}
 }
@@ -361,9 +397,9 @@ func liveClaimsOverSeeds(live []*PilotRun) []claim {
 	kh, oh := count(nn.Head, "fp32-bypass")
 	n := len(live)
 	return []claim{
-		{text: "Live loop (100 classes): the ladder selects G-Ternary for the backbone", paper: "g-ternary", ours: ob,
+		{text: claimLiveBackbone, paper: "g-ternary", ours: ob,
 			holds: kb == n, criterion: "the backbone settles on g-ternary on every seed"},
-		{text: "Live loop (100 classes): the ladder keeps the sensitive head on FP32", paper: "fp32-bypass", ours: oh,
+		{text: claimLiveHead, paper: "fp32-bypass", ours: oh,
 			holds: kh == n, criterion: "the head settles on fp32-bypass on every seed"},
 	}
 }

@@ -21,7 +21,8 @@ import (
 )
 
 func init() {
-	run.Register(run.Spec[FormatsUnit]{Name: "formats", Title: formatsTitle, Order: 45, Units: formatsUnits, Layout: formatsLayout})
+	run.Register(run.Spec[FormatsUnit]{Name: "formats", Title: formatsTitle, Order: 45, Units: formatsUnits, Layout: formatsLayout,
+		Claims: func(run.Config) []report.Claim { return formatsClaims(seedFinals{}, nil, nil, studyConvergence{}) }})
 }
 
 const formatsTitle = "Payload formats side by side: the paper's three and the conservative INT8 and BFP8 (extension, Sec. 1)"
@@ -37,8 +38,8 @@ const StudyFormats = "formats"
 //     rows are the training block's validated runs of the same seeds.
 //   - Pilot: the format-admission pilot (pilot.RunFormats) on the
 //     boundary study's 100-class stand-in (BoundaryOptions), whose ladder
-//     (control.Rungs, all four rungs) is calibrated by
-//     control.CalibrateRungs on the backbone of an always-FP32 warm-up of
+//     (control.Ladder, all four rungs) is calibrated by
+//     control.CalibrateLadder on the backbone of an always-FP32 warm-up of
 //     the same workload with another seed (pilot.WarmupCosines), as the
 //     paper's pilots calibrate.
 //   - Timing: the controller datapath's cycles and the full-LLC-miss
@@ -90,6 +91,15 @@ type FormatsUnit struct {
 // SkipReason says which tool the unit missed ("" when it ran).
 func (u FormatsUnit) SkipReason() string { return u.Skipped }
 
+// CheckConsistent checks the unit's training run, if any
+// (TrainRun.CheckConsistent), as the framework does for every result.
+func (u FormatsUnit) CheckConsistent() error {
+	if u.Run != nil {
+		return u.Run.CheckConsistent()
+	}
+	return nil
+}
+
 // FormatsPilot is the pilot unit: the calibration record, the ladder it
 // gave, and the pilot run.
 type FormatsPilot struct {
@@ -126,11 +136,7 @@ type FormatsModeTiming struct {
 func formatRows() ([]policyRow, error) {
 	var rows []policyRow
 	for _, f := range lowbit.Formats() {
-		r, err := train.RuleFor(f)
-		if err != nil {
-			return nil, err
-		}
-		p := train.Uniform(train.RuleSpec{Rule: r})
+		p := train.Uniform(train.RuleSpec{Rule: train.FormatRule(f)})
 		rows = append(rows, policyRow{policy: p, label: p.Label()})
 	}
 	return rows, nil
@@ -179,10 +185,7 @@ func FormatsUnits(o FormatsOptions) ([]run.Unit[FormatsUnit], error) {
 			if !f.Sum() {
 				continue
 			}
-			m, err := cxl.ModeOf(f)
-			if err != nil {
-				return FormatsUnit{}, err
-			}
+			m := cxl.Aggregate(f)
 			k, err := timing.DatapathCycles(m, dc.Streams.Count)
 			if err != nil {
 				return FormatsUnit{}, fmt.Errorf("timing %v: %w", m, err)
@@ -245,8 +248,8 @@ func formatsSkip(key string, err error) (FormatsUnit, error) {
 // pilot's workload (seed CalibrationSeed), then runs the pilot; given
 // rungs (not nil) are used as they are, and the calibration is recorded
 // beside them.
-func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Rungs, logf func(string, ...any)) (*FormatsPilot, error) {
-	sets, name, err := o.Pilot.LoadSets()
+func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Ladder, logf func(string, ...any)) (*FormatsPilot, error) {
+	sets, info, err := o.Pilot.LoadSets()
 	if err != nil {
 		return nil, err
 	}
@@ -263,21 +266,21 @@ func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Rungs,
 	for f := range backbone {
 		backbone[f] = cal[f].Groups[nn.Backbone]
 	}
-	rungs, err := control.CalibrateRungs([]lowbit.Format{lowbit.Binary, lowbit.Ternary, lowbit.Int8, lowbit.BFP8}, backbone)
+	rungs, err := control.CalibrateLadder([]lowbit.Format{lowbit.Binary, lowbit.Ternary, lowbit.Int8, lowbit.BFP8}, backbone)
 	if err != nil {
 		return nil, err
 	}
 	if given != nil {
 		rungs = given
 	}
-	r, err := pilot.RunFormats(ctx, pilot.FormatConfig{Train: tc, WarmupEpochs: o.PilotWarmup, DiagSteps: steps, Rungs: rungs}, sets)
+	r, err := pilot.RunFormats(ctx, pilot.FormatConfig{Train: tc, WarmupEpochs: o.PilotWarmup, DiagSteps: steps, Ladder: rungs}, sets)
 	if err != nil {
 		return nil, err
 	}
 	if logf != nil {
 		logf("formats: pilot seed %d settled on %s (final acc %.2f%%)", r.Seed, r.Plan, 100*r.Final)
 	}
-	return &FormatsPilot{Data: dataInfo(name, sets), CalibrationSeed: o.CalibrationSeed, Calibration: cal, Given: given != nil, Result: *r}, nil
+	return &FormatsPilot{Data: info, CalibrationSeed: o.CalibrationSeed, Calibration: cal, Given: given != nil, Result: *r}, nil
 }
 
 // formatsParts splits the units into their kinds.
@@ -349,8 +352,7 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 		Columns: []string{"format", "evaluated by", "bits/element (paper acc.)", "traffic ratio", "scale agreement (bits/step)", "final acc. (%)", "vs FP32 (points, 95% paired CI)",
 			"cosine backbone", "cosine head", "datapath cycles", "exposure (%)", "cells 512-bit", "Fmax 512-bit ECP5 (MHz)"}}
 	for _, ft := range lowbit.Formats() {
-		r, _ := train.RuleFor(ft)
-		label := train.Uniform(train.RuleSpec{Rule: r}).Label()
+		label := train.Uniform(train.RuleSpec{Rule: train.FormatRule(ft)}).Label()
 		pr, ok := byLabel[label]
 		if !ok {
 			continue
@@ -394,8 +396,11 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 		case ft.Vote():
 			hc, hf = formatsHardware(p, "")
 		case ft.Sum():
-			m, _ := cxl.ModeOf(ft)
-			hc, hf = formatsHardware(p, m.String())
+			d, err := hw.ModeDatapath(cxl.Aggregate(ft))
+			if err != nil {
+				return nil, err
+			}
+			hc, hf = formatsHardware(p, string(d))
 		}
 		t.AddRow(ft.String(), who, fmt.Sprintf("%g", lowbit.BitsPerElement(ft, lowbit.PaperGate, lowbit.PaperAccounting)),
 			train.FormatRatio(run.Traffic.Paper.Ratio), fmt.Sprintf("%g", run.Traffic.ScaleBits), f.cell(label), vs,
@@ -409,10 +414,21 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 		"Cells: Yosys generic synthesis of the 512-bit datapaths: the paper's 5-stage one, whose mode selects G-Binary or G-Ternary, and the int8-sum and bfp8-sum sum datapaths at their fixed depths (package hw); Fmax: nextpnr on ECP5 (full tier). The hardware block synthesizes and routes all three in every tier.",
 	}
 	res.Tables = append(res.Tables, t)
-	conv := convergenceOf(rows, o.Rows.tierLabel())
+	if s := p.runs[0].Data.standIn("formats' rows"); s != "" { // the block's status says so
+		res.Skipped = append(res.Skipped, s)
+	}
+	if p.pilot != nil {
+		if s := p.pilot.Data.standIn("format-admission pilot"); s != "" {
+			res.Skipped = append(res.Skipped, s)
+		}
+	}
+	conv := convergenceOf(rows, p.runs[0].Data.tierCell(o.Rows.tierLabel()))
 	claims := formatsClaims(f, rows, p.pilot, conv)
 	for i := range claims {
-		if claims[i].Tier == "" {
+		switch {
+		case claims[i].Name == formatsPilotClaimName && p.pilot != nil:
+			claims[i].Tier = p.pilot.Data.tierCell(o.Rows.tierLabel())
+		case claims[i].Tier == "":
 			claims[i].Tier = conv.tier
 		}
 	}
@@ -458,13 +474,13 @@ func formatsPilotTable(fp *FormatsPilot) report.Table {
 		Columns: []string{"group", "G-Binary", "G-Ternary", "INT8", "BFP8", "admitted", "ladder"}}
 	f := func(v float64) string { return fmt.Sprintf("%.4f", v) }
 	th := map[lowbit.Format]float64{}
-	for _, g := range r.Rungs {
+	for _, g := range r.Ladder {
 		th[g.Format] = g.Min
 	}
 	t.AddRow(fmt.Sprintf("calibration: backbone, FP32 warm-up seed %d", fp.CalibrationSeed),
 		f(fp.Calibration[lowbit.Binary].Groups[nn.Backbone]), f(fp.Calibration[lowbit.Ternary].Groups[nn.Backbone]),
-		f(fp.Calibration[lowbit.Int8].Groups[nn.Backbone]), f(fp.Calibration[lowbit.BFP8].Groups[nn.Backbone]), "-", "control.CalibrateRungs")
-	t.AddRow("thresholds", f(th[lowbit.Binary]), f(th[lowbit.Ternary]), f(th[lowbit.Int8]), f(th[lowbit.BFP8]), "-", r.Rungs.String())
+		f(fp.Calibration[lowbit.Int8].Groups[nn.Backbone]), f(fp.Calibration[lowbit.BFP8].Groups[nn.Backbone]), "-", "control.CalibrateLadder")
+	t.AddRow("thresholds", f(th[lowbit.Binary]), f(th[lowbit.Ternary]), f(th[lowbit.Int8]), f(th[lowbit.BFP8]), "-", r.Ladder.String())
 	for _, g := range nn.Groups() {
 		t.AddRow(fmt.Sprintf("%v (pilot seed %d)", g, r.Seed), f(r.Warmup[lowbit.Binary].Groups[g]), f(r.Warmup[lowbit.Ternary].Groups[g]),
 			f(r.Warmup[lowbit.Int8].Groups[g]), f(r.Warmup[lowbit.BFP8].Groups[g]), r.Admitted[g], r.Reasons[g])
@@ -487,7 +503,7 @@ func formatsPilotTable(fp *FormatsPilot) report.Table {
 // FormatsPilotReport runs the format-admission pilot alone (`nfabric pilot
 // formats`): o.Pilot's workload, the ladder calibrated as the block does,
 // or rungs when not nil.
-func FormatsPilotReport(ctx context.Context, o FormatsOptions, rungs control.Rungs) (*report.Result, error) {
+func FormatsPilotReport(ctx context.Context, o FormatsOptions, rungs control.Ladder) (*report.Result, error) {
 	if o.PilotWarmup < 1 || o.PilotWarmup >= o.Pilot.Epochs {
 		return nil, fmt.Errorf("pilot warm-up %d epochs of %d: want 1 to %d", o.PilotWarmup, o.Pilot.Epochs, o.Pilot.Epochs-1)
 	}
@@ -499,8 +515,12 @@ func FormatsPilotReport(ctx context.Context, o FormatsOptions, rungs control.Run
 		return nil, err
 	}
 	r := fp.Result
-	return &report.Result{Block: "pilot-formats", Title: "Format-admission pilot (extension: the ladder with INT8 and BFP8 rungs)", Data: fp,
+	res := &report.Result{Block: "pilot-formats", Title: "Format-admission pilot (extension: the ladder with INT8 and BFP8 rungs)", Data: fp,
 		Tables: []report.Table{formatsPilotTable(fp)},
 		Summary: []string{fmt.Sprintf("%s seed %d: the ladder admitted %s (traffic %s of FP32), final accuracy %.2f%%.",
-			fp.Data.Name, r.Seed, r.Label, train.FormatRatio(r.Traffic.Paper.Ratio), 100*r.Final)}}, nil
+			fp.Data.Name, r.Seed, r.Label, train.FormatRatio(r.Traffic.Paper.Ratio), 100*r.Final)}}
+	if s := fp.Data.standIn("pilot"); s != "" {
+		res.Skipped, res.Status = append(res.Skipped, s), report.StatusPartial
+	}
+	return res, nil
 }

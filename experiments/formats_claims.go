@@ -48,8 +48,7 @@ func formatsClaims(f seedFinals, rows []PolicyRuns, fp *FormatsPilot, conv study
 		byLabel[pr.Label] = pr
 	}
 	label := func(ft lowbit.Format) string {
-		r, _ := train.RuleFor(ft)
-		return train.Uniform(train.RuleSpec{Rule: r}).Label()
+		return train.Uniform(train.RuleSpec{Rule: train.FormatRule(ft)}).Label()
 	}
 	for _, ft := range []lowbit.Format{lowbit.Int8, lowbit.BFP8} {
 		name := label(ft)
@@ -83,10 +82,7 @@ func formatsClaims(f seedFinals, rows []PolicyRuns, fp *FormatsPilot, conv study
 		Criterion: fmt.Sprintf("t interval of the cosine to the FP32 mean over the seeds at or above %g, both formats, both groups", formatsMinCosine)},
 		align, conv))
 	cs = append(cs, formatsTrafficClaim(byLabel, label))
-	if fp != nil {
-		cs = append(cs, formatsPilotClaim(fp))
-	}
-	return cs
+	return append(cs, formatsPilotClaim(fp))
 }
 
 // pm4 is mean ± std with four decimals (cosines near 1).
@@ -118,16 +114,26 @@ func formatsTrafficClaim(byLabel map[string]PolicyRuns, label func(lowbit.Format
 		}
 	}
 	c.Ours = strings.Join(ours, "; ")
+	if c.Verdict == report.VerdictNotRun {
+		c.Ours = strings.TrimSuffix("not run: an INT8 or BFP8 row is missing; "+c.Ours, "; ")
+	}
 	return c
 }
+
+// formatsPilotClaimName names the pilot's claim.
+const formatsPilotClaimName = "the ladder with more rungs settles on a mixed plan"
 
 // formatsPilotClaim is the pilot's finding: did the ladder settle on a
 // mixed plan.
 func formatsPilotClaim(fp *FormatsPilot) report.Claim {
+	c := report.Claim{Section: formatsSection + ", Sec. 8 ladder", Name: formatsPilotClaimName, Paper: formatsPaper,
+		Criterion:   "backbone and head admitted to different rungs by the calibrated ladder (one pilot run, no interval)",
+		Convergence: "n/a (admission at the end of warm-up)"}
+	if fp == nil {
+		return notRun(c, "no pilot run")
+	}
 	r := fp.Result
-	c := report.Claim{Section: formatsSection + ", Sec. 8 ladder", Name: "the ladder with more rungs settles on a mixed plan", Paper: formatsPaper,
-		Criterion: "backbone and head admitted to different rungs by the calibrated ladder (one pilot run, no interval)",
-		Ours:      fmt.Sprintf("%s on %s, seed %d", r.Label, fp.Data.Name, r.Seed), Convergence: "n/a (admission at the end of warm-up)"}
+	c.Ours = fmt.Sprintf("%s on %s, seed %d", r.Label, fp.Data.Name, r.Seed)
 	c.Verdict = report.VerdictDoesNotHold
 	if r.Admitted[nn.Backbone] != r.Admitted[nn.Head] {
 		c.Verdict = report.VerdictHolds

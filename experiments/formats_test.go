@@ -20,11 +20,7 @@ import (
 // curve ending at final (%), and last-epoch cosines cos for its format.
 func handFormatRun(t *testing.T, f lowbit.Format, seed uint64, final float64, cos [nn.NumGroups]float64) FormatsUnit {
 	t.Helper()
-	r, err := train.RuleFor(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := train.Uniform(train.RuleSpec{Rule: r})
+	p := train.Uniform(train.RuleSpec{Rule: train.FormatRule(f)})
 	m := nn.NewMLP(rand.New(rand.NewPCG(1, 0)), 16, []int{8}, 4)
 	res := train.Result{Policy: p.String(), Label: p.Label(), Traffic: train.PolicyTraffic(m, p), Final: final / 100}
 	for e := 1; e <= 5; e++ {
@@ -68,12 +64,13 @@ func TestFormatsLayoutHand(t *testing.T) {
 	fp := &FormatsPilot{Data: DataInfo{Name: "hand100"}, Result: pilot.FormatResult{Seed: 1, Label: "G-Binary backbone + INT8 head",
 		Admitted: train.PerGroup[string]{"g-binary", "int8"}}}
 	us = append(us, FormatsUnit{Key: "pilot", Pilot: fp}, FormatsUnit{Key: "timing", Timing: &FormatsTiming{Stages: 5, ClockGHz: 2, ExposurePct: 1.19,
-		Sum: map[string]FormatsModeTiming{"int8": {Mode: "int8-sum", Stages: 3, ExposurePct: 0.71}, "bfp8": {Mode: "bfp8-sum", Stages: 5, ExposurePct: 1.19}}}})
+		Sum: map[string]FormatsModeTiming{"int8": {Mode: "int8", Stages: 3, ExposurePct: 0.71}, "bfp8": {Mode: "bfp8", Stages: 5, ExposurePct: 1.19}}}})
 	o := FormatsOptionsFor(run.TierQuick, 1)
 	res, err := FormatsLayout(o, us)
 	if err != nil {
 		t.Fatal(err)
 	}
+	catalogueMatches(t, "formats", run.Config{Tier: run.TierQuick}, res.Claims)
 	verdicts := map[string]string{}
 	for _, c := range res.Claims {
 		verdicts[c.Name] = c.Verdict
@@ -108,8 +105,8 @@ func TestFormatsLayoutHand(t *testing.T) {
 		{"int8", "traffic ratio", "0.2500"},
 		{"bfp8", "traffic ratio", "0.2539"},
 		{"g-binary", "traffic ratio", "0.0313"},
-		{"int8", "datapath cycles", "3 at 2 GHz (int8-sum)"},
-		{"bfp8", "datapath cycles", "5 at 2 GHz (bfp8-sum)"},
+		{"int8", "datapath cycles", "3 at 2 GHz (int8)"},
+		{"bfp8", "datapath cycles", "5 at 2 GHz (bfp8)"},
 		{"bfp8", "exposure (%)", "1.19"},
 		{"bfp8", "cells 512-bit", "not run in this tier (block hardware)"},
 		{"g-ternary", "exposure (%)", "1.19"},
@@ -198,7 +195,7 @@ func TestFormatsTimingUnit(t *testing.T) {
 		}
 		ft := r.Timing
 		i8, b8 := ft.Sum["int8"], ft.Sum["bfp8"]
-		if ft.Stages != 5 || i8.Stages != 3 || b8.Stages != 5 || i8.Mode != "int8-sum" || b8.Mode != "bfp8-sum" {
+		if ft.Stages != 5 || i8.Stages != 3 || b8.Stages != 5 || i8.Mode != "int8" || b8.Mode != "bfp8" {
 			t.Fatalf("stages: paper %d, %+v, %+v", ft.Stages, i8, b8)
 		}
 		if !(i8.ExposurePct < b8.ExposurePct && b8.ExposurePct == ft.ExposurePct) {
@@ -207,4 +204,40 @@ func TestFormatsTimingUnit(t *testing.T) {
 		return
 	}
 	t.Fatal("no timing unit")
+}
+
+// TestFormatsStandInStatus: rows and pilot trained on the stand-ins of
+// Fashion-MNIST make the block partial, saying which set is missing, how
+// to install it and what ran instead, and every claim's tier names the
+// stand-in.
+func TestFormatsStandInStatus(t *testing.T) {
+	var us []FormatsUnit
+	for _, f := range lowbit.Formats() {
+		for s := 1; s <= 2; s++ {
+			u := handFormatRun(t, f, uint64(s), 80, [nn.NumGroups]float64{0.999, 0.999})
+			u.Run.Data = DataInfo{Name: "mnist (stand-in: fashion-mnist not installed)", StandInFor: "fashion-mnist"}
+			us = append(us, u)
+		}
+	}
+	fp := &FormatsPilot{Data: DataInfo{Name: "mnist-stack100 (stand-in: fashion-stack100 not installed)", StandInFor: "fashion-stack100"},
+		Result: pilot.FormatResult{Seed: 1, Label: "INT8 all", Admitted: train.PerGroup[string]{"int8", "int8"}}}
+	us = append(us, FormatsUnit{Key: "pilot", Pilot: fp})
+	res, err := FormatsLayout(FormatsOptionsFor(run.TierQuick, 1), us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.SetStatus(res, us)
+	if res.Status != report.StatusPartial || len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0], "fashion-mnist is not installed (apt-get install dataset-fashion-mnist); the formats' rows ran on its stand-in mnist") ||
+		!strings.Contains(res.Skipped[1], "the format-admission pilot ran on its stand-in mnist-stack100") {
+		t.Errorf("status %q, skipped %q", res.Status, res.Skipped)
+	}
+	for _, c := range res.Claims {
+		want := "quick; on the stand-in mnist (fashion-mnist not installed)"
+		if c.Name == formatsPilotClaimName {
+			want = "quick; on the stand-in mnist-stack100 (fashion-stack100 not installed)"
+		}
+		if c.Tier != want {
+			t.Errorf("%s: tier %q, want %q", c.Name, c.Tier, want)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/experiments/run"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 func TestFunctionalBlock(t *testing.T) {
@@ -27,7 +28,7 @@ func TestFunctionalBlock(t *testing.T) {
 			sum[c.Mode] = true
 		}
 	}
-	if !sum[cxl.Int8Sum.String()] || !sum[cxl.BFPSum.String()] {
+	if !sum[cxl.Aggregate(lowbit.Int8).String()] || !sum[cxl.Aggregate(lowbit.BFP8).String()] {
 		t.Errorf("integer-sum checks passed for %v, want int8-sum and bfp8-sum", sum)
 	}
 	for _, r := range vr.Rows {
@@ -37,7 +38,7 @@ func TestFunctionalBlock(t *testing.T) {
 		}
 		// Sec. 6: the naive read-equals-write oracle is right for the
 		// untransformed modes and flags the transformed ones.
-		transformed := m == cxl.GBinary || m == cxl.GTernary
+		transformed := m == cxl.Aggregate(lowbit.Binary) || m == cxl.Aggregate(lowbit.Ternary)
 		if !r.Match || r.Mismatches != 0 || transformed != (r.NaiveFlagged > 0) {
 			t.Errorf("row %+v", r)
 		}

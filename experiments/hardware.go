@@ -25,6 +25,17 @@ func init() {
 				o = FullHardware(cfg.Seed)
 			}
 			return HardwareLayout(o, us)
+		},
+		Claims: func(cfg run.Config) []report.Claim {
+			o := QuickHardware(cfg.Seed)
+			if cfg.Full() {
+				o = FullHardware(cfg.Seed)
+			}
+			d, err := gatherHardware(o.defaults(), nil)
+			if err != nil {
+				return nil
+			}
+			return hardwareClaims(o.defaults(), d)
 		}})
 }
 

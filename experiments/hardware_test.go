@@ -93,6 +93,13 @@ func TestHardwareLayoutSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d, err := gatherHardware(o.defaults(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := claimKeys(res.Claims), claimKeys(hardwareClaims(o.defaults(), d)); !slices.Equal(got, want) {
+		t.Errorf("laid-out claims %q differ from the claim list %q", got, want)
+	}
 	run.SetStatus(res, back) // as the framework and HardwareReport do
 	if res.Status != report.StatusPartial {
 		t.Errorf("status %q, want partial (the tools unit ran)", res.Status)

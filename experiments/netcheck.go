@@ -22,9 +22,13 @@ const netcheckTitle = "Collective model checked against ns-3 and ASTRA-sim (Sec.
 // All-Reduce in ns-3 beside the analytical models (Skipped when ns-3 is
 // not installed).
 type NetCheckUnit struct {
-	Astra   []collective.AstraCase `json:"astra,omitempty"`
-	Ring    *netsim.RingCheck      `json:"ring,omitempty"`
-	Skipped string                 `json:"skipped,omitempty"`
+	Astra []collective.AstraCase `json:"astra,omitempty"`
+	// SameLink is the rt_template all-reduce through both collective
+	// models on its one link (collective.Model): ASTRA-sim's analytical
+	// mode and the alpha-beta ring.
+	SameLink *AstraRow         `json:"same_link,omitempty"`
+	Ring     *netsim.RingCheck `json:"ring,omitempty"`
+	Skipped  string            `json:"skipped,omitempty"`
 }
 
 // SkipReason makes the block partial, not ok, when its ns-3 half could not
@@ -42,7 +46,15 @@ func netcheckUnits(run.Config) ([]run.Unit[NetCheckUnit], error) {
 	return []run.Unit[NetCheckUnit]{
 		{Key: "astra-regressions", Cores: 1, Run: func(context.Context, run.Config) (NetCheckUnit, error) {
 			cs, err := collective.AstraRegressions()
-			return NetCheckUnit{Astra: cs}, err
+			if err != nil {
+				return NetCheckUnit{}, err
+			}
+			m, err := collective.NewAstra(collective.RTTemplateSystem, []collective.AstraDim{collective.RTTemplateNetwork})
+			if err != nil {
+				return NetCheckUnit{}, err
+			}
+			same, err := astraRow(&collective.AstraConfig{Model: m, NetworkFile: "rt_template's network_cfg.yml", SystemFile: "system_cfg.json"}, 1<<20)
+			return NetCheckUnit{Astra: cs, SameLink: same}, err
 		}},
 		// The ns-3 run (and, on first use, building its program) is the
 		// block's long part.
@@ -69,6 +81,7 @@ func NetCheckLayout(us []NetCheckUnit) *report.Result {
 	astra := report.Table{Name: "astra-regressions", Title: "ASTRA-sim's published analytical regression cases through collective's ASTRA-sim mode",
 		Columns: []string{"case", "ASTRA-sim cycles (its repository)", "ours", "difference", "held to", "source"}}
 	ring := NS3RingTable(nil)
+	var same report.Table
 	for _, u := range us {
 		switch {
 		case u.Skipped != "":
@@ -77,6 +90,10 @@ func NetCheckLayout(us []NetCheckUnit) *report.Result {
 		case u.Ring != nil:
 			ring = NS3RingTable(u.Ring)
 		default:
+			if u.SameLink != nil {
+				same = astraTable(u.SameLink, collective.RTTemplateNetwork.NPUs)
+				same.Name, same.Title = "astra-same-link", "One link, two models: rt_template's 1 MiB ring All-Reduce through collective.Model (what whatif and collective print for it)"
+			}
 			for _, c := range u.Astra {
 				held := "exact"
 				if c.Bound {
@@ -95,6 +112,9 @@ func NetCheckLayout(us []NetCheckUnit) *report.Result {
 		"The expected cycle counts are ASTRA-sim's own published values (EXPECT_EQ in its network tests, the rt_template reference output), not ours captured once; ours come from collective's analytical mode in ASTRA-sim's terms (ceil(S/c) chunks of c = floor(S/P) bytes per collective, each message's endpoint delay on the NPU-memory bus, three passes over each message at local-mem-bw in the reduce-scatter half, network GB/s read as GiB/s, delays truncated to whole ns).",
 		fmt.Sprintf("%d passed, %d failed", res.Passed, res.Failed))
 	res.Tables = []report.Table{astra}
+	if len(same.Rows) > 0 {
+		res.Tables = append(res.Tables, same)
+	}
 	if len(ring.Rows) > 0 || len(ring.Notes) > 0 {
 		res.Tables = append(res.Tables, ring)
 	}

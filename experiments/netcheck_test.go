@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -73,5 +74,28 @@ func TestNetCheckPartialWithoutNS3(t *testing.T) {
 	run.SetStatus(res, us)
 	if res.Status != report.StatusOK {
 		t.Errorf("both halves ran: status %q (%q)", res.Status, res.Skipped)
+	}
+}
+
+// TestNetCheckSameLink: the netcheck's same-link table prices
+// rt_template's link through both models of collective.Model.
+func TestNetCheckSameLink(t *testing.T) {
+	units, err := netcheckUnits(run.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	astra, err := units[0].Run(context.Background(), run.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rt_template's link: ASTRA-sim prints 117,780 cycles; the alpha-beta
+	// ring on 50 GiB/s and 500 ns is 14 x 500 ns + 1.75 x 2^20 B /
+	// (50 x 2^30 B/s) = 7000 + 34180.0 ns = 41180 ns.
+	s := astra.SameLink
+	if s == nil || s.Estimate.Cycles != collective.RTTemplateCycles || math.Abs(s.AlphaBetaS-(7e-6+1.75*(1<<20)/(50.0*(1<<30)))) > 1e-15 {
+		t.Errorf("same link %+v; want ASTRA-sim 117780 cycles and the ring 41.18 us", s)
+	}
+	if !strings.Contains(NetCheckLayout([]NetCheckUnit{astra}).Text(), "One link, two models") {
+		t.Error("the same-link table is missing")
 	}
 }

@@ -13,7 +13,8 @@ import (
 
 func init() {
 	run.Register(run.Spec[PayloadUnit]{Name: "payload", Title: payloadTitle, Order: 5,
-		Units: payloadUnits, Layout: func(_ run.Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil }})
+		Units: payloadUnits, Layout: func(_ run.Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil },
+		Claims: func(run.Config) []report.Claim { return payloadClaims(nil) }})
 }
 
 const payloadTitle = "Low-bit payload semantics and traffic accounting (Sec. 2)"

@@ -20,6 +20,11 @@ func init() {
 			o := replayBlockOptions(cfg)
 			o.defaults()
 			return Fig2Layout(o, rs)
+		},
+		Claims: func(cfg run.Config) []report.Claim {
+			o := replayBlockOptions(cfg)
+			o.defaults()
+			return replayClaims(o, nil)
 		}})
 }
 

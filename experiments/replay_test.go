@@ -44,8 +44,9 @@ func TestFig2UserTrace(t *testing.T) {
 	o.defaults()
 	res, err := Fig2Layout(o, us)
 	if err != nil || len(res.Figures) != 2 {
-		t.Errorf("layout: %v", err)
+		t.Fatalf("layout: %v", err)
 	}
+	catalogueMatches(t, "replay", run.Config{Tier: run.TierQuick}, res.Claims)
 }
 
 func runReplayUnits(t *testing.T, o ReplayOptions) []ReplayUnit {

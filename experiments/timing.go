@@ -20,7 +20,8 @@ func init() {
 				all.merge(r)
 			}
 			return TimingLayout(timingSetup(cfg), all)
-		}})
+		},
+		Claims: func(cfg run.Config) []report.Claim { return timingClaims(timingSetup(cfg), TimingResult{}) }})
 }
 
 const timingTitle = "Timing exposure (Sec. 5, Table 4, Fig. 3)"

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -19,7 +20,10 @@ import (
 )
 
 func init() {
-	run.Register(run.Spec[TrainRun]{Name: "training", Title: trainingTitle, Order: 40, Units: trainingUnits, Layout: trainingLayout})
+	run.Register(run.Spec[TrainRun]{Name: "training", Title: trainingTitle, Order: 40, Units: trainingUnits, Layout: trainingLayout,
+		Claims: func(run.Config) []report.Claim {
+			return append(validatedClaims(seedFinals{}, studyConvergence{}), boundaryClaims(seedFinals{}, nil, studyConvergence{})...)
+		}})
 }
 
 const trainingTitle = "Training evidence and boundary (Sec. 7, Fig. 4-5, Tables 5-6)"
@@ -279,20 +283,31 @@ func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 	return c
 }
 
-// LoadSets loads and trims the options' data set. For the validated
-// regime a missing Fashion-MNIST falls back to MNIST (fallback reports it).
-// The last set loaded is kept, so the units of one study (one policy and
-// seed each) load it once; the sets are only read.
-func (o TrainOptions) LoadSets() (*data.Sets, string, error) {
-	key := fmt.Sprintf("%q %q %d %d %d %v", o.Data, o.DataDir, o.TrainN, o.TestN, o.PerClass, o.HoldOut)
+// LoadSets loads and trims the options' data set and describes what it
+// loaded. A set that needs a system package and is not installed, asked
+// for by name without a directory, is replaced by its stand-in
+// (data.StandInFor: Fashion-MNIST by MNIST, which ships in a Go module),
+// so that a machine with Go alone runs every study; the DataInfo names the
+// stand-in and the set it stands in for, and each layout says so in its
+// status and its claims' tier. A set that is installed but unreadable is
+// an error, never replaced. The last set loaded is kept, so the units of
+// one study (one policy and seed each) load it once; the sets are only
+// read.
+func (o TrainOptions) LoadSets() (*data.Sets, DataInfo, error) {
+	key := fmt.Sprintf("%q %q %d %d %d %v %q", o.Data, o.DataDir, o.TrainN, o.TestN, o.PerClass, o.HoldOut, data.FashionMNISTDefaultDir())
 	l, err := lastSets.Get(key, o.loadSets)
-	return l.sets, l.name, err
+	return l.sets, l.info, err
 }
 
-// loadedSets is what LoadSets keeps: the trimmed sets and their name.
+// heldOutSuffix ends the name of a set validated on held-out training
+// images (TrainOptions.HoldOut).
+const heldOutSuffix = " (validated on held-out training images)"
+
+// loadedSets is what LoadSets keeps: the trimmed sets and their
+// description.
 type loadedSets struct {
 	sets *data.Sets
-	name string
+	info DataInfo
 }
 
 // lastSets holds the last sets LoadSets loaded; the training units share
@@ -302,11 +317,13 @@ var lastSets run.Cache[loadedSets]
 // loadSets loads and trims the options' data set (see LoadSets).
 func (o TrainOptions) loadSets() (loadedSets, error) {
 	sets, err := data.Load(o.Data, o.DataDir)
-	name := o.Data
-	if err != nil && o.Data == "fashion-mnist" && o.DataDir == "" {
-		if s2, err2 := data.Load("mnist", ""); err2 == nil {
-			sets, name, err = s2, "mnist (fashion-mnist not installed)", nil
+	name, standInFor := o.Data, ""
+	if si, ok := data.StandInFor(o.Data); ok && o.DataDir == "" && errors.Is(err, data.ErrNotFound) {
+		s2, err2 := data.Load(si.Name, "")
+		if err2 != nil {
+			return loadedSets{}, fmt.Errorf("load %s: %w; its stand-in %s: %w", o.Data, err, si.Name, err2)
 		}
+		sets, name, standInFor, err = s2, si.Name+" (stand-in: "+o.Data+" not installed)", o.Data, nil
 	}
 	if err != nil {
 		return loadedSets{}, fmt.Errorf("load %s: %w", o.Data, err)
@@ -323,9 +340,11 @@ func (o TrainOptions) loadSets() (loadedSets, error) {
 		if test, err = train.HeldOut(sets.Train, o.TrainN, n); err != nil {
 			return loadedSets{}, err
 		}
-		name += " (validated on held-out training images)"
+		name += heldOutSuffix
 	}
-	return loadedSets{sets: &data.Sets{Train: train.Subset(sets.Train, o.TrainN, o.PerClass), Test: test}, name: name}, nil
+	s := &data.Sets{Train: train.Subset(sets.Train, o.TrainN, o.PerClass), Test: test}
+	info := DataInfo{Name: name, Train: s.Train.Len(), Test: s.Test.Len(), Classes: s.Train.Classes, StandInFor: standInFor}
+	return loadedSets{sets: s, info: info}, nil
 }
 
 // DataInfo names the data set a run trained on, for the layout.
@@ -334,10 +353,30 @@ type DataInfo struct {
 	Train   int    `json:"train_images"`
 	Test    int    `json:"test_images"`
 	Classes int    `json:"classes"`
+	// StandInFor is the set the options asked for when it was not
+	// installed and Name is its stand-in (data.StandInFor); "" otherwise.
+	StandInFor string `json:"stand_in_for,omitempty"`
 }
 
-func dataInfo(name string, sets *data.Sets) DataInfo {
-	return DataInfo{Name: name, Train: sets.Train.Len(), Test: sets.Test.Len(), Classes: sets.Train.Classes}
+// standIn is the status line of a layout whose runs trained on a stand-in
+// ("" when they did not): what was missing, how to install it, what ran
+// instead and why its numbers differ.
+func (d DataInfo) standIn(study string) string {
+	si, ok := data.StandInFor(d.StandInFor)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s is not installed (%s); the %s ran on its stand-in %s, which ships with the Go module, and its numbers differ: %s",
+		d.StandInFor, si.Install, study, si.Name, si.Why)
+}
+
+// tierCell is the claims' tier column: the tier, and the stand-in when
+// the runs trained on one.
+func (d DataInfo) tierCell(tier string) string {
+	if si, ok := data.StandInFor(d.StandInFor); ok {
+		return tier + "; on the stand-in " + si.Name + " (" + d.StandInFor + " not installed)"
+	}
+	return tier
 }
 
 // ModelTraffic is a policy's traffic on a reference model.
@@ -353,10 +392,14 @@ type ModelTraffic struct {
 type TrainRun struct {
 	Study string `json:"study"` // StudyValidated or StudyBoundary
 	// Label is the policy's row in the study's tables.
-	Label  string       `json:"label"`
-	Policy string       `json:"policy"` // train.Policy.String()
-	Seed   uint64       `json:"seed"`
-	Data   DataInfo     `json:"data"`
+	Label  string   `json:"label"`
+	Policy string   `json:"policy"` // train.Policy.String()
+	Seed   uint64   `json:"seed"`
+	Data   DataInfo `json:"data"`
+	// Config is the configuration the run trained with (the options'
+	// RunConfig), so that runs saved apart can be checked against each
+	// other and against the options that lay them out (StudyRunsFrom).
+	Config RunConfig    `json:"config"`
 	Result train.Result `json:"result"`
 	// PaperModel is the same policy's traffic on the paper's model,
 	// ResNet-18 with 100 classes (nn.ResNet18).
@@ -377,7 +420,7 @@ func studyRows(study string, o TrainOptions) ([]policyRow, error) {
 	var rows []policyRow
 	add := func(p train.Policy, label string) { rows = append(rows, policyRow{p, label}) }
 	if study == StudyValidated {
-		for _, r := range []train.Rule{train.FP32, train.GBinary, train.GTernary, train.MajoritySign, train.SignOfMean} {
+		for _, r := range []train.Rule{train.FormatRule(lowbit.FP32), train.FormatRule(lowbit.Binary), train.FormatRule(lowbit.Ternary), train.MajoritySign, train.SignOfMean} {
 			p := train.Uniform(train.RuleSpec{Rule: r})
 			add(p, p.Label())
 		}
@@ -389,9 +432,9 @@ func studyRows(study string, o TrainOptions) ([]policyRow, error) {
 	for _, p := range append(Table6Policies(), train.Uniform(train.RuleSpec{Rule: train.MajoritySign}), train.Uniform(train.RuleSpec{Rule: train.SignOfMean})) {
 		add(p, p.Label())
 	}
-	for _, r := range []train.Rule{train.GBinary, train.GTernary} {
-		add(train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32, LR: o.SignLR}),
-			train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FP32}).Label()+" @lr")
+	for _, r := range []train.Rule{train.FormatRule(lowbit.Binary), train.FormatRule(lowbit.Ternary)} {
+		add(train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FormatRule(lowbit.FP32), LR: o.SignLR}),
+			train.Split(train.RuleSpec{Rule: r}, train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)}).Label()+" @lr")
 	}
 	if o.Extensions {
 		for _, spec := range []string{"g-binary+ef", "g-ternary+ef", "g-ternary/margin:4", "g-ternary/worker", "backbone=g-binary+ef,head=fp32"} {
@@ -449,7 +492,7 @@ func StudyUnits(study string, o TrainOptions) ([]run.Unit[TrainRun], error) {
 
 // trainUnit trains one policy for one seed.
 func trainUnit(ctx context.Context, study string, o TrainOptions, row policyRow, seed uint64, logf func(string, ...any)) (TrainRun, error) {
-	sets, name, err := o.LoadSets()
+	sets, info, err := o.LoadSets()
 	if err != nil {
 		return TrainRun{}, err
 	}
@@ -468,7 +511,7 @@ func trainUnit(ctx context.Context, study string, o TrainOptions, row policyRow,
 			row.label, seed, 100*r.Final, time.Since(start).Seconds(), 100*aggShare(r))
 	}
 	r18 := paperModel()
-	return TrainRun{Study: study, Label: row.label, Policy: row.policy.String(), Seed: seed, Data: dataInfo(name, sets), Result: *r,
+	return TrainRun{Study: study, Label: row.label, Policy: row.policy.String(), Seed: seed, Data: info, Config: o.RunConfig(), Result: *r,
 		PaperModel: ModelTraffic{Params: r18.NumParams(), Head: r18.GroupParams(nn.Head), Ratio: train.PolicyTraffic(r18, row.policy).Paper.Ratio}}, nil
 }
 
@@ -656,8 +699,8 @@ func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 	}
 	runs, d := byRow(all), all[0].Data
 	res := &report.Result{Block: "training-validated", Title: "Validated low-bit regime (Sec. 7.1, Fig. 4 analogue)", Data: all}
-	if d.Name != o.Data { // LoadSets fell back: the block's status says so
-		res.Skipped = append(res.Skipped, o.Data+" is not installed (install the Debian package dataset-fashion-mnist: apt-get install dataset-fashion-mnist); ran on "+d.Name+" instead")
+	if s := d.standIn("validated study"); s != "" { // the block's status says so
+		res.Skipped = append(res.Skipped, s)
 	}
 	tb := report.Table{Name: "validated", Title: "Fig. 4 analogue: final validation accuracy, " + fmt.Sprint(o.Seeds) + " seeds",
 		Columns: []string{"rule", "final acc. (%) mean ± std", "per seed (%)", "traffic vs FP32 (paper accounting)", "Δ vs FP32 (points)", "Δ vs MajoritySignSGD (points)"}}
@@ -682,7 +725,7 @@ func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 		"Paper (CIFAR-10/ResNet-18): G-Binary and G-Ternary stay within 2 points of FP32 and within 1 point of MajoritySignSGD.",
 		"G-Binary and G-Ternary are computed by the cxl controller model (workers write payload lines; the update is the aggregate read); MajoritySignSGD is the same vote in software.",
 	}
-	conv := convergenceOf(runs, o.tierLabel())
+	conv := convergenceOf(runs, d.tierCell(o.tierLabel()))
 	claims := validatedClaims(f, conv)
 	res.Claims = claims
 	res.Summary = append(res.Summary, conv.summary(StudyValidated))
@@ -757,7 +800,7 @@ var paperTable6 = map[string][2]string{
 
 // Table6Policies are the seven policies of the paper's Table 6.
 func Table6Policies() []train.Policy {
-	f, b, t := train.RuleSpec{Rule: train.FP32}, train.RuleSpec{Rule: train.GBinary}, train.RuleSpec{Rule: train.GTernary}
+	f, b, t := train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)}, train.RuleSpec{Rule: train.FormatRule(lowbit.Binary)}, train.RuleSpec{Rule: train.FormatRule(lowbit.Ternary)}
 	return []train.Policy{train.Uniform(f), train.Uniform(b), train.Uniform(t), train.Split(b, f), train.Split(t, f), train.Split(f, b), train.Split(f, t)}
 }
 
@@ -782,6 +825,9 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 	runs, d := byRow(all), all[0].Data
 	r18 := all[0].PaperModel
 	res := &report.Result{Block: "training-boundary", Title: "Boundary and layer-aware admission (Sec. 7.2-7.3, Fig. 5, Tables 5-6 analogues)", Data: all}
+	if s := d.standIn("boundary study"); s != "" { // the block's status says so
+		res.Skipped = append(res.Skipped, s)
+	}
 	tb := report.Table{Name: "table6", Title: "Table 6 analogue: layer-aware mixed aggregation on " + d.Name + ", " + fmt.Sprint(o.Seeds) + " seeds",
 		Columns: []string{"policy", "final acc. (%) mean ± std", "paper CIFAR-100 acc. (%)", "traffic vs FP32 (this model)", "stored-plane traffic (this model)", "traffic with ResNet-18/100", "paper traffic"},
 		Compare: []report.ColumnPair{{Measured: "final acc. (%) mean ± std", Paper: "paper CIFAR-100 acc. (%)"}, {Measured: "traffic with ResNet-18/100", Paper: "paper traffic"}}}
@@ -806,7 +852,7 @@ func BoundaryLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 		"Traffic counts gradient payload bits only (paper accounting: FP32 32, G-Binary 1, G-Ternary 1.58 bits/element); 'stored-plane' counts the bits our payload actually stores (positional gate: 1 bit, derived by the controller).",
 		"The 'traffic with ResNet-18/100' column applies the same arithmetic to nn.ResNet18(100 classes) and must equal the paper's column.",
 	}
-	conv := convergenceOf(runs, o.tierLabel())
+	conv := convergenceOf(runs, d.tierCell(o.tierLabel()))
 	claims := boundaryClaims(finalsOf(runs), seedCosines(runs), conv)
 	res.Claims = claims
 	res.Summary = append(res.Summary, conv.summary(StudyBoundary))
@@ -857,6 +903,7 @@ func trainingLayout(cfg run.Config, runs []TrainRun) (*report.Result, error) {
 	res := &report.Result{Title: trainingTitle, Data: runs}
 	conv := -1 // index of the block's one convergence table
 	for _, r := range []*report.Result{v, b} {
+		res.Skipped = append(res.Skipped, r.Skipped...) // a stand-in makes the block partial
 		res.Summary = append(res.Summary, r.Summary...)
 		res.Claims = append(res.Claims, r.Claims...)
 		for _, t := range r.Tables {

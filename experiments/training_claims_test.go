@@ -9,6 +9,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/experiments/run"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/train"
@@ -295,7 +296,7 @@ func TestLRSweep(t *testing.T) {
 	o := BoundaryOptions(run.TierQuick, 1)
 	o.Data, o.Model, o.Hidden, o.TrainN, o.TestN, o.Epochs, o.Batch, o.Seeds = "mnist", "mlp", []int{8}, 256, 128, 1, 64, 1
 	rates := []float32{1e-5, 1e-3}
-	res, best, err := LRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.GBinary, train.GTernary})
+	res, best, err := LRSweep(context.Background(), StudyBoundary, o, rates, []train.Rule{train.FormatRule(lowbit.Binary), train.FormatRule(lowbit.Ternary)})
 	if errors.Is(err, data.ErrNotFound) {
 		t.Skip(err)
 	}
@@ -334,12 +335,12 @@ func TestLRSweep(t *testing.T) {
 		t.Error("held-out split is not training images 256..383")
 	}
 	checkSweepRates(t, o, sets)
-	for _, rs := range [][]train.Rule{{train.FP32, train.GBinary}, {train.GBinary, train.FP32}, {train.FP32, train.FP32}} {
+	for _, rs := range [][]train.Rule{{train.FormatRule(lowbit.FP32), train.FormatRule(lowbit.Binary)}, {train.FormatRule(lowbit.Binary), train.FormatRule(lowbit.FP32)}, {train.FormatRule(lowbit.FP32), train.FormatRule(lowbit.FP32)}} {
 		if _, _, err := LRSweep(context.Background(), StudyBoundary, o, rates, rs); err == nil {
 			t.Errorf("rules %v accepted", rs)
 		}
 	}
-	if _, _, err := LRSweep(context.Background(), StudyBoundary, o, nil, []train.Rule{train.GBinary}); err == nil {
+	if _, _, err := LRSweep(context.Background(), StudyBoundary, o, nil, []train.Rule{train.FormatRule(lowbit.Binary)}); err == nil {
 		t.Error("empty grid accepted")
 	}
 }
@@ -356,8 +357,8 @@ func checkSweepRates(t *testing.T, o TrainOptions, sets *data.Sets) {
 		rates []float32
 		set   func(*TrainOptions, float32)
 	}{
-		{train.FP32, []float32{0.001, 0.1}, func(o *TrainOptions, r float32) { o.LR = r }},
-		{train.GBinary, []float32{1e-5, 1e-3}, func(o *TrainOptions, r float32) { o.SignLR = r }},
+		{train.FormatRule(lowbit.FP32), []float32{0.001, 0.1}, func(o *TrainOptions, r float32) { o.LR = r }},
+		{train.FormatRule(lowbit.Binary), []float32{1e-5, 1e-3}, func(o *TrainOptions, r float32) { o.SignLR = r }},
 	} {
 		res, best, err := LRSweep(context.Background(), StudyBoundary, o, c.rates, []train.Rule{c.rule})
 		if err != nil {
@@ -461,6 +462,7 @@ func TestTrainingLayoutLedger(t *testing.T) {
 	if len(res.Claims) != 7 || res.Claims[0].Section != "Sec. 7.1, Fig. 4" || res.Claims[2].Section != "Sec. 7.2, Fig. 5" {
 		t.Fatalf("claims %+v", res.Claims)
 	}
+	catalogueMatches(t, "training", run.Config{Tier: run.TierQuick}, res.Claims)
 	var conv []report.Table
 	for _, tb := range res.Tables {
 		if tb.Name == "convergence" {

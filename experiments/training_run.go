@@ -11,8 +11,11 @@ import (
 // TrainRunResult lays out one training run (`nfabric train run`): per-epoch
 // accuracy, the gradient payload per worker and step, the cosine
 // diagnostics when recorded, and the final accuracy and per-step costs.
-func TrainRunResult(r *train.Result, dataName string, seed uint64) *report.Result {
-	res := &report.Result{Block: "train-run", Title: fmt.Sprintf("%s on %s (%s, seed %d)", r.Label, dataName, r.Model, seed), Data: r}
+func TrainRunResult(r *train.Result, d DataInfo, seed uint64) *report.Result {
+	res := &report.Result{Block: "train-run", Title: fmt.Sprintf("%s on %s (%s, seed %d)", r.Label, d.Name, r.Model, seed), Data: r}
+	if s := d.standIn("run"); s != "" {
+		res.Skipped, res.Status = append(res.Skipped, s), report.StatusPartial
+	}
 	ep := report.Table{Name: "epochs", Title: "Per-epoch accuracy", Columns: []string{"epoch", "train loss", "train acc. (%)", "val. loss", "val. acc. (%)"}}
 	for _, e := range r.Epochs {
 		ep.AddRow(e.Epoch, e.TrainLoss, 100*e.TrainAcc, e.ValLoss, 100*e.ValAcc)

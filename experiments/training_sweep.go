@@ -47,12 +47,12 @@ func LRSweep(ctx context.Context, study string, o TrainOptions, rates []float32,
 		kind, set = "sign", func(o *TrainOptions, r float32) { o.SignLR = r }
 	}
 	o.HoldOut = true
-	sets, name, err := o.LoadSets()
+	sets, info, err := o.LoadSets()
 	if err != nil {
 		return nil, 0, err
 	}
 	var all []SweepResult
-	t := report.Table{Name: "lr-sweep", Title: kind + " learning-rate sweep on " + name + " (" + study + " study options)",
+	t := report.Table{Name: "lr-sweep", Title: kind + " learning-rate sweep on " + info.Name + " (" + study + " study options)",
 		Columns: []string{kind + " lr"}}
 	for _, r := range rules {
 		t.Columns = append(t.Columns, train.Uniform(train.RuleSpec{Rule: r}).Label()+" held-out acc. (%)")
@@ -87,7 +87,7 @@ func LRSweep(ctx context.Context, study string, o TrainOptions, rates []float32,
 		t.AddRow(append(row, mark)...)
 	}
 	set(&o, best)
-	t.Notes = []string{"Workload: " + describe(o, dataInfo(name, sets)) + " (the " + kind + " lr shown is the chosen one; each row trains at its own).",
+	t.Notes = []string{"Workload: " + describe(o, info) + " (the " + kind + " lr shown is the chosen one; each row trains at its own).",
 		"Held-out accuracy is measured on training images the runs never train on, not on the test split; the chosen rate has the highest mean over rules and seeds (a tie goes to the smaller rate)."}
 	res := &report.Result{Block: "train-sweep", Title: kind + " learning-rate sweep (" + study + ")", Data: all, Tables: []report.Table{t},
 		Summary: []string{fmt.Sprintf("Chosen %s learning rate: %g (mean held-out accuracy %.2f%%).", kind, best, bestAcc)}}

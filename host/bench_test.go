@@ -15,7 +15,7 @@ func BenchmarkBucket(b *testing.B) {
 	const w, n = 8, 1 << 20
 	g := lowbit.EdgeGradients(rand.New(rand.NewPCG(1, 1)), w, n)
 	for _, l := range []lowbit.Layout{lowbit.WorkerMajor, lowbit.ElementMajor} {
-		for _, m := range []cxl.Mode{cxl.GBinary, cxl.GTernary} {
+		for _, m := range []cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Ternary)} {
 			b.Run(l.String()+"/"+m.String(), func(b *testing.B) {
 				dev, err := Open(Config{Workers: w, Layout: l})
 				if err != nil {
@@ -59,7 +59,7 @@ func BenchmarkTransact(b *testing.B) {
 	for i := range payload {
 		payload[i] = byte(rng.Uint32())
 	}
-	region := cxl.Region{Name: "bench", Size: lines * cxl.LineBytes, Workers: 8, Layout: lowbit.ElementMajor, Mode: cxl.GBinary}
+	region := cxl.Region{Name: "bench", Size: lines * cxl.LineBytes, Workers: 8, Layout: lowbit.ElementMajor, Mode: cxl.Aggregate(lowbit.Binary)}
 	open := func(b *testing.B) *Device {
 		dev, err := Open(Config{Workers: 8, Capacity: region.End()})
 		if err != nil {

@@ -60,7 +60,7 @@ func newBucket(d *Device, id cxl.RegionID, r cxl.Region, n int) (*Bucket, error)
 	}
 	if s.Format.Sum() {
 		b := &Bucket{d: d, id: id, reg: r, pay: p, sums: make([]int16, p.Lines()*lowbit.LineBytes)}
-		if s.Format == lowbit.BFP8 {
+		if s.Format.BlockExponents() {
 			b.exps = make([]int8, p.ExpLines()*lowbit.LineBytes)
 		}
 		return b, nil
@@ -252,7 +252,7 @@ func (b *Bucket) Values(dst []int8) error {
 	switch {
 	case b.reg.Layout == lowbit.WorkerMajor:
 		lowbit.UnpackPlanes(dst, b.agg, b.nz, n)
-	case b.mode == cxl.GTernary:
+	case b.mode == cxl.Aggregate(lowbit.Ternary):
 		for j, v := range b.agg[:n] {
 			dst[j] = int8(v)
 		}
@@ -270,21 +270,19 @@ func (b *Bucket) Values(dst []int8) error {
 
 // Decode is Values as float32, the update direction an optimizer
 // applies; for an integer-sum bucket it is the workers' mean gradient
-// decoded from the sums (lowbit.DecodeInt8 at the agreed scale, or
-// lowbit.DecodeBFP8 with the block exponents).
+// decoded from the sums (the format's lowbit.Format.DecodeSums, with the
+// agreed scale or the block exponents).
 func (b *Bucket) Decode(dst []float32) error {
 	if err := b.check(len(dst)); err != nil {
 		return err
 	}
 	n := len(dst)
 	switch {
-	case b.pay.Spec.Format == lowbit.Int8:
-		lowbit.DecodeInt8(dst, b.sums[:n], b.pay.Scale, b.reg.Workers)
-	case b.pay.Spec.Format == lowbit.BFP8:
-		lowbit.DecodeBFP8(dst, b.sums[:n], b.exps, b.reg.Workers)
+	case b.sums != nil:
+		b.pay.Spec.Format.DecodeSums(dst, b.sums[:n], b.exps, b.pay.Scale, b.reg.Workers)
 	case b.reg.Layout == lowbit.WorkerMajor:
 		lowbit.DecodePlanes(dst, b.agg, b.nz, n, 1)
-	case b.mode == cxl.GTernary:
+	case b.mode == cxl.Aggregate(lowbit.Ternary):
 		for j, v := range b.agg[:n] {
 			dst[j] = float32(int8(v))
 		}
@@ -323,7 +321,7 @@ func (b *Bucket) Counts(dst []uint8) error {
 	if err := b.check(len(dst)); err != nil {
 		return err
 	}
-	if b.reg.Layout != lowbit.ElementMajor || b.mode != cxl.GBinary {
+	if b.reg.Layout != lowbit.ElementMajor || b.mode != cxl.Aggregate(lowbit.Binary) {
 		return fmt.Errorf("bucket %s: counts come from element-major G-Binary reads, not %v %v", b.reg.Name, b.reg.Layout, b.mode)
 	}
 	copy(dst, b.agg)
@@ -410,14 +408,14 @@ func EncodeWorkers(buckets []*Bucket, w int, g func(k, i int) []float32, tau fun
 	return nil
 }
 
-// agreeScales runs the Int8 buckets' max-reduce: one goroutine per
+// agreeScales runs the scaled buckets' (Int8's) max-reduce: one goroutine per
 // worker computes its lowbit.MaxAbs of each, then each bucket agrees on
 // the largest. A NaN or Inf is the lowest-numbered worker's
 // *NonFiniteError.
 func agreeScales(buckets []*Bucket, w int, g func(k, i int) []float32) error {
 	var int8s []int
 	for i, b := range buckets {
-		if b.pay.Spec.Format == lowbit.Int8 {
+		if b.pay.Spec.Format.Scaled() {
 			int8s = append(int8s, i)
 		}
 	}

@@ -17,7 +17,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	b, err := dev.Map(host.BucketConfig{Name: "fc1.weight", Elements: 4, Mode: cxl.GTernary})
+	b, err := dev.Map(host.BucketConfig{Name: "fc1.weight", Elements: 4, Mode: cxl.Aggregate(lowbit.Ternary)})
 	if err != nil {
 		panic(err)
 	}
@@ -75,7 +75,7 @@ func ExampleDevice_WriteLines() {
 	if err := dev.WriteLines([]uint64{r.SignAddr(0, 0)}, packet); err != nil {
 		panic(err)
 	}
-	if err := dev.ModeWriter().SetMode(b.ID(), cxl.GBinary, 1); err != nil {
+	if err := dev.ModeWriter().SetMode(b.ID(), cxl.Aggregate(lowbit.Binary), 1); err != nil {
 		panic(err)
 	}
 	resps, err := dev.ReadLines([]uint64{r.ViewAddr(0, 0)})
@@ -108,7 +108,7 @@ func ExampleDevice_Transact() {
 	steps := []host.Step{
 		{Req: cxl.Write(1, r.SignAddr(0, 0), signs)},
 		{Req: cxl.Read(2, r.ViewAddr(0, 0))},
-		{ModeWrite: true, Region: id, Mode: cxl.GBinary, Time: 1},
+		{ModeWrite: true, Region: id, Mode: cxl.Aggregate(lowbit.Binary), Time: 1},
 		{Req: cxl.Read(3, r.ViewAddr(0, 0))},
 		{Req: cxl.Read(4, 1<<12)},
 	}

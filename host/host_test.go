@@ -37,9 +37,9 @@ func hostCases() []hostCase {
 		}
 		for _, w := range ws {
 			for _, n := range ns {
-				cs = append(cs, hostCase{l, w, n, cxl.GBinary, lowbit.Gate{}, 7 * n})
+				cs = append(cs, hostCase{l, w, n, cxl.Aggregate(lowbit.Binary), lowbit.Gate{}, 7 * n})
 				for _, g := range gates {
-					cs = append(cs, hostCase{l, w, n, cxl.GTernary, g, 3*n + w})
+					cs = append(cs, hostCase{l, w, n, cxl.Aggregate(lowbit.Ternary), g, 3*n + w})
 				}
 			}
 		}
@@ -96,7 +96,7 @@ func TestBucketAgainstReference(t *testing.T) {
 					t.Fatalf("element %d: got %d (%v), reference %d", i, got[i], f[i], want[i])
 				}
 			}
-			if c.layout == lowbit.ElementMajor && c.mode == cxl.GBinary {
+			if c.layout == lowbit.ElementMajor && c.mode == cxl.Aggregate(lowbit.Binary) {
 				cnt := make([]uint8, c.n)
 				if err := b.Counts(cnt); err != nil {
 					t.Fatal(err)
@@ -127,7 +127,7 @@ func checkAccounting(t *testing.T, a, before Accounting, c hostCase) {
 	if c.layout == lowbit.WorkerMajor {
 		slabs, resp = int64(c.w), 2
 	}
-	if c.mode == cxl.GTernary && c.gate.Kind == lowbit.GateWorker {
+	if c.mode == cxl.Aggregate(lowbit.Ternary) && c.gate.Kind == lowbit.GateWorker {
 		slabs *= 2
 	}
 	want := Accounting{
@@ -210,7 +210,7 @@ func TestNonFinitePerBucket(t *testing.T) {
 			}
 			var bs []*Bucket
 			for i, name := range []string{"ok", "broken"} {
-				b, err := dev.Map(BucketConfig{Name: name, Elements: 700, Element0: 700 * i, Mode: cxl.GBinary})
+				b, err := dev.Map(BucketConfig{Name: name, Elements: 700, Element0: 700 * i, Mode: cxl.Aggregate(lowbit.Binary)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -271,7 +271,7 @@ func TestLatchedRead(t *testing.T) {
 		if err := b.Values(make([]int8, 300)); err == nil {
 			t.Errorf("%v: Values without an aggregate succeeded", l)
 		}
-		for _, m := range []cxl.Mode{cxl.GTernary, cxl.GBinary} {
+		for _, m := range []cxl.Mode{cxl.Aggregate(lowbit.Ternary), cxl.Aggregate(lowbit.Binary)} {
 			if err := dev.ModeWriter().SetMode(b.ID(), m, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -336,7 +336,7 @@ func TestRawLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := dev.Map(BucketConfig{Name: "raw", Elements: 128, Mode: cxl.GBinary})
+	b, err := dev.Map(BucketConfig{Name: "raw", Elements: 128, Mode: cxl.Aggregate(lowbit.Binary)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestRawLines(t *testing.T) {
 	for l, resp := range resps {
 		for i, c := range resp.Data {
 			want := byte(i%4&1 + i%4>>1)
-			if c != want || resp.Mode != cxl.GBinary || !resp.Transformed {
+			if c != want || resp.Mode != cxl.Aggregate(lowbit.Binary) || !resp.Transformed {
 				t.Fatalf("line %d byte %d: count %d mode %v, want %d", l, i, c, resp.Mode, want)
 			}
 		}

@@ -66,25 +66,6 @@ func sized(s lowbit.Spec, n int) cxl.Region {
 	return r
 }
 
-// ValidateSpec checks a payload spec: lowbit.Spec.Validate for the vote
-// formats; an integer-sum format (Int8, BFP8) is worker-major with 1 to
-// lowbit.MaxWorkers workers and no gate.
-func ValidateSpec(s lowbit.Spec) error {
-	if !s.Format.Sum() {
-		return s.Validate()
-	}
-	if s.Layout != lowbit.WorkerMajor {
-		return fmt.Errorf("format %v is worker-major (each worker writes its own lines), not %v", s.Format, s.Layout)
-	}
-	if s.Workers < 1 || s.Workers > lowbit.MaxWorkers {
-		return fmt.Errorf("format %v carries 1 to %d workers, not %d", s.Format, lowbit.MaxWorkers, s.Workers)
-	}
-	if s.Gate != (lowbit.Gate{}) {
-		return fmt.Errorf("format %v has no gate, the spec has %v", s.Format, s.Gate)
-	}
-	return nil
-}
-
 // DataBytes returns the size of the data window of n elements under s:
 // the sign slabs and, with gate bits, the gate slabs, or an integer-sum
 // format's code and exponent slabs (what a payload file holds after its
@@ -95,7 +76,7 @@ func DataBytes(s lowbit.Spec, n int) int64 {
 
 // NewPayload returns a zeroed payload of n elements under s.
 func NewPayload(s lowbit.Spec, n, base int) (*Payload, error) {
-	if err := ValidateSpec(s); err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if n < 0 || base < 0 {
@@ -106,7 +87,7 @@ func NewPayload(s lowbit.Spec, n, base int) (*Payload, error) {
 		r := sized(s, n)
 		p.Codes = make([]byte, s.Workers*p.SlabBytes())
 		p.Exps = make([]byte, s.Workers*r.ExpLines()*lowbit.LineBytes)
-		if s.Format != lowbit.BFP8 {
+		if !s.Format.BlockExponents() {
 			p.Exps = nil
 		}
 		return p, nil
@@ -147,18 +128,18 @@ func (p *Payload) ExpSlab(k int) []byte {
 	return p.Exps[k*eb : (k+1)*eb]
 }
 
-// AgreeScale sets an Int8 payload's Scale from maxAbs, the largest
-// lowbit.MaxAbs over the workers' gradients: the max-reduce the workers
-// run before any of them encodes (lowbit.ScaleBits of traffic each). A
-// maxAbs that is negative, NaN or Inf is an error.
+// AgreeScale sets a scaled format's (Int8's) Scale from maxAbs, the
+// largest lowbit.MaxAbs over the workers' gradients: the max-reduce the
+// workers run before any of them encodes (lowbit.ScaleBits of traffic
+// each). A maxAbs that is negative, NaN or Inf is an error.
 func (p *Payload) AgreeScale(maxAbs float32) error {
-	if p.Spec.Format != lowbit.Int8 {
+	if !p.Spec.Format.Scaled() {
 		return fmt.Errorf("payload: format %v has no scale to agree", p.Spec.Format)
 	}
 	if !(maxAbs >= 0 && maxAbs <= math.MaxFloat32) {
 		return fmt.Errorf("payload: agreed max |g| %v is not a finite number >= 0", maxAbs)
 	}
-	p.Scale, p.scaled = lowbit.Int8Scale(maxAbs), true
+	p.Scale, p.scaled = p.Spec.Format.AgreedScale(maxAbs), true
 	return nil
 }
 
@@ -218,25 +199,25 @@ func (p *Payload) EncodeWorker(k int, g []float32, tau float32) error {
 }
 
 // encodeSum encodes worker k's gradient into its code (and exponent)
-// slab with lowbit.EncodeInt8 (at the agreed Scale) or EncodeBFP8;
-// padding stays zero.
+// slab with the format's lowbit.Format.EncodeCodes (at the agreed Scale
+// for a scaled format); padding stays zero.
 func (p *Payload) encodeSum(k int, g []float32) error {
+	f := p.Spec.Format
 	if p.Codes == nil {
 		return fmt.Errorf("worker %d: the payload was not made by NewPayload", k)
 	}
+	if f.Scaled() && !p.scaled {
+		return fmt.Errorf("worker %d: the %v scale is not agreed yet (AgreeScale)", k, f)
+	}
 	codes := lowbit.BytesInt8(p.CodeSlab(k))
-	if p.Spec.Format == lowbit.Int8 {
-		if !p.scaled {
-			return fmt.Errorf("worker %d: the int8 scale is not agreed yet (AgreeScale)", k)
-		}
-		if err := lowbit.EncodeInt8(codes, g, p.Scale); err != nil {
-			return err
-		}
-	} else {
-		exps := lowbit.BytesInt8(p.ExpSlab(k))
-		if err := lowbit.EncodeBFP8(codes, exps, g); err != nil {
-			return err
-		}
+	var exps []int8
+	if f.BlockExponents() {
+		exps = lowbit.BytesInt8(p.ExpSlab(k))
+	}
+	if err := f.EncodeCodes(codes, exps, g, p.Scale); err != nil {
+		return err
+	}
+	if exps != nil {
 		clear(exps[lowbit.BFPBlocks(len(g)):])
 	}
 	clear(codes[len(g):])
@@ -304,7 +285,7 @@ func Encode(s lowbit.Spec, base int, g [][]float32, tau float32) (*Payload, erro
 	if err != nil {
 		return nil, err
 	}
-	if s.Format == lowbit.Int8 {
+	if s.Format.Scaled() {
 		var agreed float32
 		for k := range g {
 			m, err := lowbit.MaxAbs(g[k])
@@ -378,22 +359,27 @@ func (p *Payload) checkSection(what string, data []byte) error {
 
 // checkSum rejects what no integer-sum encoder writes: a code or
 // exponent of -128, a non-zero code past element n or exponent past the
-// last block, and an Int8 scale that is negative or not finite.
+// last block, an Int8 scale no agreement produces (lowbit.CheckInt8Scale),
+// and a non-zero Int8 code under a zero scale (a scale of 0 means every
+// gradient was 0, and the encoder then writes only zeros).
 func (p *Payload) checkSum() error {
 	if err := checkScaleOf(p.Spec.Format, p.Scale); err != nil {
 		return err
 	}
 	n := p.Elements
+	zeroScale := p.Spec.Format == lowbit.Int8 && p.Scale == 0
 	for k := range p.Spec.Workers {
 		for i, b := range p.CodeSlab(k) {
 			switch {
 			case i < n && b == 0x80:
 				return fmt.Errorf("worker %d code %d is -128, which no encoder writes", k, i)
+			case i < n && b != 0 && zeroScale:
+				return fmt.Errorf("worker %d code %d is %d under a scale of 0, which the encoder writes only for all-zero gradients", k, i, int8(b))
 			case i >= n && b != 0:
 				return fmt.Errorf("worker %d code padding byte %d is not zero", k, i)
 			}
 		}
-		if p.Spec.Format != lowbit.BFP8 {
+		if !p.Spec.Format.BlockExponents() {
 			continue
 		}
 		nb := lowbit.BFPBlocks(n)
@@ -409,25 +395,23 @@ func (p *Payload) checkSum() error {
 	return nil
 }
 
-// checkScaleOf rejects a scale format f cannot carry: Int8's must be a
-// finite number >= 0, every other format's 0.
+// checkScaleOf rejects a scale format f cannot carry: a scaled format's
+// (Int8's) must be one an agreement produces (lowbit.CheckInt8Scale),
+// every other format's +0.
 func checkScaleOf(f lowbit.Format, scale float32) error {
-	if f != lowbit.Int8 {
-		if scale != 0 {
+	if !f.Scaled() {
+		if math.Float32bits(scale) != 0 {
 			return fmt.Errorf("format %v has no scale, the payload has %v", f, scale)
 		}
 		return nil
 	}
-	if !(scale >= 0 && scale <= math.MaxFloat32) {
-		return fmt.Errorf("int8 scale %v is not a finite number >= 0", scale)
-	}
-	return nil
+	return lowbit.CheckInt8Scale(scale)
 }
 
 // Sum returns the software reduction of an integer-sum payload, with the
-// controller's read transform: the saturated int16 lane sums of every
-// element (lowbit.SumInt8, or lowbit.SumBFP8 after alignment) and, for
-// BFP8, the aligned exponent of every block (nil for Int8).
+// controller's read transform (the format's lowbit.Format.SumCodes): the
+// saturated int16 lane sums of every element and, for a format with block
+// exponents (BFP8), the aligned exponent of every block (else nil).
 func (p *Payload) Sum() (sums []int16, exps []int8, err error) {
 	if !p.Spec.Format.Sum() {
 		return nil, nil, fmt.Errorf("format %v is voted, not summed (Vote)", p.Spec.Format)
@@ -438,34 +422,29 @@ func (p *Payload) Sum() (sums []int16, exps []int8, err error) {
 		codes[k] = lowbit.BytesInt8(p.CodeSlab(k))[:n]
 	}
 	sums = make([]int16, n)
-	if p.Spec.Format == lowbit.Int8 {
-		lowbit.SumInt8(sums, codes)
-		return sums, nil, nil
+	var src [][]int8
+	if p.Spec.Format.BlockExponents() {
+		nb := lowbit.BFPBlocks(n)
+		src = make([][]int8, w)
+		for k := range src {
+			src[k] = lowbit.BytesInt8(p.ExpSlab(k))[:nb]
+		}
+		exps = make([]int8, nb)
 	}
-	nb := lowbit.BFPBlocks(n)
-	src := make([][]int8, w)
-	for k := range src {
-		src[k] = lowbit.BytesInt8(p.ExpSlab(k))[:nb]
-	}
-	exps = make([]int8, nb)
-	lowbit.SumBFP8(sums, exps, codes, src)
+	p.Spec.Format.SumCodes(sums, exps, codes, src)
 	return sums, exps, nil
 }
 
-// Mean returns the workers' mean gradient decoded from Sum (lowbit.
-// DecodeInt8 at Scale, or DecodeBFP8): what an optimizer applies for an
-// integer-sum bucket.
+// Mean returns the workers' mean gradient decoded from Sum (the format's
+// lowbit.Format.DecodeSums, at Scale for a scaled format): what an
+// optimizer applies for an integer-sum bucket.
 func (p *Payload) Mean() ([]float32, error) {
 	sums, exps, err := p.Sum()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]float32, len(sums))
-	if p.Spec.Format == lowbit.Int8 {
-		lowbit.DecodeInt8(out, sums, p.Scale, p.Spec.Workers)
-	} else {
-		lowbit.DecodeBFP8(out, sums, exps, p.Spec.Workers)
-	}
+	p.Spec.Format.DecodeSums(out, sums, exps, p.Scale, p.Spec.Workers)
 	return out, nil
 }
 

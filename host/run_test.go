@@ -17,14 +17,14 @@ import (
 // memory between them.
 func runRegions() []cxl.Region {
 	rs := []cxl.Region{
-		{Name: "em-gb", Base: 64 * 3, Mode: cxl.GBinary, Workers: 8, Layout: lowbit.ElementMajor},
-		{Name: "em-gate", Base: 64 * 400, Mode: cxl.GTernary, Workers: 3, Layout: lowbit.ElementMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}, Element0: 5},
+		{Name: "em-gb", Base: 64 * 3, Mode: cxl.Aggregate(lowbit.Binary), Workers: 8, Layout: lowbit.ElementMajor},
+		{Name: "em-gate", Base: 64 * 400, Mode: cxl.Aggregate(lowbit.Ternary), Workers: 3, Layout: lowbit.ElementMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}, Element0: 5},
 		{Name: "wm", Base: 64 * 700, Mode: cxl.FP32Bypass, Workers: 5, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GatePattern, Period: 3}},
-		{Name: "wm-gate", Base: 64 * 1100, Mode: cxl.GTernary, Workers: 2, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}},
-		{Name: "em-w3", Base: 64 * 1360, Mode: cxl.GBinary, Workers: 3, Layout: lowbit.ElementMajor},
-		{Name: "wm8", Base: 64 * 1700, Mode: cxl.GTernary, Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Element0: 9},
-		{Name: "i8", Base: 64 * 2150, Mode: cxl.Int8Sum, Workers: 3, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8},
-		{Name: "bf", Base: 64 * 2400, Mode: cxl.BFPSum, Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8},
+		{Name: "wm-gate", Base: 64 * 1100, Mode: cxl.Aggregate(lowbit.Ternary), Workers: 2, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}},
+		{Name: "em-w3", Base: 64 * 1360, Mode: cxl.Aggregate(lowbit.Binary), Workers: 3, Layout: lowbit.ElementMajor},
+		{Name: "wm8", Base: 64 * 1700, Mode: cxl.Aggregate(lowbit.Ternary), Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Element0: 9},
+		{Name: "i8", Base: 64 * 2150, Mode: cxl.Aggregate(lowbit.Int8), Workers: 3, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8},
+		{Name: "bf", Base: 64 * 2400, Mode: cxl.Aggregate(lowbit.BFP8), Workers: 2, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8},
 	}
 	for i, n := range []int{300, 90, 50, 40, 130, 40, 45, 130} {
 		rs[i].Size = rs[i].DataBytes(n)
@@ -197,8 +197,8 @@ func TestTransactRunsAgainstTransact(t *testing.T) {
 		t.Error("mode-change logs differ")
 	}
 	st := dev.Stats().Controller
-	if st.ModeChanges == 0 || st.TotalErrors() == 0 || transformed == 0 || fast == 0 || st.Modes[cxl.GTernary].TransformedLines == 0 ||
-		st.Modes[cxl.Int8Sum].TransformedLines == 0 || st.Modes[cxl.BFPSum].TransformedLines == 0 {
+	if st.ModeChanges == 0 || st.TotalErrors() == 0 || transformed == 0 || fast == 0 || st.Modes[cxl.Aggregate(lowbit.Ternary)].TransformedLines == 0 ||
+		st.Modes[cxl.Aggregate(lowbit.Int8)].TransformedLines == 0 || st.Modes[cxl.Aggregate(lowbit.BFP8)].TransformedLines == 0 {
 		t.Errorf("the mix did not exercise mode changes, errors, stretches and aggregates: %+v", st)
 	}
 	t.Logf("%d spans, %d lines in stretches of more than one, %d transformed", spans, fast, transformed)

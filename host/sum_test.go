@@ -67,9 +67,9 @@ func testSumBucket(t *testing.T, f lowbit.Format, lay lowbit.Layout, w, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := cxl.ModeOf(f)
+	m := cxl.Aggregate(f)
 	// A sign-plane bucket first, so the sum bucket is not at address 0.
-	if _, err := d.Map(BucketConfig{Name: "signs", Elements: 100, Mode: cxl.GBinary}); err != nil {
+	if _, err := d.Map(BucketConfig{Name: "signs", Elements: 100, Mode: cxl.Aggregate(lowbit.Binary)}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := d.Map(BucketConfig{Name: "sum", Elements: n, Mode: m, Format: f})
@@ -148,7 +148,7 @@ func TestSumBucketErrors(t *testing.T) {
 	if _, err := d.Map(BucketConfig{Name: "x", Elements: 10, Format: lowbit.Binary}); err == nil {
 		t.Error("a Binary Format bucket mapped")
 	}
-	b, err := d.Map(BucketConfig{Name: "i8", Elements: 10, Mode: cxl.GBinary, Format: lowbit.Int8})
+	b, err := d.Map(BucketConfig{Name: "i8", Elements: 10, Mode: cxl.Aggregate(lowbit.Binary), Format: lowbit.Int8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,10 @@ import (
 // and gate kind, at bases with plain memory between them.
 func transactRegions() []cxl.Region {
 	rs := []cxl.Region{
-		{Name: "em-gb", Base: 64 * 3, Mode: cxl.GBinary, Workers: 8, Layout: lowbit.ElementMajor},
-		{Name: "em-gate", Base: 64 * 40, Mode: cxl.GTernary, Workers: 3, Layout: lowbit.ElementMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}, Element0: 5},
+		{Name: "em-gb", Base: 64 * 3, Mode: cxl.Aggregate(lowbit.Binary), Workers: 8, Layout: lowbit.ElementMajor},
+		{Name: "em-gate", Base: 64 * 40, Mode: cxl.Aggregate(lowbit.Ternary), Workers: 3, Layout: lowbit.ElementMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}, Element0: 5},
 		{Name: "wm", Base: 64 * 80, Mode: cxl.FP32Bypass, Workers: 5, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GatePattern, Period: 3}},
-		{Name: "wm-gate", Base: 64 * 200, Mode: cxl.GTernary, Workers: 2, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}},
+		{Name: "wm-gate", Base: 64 * 200, Mode: cxl.Aggregate(lowbit.Ternary), Workers: 2, Layout: lowbit.WorkerMajor, Gate: lowbit.Gate{Kind: lowbit.GateWorker}},
 	}
 	for i := range rs {
 		rs[i].Size = rs[i].DataBytes(4)
@@ -140,7 +140,7 @@ func TestTransactAgainstCore(t *testing.T) {
 	if !reflect.DeepEqual(st.Controller, core.Stats()) || !reflect.DeepEqual(dev.ModeChanges(), core.ModeChanges()) {
 		t.Errorf("counters or log differ:\n got %+v\nwant %+v", st.Controller, core.Stats())
 	}
-	if st.Controller.ModeChanges == 0 || st.Controller.TotalErrors() == 0 || st.Controller.Modes[cxl.GTernary].TransformedLines == 0 {
+	if st.Controller.ModeChanges == 0 || st.Controller.TotalErrors() == 0 || st.Controller.Modes[cxl.Aggregate(lowbit.Ternary)].TransformedLines == 0 {
 		t.Errorf("the mix did not exercise mode changes, errors and aggregates: %+v", st.Controller)
 	}
 	want := Accounting{WriteLines: writes, ReadLines: reads, Transactions: txs, PayloadBytes: 64 * writes}
@@ -187,9 +187,9 @@ func TestTransactBoundaries(t *testing.T) {
 		{Req: cxl.Write(1, reg.SignAddr(0, 0), ones)},
 		{Req: cxl.Write(2, 4096, ones)}, // out of range
 		{Req: cxl.Read(3, reg.ViewAddr(0, 0))},
-		{ModeWrite: true, Region: id, Mode: cxl.GBinary, Time: 7},
+		{ModeWrite: true, Region: id, Mode: cxl.Aggregate(lowbit.Binary), Time: 7},
 		{Req: cxl.Read(4, reg.ViewAddr(0, 0))},
-		{ModeWrite: true, Region: id + 1, Mode: cxl.GBinary},
+		{ModeWrite: true, Region: id + 1, Mode: cxl.Aggregate(lowbit.Binary)},
 		{Req: cxl.Write(5, 65, ones)}, // unaligned
 	}
 	out := make([]Outcome, len(steps))
@@ -208,7 +208,7 @@ func TestTransactBoundaries(t *testing.T) {
 	if r := out[2].Resp; r.Mode != cxl.FP32Bypass || r.Transformed || r.Data[0] != 3 || r.Tag != 3 {
 		t.Errorf("read before the mode write: %+v", r)
 	}
-	if r := out[4].Resp; r.Mode != cxl.GBinary || !r.Transformed || r.Data[0] != 2 || r.Tag != 4 || r.Seq != 4 {
+	if r := out[4].Resp; r.Mode != cxl.Aggregate(lowbit.Binary) || !r.Transformed || r.Data[0] != 2 || r.Tag != 4 || r.Seq != 4 {
 		t.Errorf("read after the mode write: %+v", r)
 	}
 	if log := dev.ModeChanges(); len(log) != 1 || log[0].AfterSeq != 3 || log[0].Time != 7 {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 )
@@ -54,7 +55,9 @@ func (s Simulator) Check() error {
 // Vector is one request presented to the datapath in one clock cycle.
 type Vector struct {
 	Valid bool
-	Mode  Mode
+	// Mode is the controller mode latched for the request: one of the
+	// paper's four (cxl.Modes), driven on in_mode as its value 0 to 3.
+	Mode cxl.Mode
 	// Base is the flattened index of element 0 (the datapath sees Base mod 3).
 	Base int
 	// Data holds Width/8 bytes; byte i is element i.
@@ -76,11 +79,11 @@ func Expect(c Config, v Vector) []byte {
 	c = c.Normalized()
 	out := make([]byte, len(v.Data))
 	switch v.Mode {
-	case ModeBinary:
+	case cxl.Aggregate(lowbit.Binary):
 		for i, n := range lowbit.RefCountPacket(v.Data, c.Workers) {
 			out[i] = byte(n)
 		}
-	case ModeTernary:
+	case cxl.Aggregate(lowbit.Ternary):
 		s := lowbit.Spec{Workers: c.Workers, Layout: lowbit.ElementMajor, Format: lowbit.Ternary, Gate: lowbit.PaperGate}
 		for i, u := range lowbit.RefAggregatePacket(v.Data, nil, s, v.Base) {
 			out[i] = byte(u)
@@ -119,9 +122,9 @@ func Vectors(c Config, n int, seed uint64) []Vector {
 	}
 	var vs []Vector
 	for _, d := range lines {
-		for m := range Mode(4) {
+		for _, m := range cxl.Modes() {
 			for base := range 3 {
-				if m < ModeTernary && base > 0 {
+				if m != cxl.Aggregate(lowbit.Ternary) && base > 0 {
 					continue
 				}
 				vs = append(vs, Vector{Valid: true, Mode: m, Base: base, Data: d})
@@ -130,7 +133,7 @@ func Vectors(c Config, n int, seed uint64) []Vector {
 		vs = append(vs, Vector{Data: make([]byte, nb)}) // an idle cycle
 	}
 	for len(vs) < n {
-		v := Vector{Valid: rng.IntN(8) != 0, Mode: Mode(rng.IntN(4)), Base: rng.IntN(1 << 20)}
+		v := Vector{Valid: rng.IntN(8) != 0, Mode: cxl.Modes()[rng.IntN(4)], Base: rng.IntN(1 << 20)}
 		v.Data = fill(func(int) byte { return byte(rng.Uint32()) })
 		if rng.IntN(4) == 0 { // biased bytes make ties and near-ties common
 			v.Data = fill(func(int) byte { return []byte{0x0f, 0x1f, 0x07, 0x3c, 0x00, 0xff}[rng.IntN(6)] })

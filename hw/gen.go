@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/neuronfabric/nfabric/cxl"
 )
 
 // Widths are the line widths the generator is evaluated at (paper Sec. 10).
@@ -16,24 +14,6 @@ const DefaultStages = 5
 
 // MaxStages is the deepest pipeline the generator places registers for.
 const MaxStages = 5
-
-// Mode is the 2-bit mode latch value driven on in_mode (paper Table 2):
-// the value of the controller model's cxl.Mode.
-type Mode uint8
-
-const (
-	// ModeIdentity returns the stored line bytes unchanged.
-	ModeIdentity = Mode(cxl.Identity)
-	// ModeBypass is the FP32 bypass: the full-precision line, unchanged.
-	ModeBypass = Mode(cxl.FP32Bypass)
-	// ModeBinary is G-Binary: byte i of the response is the count c_i.
-	ModeBinary = Mode(cxl.GBinary)
-	// ModeTernary is G-Ternary: byte i is the int8 m_i*u_i (0x01, 0x00, 0xff).
-	ModeTernary = Mode(cxl.GTernary)
-)
-
-// String is the name of the controller mode the value encodes.
-func (m Mode) String() string { return cxl.Mode(m).String() }
 
 // Fault names a deliberate bug the generator can inject, so that tests can
 // show that co-simulation catches a wrong datapath. FaultNone is correct.
@@ -208,11 +188,11 @@ func (c Config) Verilog() (string, error) {
 // WriteVerilog writes the synthesizable Verilog-2005 module for c.
 //
 // Ports: clk; rst (synchronous, active high, clears the valid pipeline);
-// in_valid, in_mode[1:0] (a Mode), in_base[1:0] (the flattened element
+// in_valid, in_mode[1:0] (a cxl.Mode of the paper's Table 2), in_base[1:0] (the flattened element
 // index of byte 0, mod 3; 3 acts as 0) and in_data[Width-1:0], whose byte i
 // (bits 8i+7..8i) is element i, bit k of it worker k's sign; out_valid and
 // out_data, Latency() rising edges later. The response per mode is
-// documented on Mode and in the file header.
+// documented in the package documentation and the file header.
 func (c Config) WriteVerilog(w io.Writer) error {
 	if err := c.Validate(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
@@ -125,13 +126,13 @@ func TestExpectAgreesWithKernels(t *testing.T) {
 		for _, v := range Vectors(c, 400, 3) {
 			got := Expect(c, v)
 			switch v.Mode {
-			case ModeBinary:
+			case cxl.Aggregate(lowbit.Binary):
 				want := make([]byte, len(v.Data))
 				lowbit.CountPacket(want, v.Data, w)
 				if string(got) != string(want) {
 					t.Fatalf("W=%d G-Binary %x: Expect %x, CountPacket %x", w, v.Data, got, want)
 				}
-			case ModeTernary:
+			case cxl.Aggregate(lowbit.Ternary):
 				s := lowbit.Spec{Workers: w, Layout: lowbit.ElementMajor, Format: lowbit.Ternary, Gate: lowbit.PaperGate}
 				want := make([]int8, len(v.Data))
 				if err := lowbit.VotePacket(want, v.Data, nil, s, v.Base); err != nil {
@@ -156,10 +157,10 @@ func TestExpectPaperExample(t *testing.T) {
 	// G-Ternary returns zero where the gate is zero (element 2 of base 0).
 	d := []byte{0x3f, 0x3f, 0x3f, 0x0f, 0, 0, 0, 0}
 	c := Config{Width: 64}
-	if got := Expect(c, Vector{Mode: ModeBinary, Data: d}); got[0] != 6 || got[3] != 4 || got[4] != 0 {
+	if got := Expect(c, Vector{Mode: cxl.Aggregate(lowbit.Binary), Data: d}); got[0] != 6 || got[3] != 4 || got[4] != 0 {
 		t.Errorf("G-Binary counts %v", got)
 	}
-	got := Expect(c, Vector{Mode: ModeTernary, Data: d})
+	got := Expect(c, Vector{Mode: cxl.Aggregate(lowbit.Ternary), Data: d})
 	want := []int8{1, 1, 0, 0, -1, 0, -1, -1} // element 3 is a tie; 2 and 5 are gated
 	for i := range want {
 		if int8(got[i]) != want[i] {

@@ -6,17 +6,17 @@ import (
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // ModeDatapath returns the sum datapath that runs integer-sum mode m (its
 // name is the mode's); a mode that is not an integer-sum mode is an error.
 func ModeDatapath(m cxl.Mode) (Datapath, error) {
-	if m.Sum() {
-		for _, d := range SumDatapaths {
-			if string(d) == m.String() {
-				return d, nil
-			}
-		}
+	switch m.Format() {
+	case lowbit.Int8:
+		return Int8Sum, nil
+	case lowbit.BFP8:
+		return BFP8Sum, nil
 	}
 	return "", fmt.Errorf("hw: %v is not an integer-sum mode with a sum datapath", m)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/hw"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/timing"
 )
 
@@ -17,7 +18,7 @@ import (
 // model's DatapathCycles for the mode is that measured latency, at the W
 // simulated and at every W (the accumulator only widens).
 func TestSumTimingMatchesTimingModel(t *testing.T) {
-	for _, m := range []cxl.Mode{cxl.Int8Sum, cxl.BFPSum} {
+	for _, m := range []cxl.Mode{cxl.Aggregate(lowbit.Int8), cxl.Aggregate(lowbit.BFP8)} {
 		d, err := hw.ModeDatapath(m)
 		if err != nil {
 			t.Fatal(err)
@@ -51,7 +52,7 @@ func TestSumTimingMatchesTimingModel(t *testing.T) {
 			}
 		}
 	}
-	if _, err := hw.ModeDatapath(cxl.GBinary); err == nil {
+	if _, err := hw.ModeDatapath(cxl.Aggregate(lowbit.Binary)); err == nil {
 		t.Error("G-Binary has a sum datapath")
 	}
 }

@@ -57,6 +57,9 @@ func checkSpec(s Spec, l Layout, base int) error {
 	if base < 0 {
 		return fmt.Errorf("negative base element index %d", base)
 	}
+	if !s.Format.Vote() {
+		return fmt.Errorf("format %v has no sign vote", s.Format)
+	}
 	return s.Validate()
 }
 

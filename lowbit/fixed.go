@@ -18,10 +18,15 @@ import (
 // ScaleBits of traffic). Then, in float32 arithmetic,
 //
 //	q[k,i] = clamp(roundHalfEven(g[k,i] / s), -127, 127)   s = 0 gives q = 0
-//	S[i]   = clamp(sum_k q[k,i], -32768, 32767)            exact for W <= 258
-//	mean   = float32(float64(S[i]) * float64(s) / float64(W))
+//	S[i]   = clamp(sum_k q[k,i], -32768, 32767)            exact for W <= MaxSumWorkers = 258
+//	mean   = float32(clamp(float64(S[i]) * float64(s) / float64(W), ±MaxFloat32))
 //
-// -128 is never written, so the code is symmetric.
+// -128 is never written, so the code is symmetric. The clamp only matters
+// at the top of the range: s = Int8Scale(MaxFloat32) rounds up, so 127 s
+// lies a hair above the largest float32, and the mean of finite gradients
+// must not read back as Inf. A scale above MaxInt8Scale, or one that is
+// negative (-0 too) or not finite, is refused wherever one is read
+// (CheckInt8Scale).
 //
 // # BFP8
 //
@@ -65,7 +70,31 @@ const (
 	SumViewElements = LineBytes / 2
 	// SumMin and SumMax are the saturation bounds of a lane sum.
 	SumMin, SumMax = math.MinInt16, math.MaxInt16
+	// MaxSumWorkers is the most workers an integer-sum format (Int8,
+	// BFP8) aggregates exactly: W codes in [-127, 127] sum to at most
+	// 127 W in magnitude, which fits an int16 lane for W <= 32767/127 =
+	// 258. More workers could saturate a lane and return a wrong mean
+	// without a sign of it (300 workers of all-ones read back 0.860), so
+	// every layer refuses them through CheckSumWorkers rather than
+	// saturating.
+	MaxSumWorkers = SumMax / Int8Max
 )
+
+// CheckSumWorkers returns nil when w workers can write an integer-sum
+// format f (Int8 or BFP8) and every lane sum is exact, 1 <= w <=
+// MaxSumWorkers; otherwise an error naming f, w and the bound. A format
+// that is not summed returns nil (its own layout bounds its workers). It
+// is the one rule payload specs, controller regions, training policies,
+// the format ladder and the service apply.
+func CheckSumWorkers(f Format, w int) error {
+	if !f.Sum() {
+		return nil
+	}
+	if w < 1 || w > MaxSumWorkers {
+		return fmt.Errorf("format %v sums 1 to %d workers exactly (an int16 lane holds 127 x %d), not %d; g-binary and g-ternary carry up to %d workers worker-major", f, MaxSumWorkers, MaxSumWorkers, w, MaxWorkers)
+	}
+	return nil
+}
 
 // BFPBlocks returns how many BFP8 blocks (and exponents) n elements need:
 // ceil(n / BFPBlock).
@@ -106,13 +135,28 @@ func Int8Scale(maxAbs float32) float32 {
 	return maxAbs / Int8Max
 }
 
-// checkScale reports a scale no agreement can produce.
-func checkScale(scale float32) error {
-	if !(scale >= 0) || scale > math.MaxFloat32 {
-		return fmt.Errorf("int8 scale %v is not a finite number >= 0", scale)
+// MaxInt8Scale is the largest scale an agreement produces:
+// Int8Scale(math.MaxFloat32).
+const MaxInt8Scale float32 = math.MaxFloat32 / Int8Max
+
+// CheckInt8Scale returns nil for a scale some agreement can produce: +0
+// (every gradient zero) or a positive float32 up to MaxInt8Scale.
+// Anything else, a negative scale (-0 included: Int8Scale never returns
+// it), NaN, Inf or a finite value above MaxInt8Scale (3e38 would decode a
+// full code to Inf), is an error; it is the one rule payload headers,
+// payloads and the encoder apply.
+func CheckInt8Scale(scale float32) error {
+	switch {
+	case scale != scale || math.Signbit(float64(scale)):
+		return fmt.Errorf("int8 scale %v is not a number >= +0 (an agreement gives max |g| / 127)", scale)
+	case scale > MaxInt8Scale:
+		return fmt.Errorf("int8 scale %v exceeds %v, the largest an agreement gives (max |g| = %v over 127)", scale, MaxInt8Scale, float32(math.MaxFloat32))
 	}
 	return nil
 }
+
+// checkScale reports a scale no agreement can produce.
+func checkScale(scale float32) error { return CheckInt8Scale(scale) }
 
 // EncodeInt8 writes q[i] = clamp(roundHalfEven(g[i] / scale), -127, 127)
 // into dst, dividing in float32; scale 0 writes zeros. dst must hold
@@ -175,11 +219,12 @@ func saturate(dst []int16, acc []int32) {
 }
 
 // DecodeInt8 writes the workers' mean, float32(float64(sum[i]) *
-// float64(scale) / float64(w)), into dst. w must be at least 1.
+// float64(scale) / float64(w)) clamped to ±math.MaxFloat32, into dst. w
+// must be at least 1.
 func DecodeInt8(dst []float32, sum []int16, scale float32, w int) {
 	s, fw := float64(scale), float64(w)
 	for i, v := range sum {
-		dst[i] = float32(float64(v) * s / fw)
+		dst[i] = float32(max(-math.MaxFloat32, min(math.MaxFloat32, float64(v)*s/fw)))
 	}
 }
 

@@ -105,6 +105,83 @@ func TestInt8Saturation(t *testing.T) {
 	}
 }
 
+// TestMaxSumWorkers: the bound is where the worst lane sum, W codes of
+// magnitude 127, stops fitting int16 (computed here from the int16 range,
+// not from the constant): at MaxSumWorkers the sum of all +127 or all -127
+// is exact, one worker more saturates; CheckSumWorkers accepts exactly the
+// exact range for the summed formats and leaves the voted ones alone.
+func TestMaxSumWorkers(t *testing.T) {
+	exact := 0
+	for w := 1; 127*w <= math.MaxInt16 && -127*w >= math.MinInt16; w++ {
+		exact = w
+	}
+	if MaxSumWorkers != exact {
+		t.Fatalf("MaxSumWorkers %d, the largest exact W is %d", MaxSumWorkers, exact)
+	}
+	for _, code := range []int8{127, -127} {
+		for _, w := range []int{exact, exact + 1} {
+			src := make([][]int8, w)
+			for k := range src {
+				src[k] = []int8{code}
+			}
+			got := RefSumInt8(src)[0]
+			if exactSum := int(code) * w; (int(got) == exactSum) != (w <= exact) {
+				t.Errorf("W=%d of %d: lane %d, exact sum %d", w, code, got, exactSum)
+			}
+		}
+	}
+	for _, f := range []Format{Int8, BFP8} {
+		for w, ok := range map[int]bool{0: false, 1: true, exact: true, exact + 1: false, MaxWorkers: false} {
+			if err := CheckSumWorkers(f, w); (err == nil) != ok {
+				t.Errorf("CheckSumWorkers(%v, %d) = %v", f, w, err)
+			}
+		}
+	}
+	for _, f := range []Format{Binary, Ternary, FP32} {
+		if err := CheckSumWorkers(f, MaxWorkers); err != nil {
+			t.Errorf("CheckSumWorkers(%v, %d) = %v; the voted formats are not summed", f, MaxWorkers, err)
+		}
+	}
+}
+
+// TestInt8ScaleRange: MaxInt8Scale is what the agreement gives for the
+// largest finite |g| (computed here in float32 arithmetic), CheckInt8Scale
+// accepts exactly +0 to it, and a full code at it decodes to the largest
+// float32, not Inf, in the kernel and the reference alike.
+func TestInt8ScaleRange(t *testing.T) {
+	top := float32(math.MaxFloat32)
+	if want := top / 127; MaxInt8Scale != want || Int8Scale(top) != want {
+		t.Fatalf("MaxInt8Scale %v, Int8Scale(MaxFloat32) %v; want %v", MaxInt8Scale, Int8Scale(top), want)
+	}
+	if float64(MaxInt8Scale)*127 <= math.MaxFloat32 {
+		t.Fatalf("127 x %v = %v does not exceed MaxFloat32: the clamp is not exercised", MaxInt8Scale, float64(MaxInt8Scale)*127)
+	}
+	for _, c := range []struct {
+		scale float32
+		ok    bool
+	}{
+		{0, true}, {1e-45, true}, {1, true}, {MaxInt8Scale, true},
+		{float32(math.Copysign(0, -1)), false}, {-1, false}, {3e38, false},
+		{math.Nextafter32(MaxInt8Scale, top), false}, {float32(math.Inf(1)), false}, {float32(math.NaN()), false},
+	} {
+		if err := CheckInt8Scale(c.scale); (err == nil) != c.ok {
+			t.Errorf("CheckInt8Scale(%v) = %v", c.scale, err)
+		}
+	}
+	for _, w := range []int{1, 2, MaxSumWorkers} {
+		sum := []int16{int16(127 * w), int16(-127 * w)}
+		got := make([]float32, 2)
+		DecodeInt8(got, sum, MaxInt8Scale, w)
+		ref := RefDecodeInt8(sum, MaxInt8Scale, w)
+		if got[0] != top || got[1] != -top || ref[0] != top || ref[1] != -top {
+			t.Errorf("W=%d: decode %v, reference %v; want ±MaxFloat32", w, got, ref)
+		}
+	}
+	if err := EncodeInt8(make([]int8, 1), []float32{1}, 3e38); err == nil {
+		t.Error("EncodeInt8 accepted the scale 3e38")
+	}
+}
+
 // TestBFP8Hand: a block with max 3.0 has e = 2 (3 = 0.75 * 2^2), so codes
 // are g * 32; a worker with e = 0 aligned to E = 2 shifts right by 2.
 func TestBFP8Hand(t *testing.T) {

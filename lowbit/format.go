@@ -46,28 +46,35 @@ const (
 	numFormats
 )
 
-// formatTraits is the one table of what each format is: its names, the
-// bits one worker sends per element (stored and under the paper's
-// accounting, see BitsPerElement) and which aggregation family reads it.
-// Every package that switches on a format reads it through the methods
-// below; adding a format is one row here plus its kernels.
+// formatTraits is the one registry of payload formats: each row is
+// everything the rest of the system knows about a format, and every
+// package reads it through the methods below (the controller mode that
+// aggregates a format is cxl.Aggregate(f), its RTL datapath
+// hw.DatapathOf(f), its training rule train.FormatRule(f)). Adding a
+// format is one row here plus its kernels; the list of files it takes is
+// in the package documentation.
 var formatTraits = [numFormats]struct {
 	name    string
 	aliases []string
+	// label is how reports and sentences name the format: the paper's
+	// spelling for its three, upper case for the extensions.
+	label string
 	// vote: the aggregate is a sign vote over bit-planes (the paper's
-	// G-Binary and G-Ternary); sum: an integer lane sum (Int8, BFP8).
-	vote, sum bool
+	// G-Binary and G-Ternary), computed by the vote kernels under a Spec;
+	// sum: an integer lane sum of fixed-point codes, computed by sum.
+	vote bool
+	sum  *sumKernels
 	// bits per element and worker, whatever the accounting; 0 means the
 	// accounting decides (G-Ternary, see BitsPerElement).
 	bits float64
 	// paper: the paper evaluates it.
 	paper bool
 }{
-	FP32:    {name: "fp32", aliases: []string{"float32"}, bits: 32, paper: true},
-	Binary:  {name: "g-binary", aliases: []string{"gbinary", "binary", "bin"}, vote: true, bits: 1, paper: true},
-	Ternary: {name: "g-ternary", aliases: []string{"gternary", "ternary", "ter"}, vote: true, paper: true},
-	Int8:    {name: "int8", aliases: []string{"int-8", "fixed8"}, sum: true, bits: 8},
-	BFP8:    {name: "bfp8", aliases: []string{"bfp", "block-fp8"}, sum: true, bits: 8 + 8.0/BFPBlock},
+	FP32:    {name: "fp32", aliases: []string{"float32"}, label: "FP32", bits: 32, paper: true},
+	Binary:  {name: "g-binary", aliases: []string{"gbinary", "binary", "bin"}, label: "G-Binary", vote: true, bits: 1, paper: true},
+	Ternary: {name: "g-ternary", aliases: []string{"gternary", "ternary", "ter"}, label: "G-Ternary", vote: true, paper: true},
+	Int8:    {name: "int8", aliases: []string{"int-8", "fixed8"}, label: "INT8", sum: &int8Kernels, bits: 8},
+	BFP8:    {name: "bfp8", aliases: []string{"bfp", "block-fp8"}, label: "BFP8", sum: &bfp8Kernels, bits: 8 + 8.0/BFPBlock},
 }
 
 // NumFormats is the number of formats; Format values are 0 to NumFormats-1.
@@ -83,12 +90,41 @@ func (f Format) String() string {
 // Valid reports whether f is one of the formats in the table.
 func (f Format) Valid() bool { return f < numFormats }
 
+// Label names f as reports and sentences do: FP32, G-Binary, G-Ternary
+// (the paper's spelling), INT8, BFP8.
+func (f Format) Label() string {
+	if f.Valid() {
+		return formatTraits[f].label
+	}
+	return f.String()
+}
+
 // Vote reports whether f is aggregated by the sign-vote kernels (G-Binary,
 // G-Ternary).
 func (f Format) Vote() bool { return f.Valid() && formatTraits[f].vote }
 
-// Sum reports whether f is aggregated by an integer lane sum (Int8, BFP8).
-func (f Format) Sum() bool { return f.Valid() && formatTraits[f].sum }
+// Sum reports whether f is aggregated by an integer lane sum (Int8, BFP8):
+// its kernels are EncodeCodes, SumCodes and DecodeSums.
+func (f Format) Sum() bool { return f.Valid() && formatTraits[f].sum != nil }
+
+// Scaled reports whether f's workers agree on one scale per bucket before
+// they encode (Int8), a max-reduce of each worker's largest |g| that
+// AgreedScale turns into the scale.
+func (f Format) Scaled() bool { return f.Sum() && formatTraits[f].sum.scale != nil }
+
+// AgreedScale returns the scale a Scaled format's workers encode with when
+// the largest |g| any of them holds is maxAbs (Int8Scale), and 0 for the
+// other formats.
+func (f Format) AgreedScale(maxAbs float32) float32 {
+	if !f.Scaled() {
+		return 0
+	}
+	return formatTraits[f].sum.scale(maxAbs)
+}
+
+// BlockExponents reports whether f's workers also write one exponent per
+// BFPBlock elements, which the sum aligns to each block's largest (BFP8).
+func (f Format) BlockExponents() bool { return f.Sum() && formatTraits[f].sum.blockExps }
 
 // Paper reports whether the paper evaluates f (FP32, G-Binary, G-Ternary);
 // the others are extensions and are named as such wherever they appear.
@@ -222,6 +258,22 @@ func (g Gate) String() string {
 	return fmt.Sprintf("Gate(%d)", uint8(g.Kind))
 }
 
+// Keeps reports whether the gate keeps flattened element i, whose vote
+// margin is a: GatePattern zeroes i mod Period == Period-1, GateMargin
+// zeroes |a| < Threshold; GateWorker gates per worker, not per element,
+// and keeps every element here. The kernels apply the same rule word by
+// word; RefGateKeeps is its reference twin.
+func (g Gate) Keeps(i, a int) bool {
+	switch g.Kind {
+	case GatePattern:
+		p := g.period()
+		return i%p != p-1
+	case GateMargin:
+		return a >= g.Threshold || -a >= g.Threshold
+	}
+	return true
+}
+
 // Extension reports whether the gate goes beyond the paper's evaluation.
 func (g Gate) Extension() bool {
 	return !(g.Kind == GatePattern && g.period() == 3)
@@ -302,9 +354,26 @@ type Spec struct {
 	Gate    Gate
 }
 
-// Validate checks that the spec is one the kernels support.
+// Validate checks that the spec is one the kernels support, for every
+// format that aggregates: a vote format (G-Binary, G-Ternary) carries 1 to
+// MaxPacketWorkers workers element-major and 1 to MaxWorkers worker-major,
+// and G-Ternary a valid gate; an integer-sum format (Int8, BFP8) is
+// worker-major (each worker writes its own lines) with 1 to MaxSumWorkers
+// workers (CheckSumWorkers: its int16 lane sums stay exact) and no gate. It is the one check of a spec: the controller's
+// regions, payloads and files all call it.
 func (s Spec) Validate() error {
-	if s.Format != Binary && s.Format != Ternary {
+	if s.Format.Sum() {
+		switch {
+		case s.Layout != WorkerMajor:
+			return fmt.Errorf("format %v is worker-major (each worker writes its own lines), not %v", s.Format, s.Layout)
+		case CheckSumWorkers(s.Format, s.Workers) != nil:
+			return CheckSumWorkers(s.Format, s.Workers)
+		case s.Gate != (Gate{}):
+			return fmt.Errorf("format %v has no gate, the spec has %v", s.Format, s.Gate)
+		}
+		return nil
+	}
+	if !s.Format.Vote() {
 		return fmt.Errorf("format %v has no low-bit aggregate", s.Format)
 	}
 	switch s.Layout {

@@ -174,7 +174,7 @@ FORMATS = (
 		switch {
 		case tr.vote:
 			family = "vote"
-		case tr.sum:
+		case tr.sum != nil:
 			family = "sum"
 		}
 		al := make([]string, len(tr.aliases))

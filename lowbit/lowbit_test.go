@@ -327,10 +327,27 @@ func TestSpecValidate(t *testing.T) {
 		{Workers: 8, Layout: ElementMajor, Format: FP32},
 		{Workers: 8, Layout: ElementMajor, Format: Ternary, Gate: Gate{Kind: GateMargin}},
 		{Workers: 8, Layout: Layout(7), Format: Binary},
+		{Workers: 8, Layout: ElementMajor, Format: Int8},
+		{Workers: 0, Layout: WorkerMajor, Format: BFP8},
+		{Workers: MaxWorkers + 1, Layout: WorkerMajor, Format: Int8},
+		{Workers: MaxSumWorkers + 1, Layout: WorkerMajor, Format: BFP8}, // an int16 lane would saturate
+		{Workers: 8, Layout: WorkerMajor, Format: BFP8, Gate: PaperGate},
+		{Workers: 8, Layout: WorkerMajor, Format: Format(NumFormats)},
 	}
 	for _, s := range bad {
 		if err := s.Validate(); err == nil {
 			t.Errorf("%+v validated", s)
+		}
+	}
+	good := []Spec{
+		{Workers: 1, Layout: ElementMajor, Format: Binary},
+		{Workers: MaxWorkers, Layout: WorkerMajor, Format: Ternary, Gate: Gate{Kind: GateMargin, Threshold: 3}},
+		{Workers: 1, Layout: WorkerMajor, Format: Int8},
+		{Workers: MaxSumWorkers, Layout: WorkerMajor, Format: BFP8},
+	}
+	for _, s := range good {
+		if err := s.Validate(); err != nil {
+			t.Errorf("%+v: %v", s, err)
 		}
 	}
 }
@@ -472,4 +489,32 @@ func TestVotePlanesFewWorkersManyChunks(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGateKeeps checks Gate.Keeps, the gate rule production code calls
+// element by element, against its reference twin RefGateKeeps on every
+// gate kind, periods 2 to 64 and margins around the threshold.
+func TestGateKeeps(t *testing.T) {
+	gates := []Gate{PaperGate, {}, {Kind: GateWorker}}
+	for p := 2; p <= 64; p++ {
+		gates = append(gates, Gate{Kind: GatePattern, Period: p})
+	}
+	for th := 1; th <= 9; th++ {
+		gates = append(gates, Gate{Kind: GateMargin, Threshold: th})
+	}
+	for _, g := range gates {
+		for i := range 200 {
+			for a := -10; a <= 10; a++ {
+				if got, want := g.Keeps(i, a), RefGateKeeps(g, i, a); got != want {
+					t.Fatalf("%v.Keeps(%d, %d) = %v, RefGateKeeps %v", g, i, a, got, want)
+				}
+			}
+		}
+	}
+	// The paper's gate by hand: two keep, the third returns zero.
+	for i, want := range []bool{true, true, false, true, true, false} {
+		if PaperGate.Keeps(i, 0) != want {
+			t.Errorf("PaperGate.Keeps(%d) = %v", i, !want)
+		}
+	}
 }

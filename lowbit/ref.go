@@ -236,17 +236,22 @@ func RefSumInt8(src [][]int8) []int16 {
 }
 
 // refMean returns float32(v * 2^p * scale / w), the product exact and the
-// division rounded once to float64, in math/big.
+// division rounded once to float64, in math/big; a quotient beyond the
+// largest float32 reads as ±math.MaxFloat32 (a mean of finite values).
 func refMean(v int64, p int, scale float64, w int) float32 {
 	x := new(big.Float).SetPrec(200).SetInt64(v)
 	x.SetMantExp(x, p)
 	x.Mul(x, new(big.Float).SetPrec(200).SetFloat64(scale))
 	q := new(big.Float).SetPrec(53).Quo(x, new(big.Float).SetInt64(int64(w)))
 	f, _ := q.Float64()
+	if math.Abs(f) > math.MaxFloat32 {
+		return float32(math.Copysign(math.MaxFloat32, f))
+	}
 	return float32(f)
 }
 
-// RefDecodeInt8 returns the mean float32(float64(sum[i]) * scale / w).
+// RefDecodeInt8 returns the mean float32(float64(sum[i]) * scale / w),
+// clamped to ±math.MaxFloat32.
 func RefDecodeInt8(sum []int16, scale float32, w int) []float32 {
 	out := make([]float32, len(sum))
 	for i, v := range sum {

@@ -45,7 +45,7 @@ func CheckRing(ctx context.Context, c Config, bytes int64) (*RingCheck, error) {
 	}
 	l := c.HostLink()
 	// A period long enough for the ring at a quarter of the alpha-beta rate.
-	ab, err := collective.AllReduce{Alg: collective.Ring, N: c.Workers, Link: l}.Time(float64(bytes))
+	ab, err := collective.AlphaBeta{Alg: collective.Ring, N: c.Workers, Link: l}.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(bytes)})
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func CheckRing(ctx context.Context, c Config, bytes int64) (*RingCheck, error) {
 		}
 	}
 	for _, alg := range []collective.Algorithm{collective.Ring, collective.Tree, collective.HalvingDoubling} {
-		e, err := collective.AllReduce{Alg: alg, N: c.Workers, Link: l}.Time(float64(bytes))
+		e, err := collective.AlphaBeta{Alg: alg, N: c.Workers, Link: l}.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(bytes)})
 		if err != nil {
 			return nil, err
 		}
@@ -81,11 +81,15 @@ func CheckRing(ctx context.Context, c Config, bytes int64) (*RingCheck, error) {
 		{"ASTRA-sim ring (rt_template system: 4 chunks, local-mem-bw 50 GB/s)", collective.AstraSystem{DatasetSplits: 4, ActiveChunks: 1, LocalMemBWGBps: 50, EndpointDelay: 10}},
 		{"ASTRA-sim ring (1 chunk, no reduction cost)", collective.AstraSystem{DatasetSplits: 1, ActiveChunks: 1, LocalMemBWGBps: 1e15, EndpointDelay: 10}},
 	} {
-		e, err := collective.AstraRingAllReduce(s.sys, d, bytes)
+		m, err := collective.NewAstra(s.sys, []collective.AstraDim{d})
 		if err != nil {
 			return nil, err
 		}
-		rc.Models = append(rc.Models, RingModel{Name: s.name, Seconds: float64(e.Cycles) * 1e-9})
+		e, err := m.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(bytes)})
+		if err != nil {
+			return nil, err
+		}
+		rc.Models = append(rc.Models, RingModel{Name: s.name, Seconds: e.Seconds})
 	}
 	return rc, nil
 }

@@ -34,10 +34,10 @@ type Schedule struct {
 // bucket), each bucket's ring All-Reduce (collective's alpha-beta ring time)
 // starting at max(its ready time, the previous bucket's finish).
 func ReferenceStepNS(tr *workload.Trace, w int, l collective.Link) (int64, error) {
-	ar := collective.AllReduce{Alg: collective.Ring, N: w, Link: l}
+	ar := collective.AlphaBeta{Alg: collective.Ring, N: w, Link: l}
 	var finish float64 // seconds from the start of backward
 	for _, b := range tr.Buckets {
-		e, err := ar.Time(float64(b.Bytes))
+		e, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(b.Bytes)})
 		if err != nil {
 			return 0, fmt.Errorf("netsim: reference schedule: %w", err)
 		}

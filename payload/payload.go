@@ -13,12 +13,14 @@
 //	7      1    format: 1 G-Binary, 2 G-Ternary; version 2: 3 Int8, 4 BFP8
 //	8      1    gate kind: 0 pattern, 1 worker (gate bits follow), 2 margin
 //	9      1    reserved, 0
-//	10     2    workers W (1-8 element-major, 1-1024 worker-major)
+//	10     2    workers W (1-8 element-major, 1-1024 worker-major; Int8 and
+//	            BFP8 1-258, lowbit.MaxSumWorkers)
 //	12     4    gate parameter: pattern period or margin threshold, else 0
 //	16     8    elements n
 //	24     8    base: flattened index of element 0 (the pattern gate uses it)
 //	32     4    CRC-32 (IEEE) of bytes 0-31 (version 1) or 0-31 and 36-39 (version 2)
-//	36     4    version 2: Int8's agreed scale, float32 bits (0 for BFP8)
+//	36     4    version 2: Int8's agreed scale, float32 bits, +0 to
+//	            lowbit.MaxInt8Scale (lowbit.CheckInt8Scale); +0 for BFP8
 //	40     24   reserved, 0   (version 1: 36-63 reserved)
 //	64     ...  sign data, then gate data when the gate kind is worker;
 //	            version 2: code data, then BFP8 exponent data
@@ -43,6 +45,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -64,18 +67,29 @@ func VersionOf(f lowbit.Format) int {
 	return 1
 }
 
-// formatCodes are the header's format bytes, one per format a file can
-// hold; FP32 has none.
-var formatCodes = map[byte]lowbit.Format{1: lowbit.Binary, 2: lowbit.Ternary, 3: lowbit.Int8, 4: lowbit.BFP8}
-
-// formatCode returns f's header byte.
+// formatCode returns f's header byte: its number in lowbit's registry (1
+// G-Binary, 2 G-Ternary, 3 Int8, 4 BFP8), so a format added to the
+// registry has its code. FP32 has none: it is no packed payload.
 func formatCode(f lowbit.Format) (byte, bool) {
-	for c, g := range formatCodes {
-		if g == f {
-			return c, true
+	return byte(f), f.Valid() && f != lowbit.FP32
+}
+
+// formatOfCode is formatCode's inverse.
+func formatOfCode(c byte) (lowbit.Format, bool) {
+	f := lowbit.Format(c)
+	_, ok := formatCode(f)
+	return f, ok
+}
+
+// formatCodeList names the codes an error lists: "1 g-binary, ... or 4 bfp8".
+func formatCodeList() string {
+	var s []string
+	for _, f := range lowbit.Formats() {
+		if c, ok := formatCode(f); ok {
+			s = append(s, fmt.Sprintf("%d %v", c, f))
 		}
 	}
-	return 0, false
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // HeaderBytes is the size of the header: one cache line.
@@ -99,14 +113,14 @@ func (h Header) Validate() error {
 	if _, ok := formatCode(h.Spec.Format); !ok {
 		return fmt.Errorf("format %v has no packed payload file", h.Spec.Format)
 	}
-	if err := host.ValidateSpec(h.Spec); err != nil {
+	if err := h.Spec.Validate(); err != nil {
 		return err
 	}
-	if h.Spec.Format != lowbit.Int8 && h.Scale != 0 {
-		return fmt.Errorf("format %v has no scale, the header has %v", h.Spec.Format, h.Scale)
+	if !h.Spec.Format.Scaled() && math.Float32bits(h.Scale) != 0 {
+		return fmt.Errorf("scale (header bytes 36-39): format %v has no scale, the header has %v", h.Spec.Format, h.Scale)
 	}
-	if !(h.Scale >= 0 && h.Scale <= math.MaxFloat32) {
-		return fmt.Errorf("int8 scale %v is not a finite number >= 0", h.Scale)
+	if err := lowbit.CheckInt8Scale(h.Scale); err != nil {
+		return fmt.Errorf("scale (header bytes 36-39): %w", err)
 	}
 	if h.Elements < 0 || h.Elements > MaxElements {
 		return fmt.Errorf("element count %d out of range [0, %d]", h.Elements, int64(MaxElements))
@@ -130,9 +144,10 @@ func (h Header) SectionBytes() int64 {
 	return h.dataBytes() - h.ExpBytes()
 }
 
-// ExpBytes is the size of BFP8's exponent data (0 for the other formats).
+// ExpBytes is the size of the exponent data of a format with block
+// exponents (BFP8), 0 for the other formats.
 func (h Header) ExpBytes() int64 {
-	if h.Spec.Format != lowbit.BFP8 {
+	if !h.Spec.Format.BlockExponents() {
 		return 0
 	}
 	return int64(h.Spec.Workers) * int64(lowbit.Lines(lowbit.BFPBlocks(int(h.Elements)))) * lowbit.LineBytes
@@ -210,9 +225,9 @@ func (h *Header) UnmarshalBinary(b []byte) error {
 	}
 	var s lowbit.Spec
 	s.Layout = lowbit.Layout(b[6])
-	f, ok := formatCodes[b[7]]
+	f, ok := formatOfCode(b[7])
 	if !ok {
-		return fmt.Errorf("unknown format %d (want 1 g-binary, 2 g-ternary, 3 int8 or 4 bfp8)", b[7])
+		return fmt.Errorf("unknown format %d (want %s)", b[7], formatCodeList())
 	}
 	if want := VersionOf(f); v != want {
 		return fmt.Errorf("format %v is written as version %d, the header says %d", f, want, v)

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -294,6 +295,17 @@ func TestVersionedHeader(t *testing.T) {
 		{"NaN scale", func(b []byte) []byte { b[36], b[37], b[38], b[39] = 0, 0, 0xc0, 0x7f; return reseal(b, 2) }, "scale"},
 		{"negative scale", func(b []byte) []byte { b[39] |= 0x80; return reseal(b, 2) }, "scale"},
 		{"bfp8 with a scale", func(b []byte) []byte { b[7] = 4; return reseal(b, 2) }, "no scale"},
+		// 3e38 decodes a full code to Inf; -0 no agreement produces.
+		{"scale 3e38", func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[36:], math.Float32bits(3e38))
+			return reseal(b, 2)
+		}, "scale (header bytes 36-39): int8 scale 3e+38 exceeds"},
+		{"scale above the largest agreement", func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[36:], math.Float32bits(math.Nextafter32(lowbit.MaxInt8Scale, math.MaxFloat32)))
+			return reseal(b, 2)
+		}, "exceeds"},
+		{"scale -0", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[36:], 1<<31); return reseal(b, 2) }, "scale (header bytes 36-39): int8 scale -0 is not a number >= +0"},
+		{"scale +Inf", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[36:], 0x7f800000); return reseal(b, 2) }, "exceeds"},
 		{"scale not in the crc", func(b []byte) []byte { b[36]++; return b }, "checksum"},
 		{"element-major int8", func(b []byte) []byte { b[6] = 0; return reseal(b, 2) }, "worker-major"},
 	} {
@@ -320,3 +332,47 @@ func ExampleEncode() {
 
 func crc32IEEE(b []byte) uint32             { return crc32.ChecksumIEEE(b) }
 func crc32Update(c uint32, b []byte) uint32 { return crc32.Update(c, crc32.IEEETable, b) }
+
+// TestScaleDecodesFinite: a scale no agreement produces is refused, and
+// every scale that is accepted decodes finite means: at MaxInt8Scale
+// (max |g| = MaxFloat32 on every worker) the mean is MaxFloat32, where it
+// read +Inf before; a zero scale with a non-zero code is refused.
+func TestScaleDecodesFinite(t *testing.T) {
+	for _, w := range []int{1, 2, lowbit.MaxSumWorkers} {
+		g := make([][]float32, w)
+		for k := range g {
+			g[k] = []float32{math.MaxFloat32, -math.MaxFloat32, 1, 0}
+		}
+		f, err := Encode(Header{Spec: lowbit.Spec{Workers: w, Layout: lowbit.WorkerMajor, Format: lowbit.Int8}}, g, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Scale != lowbit.MaxInt8Scale {
+			t.Fatalf("W=%d: scale %v, want %v", w, f.Scale, lowbit.MaxInt8Scale)
+		}
+		var buf bytes.Buffer
+		f.WriteTo(&buf)
+		back, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean, err := back.Payload().Mean()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mean[0] != math.MaxFloat32 || mean[1] != -math.MaxFloat32 || mean[3] != 0 {
+			t.Errorf("W=%d: means %v, want [MaxFloat32, -MaxFloat32, ~0, 0]", w, mean)
+		}
+	}
+	g := [][]float32{{0, 0}, {0, 0}}
+	f, err := Encode(Header{Spec: lowbit.Spec{Workers: 2, Layout: lowbit.WorkerMajor, Format: lowbit.Int8}}, g, 0)
+	if err != nil || f.Scale != 0 {
+		t.Fatalf("all-zero gradients: scale %v, %v", f.Scale, err)
+	}
+	f.Codes[1] = 5 // a code the encoder never writes under scale 0
+	var buf bytes.Buffer
+	f.WriteTo(&buf)
+	if _, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len())); err == nil || !strings.Contains(err.Error(), "under a scale of 0") {
+		t.Errorf("non-zero code under scale 0: %v", err)
+	}
+}

@@ -34,11 +34,12 @@ const chunkAlign = 8 * lowbit.LineBytes
 func EncodeStream(w io.Writer, h Header, src Source, tau float32, chunk int, progress func(done, total int64)) error {
 	c := max(chunkAlign, (chunk+chunkAlign-1)/chunkAlign*chunkAlign)
 	e := &streamer{w: w, h: h, src: src, tau: tau, chunk: c, progress: progress, done: HeaderBytes}
-	if h.Spec.Format == lowbit.Int8 {
+	if h.Spec.Format.Scaled() {
 		if err := e.agreeScale(); err != nil {
 			return err
 		}
-		h.Scale, e.h.Scale = lowbit.Int8Scale(e.maxAbs), lowbit.Int8Scale(e.maxAbs)
+		h.Scale = h.Spec.Format.AgreedScale(e.maxAbs)
+		e.h.Scale = h.Scale
 	}
 	hb, err := h.MarshalBinary()
 	if err != nil {
@@ -52,7 +53,7 @@ func EncodeStream(w io.Writer, h Header, src Source, tau float32, chunk int, pro
 			return e.emit(nil) // nothing to write but the header: report it
 		}
 		for _, exps := range []bool{false, true} {
-			if exps && h.Spec.Format != lowbit.BFP8 {
+			if exps && !h.Spec.Format.BlockExponents() {
 				break
 			}
 			for k := range h.Spec.Workers {
@@ -133,7 +134,7 @@ func (e *streamer) sumSection(k int, exps bool) error {
 		if err != nil {
 			return err
 		}
-		if one.Format == lowbit.Int8 {
+		if one.Format.Scaled() {
 			if err := p.AgreeScale(e.maxAbs); err != nil {
 				return err
 			}

@@ -13,14 +13,14 @@ import (
 )
 
 // FormatConfig is a format-admission pilot, the ladder with more rungs
-// (control.Rungs: G-Binary, G-Ternary, INT8, BFP8) on one run:
+// (control.Ladder: G-Binary, G-Ternary, INT8, BFP8) on one run:
 //
 //	epochs 1..WarmupEpochs:   every group on FP32; over the last DiagSteps
 //	                          steps of the warm-up, every format's cosine to
 //	                          the FP32 mean, per group (train.StepFormatCosines)
-//	end of warm-up:           Rungs.Admit on each group's mean cosines
+//	end of warm-up:           Ladder.Admit on each group's mean cosines
 //	epochs WarmupEpochs+1..:  each group on its admitted format's rule
-//	                          (train.RuleFor), SGD velocity cleared on a switch
+//	                          (train.FormatRule), SGD velocity cleared on a switch
 //
 // Unlike Run's pilots, which follow the controller's mode latches (only
 // the paper's modes have one), this pilot swaps the loop's aggregator once,
@@ -35,8 +35,9 @@ type FormatConfig struct {
 	// DiagSteps is how many of the warm-up's last steps are measured
 	// (at least 1; all of the last epoch's when it has fewer).
 	DiagSteps int
-	// Rungs is the ladder; control.DefaultRungs or calibrated ones.
-	Rungs control.Rungs
+	// Ladder is the admission ladder: control.ExtendedLadder or a
+	// calibrated one.
+	Ladder control.Ladder
 }
 
 // FormatResult is a finished format-admission pilot.
@@ -47,7 +48,7 @@ type FormatResult struct {
 	Warmup       train.FormatCosines `json:"warmup"`
 	WarmupEpochs int                 `json:"warmup_epochs"`
 	WarmupSteps  int                 `json:"warmup_steps"`
-	Rungs        control.Rungs       `json:"rungs"`
+	Ladder       control.Ladder      `json:"ladder"`
 	// Admitted is each group's format and Reasons the ladder's sentence.
 	Admitted train.PerGroup[string] `json:"admitted"`
 	Reasons  train.PerGroup[string] `json:"reasons"`
@@ -66,7 +67,7 @@ type FormatResult struct {
 // It stops with ctx's error once ctx is done.
 func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*FormatResult, error) {
 	tc := cfg.Train
-	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)})
 	if tc.Workers == 0 {
 		tc.Workers = 8
 	}
@@ -76,7 +77,10 @@ func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*Format
 	case cfg.DiagSteps < 1:
 		return nil, fmt.Errorf("format pilot: diagnostic steps %d < 1", cfg.DiagSteps)
 	}
-	if err := cfg.Rungs.Validate(); err != nil {
+	if err := cfg.Ladder.Validate(); err != nil {
+		return nil, fmt.Errorf("format pilot: %w", err)
+	}
+	if err := cfg.Ladder.CheckWorkers(tc.Workers); err != nil {
 		return nil, fmt.Errorf("format pilot: %w", err)
 	}
 	l, err := train.Start(tc, sets)
@@ -84,7 +88,7 @@ func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*Format
 		return nil, fmt.Errorf("format pilot: %w", err)
 	}
 	m := l.Stepper.Model
-	res := &FormatResult{Seed: tc.Seed, Rungs: cfg.Rungs.Ordered(), WarmupEpochs: cfg.WarmupEpochs}
+	res := &FormatResult{Seed: tc.Seed, Ladder: cfg.Ladder.Ordered(), WarmupEpochs: cfg.WarmupEpochs}
 	meter := &warmupMeter{epoch: cfg.WarmupEpochs, steps: cfg.DiagSteps, loop: l}
 	l.Hooks = train.Hooks{
 		AfterAggregate: meter.afterAggregate,
@@ -100,7 +104,7 @@ func RunFormats(ctx context.Context, cfg FormatConfig, sets *data.Sets) (*Format
 			if res.Warmup, res.WarmupSteps, err = meter.mean(); err != nil {
 				return err
 			}
-			plan, err := res.admit(cfg.Rungs)
+			plan, err := res.admit(cfg.Ladder)
 			if err != nil {
 				return err
 			}
@@ -170,10 +174,10 @@ func (w *warmupMeter) mean() (train.FormatCosines, int, error) {
 // WarmupCosines trains tc's model on FP32 for warmup epochs and returns
 // every format's cosines, per group, averaged over the last diagSteps
 // steps of the last epoch, and how many steps that was: the calibration
-// record of the format ladder (control.CalibrateRungs), from an
+// record of the format ladder (control.CalibrateLadder), from an
 // always-FP32 run of the workload as the paper's pilots calibrate.
 func WarmupCosines(ctx context.Context, tc train.Config, warmup, diagSteps int, sets *data.Sets) (train.FormatCosines, int, error) {
-	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)})
 	tc.Epochs = warmup
 	if tc.Workers == 0 {
 		tc.Workers = 8
@@ -197,7 +201,7 @@ func WarmupCosines(ctx context.Context, tc train.Config, warmup, diagSteps int, 
 }
 
 // admit admits each group's format on the warm-up cosines.
-func (res *FormatResult) admit(rungs control.Rungs) (train.Policy, error) {
+func (res *FormatResult) admit(rungs control.Ladder) (train.Policy, error) {
 	var plan train.Policy
 	for _, g := range nn.Groups() {
 		var cos [lowbit.NumFormats]float64
@@ -205,11 +209,7 @@ func (res *FormatResult) admit(rungs control.Rungs) (train.Policy, error) {
 			cos[f] = res.Warmup[f].Groups[g]
 		}
 		f, why := rungs.Admit(cos)
-		r, err := train.RuleFor(f)
-		if err != nil {
-			return plan, err
-		}
-		plan[g] = train.RuleSpec{Rule: r}
+		plan[g] = train.RuleSpec{Rule: train.FormatRule(f)}
 		res.Admitted[g], res.Reasons[g] = f.String(), why
 	}
 	return plan, nil

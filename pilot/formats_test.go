@@ -15,16 +15,16 @@ import (
 	"github.com/neuronfabric/nfabric/train"
 )
 
-func formatTestConfig(r control.Rungs) FormatConfig {
+func formatTestConfig(r control.Ladder) FormatConfig {
 	return FormatConfig{
 		Train:        train.Config{Model: "mlp", Hidden: []int{16}, Workers: 4, Batch: 64, Epochs: 3, LR: 0.05, SignLR: 0.002, Momentum: 0.9, Seed: 3},
-		WarmupEpochs: 1, DiagSteps: 4, Rungs: r,
+		WarmupEpochs: 1, DiagSteps: 4, Ladder: r,
 	}
 }
 
 // TestRunFormats checks the pilot against independent paths: its warm-up
 // epoch is an FP32 train.Run's first epoch bit for bit, its warm-up
-// cosines are WarmupCosines', and its plan is what Rungs.Admit says on
+// cosines are WarmupCosines', and its plan is what Ladder.Admit says on
 // those cosines, for ladders whose answer is known without running: a
 // rung at -1 passes any cosine, no rung keeps FP32.
 func TestRunFormats(t *testing.T) {
@@ -32,7 +32,7 @@ func TestRunFormats(t *testing.T) {
 	ctx := context.Background()
 	base := formatTestConfig(nil)
 	tc := base.Train
-	tc.Policy, tc.Epochs = train.Uniform(train.RuleSpec{Rule: train.FP32}), 1
+	tc.Policy, tc.Epochs = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)}), 1
 	fp, err := train.Run(ctx, tc, sets)
 	if err != nil {
 		t.Fatal(err)
@@ -43,13 +43,13 @@ func TestRunFormats(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name   string
-		rungs  control.Rungs
+		rungs  control.Ladder
 		plan   string
 		resets int
 	}{
-		{"binary passes anything", control.Rungs{{Format: lowbit.Binary, Min: -1}, {Format: lowbit.Int8, Min: -1}}, "g-binary", 2},
-		{"int8 only", control.Rungs{{Format: lowbit.Int8, Min: 0.95}}, "int8", 0}, // Int8 trains with the FP32 rate: no velocity reset
-		{"no rungs", control.Rungs{}, "fp32", 0},
+		{"binary passes anything", control.Ladder{{Format: lowbit.Binary, Min: -1}, {Format: lowbit.Int8, Min: -1}}, "g-binary", 2},
+		{"int8 only", control.Ladder{{Format: lowbit.Int8, Min: 0.95}}, "int8", 0}, // Int8 trains with the FP32 rate: no velocity reset
+		{"no rungs", control.Ladder{}, "fp32", 0},
 	} {
 		res, err := RunFormats(ctx, formatTestConfig(tt.rungs), sets)
 		if err != nil {
@@ -115,10 +115,10 @@ func TestRunFormatsErrors(t *testing.T) {
 		"no warm-up":         func(c *FormatConfig) { c.WarmupEpochs = 0 },
 		"warm-up to the end": func(c *FormatConfig) { c.WarmupEpochs = 3 },
 		"no diagnostics":     func(c *FormatConfig) { c.DiagSteps = 0 },
-		"fp32 rung":          func(c *FormatConfig) { c.Rungs = control.Rungs{{Format: lowbit.FP32, Min: 0.5}} },
-		"bad threshold":      func(c *FormatConfig) { c.Rungs = control.Rungs{{Format: lowbit.Int8, Min: math.NaN()}} },
+		"fp32 rung":          func(c *FormatConfig) { c.Ladder = control.Ladder{{Format: lowbit.FP32, Min: 0.5}} },
+		"bad threshold":      func(c *FormatConfig) { c.Ladder = control.Ladder{{Format: lowbit.Int8, Min: math.NaN()}} },
 	} {
-		cfg := formatTestConfig(control.DefaultRungs())
+		cfg := formatTestConfig(control.ExtendedLadder())
 		mod(&cfg)
 		if _, err := RunFormats(context.Background(), cfg, sets); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -131,7 +131,7 @@ func TestRunFormatsErrors(t *testing.T) {
 
 func TestRunFormatsDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	sets := &data.Sets{Train: blobs(512, 4, 1), Test: blobs(128, 4, 2)}
-	cfg := formatTestConfig(control.Rungs{{Format: lowbit.Binary, Min: 0}, {Format: lowbit.BFP8, Min: 0.9}})
+	cfg := formatTestConfig(control.Ladder{{Format: lowbit.Binary, Min: 0}, {Format: lowbit.BFP8, Min: 0.9}})
 	var out [2][]byte
 	for i, procs := range []int{1, 4} {
 		prev := runtime.GOMAXPROCS(procs)

@@ -257,11 +257,14 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 // configuration the loop runs (FP32 policy: the latches decide).
 func (cfg Config) trainConfig(sets *data.Sets) (train.Config, error) {
 	tc := cfg.Train
-	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)})
 	if tc.Workers == 0 {
 		tc.Workers = 8
 	}
 	if err := tc.Validate(); err != nil {
+		return tc, err
+	}
+	if err := cfg.Control.Ladder.CheckWorkers(tc.Workers); err != nil {
 		return tc, err
 	}
 	switch {
@@ -306,13 +309,13 @@ func newRun(cfg Config, tc train.Config, l *train.Loop) (*run, error) {
 	fixed := cxl.FP32Bypass
 	switch cfg.Scenario {
 	case AlwaysGBinary:
-		fixed = cxl.GBinary
+		fixed = cxl.Aggregate(lowbit.Binary)
 	case FP32Default, GBinaryDefault:
 		cc := cfg.Control
 		cc.Groups = Groups()
 		cc.Default = control.FP32Default
 		if cfg.Scenario == GBinaryDefault {
-			cc.Default, cc.LowBitMode = control.LowBitDefault, cxl.GBinary
+			cc.Default, cc.LowBitMode = control.LowBitDefault, cxl.Aggregate(lowbit.Binary)
 		}
 		plane, err := control.New(cc)
 		if err != nil {
@@ -388,7 +391,7 @@ func (p *run) faulty(epoch int) bool {
 // calibration record).
 func (p *run) afterAggregate(s *train.Step) error {
 	for _, g := range nn.Groups() {
-		if s.Policy[g].Rule != train.FP32 {
+		if s.Policy[g].Rule.Format() != lowbit.FP32 {
 			p.es.LowBit[g]++
 		}
 	}
@@ -477,11 +480,7 @@ func (p *run) endEpoch(e *train.EpochStat) error {
 	for _, g := range nn.Groups() {
 		// The latch's mode: a summed rule's region is latched in its sum
 		// mode, though Rule.Mode (the unlatched path's) is FP32 bypass.
-		m, err := cxl.ModeOf(pol[g].Format())
-		if err != nil {
-			return fmt.Errorf("epoch %d: %s: %w", e.Epoch, g, err)
-		}
-		es.Modes[g] = m.String()
+		es.Modes[g] = cxl.Aggregate(pol[g].Rule.Format()).String()
 	}
 	es.ValAcc = e.ValAcc
 	p.res.Epochs = append(p.res.Epochs, *es)
@@ -580,7 +579,9 @@ func Calibrate(r *Result, steps int, cc control.Config) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("pilot: %w", err)
 	}
 	bin, ter := r.Warmup.Binary.Groups[nn.Backbone], r.Warmup.Ternary.Groups[nn.Backbone]
-	l, err := control.CalibrateLadder(bin, ter)
+	var cos [lowbit.NumFormats]float64
+	cos[lowbit.Binary], cos[lowbit.Ternary] = bin, ter
+	l, err := control.CalibrateLadder([]lowbit.Format{lowbit.Binary, lowbit.Ternary}, cos)
 	if err != nil {
 		return Calibration{}, fmt.Errorf("pilot: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
@@ -48,7 +49,7 @@ func blobsSized(n, classes, side int, seed uint64) *data.Dataset {
 func testConfig(sc Scenario) Config {
 	cc := control.DefaultConfig()
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 10, 8, 4
-	cc.Ladder = control.Ladder{BinaryMin: 0.2, TernaryMin: 0.1}.Rungs()
+	cc.Ladder = control.Ladder{{Format: lowbit.Binary, Min: 0.2}, {Format: lowbit.Ternary, Min: 0.1}}
 	return Config{
 		Scenario:  sc,
 		Train:     train.Config{Model: "mlp", Hidden: []int{16}, Workers: 8, Batch: 64, Epochs: 4, LR: 0.05, SignLR: 0.002, Momentum: 0.9, Seed: 3},
@@ -127,7 +128,7 @@ func TestAlwaysFP32EqualsTrainRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc := cfg.Train
-	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FP32})
+	tc.Policy = train.Uniform(train.RuleSpec{Rule: train.FormatRule(lowbit.FP32)})
 	tr, err := train.Run(context.Background(), tc, sets)
 	if err != nil {
 		t.Fatal(err)
@@ -174,8 +175,8 @@ func TestResultJSONRoundTrip(t *testing.T) {
 
 func TestModeTimeline(t *testing.T) {
 	r := &Result{Actions: []control.Action{
-		{Step: 1, Group: "backbone", Mode: cxl.GBinary},
-		{Step: 3, Group: "head", Mode: cxl.GTernary},
+		{Step: 1, Group: "backbone", Mode: cxl.Aggregate(lowbit.Binary)},
+		{Step: 3, Group: "head", Mode: cxl.Aggregate(lowbit.Ternary)},
 		{Step: 3, Group: "backbone", Mode: cxl.FP32Bypass},
 	}}
 	want := []string{"fp32-bypass/fp32-bypass", "g-binary/fp32-bypass", "g-binary/fp32-bypass", "fp32-bypass/g-ternary", "fp32-bypass/g-ternary"}
@@ -304,7 +305,10 @@ func TestLossesAndCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, _ := control.CalibrateLadder(r.Warmup.Binary.Groups[nn.Backbone], r.Warmup.Ternary.Groups[nn.Backbone]); cal.Ladder != want {
+	// The backbone's warm-up cosines floored to 0.05 by hand.
+	floor := func(v float64) float64 { return math.Floor(v*20+1e-9) / 20 }
+	want := control.Ladder{{Format: lowbit.Binary, Min: floor(r.Warmup.Binary.Groups[nn.Backbone])}, {Format: lowbit.Ternary, Min: floor(r.Warmup.Ternary.Groups[nn.Backbone])}}
+	if !slices.Equal(cal.Ladder, want) {
 		t.Errorf("ladder %+v, want %+v", cal.Ladder, want)
 	}
 	cc := control.DefaultConfig("g")
@@ -341,7 +345,7 @@ func TestLossesAndCalibrate(t *testing.T) {
 // diagnostics the warm-up admits on (read off an always-FP32 run, whose
 // first steps are the same), G-Ternary's at 1 and INT8's at -1, the
 // group with the higher cosine is admitted to G-Binary and the other to
-// INT8, and the INT8 group trains through its int8-sum latch.
+// INT8, and the INT8 group trains through its INT8 latch.
 func TestMixedPlan(t *testing.T) {
 	sets := &data.Sets{Train: blobs(1024, 4, 1), Test: blobs(256, 4, 2)}
 	base := testConfig(AlwaysFP32)
@@ -363,13 +367,13 @@ func TestMixedPlan(t *testing.T) {
 	if bb == hd {
 		t.Fatalf("backbone and head measure the same G-Binary cosine %v", bb)
 	}
-	want := map[string]string{"backbone": "g-binary", "head": "int8-sum"}
+	want := map[string]string{"backbone": "g-binary", "head": "int8"}
 	if hd > bb {
-		want = map[string]string{"backbone": "int8-sum", "head": "g-binary"}
+		want = map[string]string{"backbone": "int8", "head": "g-binary"}
 	}
 	cfg := testConfig(FP32Default)
 	cfg.Fault.Rate = 0
-	cfg.Control.Ladder = control.Rungs{{Format: lowbit.Binary, Min: (bb + hd) / 2}, {Format: lowbit.Ternary, Min: 1}, {Format: lowbit.Int8, Min: -1}}
+	cfg.Control.Ladder = control.Ladder{{Format: lowbit.Binary, Min: (bb + hd) / 2}, {Format: lowbit.Ternary, Min: 1}, {Format: lowbit.Int8, Min: -1}}
 	res, err := Run(context.Background(), cfg, sets)
 	if err != nil {
 		t.Fatal(err)

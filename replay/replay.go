@@ -99,10 +99,10 @@ func ModeFor(m cxl.Mode) Mode {
 }
 
 // Controller returns the controller mode the path stands for, whose name
-// it goes by: cxl.GBinary for LowBit, cxl.Identity otherwise.
+// it goes by: cxl.Aggregate(lowbit.Binary) for LowBit, cxl.Identity otherwise.
 func (m Mode) Controller() cxl.Mode {
 	if m == LowBit {
-		return cxl.GBinary
+		return cxl.Aggregate(lowbit.Binary)
 	}
 	return cxl.Identity
 }

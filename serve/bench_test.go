@@ -52,7 +52,7 @@ const benchLines = 4096
 func BenchmarkWriteAggregate(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	payload := randBytes(rng, benchLines*cxl.LineBytes)
-	region := cxl.Region{Name: "bench", Size: benchLines * cxl.LineBytes, Workers: 8, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate, Mode: cxl.GBinary}
+	region := cxl.Region{Name: "bench", Size: benchLines * cxl.LineBytes, Workers: 8, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate, Mode: cxl.Aggregate(lowbit.Binary)}
 	report := func(b *testing.B, cpu cpuClock) {
 		b.SetBytes(2 * benchLines * cxl.LineBytes)
 		b.ReportMetric(float64(2*benchLines*b.N)/b.Elapsed().Seconds(), "lines/s")

@@ -101,7 +101,7 @@ func TestBadInput(t *testing.T) {
 		{"bad capacity", func() error { _, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: 100}); return err }, codes.InvalidArgument, "capacity_bytes"},
 		{"device memory", func() error { _, err := c.OpenDevice(ctx, &pb.OpenDeviceRequest{CapacityBytes: 1 << 20}); return err }, codes.ResourceExhausted, "capacity_bytes"},
 		{"unknown device", func() error { _, err := c.Controller.GetStats(ctx, &pb.GetStatsRequest{Device: 999}); return err }, codes.NotFound, "device 999"},
-		{"unknown region", func() error { return d.SetMode(ctx, 7, cxl.GBinary, 0) }, codes.NotFound, "region"},
+		{"unknown region", func() error { return d.SetMode(ctx, 7, cxl.Aggregate(lowbit.Binary), 0) }, codes.NotFound, "region"},
 		{"event out of order", func() error { return send(control.Event{Type: control.EvStep, Step: 3}) }, codes.InvalidArgument, "event.step.step"},
 		{"NaN loss", func() error { return send(control.Event{Type: control.EvLoss, Step: 5, Loss: math.NaN()}) }, codes.InvalidArgument, "event.loss.loss"},
 		{"NaN telemetry", func() error {
@@ -110,7 +110,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown group", func() error { return send(control.Event{Type: control.EvDiag, Step: 5, Group: "head"}) }, codes.InvalidArgument, "event.diag.group"},
 		{"cosine out of range", func() error {
 			return send(control.Event{Type: control.EvDiag, Step: 5, Group: "g", Cos: map[lowbit.Format]float64{lowbit.Binary: 0.5, lowbit.Ternary: 2}})
-		}, codes.InvalidArgument, "event.diag.cos_ternary"},
+		}, codes.InvalidArgument, "event.diag.cosines"},
 		{"no event", func() error { _, err := c.Control.Send(ctx, &pb.SendRequest{Session: sess.ID}); return err }, codes.InvalidArgument, "event"},
 		{"bad session config", func() error {
 			_, err := c.OpenSession(ctx, &pb.SessionConfig{Groups: []*pb.Group{{Name: "a b"}}})

@@ -102,8 +102,8 @@ func FuzzSession(f *testing.F) {
 		LadderRungs: wrapperspb.String("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95")}
 	rb, _ := proto.Marshal(rc)
 	diag := func(step int64, i8, b8 float64) *pb.RecordedEvent {
-		return &pb.RecordedEvent{Event: &pb.Event{Event: &pb.Event_Diag{Diag: &pb.DiagEvent{Step: step, Group: "g", CosBinary: 0.1, CosTernary: 0.1,
-			Cosines: []*pb.ModeCosine{{Mode: pb.Mode_MODE_INT8_SUM, Cosine: i8}, {Mode: pb.Mode_MODE_BFP8_SUM, Cosine: b8}}}}}}
+		return &pb.RecordedEvent{Event: &pb.Event{Event: &pb.Event_Diag{Diag: &pb.DiagEvent{Step: step, Group: "g",
+			Cosines: []*pb.ModeCosine{{Mode: pb.Mode_MODE_G_BINARY, Cosine: 0.1}, {Mode: pb.Mode_MODE_G_TERNARY, Cosine: 0.1}, {Mode: pb.Mode_MODE_INT8, Cosine: i8}, {Mode: pb.Mode_MODE_BFP8, Cosine: b8}}}}}}
 	}
 	step := func(s int64) *pb.RecordedEvent {
 		return &pb.RecordedEvent{Event: &pb.Event{Event: &pb.Event_Step{Step: &pb.StepEvent{Step: s}}}}

@@ -21,6 +21,7 @@ import (
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/serve"
 	"github.com/neuronfabric/nfabric/serve/client"
 )
@@ -123,7 +124,7 @@ func TestNamesBounded(t *testing.T) {
 func alternate(r uint32, n int) []*pb.Op {
 	ops := make([]*pb.Op, n)
 	for i := range ops {
-		m := cxl.GBinary
+		m := cxl.Aggregate(lowbit.Binary)
 		if i%2 == 1 {
 			m = cxl.FP32Bypass
 		}
@@ -155,7 +156,7 @@ func TestModeLogBounded(t *testing.T) {
 	}
 	_, err = d.Transact(ctx, alternate(r.GetId(), 1)...)
 	wantCode(t, "101st change in a batch", err, codes.ResourceExhausted, "set_mode")
-	err = d.SetMode(ctx, r.GetId(), cxl.GTernary, 0)
+	err = d.SetMode(ctx, r.GetId(), cxl.Aggregate(lowbit.Ternary), 0)
 	wantCode(t, "101st change by SetMode", err, codes.ResourceExhausted, "set_mode")
 	st, err := d.Stats(ctx)
 	if err != nil || len(st.GetLog()) != 100 {

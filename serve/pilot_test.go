@@ -44,7 +44,7 @@ func blobs(n, classes int, seed uint64) *data.Dataset {
 func TestRecordedPilotOverSocket(t *testing.T) {
 	cc := control.DefaultConfig()
 	cc.WarmupSteps, cc.CooldownSteps, cc.CalibrationSteps = 10, 8, 4
-	cc.Ladder = control.Ladder{BinaryMin: 0.2, TernaryMin: 0.1}.Rungs()
+	cc.Ladder = control.Ladder{{Format: lowbit.Binary, Min: 0.2}, {Format: lowbit.Ternary, Min: 0.1}}
 	var rec pilot.Recording
 	cfg := pilot.Config{
 		Scenario:  pilot.GBinaryDefault,

@@ -346,9 +346,9 @@ func testSec6(t *testing.T, path string) {
 					c := bits.OnesCount8(b & byte(1<<w-1))
 					want := b
 					switch m {
-					case cxl.GBinary:
+					case cxl.Aggregate(lowbit.Binary):
 						want = byte(c)
-					case cxl.GTernary:
+					case cxl.Aggregate(lowbit.Ternary):
 						want = byte(int8(sgn(2*c - w)))
 						if e%3 == 2 {
 							want = 0
@@ -453,7 +453,7 @@ func testSweeps(t *testing.T, path string) {
 }
 
 func randomRegion(rng *rand.Rand) cxl.Region {
-	r := cxl.Region{Layout: lowbit.Layout(rng.IntN(2)), Element0: rng.IntN(4096), Mode: cxl.GBinary}
+	r := cxl.Region{Layout: lowbit.Layout(rng.IntN(2)), Element0: rng.IntN(4096), Mode: cxl.Aggregate(lowbit.Binary)}
 	if r.Layout == lowbit.ElementMajor {
 		r.Workers = 1 + rng.IntN(lowbit.MaxPacketWorkers)
 	} else {
@@ -486,7 +486,7 @@ func TestConcurrentWriters(t *testing.T) {
 	c := ts.dial(t)
 	const w, lines = 8, 256
 	p := newPair(t, c, 1<<20, viaGRPC)
-	r := cxl.Region{Name: "workers", Size: w * lines * cxl.LineBytes, Workers: w, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Mode: cxl.GBinary}
+	r := cxl.Region{Name: "workers", Size: w * lines * cxl.LineBytes, Workers: w, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate, Mode: cxl.Aggregate(lowbit.Binary)}
 	id := p.mapRegion(r)
 	rng := rand.New(rand.NewPCG(8, 8))
 	slabs := make([][]byte, w)
@@ -524,7 +524,7 @@ func TestConcurrentWriters(t *testing.T) {
 			p.local.WriteLine(0, r.SignAddr(k, l), slabs[k][l*64:(l+1)*64])
 		}
 	}
-	for _, m := range []cxl.Mode{cxl.GBinary, cxl.GTernary} {
+	for _, m := range []cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Ternary)} {
 		p.local.SetMode(cxl.RegionID(id), m, 100)
 		p.remote.SetMode(context.Background(), id, m, 100)
 		want := p.runLocal([]*pb.Op{client.ReadOp(r.ViewAddr(0, 0), 2*lines), client.ReadOp(r.Base, w*lines)})

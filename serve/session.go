@@ -331,7 +331,7 @@ func predictorInput(req *pb.ForecastRequest) (control.PredictorInput, error) {
 		Profile:  prof,
 		Schedule: workload.Schedule{Accel: workload.A100, Batch: int(req.GetBatch())},
 		Buckets:  workload.BucketOptions{CapBytes: int64(req.GetBucketBytes())},
-		FP32:     collective.AllReduce{Alg: alg, N: n, Link: fp32},
+		FP32:     collective.AlphaBeta{Alg: alg, N: n, Link: fp32},
 		CXL:      collective.CXLPath{Link: cxlLink, Workers: n},
 	}, nil
 }

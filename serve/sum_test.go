@@ -35,7 +35,7 @@ func TestSumRegionsOverSocket(t *testing.T) {
 		f := tc.f
 		t.Run(f.String()+"/"+tc.path, func(t *testing.T) {
 			const w, n = 5, 64*70 + 9 // 71 lines: two BFP8 exponent lines
-			m, _ := cxl.ModeOf(f)
+			m := cxl.Aggregate(f)
 			p := newPair(t, c, 1<<20, tc.path)
 			pr, err := p.remote.Map(context.Background(), &pb.MapRegionRequest{Name: f.String(), Elements: n, Workers: w,
 				Format: wire.Format(f), Mode: wire.Mode(m)})
@@ -99,7 +99,7 @@ func TestSumRegionsOverSocket(t *testing.T) {
 				t.Fatal("sum view differs from the Ref sums of the written lines")
 			}
 			// Under G-Binary the view of a sum region is not mapped.
-			_, err = p.remote.Transact(context.Background(), client.SetModeOp(pr.GetId(), cxl.GBinary, 1), client.ReadOp(pr.GetViewBase(), 1))
+			_, err = p.remote.Transact(context.Background(), client.SetModeOp(pr.GetId(), cxl.Aggregate(lowbit.Binary), 1), client.ReadOp(pr.GetViewBase(), 1))
 			if status.Code(err) != codes.InvalidArgument {
 				t.Errorf("view read under g-binary: %v", err)
 			}
@@ -125,12 +125,19 @@ func TestSumRegionErrors(t *testing.T) {
 		{&pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_INT8, Layout: pb.Layout_LAYOUT_ELEMENT_MAJOR}, "layout"},
 		{&pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_BFP8, Gate: "worker"}, "gate"},
 		{&pb.MapRegionRequest{Elements: 64, Mode: pb.Mode(7)}, "mode"},
+		// More workers than an int16 lane sums exactly: refused, not
+		// saturated.
+		{&pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_INT8, Workers: 300}, "workers"},
+		{&pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_BFP8, Workers: 259}, "workers"},
 	} {
 		_, err := d.Map(context.Background(), tc.req)
 		st := status.Convert(err)
 		if st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), tc.field) {
 			t.Errorf("%v: %v %q, want InvalidArgument on %s", tc.req, st.Code(), st.Message(), tc.field)
 		}
+	}
+	if _, err := d.Map(context.Background(), &pb.MapRegionRequest{Elements: 64, Format: pb.Format_FORMAT_INT8, Workers: lowbit.MaxSumWorkers}); err != nil {
+		t.Errorf("int8 region of %d workers: %v", lowbit.MaxSumWorkers, err)
 	}
 	if got := fmt.Sprint(wire.Format(lowbit.BFP8)); got != "FORMAT_BFP8" {
 		t.Errorf("wire format %s", got)

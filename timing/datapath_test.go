@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // TestDatapathCycles checks the structural depth against cases counted by
@@ -17,15 +18,15 @@ func TestDatapathCycles(t *testing.T) {
 	}{
 		{cxl.Identity, 8, 0},
 		{cxl.FP32Bypass, 8, 0},
-		{cxl.GBinary, 8, 5},    // 3 tree levels: one cycle
-		{cxl.GTernary, 8, 5},   //
-		{cxl.GBinary, 1, 5},    // a one-input tree still takes its stage
-		{cxl.GBinary, 9, 6},    // 4 levels: two cycles
-		{cxl.Int8Sum, 8, 3},    // input | accumulate | saturate
-		{cxl.Int8Sum, 1, 3},    // a streaming accumulator: w only widens it
-		{cxl.Int8Sum, 1024, 3}, //
-		{cxl.BFPSum, 8, 5},     // input | round | shift | accumulate | saturate
-		{cxl.BFPSum, 1024, 5},
+		{cxl.Aggregate(lowbit.Binary), 8, 5},  // 3 tree levels: one cycle
+		{cxl.Aggregate(lowbit.Ternary), 8, 5}, //
+		{cxl.Aggregate(lowbit.Binary), 1, 5},  // a one-input tree still takes its stage
+		{cxl.Aggregate(lowbit.Binary), 9, 6},  // 4 levels: two cycles
+		{cxl.Aggregate(lowbit.Int8), 8, 3},    // input | accumulate | saturate
+		{cxl.Aggregate(lowbit.Int8), 1, 3},    // a streaming accumulator: w only widens it
+		{cxl.Aggregate(lowbit.Int8), 1024, 3}, //
+		{cxl.Aggregate(lowbit.BFP8), 8, 5},    // input | round | shift | accumulate | saturate
+		{cxl.Aggregate(lowbit.BFP8), 1024, 5},
 	} {
 		got, err := DatapathCycles(tc.m, tc.w)
 		if err != nil || got != tc.want {
@@ -35,13 +36,13 @@ func TestDatapathCycles(t *testing.T) {
 	for _, bad := range []struct {
 		m cxl.Mode
 		w int
-	}{{cxl.GBinary, 0}, {cxl.Int8Sum, 1025}, {cxl.Mode(cxl.NumModes), 8}} {
+	}{{cxl.Aggregate(lowbit.Binary), 0}, {cxl.Aggregate(lowbit.Int8), 1025}, {cxl.Mode(cxl.NumModes), 8}} {
 		if _, err := DatapathCycles(bad.m, bad.w); err == nil {
 			t.Errorf("DatapathCycles(%v, %d) succeeded", bad.m, bad.w)
 		}
 	}
 	// The paper's W = 8 G-Binary depth is the configured five stages.
-	if k, _ := DatapathCycles(cxl.GBinary, DefaultConfig().Streams.Count); k != DefaultConfig().Controller.Stages {
+	if k, _ := DatapathCycles(cxl.Aggregate(lowbit.Binary), DefaultConfig().Streams.Count); k != DefaultConfig().Controller.Stages {
 		t.Errorf("G-Binary at the paper's W: %d cycles, the paper's configuration has %d", k, DefaultConfig().Controller.Stages)
 	}
 }
@@ -98,13 +99,13 @@ func TestModeAnchorExposure(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[cxl.Mode]float64{}
-	for _, m := range []cxl.Mode{cxl.GBinary, cxl.Int8Sum, cxl.BFPSum} {
+	for _, m := range []cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Int8), cxl.Aggregate(lowbit.BFP8)} {
 		if got[m], err = ModeAnchorExposure(m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got[cxl.GBinary] != anchor || !(got[cxl.Int8Sum] < got[cxl.BFPSum]) || got[cxl.BFPSum] != anchor {
+	if got[cxl.Aggregate(lowbit.Binary)] != anchor || !(got[cxl.Aggregate(lowbit.Int8)] < got[cxl.Aggregate(lowbit.BFP8)]) || got[cxl.Aggregate(lowbit.BFP8)] != anchor {
 		t.Errorf("anchor %v, modes %v", anchor, got)
 	}
-	t.Logf("anchor exposure: g-binary %.4f%%, int8-sum %.4f%%, bfp8-sum %.4f%%", 100*got[cxl.GBinary], 100*got[cxl.Int8Sum], 100*got[cxl.BFPSum])
+	t.Logf("anchor exposure: g-binary %.4f%%, int8 %.4f%%, bfp8 %.4f%%", 100*got[cxl.Aggregate(lowbit.Binary)], 100*got[cxl.Aggregate(lowbit.Int8)], 100*got[cxl.Aggregate(lowbit.BFP8)])
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/neuronfabric/nfabric/cxl"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/timing/cxldev"
 	"github.com/neuronfabric/nfabric/timing/sim"
 )
@@ -258,7 +259,7 @@ func (sys *System) access(from *Stream, now sim.Time, r Request) (done sim.Time,
 	}
 	mode := cxl.Identity
 	if low {
-		mode = cxl.GBinary // the low-bit runs' mode
+		mode = cxl.Aggregate(lowbit.Binary) // the low-bit runs' mode
 	}
 	done = st.Accept(t, mode)
 	sys.lat.add(done - now)

@@ -95,7 +95,7 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 			return err
 		}
 	}
-	if a.policy.any(func(s RuleSpec) bool { return s.Rule == FP32 || s.Rule == SignOfMean }) {
+	if a.policy.any(func(s RuleSpec) bool { return s.Rule == FormatRule(lowbit.FP32) || s.Rule == SignOfMean }) {
 		a.Mean()
 	}
 	if err := a.prepare(grads); err != nil {
@@ -108,7 +108,7 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 	}
 	for i, prm := range a.model.Params {
 		switch a.policy[prm.Group].Rule {
-		case FP32:
+		case FormatRule(lowbit.FP32):
 			copy(dst[i], a.mean[i])
 		case SignOfMean:
 			if err := lowbit.CheckFinite(a.mean[i]); err != nil {

@@ -158,7 +158,7 @@ func (d *diagScratch) step(m *nn.Model, grads [][][]float32, mean [][]float32) (
 		majority(u, d.pin)
 		cb.add(prm.Group, u, mean[i])
 		for j := range u {
-			if (flat+j)%3 == 2 {
+			if !lowbit.PaperGate.Keeps(flat+j, 0) {
 				u[j] = 0
 			}
 		}
@@ -170,7 +170,7 @@ func (d *diagScratch) step(m *nn.Model, grads [][][]float32, mean [][]float32) (
 
 // FormatCosines are one step's cosines of each format's aggregate to the
 // FP32 mean, indexed by lowbit.Format: the admission ladder's warm-up
-// diagnostics for every rung (control.Rungs).
+// diagnostics for every rung (control.Ladder).
 type FormatCosines [lowbit.NumFormats]Cosines
 
 // add adds c's cosines to f's, format by format.
@@ -227,16 +227,18 @@ func (f *FormatCosines) UnmarshalJSON(b []byte) error {
 // StepFormatCosines returns, for every format, the cosines (per group and
 // global) between its aggregate of grads[k][i] and their FP32 mean: FP32
 // the mean itself (1 wherever the mean is not zero), G-Binary and
-// G-Ternary as StepCosines, Int8 and BFP8 the decoded lane sums of the
-// lowbit kernels (the arithmetic the controller's sum modes run), one
-// bucket per parameter tensor as the Int8 and BFP8 rules aggregate. A NaN or Inf gradient is an error.
+// G-Ternary as StepCosines, every summed format (INT8, BFP8) the decoded
+// lane sums of its lowbit kernels (the arithmetic the controller's sum
+// modes run), one bucket per parameter tensor as its rule aggregates. A
+// NaN or Inf gradient is an error.
 func StepFormatCosines(m *nn.Model, grads [][][]float32) (FormatCosines, error) {
 	var out FormatCosines
 	mean := m.NewGrads()
 	meanGrads(mean, grads)
 	var d diagScratch
 	out[lowbit.Binary], out[lowbit.Ternary] = d.step(m, grads, mean)
-	var fp, c8, cb cosAcc
+	var fp cosAcc
+	var sums [lowbit.NumFormats]cosAcc
 	var s sumScratch
 	pin := make([][]float32, len(grads))
 	var u []float32
@@ -253,16 +255,21 @@ func StepFormatCosines(m *nn.Model, grads [][][]float32) (FormatCosines, error) 
 		for k := range grads {
 			pin[k] = grads[k][i]
 		}
-		for _, fc := range []struct {
-			f   lowbit.Format
-			acc *cosAcc
-		}{{lowbit.Int8, &c8}, {lowbit.BFP8, &cb}} {
-			if err := s.aggregate(fc.f, u, pin); err != nil {
+		for _, f := range lowbit.Formats() {
+			if !f.Sum() {
+				continue
+			}
+			if err := s.aggregate(f, u, pin); err != nil {
 				return out, fmt.Errorf("parameter %s: %w", prm.Name, err)
 			}
-			fc.acc.add(prm.Group, u, mean[i])
+			sums[f].add(prm.Group, u, mean[i])
 		}
 	}
-	out[lowbit.FP32], out[lowbit.Int8], out[lowbit.BFP8] = fp.cosines(), c8.cosines(), cb.cosines()
+	out[lowbit.FP32] = fp.cosines()
+	for _, f := range lowbit.Formats() {
+		if f.Sum() {
+			out[f] = sums[f].cosines()
+		}
+	}
 	return out, nil
 }

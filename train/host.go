@@ -31,11 +31,11 @@ type ctrlTensor struct {
 	b    *host.Bucket // nil: the tensor has no region
 	on   bool
 	spec RuleSpec
-	// Latched aggregator only: the tensor's integer-sum buckets
-	// (sums[0] Int8, sums[1] BFP8), mapped when a latch first selects
-	// the format. b is the sign-plane region whose latch the control
-	// plane writes; a sum latch reads its format's bucket instead.
-	sums     [2]*host.Bucket
+	// Latched aggregator only: the tensor's integer-sum buckets, indexed
+	// by format, mapped when a latch first selects the format. b is the
+	// sign-plane region whose latch the control plane writes; a sum latch
+	// reads its format's bucket instead.
+	sums     [lowbit.NumFormats]*host.Bucket
 	name     string
 	n, elem0 int
 }
@@ -75,15 +75,15 @@ func mapCtrlPath(m *nn.Model, p Policy, w int, layout lowbit.Layout, latched *lo
 		if (latched != nil || spec.Rule.ViaController()) && n > 0 {
 			mode := spec.Rule.Mode()
 			if latched != nil {
-				mode, spec = cxl.FP32Bypass, RuleSpec{Rule: GTernary, Gate: *latched}
+				mode, spec = cxl.FP32Bypass, RuleSpec{Rule: FormatRule(lowbit.Ternary), Gate: *latched}
 			}
 			var gate lowbit.Gate
-			if spec.Rule == GTernary {
+			if spec.Rule == FormatRule(lowbit.Ternary) {
 				gate = spec.Gate
 			}
 			var f lowbit.Format // sign-plane bucket
 			if spec.Rule.Sum() {
-				f = spec.Format()
+				f = spec.Rule.Format()
 			}
 			b, err := dev.Map(host.BucketConfig{Name: prm.Name, Elements: n, Element0: flat, Mode: mode, Gate: &gate, Format: f})
 			if err != nil {
@@ -149,25 +149,21 @@ func (c *ctrlPath) aggregate(in [][][]float32, dst [][]float32) error {
 }
 
 // bucket is the bucket tensor t aggregates through: its own, or for a
-// latched tensor whose latch selects Int8Sum or BFPSum, its integer-sum
-// bucket of that format (mapped at first use, latched in that mode).
+// latched tensor whose latch selects a summed format's mode, its
+// integer-sum bucket of that format (mapped at first use, latched in that mode).
 func (c *ctrlPath) bucket(t *ctrlTensor) (*host.Bucket, error) {
 	if !t.spec.Rule.Sum() || t.b.Region().Sum != lowbit.FP32 {
 		return t.b, nil
 	}
-	j := 0
-	if t.spec.Rule == BFP8 {
-		j = 1
-	}
-	if t.sums[j] == nil {
-		f := t.spec.Format()
+	f := t.spec.Rule.Format()
+	if t.sums[f] == nil {
 		b, err := c.dev.Map(host.BucketConfig{Name: t.name + "/" + f.String(), Elements: t.n, Element0: t.elem0, Mode: t.spec.Rule.Mode(), Format: f})
 		if err != nil {
 			return nil, fmt.Errorf("controller %v region for %s: %w", f, t.name, err)
 		}
-		t.sums[j] = b
+		t.sums[f] = b
 	}
-	return t.sums[j], nil
+	return t.sums[f], nil
 }
 
 // transactions returns how many controller transactions the path issued.

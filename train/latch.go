@@ -26,7 +26,7 @@ func NewLatchedAggregator(m *nn.Model, w int, layout lowbit.Layout, gate lowbit.
 	if gate.Kind == lowbit.GateWorker {
 		return nil, fmt.Errorf("latched aggregator: the worker gate is not supported")
 	}
-	a, err := NewAggregator(m, Uniform(RuleSpec{Rule: FP32}), w, layout)
+	a, err := NewAggregator(m, Uniform(RuleSpec{Rule: FormatRule(lowbit.FP32)}), w, layout)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +79,7 @@ func (a *Aggregator) readLatches() error {
 			return fmt.Errorf("latched aggregator: %s regions disagree (%v and %v)", g, mode[g], m)
 		}
 		mode[g], seen[g] = m, true
-		r, _ := RuleOf(m)
-		t.on = r.ViaController()
+		t.on = m.LowBit()
 		if t.on {
 			t.spec, _ = a.latchSpec(m)
 		}
@@ -95,15 +94,16 @@ func (a *Aggregator) readLatches() error {
 	return nil
 }
 
-// latchSpec is the rule spec a latch holding m selects (RuleOf, with the
-// aggregator's G-Ternary gate).
+// latchSpec is the rule spec a latch holding m selects: the rule of the
+// format m aggregates (FP32 for the bypass), with the aggregator's
+// G-Ternary gate. Identity carries no gradient: false.
 func (a *Aggregator) latchSpec(m cxl.Mode) (RuleSpec, bool) {
-	r, ok := RuleOf(m)
-	if !ok {
+	if m == cxl.Identity || !m.Valid() {
 		return RuleSpec{}, false
 	}
+	r := FormatRule(m.Format())
 	s := RuleSpec{Rule: r}
-	if r == GTernary {
+	if r == FormatRule(lowbit.Ternary) {
 		s.Gate = a.gate
 	}
 	return s, true

@@ -28,20 +28,20 @@ func TestLatchedAggregatorFollowsLatches(t *testing.T) {
 		}
 		steps := []struct{ bb, hd cxl.Mode }{
 			{cxl.FP32Bypass, cxl.FP32Bypass},
-			{cxl.GBinary, cxl.FP32Bypass},
-			{cxl.GTernary, cxl.GBinary},
-			{cxl.FP32Bypass, cxl.GTernary},
-			{cxl.GBinary, cxl.GBinary},
+			{cxl.Aggregate(lowbit.Binary), cxl.FP32Bypass},
+			{cxl.Aggregate(lowbit.Ternary), cxl.Aggregate(lowbit.Binary)},
+			{cxl.FP32Bypass, cxl.Aggregate(lowbit.Ternary)},
+			{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Binary)},
 			// A mixed plan on the multi-rung ladder: the sum latches select
 			// the Int8 and BFP8 rules, read through integer-sum buckets;
 			// the reference is the unlatched aggregator's.
-			{cxl.GBinary, cxl.Int8Sum},
-			{cxl.BFPSum, cxl.GTernary},
-			{cxl.Int8Sum, cxl.BFPSum},
-			{cxl.FP32Bypass, cxl.Int8Sum},
+			{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Int8)},
+			{cxl.Aggregate(lowbit.BFP8), cxl.Aggregate(lowbit.Ternary)},
+			{cxl.Aggregate(lowbit.Int8), cxl.Aggregate(lowbit.BFP8)},
+			{cxl.FP32Bypass, cxl.Aggregate(lowbit.Int8)},
 		}
-		spec := map[cxl.Mode]RuleSpec{cxl.FP32Bypass: {Rule: FP32}, cxl.GBinary: {Rule: GBinary}, cxl.GTernary: {Rule: GTernary, Gate: lowbit.PaperGate},
-			cxl.Int8Sum: {Rule: Int8}, cxl.BFPSum: {Rule: BFP8}}
+		spec := map[cxl.Mode]RuleSpec{cxl.FP32Bypass: {Rule: FormatRule(lowbit.FP32)}, cxl.Aggregate(lowbit.Binary): {Rule: FormatRule(lowbit.Binary)}, cxl.Aggregate(lowbit.Ternary): {Rule: FormatRule(lowbit.Ternary), Gate: lowbit.PaperGate},
+			cxl.Aggregate(lowbit.Int8): {Rule: FormatRule(lowbit.Int8)}, cxl.Aggregate(lowbit.BFP8): {Rule: FormatRule(lowbit.BFP8)}}
 		for s, st := range steps {
 			for g, mode := range map[string]cxl.Mode{"backbone": st.bb, "head": st.hd} {
 				for _, id := range regions[g] {
@@ -89,7 +89,7 @@ func TestLatchedAggregatorRejectsDisagreement(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, regions := la.Latches()
-	w.SetMode(regions["backbone"][0], cxl.GBinary, 0)
+	w.SetMode(regions["backbone"][0], cxl.Aggregate(lowbit.Binary), 0)
 	if err := la.Aggregate(handGrads(m, 4), m.NewGrads()); err == nil {
 		t.Error("a group whose regions disagree was aggregated")
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 )
 
@@ -214,7 +215,7 @@ func (l *Loop) update(pol Policy) {
 // rules that apply the mean (FP32 and the summed formats) are one kind.
 func updateKind(r Rule) Rule {
 	if r.Sum() {
-		return FP32
+		return FormatRule(lowbit.FP32)
 	}
 	return r
 }

@@ -20,7 +20,7 @@ func TestLatchedFP32LoopEqualsRun(t *testing.T) {
 	sets := synthSets(320, 5)
 	cfg := baseConfig()
 	cfg.Workers, cfg.DiagEpochs = 8, nil
-	cfg.Policy = Uniform(RuleSpec{Rule: FP32})
+	cfg.Policy = Uniform(RuleSpec{Rule: FormatRule(lowbit.FP32)})
 	cfg.Checkpoint = filepath.Join(t.TempDir(), "run.ckpt")
 	if _, err := Run(context.Background(), cfg, sets); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestVelocityResetOnSwitch(t *testing.T) {
 	sets := synthSets(320, 6)
 	cfg := baseConfig()
 	cfg.Workers, cfg.DiagEpochs, cfg.Epochs = 8, nil, 1
-	cfg.Policy = Uniform(RuleSpec{Rule: FP32})
+	cfg.Policy = Uniform(RuleSpec{Rule: FormatRule(lowbit.FP32)})
 	l := latchedLoop(t, cfg, sets)
 	m := l.Stepper.Model
 	lw, regions := l.Agg.Latches()
@@ -71,7 +71,7 @@ func TestVelocityResetOnSwitch(t *testing.T) {
 			for _, prm := range m.Params {
 				before = append(before, append([]float32(nil), prm.Value...))
 			}
-			mode := map[int]cxl.Mode{3: cxl.GBinary, 6: cxl.FP32Bypass}
+			mode := map[int]cxl.Mode{3: cxl.Aggregate(lowbit.Binary), 6: cxl.FP32Bypass}
 			if md, ok := mode[s.Index]; ok {
 				for _, id := range regions[nn.Backbone.String()] {
 					if err := lw.SetMode(id, md, 0); err != nil {
@@ -85,8 +85,8 @@ func TestVelocityResetOnSwitch(t *testing.T) {
 			if s.Index != 3 && s.Index != 6 {
 				return nil
 			}
-			want := map[int]Rule{3: GBinary, 6: FP32}[s.Index]
-			if s.Policy[nn.Backbone].Rule != want || s.Policy[nn.Head].Rule != FP32 {
+			want := map[int]Rule{3: FormatRule(lowbit.Binary), 6: FormatRule(lowbit.FP32)}[s.Index]
+			if s.Policy[nn.Backbone].Rule != want || s.Policy[nn.Head].Rule != FormatRule(lowbit.FP32) {
 				t.Errorf("step %d policy %v", s.Index, s.Policy)
 			}
 			for i, prm := range m.Params {
@@ -98,7 +98,7 @@ func TestVelocityResetOnSwitch(t *testing.T) {
 					// vote in {-1, 0, +1}, for FP32 the workers' mean.
 					d := float64(v - cfg.WeightDecay*before[i][j])
 					ok := math.Abs(d-float64(l.Agg.Mean()[i][j])) < 1e-6
-					if want == GBinary {
+					if want == FormatRule(lowbit.Binary) {
 						ok = math.Abs(d) < 1e-4 || math.Abs(math.Abs(d)-1) < 1e-4
 					}
 					if !ok {

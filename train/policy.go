@@ -12,161 +12,163 @@ import (
 )
 
 // Rule is an aggregation rule: how the W workers' gradients of one layer
-// group become the update direction the optimizer applies.
+// group become the update direction the optimizer applies. A rule is
+// either a payload format of lowbit's registry (FormatRule), aggregated in
+// that format, or one of the two software baselines, MajoritySign and
+// SignOfMean, which no controller mode carries:
+//
+//   - FormatRule(lowbit.FP32) is the data-parallel mean (1/W) Σ_k g_k,
+//     summed in float32 in worker order (nn.MeanGrads).
+//   - FormatRule(lowbit.Binary) is the paper's G-Binary, computed by the cxl
+//     controller model: workers write sign payloads, the update
+//     u = sgn(2c - W) comes from the controller's aggregate read.
+//   - FormatRule(lowbit.Ternary) is the paper's G-Ternary through the
+//     controller: u times the region's zero gate (the paper's 2-of-3
+//     pattern unless a gate extension is chosen).
+//   - FormatRule(lowbit.Int8) goes beyond the paper: the workers agree on
+//     one scale per parameter tensor (a max-reduce of max_j |g_kj|,
+//     lowbit.Int8Scale), encode 8-bit codes, and the controller sums them
+//     lane by lane into int16 (cxl.Aggregate(lowbit.Int8)); the sum decodes
+//     to the mean. The update is that approximate mean, so it trains with
+//     the FP32 learning rate.
+//   - FormatRule(lowbit.BFP8) goes beyond the paper: each worker encodes
+//     64-element blocks with its own exponent and 8-bit mantissas, which
+//     the controller aligns to each block's largest exponent and sums;
+//     as INT8, an approximate mean with the FP32 learning rate.
+//
+// Every further format of the registry is a rule of its family (a vote or
+// a summed mean) without a line here.
 type Rule uint8
 
 const (
-	// FP32 is the data-parallel mean: (1/W) Σ_k g_k, summed in float32 in
-	// worker order (nn.MeanGrads).
-	FP32 Rule = iota
-	// GBinary is the paper's G-Binary, computed by the cxl controller
-	// model: workers write sign payloads, the update u = sgn(2c - W) comes
-	// from the controller's aggregate read.
-	GBinary
-	// GTernary is the paper's G-Ternary through the controller: u times
-	// the region's zero gate (the paper's 2-of-3 pattern unless a gate
-	// extension is chosen).
-	GTernary
 	// MajoritySign is MajoritySignSGD, the software baseline that is
 	// communication-comparable to G-Binary: u = sgn(#{g_k > 0} - #{g_k <= 0}),
 	// counted in Go from the FP32 gradients with no packing and no
-	// controller. It is the same math as GBinary.
-	MajoritySign
+	// controller. It is the same math as G-Binary.
+	MajoritySign Rule = Rule(lowbit.NumFormats) + iota
 	// SignOfMean is sgn((1/W) Σ_k g_k): a stronger optimizer reference that
 	// is not communication-comparable (the FP32 reduction already ran).
 	// sgn(0) = 0.
 	SignOfMean
-	// Int8 goes beyond the paper: the workers agree on one scale per
-	// parameter tensor (a max-reduce of max_j |g_kj|, lowbit.Int8Scale),
-	// encode 8-bit codes (lowbit.EncodeInt8), their codes are summed lane
-	// by lane into int16 (lowbit.SumInt8) and the sum decodes to the mean
-	// (lowbit.DecodeInt8). The update is that approximate mean, so it
-	// trains with the FP32 learning rate. The sum is read through the cxl
-	// controller model (cxl.Int8Sum), as G-Binary's votes are.
-	Int8
-	// BFP8 goes beyond the paper: each worker encodes 64-element blocks
-	// with its own exponent and 8-bit mantissas (lowbit.EncodeBFP8), the
-	// mantissas are aligned to each block's largest exponent and summed
-	// (lowbit.SumBFP8, through the controller's cxl.BFPSum) and decoded
-	// to the mean (lowbit.DecodeBFP8); as Int8, an approximate mean with
-	// the FP32 learning rate.
-	BFP8
 	numRules
 )
 
-var ruleNames = [numRules]string{"fp32", "g-binary", "g-ternary", "majority-sign", "sign-of-mean", "int8", "bfp8"}
+// FormatRule returns the rule that aggregates in payload format f (an
+// invalid format gives an invalid rule).
+func FormatRule(f lowbit.Format) Rule {
+	if !f.Valid() {
+		return numRules
+	}
+	return Rule(f)
+}
+
+// baseline reports whether r is a software baseline, and so no format's.
+func (r Rule) baseline() bool { return r == MajoritySign || r == SignOfMean }
+
+// format reports the format r aggregates in, and whether r is a format's
+// rule.
+func (r Rule) format() (lowbit.Format, bool) {
+	if r >= Rule(lowbit.NumFormats) {
+		return lowbit.FP32, false
+	}
+	return lowbit.Format(r), true
+}
 
 func (r Rule) String() string {
-	if r < numRules {
-		return ruleNames[r]
+	switch f, ok := r.format(); {
+	case ok:
+		return f.String()
+	case r == MajoritySign:
+		return "majority-sign"
+	case r == SignOfMean:
+		return "sign-of-mean"
 	}
 	return fmt.Sprintf("Rule(%d)", uint8(r))
 }
 
-// Sign reports whether r applies a {-1, 0, +1} update (every rule but FP32
-// and the summed formats Int8 and BFP8, which decode to an approximate
-// mean), and so trains with the sign learning rate by default.
-func (r Rule) Sign() bool { return r != FP32 && r < numRules && !r.Sum() }
-
-// Sum reports whether r aggregates by an integer lane sum of fixed-point
-// codes decoded to the mean (Int8, BFP8).
-func (r Rule) Sum() bool { return r == Int8 || r == BFP8 }
-
-// Mode is the controller mode that carries r: GBinary and GTernary go
-// through the controller's low-bit datapath, Int8 and BFP8 through its
-// integer-sum datapath (cxl.Int8Sum, cxl.BFPSum: the read-side transform
-// sums the workers' codes lane by lane); every other rule (FP32 and the
-// software baselines MajoritySign and SignOfMean) leaves its regions in
-// FP32 bypass. It is the one mapping from training rules to the mode
-// vocabulary (cxl.Mode); what a mode implies comes from cxl.
-func (r Rule) Mode() cxl.Mode {
-	switch r {
-	case GBinary:
-		return cxl.GBinary
-	case GTernary:
-		return cxl.GTernary
-	case Int8:
-		return cxl.Int8Sum
-	case BFP8:
-		return cxl.BFPSum
+// Label names r as the paper's tables do: its format's label (FP32,
+// G-Binary, G-Ternary, INT8, BFP8), MajoritySignSGD or SignOfMean.
+func (r Rule) Label() string {
+	switch f, ok := r.format(); {
+	case ok:
+		return f.Label()
+	case r == MajoritySign:
+		return "MajoritySignSGD"
+	case r == SignOfMean:
+		return "SignOfMean"
 	}
-	return cxl.FP32Bypass
+	return r.String()
 }
 
-// RuleOf is the rule a group's mode latch selects: the inverse of
-// Rule.Mode on the controller's gradient paths (FP32Bypass: FP32, GBinary,
-// GTernary, Int8Sum: Int8, BFPSum: BFP8). It reports false for Identity,
-// which carries no gradient.
-func RuleOf(m cxl.Mode) (Rule, bool) {
-	switch m {
-	case cxl.FP32Bypass:
-		return FP32, true
-	case cxl.GBinary:
-		return GBinary, true
-	case cxl.GTernary:
-		return GTernary, true
-	case cxl.Int8Sum:
-		return Int8, true
-	case cxl.BFPSum:
-		return BFP8, true
+// Format is the payload format r sends, for traffic accounting: its own
+// format, except that MajoritySign sends signs (G-Binary's bits, without
+// the controller) and SignOfMean reduces FP32 first.
+func (r Rule) Format() lowbit.Format {
+	if r == MajoritySign {
+		return lowbit.Binary
 	}
-	return 0, false
+	f, _ := r.format()
+	return f
+}
+
+// Sign reports whether r applies a {-1, 0, +1} update (the vote formats
+// and both baselines), and so trains with the sign learning rate by
+// default.
+func (r Rule) Sign() bool {
+	f, ok := r.format()
+	return r.baseline() || ok && f.Vote()
+}
+
+// Sum reports whether r aggregates by an integer lane sum of fixed-point
+// codes decoded to the mean (a sum format: INT8, BFP8).
+func (r Rule) Sum() bool {
+	f, ok := r.format()
+	return ok && f.Sum()
+}
+
+// Mode is the controller mode that carries r: the mode that aggregates
+// its format (cxl.Aggregate), FP32 bypass for FP32 and for the software
+// baselines MajoritySign and SignOfMean.
+func (r Rule) Mode() cxl.Mode {
+	f, _ := r.format()
+	return cxl.Aggregate(f)
 }
 
 // ViaController reports whether r's aggregate is read from the cxl
 // controller model.
 func (r Rule) ViaController() bool { return r.Mode().LowBit() }
 
-// Rules lists the rules in declaration order.
-func Rules() []Rule { return []Rule{FP32, GBinary, GTernary, MajoritySign, SignOfMean, Int8, BFP8} }
+// Rules lists every rule: each format's, in lowbit's registry order, then
+// the baselines.
+func Rules() []Rule {
+	rs := make([]Rule, numRules)
+	for i := range rs {
+		rs[i] = Rule(i)
+	}
+	return rs
+}
 
-// ParseRule accepts fp32, g-binary (gbinary, binary), g-ternary (gternary,
-// ternary), majority-sign (majority, majoritysignsgd, majoritysign),
-// sign-of-mean (signofmean), int8 (int-8, fixed8) and bfp8 (bfp,
-// block-fp8), in any case. The summed formats take their names and
-// aliases from the lowbit format table.
+// ParseRule accepts a format's name or alias (lowbit.ParseFormat: fp32,
+// g-binary, binary, g-ternary, ternary, int8, bfp8, ...; also "mean" for
+// fp32), majority-sign (majority, majoritysignsgd, majoritysign) and
+// sign-of-mean (signofmean), in any case.
 func ParseRule(s string) (Rule, error) {
 	if f, err := lowbit.ParseFormat(s); err == nil {
-		switch f {
-		case lowbit.Int8:
-			return Int8, nil
-		case lowbit.BFP8:
-			return BFP8, nil
-		}
+		return FormatRule(f), nil
 	}
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "fp32", "mean":
-		return FP32, nil
-	case "g-binary", "gbinary", "binary":
-		return GBinary, nil
-	case "g-ternary", "gternary", "ternary":
-		return GTernary, nil
+	case "mean":
+		return FormatRule(lowbit.FP32), nil
 	case "majority-sign", "majority", "majoritysign", "majoritysignsgd":
 		return MajoritySign, nil
 	case "sign-of-mean", "signofmean":
 		return SignOfMean, nil
 	}
-	return 0, fmt.Errorf("unknown rule %q (want fp32, g-binary, g-ternary, majority-sign, sign-of-mean, int8 or bfp8)", s)
-}
-
-// RuleFor is the rule that aggregates a group in payload format f, the
-// admission ladder's vocabulary (control.Rungs): FP32, G-Binary and
-// G-Ternary, Int8 and BFP8 through the controller. An unknown format is
-// an error.
-func RuleFor(f lowbit.Format) (Rule, error) {
-	switch f {
-	case lowbit.FP32:
-		return FP32, nil
-	case lowbit.Binary:
-		return GBinary, nil
-	case lowbit.Ternary:
-		return GTernary, nil
-	case lowbit.Int8:
-		return Int8, nil
-	case lowbit.BFP8:
-		return BFP8, nil
+	names := make([]string, 0, numRules)
+	for _, r := range Rules() {
+		names = append(names, r.String())
 	}
-	return 0, fmt.Errorf("no rule for format %v", f)
+	return 0, fmt.Errorf("unknown rule %q (want %s)", s, strings.Join(names, ", "))
 }
 
 // RuleSpec is the aggregation of one layer group: a rule, its extensions
@@ -193,41 +195,30 @@ type RuleSpec struct {
 
 // Extension reports whether the spec uses anything beyond the paper.
 func (s RuleSpec) Extension() bool {
-	return s.EF || (s.Rule == GTernary && s.Gate.Extension()) || s.Rule.Sum()
-}
-
-// Format is the payload format the spec sends, for traffic accounting:
-// its mode's format, except that MajoritySign sends signs (1 bit) without
-// the controller and SignOfMean reduces FP32 first.
-func (s RuleSpec) Format() lowbit.Format {
-	switch s.Rule {
-	case MajoritySign:
-		return lowbit.Binary
-	}
-	return s.Rule.Mode().Format()
+	return s.EF || (s.Rule == FormatRule(lowbit.Ternary) && s.Gate.Extension()) || s.Rule.Sum()
 }
 
 // Validate checks the spec.
 func (s RuleSpec) Validate() error {
 	if s.Rule >= numRules {
-		return fmt.Errorf("unknown rule %d", s.Rule)
+		return fmt.Errorf("unknown rule %d", uint8(s.Rule))
 	}
-	if s.Rule != GTernary && s.Gate != (lowbit.Gate{}) {
+	if s.Rule != FormatRule(lowbit.Ternary) && s.Gate != (lowbit.Gate{}) {
 		return fmt.Errorf("%v: a gate applies to g-ternary only", s.Rule)
 	}
-	if s.Rule == GTernary {
+	if s.Rule == FormatRule(lowbit.Ternary) {
 		if err := s.Gate.Validate(); err != nil {
 			return fmt.Errorf("g-ternary gate: %w", err)
 		}
 	}
-	if s.GateTau != 0 && (s.Rule != GTernary || s.Gate.Kind != lowbit.GateWorker) {
+	if s.GateTau != 0 && (s.Rule != FormatRule(lowbit.Ternary) || s.Gate.Kind != lowbit.GateWorker) {
 		return fmt.Errorf("%v: a gate threshold applies to the worker gate only", s.Rule)
 	}
 	if !finite32(s.GateTau) || s.GateTau < 0 {
 		return fmt.Errorf("worker gate threshold %v must be finite and >= 0", s.GateTau)
 	}
-	if s.EF && s.Rule != GBinary && s.Rule != GTernary && s.Rule != MajoritySign {
-		return fmt.Errorf("%v: error feedback applies to g-binary, g-ternary and majority-sign only", s.Rule)
+	if s.EF && !(s.Rule.Sign() && s.Rule != SignOfMean) {
+		return fmt.Errorf("%v: error feedback applies to the vote formats (g-binary, g-ternary) and majority-sign only", s.Rule)
 	}
 	if !finite32(s.LR) || s.LR < 0 {
 		return fmt.Errorf("learning rate %v must be finite and >= 0", s.LR)
@@ -245,7 +236,7 @@ func (s RuleSpec) String() string {
 	if s.EF {
 		b.WriteString("+ef")
 	}
-	if s.Rule == GTernary && s.Gate != (lowbit.Gate{}) {
+	if s.Rule == FormatRule(lowbit.Ternary) && s.Gate != (lowbit.Gate{}) {
 		b.WriteString("/")
 		if s.Gate.Kind == lowbit.GateWorker {
 			b.WriteString("worker")
@@ -294,7 +285,7 @@ func ParseRuleSpec(s string) (RuleSpec, error) {
 	}
 	spec.Rule = r
 	if hasGate {
-		if r != GTernary {
+		if r != FormatRule(lowbit.Ternary) {
 			return spec, fmt.Errorf("rule %q: a gate applies to g-ternary only", s)
 		}
 		lg := strings.ToLower(gate)
@@ -365,8 +356,11 @@ func (p Policy) packets() bool {
 	return p.any(func(s RuleSpec) bool { return s.Rule.ViaController() && !s.Rule.Sum() })
 }
 
-// LowBit reports whether any group applies a sign rule.
-func (p Policy) LowBit() bool { return p.any(func(s RuleSpec) bool { return s.Rule.Sign() }) }
+// LowBit reports whether any group sends a low-bit payload: a format
+// other than FP32 (SignOfMean reduces FP32 first, so it does not).
+func (p Policy) LowBit() bool {
+	return p.any(func(s RuleSpec) bool { return s.Rule.Format() != lowbit.FP32 })
+}
 
 func (p Policy) any(f func(RuleSpec) bool) bool {
 	for _, s := range p {
@@ -404,11 +398,11 @@ func (p Policy) String() string {
 // "G-Binary backbone + FP32 head".
 func (p Policy) Label() string {
 	name := func(s RuleSpec) string {
-		n := map[Rule]string{FP32: "FP32", GBinary: "G-Binary", GTernary: "G-Ternary", MajoritySign: "MajoritySignSGD", SignOfMean: "SignOfMean", Int8: "INT8", BFP8: "BFP8"}[s.Rule]
+		n := s.Rule.Label()
 		if s.EF {
 			n += "+EF"
 		}
-		if s.Rule == GTernary && s.Gate != (lowbit.Gate{}) && s.Gate != lowbit.PaperGate {
+		if s.Rule == FormatRule(lowbit.Ternary) && s.Gate != (lowbit.Gate{}) && s.Gate != lowbit.PaperGate {
 			n += " (" + s.Gate.String() + ")"
 		}
 		return n

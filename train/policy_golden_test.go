@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 )
 
@@ -60,7 +61,7 @@ func TestPolicyGoldenCases(t *testing.T) {
 			}
 			s := p[g]
 			got := policyGoldenGroup{Rule: s.Rule.String(), EF: s.EF, GateTau: float64(s.GateTau), LR: float64(s.LR)}
-			if s.Rule == GTernary {
+			if s.Rule == FormatRule(lowbit.Ternary) {
 				got.Gate = s.Gate.String()
 			}
 			want.GateTau, want.LR = float64(float32(want.GateTau)), float64(float32(want.LR))

@@ -155,7 +155,7 @@ func TestStepFormatCosines(t *testing.T) {
 func TestInt8HandComputed(t *testing.T) {
 	m := tinyModel()
 	grads := handGrads(m, 4)
-	a, err := NewAggregator(m, Uniform(RuleSpec{Rule: Int8}), 4, lowbit.WorkerMajor)
+	a, err := NewAggregator(m, Uniform(RuleSpec{Rule: FormatRule(lowbit.Int8)}), 4, lowbit.WorkerMajor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,10 +176,10 @@ func TestInt8HandComputed(t *testing.T) {
 
 func TestSumRulesNonFinite(t *testing.T) {
 	m := tinyModel()
-	for _, rule := range []Rule{Int8, BFP8} {
+	for _, rule := range []Rule{FormatRule(lowbit.Int8), FormatRule(lowbit.BFP8)} {
 		grads := handGrads(m, 4)
 		grads[2][1][0] = float32(math.Inf(1))
-		a, err := NewAggregator(m, Split(RuleSpec{Rule: FP32}, RuleSpec{Rule: rule}), 4, lowbit.WorkerMajor)
+		a, err := NewAggregator(m, Split(RuleSpec{Rule: FormatRule(lowbit.FP32)}, RuleSpec{Rule: rule}), 4, lowbit.WorkerMajor)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,10 +201,10 @@ func TestSumRulesPolicyAndTraffic(t *testing.T) {
 		want Policy
 		err  bool
 	}{
-		{in: "int8", want: Uniform(RuleSpec{Rule: Int8})},
-		{in: "BFP", want: Uniform(RuleSpec{Rule: BFP8})},
-		{in: "backbone=g-binary,head=fixed8@0.02", want: Split(RuleSpec{Rule: GBinary}, RuleSpec{Rule: Int8, LR: 0.02})},
-		{in: "head=block-fp8,backbone=int-8", want: Split(RuleSpec{Rule: Int8}, RuleSpec{Rule: BFP8})},
+		{in: "int8", want: Uniform(RuleSpec{Rule: FormatRule(lowbit.Int8)})},
+		{in: "BFP", want: Uniform(RuleSpec{Rule: FormatRule(lowbit.BFP8)})},
+		{in: "backbone=g-binary,head=fixed8@0.02", want: Split(RuleSpec{Rule: FormatRule(lowbit.Binary)}, RuleSpec{Rule: FormatRule(lowbit.Int8), LR: 0.02})},
+		{in: "head=block-fp8,backbone=int-8", want: Split(RuleSpec{Rule: FormatRule(lowbit.Int8)}, RuleSpec{Rule: FormatRule(lowbit.BFP8)})},
 		{in: "int8+ef", err: true},
 		{in: "bfp8/margin:2", err: true},
 		{in: "int16", err: true},
@@ -214,14 +214,14 @@ func TestSumRulesPolicyAndTraffic(t *testing.T) {
 			t.Errorf("ParsePolicy(%q) = %+v, %v; want %+v (error %v)", tt.in, got, err, tt.want, tt.err)
 		}
 	}
-	if Int8.Sign() || BFP8.Sign() || !Int8.Sum() || GBinary.Sum() {
+	if FormatRule(lowbit.Int8).Sign() || FormatRule(lowbit.BFP8).Sign() || !FormatRule(lowbit.Int8).Sum() || FormatRule(lowbit.Binary).Sum() {
 		t.Error("Int8 and BFP8 decode to a mean: not sign rules, but summed ones")
 	}
-	if !Int8.ViaController() || Int8.Mode() != cxl.Int8Sum || !BFP8.ViaController() || BFP8.Mode() != cxl.BFPSum {
-		t.Errorf("Int8 mode %v, BFP8 mode %v: want the controller's sum modes", Int8.Mode(), BFP8.Mode())
+	if !FormatRule(lowbit.Int8).ViaController() || FormatRule(lowbit.Int8).Mode() != cxl.Aggregate(lowbit.Int8) || !FormatRule(lowbit.BFP8).ViaController() || FormatRule(lowbit.BFP8).Mode() != cxl.Aggregate(lowbit.BFP8) {
+		t.Errorf("Int8 mode %v, BFP8 mode %v: want the controller's sum modes", FormatRule(lowbit.Int8).Mode(), FormatRule(lowbit.BFP8).Mode())
 	}
 	m := tinyModel() // backbone 6+2 elements in 2 tensors, head 4+2 in 2
-	tr := PolicyTraffic(m, Split(RuleSpec{Rule: BFP8}, RuleSpec{Rule: Int8}))
+	tr := PolicyTraffic(m, Split(RuleSpec{Rule: FormatRule(lowbit.BFP8)}, RuleSpec{Rule: FormatRule(lowbit.Int8)}))
 	wantBits := 8*8.125 + 6*8.0
 	if tr.Paper.Bits != wantBits || tr.Stored.Bits != wantBits || tr.Paper.Ratio != wantBits/(14*32) {
 		t.Errorf("traffic %+v; want %v bits", tr, wantBits)
@@ -229,29 +229,14 @@ func TestSumRulesPolicyAndTraffic(t *testing.T) {
 	if tr.ScaleBits != 2*32 {
 		t.Errorf("scale agreement %v bits; want 64 (two head tensors, one float32 each)", tr.ScaleBits)
 	}
-	if got := ScaleAgreementBits(m, Uniform(RuleSpec{Rule: Int8})); got != (PerGroup[float64]{64, 64}) {
+	if got := ScaleAgreementBits(m, Uniform(RuleSpec{Rule: FormatRule(lowbit.Int8)})); got != (PerGroup[float64]{64, 64}) {
 		t.Errorf("ScaleAgreementBits = %v; want 64 per group", got)
 	}
-	if tr := PolicyTraffic(m, Uniform(RuleSpec{Rule: GBinary})); tr.ScaleBits != 0 {
+	if tr := PolicyTraffic(m, Uniform(RuleSpec{Rule: FormatRule(lowbit.Binary)})); tr.ScaleBits != 0 {
 		t.Errorf("G-Binary sends no scales: %v", tr.ScaleBits)
 	}
-	if got := Split(RuleSpec{Rule: GBinary}, RuleSpec{Rule: Int8}).Label(); got != "G-Binary backbone + INT8 head" {
+	if got := Split(RuleSpec{Rule: FormatRule(lowbit.Binary)}, RuleSpec{Rule: FormatRule(lowbit.Int8)}).Label(); got != "G-Binary backbone + INT8 head" {
 		t.Errorf("label %q", got)
-	}
-}
-
-func TestRuleFor(t *testing.T) {
-	for _, f := range lowbit.Formats() {
-		r, err := RuleFor(f)
-		if err != nil {
-			t.Fatalf("%v: %v", f, err)
-		}
-		if got := (RuleSpec{Rule: r}).Format(); got != f {
-			t.Errorf("RuleFor(%v) = %v, which sends %v", f, r, got)
-		}
-	}
-	if _, err := RuleFor(lowbit.Format(200)); err == nil {
-		t.Error("unknown format accepted")
 	}
 }
 
@@ -261,7 +246,7 @@ func TestRuleFor(t *testing.T) {
 func TestRunFormatDiagnostics(t *testing.T) {
 	cfg := baseConfig()
 	cfg.Epochs, cfg.DiagEpochs, cfg.DiagFormats = 2, []int{2}, true
-	cfg.Policy = Split(RuleSpec{Rule: GBinary}, RuleSpec{Rule: Int8})
+	cfg.Policy = Split(RuleSpec{Rule: FormatRule(lowbit.Binary)}, RuleSpec{Rule: FormatRule(lowbit.Int8)})
 	r, err := Run(context.Background(), cfg, synthSets(256, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -365,9 +350,9 @@ func TestSumRulesThroughController(t *testing.T) {
 					for i, prm := range m.Params {
 						var want []float32
 						switch r := p[prm.Group].Rule; r {
-						case Int8, BFP8:
+						case FormatRule(lowbit.Int8), FormatRule(lowbit.BFP8):
 							want, _ = refSum(r.String(), grads, i)
-						case GBinary:
+						case FormatRule(lowbit.Binary):
 							want = make([]float32, prm.Len())
 							for j := range want {
 								c := 0

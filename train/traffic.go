@@ -28,24 +28,30 @@ type Traffic struct {
 
 // PolicyTraffic returns the traffic of one step of m under p.
 func PolicyTraffic(m *nn.Model, p Policy) Traffic {
+	var sizes PerGroup[int64]
+	for _, g := range nn.Groups() {
+		sizes[g] = int64(m.GroupParams(g))
+	}
+	t := groupTraffic(sizes, p)
+	for _, b := range ScaleAgreementBits(m, p) {
+		t.ScaleBits += b
+	}
+	return t
+}
+
+// groupTraffic is the payload traffic, without the scale agreement, of
+// layer groups of the given sizes under p.
+func groupTraffic(sizes PerGroup[int64], p Policy) Traffic {
 	groups := make([]lowbit.Group, 0, nn.NumGroups)
 	for _, g := range nn.Groups() {
 		s := p[g]
-		lg := lowbit.Group{Name: g.String(), Elements: int64(m.GroupParams(g)), Format: s.Format()}
-		if s.Rule == GTernary {
+		lg := lowbit.Group{Name: g.String(), Elements: sizes[g], Format: s.Rule.Format()}
+		if s.Rule == FormatRule(lowbit.Ternary) {
 			lg.Gate = s.Gate
 		}
 		groups = append(groups, lg)
 	}
-	var scale float64
-	for _, b := range ScaleAgreementBits(m, p) {
-		scale += b
-	}
-	return Traffic{
-		Paper:     lowbit.Account(groups, lowbit.PaperAccounting),
-		Stored:    lowbit.Account(groups, lowbit.PlaneAccounting),
-		ScaleBits: scale,
-	}
+	return Traffic{Paper: lowbit.Account(groups, lowbit.PaperAccounting), Stored: lowbit.Account(groups, lowbit.PlaneAccounting)}
 }
 
 // ScaleAgreementBits returns, per group, the bits one worker sends per
@@ -56,7 +62,7 @@ func PolicyTraffic(m *nn.Model, p Policy) Traffic {
 func ScaleAgreementBits(m *nn.Model, p Policy) PerGroup[float64] {
 	var out PerGroup[float64]
 	for _, prm := range m.Params {
-		if p[prm.Group].Rule == Int8 && prm.Len() > 0 {
+		if p[prm.Group].Rule.Format().Scaled() && prm.Len() > 0 {
 			out[prm.Group] += lowbit.ScaleBits
 		}
 	}

@@ -134,6 +134,11 @@ func (c Config) Validate() error {
 	if err := c.Policy.Validate(); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
+	for _, g := range nn.Groups() {
+		if err := lowbit.CheckSumWorkers(c.Policy[g].Rule.Format(), c.Workers); err != nil {
+			return fmt.Errorf("policy %v, group %v: workers: %w", c.Policy, g, err)
+		}
+	}
 	return nil
 }
 

@@ -47,7 +47,7 @@ func TestPaperTrafficColumn(t *testing.T) {
 			t.Errorf("PolicyTraffic(%s).Paper.Ratio = %s; want %s", tt.policy, got, tt.want)
 		}
 		// Direct arithmetic: bits per element weighted by group size.
-		bits := map[Rule]float64{FP32: 32, GBinary: 1, GTernary: 1.58}
+		bits := map[Rule]float64{FormatRule(lowbit.FP32): 32, FormatRule(lowbit.Binary): 1, FormatRule(lowbit.Ternary): 1.58}
 		want := (bits[p[0].Rule]*11168832 + bits[p[1].Rule]*51300) / (32 * 11220132)
 		if d := tr.Paper.Ratio - want; d > 1e-12 || d < -1e-12 {
 			t.Errorf("%s: ratio %v; direct %v", tt.policy, tr.Paper.Ratio, want)
@@ -61,11 +61,11 @@ func TestParsePolicy(t *testing.T) {
 		want Policy
 		err  bool
 	}{
-		{in: "g-binary", want: Uniform(RuleSpec{Rule: GBinary})},
-		{in: "backbone=g-ternary,head=fp32", want: Split(RuleSpec{Rule: GTernary}, RuleSpec{Rule: FP32})},
-		{in: " head = fp32@0.01 , backbone = binary ", want: Split(RuleSpec{Rule: GBinary}, RuleSpec{Rule: FP32, LR: 0.01})},
-		{in: "g-ternary/margin:2", want: Uniform(RuleSpec{Rule: GTernary, Gate: lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}})},
-		{in: "g-ternary/worker:0.5", want: Uniform(RuleSpec{Rule: GTernary, Gate: lowbit.Gate{Kind: lowbit.GateWorker}, GateTau: 0.5})},
+		{in: "g-binary", want: Uniform(RuleSpec{Rule: FormatRule(lowbit.Binary)})},
+		{in: "backbone=g-ternary,head=fp32", want: Split(RuleSpec{Rule: FormatRule(lowbit.Ternary)}, RuleSpec{Rule: FormatRule(lowbit.FP32)})},
+		{in: " head = fp32@0.01 , backbone = binary ", want: Split(RuleSpec{Rule: FormatRule(lowbit.Binary)}, RuleSpec{Rule: FormatRule(lowbit.FP32), LR: 0.01})},
+		{in: "g-ternary/margin:2", want: Uniform(RuleSpec{Rule: FormatRule(lowbit.Ternary), Gate: lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 2}})},
+		{in: "g-ternary/worker:0.5", want: Uniform(RuleSpec{Rule: FormatRule(lowbit.Ternary), Gate: lowbit.Gate{Kind: lowbit.GateWorker}, GateTau: 0.5})},
 		{in: "majority-sign+ef@0.001", want: Uniform(RuleSpec{Rule: MajoritySign, EF: true, LR: 0.001})},
 		{in: "SignOfMean", want: Uniform(RuleSpec{Rule: SignOfMean})},
 		{in: "", err: true},
@@ -269,9 +269,16 @@ func TestConfigErrors(t *testing.T) {
 		{"diag", func(c *Config) { c.DiagEpochs = []int{0} }, "diagnostic"},
 		{"resume", func(c *Config) { c.Resume = true }, "checkpoint"},
 		{"packet workers", func(c *Config) {
-			c.Workers, c.Layout, c.Policy = 16, lowbit.ElementMajor, Uniform(RuleSpec{Rule: GBinary})
+			c.Workers, c.Layout, c.Policy = 16, lowbit.ElementMajor, Uniform(RuleSpec{Rule: FormatRule(lowbit.Binary)})
 		}, "element-major"},
 		{"policy", func(c *Config) { c.Policy = Uniform(RuleSpec{Rule: 9}) }, "policy"},
+		// An int16 lane sums at most 258 workers' codes exactly.
+		{"int8 workers", func(c *Config) {
+			c.Workers, c.Batch, c.Policy = 300, 600, Split(RuleSpec{Rule: FormatRule(lowbit.Int8)}, RuleSpec{Rule: FormatRule(lowbit.FP32)})
+		}, "group backbone: workers: format int8 sums 1 to 258 workers"},
+		{"bfp8 workers", func(c *Config) {
+			c.Workers, c.Batch, c.Policy = 259, 600, Split(RuleSpec{Rule: FormatRule(lowbit.FP32)}, RuleSpec{Rule: FormatRule(lowbit.BFP8)})
+		}, "group head: workers: format bfp8 sums 1 to 258 workers"},
 		{"data", func(c *Config) { c.Batch = 128 }, "smaller than one batch"},
 		{"cnn shape", func(c *Config) { c.Model = "cnn"; c.Hidden = nil }, ""},
 	} {

@@ -107,13 +107,13 @@ func ParsePlan(s string) (Plan, error) {
 }
 
 // PlanFromDiagnostics is the plan the control plane's admission ladder
-// (control.Rungs.Admit, the one ladder) derives from the last recorded
+// (control.Ladder.Admit, the one ladder) derives from the last recorded
 // diagnostics of each group: the lowest-traffic rung whose cosine the group
 // passes. A rung whose format the recording did not measure (an INT8 rung
 // on a version 1 trace) admits nothing. A group without diagnostics stays
 // on FP32, as the plane keeps it. The paper's ladder is
-// control.DefaultLadder().Rungs().
-func PlanFromDiagnostics(steps []*workload.Trace, r control.Rungs) (Plan, error) {
+// control.DefaultLadder().
+func PlanFromDiagnostics(steps []*workload.Trace, r control.Ladder) (Plan, error) {
 	if err := r.Validate(); err != nil {
 		return Plan{}, fmt.Errorf("plan from diagnostics: %w", err)
 	}
@@ -140,7 +140,7 @@ func PlanFromDiagnostics(steps []*workload.Trace, r control.Rungs) (Plan, error)
 // ladderLabel describes the ladder in a plan's source: the paper's two
 // rungs as "binary >= 0.75, ternary >= 0.5", any other as its rungs,
 // "g-binary >= 0.75, int8 >= 0.95" in ladder order.
-func ladderLabel(r control.Rungs) string {
+func ladderLabel(r control.Ladder) string {
 	o := r.Ordered()
 	if len(o) == 2 && o[0].Format == lowbit.Binary && o[1].Format == lowbit.Ternary {
 		return "binary >= " + fmt.Sprint(o[0].Min) + ", ternary >= " + fmt.Sprint(o[1].Min)
@@ -153,23 +153,6 @@ func ladderLabel(r control.Rungs) string {
 		parts[i] = g.Format.String() + " >= " + fmt.Sprint(g.Min)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Bits is the payload bits per element a mode stores on the controller
-// path: 32 for FP32, 1 for G-Binary, 2 for G-Ternary (sign and gate
-// bit-planes, collective.PathGTernaryPlane), and for the summed formats
-// lowbit's stored bits (INT8 8, BFP8 8.125: its exponent byte per
-// 64-element block).
-func Bits(f lowbit.Format) float64 {
-	switch {
-	case f == lowbit.Binary:
-		return 1
-	case f == lowbit.Ternary:
-		return 2
-	case f.Sum():
-		return lowbit.BitsPerElement(f, lowbit.Gate{}, lowbit.PlaneAccounting)
-	}
-	return 32
 }
 
 // Options configure one what-if.
@@ -331,7 +314,7 @@ func Run(tr *workload.Trace, o Options) (*Result, error) {
 			return nil, fmt.Errorf("whatif: the plan names group %q, which the trace does not have (groups: %s)", g, strings.Join(slices.Sorted(maps.Keys(groups)), ", "))
 		}
 	}
-	ar := collective.AllReduce{Alg: o.Alg, N: o.Workers, Link: o.Net}
+	ar := collective.AlphaBeta{Alg: o.Alg, N: o.Workers, Link: o.Net}
 	if o.Alg == collective.Hierarchical {
 		return nil, fmt.Errorf("whatif: the hierarchical All-Reduce needs an intra-node link; use ring, tree or halving-doubling")
 	}
@@ -350,7 +333,7 @@ func Run(tr *workload.Trace, o Options) (*Result, error) {
 	return res, nil
 }
 
-func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.Config, cals map[replay.Mode]*replay.Calibrator,
+func runStep(s *workload.Trace, o Options, ar collective.AlphaBeta, cfg timing.Config, cals map[replay.Mode]*replay.Calibrator,
 	rate float64, res *Result) (StepRow, error) {
 	row := StepRow{Step: s.Step, ForwardS: ps2s(s.ForwardPS), BackwardS: ps2s(s.BackwardPS), OptimizerS: ps2s(s.OptimizerPS)}
 	// The low-bit part of every bucket, replayed through the CXL path at
@@ -395,7 +378,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 	var fp32End, nfEnd float64
 	for _, b := range s.Buckets {
 		br := BucketRow{Step: s.Step, Index: b.Index, ReadyS: ps2s(b.ReadyPS), Bytes: b.Bytes}
-		e, err := ar.Time(float64(b.Bytes))
+		e, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(b.Bytes)})
 		if err != nil {
 			return row, err
 		}
@@ -411,7 +394,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 			}
 			ga.Elements += g.Elements
 			ga.FP32Bytes += 4 * g.Elements
-			ge, err := ar.Time(float64(4 * g.Elements))
+			ge, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(4 * g.Elements)})
 			if err != nil {
 				return row, err
 			}
@@ -424,11 +407,14 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 				continue
 			}
 			br.LowBit = true
-			ce, err := cxlp.Time(g.Elements, Bits(m), true)
+			// What the controller stores: the plan's G-Ternary has the
+			// paper's positional gate, which needs no gate plane.
+			bits := lowbit.BitsPerElement(m, lowbit.PaperGate, lowbit.PlaneAccounting)
+			ce, err := cxlp.Time(g.Elements, bits, true)
 			if err != nil {
 				return row, err
 			}
-			payload := lowbit.PaddedBytes(int64(math.Ceil(float64(g.Elements) * Bits(m) / 8)))
+			payload := lowbit.PaddedBytes(int64(math.Ceil(float64(g.Elements) * bits / 8)))
 			ga.AdmittedBytes += payload
 			br.AdmittedBytes += payload
 			enc := rate * float64(g.Elements)
@@ -442,7 +428,7 @@ func runStep(s *workload.Trace, o Options, ar collective.AllReduce, cfg timing.C
 		// both at once): the bucket takes the longer of the two.
 		var fpTime float64
 		if fpBytes > 0 {
-			fe, err := ar.Time(fpBytes)
+			fe, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: fpBytes})
 			if err != nil {
 				return row, err
 			}
@@ -481,7 +467,7 @@ func ps2s(ps int64) float64 { return float64(ps) * 1e-12 }
 func assumptions(o Options, encodeKnown bool, rate float64) []string {
 	a := []string{
 		fmt.Sprintf("FP32: every bucket is one %s All-Reduce of its bytes on %s among %d workers (collective.AllReduce)", o.Alg, o.Net, o.Workers),
-		fmt.Sprintf("NEURON-Fabric: a bucket's low-bit groups cross the controller path on %s (collective.CXLPath: written and read back, 64-byte lines; G-Binary 1 bit, G-Ternary 2 bit-planes an element); its FP32 groups still take the network All-Reduce, at the same time; the bucket takes the longer", o.CXL),
+		fmt.Sprintf("NEURON-Fabric: a bucket's low-bit groups cross the controller path on %s (collective.CXLPath: written and read back, 64-byte lines; the bits lowbit stores: G-Binary and G-Ternary, whose positional gate the controller derives, 1 bit an element); its FP32 groups still take the network All-Reduce, at the same time; the bucket takes the longer", o.CXL),
 		fmt.Sprintf("the controller path is charged the datapath's busy-time increment measured by replaying the step's low-bit buckets through the timing model (%s memory, fast-forward), G-Binary against identity", o.Memory),
 		"buckets are communicated one at a time in launch order, each from when it is ready (recorded, from the start of backward) or the previous one is done; step = forward + max(backward, end of communication) + optimizer",
 	}

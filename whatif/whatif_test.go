@@ -127,27 +127,27 @@ func TestPlans(t *testing.T) {
 		{Diagnostics: map[string]workload.Diagnostics{"a": {CosBinary: 0.1, CosTernary: 0.1}}},
 		{Diagnostics: map[string]workload.Diagnostics{"a": {CosBinary: 0.8, CosTernary: 0.6}, "b": {CosBinary: 0.6, CosTernary: 0.55}, "c": {CosBinary: 0.2, CosTernary: 0.1}}},
 	}
-	pl, err := PlanFromDiagnostics(steps, control.DefaultLadder().Rungs())
+	pl, err := PlanFromDiagnostics(steps, control.DefaultLadder())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pl.Mode("a") != lowbit.Binary || pl.Mode("b") != lowbit.Ternary || pl.Mode("c") != lowbit.FP32 || pl.Mode("d") != lowbit.FP32 {
 		t.Fatalf("%+v", pl)
 	}
-	if _, err := PlanFromDiagnostics([]*workload.Trace{{}}, control.DefaultLadder().Rungs()); err == nil || !strings.Contains(err.Error(), "no diagnostics") {
+	if _, err := PlanFromDiagnostics([]*workload.Trace{{}}, control.DefaultLadder()); err == nil || !strings.Contains(err.Error(), "no diagnostics") {
 		t.Fatalf("err %v", err)
 	}
 }
 
-// TestPlanFromDiagnosticsRungs: the planner admits through control.Rungs
+// TestPlanFromDiagnosticsLadder: the planner admits through control.Ladder
 // on per-format cosines (trace version 2), written by hand against the
 // ladder g-binary >= 0.75, g-ternary >= 0.5, int8 >= 0.95, bfp8 >= 0.95:
 // a passes G-Binary; b fails both sign rungs and passes INT8; c fails INT8
 // and passes BFP8; d fails everything; e's diagnostics carry no INT8/BFP8
 // cosines (a version 1 trace), so those rungs are "not measured" and it
 // stays on FP32, as the plane would keep it.
-func TestPlanFromDiagnosticsRungs(t *testing.T) {
-	r, err := control.ParseRungs("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95")
+func TestPlanFromDiagnosticsLadder(t *testing.T) {
+	r, err := control.ParseLadder("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestPlanFromDiagnosticsRungs(t *testing.T) {
 		"control plane ladder (g-binary >= 0.75, g-ternary >= 0.5, int8 >= 0.95, bfp8 >= 0.95)",
 		"b: int8 (ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.970 >= 0.950)",
 		"c: bfp8 (ladder: G-Binary cosine 0.300 < 0.750, G-Ternary cosine 0.200 < 0.500, INT8 cosine 0.900 < 0.950, BFP8 cosine 0.960 >= 0.950)",
-		"e: fp32 (ladder: cosines 0.300 (G-Binary), 0.200 (G-Ternary), NaN (INT8) and NaN (BFP8) below",
+		"e: fp32 (ladder: cosines 0.300 (G-Binary) and 0.200 (G-Ternary) below 0.750 and 0.500, INT8 and BFP8 not measured, keep FP32)",
 	} {
 		if !strings.Contains(pl.Source, frag) {
 			t.Errorf("source %q lacks %q", pl.Source, frag)
@@ -179,7 +179,7 @@ func TestPlanFromDiagnosticsRungs(t *testing.T) {
 	}
 	// The paper's two rungs read the same diagnostics as before: the
 	// 8-bit cosines play no part, and the source keeps its old wording.
-	pp, err := PlanFromDiagnostics(steps, control.DefaultLadder().Rungs())
+	pp, err := PlanFromDiagnostics(steps, control.DefaultLadder())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,19 +187,16 @@ func TestPlanFromDiagnosticsRungs(t *testing.T) {
 		!strings.HasPrefix(pp.Source, "control plane ladder (binary >= 0.75, ternary >= 0.5) on recorded diagnostics: a: g-binary (") {
 		t.Fatalf("%+v", pp)
 	}
-	if _, err := PlanFromDiagnostics(steps, control.Rungs{{Format: lowbit.FP32, Min: 0.5}}); err == nil {
+	if _, err := PlanFromDiagnostics(steps, control.Ladder{{Format: lowbit.FP32, Min: 0.5}}); err == nil {
 		t.Error("an FP32 rung accepted")
 	}
 }
 
-// TestSumBits: a summed format crosses the controller at lowbit's stored
-// bits, INT8 8 and BFP8 8.125 (it was priced as FP32's 32 before): the
-// admitted bytes of a 250,000-element bucket are its payload padded to
-// 64-byte lines, by hand.
+// TestSumBits: every format crosses the controller at lowbit's stored
+// bits (INT8 8, BFP8 8.125, G-Binary 1, and G-Ternary 1: its positional
+// gate needs no gate plane): the admitted bytes of a 250,000-element
+// bucket are its payload padded to 64-byte lines, by hand.
 func TestSumBits(t *testing.T) {
-	if Bits(lowbit.Int8) != 8 || Bits(lowbit.BFP8) != 8.125 || Bits(lowbit.Binary) != 1 || Bits(lowbit.Ternary) != 2 || Bits(lowbit.FP32) != 32 {
-		t.Fatalf("bits %v %v", Bits(lowbit.Int8), Bits(lowbit.BFP8))
-	}
 	net := collective.Link{Name: "slow", Bandwidth: 1e9, Latency: 10e-6}
 	cxl := collective.Link{Name: "c", Bandwidth: 64e9, Latency: 1e-6}
 	for _, c := range []struct {
@@ -211,6 +208,10 @@ func TestSumBits(t *testing.T) {
 		// 252,891 B -> 3952 lines = 252,928 B.
 		{"backbone=int8,head=fp32", 4000 + 249_024},
 		{"backbone=bfp8,head=fp32", 4000 + 252_928},
+		// g-binary and g-ternary alike: 249,000 bits = 31,125 B -> 487
+		// lines = 31,168 B.
+		{"backbone=g-binary,head=fp32", 4000 + 31_168},
+		{"backbone=g-ternary,head=fp32", 4000 + 31_168},
 	} {
 		plan, err := ParsePlan(c.plan)
 		if err != nil {
@@ -223,7 +224,7 @@ func TestSumBits(t *testing.T) {
 		if got := r.Buckets[0].AdmittedBytes; got != c.want {
 			t.Errorf("%s: bucket 0 admits %d bytes, want %d", c.plan, got, c.want)
 		}
-		if !strings.Contains(strings.Join(r.Assumptions, "\n"), "INT8 and BFP8 groups (beyond the paper)") {
+		if !strings.Contains(strings.Join(r.Assumptions, "\n"), "INT8 and BFP8 groups (beyond the paper)") && strings.Contains(c.plan, "8") {
 			t.Errorf("%s: assumptions do not state the summed formats' pricing: %q", c.plan, r.Assumptions)
 		}
 	}

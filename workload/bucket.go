@@ -90,7 +90,7 @@ type GroupShare struct {
 
 // Diagnostics are one group's cosine diagnostics of a step: the cosine of
 // each format's aggregate with the FP32 mean (what the admission ladder,
-// control.Rungs, reads): the paper's G-Binary and G-Ternary votes always,
+// control.Ladder, reads): the paper's G-Binary and G-Ternary votes always,
 // and in Cosines the other formats the recording measured (INT8, BFP8;
 // trace version 2). A format absent from both was not measured.
 type Diagnostics struct {
@@ -102,7 +102,7 @@ type Diagnostics struct {
 }
 
 // Cos returns the cosines indexed by format, NaN for a format not
-// measured (what control.Rungs.Admit reads as "not measured").
+// measured (what control.Ladder.Admit reads as "not measured").
 func (d Diagnostics) Cos() [lowbit.NumFormats]float64 {
 	var c [lowbit.NumFormats]float64
 	for i := range c {

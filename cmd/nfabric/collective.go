@@ -18,7 +18,8 @@ func init() { subcommands = append(subcommands, newCollectiveCmd) }
 const collectiveExample = `  nfabric collective --model gpt2-xl
   nfabric collective --model gpt3 --net ib-ndr --workers 64 --per-node 8
   nfabric collective --model my-model.yaml --links links.yaml --net roce
-  nfabric collective --exposure 1.67 --window ring --json`
+  nfabric collective --exposure 1.67 --window ring --json
+  nfabric collective --astra-network network_cfg.yml --astra-system system_cfg.json --elements 262144`
 
 // collectiveLong is collective's help (the link presets are listed from
 // package collective).
@@ -31,6 +32,14 @@ packed payload into the CXL buffer and reads the aggregate back, plus the
 exposed datapath fraction that the timing model measures). It then multiplies
 the All-Reduce windows of BERT-large, GPT-2 XL and GPT-3 by that exposure in
 controller cycles (paper Sec. 5.1).
+
+--astra-network and --astra-system take ASTRA-sim's own analytical network
+and system files (as its examples and tests/rt_template write them) and
+price the FP32 network rows in ASTRA-sim's analytical mode: its ring, its
+chunking, endpoint delay and local-memory reduction, its cycles (1 ns each),
+printed beside the alpha-beta ring on the same link. ASTRA-sim writes
+"GB/s" and converts it as GiB/s; so does this mode. Elsewhere GB/s is 10^9
+bytes per second and GiB/s 2^30.
 
 Links are presets (` + strings.Join(collective.PresetNames(), ", ") + `) or come from a YAML
 file given with --links:
@@ -50,10 +59,13 @@ func collectiveOptions(cmd *cobra.Command, o *experiments.CollectiveOptions, exp
 	if o.Workers < 2 {
 		return usagef("--workers %d: an All-Reduce needs at least 2 workers", o.Workers)
 	}
+	if !cmd.Flags().Changed("workers") {
+		o.Workers = 0 // the default: 8, or an ASTRA-sim network's NPUs
+	}
 	// The hierarchical row needs whole nodes. A --per-node the user gave
 	// (or the hierarchical window) must divide --workers; the default that
 	// does not only leaves the row out, with a note.
-	if o.PerNode < 1 || (o.Workers%o.PerNode != 0 && (cmd.Flags().Changed("per-node") || o.Window == "hierarchical")) {
+	if o.PerNode < 1 || (o.Workers > 0 && o.Workers%o.PerNode != 0 && (cmd.Flags().Changed("per-node") || o.Window == "hierarchical")) {
 		return usagef("--per-node %d must be >= 1 and divide --workers %d (the hierarchical row needs whole nodes)", o.PerNode, o.Workers)
 	}
 	if o.Elements < 0 {
@@ -129,6 +141,8 @@ func newCollectiveCmd() *cobra.Command {
 	f.StringVar(&o.Window, "window", def.Window, "GPT-scale window: cxl (FP32 write+read via the controller) or ring, tree, halving-doubling, hierarchical over --net")
 	f.StringVar(&models, "models", strings.Join(def.Models, ","), "comma-separated models of the GPT-scale check")
 	f.StringVar(&links, "links", "", "YAML file of extra links")
+	f.StringVar(&o.AstraNetwork, "astra-network", "", "ASTRA-sim analytical network YAML (topology, npus_count, bandwidth, latency): price the FP32 network rows in ASTRA-sim's analytical mode (with --astra-system)")
+	f.StringVar(&o.AstraSystem, "astra-system", "", "ASTRA-sim system JSON (preferred-dataset-splits, endpoint-delay, local-mem-bw, implementations), with --astra-network")
 	f.StringVar(&out, "out", "", "also write JSON, Markdown and SVG into this directory")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 
-	"github.com/neuronfabric/nfabric/host"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/payload"
 	"github.com/neuronfabric/nfabric/report"
@@ -113,7 +112,7 @@ func (sf *specFlags) spec(workers int) (lowbit.Spec, error) {
 		}
 	}
 	s.Workers = workers
-	if err := host.ValidateSpec(s); err != nil {
+	if err := s.Validate(); err != nil {
 		return s, usagef("%v", err)
 	}
 	return s, checkMargin(s)
@@ -396,7 +395,7 @@ func newPayloadInspectCmd() *cobra.Command {
 			if f.Spec.Format == lowbit.Ternary {
 				t.AddRow("gate", f.Spec.Gate.String())
 			}
-			if f.Spec.Format == lowbit.Int8 {
+			if f.Spec.Format.Scaled() {
 				t.AddRow("scale", f.Scale)
 			}
 			t.AddRow("workers", f.Spec.Workers)

@@ -174,7 +174,7 @@ func readTelemetryFile(path string) ([]control.Telemetry, error) {
 // Supervisor's --cusum-k and --cusum-h.
 func (pf *pilotFlags) applyThresholds(fs *pflag.FlagSet, o *experiments.PilotOptions) error {
 	if fs.Changed("ladder-rungs") {
-		r, err := control.ParseRungs(pf.rungs)
+		r, err := control.ParseLadder(pf.rungs)
 		if err != nil {
 			return usagef("--ladder-rungs: %v", err)
 		}

@@ -65,10 +65,10 @@ func (ff *formatsPilotFlags) run(cmd *cobra.Command, o experiments.FormatsOption
 	if o.PilotWarmup < 1 || o.PilotWarmup >= o.Pilot.Epochs {
 		return usagef("--warmup-epochs %d: want 1 to %d (--epochs %d)", ff.warmup, o.Pilot.Epochs-1, o.Pilot.Epochs)
 	}
-	var r control.Rungs
+	var r control.Ladder
 	if ff.rungs != "calibrate" {
 		var err error
-		if r, err = control.ParseRungs(ff.rungs); err != nil {
+		if r, err = control.ParseLadder(ff.rungs); err != nil {
 			return usagef("--rungs: %v", err)
 		}
 	}

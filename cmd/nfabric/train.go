@@ -260,7 +260,7 @@ func newTrainRunCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			sets, name, err := o.LoadSets()
+			sets, info, err := o.LoadSets()
 			if err != nil {
 				return err
 			}
@@ -268,7 +268,7 @@ func newTrainRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printResult(cmd, experiments.TrainRunResult(r, name, o.Seed), asJSON, out)
+			return printResult(cmd, experiments.TrainRunResult(r, info, o.Seed), asJSON, out)
 		},
 	}
 	of.add(cmd.Flags(), def)
@@ -501,7 +501,7 @@ func sweepRules(cmd *cobra.Command, family, rules, rates string) ([]train.Rule, 
 		if cmd.Flags().Changed("rules") {
 			return nil, nil, usagef("--rules is for --rule sign; --rule fp32 trains FP32 alone")
 		}
-		rs = []train.Rule{train.FP32}
+		rs = []train.Rule{train.FormatRule(lowbit.FP32)}
 	default:
 		return nil, nil, usagef("--rule %q: want sign or fp32", family)
 	}

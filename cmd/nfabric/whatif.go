@@ -39,7 +39,7 @@ const whatifExample = `  nfabric whatif --trace trace.json --workers 8 --net ib 
 type whatifFlags struct {
 	trace, model, net, alg, cxl, links, memory, plan, rungs, out, html string
 	workers                                                            int
-	ladder                                                             control.Rungs // --ladder-rungs, parsed by options
+	ladder                                                             control.Ladder // --ladder-rungs, parsed by options
 	shared, asJSON                                                     bool
 }
 
@@ -54,7 +54,7 @@ func (w *whatifFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.links, "links", "", "YAML file of extra links")
 	f.StringVar(&w.memory, "memory", timing.PresetIdeal, "CXL memory preset: "+strings.Join(timing.Presets(), ", "))
 	f.StringVar(&w.plan, "plan", "backbone=g-binary,head=fp32", `admission plan: a policy, or "recorded" (the control plane's ladder on the recorded diagnostics)`)
-	f.StringVar(&w.rungs, "ladder-rungs", control.DefaultLadder().Rungs().String(), `the ladder of --plan recorded: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8; INT8/BFP8 need a trace that recorded their cosines, version 2)`)
+	f.StringVar(&w.rungs, "ladder-rungs", control.DefaultLadder().String(), `the ladder of --plan recorded: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8; INT8/BFP8 need a trace that recorded their cosines, version 2)`)
 	f.StringVar(&w.out, "out", "", "also write JSON, Markdown and SVG into this directory")
 	f.StringVar(&w.html, "html", "", "also write a self-contained HTML page")
 	f.BoolVar(&w.asJSON, "json", false, "print JSON")
@@ -71,7 +71,7 @@ func (w *whatifFlags) options() (whatif.Options, error) {
 		return o, usagef("--workers %d: an All-Reduce needs at least 2 workers", w.workers)
 	}
 	var err error
-	if w.ladder, err = control.ParseRungs(w.rungs); err != nil {
+	if w.ladder, err = control.ParseLadder(w.rungs); err != nil {
 		return o, usagef("--ladder-rungs: %v", err)
 	}
 	okMem := false
@@ -122,7 +122,7 @@ func (w *whatifFlags) checkOutputs() error {
 // whatifPlan sets o's plan from --plan: a policy, or "recorded", the
 // control plane's ladder (rungs, --ladder-rungs) on tr's recorded
 // diagnostics.
-func whatifPlan(o *whatif.Options, plan string, rungs control.Rungs, tr *workload.Trace) error {
+func whatifPlan(o *whatif.Options, plan string, rungs control.Ladder, tr *workload.Trace) error {
 	steps := tr.Steps
 	if len(steps) == 0 {
 		steps = []*workload.Trace{tr}

@@ -10,11 +10,15 @@ import (
 )
 
 // Ledger gathers every block's claims in report order: the rows of the
-// claims ledger that REPORT.md, index.html and ledger.json open with.
+// claims ledger that REPORT.md, index.html and ledger.json open with. A
+// failed block contributes its claims as not run (Outcome.NotRun).
 func Ledger(outs []Outcome) []report.Claim {
 	var out []report.Claim
 	for _, o := range outs {
-		if o.Err == nil && o.Result != nil {
+		switch {
+		case o.Err != nil:
+			out = append(out, o.NotRun...)
+		case o.Result != nil:
 			out = append(out, o.Result.Claims...)
 		}
 	}

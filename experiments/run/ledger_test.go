@@ -109,3 +109,62 @@ func TestLedgerSummary(t *testing.T) {
 		}
 	}
 }
+
+// claimedBlock is synthBlock with its claim list declared: two claims, of
+// which the layout judges both.
+func claimedBlock(name string, n, fail int) Block {
+	b := synthBlock(name, n, fail)
+	b.claims = func(cfg Config) []report.Claim {
+		return []report.Claim{
+			{Section: "Sec. 0", Name: name + " sums its units", Paper: "-", Criterion: "sum > 0"},
+			{Section: "Sec. 0", Name: name + " has units", Paper: "-", Criterion: "n > 0"},
+		}
+	}
+	return b
+}
+
+// TestFailedBlockClaimsNotRun: a block whose unit fails contributes each
+// of its declared claims to the ledger as not run with the failure as the
+// reason, in a single run and in merged shards alike, and the count line
+// counts them; before, its claims vanished and the ledger read rosier.
+func TestFailedBlockClaimsNotRun(t *testing.T) {
+	bs := []Block{synthBlock("alpha", 2, -1), claimedBlock("beta", 3, 1)}
+	lookup := func([]string) ([]Block, error) { return bs, nil }
+	single := t.TempDir()
+	if _, err := Run(context.Background(), bs, Config{Seed: 1}, single, nil); err == nil || !strings.Contains(err.Error(), "beta") {
+		t.Fatalf("run with a failing block: %v", err)
+	}
+	shards := t.TempDir()
+	for i := range 2 {
+		if _, err := RunShard(context.Background(), bs, Config{Seed: 1}, Shard{i, 2}, shards, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged := t.TempDir()
+	if _, err := merge([]string{shards}, merged, nil, lookup); err == nil {
+		t.Fatal("merge of a failing block succeeded")
+	}
+	for _, dir := range []string{single, merged} {
+		raw, err := os.ReadFile(filepath.Join(dir, "ledger.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l struct{ Claims []report.Claim }
+		if err := json.Unmarshal(raw, &l); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Claims) != 3 {
+			t.Fatalf("%s: %d ledger rows, want alpha's 1 and beta's 2: %+v", dir, len(l.Claims), l.Claims)
+		}
+		for _, c := range l.Claims[1:] {
+			if c.Block != "beta" || c.Verdict != report.VerdictNotRun || c.Tier != "quick" ||
+				c.Ours != "not run: the block failed: seed1/u1: boom" {
+				t.Errorf("%s: failed block's row %+v", dir, c)
+			}
+		}
+		md, _ := os.ReadFile(filepath.Join(dir, "REPORT.md"))
+		if !strings.Contains(string(md), "3 claims: 1 holds, 2 not run.") {
+			t.Errorf("%s: REPORT.md's count line does not count the claims not run", dir)
+		}
+	}
+}

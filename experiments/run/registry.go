@@ -121,6 +121,13 @@ type Spec[R any] struct {
 	// Layout turns the units' results, in the order Units listed them,
 	// into the block's report. It must be pure (see the package doc).
 	Layout func(cfg Config, results []R) (*report.Result, error)
+	// Claims lists the claims of the paper the block checks for cfg, as
+	// its layout's ledger rows name them (Section, Name, Paper,
+	// Criterion), without running anything; nil for a block that checks
+	// none. When the block fails (a unit or its layout fails) each one
+	// enters the ledger as not run with the reason, so a failure never
+	// makes the ledger shorter or rosier.
+	Claims func(cfg Config) []report.Claim
 }
 
 // Block is one registered evidence block of the paper.
@@ -129,8 +136,30 @@ type Block struct {
 	Title string
 	Order int
 
+	claims func(cfg Config) []report.Claim
 	plan   func(cfg Config) ([]plannedUnit, error)
 	layout func(cfg Config, keys []string, results []json.RawMessage) (*report.Result, error)
+}
+
+// Claims lists the claims b checks for cfg (Spec.Claims), unjudged; nil
+// for a block that declares none.
+func (b Block) Claims(cfg Config) []report.Claim {
+	if b.claims == nil {
+		return nil
+	}
+	return b.claims(cfg)
+}
+
+// notRunClaims are b's claims as ledger rows of a block that failed with
+// err: each not run, saying why.
+func (b Block) notRunClaims(cfg Config, err error) []report.Claim {
+	cs := b.Claims(cfg)
+	for i := range cs {
+		c := &cs[i]
+		c.Block, c.Tier, c.Convergence, c.Interval = b.Name, cfg.Tier.String(), "n/a", ""
+		c.Ours, c.Verdict = "not run: the block failed: "+err.Error(), report.VerdictNotRun
+	}
+	return cs
 }
 
 // UnitKeys lists the keys of b's units for cfg, in their order, without
@@ -179,7 +208,7 @@ func NewBlock[R any](s Spec[R]) Block {
 	if s.Name == "" || s.Units == nil || s.Layout == nil {
 		panic("run: block without name, Units or Layout")
 	}
-	b := Block{Name: s.Name, Title: s.Title, Order: s.Order}
+	b := Block{Name: s.Name, Title: s.Title, Order: s.Order, claims: s.Claims}
 	b.plan = func(cfg Config) ([]plannedUnit, error) {
 		us, err := s.Units(cfg)
 		if err != nil {

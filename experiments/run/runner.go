@@ -19,6 +19,17 @@ type Outcome struct {
 	Err    error
 	Files  []string
 	Wall   time.Duration
+	// NotRun are the block's claims as ledger rows when Err is set: each
+	// not run, with Err as the reason (Block.Claims).
+	NotRun []report.Claim
+}
+
+// failed fills o.NotRun when the block failed.
+func (o Outcome) failed(cfg Config) Outcome {
+	if o.Err != nil {
+		o.NotRun = o.Block.notRunClaims(cfg, o.Err)
+	}
+	return o
 }
 
 // unitResult is one unit's outcome as it travels in a shard file.
@@ -170,7 +181,7 @@ func (r *blockRuns) finish(i int) {
 		o = layoutBlock(b, bcfg, br.results)
 	}
 	o.Wall = time.Since(br.start)
-	o = writeOutcome(o, r.outDir)
+	o = writeOutcome(o, r.outDir).failed(r.cfg)
 	br.out, br.finished = o, true
 	if o.Err != nil {
 		fmt.Fprintf(r.progress, "[%d/%d] %s: FAILED: %v\n", i+1, len(r.bs), b.Name, o.Err)

@@ -293,7 +293,7 @@ func merge(dirs []string, outDir string, logf func(format string, args ...any), 
 	}
 	var outs []Outcome
 	for i, b := range bs {
-		outs = append(outs, writeOutcome(layoutBlock(b, cfg, perBlock[i]), outDir))
+		outs = append(outs, writeOutcome(layoutBlock(b, cfg, perBlock[i]), outDir).failed(cfg))
 	}
 	return outs, writeIndex(outs, cfg, outDir)
 }

@@ -157,8 +157,23 @@ def _mode_run(mode: str, rank: int, batch: int, stem: str = "cifar", image: int 
     from nfabric.policy import Policy
     torch.manual_seed(0)
     model = resnet18(10, stem)
-    ddp = torch.nn.parallel.DistributedDataParallel(model)
     fabric = None
+    if mode.startswith("fsdp:"):
+        # FSDP2: each residual block a unit, then the root; "fsdp:own" is
+        # FSDP2's own reduce-scatter, "fsdp:POLICY" nfabric's.
+        from torch.distributed.fsdp import fully_shard
+        for m in model.modules():
+            if type(m).__name__ == "BasicBlock":
+                fully_shard(m)
+        fully_shard(model)
+        if mode != "fsdp:own":
+            fabric = nt.register(model, Policy.parse(mode[5:]))
+        g = torch.Generator().manual_seed(rank)
+        return {"mode": mode, "model": model, "ddp": model, "fabric": fabric, "done": 0, "times": [], "cpus": [],
+                "hook0": 0.0, "wait0": 0.0, "cpu0": 0.0, "steps0": 0, "bytes0": {},
+                "opt": torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9),
+                "x": torch.randn(batch, 3, image, image, generator=g), "y": torch.randint(10, (batch,), generator=g)}
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
     if mode == "allreduce_hook":
         ddp.register_comm_hook(None, default_hooks.allreduce_hook)
     elif mode == "noop":
@@ -180,6 +195,11 @@ def _mode_row(r: Dict, steps: int) -> Dict:
     row = {"mode": r["mode"], "step_s_median": statistics.median(r["times"]), "step_s": r["times"],
            "step_cpu_s_median": statistics.median(r["cpus"]), "step_cpu_s": r["cpus"],
            "parameters": sum(p.numel() for p in r["model"].parameters())}
+    if r["mode"].startswith("fsdp:"):
+        # FSDP2 also all-gathers the parameters in forward and again in
+        # backward (reshard after forward): 2 x 4 B an element, gathered.
+        row["fsdp"] = True
+        row["gathered_param_bytes_per_step"] = 2 * 4.0 * row["parameters"]
     fabric = r["fabric"]
     if fabric is not None:
         st = fabric.stats.summary()
@@ -192,7 +212,7 @@ def _mode_row(r: Dict, steps: int) -> Dict:
                 fp32_b += b
             else:
                 low_b += b
-        row.update({"wire_bytes_per_step": st["bytes"] / per, "fp32_bytes_per_step": st["fp32_bytes"] / per,
+        row.update({"wire_bytes_per_step": st["bytes"] / per, "dense_bytes_per_step": st["dense_bytes"] / per,
                     "header_bytes_per_step": st["header_bytes"] / per, "ratio": st["ratio"],
                     "ratio_with_headers": st["ratio_with_headers"],
                     "fp32_wire_bytes_per_step": fp32_b / timed, "lowbit_wire_bytes_per_step": low_b / timed,

@@ -23,6 +23,11 @@ all-reduced bytes, ring all-reduce, and W-1 times its gathered planes,
 ring all-gather; TCP/IPv4 with timestamps in 1500-byte frames, 1448
 payload bytes per 1514 bytes tbf counts), with no overlap of compute
 and transfer (DDP overlaps them, so a step can come in under it).
+FSDP2 modes ("fsdp:own", FSDP2's own reduce-scatter; "fsdp:POLICY", nfabric's
+per unit; each residual block a unit) are compared with "fsdp:own"; their
+bound counts (W-1)/W of the parameters all-gathered twice (forward and
+backward), of the dense gradient reduce-scattered and of the planes
+exchanged.
 
     sudo /usr/bin/python3 python/benchmarks/shaped_link.py [--models cifar,imagenet] [--rates 1gbit,10gbit]
         [--steps 5] [--warmup 2] [--json out.json]
@@ -51,7 +56,8 @@ from typing import Dict, List, Optional, Sequence
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-MODES = ["noop", "allreduce_hook", "fp32", "g-binary", "backbone=g-binary,head=fp32"]
+MODES = ["noop", "allreduce_hook", "fp32", "g-binary", "backbone=g-binary,head=fp32",
+         "fsdp:own", "fsdp:g-binary", "fsdp:backbone=g-binary,head=fp32"]
 # --models: name -> (models.ResNet stem, default input size in pixels).
 MODELS = {"cifar": ("cifar", 32), "imagenet": ("imagenet", 64)}
 # tc's rate units in bits per second (tc's own "bps" family means bytes
@@ -94,11 +100,25 @@ def wire_seconds(payload: float, rate_bps: float) -> float:
     return frames * FRAME * 8 / rate_bps
 
 
+def fsdp_sent_bytes(row: Dict, world: int) -> float:
+    """Bytes each FSDP2 rank sends per step: (W-1)/W of the parameters it
+    all-gathers (forward and backward), of the dense gradient it
+    reduce-scatters (ring) and of the planes or codes it exchanges with
+    the other shards (all-to-all)."""
+    return (world - 1) / world * (row["gathered_param_bytes_per_step"] + row["fp32_wire_bytes_per_step"] +
+                                  row["lowbit_wire_bytes_per_step"])
+
+
+def row_sent_bytes(row: Dict, world: int) -> float:
+    if row.get("fsdp"):
+        return fsdp_sent_bytes(row, world)
+    return sent_bytes(row["fp32_wire_bytes_per_step"], row["lowbit_wire_bytes_per_step"], world)
+
+
 def bound_seconds(noop_s: float, row: Dict, world: int, rate_bps: float) -> float:
     """noop's step plus the transfer time of the mode's bytes at the rate,
     without overlap: what the step would take if only the link added."""
-    return noop_s + wire_seconds(sent_bytes(row["fp32_wire_bytes_per_step"], row["lowbit_wire_bytes_per_step"],
-                                            world), rate_bps)
+    return noop_s + wire_seconds(row_sent_bytes(row, world), rate_bps)
 
 
 def ns(k: int) -> str:
@@ -241,21 +261,23 @@ def table(model: str, rate: str, rtt: float, res: Dict, world: int) -> List[str]
     rows = {r["mode"]: r for r in res["modes"]}
     bps = parse_rate(rate)
     base = rows["allreduce_hook"]["step_s_median"] if "allreduce_hook" in rows else None
+    fbase = rows["fsdp:own"]["step_s_median"] if "fsdp:own" in rows else None
     noop = rows["noop"]["step_s_median"] if "noop" in rows else None
     ar = res["allreduce_s"]
     out = [f"{model} ResNet-18 ({rows[next(iter(rows))]['parameters']} parameters, {res['image']}x{res['image']} inputs), "
            f"link {rate} per rank and direction (tbf), TCP round trip {rtt:.0f} us; "
            f"FP32 all-reduce alone {ar['wall_s']:.3f} s/step ({ar['cpu_s']:.3f} CPU s per rank)",
-           f"  {'mode':<30} {'step s':>8} {'bound s':>8} {'allreduce_hook / mode':>22} {'step - noop s':>14} "
+           f"  {'mode':<34} {'step s':>8} {'bound s':>8} {'baseline / mode':>16} {'step - noop s':>14} "
            f"{'step CPU s':>11} {'hook CPU s':>11} {'sent B/step':>12}"]
     for m, r in rows.items():
         st = r["step_s_median"]
         bound = "-" if noop is None else format(bound_seconds(noop, r, world, bps), ".3f")
         over = "-" if noop is None else f"{st - noop:.3f}"
         cpu = r.get("hook_cpu_s_per_step")
-        sent = sent_bytes(r["fp32_wire_bytes_per_step"], r["lowbit_wire_bytes_per_step"], world)
+        sent = row_sent_bytes(r, world)
         scpu = r.get("step_cpu_s_median")
-        out.append(f"  {m:<30} {st:8.3f} {bound:>8} {'-' if base is None else format(base / st, '.2f'):>22} {over:>14} "
+        b = fbase if m.startswith("fsdp:") else base  # FSDP2 modes against FSDP2's own reduce-scatter
+        out.append(f"  {m:<34} {st:8.3f} {bound:>8} {'-' if b is None else format(b / st, '.2f'):>16} {over:>14} "
                    f"{'-' if scpu is None else format(scpu, '.3f'):>11} {'-' if cpu is None else format(cpu, '.3f'):>11} "
                    f"{sent:12.0f}")
     return out

@@ -6,9 +6,8 @@ Where the library comes from, first found wins:
 
 1. ``NFABRIC_LOWBIT_LIB=PATH``: that file (an error if it does not load);
 2. ``nfabric/_lib/libnfabric_lowbit.so``, which ``pip install ./python``
-   builds with Go (python/setup.py);
-3. in a source checkout with ``go`` on PATH: built on first use into
-   ``~/.cache/nfabric/lowbit/<hash of the Go sources>/``.
+   (or ``pip install -e ./python``) builds with Go into the package (the
+   build backend, python/_build/nfabric_build.py).
 
 ``NFABRIC_LOWBIT=torch`` turns the library off. Without a library,
 nfabric.lowbit runs its torch-op kernels (bit-identical, slower on CPU) and
@@ -22,16 +21,13 @@ DDP launchers use, is fine).
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import pathlib
-import shutil
-import subprocess
 import threading
 import warnings
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-if TYPE_CHECKING:  # torch is not imported here, so setup.py can load this file to build the library
+if TYPE_CHECKING:  # torch is imported only where a tensor is used
     import torch
 
 # The C ABI versions this loader knows (lowbit/cabi's nfl_abi_version):
@@ -76,52 +72,8 @@ _tried = False
 _why = ""
 
 
-def _repo_root() -> Optional[pathlib.Path]:
-    """The Go module this package sits in, when run from a checkout."""
-    here = pathlib.Path(__file__).resolve().parent
-    for d in here.parents:
-        if (d / "go.mod").is_file() and (d / "lowbit" / "cabi").is_dir():
-            return d
-    return None
-
-
-def source_hash(root: pathlib.Path) -> str:
-    """A digest of the Go sources the library is built from."""
-    h = hashlib.sha256()
-    files = [root / "go.mod", root / "go.sum"] + sorted((root / "lowbit").glob("*.go")) + \
-        sorted((root / "lowbit").glob("*.s")) + sorted((root / "lowbit" / "cabi").glob("*.go"))
-    for f in files:
-        if f.is_file() and not f.name.endswith("_test.go"):
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def build(root: pathlib.Path, out: pathlib.Path) -> None:
-    """Builds the library from the module at root into out (go build
-    -buildmode=c-shared; needs go and a C compiler). Raises RuntimeError."""
-    out = pathlib.Path(out).resolve()  # go build runs in root
-    go = shutil.which("go")
-    if go is None:
-        raise RuntimeError("go is not on PATH")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
-    env = dict(os.environ, CGO_ENABLED="1")
-    r = subprocess.run([go, "build", "-buildmode=c-shared", "-trimpath", "-o", str(tmp), "./lowbit/cabi"],
-                       cwd=root, env=env, capture_output=True, text=True)
-    tmp.with_suffix(".h").unlink(missing_ok=True)
-    if r.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise RuntimeError(f"go build ./lowbit/cabi failed: {r.stderr.strip()[-2000:]}")
-    os.replace(tmp, out)  # atomic: concurrent builders (DDP ranks) never see half a file
-
-
 def _candidates() -> List[pathlib.Path]:
-    out = [pathlib.Path(__file__).resolve().parent / "_lib" / LIB_NAME]
-    root = _repo_root()
-    if root is not None:
-        cache = pathlib.Path(os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache"))
-        out.append(cache / "nfabric" / "lowbit" / source_hash(root) / LIB_NAME)
-    return out
+    return [pathlib.Path(__file__).resolve().parent / "_lib" / LIB_NAME]
 
 
 def _open(path: pathlib.Path) -> ctypes.CDLL:
@@ -149,11 +101,7 @@ def _load() -> Optional[ctypes.CDLL]:
     for p in cands:
         if p.is_file():
             return _open(p)
-    root = _repo_root()
-    if root is None:
-        raise RuntimeError(f"{cands[0]} is missing (install with pip install ./python, Go on PATH)")
-    build(root, cands[-1])
-    return _open(cands[-1])
+    raise RuntimeError(f"{cands[0]} is missing (pip install ./python with Go and a C compiler on PATH builds it)")
 
 
 def lib() -> Optional[ctypes.CDLL]:

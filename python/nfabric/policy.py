@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Dict, Iterable, Mapping, Optional
+from typing import Dict, Iterable, Mapping, Optional, Union
 
-from .lowbit import Format, Gate, GateKind, Layout, PAPER_GATE, parse_format, parse_gate, parse_layout
+from .formats import Format, Gate, GateKind, Layout, PAPER_GATE, parse_format, parse_gate, parse_layout
 
-__all__ = ["RuleSpec", "Policy", "parse_rule_spec", "TABLE6"]
+__all__ = ["RuleSpec", "Policy", "parse_rule_spec", "TABLE6", "AUTO"]
+
+AUTO = "auto"
+"""``Policy(sign_lr=AUTO)``: each vote group's rate is measured from the
+FP32 warm-up (nfabric.torch.auto documents the rule)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,11 +165,11 @@ class Policy:
 
     rules: Dict[str, RuleSpec]
     lr: float = 0.05
-    sign_lr: float = 1e-4
+    sign_lr: Union[float, str] = 1e-4
     layout: Layout = Layout.WORKER_MAJOR
 
     @classmethod
-    def parse(cls, s: str, lr: float = 0.05, sign_lr: float = 1e-4, layout: str = "worker-major") -> "Policy":
+    def parse(cls, s: str, lr: float = 0.05, sign_lr: Union[float, str] = 1e-4, layout: str = "worker-major") -> "Policy":
         """Reads one spec for every group ("g-binary") or group=spec entries
         ("backbone=g-ternary,head=fp32")."""
         if not isinstance(s, str):
@@ -193,10 +197,19 @@ class Policy:
         p.validate_rates()
         return p
 
+    def auto_sign_lr(self) -> bool:
+        """Whether sign_lr is "auto": set per group from the FP32 warm-up by
+        the hook or the virtual workers (nfabric.torch.auto)."""
+        return isinstance(self.sign_lr, str) and self.sign_lr == AUTO
+
     def validate_rates(self) -> None:
+        if isinstance(self.sign_lr, str) and self.sign_lr != AUTO:
+            raise ValueError(f"policy sign_lr {self.sign_lr!r}: want a positive number or {AUTO!r}")
         for name, v in (("lr", self.lr), ("sign_lr", self.sign_lr)):
-            if not math.isfinite(v) or v <= 0:
-                raise ValueError(f"policy {name} {v} must be a positive number")
+            if name == "sign_lr" and self.auto_sign_lr():
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"policy {name} {v!r} must be a positive number")
 
     def check_groups(self, groups: Iterable[str]) -> None:
         """Every group must have a rule and every named rule a group: a typo
@@ -222,7 +235,12 @@ class Policy:
         r = s.rule if rule is None else rule
         if s.lr is not None:
             return s.lr
-        return self.sign_lr if r.vote() else self.lr
+        if not r.vote():
+            return self.lr
+        if self.auto_sign_lr():
+            raise ValueError(f"group {group}: sign_lr='auto' is set from the FP32 warm-up by the hook or the virtual "
+                             "workers (their scale()), not by the policy alone")
+        return float(self.sign_lr)
 
     def scale(self, group: str, rule: Optional[Format] = None) -> float:
         """The factor the update of a group is handed to an optimizer at lr

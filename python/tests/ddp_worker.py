@@ -61,15 +61,20 @@ class Flaky:
 def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabric", ctl: Optional[str] = None,
              nan_rank: Optional[int] = None, bucket_cap_mb: float = 0.0005, backend: str = "collective",
              serve: Optional[str] = None, layout: str = "worker-major", rungs: Optional[str] = None,
-             record: Optional[str] = None) -> Dict[str, Any]:
-    model = make_model()
+             record: Optional[str] = None, dtype: str = "float32", compiled: Optional[str] = None) -> Dict[str, Any]:
+    if compiled and not hasattr(torch, "compile"):
+        return {"skipped": f"torch {torch.__version__} has no torch.compile"}
+    if dtype == "bfloat16" and int(torch.__version__.split(".")[0]) < 2:
+        return {"skipped": f"gloo in torch {torch.__version__} has no bfloat16 all-reduce"}
+    model = make_model().to(getattr(torch, dtype))
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
     fabric = None
     if hook == "allreduce":
         ddp.register_comm_hook(None, default_hooks.allreduce_hook)
     else:
         if ctl == "serve-admit":
-            c = nt.serve.ServeControl(serve, default="fp32", warmup=2, ladder_binary=-1.0, diag_every=1)
+            c = nt.serve.ServeControl(serve, default="fp32", warmup=2, ladder_rungs="g-binary:-1,g-ternary:0.5",
+                                      diag_every=1)
         elif ctl == "serve-diag":  # the controller's ladder (rungs; None: the paper's two), diagnostics every step
             kw = {"ladder_rungs": rungs} if rungs is not None else {}
             c = nt.serve.ServeControl(serve, default="fp32", warmup=1, diag_every=1, **kw)
@@ -79,6 +84,7 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
         rec = {"record": record, "record_steps": [1], "record_diagnostics": True} if record else {}
         fabric = nt.register(ddp, Policy.parse(policy, lr=LR, sign_lr=SIGN_LR, layout=layout), control=c,
                              backend=backend, serve=serve, **rec)
+    run = torch.compile(ddp, backend=compiled) if compiled else ddp
     opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=0.9)
     out: Dict[str, Any] = {"params": [], "grads": [], "raw": [], "buckets": [], "warnings": [], "modes": []}
     names = [n for n, _ in model.named_parameters()]
@@ -102,9 +108,10 @@ def scenario(rank: int, workers: int, name: str, policy: str, hook: str = "nfabr
     for step in range(STEPS):
         x, y = batch(step, workers)
         xs, ys = torch.tensor_split(x, workers)[rank], torch.tensor_split(y, workers)[rank]
+        xs = xs.to(getattr(torch, dtype))
         armed[0] = nan_rank == rank and step == 2
         opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(ddp(xs), ys)
+        loss = torch.nn.functional.cross_entropy(run(xs).float(), ys)
         import warnings
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
@@ -163,13 +170,13 @@ def control_on_rank0_only(rank: int, workers: int) -> Dict[str, Any]:
 
 def sent_diagnostics(ctl) -> List[Any]:
     """The diag events the plane received in ctl's session (its Dump):
-    (step, group, cos_binary, cos_ternary, {mode name: cosine})."""
+    (step, group, G-Binary's cosine, G-Ternary's, {other mode name: cosine})."""
     c = ctl.client
     dump = c.call(c.control.Dump, c.kpb.DumpRequest(session=ctl.session), "Dump")
     out = []
     for e in dump.events:
         if e.event.WhichOneof("event") == "diag":
             d = e.event.diag
-            out.append((d.step, d.group, d.cos_binary, d.cos_ternary,
-                        {c.cpb.Mode.Name(m.mode): m.cosine for m in d.cosines}))
+            cos = {c.cpb.Mode.Name(m.mode): m.cosine for m in d.cosines}
+            out.append((d.step, d.group, cos.pop("MODE_G_BINARY"), cos.pop("MODE_G_TERNARY"), cos))
     return out

@@ -7,9 +7,9 @@ from nfabric._proto.nfabric.v1 import controller_pb2 as cpb
 from nfabric.lowbit import Format
 from nfabric.torch.control import format_of_mode, mode_name
 
-# Go's cxl.ModeOf, written out by hand: the oracle of the rule.
+# Go's cxl.Aggregate, written out by hand: the oracle of the rule.
 GO_MODE_OF = {Format.FP32: "MODE_FP32_BYPASS", Format.BINARY: "MODE_G_BINARY", Format.TERNARY: "MODE_G_TERNARY",
-              Format.INT8: "MODE_INT8_SUM", Format.BFP8: "MODE_BFP8_SUM"}
+              Format.INT8: "MODE_INT8", Format.BFP8: "MODE_BFP8"}
 
 
 def test_mode_of_every_format():

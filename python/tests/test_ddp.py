@@ -39,6 +39,10 @@ SCENARIOS = [
     {"name": "int8-head", "policy": "backbone=g-binary,head=int8", "bucket_cap_mb": 25},
     {"name": "bfp8", "policy": "bfp8", "bucket_cap_mb": 25},
     {"name": "int8-buckets", "policy": "int8"},
+    # torch.compile'd DDP (aot_eager: the eager kernels, so eager's bits)
+    # and a bfloat16 model (gradients, buckets and update in bfloat16).
+    {"name": "compiled", "policy": "g-binary", "compiled": "aot_eager", "bucket_cap_mb": 25},
+    {"name": "bf16", "policy": "backbone=g-binary,head=fp32", "dtype": "bfloat16"},
 ]
 
 
@@ -174,7 +178,7 @@ def test_wire_bytes(runs):
     # most one byte per bucket and step; headers (the NaN flag) apart.
     n = sum(p.numel() for p in W.make_model().parameters())
     nb = sum(len(b) for b in res[0]["binary"]["buckets"])  # DDP rebuilds its buckets after step 0
-    assert st["fp32_bytes"] == 4 * n * W.STEPS
+    assert st["dense_bytes"] == 4 * n * W.STEPS
     assert (n + 7) // 8 * W.STEPS <= st["bytes"] <= n // 8 * W.STEPS + nb
     assert st["header_bytes"] == 4 * nb
 
@@ -225,7 +229,7 @@ def test_int8_many_buckets_is_near_the_mean(runs):
         assert (g - m).abs().max().item() <= top / 254 * (1 + 1e-5) + 1e-7, n
     st = got["stats"]
     n = sum(p.numel() for p in W.make_model().parameters())
-    assert st["fp32_bytes"] == 4 * n * W.STEPS and st["bytes"] > n * W.STEPS
+    assert st["dense_bytes"] == 4 * n * W.STEPS and st["bytes"] > n * W.STEPS
 
 
 def test_recorded_ddp_diagnostics_carry_every_summed_format(tmp_path):
@@ -264,3 +268,49 @@ def test_recorded_ddp_diagnostics_carry_every_summed_format(tmp_path):
         assert set(d["cosines"]) == {"int8", "bfp8"}, g
         assert d["cosines"]["int8"] == pytest.approx(ref[g][Format.INT8], abs=1e-9), g
         assert d["cosines"]["bfp8"] == pytest.approx(ref[g][Format.BFP8], abs=1e-9), g
+
+
+def test_compiled_ddp_equals_eager(runs):
+    """torch.compile of the DDP model (graphs split at buckets by DDP's
+    optimizer) calls the hook with the same buckets' gradients: the same
+    parameters as the eager run, bit for bit."""
+    workers, res = runs
+    got = res[0]["compiled"]
+    if "skipped" in got:
+        pytest.skip("skipped: " + got["skipped"] + " (CI runs this on torch 2.15)")
+    for r in range(workers):
+        assert "error" not in res[r]["compiled"], res[r]["compiled"].get("error")
+        assert_same_params(res[r]["compiled"]["params"], res[r]["binary"]["params"], f"compiled W={workers} rank {r}")
+    assert res[0]["compiled"]["stats"]["low_bit_step_fraction"] == 1.0
+
+
+def test_bf16_model_against_fp32_accumulation(runs):
+    """A bfloat16 model: each step's aggregated gradient equals the one
+    computed from the ranks' own bfloat16 gradients in float32 and rounded
+    once to bfloat16 (the vote of their signs times sign_lr/lr; the head's
+    mean, exact in float32 for two ranks, to one bfloat16 rounding for
+    four), and the bytes are counted at 2 an element."""
+    workers, res = runs
+    got = res[0]["bf16"]
+    if "skipped" in got:
+        pytest.skip("skipped: " + got["skipped"] + " (CI runs this on torch 2.15)")
+    assert "error" not in got, got.get("error")
+    from nfabric import lowbit
+    from nfabric.torch import assign_groups
+    a = assign_groups(W.make_model())
+    scale = torch.tensor(W.SIGN_LR / W.LR, dtype=torch.bfloat16)
+    for step in range(W.STEPS):
+        raws = [res[r]["bf16"]["raw"][step] for r in range(workers)]
+        for p in a.params:
+            g = got["grads"][step][p.name]
+            assert g.dtype == torch.bfloat16
+            f32 = [raw[p.name].float().reshape(-1) for raw in raws]
+            if p.group == "head":
+                want = (sum(f32) / workers).to(torch.bfloat16).view_as(g)
+                tol = 0 if workers == 2 else 2 ** -7 * want.float().abs().max().item()
+                assert (g.float() - want.float()).abs().max().item() <= tol, f"step {step} {p.name}"
+            else:
+                u = lowbit.aggregate(torch.stack(f32), lowbit.Spec(workers), p.flat_base)
+                assert torch.equal(g.reshape(-1), u.to(torch.bfloat16) * scale), f"step {step} {p.name}"
+    n = sum(p.numel() for p in W.make_model().parameters())
+    assert got["stats"]["dense_bytes"] == 2 * n * W.STEPS

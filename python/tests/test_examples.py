@@ -55,3 +55,31 @@ def test_sst2_script_on_a_synthetic_encoder(tmp_path, capsys):
     r = json.loads(out.read_text())
     assert r["low_bit_step_fraction"] == 1.0 and 1 / 32 < r["traffic_vs_fp32"] < 1.0
     assert 0.0 <= r["dev_accuracy"] <= 100.0
+
+
+def test_ddp_tutorial_trains_through_the_hook_and_resumes(tmp_path):
+    """The acceptance check: pytorch/examples' DDP tutorial job (CPU,
+    synthetic data, 2 gloo ranks) with nfabric's lines trains through the
+    hook with no nfabric warning (UserWarnings are errors here, in the
+    ranks too), and a job stopped after 2 epochs and restarted from its
+    snapshot (model, optimizer, every rank's Fabric state) runs its last
+    epoch exactly as the uninterrupted job did."""
+    import os
+    import subprocess
+    script = EXAMPLES / "ddp_tutorial.py"
+    if not script.is_file():
+        pytest.skip(f"skipped: no {script} (run from a checkout)")
+
+    def run(epochs: int, snap, out):
+        r = subprocess.run([sys.executable, "-W", "error::UserWarning", str(script), str(epochs), "1", "--ranks", "2",
+                            "--warmup", "10", "--snapshot", str(snap), "--json", str(out)],
+                           capture_output=True, text=True, timeout=600, env=dict(os.environ))
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+        return json.loads(out.read_text())
+    whole = run(3, tmp_path / "a.pt", tmp_path / "a.json")
+    assert whole["stats"]["steps"] == 96 and whole["stats"]["low_bit_step_fraction"] > 0.85
+    assert whole["final_loss"] < whole["losses"][0] and set(whole["auto_rates"]) == {"head"}
+    run(2, tmp_path / "b.pt", tmp_path / "b1.json")
+    resumed = run(3, tmp_path / "b.pt", tmp_path / "b2.json")
+    assert resumed["losses"] == whole["losses"][-32:]
+    assert resumed["stats"]["steps"] == 96 and resumed["auto_rates"] == whole["auto_rates"]

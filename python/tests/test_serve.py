@@ -130,15 +130,20 @@ def test_admission_diagnostics_are_the_votes_cosines(serve_socket):
     """The cosines sent to the plane are those of the majority vote with the
     FP32 mean, computed here in closed form from the shard gradients."""
     model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
-    ctl = nt.serve.ServeControl(serve_socket, default="fp32", warmup=1, ladder_binary=-1.0, diag_every=1)
+    ctl = nt.serve.ServeControl(serve_socket, default="fp32", warmup=1, ladder_rungs="g-binary:-1,g-ternary:0.5",
+                                diag_every=1)
     v = nt.VirtualWorkers(model, 3, "g-binary", control=ctl)
     batch = (torch.randn(12, 6, generator=torch.Generator().manual_seed(2)), torch.randint(3, (12,)))
     grads, _ = v.shard_grads(batch)
     v.step(batch)
     c = ctl.client
     dump = c.call(c.control.Dump, c.kpb.DumpRequest(session=ctl.session), "Dump")
-    sent = {e.event.diag.group: (e.event.diag.cos_binary, e.event.diag.cos_ternary)
-            for e in dump.events if e.event.WhichOneof("event") == "diag"}
+    mode = c.cpb.Mode.Value
+    sent = {}
+    for e in dump.events:
+        if e.event.WhichOneof("event") == "diag":
+            cos = {m.mode: m.cosine for m in e.event.diag.cosines}
+            sent[e.event.diag.group] = (cos[mode("MODE_G_BINARY")], cos[mode("MODE_G_TERNARY")])
     for g, gr in grads.items():
         u = torch.sign(2 * (gr > 0).sum(0) - 3).double()
         mean = gr.double().mean(0)
@@ -417,11 +422,11 @@ def test_control_four_rung_ladder_mixed_plan_and_demotion(serve_socket):
     ctl.decide(ctx(2))
     ctl.diag(2, "head", 0.9, 0.9, cosines={"int8": 0.5, "bfp8": 0.99})
     assert ctl.decide(ctx(3)) == {"backbone": Format.BINARY, "head": Format.BFP8}
-    assert [(s, g, m) for s, g, m, _ in ctl.actions] == [(1, "backbone", "MODE_G_BINARY"), (1, "head", "MODE_INT8_SUM"),
-                                                        (3, "head", "MODE_BFP8_SUM")]
+    assert [(s, g, m) for s, g, m, _ in ctl.actions] == [(1, "backbone", "MODE_G_BINARY"), (1, "head", "MODE_INT8"),
+                                                        (3, "head", "MODE_BFP8")]
     with pytest.raises(ValueError, match="fp9"):
         ctl.diag(3, "head", 0.9, 0.9, cosines={"fp9": 0.5})
-    with pytest.raises(nt.serve.ServeError, match="cos_binary"):
+    with pytest.raises(nt.serve.ServeError, match="given twice"):
         ctl.diag(3, "head", 0.9, 0.9, cosines={"g-binary": 0.5})
     ok, why = ctl.replay_matches()
     assert ok, why
@@ -470,8 +475,10 @@ def test_hook_diagnostics_reach_a_mixed_plan_with_int8(serve_socket):
     for e in dump.events:
         if e.event.WhichOneof("event") == "diag":
             d = e.event.diag
-            sent[d.group] = (d.cos_binary, {m.mode: m.cosine for m in d.cosines})
-    int8_mode = c.cpb.Mode.Value("MODE_INT8_SUM")
+            cos = {m.mode: m.cosine for m in d.cosines}
+            cos.pop(c.cpb.Mode.Value("MODE_G_TERNARY"))
+            sent[d.group] = (cos.pop(c.cpb.Mode.Value("MODE_G_BINARY")), cos)
+    int8_mode = c.cpb.Mode.Value("MODE_INT8")
     for g, gr in grads.items():
         members = v.assignment.members(g)
         parts, o = [], 0
@@ -543,10 +550,10 @@ def test_ddp_hook_diagnostics_measure_the_ladders_formats(serve_socket, tmp_path
         b, t, extra = got["rungs"][g]
         assert b == pytest.approx(cb[g], abs=1e-9), g
         assert t == pytest.approx(ref[g][Format.TERNARY], abs=1e-9), g
-        assert sorted(extra) == ["MODE_BFP8_SUM", "MODE_INT8_SUM"], (g, extra)
-        assert extra["MODE_INT8_SUM"] == pytest.approx(c8[g], abs=1e-9), g
-        assert extra["MODE_INT8_SUM"] == pytest.approx(ref[g][Format.INT8], abs=1e-9), g
-        assert extra["MODE_BFP8_SUM"] == pytest.approx(ref[g][Format.BFP8], abs=1e-9), g
+        assert sorted(extra) == ["MODE_BFP8", "MODE_INT8"], (g, extra)
+        assert extra["MODE_INT8"] == pytest.approx(c8[g], abs=1e-9), g
+        assert extra["MODE_INT8"] == pytest.approx(ref[g][Format.INT8], abs=1e-9), g
+        assert extra["MODE_BFP8"] == pytest.approx(ref[g][Format.BFP8], abs=1e-9), g
         assert c8[g] > 0.99
         # The paper's ladder: the same two cosines (same gradients, same
         # code path), no per-format ones.
@@ -559,3 +566,40 @@ def test_ddp_hook_diagnostics_measure_the_ladders_formats(serve_socket, tmp_path
     for name in got:
         ok, why = res[0][name]["replay"]
         assert ok, (name, why)
+
+
+def test_serve_control_state_resumes_the_session(serve_socket):
+    """A ServeControl's state_dict (the plane's dump) loaded into a new
+    session reproduces it: the recovery script cut at step 4 (inside the
+    loss alarm) and resumed gives the uninterrupted run's modes, alarms and
+    actions; a differently configured controller refuses the state."""
+    from nfabric.torch.control import StepContext
+    from nfabric.torch.stats import Stats
+
+    def drive(ctl, steps, start=0):
+        out = []
+        for step in range(start, start + steps):
+            loss = RECOVERY_LOSSES[step - 1] if step > 0 else None
+            out.append(ctl.decide(StepContext(step, {"all": Format.BINARY}, loss, Stats()))["all"])
+        return out
+
+    whole = nt.serve.ServeControl(serve_socket, **RECOVERY_CONFIG)
+    whole.bind({"all": 1000})
+    want = drive(whole, len(RECOVERY_LOSSES))
+    first = nt.serve.ServeControl(serve_socket, **RECOVERY_CONFIG)
+    first.bind({"all": 1000})
+    got = drive(first, 4)
+    state = first.state_dict()
+    first.close()
+    resumed = nt.serve.ServeControl(serve_socket, **RECOVERY_CONFIG)
+    resumed.bind({"all": 1000})
+    resumed.load_state_dict(state)
+    got += drive(resumed, len(RECOVERY_LOSSES) - 4, start=4)
+    assert got == want and resumed.alarms == whole.alarms == 1
+    assert resumed.actions == whole.actions
+    other = nt.serve.ServeControl(serve_socket, **dict(RECOVERY_CONFIG, warmup=5))
+    other.bind({"all": 1000})
+    with pytest.raises(ValueError, match="configured differently"):
+        other.load_state_dict(state)
+    for c in (whole, resumed, other):
+        c.close()

@@ -60,7 +60,8 @@ def test_defaults(sl) -> None:
     assert a.rate_list == ["1gbit", "10gbit"]
     assert a.model_list == ["cifar", "imagenet"]
     assert a.steps >= 5 and a.warmup >= 1
-    assert a.mode_list == ["noop", "allreduce_hook", "fp32", "g-binary", "backbone=g-binary,head=fp32"]
+    assert a.mode_list == ["noop", "allreduce_hook", "fp32", "g-binary", "backbone=g-binary,head=fp32",
+                           "fsdp:own", "fsdp:g-binary", "fsdp:backbone=g-binary,head=fp32"]
 
 
 @pytest.mark.parametrize("argv,flag", [
@@ -129,6 +130,24 @@ def test_table_prints_bound_and_speedup(sl) -> None:
     assert float(gb[2]) == pytest.approx(0.1 + 259 * 1514 * 8 / 1e9, abs=5e-4)
     assert gb[3] == "3.00"
     assert gb[4] == "0.200"
+
+
+def test_fsdp_rows_bound_and_baseline(sl) -> None:
+    """FSDP2 rows: (W-1)/W of twice the parameters all-gathered, of the
+    dense gradient reduce-scattered and of the planes exchanged; the
+    speedup is against FSDP2's own reduce-scatter ("fsdp:own")."""
+    def row(mode: str, st: float, fp: float, low: float):
+        return {"mode": mode, "step_s_median": st, "parameters": 1000, "fp32_wire_bytes_per_step": fp,
+                "lowbit_wire_bytes_per_step": low, "fsdp": True, "gathered_param_bytes_per_step": 8e6}
+    own, gb = row("fsdp:own", 1.2, 4e6, 0), row("fsdp:g-binary", 0.6, 0, 125000)
+    assert sl.row_sent_bytes(own, 4) == 0.75 * 12e6 and sl.row_sent_bytes(gb, 4) == 0.75 * (8e6 + 125000)
+    res = {"modes": [{"mode": "noop", "step_s_median": 0.1, "parameters": 1000, "fp32_wire_bytes_per_step": 0,
+                      "lowbit_wire_bytes_per_step": 0}, own, gb], "allreduce_s": {"wall_s": 0.5, "cpu_s": 0.1},
+           "image": 32}
+    line = next(ln for ln in sl.table("cifar", "1gbit", 20.0, res, 4) if ln.strip().startswith("fsdp:g-binary")).split()
+    frames = -(-int(0.75 * (8e6 + 125000)) // 1448)
+    assert float(line[2]) == pytest.approx(0.1 + frames * 1514 * 8 / 1e9, abs=5e-4)
+    assert line[3] == "2.00"
 
 
 def resnet18_params(classes: int, stem: str) -> int:

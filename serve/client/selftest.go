@@ -90,7 +90,7 @@ func SelfTest(ctx context.Context, c *Client, lines int, seed uint64) ([]Check, 
 		}
 		acts = append(acts, a...)
 	}
-	add("control warm-up ends in G-Binary", len(acts) == 1 && acts[0].Step == 2 && acts[0].Mode == cxl.GBinary, "actions %v", acts)
+	add("control warm-up ends in G-Binary", len(acts) == 1 && acts[0].Step == 2 && acts[0].Mode == cxl.Aggregate(lowbit.Binary), "actions %v", acts)
 	return out, nil
 }
 
@@ -104,7 +104,7 @@ func expectPacket(m cxl.Mode, written []byte, w int) []byte {
 		return written
 	}
 	out := make([]byte, len(written))
-	if m == cxl.GBinary {
+	if m == cxl.Aggregate(lowbit.Binary) {
 		for e, c := range lowbit.RefCountPacket(written, w) {
 			out[e] = byte(c)
 		}

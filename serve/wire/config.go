@@ -6,7 +6,6 @@ import (
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/cxl"
-	"github.com/neuronfabric/nfabric/lowbit"
 )
 
 // ParseSessionConfig returns the control configuration of a wire session
@@ -47,19 +46,11 @@ func ParseSessionConfig(field string, c *pb.SessionConfig) (control.Config, []ui
 		}
 	}
 	if r := c.GetLadderRungs(); r != nil {
-		rungs, err := control.ParseRungs(r.GetValue())
+		rungs, err := control.ParseLadder(r.GetValue())
 		if err != nil {
 			return cfg, nil, &FieldError{Field: field + ".ladder_rungs", Err: err}
 		}
 		cfg.Ladder = rungs
-	}
-	for _, o := range []struct {
-		v *wrapperspb.DoubleValue
-		f lowbit.Format
-	}{{c.GetLadderBinary(), lowbit.Binary}, {c.GetLadderTernary(), lowbit.Ternary}} {
-		if o.v != nil {
-			cfg.Ladder = cfg.Ladder.With(o.f, o.v.GetValue())
-		}
 	}
 	cfg.Demote = c.GetLadderDemote()
 	for _, o := range []struct {
@@ -95,14 +86,6 @@ func SessionConfig(cfg control.Config, params []uint64) *pb.SessionConfig {
 		CusumAlpha:   wrapperspb.Double(cfg.LossAlpha),
 		Commander: &pb.Commander{Enabled: cfg.Commander.Enabled, RelievePressure: cfg.Commander.RelievePressure,
 			ReleasePressure: cfg.Commander.ReleasePressure, StaleNs: cfg.Commander.StaleNS, Smooth: cfg.Commander.Smooth},
-	}
-	// The rungs already hold these two; set, they say the same again, for
-	// a reader that knows only the paper's fields.
-	if v, ok := cfg.Ladder.Min(lowbit.Binary); ok {
-		out.LadderBinary = wrapperspb.Double(v)
-	}
-	if v, ok := cfg.Ladder.Min(lowbit.Ternary); ok {
-		out.LadderTernary = wrapperspb.Double(v)
 	}
 	if cfg.Default == control.LowBitDefault {
 		out.Default = pb.Default_DEFAULT_LOWBIT

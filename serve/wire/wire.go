@@ -7,6 +7,7 @@ package wire
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
 	"github.com/neuronfabric/nfabric/control"
@@ -37,9 +38,18 @@ func Mode(m cxl.Mode) pb.Mode { return pb.Mode(m) + 1 }
 // values beyond the enum are errors naming field.
 func ParseMode(field string, m pb.Mode) (cxl.Mode, error) {
 	if _, named := pb.Mode_name[int32(m)]; !named || m < pb.Mode_MODE_IDENTITY || int(m) > cxl.NumModes {
-		return 0, Fieldf(field, "unknown mode %d (want MODE_IDENTITY, MODE_FP32_BYPASS, MODE_G_BINARY, MODE_G_TERNARY, MODE_INT8_SUM or MODE_BFP8_SUM)", int32(m))
+		return 0, Fieldf(field, "unknown mode %d (want one of %s)", int32(m), modeNames())
 	}
 	return cxl.Mode(m - 1), nil
+}
+
+// modeNames lists the wire's mode names, MODE_IDENTITY first.
+func modeNames() string {
+	var s []string
+	for _, m := range cxl.AllModes() {
+		s = append(s, Mode(m).String())
+	}
+	return strings.Join(s, ", ")
 }
 
 // formats maps the wire's region formats to cxl.Region.Sum.
@@ -114,7 +124,7 @@ func Region(id cxl.RegionID, r cxl.Region, mapped bool) *pb.Region {
 		ViewBase: r.ViewAddr(0, 0), End: r.End(), Mapped: mapped,
 		Format: Format(r.Sum), ExpLines: uint64(r.ExpLines()),
 	}
-	if r.Sum == lowbit.BFP8 {
+	if r.Sum.BlockExponents() {
 		out.ExpBase, out.ExpViewBase = r.ExpAddr(0, 0), r.ExpViewAddr(0)
 	}
 	return out
@@ -155,16 +165,15 @@ func Event(ev control.Event) *pb.Event {
 	case control.EvLoss:
 		return &pb.Event{Event: &pb.Event_Loss{Loss: &pb.LossEvent{Step: ev.Step, Loss: ev.Loss}}}
 	case control.EvDiag:
-		d := &pb.DiagEvent{Step: ev.Step, Group: ev.Group, CosBinary: ev.Cos[lowbit.Binary], CosTernary: ev.Cos[lowbit.Ternary]}
+		d := &pb.DiagEvent{Step: ev.Step, Group: ev.Group}
 		for _, f := range lowbit.Formats() {
 			c, ok := ev.Cos[f]
-			if !ok || f == lowbit.Binary || f == lowbit.Ternary {
+			if !ok {
 				continue
 			}
 			// An FP32 cosine (no rung's) goes out as MODE_FP32_BYPASS, for
 			// the plane to refuse.
-			m, _ := cxl.ModeOf(f)
-			d.Cosines = append(d.Cosines, &pb.ModeCosine{Mode: Mode(m), Cosine: c})
+			d.Cosines = append(d.Cosines, &pb.ModeCosine{Mode: Mode(cxl.Aggregate(f)), Cosine: c})
 		}
 		return &pb.Event{Event: &pb.Event_Diag{Diag: d}}
 	case control.EvTelemetry:
@@ -197,12 +206,11 @@ func ParseEvent(field string, e *pb.Event) (control.Event, error) {
 	return control.Event{}, Fieldf(field, "no event set (want one of step, loss, diag, telemetry, non_finite)")
 }
 
-// parseDiag returns the EvDiag of a wire diagnostics event: G-Binary's
-// and G-Ternary's cosines from cos_binary and cos_ternary (always
-// present), the other rungs' from cosines, each a low-bit mode other than
-// those two, given once.
+// parseDiag returns the EvDiag of a wire diagnostics event: every rung's
+// cosine from cosines, each a low-bit mode given once (the plane refuses
+// an event with none).
 func parseDiag(field string, d *pb.DiagEvent) (control.Event, error) {
-	cos := map[lowbit.Format]float64{lowbit.Binary: d.GetCosBinary(), lowbit.Ternary: d.GetCosTernary()}
+	cos := map[lowbit.Format]float64{}
 	for i, mc := range d.GetCosines() {
 		at := fmt.Sprintf("%s.diag.cosines[%d].mode", field, i)
 		m, err := ParseMode(at, mc.GetMode())
@@ -210,11 +218,8 @@ func parseDiag(field string, d *pb.DiagEvent) (control.Event, error) {
 			return control.Event{}, err
 		}
 		f := m.Format()
-		switch {
-		case !m.LowBit():
+		if !m.LowBit() {
 			return control.Event{}, Fieldf(at, "%v is no rung of the admission ladder", m)
-		case f == lowbit.Binary || f == lowbit.Ternary:
-			return control.Event{}, Fieldf(at, "%v's cosine goes in cos_binary or cos_ternary", m)
 		}
 		if _, dup := cos[f]; dup {
 			return control.Event{}, Fieldf(at, "%v given twice", m)
@@ -237,13 +242,6 @@ func EventField(field string, ev control.Event, known func(string) bool) string 
 	case control.EvDiag:
 		if !known(ev.Group) {
 			return field + ".diag.group"
-		}
-		bad := func(f lowbit.Format) bool { c := ev.Cos[f]; return !finite(c) || math.Abs(c) > 1 }
-		switch {
-		case bad(lowbit.Binary):
-			return field + ".diag.cos_binary"
-		case bad(lowbit.Ternary):
-			return field + ".diag.cos_ternary"
 		}
 		return field + ".diag.cosines"
 	case control.EvTelemetry:

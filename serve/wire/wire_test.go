@@ -35,9 +35,9 @@ func TestEventRoundTrip(t *testing.T) {
 	}
 }
 
-// TestParseDiagCosines: cosines carries the rungs beyond the paper's two;
-// a mode that is no rung, a paper mode (whose cosine has its own field), a
-// mode given twice or an unknown mode is an error naming the entry.
+// TestParseDiagCosines: cosines carries every rung's cosine; a mode that is
+// no rung, a mode given twice or an unknown mode is an error naming the
+// entry, and the paper's two modes come through as any other.
 func TestParseDiagCosines(t *testing.T) {
 	mc := func(m pb.Mode) *pb.ModeCosine { return &pb.ModeCosine{Mode: m, Cosine: 0.5} }
 	for _, c := range []struct {
@@ -47,8 +47,8 @@ func TestParseDiagCosines(t *testing.T) {
 	}{
 		{"fp32", []*pb.ModeCosine{mc(pb.Mode_MODE_FP32_BYPASS)}, "event.diag.cosines[0].mode"},
 		{"identity", []*pb.ModeCosine{mc(pb.Mode_MODE_IDENTITY)}, "event.diag.cosines[0].mode"},
-		{"g-binary", []*pb.ModeCosine{mc(pb.Mode_MODE_INT8_SUM), mc(pb.Mode_MODE_G_BINARY)}, "event.diag.cosines[1].mode"},
-		{"twice", []*pb.ModeCosine{mc(pb.Mode_MODE_BFP8_SUM), mc(pb.Mode_MODE_BFP8_SUM)}, "event.diag.cosines[1].mode"},
+		{"g-binary twice", []*pb.ModeCosine{mc(pb.Mode_MODE_G_BINARY), mc(pb.Mode_MODE_INT8), mc(pb.Mode_MODE_G_BINARY)}, "event.diag.cosines[2].mode"},
+		{"twice", []*pb.ModeCosine{mc(pb.Mode_MODE_BFP8), mc(pb.Mode_MODE_BFP8)}, "event.diag.cosines[1].mode"},
 		{"unknown", []*pb.ModeCosine{mc(99)}, "event.diag.cosines[0].mode"},
 	} {
 		e := &pb.Event{Event: &pb.Event_Diag{Diag: &pb.DiagEvent{Group: "g", Cosines: c.cosines}}}
@@ -58,14 +58,24 @@ func TestParseDiagCosines(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.field)
 		}
 	}
-	// EventField names the bad cosine's field.
+	// Every rung's cosine, the paper's two included, round-trips through
+	// cosines.
+	ev := control.Event{Type: control.EvDiag, Step: 4, Group: "g", Cos: map[lowbit.Format]float64{lowbit.Binary: 0.7, lowbit.Ternary: 0.5, lowbit.BFP8: -0.25}}
+	w := Event(ev)
+	if n := len(w.GetDiag().GetCosines()); n != 3 {
+		t.Errorf("%d wire cosines, want 3", n)
+	}
+	if back, err := ParseEvent("event", w); err != nil || !reflect.DeepEqual(back, ev) {
+		t.Errorf("diag round trip: %+v, %v; want %+v", back, err, ev)
+	}
+	// EventField names the cosines of a bad cosine, whichever rung's.
 	known := func(string) bool { return true }
 	for _, c := range []struct {
 		cos   map[lowbit.Format]float64
 		field string
 	}{
-		{map[lowbit.Format]float64{lowbit.Binary: math.NaN(), lowbit.Ternary: 0}, "event.diag.cos_binary"},
-		{map[lowbit.Format]float64{lowbit.Binary: 0, lowbit.Ternary: 2}, "event.diag.cos_ternary"},
+		{map[lowbit.Format]float64{lowbit.Binary: math.NaN(), lowbit.Ternary: 0}, "event.diag.cosines"},
+		{map[lowbit.Format]float64{lowbit.Binary: 0, lowbit.Ternary: 2}, "event.diag.cosines"},
 		{map[lowbit.Format]float64{lowbit.Binary: 0, lowbit.Ternary: 0, lowbit.Int8: math.Inf(1)}, "event.diag.cosines"},
 	} {
 		if f := EventField("event", control.Event{Type: control.EvDiag, Group: "g", Cos: c.cos}, known); f != c.field {
@@ -77,8 +87,8 @@ func TestParseDiagCosines(t *testing.T) {
 // TestModes: the wire values are cxl.Mode + 1 (hand-written table), and
 // 0 and out-of-range values are refused with the field's name.
 func TestModes(t *testing.T) {
-	want := map[cxl.Mode]pb.Mode{cxl.Identity: pb.Mode_MODE_IDENTITY, cxl.FP32Bypass: pb.Mode_MODE_FP32_BYPASS, cxl.GBinary: pb.Mode_MODE_G_BINARY, cxl.GTernary: pb.Mode_MODE_G_TERNARY,
-		cxl.Int8Sum: pb.Mode_MODE_INT8_SUM, cxl.BFPSum: pb.Mode_MODE_BFP8_SUM}
+	want := map[cxl.Mode]pb.Mode{cxl.Identity: pb.Mode_MODE_IDENTITY, cxl.FP32Bypass: pb.Mode_MODE_FP32_BYPASS, cxl.Aggregate(lowbit.Binary): pb.Mode_MODE_G_BINARY, cxl.Aggregate(lowbit.Ternary): pb.Mode_MODE_G_TERNARY,
+		cxl.Aggregate(lowbit.Int8): pb.Mode_MODE_INT8, cxl.Aggregate(lowbit.BFP8): pb.Mode_MODE_BFP8}
 	if len(want) != cxl.NumModes || len(pb.Mode_name) != cxl.NumModes+1 {
 		t.Fatalf("%d modes in cxl, %d in the proto (with MODE_UNSPECIFIED)", cxl.NumModes, len(pb.Mode_name))
 	}
@@ -118,27 +128,26 @@ func TestModes(t *testing.T) {
 // defaults survives SessionConfig then ParseSessionConfig; an empty wire
 // config is control.DefaultConfig (with its groups).
 func TestSessionConfigRoundTrip(t *testing.T) {
-	cfg := control.Config{Groups: []string{"a", "b"}, Default: control.LowBitDefault, LowBitMode: cxl.GTernary, WarmupSteps: 3,
-		Ladder: control.Ladder{BinaryMin: 0.1, TernaryMin: 0.2}.Rungs(), LossK: 0.3, LossH: 0.4, LossAlpha: 0.5, CooldownSteps: 6, CalibrationSteps: 7,
+	cfg := control.Config{Groups: []string{"a", "b"}, Default: control.LowBitDefault, LowBitMode: cxl.Aggregate(lowbit.Ternary), WarmupSteps: 3,
+		Ladder: control.Ladder{{Format: lowbit.Binary, Min: 0.1}, {Format: lowbit.Ternary, Min: 0.2}}, LossK: 0.3, LossH: 0.4, LossAlpha: 0.5, CooldownSteps: 6, CalibrationSteps: 7,
 		Commander: control.CommanderConfig{Enabled: true, RelievePressure: 0.9, ReleasePressure: 0.8, StaleNS: 10, Smooth: 0.5}}
 	got, params, err := ParseSessionConfig("config", SessionConfig(cfg, []uint64{11, 12}))
 	if err != nil || !reflect.DeepEqual(got, cfg) || !reflect.DeepEqual(params, []uint64{11, 12}) {
 		t.Fatalf("round trip %+v %v %v", got, params, err)
 	}
 	// A four-rung ladder with demotion; the ladder comes back in ladder
-	// order, as ParseRungs reads ladder_rungs.
-	cfg.Ladder, cfg.Demote = control.Rungs{{Format: lowbit.BFP8, Min: 0.9}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.Binary, Min: 0.7}}, true
+	// order, as ParseLadder reads ladder_rungs.
+	cfg.Ladder, cfg.Demote = control.Ladder{{Format: lowbit.BFP8, Min: 0.9}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.Binary, Min: 0.7}}, true
 	got, _, err = ParseSessionConfig("config", SessionConfig(cfg, nil))
-	if want := (control.Rungs{{Format: lowbit.Binary, Min: 0.7}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.BFP8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder, want) || !got.Demote {
+	if want := (control.Ladder{{Format: lowbit.Binary, Min: 0.7}, {Format: lowbit.Int8, Min: 0.95}, {Format: lowbit.BFP8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder, want) || !got.Demote {
 		t.Fatalf("rungs round trip %v demote %v, want %v (%v)", got.Ladder, got.Demote, want, err)
 	}
-	// ladder_binary overrides its rung of ladder_rungs; a bad ladder_rungs
-	// names the field.
+	// ladder_rungs is the whole ladder; a bad one names the field.
 	wc := SessionConfig(cfg, nil)
-	wc.LadderRungs, wc.LadderBinary, wc.LadderTernary = wrapperspb.String("int8:0.9"), wrapperspb.Double(0.5), nil
+	wc.LadderRungs = wrapperspb.String("int8:0.9")
 	got, _, err = ParseSessionConfig("config", wc)
-	if want := (control.Rungs{{Format: lowbit.Binary, Min: 0.5}, {Format: lowbit.Int8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder.Ordered(), want) {
-		t.Errorf("ladder_rungs with ladder_binary: %v, want %v (%v)", got.Ladder, want, err)
+	if want := (control.Ladder{{Format: lowbit.Int8, Min: 0.9}}); err != nil || !reflect.DeepEqual(got.Ladder, want) {
+		t.Errorf("ladder_rungs int8:0.9: %v, want %v (%v)", got.Ladder, want, err)
 	}
 	for _, bad := range []string{"fp32:0.5", "int8:2", "int8", "fp9:0.5"} {
 		wc.LadderRungs = wrapperspb.String(bad)
@@ -169,9 +178,9 @@ func TestParseReadSpans(t *testing.T) {
 		err   string
 	}{
 		{"none", nil, 0, []cxl.Mode{}, []bool{}, ""},
-		{"one", []*pb.ReadSpan{sp(3, B, true)}, 3, []cxl.Mode{cxl.GBinary, cxl.GBinary, cxl.GBinary}, []bool{true, true, true}, ""},
+		{"one", []*pb.ReadSpan{sp(3, B, true)}, 3, []cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Binary)}, []bool{true, true, true}, ""},
 		{"three", []*pb.ReadSpan{sp(1, B, true), sp(2, I, false), sp(1, B, false)}, 4,
-			[]cxl.Mode{cxl.GBinary, cxl.Identity, cxl.Identity, cxl.GBinary}, []bool{true, false, false, false}, ""},
+			[]cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Identity, cxl.Identity, cxl.Aggregate(lowbit.Binary)}, []bool{true, false, false, false}, ""},
 		{"split run", []*pb.ReadSpan{sp(1, I, false), sp(1, I, false)}, 2, []cxl.Mode{cxl.Identity, cxl.Identity}, []bool{false, false}, ""},
 		{"short", []*pb.ReadSpan{sp(2, B, true)}, 3, nil, nil, "read_spans: spans cover 2 lines, want the 3 read lines"},
 		{"none for lines", nil, 1, nil, nil, "read_spans: spans cover 0 lines, want the 1 read lines"},

@@ -151,19 +151,15 @@ type SessionConfig struct {
 	Warmup      *wrapperspb.Int64Value `protobuf:"bytes,4,opt,name=warmup,proto3" json:"warmup,omitempty"`
 	Cooldown    *wrapperspb.Int64Value `protobuf:"bytes,5,opt,name=cooldown,proto3" json:"cooldown,omitempty"`
 	Calibration *wrapperspb.Int64Value `protobuf:"bytes,6,opt,name=calibration,proto3" json:"calibration,omitempty"`
-	// --ladder-binary, --ladder-ternary: minimum cosines.
-	LadderBinary  *wrapperspb.DoubleValue `protobuf:"bytes,7,opt,name=ladder_binary,json=ladderBinary,proto3" json:"ladder_binary,omitempty"`
-	LadderTernary *wrapperspb.DoubleValue `protobuf:"bytes,8,opt,name=ladder_ternary,json=ladderTernary,proto3" json:"ladder_ternary,omitempty"`
 	// --cusum-k, --cusum-h, and the loss average's weight alpha.
 	CusumK     *wrapperspb.DoubleValue `protobuf:"bytes,9,opt,name=cusum_k,json=cusumK,proto3" json:"cusum_k,omitempty"`
 	CusumH     *wrapperspb.DoubleValue `protobuf:"bytes,10,opt,name=cusum_h,json=cusumH,proto3" json:"cusum_h,omitempty"`
 	CusumAlpha *wrapperspb.DoubleValue `protobuf:"bytes,11,opt,name=cusum_alpha,json=cusumAlpha,proto3" json:"cusum_alpha,omitempty"`
 	// The Commander; unset means disabled (relief always granted).
 	Commander *Commander `protobuf:"bytes,12,opt,name=commander,proto3" json:"commander,omitempty"`
-	// --ladder-rungs: the admission ladder's rungs as control.ParseRungs
+	// --ladder-rungs: the admission ladder's rungs as control.ParseLadder
 	// reads them ("g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95");
-	// unset means the paper's two. ladder_binary and ladder_ternary, when
-	// set, then set (or add) those two rungs' thresholds.
+	// unset means the paper's two (control.DefaultLadder).
 	LadderRungs *wrapperspb.StringValue `protobuf:"bytes,13,opt,name=ladder_rungs,json=ladderRungs,proto3" json:"ladder_rungs,omitempty"`
 	// --ladder-demote: a failing diagnostic moves an admitted group to the
 	// next rung up that passes (control.Config.Demote); off in the paper.
@@ -240,20 +236,6 @@ func (x *SessionConfig) GetCooldown() *wrapperspb.Int64Value {
 func (x *SessionConfig) GetCalibration() *wrapperspb.Int64Value {
 	if x != nil {
 		return x.Calibration
-	}
-	return nil
-}
-
-func (x *SessionConfig) GetLadderBinary() *wrapperspb.DoubleValue {
-	if x != nil {
-		return x.LadderBinary
-	}
-	return nil
-}
-
-func (x *SessionConfig) GetLadderTernary() *wrapperspb.DoubleValue {
-	if x != nil {
-		return x.LadderTernary
 	}
 	return nil
 }
@@ -791,17 +773,15 @@ func (x *LossEvent) GetLoss() float64 {
 	return 0
 }
 
-// DiagEvent reports one group's cosine alignment of the G-Binary and
-// G-Ternary aggregates with the FP32 aggregate (each in [-1, 1]), and of
-// any further rung's (cosines: MODE_INT8_SUM, MODE_BFP8_SUM, each mode at
-// most once; a rung whose mode is not given was not measured and passes
-// nothing).
+// DiagEvent reports one group's cosine alignment with the FP32 aggregate
+// (each in [-1, 1]) of every rung's aggregate it measured: cosines holds
+// one entry per low-bit mode (MODE_G_BINARY, MODE_G_TERNARY, MODE_INT8,
+// MODE_BFP8), each at most once and at least one; a rung whose mode is not
+// given was not measured and passes nothing.
 type DiagEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
 	Group         string                 `protobuf:"bytes,2,opt,name=group,proto3" json:"group,omitempty"`
-	CosBinary     float64                `protobuf:"fixed64,3,opt,name=cos_binary,json=cosBinary,proto3" json:"cos_binary,omitempty"`
-	CosTernary    float64                `protobuf:"fixed64,4,opt,name=cos_ternary,json=cosTernary,proto3" json:"cos_ternary,omitempty"`
 	Cosines       []*ModeCosine          `protobuf:"bytes,5,rep,name=cosines,proto3" json:"cosines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -849,20 +829,6 @@ func (x *DiagEvent) GetGroup() string {
 		return x.Group
 	}
 	return ""
-}
-
-func (x *DiagEvent) GetCosBinary() float64 {
-	if x != nil {
-		return x.CosBinary
-	}
-	return 0
-}
-
-func (x *DiagEvent) GetCosTernary() float64 {
-	if x != nil {
-		return x.CosTernary
-	}
-	return 0
 }
 
 func (x *DiagEvent) GetCosines() []*ModeCosine {
@@ -1889,7 +1855,7 @@ const file_nfabric_v1_control_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
 	"\n" +
 	"parameters\x18\x02 \x01(\x04R\n" +
-	"parameters\"\x99\x06\n" +
+	"parameters\"\xbc\x05\n" +
 	"\rSessionConfig\x12)\n" +
 	"\x06groups\x18\x01 \x03(\v2\x11.nfabric.v1.GroupR\x06groups\x12-\n" +
 	"\adefault\x18\x02 \x01(\x0e2\x13.nfabric.v1.DefaultR\adefault\x121\n" +
@@ -1897,9 +1863,7 @@ const file_nfabric_v1_control_proto_rawDesc = "" +
 	"lowbitMode\x123\n" +
 	"\x06warmup\x18\x04 \x01(\v2\x1b.google.protobuf.Int64ValueR\x06warmup\x127\n" +
 	"\bcooldown\x18\x05 \x01(\v2\x1b.google.protobuf.Int64ValueR\bcooldown\x12=\n" +
-	"\vcalibration\x18\x06 \x01(\v2\x1b.google.protobuf.Int64ValueR\vcalibration\x12A\n" +
-	"\rladder_binary\x18\a \x01(\v2\x1c.google.protobuf.DoubleValueR\fladderBinary\x12C\n" +
-	"\x0eladder_ternary\x18\b \x01(\v2\x1c.google.protobuf.DoubleValueR\rladderTernary\x125\n" +
+	"\vcalibration\x18\x06 \x01(\v2\x1b.google.protobuf.Int64ValueR\vcalibration\x125\n" +
 	"\acusum_k\x18\t \x01(\v2\x1c.google.protobuf.DoubleValueR\x06cusumK\x125\n" +
 	"\acusum_h\x18\n" +
 	" \x01(\v2\x1c.google.protobuf.DoubleValueR\x06cusumH\x12=\n" +
@@ -1907,7 +1871,7 @@ const file_nfabric_v1_control_proto_rawDesc = "" +
 	"cusumAlpha\x123\n" +
 	"\tcommander\x18\f \x01(\v2\x15.nfabric.v1.CommanderR\tcommander\x12?\n" +
 	"\fladder_rungs\x18\r \x01(\v2\x1c.google.protobuf.StringValueR\vladderRungs\x12#\n" +
-	"\rladder_demote\x18\x0e \x01(\bR\fladderDemote\"\xae\x01\n" +
+	"\rladder_demote\x18\x0e \x01(\bR\fladderDemoteJ\x04\b\a\x10\bJ\x04\b\b\x10\tR\rladder_binaryR\x0eladder_ternary\"\xae\x01\n" +
 	"\tCommander\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12)\n" +
 	"\x10relieve_pressure\x18\x02 \x01(\x01R\x0frelievePressure\x12)\n" +
@@ -1935,15 +1899,12 @@ const file_nfabric_v1_control_proto_rawDesc = "" +
 	"\atime_ns\x18\x02 \x01(\x03R\x06timeNs\"3\n" +
 	"\tLossEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x12\n" +
-	"\x04loss\x18\x02 \x01(\x01R\x04loss\"\xa7\x01\n" +
+	"\x04loss\x18\x02 \x01(\x01R\x04loss\"\x8c\x01\n" +
 	"\tDiagEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +
-	"\x05group\x18\x02 \x01(\tR\x05group\x12\x1d\n" +
-	"\n" +
-	"cos_binary\x18\x03 \x01(\x01R\tcosBinary\x12\x1f\n" +
-	"\vcos_ternary\x18\x04 \x01(\x01R\n" +
-	"cosTernary\x120\n" +
-	"\acosines\x18\x05 \x03(\v2\x16.nfabric.v1.ModeCosineR\acosines\"J\n" +
+	"\x05group\x18\x02 \x01(\tR\x05group\x120\n" +
+	"\acosines\x18\x05 \x03(\v2\x16.nfabric.v1.ModeCosineR\acosinesJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\n" +
+	"cos_binaryR\vcos_ternary\"J\n" +
 	"\n" +
 	"ModeCosine\x12$\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x10.nfabric.v1.ModeR\x04mode\x12\x16\n" +
@@ -2095,53 +2056,51 @@ var file_nfabric_v1_control_proto_depIdxs = []int32{
 	30, // 3: nfabric.v1.SessionConfig.warmup:type_name -> google.protobuf.Int64Value
 	30, // 4: nfabric.v1.SessionConfig.cooldown:type_name -> google.protobuf.Int64Value
 	30, // 5: nfabric.v1.SessionConfig.calibration:type_name -> google.protobuf.Int64Value
-	31, // 6: nfabric.v1.SessionConfig.ladder_binary:type_name -> google.protobuf.DoubleValue
-	31, // 7: nfabric.v1.SessionConfig.ladder_ternary:type_name -> google.protobuf.DoubleValue
-	31, // 8: nfabric.v1.SessionConfig.cusum_k:type_name -> google.protobuf.DoubleValue
-	31, // 9: nfabric.v1.SessionConfig.cusum_h:type_name -> google.protobuf.DoubleValue
-	31, // 10: nfabric.v1.SessionConfig.cusum_alpha:type_name -> google.protobuf.DoubleValue
-	3,  // 11: nfabric.v1.SessionConfig.commander:type_name -> nfabric.v1.Commander
-	32, // 12: nfabric.v1.SessionConfig.ladder_rungs:type_name -> google.protobuf.StringValue
-	2,  // 13: nfabric.v1.OpenSessionRequest.config:type_name -> nfabric.v1.SessionConfig
-	2,  // 14: nfabric.v1.OpenSessionResponse.config:type_name -> nfabric.v1.SessionConfig
-	9,  // 15: nfabric.v1.Event.step:type_name -> nfabric.v1.StepEvent
-	10, // 16: nfabric.v1.Event.loss:type_name -> nfabric.v1.LossEvent
-	11, // 17: nfabric.v1.Event.diag:type_name -> nfabric.v1.DiagEvent
-	13, // 18: nfabric.v1.Event.telemetry:type_name -> nfabric.v1.TelemetryEvent
-	14, // 19: nfabric.v1.Event.non_finite:type_name -> nfabric.v1.NonFiniteEvent
-	12, // 20: nfabric.v1.DiagEvent.cosines:type_name -> nfabric.v1.ModeCosine
-	29, // 21: nfabric.v1.ModeCosine.mode:type_name -> nfabric.v1.Mode
-	29, // 22: nfabric.v1.Action.mode:type_name -> nfabric.v1.Mode
-	8,  // 23: nfabric.v1.SendRequest.event:type_name -> nfabric.v1.Event
-	15, // 24: nfabric.v1.SendResponse.actions:type_name -> nfabric.v1.Action
-	29, // 25: nfabric.v1.GroupStatus.mode:type_name -> nfabric.v1.Mode
-	19, // 26: nfabric.v1.StatusResponse.groups:type_name -> nfabric.v1.GroupStatus
-	8,  // 27: nfabric.v1.RecordedEvent.event:type_name -> nfabric.v1.Event
-	2,  // 28: nfabric.v1.SessionDump.config:type_name -> nfabric.v1.SessionConfig
-	22, // 29: nfabric.v1.SessionDump.events:type_name -> nfabric.v1.RecordedEvent
-	15, // 30: nfabric.v1.SessionDump.actions:type_name -> nfabric.v1.Action
-	15, // 31: nfabric.v1.ReplayResponse.actions:type_name -> nfabric.v1.Action
-	27, // 32: nfabric.v1.ForecastResponse.lowbit_s:type_name -> nfabric.v1.ForecastResponse.LowbitSEntry
-	28, // 33: nfabric.v1.ForecastResponse.lowbit_cache_line_reads:type_name -> nfabric.v1.ForecastResponse.LowbitCacheLineReadsEntry
-	4,  // 34: nfabric.v1.Control.OpenSession:input_type -> nfabric.v1.OpenSessionRequest
-	6,  // 35: nfabric.v1.Control.CloseSession:input_type -> nfabric.v1.CloseSessionRequest
-	16, // 36: nfabric.v1.Control.Send:input_type -> nfabric.v1.SendRequest
-	18, // 37: nfabric.v1.Control.Status:input_type -> nfabric.v1.StatusRequest
-	21, // 38: nfabric.v1.Control.Dump:input_type -> nfabric.v1.DumpRequest
-	23, // 39: nfabric.v1.Control.Replay:input_type -> nfabric.v1.SessionDump
-	25, // 40: nfabric.v1.Control.Forecast:input_type -> nfabric.v1.ForecastRequest
-	5,  // 41: nfabric.v1.Control.OpenSession:output_type -> nfabric.v1.OpenSessionResponse
-	7,  // 42: nfabric.v1.Control.CloseSession:output_type -> nfabric.v1.CloseSessionResponse
-	17, // 43: nfabric.v1.Control.Send:output_type -> nfabric.v1.SendResponse
-	20, // 44: nfabric.v1.Control.Status:output_type -> nfabric.v1.StatusResponse
-	23, // 45: nfabric.v1.Control.Dump:output_type -> nfabric.v1.SessionDump
-	24, // 46: nfabric.v1.Control.Replay:output_type -> nfabric.v1.ReplayResponse
-	26, // 47: nfabric.v1.Control.Forecast:output_type -> nfabric.v1.ForecastResponse
-	41, // [41:48] is the sub-list for method output_type
-	34, // [34:41] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	31, // 6: nfabric.v1.SessionConfig.cusum_k:type_name -> google.protobuf.DoubleValue
+	31, // 7: nfabric.v1.SessionConfig.cusum_h:type_name -> google.protobuf.DoubleValue
+	31, // 8: nfabric.v1.SessionConfig.cusum_alpha:type_name -> google.protobuf.DoubleValue
+	3,  // 9: nfabric.v1.SessionConfig.commander:type_name -> nfabric.v1.Commander
+	32, // 10: nfabric.v1.SessionConfig.ladder_rungs:type_name -> google.protobuf.StringValue
+	2,  // 11: nfabric.v1.OpenSessionRequest.config:type_name -> nfabric.v1.SessionConfig
+	2,  // 12: nfabric.v1.OpenSessionResponse.config:type_name -> nfabric.v1.SessionConfig
+	9,  // 13: nfabric.v1.Event.step:type_name -> nfabric.v1.StepEvent
+	10, // 14: nfabric.v1.Event.loss:type_name -> nfabric.v1.LossEvent
+	11, // 15: nfabric.v1.Event.diag:type_name -> nfabric.v1.DiagEvent
+	13, // 16: nfabric.v1.Event.telemetry:type_name -> nfabric.v1.TelemetryEvent
+	14, // 17: nfabric.v1.Event.non_finite:type_name -> nfabric.v1.NonFiniteEvent
+	12, // 18: nfabric.v1.DiagEvent.cosines:type_name -> nfabric.v1.ModeCosine
+	29, // 19: nfabric.v1.ModeCosine.mode:type_name -> nfabric.v1.Mode
+	29, // 20: nfabric.v1.Action.mode:type_name -> nfabric.v1.Mode
+	8,  // 21: nfabric.v1.SendRequest.event:type_name -> nfabric.v1.Event
+	15, // 22: nfabric.v1.SendResponse.actions:type_name -> nfabric.v1.Action
+	29, // 23: nfabric.v1.GroupStatus.mode:type_name -> nfabric.v1.Mode
+	19, // 24: nfabric.v1.StatusResponse.groups:type_name -> nfabric.v1.GroupStatus
+	8,  // 25: nfabric.v1.RecordedEvent.event:type_name -> nfabric.v1.Event
+	2,  // 26: nfabric.v1.SessionDump.config:type_name -> nfabric.v1.SessionConfig
+	22, // 27: nfabric.v1.SessionDump.events:type_name -> nfabric.v1.RecordedEvent
+	15, // 28: nfabric.v1.SessionDump.actions:type_name -> nfabric.v1.Action
+	15, // 29: nfabric.v1.ReplayResponse.actions:type_name -> nfabric.v1.Action
+	27, // 30: nfabric.v1.ForecastResponse.lowbit_s:type_name -> nfabric.v1.ForecastResponse.LowbitSEntry
+	28, // 31: nfabric.v1.ForecastResponse.lowbit_cache_line_reads:type_name -> nfabric.v1.ForecastResponse.LowbitCacheLineReadsEntry
+	4,  // 32: nfabric.v1.Control.OpenSession:input_type -> nfabric.v1.OpenSessionRequest
+	6,  // 33: nfabric.v1.Control.CloseSession:input_type -> nfabric.v1.CloseSessionRequest
+	16, // 34: nfabric.v1.Control.Send:input_type -> nfabric.v1.SendRequest
+	18, // 35: nfabric.v1.Control.Status:input_type -> nfabric.v1.StatusRequest
+	21, // 36: nfabric.v1.Control.Dump:input_type -> nfabric.v1.DumpRequest
+	23, // 37: nfabric.v1.Control.Replay:input_type -> nfabric.v1.SessionDump
+	25, // 38: nfabric.v1.Control.Forecast:input_type -> nfabric.v1.ForecastRequest
+	5,  // 39: nfabric.v1.Control.OpenSession:output_type -> nfabric.v1.OpenSessionResponse
+	7,  // 40: nfabric.v1.Control.CloseSession:output_type -> nfabric.v1.CloseSessionResponse
+	17, // 41: nfabric.v1.Control.Send:output_type -> nfabric.v1.SendResponse
+	20, // 42: nfabric.v1.Control.Status:output_type -> nfabric.v1.StatusResponse
+	23, // 43: nfabric.v1.Control.Dump:output_type -> nfabric.v1.SessionDump
+	24, // 44: nfabric.v1.Control.Replay:output_type -> nfabric.v1.ReplayResponse
+	26, // 45: nfabric.v1.Control.Forecast:output_type -> nfabric.v1.ForecastResponse
+	39, // [39:46] is the sub-list for method output_type
+	32, // [32:39] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_nfabric_v1_control_proto_init() }

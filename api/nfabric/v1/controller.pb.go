@@ -41,7 +41,9 @@ const (
 )
 
 // Mode is the value of a region's mode latch: what a read returns (paper
-// Table 2). The numbers are cxl.Mode plus one; 0 is not a mode.
+// Table 2). The numbers are cxl.Mode plus one; 0 is not a mode. A mode
+// that aggregates a payload format is named by the format
+// (cxl.Aggregate).
 type Mode int32
 
 const (
@@ -58,11 +60,11 @@ const (
 	// Beyond the paper, on a FORMAT_INT8 region: the workers' int8 codes
 	// summed lane by lane, saturated once to int16 (lowbit.SumInt8); view
 	// line 2l+p holds elements 64l+32p .. 64l+32p+31 as little-endian int16.
-	Mode_MODE_INT8_SUM Mode = 5
+	Mode_MODE_INT8 Mode = 5
 	// Beyond the paper, on a FORMAT_BFP8 region: mantissas aligned to each
 	// 64-element block's largest exponent and summed (lowbit.SumBFP8); sum
-	// view lines as MODE_INT8_SUM, then the exponent view (64 int8 E per line).
-	Mode_MODE_BFP8_SUM Mode = 6
+	// view lines as MODE_INT8, then the exponent view (64 int8 E per line).
+	Mode_MODE_BFP8 Mode = 6
 )
 
 // Enum value maps for Mode.
@@ -73,8 +75,8 @@ var (
 		2: "MODE_FP32_BYPASS",
 		3: "MODE_G_BINARY",
 		4: "MODE_G_TERNARY",
-		5: "MODE_INT8_SUM",
-		6: "MODE_BFP8_SUM",
+		5: "MODE_INT8",
+		6: "MODE_BFP8",
 	}
 	Mode_value = map[string]int32{
 		"MODE_UNSPECIFIED": 0,
@@ -82,8 +84,8 @@ var (
 		"MODE_FP32_BYPASS": 2,
 		"MODE_G_BINARY":    3,
 		"MODE_G_TERNARY":   4,
-		"MODE_INT8_SUM":    5,
-		"MODE_BFP8_SUM":    6,
+		"MODE_INT8":        5,
+		"MODE_BFP8":        6,
 	}
 )
 
@@ -124,10 +126,10 @@ type Format int32
 const (
 	// The paper's sign-plane shape, aggregated by G-Binary and G-Ternary.
 	Format_FORMAT_UNSPECIFIED Format = 0
-	// 8-bit fixed point at a scale the workers agree on; MODE_INT8_SUM.
+	// 8-bit fixed point at a scale the workers agree on; MODE_INT8.
 	Format_FORMAT_INT8 Format = 1
 	// 8-bit mantissas, one exponent per worker and 64-element block;
-	// MODE_BFP8_SUM.
+	// MODE_BFP8.
 	Format_FORMAT_BFP8 Format = 2
 )
 
@@ -2697,15 +2699,15 @@ const file_nfabric_v1_controller_proto_rawDesc = "" +
 	"\x06ticket\x18\x03 \x01(\fR\x06ticket\",\n" +
 	"\x12CloseSharedRequest\x12\x16\n" +
 	"\x06buffer\x18\x01 \x01(\x04R\x06buffer\"\x15\n" +
-	"\x13CloseSharedResponse*\x92\x01\n" +
+	"\x13CloseSharedResponse*\x8a\x01\n" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rMODE_IDENTITY\x10\x01\x12\x14\n" +
 	"\x10MODE_FP32_BYPASS\x10\x02\x12\x11\n" +
 	"\rMODE_G_BINARY\x10\x03\x12\x12\n" +
-	"\x0eMODE_G_TERNARY\x10\x04\x12\x11\n" +
-	"\rMODE_INT8_SUM\x10\x05\x12\x11\n" +
-	"\rMODE_BFP8_SUM\x10\x06*B\n" +
+	"\x0eMODE_G_TERNARY\x10\x04\x12\r\n" +
+	"\tMODE_INT8\x10\x05\x12\r\n" +
+	"\tMODE_BFP8\x10\x06*B\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vFORMAT_INT8\x10\x01\x12\x0f\n" +

@@ -105,14 +105,12 @@ def as_controller(control: object) -> Optional[Callable[[StepContext], ModeMap]]
 
 def mode_name(f: Format) -> str:
     """The proto Mode name of the mode a group running format f latches
-    (Go's cxl.ModeOf): MODE_FP32_BYPASS for FP32, otherwise the format's
-    name upper-cased, with _SUM for the summed formats (MODE_G_BINARY,
-    MODE_G_TERNARY, MODE_INT8_SUM, MODE_BFP8_SUM). One rule over the format
-    table, so a new format needs no entry here."""
+    (Go's cxl.Aggregate): MODE_FP32_BYPASS for FP32, otherwise the format's
+    name upper-cased (MODE_G_BINARY, MODE_G_TERNARY, MODE_INT8, MODE_BFP8).
+    One rule over the format table, so a new format needs no entry here."""
     if f == Format.FP32:
         return "MODE_FP32_BYPASS"
-    n = "MODE_" + str(f).upper().replace("-", "_")
-    return n + "_SUM" if f.sum() else n
+    return "MODE_" + str(f).upper().replace("-", "_")
 
 
 def format_of_mode(name: str) -> Format:

@@ -55,11 +55,15 @@ class Segments:
         return t
 
     def gather(self, src: torch.Tensor) -> torch.Tensor:
+        if not self.params:  # an FSDP2 shard may hold none of a group's elements
+            return src[:0]
         if self.contiguous:
             return src[self.offsets[0]:self.offsets[0] + self.n]
         return torch.cat([src[o:o + n] for o, n in zip(self.offsets, self.lengths)])
 
     def scatter(self, dst: torch.Tensor, vals: torch.Tensor) -> None:
+        if not self.params:
+            return
         if self.contiguous:
             dst[self.offsets[0]:self.offsets[0] + self.n].copy_(vals)
             return
@@ -107,14 +111,16 @@ def nonfinite(p: torch.Tensor) -> torch.Tensor:
     return lowbit.any_nonfinite(p).to(torch.float32)
 
 
-def encode(p: torch.Tensor, rule: RuleSpec, seg: Segments, worker: Optional[int] = None
-           ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+def encode(p: torch.Tensor, rule: RuleSpec, seg: Segments, worker: Optional[int] = None,
+           tau: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
     """One worker's payload of a group: its sign plane and, for the worker
-    gate, its gate plane. Raises lowbit.NonFiniteError."""
+    gate, its gate plane (thresholds tau, default worker_tau(p, seg, rule):
+    give them when p holds parts of parameter tensors, as an FSDP2 shard
+    does). Raises lowbit.NonFiniteError."""
     signs = lowbit.encode_signs(p, worker)
     gates = None
     if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.WORKER:
-        gates = lowbit.encode_gates(p, worker_tau(p, seg, rule), worker)
+        gates = lowbit.encode_gates(p, worker_tau(p, seg, rule) if tau is None else tau, worker)
     return signs, gates
 
 
@@ -154,10 +160,11 @@ def update(signs, gates, seg: Segments, rule: RuleSpec, layout: Layout, scale: f
     out.copy_(vote(stack(signs), stack(gates), seg, rule, layout).to(out.dtype) * scale)
 
 
-def payload_bytes(rule: RuleSpec, n: int) -> int:
-    """Bytes one worker sends for n elements of a group under rule."""
+def payload_bytes(rule: RuleSpec, n: int, element_size: int = 4) -> int:
+    """Bytes one worker sends for n elements of a group under rule
+    (element_size: the dense path's bytes an element)."""
     if rule.rule == Format.FP32:
-        return 4 * n
+        return element_size * n
     if rule.rule.sum():
         return fixed.payload_bytes(str(rule.rule), n)
     planes = 2 if rule.rule == Format.TERNARY and rule.gate.kind == GateKind.WORKER else 1

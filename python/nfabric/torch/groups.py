@@ -83,10 +83,15 @@ class Assignment:
 
 
 def _unwrap(model: torch.nn.Module) -> torch.nn.Module:
-    # DistributedDataParallel and DataParallel keep the user's model in .module.
+    # DistributedDataParallel and DataParallel keep the user's model in
+    # .module; Lightning wraps its LightningModule once more (in
+    # ._forward_module), so group patterns name the user's modules.
     inner = getattr(model, "module", None)
     if isinstance(inner, torch.nn.Module) and type(model).__name__ in ("DistributedDataParallel", "DataParallel"):
-        return inner
+        model = inner
+    fwd = getattr(model, "_forward_module", None)
+    if isinstance(fwd, torch.nn.Module) and type(model).__name__.endswith("WrapperBase"):
+        model = fwd
     return model
 
 

@@ -26,8 +26,9 @@ DDP waits for before it reads the bucket). Modes change only at step boundaries;
 rank 0 before each step's first bucket and its answer is broadcast.
 """
 
+import json
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -40,7 +41,16 @@ from .fixed import allreduce_fixed
 from .record import StepsArg
 from .stats import RecoveryEvent
 
-__all__ = ["register", "Fabric"]
+__all__ = ["register", "Fabric", "AllRanks", "STATE_FORMAT"]
+
+STATE_FORMAT = "nfabric.fabric/1"
+"""The format tag of Fabric.state_dict()."""
+
+
+def fsdp_device(t: torch.Tensor) -> torch.device:
+    """Where a parameter's data lives (a DTensor's local shard's device)."""
+    local = getattr(t, "to_local", None)
+    return local().device if callable(local) else t.device
 
 
 def _global_rank(pg: Optional[dist.ProcessGroup], rank: int) -> int:
@@ -72,61 +82,245 @@ def _all_gather_bytes(send: torch.Tensor, world: int, pg: Optional[dist.ProcessG
     return (outs, work) if async_op else outs
 
 
+def wrapper_kind(model: object) -> str:
+    """"ddp" or "fsdp" (FSDP2's fully_shard) for a model the hook can bind
+    to; TypeError saying what to do for anything else."""
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        return "ddp"
+    fsdp2 = _fsdp2_module_class()
+    if fsdp2 is not None and isinstance(model, fsdp2):
+        return "fsdp"
+    name = type(model).__name__
+    if name == "FullyShardedDataParallel":
+        raise TypeError("nfabric supports FSDP2 (torch.distributed.fsdp.fully_shard), not the FSDP1 "
+                        "FullyShardedDataParallel wrapper: shard the model with fully_shard(module) instead")
+    if isinstance(model, torch.nn.DataParallel):
+        raise TypeError("torch.nn.DataParallel runs one process, with no collective to hook: use "
+                        "DistributedDataParallel (one process per device), or nfabric.torch.VirtualWorkers")
+    if isinstance(model, torch.nn.Module):
+        inner = [n for n, m in model.named_modules() if fsdp2 is not None and isinstance(m, fsdp2)]
+        if inner:
+            raise TypeError(f"{name} has fully_shard()ed submodules ({', '.join(inner[:3])}) but is not itself "
+                            "fully_shard()ed: shard the root module too (fully_shard(model)), then bind it")
+        raise TypeError(f"nfabric needs the model after DistributedDataParallel(model) or fully_shard(model) "
+                        f"wrapped it (in several processes, after init_process_group); got a plain {name}. "
+                        "Under Lightning use nfabric.torch.lightning.NFabric, under Accelerate bind the model "
+                        "accelerator.prepare returns; in one process use nfabric.torch.VirtualWorkers")
+    raise TypeError(f"nfabric binds to a torch.nn.Module wrapped by DistributedDataParallel or fully_shard, "
+                    f"not {name}")
+
+
+def _fsdp2_module_class():
+    """FSDP2's FSDPModule, or None on a torch without it (1.13's fsdp
+    package does not even import on Python 3.11: any failure means none)."""
+    try:
+        from torch.distributed.fsdp import FSDPModule  # torch >= 2.6
+        return FSDPModule
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from torch.distributed._composable.fsdp import FSDPModule  # type: ignore[no-redef]
+        return FSDPModule
+    except Exception:  # noqa: BLE001
+        return None
+
+
 class Fabric(ModeState):
-    """The state of a registered hook: groups, policy, modes and statistics.
+    """NEURON-Fabric aggregation for a data-parallel job: groups, policy,
+    modes, statistics and checkpointable state.
+
+    Create it with the policy alone (``Fabric("backbone=g-binary,head=fp32",
+    control=...)``), before the model is wrapped, and ``bind`` it to the
+    wrapped model (a DistributedDataParallel model, or an FSDP2
+    ``fully_shard``ed one) once the framework has built it;
+    ``nfabric.torch.register(model, policy, ...)`` does both at once. The
+    constructor checks what needs no model (policy, backend, controller),
+    bind the rest (groups, world size, the server), before training starts.
 
     ``assignment.report()`` tells which parameters went where,
-    ``stats.summary()`` the bytes on the wire per group and mode against
-    FP32, the low-bit step fraction and the recovery events.
+    ``stats.summary()`` the bytes on the wire per group and mode against the
+    dense path, the low-bit step fraction and the recovery events.
+    ``state_dict()`` / ``load_state_dict()`` (the torch.distributed.checkpoint
+    ``Stateful`` protocol) save and restore the step, modes, statistics,
+    sign_lr="auto" rates, the controller's state and the error-feedback
+    residuals (per rank).
+
+    steps: the planned number of training steps, if known: a warm-up that
+    outlasts it, or a job that ends with no low-bit step, is warned about.
     """
 
-    def __init__(self, ddp_model: torch.nn.Module, policy: PolicyArg, groups: GroupsArg, control: object,
-                 backend: str, process_group: Optional[dist.ProcessGroup], serve: Optional[str] = None,
-                 token: Optional[str] = None):
-        if not isinstance(ddp_model, torch.nn.parallel.DistributedDataParallel):
-            raise TypeError(f"register needs a torch.nn.parallel.DistributedDataParallel model, got "
-                            f"{type(ddp_model).__name__}; for one process use nfabric.torch.virtual")
-        if not dist.is_initialized():
-            raise RuntimeError("torch.distributed is not initialized (call init_process_group first)")
+    def __init__(self, policy: PolicyArg = "g-binary", groups: GroupsArg = None, control: object = None,
+                 backend: str = "collective", process_group: Optional[dist.ProcessGroup] = None,
+                 serve: Optional[str] = None, token: Optional[str] = None, record: Optional[str] = None,
+                 record_steps: StepsArg = None, record_diagnostics: bool = False, steps: Optional[int] = None):
+        if isinstance(policy, torch.nn.Module):
+            raise TypeError("Fabric(...) takes the policy, not the model: Fabric(policy, ...).bind(model), or "
+                            "nfabric.torch.register(model, policy, ...)")
+        super().__init__(policy, groups, control, backend, serve)
         self.pg = process_group
-        world = dist.get_world_size(process_group)
-        super().__init__(ddp_model.module, policy, groups, control, world, backend, serve)
-        self.rank = dist.get_rank(process_group)
+        self.serve_address, self.token = serve, token
+        self._record_args = (record, record_steps, record_diagnostics)
+        self._planned = steps
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+            raise ValueError(f"steps={steps!r}: want the planned number of training steps (a whole number >= 1)")
+        self.kind: Optional[str] = None
+        self.rank = 0
         self.ctrl = None
-        if backend == "controller":
-            from .serve import Client, ControllerBackend
-            gates = {g: self.policy.spec(g).gate for g in self.groups}
-            self.ctrl = ControllerBackend(Client(serve, token), self.assignment, world, self.layout, gates)
-        if world > 1:
-            # Every rank must take part in the per-step mode broadcast, or
-            # none: check that all ranks were given a controller (or none).
-            have = torch.tensor([1.0 if self.controller is not None else 0.0, 1.0])
-            if dist.get_backend(process_group) == "nccl":  # NCCL reduces device tensors only
-                have = have.cuda()
-            dist.all_reduce(have, group=process_group)
-            if have[0].item() not in (0.0, have[1].item()):
-                raise ValueError(f"control= was given on {int(have[0].item())} of {world} ranks: give the same "
-                                 "controller on every rank (only rank 0's is asked; the others follow its broadcast)")
-        if self.rank == 0:
-            self.bind_control()
-        self._src = _global_rank(process_group, 0)
         self._layouts: Dict[Tuple[int, Tuple[int, ...]], Dict[str, Segments]] = {}
         self._open = False
-        self.residuals: Dict[int, torch.Tensor] = {}
+        # Error-feedback residuals by parameter name (every element of the
+        # parameter, flattened), made at bind for the groups whose rule
+        # has +ef: what state_dict saves per rank.
+        self.residuals: Dict[str, torch.Tensor] = {}
         # buckets[i]: the parameter names of bucket i in the latest step
-        # (DDP rebuilds its buckets after the first step).
+        # (DDP rebuilds its buckets after the first step; FSDP2: units).
         self.buckets: Dict[int, List[str]] = {}
         self._enc_s = self._vote_s = 0.0
         self._fell = False
+        self._diag = None
         # Receive buffers of the planes' all-gather, per bucket index: the
         # same sizes every step, so no allocation (and no first-touch page
         # faults) per bucket. DDP waits for every bucket's future before
         # the step ends, so a buffer is free again by the next step.
         self._recv: Dict[int, torch.Tensor] = {}
+        self._pending_state: Optional[Dict[str, Any]] = None
+        self.units = None  # FSDP2: the bound units (nfabric.torch.fsdp)
+
+    def bind(self, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None) -> "Fabric":
+        """Binds to the wrapped model: DistributedDataParallel (a
+        communication hook) or an FSDP2 model (a custom reduce-scatter per
+        fully_shard unit, nfabric.torch.fsdp). Every check runs here, before
+        training: groups, policy, the world size against the layout, the
+        backend and server, and for FSDP2 the configurations it refuses.
+        optimizer: as attach_optimizer. Returns self."""
+        if self.bound:
+            raise RuntimeError("this Fabric is already bound to a model; make a new one for another model")
+        kind = wrapper_kind(model)
+        if not dist.is_initialized():
+            raise RuntimeError("torch.distributed is not initialized (call init_process_group first)")
+        world = dist.get_world_size(self.pg)
+        inner = model.module if kind == "ddp" else model
+        if kind == "fsdp":
+            from . import fsdp
+            fsdp.check(self, model)
+        self.setup(inner, world)
+        self.kind = kind
+        self.rank = dist.get_rank(self.pg)
+        if self.backend == "controller":
+            if kind == "fsdp":
+                raise ValueError("backend='controller' (the payload lines through nfabric serve) runs under DDP "
+                                 "only; under FSDP2 use the default backend='collective' (the same bits)")
+            from .serve import Client, ControllerBackend
+            gates = {g: self.policy.spec(g).gate for g in self.groups}
+            self.ctrl = ControllerBackend(Client(self.serve_address, self.token), self.assignment, world, self.layout,
+                                          gates)
+        if world > 1:
+            # Every rank must take part in the per-step mode broadcast, or
+            # none: check that all ranks were given a controller (or none).
+            have = torch.tensor([1.0 if self.controller is not None else 0.0, 1.0])
+            if dist.get_backend(self.pg) == "nccl":  # NCCL reduces device tensors only
+                have = have.cuda()
+            dist.all_reduce(have, group=self.pg)
+            if have[0].item() not in (0.0, have[1].item()):
+                raise ValueError(f"control= was given on {int(have[0].item())} of {world} ranks: give the same "
+                                 "controller on every rank (only rank 0's is asked; the others follow its broadcast)")
+        if self.auto.on and self.controller is None and any(self.policy.spec(g).sign() and
+                                                            self.policy.spec(g).lr is None for g in self.groups):
+            raise ValueError("sign_lr='auto' sets each vote group's rate from its FP32 warm-up steps, and with no "
+                             "controller the policy's low-bit groups vote from step 0: give control=Warmup(N)")
+        if self.rank == 0:
+            self.bind_control()
+        self._src = _global_rank(self.pg, 0)
+        self._make_residuals(model, kind)
+        record, record_steps, record_diag = self._record_args
+        self.start_recording(inner, record, record_steps, record_diag, self.rank == 0)
+        if kind == "ddp":
+            self._record_hooks(model)
+            model.register_comm_hook(self, _hook)
+        else:
+            from . import fsdp
+            self._record_hooks(model)
+            fsdp.bind(self, model)
+        self.check_plan(self._planned)
+        if optimizer is not None:
+            self.attach_optimizer(optimizer)
+        if self._pending_state is not None:
+            st, self._pending_state = self._pending_state, None
+            self.load_state_dict(st)
+        return self
+
+    def _make_residuals(self, model: torch.nn.Module, kind: str) -> None:
+        dtypes = {}
+        if kind == "fsdp":
+            from . import fsdp
+            dtypes = fsdp.reduce_dtypes(model)
+        for info in self.assignment.params:
+            if self.policy.spec(info.group).ef:
+                dt = dtypes.get(info.name, info.param.dtype)
+                dev = fsdp_device(info.param)
+                self.residuals[info.name] = torch.zeros(info.numel, dtype=dt, device=dev)
 
     def observe(self, loss: float) -> None:
         """Reports the training loss to the controller (read on rank 0)."""
         self.loss = float(loss)
+
+    # -- checkpoints ---------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        """This rank's state, for torch.distributed.checkpoint (the Stateful
+        protocol: DCP saves it beside the model, each rank under its own
+        key ``rank<N>``) or torch.save: the step, modes, statistics,
+        sign_lr="auto" rates and the controller's state (JSON text), and the
+        error-feedback residuals by parameter name. Before bind it returns
+        what load_state_dict was given (if anything)."""
+        if not self.bound:
+            if self._pending_state is not None:
+                return self._pending_state
+            raise RuntimeError("state_dict() needs a bound Fabric (bind(model) first) or a loaded state")
+        mode = json.dumps(self.mode_state(), sort_keys=True)
+        res = {n: t.detach().clone() for n, t in self.residuals.items()}
+        return {"format": STATE_FORMAT, f"rank{self.rank}": {"mode": mode, "residuals": res}}
+
+    def all_ranks(self) -> "AllRanks":
+        """An adapter whose state_dict holds every rank's state (for a
+        checkpoint rank 0 alone writes: Accelerate's
+        ``accelerator.register_for_checkpointing(fabric.all_ranks())``)."""
+        return AllRanks(self)
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Restores state_dict()'s values for this rank (its ``rank<N>``
+        entry); before bind it is kept and applied by bind. ValueError when
+        the state is of another setup (world size, policy, groups,
+        parameter shapes) or malformed."""
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            raise ValueError(f"not an nfabric Fabric state (want a dict with format {STATE_FORMAT!r})")
+        if not self.bound:
+            self._pending_state = state
+            return
+        mine = state.get(f"rank{self.rank}")
+        if not isinstance(mine, dict) or "mode" not in mine or "residuals" not in mine:
+            have = sorted(k for k in state if k.startswith("rank"))
+            raise ValueError(f"the nfabric state has no entry for rank {self.rank} (it has {have})")
+        mode = mine["mode"]
+        try:
+            mode = json.loads(mode) if isinstance(mode, (str, bytes)) else mode
+        except ValueError as e:
+            raise ValueError(f"the checkpoint's nfabric state is not valid JSON ({e})") from None
+        res = mine["residuals"]
+        if not isinstance(res, dict) or set(res) != set(self.residuals):
+            raise ValueError(f"the checkpoint's residuals are for parameters {sorted(res)[:5] if isinstance(res, dict) else res!r}..., this run keeps "
+                             f"{sorted(self.residuals)[:5]}... (another model or policy)")
+        if not isinstance(mode, dict):
+            raise ValueError(f"the checkpoint's nfabric state is a {type(mode).__name__}, not a JSON object")
+        for n, t in res.items():
+            if not isinstance(t, torch.Tensor) or t.shape != self.residuals[n].shape:
+                raise ValueError(f"the checkpoint's residual of {n} has shape "
+                                 f"{tuple(getattr(t, 'shape', ()))}, the parameter {tuple(self.residuals[n].shape)}")
+            if not bool(torch.isfinite(t).all()):
+                raise ValueError(f"the checkpoint's residual of {n} holds NaN or Inf")
+        self.load_mode_state(mode)
+        for n, t in res.items():
+            self.residuals[n].copy_(t)
 
     def _record_hooks(self, ddp_model: torch.nn.Module) -> None:
         rec = self.recorder
@@ -158,6 +352,7 @@ class Fabric(ModeState):
         close = getattr(self.control_object, "close", None)
         if close is not None and self.rank == 0:
             close()
+        self.check_low_bit_ran()
 
     # -- step boundaries -------------------------------------------------
 
@@ -188,6 +383,7 @@ class Fabric(ModeState):
         self.stats.end_step()
         self.current_step += 1
         self._open = False
+        self.end_of_step_checks()
 
     # -- buckets -----------------------------------------------------------
 
@@ -241,8 +437,16 @@ class Fabric(ModeState):
             fut = self._fp32_with_diag(buf, lay)
         else:
             for g, seg in lay.items():
-                self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
-            fut = self._allreduce_mean(buf).get_future().then(lambda f: f.value()[0])
+                self.stats.add(g, Format.FP32, buf.element_size() * seg.n, seg.n, buf.element_size())
+            step = self.current_step
+            measure = [g for g in lay if self.auto.measuring(g)]
+
+            def done(f: torch.futures.Future) -> torch.Tensor:
+                out = f.value()[0]
+                for g in measure:
+                    self.auto.observe(step, g, lay[g].gather(out))
+                return out
+            fut = self._allreduce_mean(buf).get_future().then(done)
         if self.recording():
             groups = [(g, seg.n, "fp32" if self._fell else str(self.modes[g])) for g, seg in lay.items()]
             self.recorder.bucket(t0, time.perf_counter() - t0, buf.numel() * buf.element_size(), buf.numel(),
@@ -270,7 +474,8 @@ class Fabric(ModeState):
         self._allreduce_mean(buf).wait()
         o = 0
         for g, seg in lay.items():
-            self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+            self.auto.observe(self.current_step, g, seg.gather(buf))
+            self.stats.add(g, Format.FP32, buf.element_size() * seg.n, seg.n, buf.element_size())
             if planes is not None:
                 sizes, outs = planes
                 n = sizes.pop(0)
@@ -310,7 +515,7 @@ class Fabric(ModeState):
         if self.rank == 0:
             self.report_nonfinite(low)
         for g, seg in lay.items():
-            self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+            self.stats.add(g, Format.FP32, buf.element_size() * seg.n, seg.n, buf.element_size())
         return self._allreduce_mean(buf).get_future().then(lambda f: f.value()[0])
 
     def _mixed(self, bucket: dist.GradBucket, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str]):
@@ -370,14 +575,16 @@ class Fabric(ModeState):
         return fut
 
     def _scatter_fp32(self, buf: torch.Tensor, lay: Dict[str, Segments], fp: List[str], fpvec: torch.Tensor,
-                      count: bool = True) -> None:
+                      count: bool = True, step: Optional[int] = None) -> None:
+        step = self.current_step if step is None else step
         o = 0
         for g in fp:
             seg = lay[g]
             seg.scatter(buf, fpvec[o:o + seg.n])
+            self.auto.observe(step, g, fpvec[o:o + seg.n])
             o += seg.n
             if count:
-                self.stats.add(g, Format.FP32, 4 * seg.n, seg.n)
+                self.stats.add(g, Format.FP32, buf.element_size() * seg.n, seg.n, buf.element_size())
 
     def _overlapped(self, index: int, buf: torch.Tensor, lay: Dict[str, Segments], rules, inputs, enc,
                     fp: List[str], fpvec: Optional[torch.Tensor], work) -> torch.futures.Future:
@@ -397,10 +604,11 @@ class Fabric(ModeState):
         if recv is None or recv.numel() != self.workers * send.numel():
             recv = self._recv[index] = torch.empty(self.workers * send.numel(), dtype=send.dtype, device=send.device)
         outs, gwork = _all_gather_bytes(send, self.workers, self.pg, recv, async_op=True)
+        step = self.current_step
         for g, _, _ in voted:
-            self.stats.add(g, self.modes[g], payload_bytes(rules[g], lay[g].n), lay[g].n)
+            self.stats.add(g, self.modes[g], payload_bytes(rules[g], lay[g].n), lay[g].n, buf.element_size())
         for g in fp:
-            self.stats.add(g, Format.FP32, 4 * lay[g].n, lay[g].n)
+            self.stats.add(g, Format.FP32, buf.element_size() * lay[g].n, lay[g].n, buf.element_size())
 
         def finish(f: torch.futures.Future) -> torch.Tensor:
             t0, c0 = time.perf_counter(), time.thread_time()
@@ -414,7 +622,7 @@ class Fabric(ModeState):
                     gates = [o[starts[i + 1]:starts[i + 1] + n] for o in outs] if has_gates else None
                     self._finish(g, lay[g], buf, ([o[a:a + n] for o in outs], gates), rules, inputs, count=False)
                 if work is not None:
-                    self._scatter_fp32(buf, lay, fp, fpvec, count=False)
+                    self._scatter_fp32(buf, lay, fp, fpvec, count=False, step=step)
                 return buf
             finally:
                 self.stats.add_time(time.perf_counter() - t0, time.thread_time() - c0)
@@ -439,7 +647,7 @@ class Fabric(ModeState):
             if not seg.contiguous:
                 seg.scatter(buf, out)
         if count:
-            self.stats.add(g, self.modes[g], payload_bytes(rules[g], seg.n), seg.n)
+            self.stats.add(g, self.modes[g], payload_bytes(rules[g], seg.n), seg.n, buf.element_size())
 
     def _encode_low(self, buf: torch.Tensor, lay: Dict[str, Segments], low: List[str], rules, inputs):
         """This rank's planes of the low-bit groups, as (parts, index), or
@@ -567,18 +775,42 @@ class Fabric(ModeState):
     # -- error feedback ----------------------------------------------------
 
     def _residual(self, seg: Segments, buf: torch.Tensor) -> torch.Tensor:
-        parts = []
-        for info in seg.params:
-            r = self.residuals.get(id(info.param))
-            if r is None:
-                r = torch.zeros(info.numel, dtype=buf.dtype, device=buf.device)
-                self.residuals[id(info.param)] = r
-            parts.append(r)
-        return torch.cat(parts)
+        return torch.cat([self.residuals[info.name] for info in seg.params]) if len(seg.params) > 1 else \
+            self.residuals[seg.params[0].name].clone()
 
     def _store_residual(self, seg: Segments, res: torch.Tensor) -> None:
         for info, s0, n in zip(seg.params, seg.starts, seg.lengths):
-            self.residuals[id(info.param)] = res[s0:s0 + n].clone()
+            self.residuals[info.name].copy_(res[s0:s0 + n])
+
+
+class AllRanks:
+    """Every rank's Fabric state in one dict, for frameworks whose
+    checkpoints rank 0 alone writes (Lightning's, Accelerate's
+    ``register_for_checkpointing``): ``state_dict()`` gathers the ranks'
+    entries (a collective: every rank calls it, as those frameworks do),
+    residuals moved to the CPU; ``load_state_dict`` on each rank takes its
+    own entry."""
+
+    def __init__(self, fabric: "Fabric") -> None:
+        self.fabric = fabric
+
+    def state_dict(self) -> Dict[str, Any]:
+        f = self.fabric
+        mine = f.state_dict()
+        for k, v in mine.items():
+            if k.startswith("rank"):
+                v["residuals"] = {n: t.cpu() for n, t in v["residuals"].items()}
+        if not dist.is_initialized() or f.workers == 1:
+            return mine
+        parts: List[Any] = [None] * f.workers
+        dist.all_gather_object(parts, mine, group=f.pg)
+        out: Dict[str, Any] = {}
+        for p in parts:
+            out.update(p)
+        return out
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self.fabric.load_state_dict(state)
 
 
 # No "from __future__ import annotations" in this file: DDP checks that the
@@ -587,36 +819,43 @@ def _hook(state: "Fabric", bucket: dist.GradBucket) -> torch.futures.Future[torc
     return state.hook(bucket)
 
 
-def register(ddp_model: torch.nn.parallel.DistributedDataParallel, policy: PolicyArg = "g-binary",
+def register(model: torch.nn.Module, policy: PolicyArg = "g-binary",
              groups: GroupsArg = None, control: object = None, backend: str = "collective",
              process_group: Optional[dist.ProcessGroup] = None, serve: Optional[str] = None,
              token: Optional[str] = None, record: Optional[str] = None, record_steps: StepsArg = None,
-             record_diagnostics: bool = False) -> Fabric:
-    """Registers NEURON-Fabric aggregation as ddp_model's communication hook.
+             record_diagnostics: bool = False, optimizer: Optional[torch.optim.Optimizer] = None,
+             steps: Optional[int] = None) -> Fabric:
+    """Runs NEURON-Fabric aggregation in model's gradient synchronization:
+    ``Fabric(policy, ...).bind(model, optimizer)``.
 
+    model: a DistributedDataParallel model (the hook is its communication
+    hook) or an FSDP2 model (``fully_shard``; each unit's reduce-scatter is
+    replaced, see nfabric.torch.fsdp for what is refused).
     policy: a policy string (``"backbone=g-binary,head=fp32"``) or
     nfabric.policy.Policy, whose learning rates scale the low-bit update
-    (the optimizer must run at ``policy.lr``). groups: module-name patterns
-    per group (default: the final classifier in ``head``, the rest in
-    ``backbone``). control: None (the policy's modes), a local controller
+    (the optimizer must run at ``policy.lr``; ``sign_lr="auto"`` measures
+    each vote group's rate from its FP32 warm-up). groups: module-name
+    patterns per group (default: the final classifier in ``head``, the rest
+    in ``backbone``). control: None (the policy's modes), a local controller
     (nfabric.torch.control) or any object with ``decide(ctx)``. backend:
-    ``"collective"`` (all-gather of the packed planes, vote on every rank)
-    or ``"controller"`` (the payload lines through the controller model of
-    the ``nfabric serve`` at ``serve``; bit-identical updates). control may
-    also be the address of an ``nfabric serve`` (a ServeControl with the
-    plane's defaults) or a ``nfabric.torch.serve.ServeControl``. Every
-    check (groups, policy, world size against the layout, backend, the
-    server and its API version) runs here, before training starts.
+    ``"collective"`` (the packed planes exchanged, the vote where the data
+    is) or ``"controller"`` (DDP only: the payload lines through the
+    controller model of the ``nfabric serve`` at ``serve``; bit-identical
+    updates). control may also be the address of an ``nfabric serve`` (a
+    ServeControl with the plane's defaults) or a
+    ``nfabric.torch.serve.ServeControl``. optimizer: checked against
+    policy.lr and reset on mode switches (attach_optimizer). steps: the
+    planned number of steps (warm-up and no-low-bit warnings). Every check
+    (groups, policy, world size against the layout, backend, the server
+    and its API version) runs here, before training starts.
 
     record: a .json path to record steps ``record_steps`` (an int N: steps
     1..N; a list of step numbers; default 1, 2, 3) as a bucket trace for
     ``nfabric whatif`` (rank 0 writes it; see nfabric.torch.record);
     record_diagnostics also measures the cosine diagnostics of the FP32
-    groups on those steps (an all-gather of their sign planes), which
-    ``nfabric whatif --plan recorded`` turns into an admission plan.
+    groups on those steps (an all-gather of their sign planes; DDP only),
+    which ``nfabric whatif --plan recorded`` turns into an admission plan.
     """
-    fabric = Fabric(ddp_model, policy, groups, control, backend, process_group, serve, token)
-    fabric.start_recording(ddp_model.module, record, record_steps, record_diagnostics, fabric.rank == 0)
-    fabric._record_hooks(ddp_model)
-    ddp_model.register_comm_hook(fabric, _hook)
-    return fabric
+    fabric = Fabric(policy, groups, control, backend, process_group, serve, token, record, record_steps,
+                    record_diagnostics, steps)
+    return fabric.bind(model, optimizer)

@@ -27,6 +27,7 @@ over gRPC, ``api/nfabric/v1``).
 
 from __future__ import annotations
 
+import base64
 import os
 import time
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -449,7 +450,8 @@ class ControllerBackend:
         reg = self.sum_regions.get(key)
         if reg is None:
             pb = self.pb
-            f, mode = (pb.FORMAT_INT8, pb.MODE_INT8_SUM) if fmt == "int8" else (pb.FORMAT_BFP8, pb.MODE_BFP8_SUM)
+            f = pb.FORMAT_INT8 if fmt == "int8" else pb.FORMAT_BFP8
+            mode = getattr(pb, mode_name(lowbit.parse_format(fmt)))
             req = pb.MapRegionRequest(device=self.device, name=f"{info.name}/{fmt}", base=self.end,
                                       elements=info.numel, mode=mode, format=f, element0=info.flat_base)
             reg = self.c.call(self.c.controller.MapRegion, req, f"MapRegion {info.name} ({fmt})").region
@@ -547,10 +549,11 @@ class ServeControl:
     ``default``: "fp32" (admission: FP32 until the ladder admits a mode on
     diagnostics) or "lowbit" (the low-bit ``lowbit_mode`` after warm-up;
     the Supervisor recovers to FP32 on a loss alarm). warmup, cooldown,
-    calibration, cusum_k, cusum_h, cusum_alpha, ladder_binary,
-    ladder_ternary, ladder_rungs (every rung as "format:min,...", e.g.
-    "g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95"), ladder_demote: as
-    ``nfabric pilot``'s flags (None: the plane's defaults). diag_every = N measures the cosine diagnostics of the groups
+    calibration, cusum_k, cusum_h, cusum_alpha, ladder_rungs (the whole
+    ladder, every rung as "format:min,...", e.g.
+    "g-binary:0.75,g-ternary:0.5,int8:0.95,bfp8:0.95"; unset: the paper's
+    two), ladder_demote: as ``nfabric pilot``'s flags (None: the plane's
+    defaults). diag_every = N measures the cosine diagnostics of the groups
     running FP32 every N steps (an extra all-gather of their sign planes in
     DDP) and sends them. Give the same ServeControl on every rank; only rank
     0's opens a session. The session is opened when the hook binds the
@@ -563,8 +566,8 @@ class ServeControl:
             raise ValueError(f"default {default!r}: want fp32 or lowbit")
         self.address, self.token = address, token
         self.default, self.lowbit_mode = default, lowbit.parse_format(lowbit_mode)
-        allowed = {"warmup", "cooldown", "calibration", "cusum_k", "cusum_h", "cusum_alpha", "ladder_binary",
-                   "ladder_ternary", "ladder_rungs", "ladder_demote"}
+        allowed = {"warmup", "cooldown", "calibration", "cusum_k", "cusum_h", "cusum_alpha", "ladder_rungs",
+                   "ladder_demote"}
         bad = sorted(set(config) - allowed)
         if bad:
             raise ValueError(f"unknown control setting(s) {bad} (want {sorted(allowed)})")
@@ -605,6 +608,58 @@ class ServeControl:
         self.session = r.session
         self.modes = {g: Format.FP32 for g in groups}
 
+    def state_dict(self) -> Dict[str, object]:
+        """The session as a checkpoint holds it: the plane's dump (its
+        configuration and every event it was fed, base64 protobuf) and what
+        this client derived from it. A ServeControl with no session (ranks
+        other than 0) has none."""
+        if self.session is None:
+            return {"session": None}
+        c = self.client
+        d = c.call(c.control.Dump, c.kpb.DumpRequest(session=self.session), "Dump")  # type: ignore[union-attr]
+        return {"session": base64.b64encode(d.SerializeToString()).decode(), "alarms": self.alarms,
+                "loss_sent": self._loss_sent, "modes": {g: str(f) for g, f in self.modes.items()}}
+
+    def load_state_dict(self, sd: Mapping[str, object]) -> None:
+        """Rebuilds a saved session in this ServeControl's fresh one: the
+        saved events are fed again (the plane is deterministic in them) and
+        the actions must come out as recorded. ValueError when the saved
+        session was configured otherwise or does not replay the same."""
+        blob = sd.get("session") if isinstance(sd, Mapping) else None
+        if blob is None:
+            return
+        if self.session is None:
+            raise ValueError("the checkpoint holds a control session but this ServeControl has none open "
+                             "(it is opened on rank 0 when the Fabric binds)")
+        c = self.client
+        k = c.kpb  # type: ignore[union-attr]
+        d = k.SessionDump()
+        try:
+            d.ParseFromString(base64.b64decode(str(blob), validate=True))
+        except Exception as e:  # noqa: BLE001 - a malformed checkpoint, whatever the decoder raises
+            raise ValueError(f"the checkpoint's control session does not decode ({e})") from None
+        mine = c.call(c.control.Dump, k.DumpRequest(session=self.session), "Dump")  # type: ignore[union-attr]
+        if len(mine.events):
+            raise ValueError("load_state_dict needs a fresh control session (this one was already fed events)")
+        if d.config.SerializeToString(deterministic=True) != mine.config.SerializeToString(deterministic=True):
+            raise ValueError("the checkpoint's control session was configured differently from this ServeControl "
+                             "(groups, default, ladder or thresholds)")
+        self.actions = []
+        for ev in d.events:
+            try:
+                self._send(ev.event)
+            except ServeError as e:
+                if not ev.error:
+                    raise ValueError(f"replaying the saved control session: an event the plane accepted is now "
+                                     f"rejected ({e})") from None
+        names = {v: n for n, v in c.cpb.Mode.items()}  # type: ignore[union-attr]
+        want = [(a.step, a.group, names[a.mode], a.reason) for a in d.actions]
+        if self.actions != want:
+            raise ValueError("replaying the saved control session gave other actions than it recorded")
+        self.alarms = int(sd.get("alarms", self.alarms))  # type: ignore[arg-type]
+        ls = sd.get("loss_sent")
+        self._loss_sent = None if ls is None else int(ls)  # type: ignore[arg-type]
+
     def _send(self, event) -> None:
         assert self.client is not None and self.session is not None
         k = self.client.kpb
@@ -631,14 +686,16 @@ class ServeControl:
         """Reports a group's cosine diagnostics (the ladder admits on them):
         G-Binary's and G-Ternary's, and in ``cosines`` those of the other
         rungs (format name or Format -> cosine, e.g. {"int8": 0.97}); a rung
-        not reported was not measured and admits nothing."""
+        not reported was not measured and admits nothing. On the wire every
+        rung's cosine, the paper's two first, is one entry of the event's
+        cosines."""
         k = self.client.kpb  # type: ignore[union-attr]
-        extra = []
+        each = [(Format.BINARY, cos_binary), (Format.TERNARY, cos_ternary)]
         for f, c in (cosines or {}).items():
-            fmt = f if isinstance(f, Format) else lowbit.parse_format(str(f))
-            extra.append(k.ModeCosine(mode=getattr(self.client.cpb, mode_name(fmt)), cosine=float(c)))  # type: ignore[union-attr]
-        self._send(k.Event(diag=k.DiagEvent(step=step, group=group, cos_binary=cos_binary, cos_ternary=cos_ternary,
-                                            cosines=extra)))
+            each.append((f if isinstance(f, Format) else lowbit.parse_format(str(f)), c))
+        wire = [k.ModeCosine(mode=getattr(self.client.cpb, mode_name(f)), cosine=float(c))  # type: ignore[union-attr]
+                for f, c in each]
+        self._send(k.Event(diag=k.DiagEvent(step=step, group=group, cosines=wire)))
 
     def telemetry(self, demand_gbps: float, capacity_gbps: float, line_reads_per_s: float = 0.0,
                   time_ns: Optional[int] = None) -> None:

@@ -1,11 +1,16 @@
 """Traffic and mode statistics, measured from what the aggregation sent.
 
-Bytes are what one worker (rank) puts on the wire per step: 4 bytes an
-element on the FP32 path, the packed planes on the low-bit path (one bit an
-element, two with worker gate bits), and separately the small control
-messages (the per-bucket NaN/Inf flag, the broadcast modes) as "header"
-bytes. The FP32 reference is every element at 4 bytes: their ratio is the
-paper's traffic ratio, measured rather than computed from the format.
+Bytes are what one worker (rank) puts on the wire per step: on the dense
+path (FP32 calibration and recovery: the framework's own all-reduce or
+reduce-scatter) every element at its bucket's element size (4 bytes for
+float32 gradients, 2 for bfloat16 and float16), on the low-bit path the
+packed planes (one bit an element, two with worker gate bits) or the
+INT8/BFP8 codes, and separately the small control messages (the
+per-bucket NaN/Inf flag, the broadcast modes) as "header" bytes. The
+reference ("dense" bytes) is every element at its bucket's element size:
+their ratio is the paper's traffic ratio for the dtype the model trains
+in, measured rather than computed from the format (a bfloat16 model's
+G-Binary ratio is 1/16, a float32 model's 1/32).
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ class Stats:
         self.steps = 0
         self.low_bit_steps = 0
         self.bytes: Dict[Tuple[str, str], int] = {}
-        self.fp32_bytes: Dict[Tuple[str, str], int] = {}
+        self.dense_bytes: Dict[Tuple[str, str], int] = {}
         self.header_bytes = 0
         self.events: List[RecoveryEvent] = []
         self.history: List[Dict[str, Any]] = []
@@ -61,17 +66,30 @@ class Stats:
         self._time_lock = threading.Lock()
         self._step: Dict[str, Any] = self._fresh()
 
+    def __getstate__(self) -> Dict[str, Any]:
+        # Picklable (Lightning's ddp_spawn pickles the callbacks): no lock.
+        d = self.__dict__.copy()
+        d.pop("_time_lock", None)
+        return d
+
+    def __setstate__(self, d: Dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self._time_lock = threading.Lock()
+
     @staticmethod
     def _fresh() -> Dict[str, Any]:
-        return {"bytes": 0, "fp32_bytes": 0, "header_bytes": 0, "modes": {}}
+        return {"bytes": 0, "dense_bytes": 0, "header_bytes": 0, "modes": {}}
 
-    def add(self, group: str, mode: Format, nbytes: int, elements: int) -> None:
+    def add(self, group: str, mode: Format, nbytes: int, elements: int, element_size: int = 4) -> None:
+        """nbytes went on the wire for elements of group under mode; the
+        dense path would have sent element_size bytes for each."""
         key = (group, str(mode))
+        dense = element_size * elements
         self.bytes[key] = self.bytes.get(key, 0) + nbytes
-        self.fp32_bytes[key] = self.fp32_bytes.get(key, 0) + 4 * elements
+        self.dense_bytes[key] = self.dense_bytes.get(key, 0) + dense
         s = self._step
         s["bytes"] += nbytes
-        s["fp32_bytes"] += 4 * elements
+        s["dense_bytes"] += dense
         modes = s["modes"]
         if modes.get(group) not in (None, str(mode)):
             modes[group] = "mixed"
@@ -104,19 +122,21 @@ class Stats:
         self._step = self._fresh()
 
     def summary(self) -> Dict[str, Any]:
-        """Totals: bytes per group and mode, the payload ratio against FP32
-        (without and with headers), the low-bit step fraction, events."""
-        tb, tf = sum(self.bytes.values()), sum(self.fp32_bytes.values())
+        """Totals: bytes per group and mode, the payload ratio against the
+        dense path (without and with headers), the low-bit step fraction,
+        events."""
+        tb, tf = sum(self.bytes.values()), sum(self.dense_bytes.values())
         rows = []
         for (g, m), b in sorted(self.bytes.items()):
-            f = self.fp32_bytes[(g, m)]
-            rows.append({"group": g, "mode": m, "bytes": b, "fp32_bytes": f, "ratio": b / f if f else 0.0})
+            f = self.dense_bytes[(g, m)]
+            rows.append({"group": g, "mode": m, "bytes": b, "dense_bytes": f, "ratio": b / f if f else 0.0})
         return {
             "steps": self.steps,
+            "low_bit_steps": self.low_bit_steps,
             "low_bit_step_fraction": self.low_bit_steps / self.steps if self.steps else 0.0,
             "groups": rows,
             "bytes": tb,
-            "fp32_bytes": tf,
+            "dense_bytes": tf,
             "header_bytes": self.header_bytes,
             "ratio": tb / tf if tf else 0.0,
             "ratio_with_headers": (tb + self.header_bytes) / tf if tf else 0.0,
@@ -129,8 +149,49 @@ class Stats:
     def text(self) -> str:
         s = self.summary()
         out = [f"{s['steps']} steps, low-bit step fraction {s['low_bit_step_fraction']:.4f}, "
-               f"wire bytes/FP32 {s['ratio']:.5f} (with headers {s['ratio_with_headers']:.5f})"]
+               f"wire bytes/dense {s['ratio']:.5f} (with headers {s['ratio_with_headers']:.5f})"]
         for r in s["groups"]:
-            out.append(f"  {r['group']:<10} {r['mode']:<10} {r['bytes']:>14} B  vs FP32 {r['fp32_bytes']:>14} B  ratio {r['ratio']:.5f}")
+            out.append(f"  {r['group']:<10} {r['mode']:<10} {r['bytes']:>14} B  vs dense {r['dense_bytes']:>14} B  "
+                       f"ratio {r['ratio']:.5f}")
         out.append(f"  headers {s['header_bytes']} B; recovery events {len(s['recovery_events'])}")
         return "\n".join(out)
+
+    # -- checkpoints -------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Everything the statistics hold, as plain Python values (no lock):
+        what Fabric.state_dict saves."""
+        return {
+            "steps": self.steps,
+            "low_bit_steps": self.low_bit_steps,
+            "bytes": [[g, m, b] for (g, m), b in sorted(self.bytes.items())],
+            "dense_bytes": [[g, m, b] for (g, m), b in sorted(self.dense_bytes.items())],
+            "header_bytes": self.header_bytes,
+            "events": [e.as_dict() for e in self.events],
+            "history": [dict(h, modes=dict(h["modes"])) for h in self.history],
+            "hook_seconds": self.hook_seconds,
+            "wait_seconds": self.wait_seconds,
+            "hook_cpu_seconds": self.hook_cpu_seconds,
+        }
+
+    def load_state_dict(self, sd: Dict[str, Any]) -> None:
+        """Restores state_dict()'s values; ValueError names a malformed entry."""
+        if not isinstance(sd, dict):
+            raise ValueError(f"statistics in the checkpoint are malformed (a {type(sd).__name__}, not a dict)")
+        try:
+            self.steps = int(sd["steps"])
+            self.low_bit_steps = int(sd["low_bit_steps"])
+            self.bytes = {(str(g), str(m)): int(b) for g, m, b in sd["bytes"]}
+            self.dense_bytes = {(str(g), str(m)): int(b) for g, m, b in sd["dense_bytes"]}
+            self.header_bytes = int(sd["header_bytes"])
+            self.events = [RecoveryEvent(int(e["step"]), str(e["reason"]), tuple(e["groups"]),
+                                         None if e.get("bucket") is None else int(e["bucket"])) for e in sd["events"]]
+            self.history = [dict(h, modes=dict(h["modes"])) for h in sd["history"]]
+            self.hook_seconds = float(sd["hook_seconds"])
+            self.wait_seconds = float(sd["wait_seconds"])
+            self.hook_cpu_seconds = float(sd["hook_cpu_seconds"])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            raise ValueError(f"statistics in the checkpoint are malformed ({type(e).__name__}: {e})") from None
+        if not 0 <= self.low_bit_steps <= self.steps or set(self.bytes) != set(self.dense_bytes):
+            raise ValueError("statistics in the checkpoint are inconsistent (low-bit steps or byte tables)")
+        self._step = self._fresh()

@@ -65,7 +65,12 @@ class VirtualWorkers(ModeState):
     def __init__(self, model: torch.nn.Module, workers: int, policy: PolicyArg = "g-binary", groups: GroupsArg = None,
                  control: object = None, loss_fn: Optional[Callable[[torch.nn.Module, Batch], torch.Tensor]] = None,
                  record: Optional[str] = None, record_steps: StepsArg = None, record_diagnostics: bool = False):
-        super().__init__(model, policy, groups, control, workers)
+        super().__init__(policy, groups, control)
+        self.setup(model, workers)
+        if self.auto.on and self.controller is None and any(self.policy.spec(g).sign() and
+                                                            self.policy.spec(g).lr is None for g in self.groups):
+            raise ValueError("sign_lr='auto' sets each vote group's rate from its FP32 warm-up steps, and with no "
+                             "controller the policy's low-bit groups vote from step 0: give control=Warmup(N)")
         self.start_recording(model, record, record_steps, record_diagnostics, True)
         self.bind_control()
         self.model = model
@@ -158,6 +163,7 @@ class VirtualWorkers(ModeState):
             self.recorder.end()
         self.stats.end_step()
         self.current_step += 1
+        self.end_of_step_checks()
         return loss
 
     def aggregate(self, group: str, g: torch.Tensor) -> torch.Tensor:
@@ -167,7 +173,9 @@ class VirtualWorkers(ModeState):
         seg = self.segments[group]
         rule = self.rule(group)
         if rule.rule == Format.FP32:
-            return self._mean(g)
+            mean = self._mean(g)
+            self.auto.observe(self.current_step, group, mean)
+            return mean
         res = self.ef.get(group)
         if rule.ef and res is None:
             res = torch.zeros_like(g)
@@ -212,7 +220,8 @@ class VirtualWorkers(ModeState):
         fell_back = len(self.stats.events) > before and self.stats.events[-1].reason == "nonfinite"
         mode = Format.FP32 if fell_back else rule.rule
         self._last_mode = mode
-        self.stats.add(group, mode, payload_bytes(rule.with_rule(mode), seg.n), seg.n)
+        es = g.element_size()
+        self.stats.add(group, mode, payload_bytes(rule.with_rule(mode), seg.n, es), seg.n, es)
         for p, v in seg.tensors(upd):
             if p.param.grad is None:
                 p.param.grad = torch.zeros_like(p.param)
