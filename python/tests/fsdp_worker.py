@@ -90,7 +90,7 @@ def wrap(model: torch.nn.Module, how: str, mp: Optional[str] = None) -> torch.nn
 def scenario(rank: int, workers: int, name: str, policy: str, how: str = "fsdp", hook: bool = True,
              ctl: Optional[str] = None, nan_rank: Optional[int] = None, groups=None, mp: Optional[str] = None,
              steps: int = STEPS, resume_at: Optional[int] = None, ckpt: Optional[str] = None,
-             sign_lr: Any = SIGN_LR) -> Dict[str, Any]:
+             sign_lr: Any = SIGN_LR, record: Optional[str] = None) -> Dict[str, Any]:
     if isinstance(resume_at, dict):  # {workers: step}
         resume_at = resume_at[workers]
     model = wrap(make_model(), how, mp)
@@ -99,8 +99,9 @@ def scenario(rank: int, workers: int, name: str, policy: str, how: str = "fsdp",
 
     def new_fabric():
         c = {None: None, "warmup": control.Warmup(2), "flaky": Flaky()}[ctl]
+        rec = {"record": record, "record_steps": [1]} if record else {}
         return nt.register(model, Policy.parse(policy, lr=LR, sign_lr=sign_lr), groups=groups, control=c,
-                           optimizer=opt)
+                           optimizer=opt, **rec)
     if hook:
         fabric = new_fabric()
     inner = model.module if how == "ddp" else model

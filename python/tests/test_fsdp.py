@@ -240,3 +240,21 @@ def test_resume_from_dcp_is_bit_identical(runs, run, resumed):
         same(b["params"], a["params"], f"{resumed} W={workers} rank {r}")
         assert [h["low_bit"] for h in b["history"]] == [False, False, True, True, True, True]
         assert b["stats"]["steps"] == 6 and b["stats"]["bytes"] == a["stats"]["bytes"]
+
+
+def test_recording_under_fsdp2(tmp_path):
+    """record= under FSDP2: step 1 as a bucket trace, one bucket per unit
+    with parameters (Linear 0, 3 and 5), each with its group, mode and
+    elements, ready times in order."""
+    import json
+    path = tmp_path / "trace.json"
+    spawn(2, str(tmp_path), [{"name": "rec", "policy": "backbone=g-binary,head=fp32", "record": str(path)}])
+    t = json.loads(path.read_text())
+    (s,) = t["steps"]
+    assert s["step"] == 1 and t["workers"] == 2 and t["model"] == "Sequential" and t["bytes_per_element"] == 4
+    units = sorted(((b["groups"][0]["name"], b["groups"][0]["mode"], b["elements"]) for b in s["buckets"]),
+                   key=lambda x: x[2])
+    assert units == [("head", "fp32", 512 * 5 + 5), ("backbone", "g-binary", 12 * 520 + 520),
+                     ("backbone", "g-binary", 520 * 512 + 512)]
+    ready = [b["ready_us"] for b in s["buckets"]]
+    assert ready == sorted(ready) and s["backward_us"] == ready[-1]
