@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/stats"
 )
 
 // Calibration procedures: the thresholds of the Supervisor's CUSUM and of
@@ -81,14 +82,7 @@ func CalibrateCUSUM(losses []float64, alpha float64, skip int) (LossCalibration,
 	}
 	var c LossCalibration
 	c.Steps = len(xs)
-	for _, x := range xs {
-		c.Mean += x
-	}
-	c.Mean /= float64(len(xs))
-	for _, x := range xs {
-		c.SD += (x - c.Mean) * (x - c.Mean)
-	}
-	c.SD = math.Sqrt(c.SD / float64(len(xs)-1))
+	c.Mean, c.SD = stats.MeanSD(xs)
 	c.K = CUSUMSlackSD * c.SD
 	cs := CUSUM{K: c.K, H: math.Inf(1)}
 	for _, x := range xs {

@@ -51,20 +51,9 @@ func runScript(t *testing.T, path string) {
 			if p, err = New(l.Config); err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
-		case "expect":
-			m, ok := p.Mode(l.Args[0])
-			if !ok || m.String() != l.Args[1] {
-				t.Errorf("%s: mode is %v", where, m)
-			}
-		case "expect-phase":
-			for _, s := range p.Status() {
-				if s.Group == l.Args[0] && s.Phase.String() != l.Args[1] {
-					t.Errorf("%s: phase is %v", where, s.Phase)
-				}
-			}
-		case "expect-alarms":
-			if n, _ := strconv.Atoi(l.Args[0]); p.Alarms() != n {
-				t.Errorf("%s: %d alarms", where, p.Alarms())
+		case "expect", "expect-phase", "expect-alarms":
+			if err := checkExpectation(p, l); err != nil {
+				t.Errorf("%s: %v", where, err)
 			}
 		case "expect-error":
 			before := fmt.Sprint(p.Status())
@@ -81,6 +70,78 @@ func runScript(t *testing.T, path string) {
 			if p != nil && l.Event.Type == EvStep {
 				checkInvariants(t, where, p)
 			}
+		}
+	}
+}
+
+// checkExpectation judges one expectation line of a script against the
+// plane: the mode or the phase of a group that must exist, or the number
+// of recovery alarms.
+func checkExpectation(p *Plane, l ScriptLine) error {
+	switch l.Op {
+	case "expect":
+		m, ok := p.Mode(l.Args[0])
+		if !ok {
+			return fmt.Errorf("no group %q", l.Args[0])
+		}
+		if m.String() != l.Args[1] {
+			return fmt.Errorf("mode is %v", m)
+		}
+	case "expect-phase":
+		for _, s := range p.Status() {
+			if s.Group != l.Args[0] {
+				continue
+			}
+			if s.Phase.String() != l.Args[1] {
+				return fmt.Errorf("phase is %v", s.Phase)
+			}
+			return nil
+		}
+		return fmt.Errorf("no group %q", l.Args[0])
+	case "expect-alarms":
+		n, err := strconv.Atoi(l.Args[0])
+		if err != nil {
+			return err
+		}
+		if p.Alarms() != n {
+			return fmt.Errorf("%d alarms", p.Alarms())
+		}
+	default:
+		return fmt.Errorf("%q is not an expectation", l.Op)
+	}
+	return nil
+}
+
+// TestExpectationsCanFail: each kind of expectation fails when the plane
+// says otherwise, and on a group the plane does not have, so a script
+// that names a misspelled group cannot pass.
+func TestExpectationsCanFail(t *testing.T) {
+	p, err := New(DefaultConfig("backbone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Step(Event{Type: EvStep, Step: 0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{
+		{"expect backbone fp32-bypass", true},
+		{"expect backbone g-binary", false},
+		{"expect head fp32-bypass", false},
+		{"expect-phase backbone warmup", true},
+		{"expect-phase backbone admitted", false},
+		{"expect-phase head warmup", false},
+		{"expect-alarms 0", true},
+		{"expect-alarms 1", false},
+	} {
+		ls, err := ParseScript(strings.NewReader(tc.line))
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		if err := checkExpectation(p, ls[0]); (err == nil) != tc.ok {
+			t.Errorf("%q: %v, want ok=%v", tc.line, err, tc.ok)
 		}
 	}
 }

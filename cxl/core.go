@@ -19,6 +19,10 @@ type Config struct {
 	// the line store is sized for them up front. 0 means no hint. It
 	// changes speed, never behaviour.
 	LinesHint int
+	// Fault injects a deliberate bug into every response (tests only:
+	// the functional tester must catch each of Faults). FaultNone, the
+	// zero value, is the correct controller.
+	Fault Fault
 }
 
 // Validate returns an error naming the bad field.
@@ -29,7 +33,7 @@ func (c Config) Validate() error {
 	if c.LinesHint < 0 || c.LinesHint > 1<<28 {
 		return fmt.Errorf("cxl config: lines hint %d out of range [0, %d]", c.LinesHint, 1<<28)
 	}
-	return nil
+	return validFault(c.Fault)
 }
 
 // Core is the deterministic functional model of the controller: no
@@ -57,9 +61,8 @@ type Core struct {
 	stats   Stats
 	changes []ModeChange
 
-	// fault, set only by tests, corrupts a completed response: the
-	// fault-injection hook the functional tester must catch.
-	fault func(c *Core, p *pending, r *Resp)
+	// fault (Config.Fault, tests only) corrupts completed responses.
+	fault Fault
 
 	// gen counts completed writes; it versions the aggregate cache.
 	gen uint64
@@ -113,7 +116,7 @@ func NewCore(cfg Config) (*Core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Core{capacity: cfg.Capacity, mem: newStore(cfg.LinesHint), last: -1}, nil
+	return &Core{capacity: cfg.Capacity, mem: newStore(cfg.LinesHint), last: -1, fault: cfg.Fault}, nil
 }
 
 // Capacity returns the device size in bytes.
@@ -321,9 +324,9 @@ func (c *Core) Complete() (resp Resp, ok bool) {
 	p := &c.queue[c.qhead]
 	c.qhead++
 	c.complete(p, &resp)
-	if c.fault != nil {
+	if c.fault != FaultNone {
 		r := resp // a separate variable, so resp itself stays on the stack
-		c.fault(c, p, &r)
+		c.inject(p, &r)
 		resp = r
 	}
 	return resp, true

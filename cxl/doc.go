@@ -4,8 +4,9 @@
 // path, CXL.mem-style requests and responses, and the non-destructive
 // read-side transform that returns identity bytes, the FP32 bypass payload
 // or a G-Binary / G-Ternary aggregate, and beyond the paper the integer
-// lane sums of the Int8 and BFP8 formats. Verify is the
-// transformation-aware functional tester of Sec. 6.
+// lane sums of the Int8 and BFP8 formats. Package verify is the
+// transformation-aware functional tester of Sec. 6; Config.Fault injects
+// the deliberate bugs (Faults) it must catch.
 //
 // # Shape
 //
@@ -117,15 +118,14 @@
 // exponent slabs, element-major gate slab) return stored bytes
 // untransformed.
 //
-// # Adding a mode
+// # Modes and formats
 //
-// A mode is one row of the table in mode.go (its names, format, datapath
-// flag, view lines per payload line, exponent plane), its read-side
-// transform in Core (calling the lowbit kernels, never re-deriving them),
-// its region shape in region.go when its payload is not sign planes, its
-// oracle in the reference model (ref_test.go, from lowbit's Ref twins) and
-// in Verify (verify_sum.go for the sum modes), fuzz cases (fuzz_test.go),
-// its depth in timing.DatapathCycles, and its wire value in the proto.
+// A mode is identity, FP32 bypass or Aggregate(f) of a format f of
+// lowbit's registry; what it implies (region shape, view lines, exponent
+// plane, the read-side transform's kernels) comes from the format's
+// traits, so a format added to the registry has its mode, its transform
+// in Core and DoRun, and its oracle in the reference model (ref_test.go,
+// from lowbit's Ref twins) and in package verify without a line here.
 // What a new format needs end to end is listed in package lowbit.
 //
 // # Invariants

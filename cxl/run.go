@@ -89,7 +89,7 @@ type stretchKind struct {
 // of a stretch passes each check Accept makes and completes the same way.
 func (c *Core) stretch(r Run, k int, addr uint64) (int, stretchKind) {
 	how := stretchKind{region: NoRegion, mode: Identity}
-	if c.fault != nil || addr%LineBytes != 0 || addr >= c.capacity || (r.Op != MemRd && r.Op != MemWr) {
+	if c.fault != FaultNone || addr%LineBytes != 0 || addr >= c.capacity || (r.Op != MemRd && r.Op != MemWr) {
 		return 0, how
 	}
 	m := r.Lines - k

@@ -146,20 +146,29 @@ func TestDoRunRefuses(t *testing.T) {
 	}
 }
 
-// TestDoRunHonoursFault: with the tester's fault hook set every line goes
-// through Do, so the fault the functional tester must catch shows in a
-// run's data too.
+// TestDoRunHonoursFault: with a fault injected every line goes through
+// Do, so the fault the functional tester must catch shows in a run's data
+// too: identity's corrupted byte at sequence 30000, reached by a run.
 func TestDoRunHonoursFault(t *testing.T) {
-	c, _ := runCores(t, 64*400)
-	c.fault = func(_ *Core, _ *pending, r *Resp) { r.Data[0] ^= 1 }
-	dst := make([]byte, 4*LineBytes)
-	if _, err := c.DoRun(Run{Op: MemRd, Addr: 0, Lines: 4, Dst: dst}, nil); err != nil {
+	c, err := NewCore(Config{Capacity: 64 * 40000, Fault: FaultIdentityByte})
+	if err != nil {
 		t.Fatal(err)
 	}
-	for k := range 4 {
-		if dst[k*LineBytes] != 1 {
-			t.Fatalf("line %d: the fault did not reach the run", k)
+	dst := make([]byte, 40000*LineBytes)
+	if _, err := c.DoRun(Run{Op: MemRd, Addr: 0, Lines: 40000, Dst: dst}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 40000 {
+		want := byte(0)
+		if k == 29999 { // sequence numbers start at 1
+			want = 1
 		}
+		if dst[k*LineBytes+3] != want {
+			t.Fatalf("line %d: byte 3 is %d, want %d", k, dst[k*LineBytes+3], want)
+		}
+	}
+	if _, err := NewCore(Config{Capacity: 64, Fault: "no-such-fault"}); err == nil {
+		t.Error("an unknown fault accepted")
 	}
 }
 

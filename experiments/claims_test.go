@@ -11,6 +11,7 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/neuronfabric/nfabric/timing/sim"
+	"github.com/neuronfabric/nfabric/verify"
 )
 
 func claimNamed(t *testing.T, cs []report.Claim, prefix string) report.Claim {
@@ -139,7 +140,7 @@ func TestPayloadClaims(t *testing.T) {
 // TestFunctionalClaims: a mismatch fails its mode's claim; the naive
 // oracle must pass identity and flag the transformed modes.
 func TestFunctionalClaims(t *testing.T) {
-	vr := cxl.VerifyResult{Rows: []cxl.ModeRow{
+	vr := verify.Result{Rows: []verify.ModeRow{
 		{Mode: cxl.Identity.String(), Lines: 10, Match: true},
 		{Mode: cxl.Aggregate(lowbit.Binary).String(), Lines: 10, Match: true, NaiveFlagged: 10},
 		{Mode: cxl.Aggregate(lowbit.Ternary).String(), Lines: 10, Mismatches: 1, NaiveFlagged: 9},

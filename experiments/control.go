@@ -17,6 +17,7 @@ import (
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
 	"github.com/neuronfabric/nfabric/workload"
 )
@@ -205,6 +206,15 @@ type ControlUnit struct {
 	NS3 *NS3Run `json:"ns3,omitempty"`
 }
 
+// CheckConsistent checks the unit's pilot result, if any
+// (pilot.Result.CheckConsistent), as the framework does for every result.
+func (u ControlUnit) CheckConsistent() error {
+	if u.Pilot != nil {
+		return u.Pilot.Result.CheckConsistent()
+	}
+	return nil
+}
+
 // Forecast is the Predictor's forecast for one built-in profile.
 type Forecast struct {
 	Profile  string           `json:"profile"` // workload.Builtin name
@@ -343,7 +353,7 @@ func (sr scenarioRuns) stats() scenarioStats {
 		accs = append(accs, 100*r.Final)
 	}
 	st.n = float64(len(sr.runs))
-	st.accMean, st.accStd = MeanStd(accs)
+	st.accMean, st.accStd = stats.MeanSD(accs)
 	return st
 }
 
@@ -646,8 +656,8 @@ func pilotFigures(all []scenarioRuns, fault pilot.Fault) ([]report.Figure, error
 				a = append(a, 100*r.Epochs[e].ValAcc)
 				l = append(l, 100*r.Epochs[e].LowBit[nn.Backbone])
 			}
-			ma, sda := MeanStd(a)
-			ml, sdl := MeanStd(l)
+			ma, sda := stats.MeanSD(a)
+			ml, sdl := stats.MeanSD(l)
 			sa.X, sa.Y, sa.Err = append(sa.X, float64(e+1)), append(sa.Y, ma), append(sa.Err, sda)
 			sl.X, sl.Y, sl.Err = append(sl.X, float64(e+1)), append(sl.Y, ml), append(sl.Err, sdl)
 		}

@@ -298,8 +298,8 @@ func pairedEndpoint(c claim, fp, gb, gd scenarioRuns) claim {
 		}
 	}
 	lower, higher, ln, hn := xf, xg, "FP32", "G-Binary"
-	mf, _ := MeanStd(xf)
-	if mg, _ := MeanStd(xg); mg < mf {
+	mf, _ := stats.MeanSD(xf)
+	if mg, _ := stats.MeanSD(xg); mg < mf {
 		lower, higher, ln, hn = xg, xf, "G-Binary", "FP32"
 	}
 	c.criterion = fmt.Sprintf("95%% paired t: G-Binary-default - lower reference >= -%g and G-Binary-default - higher reference <= +%g points", endpointMargin, endpointMargin)

@@ -102,6 +102,9 @@ func TestPilotsSmall(t *testing.T) {
 		if err := run.DecodeExact(raw, &back); err != nil || !reflect.DeepEqual(back, u) {
 			t.Errorf("unit %d: JSON round trip: %v", i, err)
 		}
+		if err := back.CheckConsistent(); err != nil {
+			t.Errorf("unit %d: the pilot's own result: %v", i, err)
+		}
 	}
 	res, err := o.Layout(us)
 	if err != nil {

@@ -198,7 +198,7 @@ func FormatsUnits(o FormatsOptions) ([]run.Unit[FormatsUnit], error) {
 		}
 		return FormatsUnit{Key: "timing", Timing: ft}, nil
 	}})
-	for _, d := range hw.Datapaths {
+	for _, d := range hw.Datapaths() {
 		us = append(us, formatsHWUnits(o, d)...)
 	}
 	return us, nil
@@ -210,7 +210,7 @@ func FormatsUnits(o FormatsOptions) ([]run.Unit[FormatsUnit], error) {
 func formatsHWUnits(o FormatsOptions, d hw.Datapath) []run.Unit[FormatsUnit] {
 	dp := hw.Config{Width: 512, Datapath: d}
 	sk, pk := "synth/512", "pnr/512"
-	if d.IsSum() {
+	if !d.Paper() {
 		sk, pk = sk+"/"+d.String(), pk+"/"+d.String()
 	}
 	var us []run.Unit[FormatsUnit]
@@ -410,8 +410,8 @@ func FormatsLayout(o FormatsOptions, us []FormatsUnit) (*report.Result, error) {
 		fmt.Sprintf("%s, %d seeds (%s); every format is a uniform policy; the paper's three rows are the training block's validated runs of the same seeds. INT8 and BFP8 are extensions beyond the paper (Sec. 1: \"more conservative formats are compatible with the same admission framework\"): INT8 agrees one scale per parameter tensor (max |g| over the workers / 127) and sums 8-bit codes into int16 lanes; BFP8 gives every worker its own exponent per 64-element block and aligns the mantissas to the largest before the sum; both decode the sum to the workers' mean and train with the FP32 learning rate.", describe(o.Rows, p.runs[0].Data), len(byLabel["FP32 all"].Runs), o.Rows.tierLabel()),
 		"Bits per element under the paper's accounting; the traffic ratio is the stand-in's gradient payload over FP32's. INT8's scale agreement (one float32 per worker and parameter tensor, a max-reduce before encoding) is the separate column, not in the ratio.",
 		"Cosines are each row's own aggregate against the FP32 mean of the same gradients, averaged over the last epoch's diagnostic steps, mean ± std over seeds (the paper's Table 5 measure).",
-		"Datapath cycles and exposure: the timing model's aggregation stages and its full-LLC-miss anchor (Table 4's first row), which G-Binary and G-Ternary share; INT8 and BFP8 run the same anchor at the depth timing.DatapathCycles takes for int8-sum and bfp8-sum from the RTL (package hw's streaming accumulators, one worker line per clock: 3 and 5 pipeline stages from the last worker's line to the aggregate, checked by simulation in hw.MeasureSumTiming).",
-		"Cells: Yosys generic synthesis of the 512-bit datapaths: the paper's 5-stage one, whose mode selects G-Binary or G-Ternary, and the int8-sum and bfp8-sum sum datapaths at their fixed depths (package hw); Fmax: nextpnr on ECP5 (full tier). The hardware block synthesizes and routes all three in every tier.",
+		"Datapath cycles and exposure: the timing model's aggregation stages and its full-LLC-miss anchor (Table 4's first row), which G-Binary and G-Ternary share; INT8 and BFP8 run the same anchor at the depth timing.DatapathCycles takes for the INT8 and BFP8 modes from the RTL (package hw's streaming accumulators, one worker line per clock: 3 and 5 pipeline stages from the last worker's line to the aggregate, checked by simulation in hw.MeasureTiming).",
+		"Cells: Yosys generic synthesis of the 512-bit datapaths: the paper's 5-stage one, whose mode selects G-Binary or G-Ternary, and the INT8 and BFP8 sum datapaths at their fixed depths (package hw); Fmax: nextpnr on ECP5 (full tier). The hardware block synthesizes and routes all three in every tier.",
 	}
 	res.Tables = append(res.Tables, t)
 	if s := p.runs[0].Data.standIn("formats' rows"); s != "" { // the block's status says so

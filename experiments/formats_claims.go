@@ -87,7 +87,7 @@ func formatsClaims(f seedFinals, rows []PolicyRuns, fp *FormatsPilot, conv study
 
 // pm4 is mean ± std with four decimals (cosines near 1).
 func pm4(xs []float64) string {
-	m, s := MeanStd(xs)
+	m, s := stats.MeanSD(xs)
 	if len(xs) == 1 {
 		return fmt.Sprintf("%.4f (1 seed)", m)
 	}

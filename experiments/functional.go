@@ -8,24 +8,25 @@ import (
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/verify"
 )
 
 func init() {
-	run.Register(run.Spec[cxl.VerifyResult]{Name: "functional", Title: functionalTitle, Order: 10,
-		Units: functionalUnits, Layout: func(_ run.Config, rs []cxl.VerifyResult) (*report.Result, error) {
+	run.Register(run.Spec[verify.Result]{Name: "functional", Title: functionalTitle, Order: 10,
+		Units: functionalUnits, Layout: func(_ run.Config, rs []verify.Result) (*report.Result, error) {
 			return FunctionalLayout(rs[0]), nil
 		},
-		Claims: func(run.Config) []report.Claim { return functionalClaims(cxl.VerifyResult{}) }})
+		Claims: func(run.Config) []report.Claim { return functionalClaims(verify.Result{}) }})
 }
 
 const functionalTitle = "Functional correctness (Sec. 6)"
 
 // The framework checks every functional result read back from a shard
 // against its own redundant fields (a row's match flag and mismatch count).
-var _ run.Consistent = cxl.VerifyResult{}
+var _ run.Consistent = verify.Result{}
 
 // FunctionalParams are the functional tester's parameters (see
-// cxl.VerifyConfig); `nfabric verify` sets them from its flags.
+// verify.Config); `nfabric verify` sets them from its flags.
 type FunctionalParams struct {
 	Lines   int
 	Workers int
@@ -42,12 +43,12 @@ var (
 
 // functionalUnits is the block's one unit: the tester in the quick or
 // full configuration (its sweeps share one controller, so they do not split).
-func functionalUnits(cfg run.Config) ([]run.Unit[cxl.VerifyResult], error) {
+func functionalUnits(cfg run.Config) ([]run.Unit[verify.Result], error) {
 	p := functionalQuick
 	if cfg.Full() {
 		p = functionalFull
 	}
-	return []run.Unit[cxl.VerifyResult]{{Key: "verify", Run: func(ctx context.Context, cfg run.Config) (cxl.VerifyResult, error) {
+	return []run.Unit[verify.Result]{{Key: "verify", Run: func(ctx context.Context, cfg run.Config) (verify.Result, error) {
 		p.Seed, p.Logf = cfg.Seed, cfg.Progressf
 		return RunFunctional(ctx, p)
 	}}}, nil
@@ -61,10 +62,10 @@ var paperFunctional = map[cxl.Mode]string{cxl.Identity: "match", cxl.Aggregate(l
 // RunFunctional runs the transformation-aware functional tester (the
 // block's unit). Failed checks are counted in the result; the error is for
 // a bad parameter or a cancelled ctx.
-func RunFunctional(ctx context.Context, p FunctionalParams) (cxl.VerifyResult, error) {
-	vr, err := cxl.Verify(ctx, cxl.VerifyConfig{Lines: p.Lines, Workers: p.Workers, Sweeps: p.Sweeps, Seed: p.Seed, Logf: p.Logf})
+func RunFunctional(ctx context.Context, p FunctionalParams) (verify.Result, error) {
+	vr, err := verify.Run(ctx, verify.Config{Lines: p.Lines, Workers: p.Workers, Sweeps: p.Sweeps, Seed: p.Seed, Logf: p.Logf})
 	if err != nil {
-		return cxl.VerifyResult{}, err
+		return verify.Result{}, err
 	}
 	return *vr, nil
 }
@@ -82,7 +83,7 @@ func Functional(ctx context.Context, p FunctionalParams) (*report.Result, error)
 // mode with the paper's outcome and the naive oracle beside ours, the
 // checks beyond the paper, and the controller's traffic counters. Failed
 // checks are counted in Result.Failed.
-func FunctionalLayout(vr cxl.VerifyResult) *report.Result {
+func FunctionalLayout(vr verify.Result) *report.Result {
 	res := &report.Result{
 		Block:  "functional",
 		Title:  functionalTitle,

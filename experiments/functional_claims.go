@@ -8,6 +8,7 @@ import (
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/verify"
 )
 
 // functionalClaims are the Sec. 6 claims: each paper mode's read-back
@@ -15,7 +16,7 @@ import (
 // oracle is right for identity and wrong for the transformed modes. Every
 // claim is listed whatever the result holds: a mode without a row says not
 // run (functionalClaims of an empty result is the block's claim list).
-func functionalClaims(vr cxl.VerifyResult) []report.Claim {
+func functionalClaims(vr verify.Result) []report.Claim {
 	var out []report.Claim
 	naiveOK, missing := true, 0
 	var naive []string
@@ -24,7 +25,7 @@ func functionalClaims(vr cxl.VerifyResult) []report.Claim {
 			Name:      fmt.Sprintf("%s read-back matches its oracle exactly", m),
 			Paper:     "exact match",
 			Criterion: "0 mismatched lines against the mode's oracle"}
-		i := slices.IndexFunc(vr.Rows, func(r cxl.ModeRow) bool { return r.Mode == m.String() })
+		i := slices.IndexFunc(vr.Rows, func(r verify.ModeRow) bool { return r.Mode == m.String() })
 		if i < 0 {
 			out = append(out, notRun(c, "no read-back of this mode"))
 			missing++

@@ -82,10 +82,10 @@ type HardwareOptions struct {
 	// (slow: a minute or two per 512-bit ECP5 route); none skips routing.
 	Parts []hw.Part
 	// Formats are the conservative formats' sum datapaths
-	// (hw.SumDatapaths) placed beside the low-bit datapath at FormatWidth
+	// (extensionDatapaths) placed beside the vote datapath at FormatWidth
 	// bits (0 means 512): co-simulated with every simulator of Sims when
 	// Cosim is set, synthesized with the first Yosys build and routed on
-	// every part, at their fixed depths and the low-bit datapath's W = 8.
+	// every part, at their fixed depths and the vote datapath's W = 8.
 	Formats     []hw.Datapath
 	FormatWidth int
 	// Dir keeps build products ("" = temporary directories).
@@ -108,7 +108,7 @@ func QuickHardware(seed uint64) HardwareOptions {
 		Cosim: true, Sims: []hw.Simulator{hw.SimIcarus}, Vectors: 400,
 		Parts: []hw.Part{hw.DefaultECP5},
 		Seed:  seed, Tech: hw.NanGate45,
-		Formats: hw.SumDatapaths, FormatWidth: 512,
+		Formats: extensionDatapaths(), FormatWidth: 512,
 	}
 }
 
@@ -122,7 +122,7 @@ func FullHardware(seed uint64) HardwareOptions {
 		Cosim: true, Sims: hw.Simulators, Vectors: 2000,
 		Parts: []hw.Part{hw.DefaultECP5, hw.DefaultICE40},
 		Seed:  seed, Tech: hw.NanGate45,
-		Formats: hw.SumDatapaths, FormatWidth: 512,
+		Formats: extensionDatapaths(), FormatWidth: 512,
 	}
 }
 
@@ -151,6 +151,18 @@ type HardwareSynthRun struct {
 	Build    string         `json:"build"` // a hw.YosysBuilds name
 	Result   hw.SynthResult `json:"result"`
 	Estimate hw.Estimate    `json:"estimate"`
+}
+
+// extensionDatapaths lists the datapaths beyond the paper's vote
+// datapath: one sum datapath per integer-sum format (hw.Datapaths).
+func extensionDatapaths() []hw.Datapath {
+	var ds []hw.Datapath
+	for _, d := range hw.Datapaths() {
+		if !d.Paper() {
+			ds = append(ds, d)
+		}
+	}
+	return ds
 }
 
 // builds returns the Yosys builds, Debian's when none is named.

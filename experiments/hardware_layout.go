@@ -20,7 +20,7 @@ type hardwareData struct {
 	PnR     []hw.PnrResult     `json:"pnr,omitempty"`
 	Tech    hw.Technology      `json:"technology"`
 	Skipped []string           `json:"skipped,omitempty"`
-	// The sum datapaths' runs, kept apart so that the low-bit datapath's
+	// The sum datapaths' runs, kept apart so that the vote datapath's
 	// data and tables stay as they were.
 	FormatCosim []hw.CosimResult   `json:"format_cosim,omitempty"`
 	FormatSynth []HardwareSynthRun `json:"format_synth,omitempty"`
@@ -56,19 +56,19 @@ func gatherHardware(o HardwareOptions, us []HardwareUnit) (*hardwareData, error)
 			}
 		case u.Tools != nil:
 			d.Tools = u.Tools
-		case u.Cosim != nil && u.Cosim.Datapath.IsSum():
+		case u.Cosim != nil && !u.Cosim.Datapath.Paper():
 			d.FormatCosim = append(d.FormatCosim, *u.Cosim)
 		case u.Cosim != nil:
 			d.Cosim = append(d.Cosim, *u.Cosim)
 		case u.Synth != nil:
 			r := u.Synth.Result
-			if r.Datapath.IsSum() {
+			if !r.Datapath.Paper() {
 				d.FormatSynth = append(d.FormatSynth, *u.Synth)
 			} else {
 				d.Synth = append(d.Synth, *u.Synth)
 			}
 			d.synth[u.Synth.Build][hw.Config{Width: r.Width, Stages: r.Stages, SplitCount: r.SplitCount, Datapath: r.Datapath, Workers: r.Workers}.Normalized()] = *u.Synth
-		case len(u.Pnr) > 0 && u.Pnr[0].Datapath.IsSum():
+		case len(u.Pnr) > 0 && !u.Pnr[0].Datapath.Paper():
 			d.FormatPnR = append(d.FormatPnR, u.Pnr...)
 			if m, ok := d.fpnr[u.Pnr[0].Part]; ok {
 				m[u.Pnr[0].Datapath] = u.Pnr[0]

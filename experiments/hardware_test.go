@@ -126,7 +126,7 @@ func TestHardwareBlockRegistered(t *testing.T) {
 // datapath's.
 func TestHardwareFormatUnits(t *testing.T) {
 	o := HardwareOptions{Widths: []int{512}, Stages: []int{5}, SweepWidth: 512, Yosys: []string{"debian", "yowasp"},
-		Cosim: true, Sims: hw.Simulators, Parts: []hw.Part{hw.DefaultECP5}, Formats: hw.SumDatapaths}
+		Cosim: true, Sims: hw.Simulators, Parts: []hw.Part{hw.DefaultECP5}, Formats: extensionDatapaths()}
 	us, err := HardwareUnits(o)
 	if err != nil {
 		t.Fatal(err)
@@ -138,8 +138,8 @@ func TestHardwareFormatUnits(t *testing.T) {
 		}
 		keys[u.Key] = true
 	}
-	for _, k := range []string{"cosim/iverilog/int8-sum/w512", "cosim/verilator/bfp8-sum/w512", "synth/debian/nf_int8sum_w512_k3",
-		"synth/debian/nf_bfp8sum_w512_k5", "pnr/ecp5-LFE5U-85F/int8-sum/w512", "pnr/ecp5-LFE5U-85F/bfp8-sum/w512", "synth/debian/nf_agg_w512_k5"} {
+	for _, k := range []string{"cosim/iverilog/int8/w512", "cosim/verilator/bfp8/w512", "synth/debian/nf_int8sum_w512_k3",
+		"synth/debian/nf_bfp8sum_w512_k5", "pnr/ecp5-LFE5U-85F/int8/w512", "pnr/ecp5-LFE5U-85F/bfp8/w512", "synth/debian/nf_agg_w512_k5"} {
 		if !keys[k] {
 			t.Errorf("no unit %s", k)
 		}
@@ -148,7 +148,7 @@ func TestHardwareFormatUnits(t *testing.T) {
 		t.Error("the sum datapaths are synthesized with the first build only")
 	}
 	q := QuickHardware(1)
-	if !slices.Equal(q.Formats, hw.SumDatapaths) || q.FormatWidth != 512 {
+	if !slices.Equal(q.Formats, extensionDatapaths()) || q.FormatWidth != 512 {
 		t.Errorf("the quick block runs formats %v at %d bits", q.Formats, q.FormatWidth)
 	}
 }
@@ -160,7 +160,7 @@ func fakeSynth(c hw.Config, cells, regs int) HardwareUnit {
 	r := hw.SynthResult{Width: c.Width, Stages: c.Stages, Yosys: "Yosys 0.23 (fake)",
 		Generic: hw.Stat{Module: c.ModuleName(), Cells: cells, CellsByType: map[string]int{"$_DFF_P_": regs, "$_AND_": cells - regs}},
 		Path:    hw.PathResult{Depth: 9, DelayFO4: 20, Cells: []string{"$_AND_"}}}
-	if c.Datapath.IsSum() {
+	if !c.Datapath.Paper() {
 		r.Datapath, r.Workers = c.Datapath, c.Workers
 	}
 	e := hw.Estimate{Width: c.Width, Stages: c.Stages, GE: float64(cells) * 2, StageFO4: 23, StagePS: 345, SlackPS: 155}
@@ -170,7 +170,7 @@ func fakeSynth(c hw.Config, cells, regs int) HardwareUnit {
 // TestHardwareFormatsKeepLowBitTables lays the block out with and without
 // the sum datapaths' units: every low-bit table must come out byte for
 // byte the same, and the formats table must carry the sum datapaths'
-// figures, their ratios to the low-bit row, a skipped route as skipped
+// figures, their ratios to the vote row, a skipped route as skipped
 // and a failed co-simulation as a failure.
 func TestHardwareFormatsKeepLowBitTables(t *testing.T) {
 	p := hw.DefaultECP5
@@ -184,12 +184,12 @@ func TestHardwareFormatsKeepLowBitTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	skipMsg := "skipped: " + (&hw.MissingToolError{Tool: hw.NextpnrECP5}).Error()
-	all := append(slices.Clone(low), fakeSynth(hw.Config{Width: 512, Datapath: hw.Int8Sum}, 3000, 1500), fakeSynth(hw.Config{Width: 512, Datapath: hw.BFP8Sum}, 5000, 3000),
-		HardwareUnit{Key: "cosim/iverilog/int8-sum/w512", Cosim: &hw.CosimResult{Datapath: hw.Int8Sum, Width: 512, Stages: 3, Workers: 8, Simulator: hw.SimIcarus, Vectors: 10, Checked: 4}},
-		HardwareUnit{Key: "cosim/iverilog/bfp8-sum/w512", Cosim: &hw.CosimResult{Datapath: hw.BFP8Sum, Width: 512, Stages: 5, Workers: 8, Simulator: hw.SimIcarus, Vectors: 10, Checked: 4, Mismatches: 2}},
-		HardwareUnit{Key: "pnr/ecp5-LFE5U-85F/int8-sum/w512", Pnr: []hw.PnrResult{{Datapath: hw.Int8Sum, Workers: 8, Width: 512, Stages: 3, Part: p, Fits: true, Logic: 80, LogicTotal: 1000, FmaxMHz: 123.45, Pass: true}}},
-		HardwareUnit{Key: "pnr/ecp5-LFE5U-85F/bfp8-sum/w512", Skipped: skipMsg})
-	o.Formats = hw.SumDatapaths
+	all := append(slices.Clone(low), fakeSynth(hw.Config{Width: 512, Datapath: hw.Datapath("int8")}, 3000, 1500), fakeSynth(hw.Config{Width: 512, Datapath: hw.Datapath("bfp8")}, 5000, 3000),
+		HardwareUnit{Key: "cosim/iverilog/int8/w512", Cosim: &hw.CosimResult{Datapath: hw.Datapath("int8"), Width: 512, Stages: 3, Workers: 8, Simulator: hw.SimIcarus, Vectors: 10, Checked: 4}},
+		HardwareUnit{Key: "cosim/iverilog/bfp8/w512", Cosim: &hw.CosimResult{Datapath: hw.Datapath("bfp8"), Width: 512, Stages: 5, Workers: 8, Simulator: hw.SimIcarus, Vectors: 10, Checked: 4, Mismatches: 2}},
+		HardwareUnit{Key: "pnr/ecp5-LFE5U-85F/int8/w512", Pnr: []hw.PnrResult{{Datapath: hw.Datapath("int8"), Workers: 8, Width: 512, Stages: 3, Part: p, Fits: true, Logic: 80, LogicTotal: 1000, FmaxMHz: 123.45, Pass: true}}},
+		HardwareUnit{Key: "pnr/ecp5-LFE5U-85F/bfp8/w512", Skipped: skipMsg})
+	o.Formats = extensionDatapaths()
 	after, err := HardwareLayout(o, all)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestHardwareFormatsKeepLowBitTables(t *testing.T) {
 		}
 	}
 	txt := (&report.Result{Tables: []report.Table{*ft}}).Text()
-	for _, want := range []string{"int8-sum", "bfp8-sum", "3000", "1500", "0.75x", "1.25x", "1.50x", "123.45", "150.00", "pass (iverilog)", "FAIL (iverilog: 2 mismatches)"} {
+	for _, want := range []string{"int8", "bfp8", "3000", "1500", "0.75x", "1.25x", "1.50x", "123.45", "150.00", "pass (iverilog)", "FAIL (iverilog: 2 mismatches)"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("formats table lacks %q:\n%s", want, txt)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
 )
 
@@ -588,28 +588,10 @@ func byRow(runs []TrainRun) []PolicyRuns {
 	return out
 }
 
-// MeanStd returns the mean and sample standard deviation of xs.
-func MeanStd(xs []float64) (mean, std float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	for _, x := range xs {
-		std += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(std / float64(len(xs)-1))
-}
-
 // pm formats mean ± std over seeds; a single seed has no spread to show,
 // so it says so instead of printing a standard deviation of 0.
 func pm(xs []float64) string {
-	m, s := MeanStd(xs)
+	m, s := stats.MeanSD(xs)
 	if len(xs) == 1 {
 		return fmt.Sprintf("%.2f (1 seed)", m)
 	}
@@ -639,7 +621,7 @@ func curveFigure(name, title string, runs []PolicyRuns) (report.Figure, error) {
 			for _, r := range pr.Runs {
 				accs = append(accs, 100*r.Result.Epochs[e].ValAcc)
 			}
-			m, sd := MeanStd(accs)
+			m, sd := stats.MeanSD(accs)
 			s.X = append(s.X, float64(e+1))
 			s.Y = append(s.Y, m)
 			s.Err = append(s.Err, sd)
@@ -712,7 +694,7 @@ func ValidatedLayout(o TrainOptions, all []TrainRun) (*report.Result, error) {
 		return "-"
 	}
 	for _, pr := range runs {
-		m, _ := MeanStd(pr.Finals())
+		m, _ := stats.MeanSD(pr.Finals())
 		var seeds []string
 		for _, x := range pr.Finals() {
 			seeds = append(seeds, fmt.Sprintf("%.2f", x))
@@ -770,7 +752,7 @@ func cosineTable(tname, dataName string, runs []PolicyRuns, paperData string, pa
 			name := []string{"G-Binary", "G-Ternary (2-of-3)"}[vi]
 			cells := []any{pr.Label, epoch, name}
 			for i := range 3 {
-				m, _ := MeanStd(v[i])
+				m, _ := stats.MeanSD(v[i])
 				cells = append(cells, fmt.Sprintf("%.3f", m))
 			}
 			for i := range 3 {
@@ -958,7 +940,7 @@ func fig7bPlot(validated, boundary []TrainRun) (report.Figure, error) {
 			if !uniform {
 				continue
 			}
-			m, sd := MeanStd(pr.Finals())
+			m, sd := stats.MeanSD(pr.Finals())
 			g.Points = append(g.Points, report.Point{Label: rule, X: pr.Runs[0].Result.Traffic.Paper.Ratio, Y: m, YErr: sd})
 		}
 		sp.Groups = append(sp.Groups, g)

@@ -78,7 +78,7 @@ func (f seedFinals) values(label string) ([]float64, bool) {
 
 func (f seedFinals) mean(label string) (float64, bool) {
 	xs, ok := f.values(label)
-	m, _ := MeanStd(xs)
+	m, _ := stats.MeanSD(xs)
 	return m, ok
 }
 
@@ -303,8 +303,8 @@ func boundaryClaims(f seedFinals, cos map[uint64][2][2]float64, conv studyConver
 				a[i], b[i] = sp[i]-full[i], fp[i]-full[i]
 			}
 			p := ratioPart(rule, a, b, stats.AtLeast(mostFraction))
-			ma, _ := MeanStd(a)
-			mb, _ := MeanStd(b)
+			ma, _ := stats.MeanSD(a)
+			mb, _ := stats.MeanSD(b)
 			p.ours = fmt.Sprintf("%s %s, %.0f%% of the %.2f-point gap", label(rule), f.cell(label(rule)), 100*ma/mb, mb)
 			return p
 		}

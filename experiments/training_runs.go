@@ -207,6 +207,9 @@ func (c RunConfig) differs(want RunConfig) string {
 // traffic). The framework calls it on every result a shard carries, and
 // StudyRunsFrom on every saved run.
 func (r TrainRun) CheckConsistent() error {
+	if r.Config.Model == "" && r.Config.Epochs == 0 {
+		return fmt.Errorf("the run records no configuration (it was saved by an nfabric from before runs recorded theirs): train it again")
+	}
 	if err := r.Result.CheckConsistent(); err != nil {
 		return err
 	}

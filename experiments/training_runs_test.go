@@ -24,7 +24,7 @@ func tinyBoundary() TrainOptions {
 
 // saveStudy trains o's study for seeds from..from+n-1 and writes its
 // JSON as `nfabric train boundary --out DIR` does; it returns the file.
-func saveStudy(t *testing.T, o TrainOptions, from uint64, n int) string {
+func saveStudy(t testing.TB, o TrainOptions, from uint64, n int) string {
 	t.Helper()
 	o.Seed, o.Seeds = from, n
 	runs, err := RunStudy(context.Background(), StudyBoundary, o)
@@ -185,6 +185,7 @@ func TestStudyRunsRefuseMismatchOrTampering(t *testing.T) {
 			r["policy"], r["label"] = "g-binary", "G-Binary all"
 			obj(r, "result")["policy"], obj(r, "result")["label"] = "g-binary", "G-Binary all"
 		}, "traffic ratio 1 (paper accounting), but policy g-binary"},
+		{"saved before runs recorded their configuration", func(_ map[string]any, runs []map[string]any) { delete(first(runs), "config") }, "records no configuration"},
 		{"unknown field in a run", func(_ map[string]any, runs []map[string]any) { first(runs)["accuracy_bonus"] = 1 }, `unknown field "accuracy_bonus"`},
 		{"unknown field in a result", func(_ map[string]any, runs []map[string]any) { obj(first(runs), "result")["note"] = "x" }, `unknown field "note"`},
 		{"unknown top-level field", func(file map[string]any, _ []map[string]any) { file["provenance"] = "elsewhere" }, `unknown field "provenance"`},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/data"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
 )
 
@@ -73,7 +74,7 @@ func LRSweep(ctx context.Context, study string, o TrainOptions, rates []float32,
 			row = append(row, pm(per))
 			accs = append(accs, per...)
 		}
-		m, _ := MeanStd(accs)
+		m, _ := stats.MeanSD(accs)
 		if m > bestAcc || (m == bestAcc && rate < best) {
 			best, bestAcc = rate, m
 		}

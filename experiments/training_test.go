@@ -13,6 +13,7 @@ import (
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
 )
 
@@ -39,9 +40,9 @@ func TestMeanStd(t *testing.T) {
 		{[]float64{1, 2, 3}, 2, 1},
 		{[]float64{74.1, 74.5, 74.75}, 74.45, 0.3278719262},
 	} {
-		m, s := MeanStd(tt.xs)
+		m, s := stats.MeanSD(tt.xs)
 		if math.Abs(m-tt.mean) > 1e-9 || math.Abs(s-tt.std) > 1e-9 {
-			t.Errorf("MeanStd(%v) = %v, %v; want %v, %v", tt.xs, m, s, tt.mean, tt.std)
+			t.Errorf("stats.MeanSD(%v) = %v, %v; want %v, %v", tt.xs, m, s, tt.mean, tt.std)
 		}
 	}
 }

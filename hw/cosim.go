@@ -6,13 +6,11 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/cxl"
-	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 )
 
@@ -64,86 +62,41 @@ type Vector struct {
 	Data []byte
 	// The sum datapaths' fields (Mode and Base are theirs unused): First
 	// and Last mark an aggregate's first and last line; ExpLine marks a
-	// bfp8-sum exponent line (the first pass); Exp and EMax hold, for a
-	// bfp8-sum mantissa line, the worker's exponent and the block maximum
+	// BFP8 exponent line (the first pass); Exp and EMax hold, for a
+	// BFP8 mantissa line, the worker's exponent and the block maximum
 	// E of each of the line's ExpGroups blocks (int8 bytes).
 	First, Last, ExpLine bool
 	Exp, EMax            []byte
 }
 
-// Expect returns the response the low-bit datapath must give for v,
-// computed by the lowbit reference oracles (RefCountPacket,
-// RefAggregatePacket). A sum datapath answers an aggregate, not a line:
-// see ExpectSum.
-func Expect(c Config, v Vector) []byte {
+// Expect returns, for each of vs in turn, the response the datapath
+// must give Latency() rising edges after it: nil where out_valid must
+// stay low, else out_data's OutWidth()/8 bytes, element first. The vote
+// datapath answers every valid line (lowbit.RefCountPacket under
+// G-Binary, lowbit.RefAggregatePacket under G-Ternary, the line itself in
+// identity and FP32 bypass); a sum datapath answers an aggregate's last
+// line with its view (lowbit.Format.RefSumCodes of the lines since its
+// first). The oracles are lowbit's Ref twins, never the generated RTL's
+// logic.
+func Expect(c Config, vs []Vector) [][]byte {
 	c = c.Normalized()
-	out := make([]byte, len(v.Data))
-	switch v.Mode {
-	case cxl.Aggregate(lowbit.Binary):
-		for i, n := range lowbit.RefCountPacket(v.Data, c.Workers) {
-			out[i] = byte(n)
-		}
-	case cxl.Aggregate(lowbit.Ternary):
-		s := lowbit.Spec{Workers: c.Workers, Layout: lowbit.ElementMajor, Format: lowbit.Ternary, Gate: lowbit.PaperGate}
-		for i, u := range lowbit.RefAggregatePacket(v.Data, nil, s, v.Base) {
-			out[i] = byte(u)
-		}
-	default:
-		copy(out, v.Data)
+	if f := c.Datapath.fam(); f != nil {
+		return f.expect(c, vs)
 	}
-	return out
+	return make([][]byte, len(vs))
 }
 
-// Vectors returns n requests for c: first the corner cases (all-zero and
-// all-one lines, every tie pattern, single workers, each base phase, in
-// every mode, plus idle cycles), then random lines, modes and bases. The
-// same seed gives the same vectors.
+// Vectors returns n requests for c: the family's corner cases first (the
+// vote datapath's all-zero and all-one lines, every tie pattern, single
+// workers, each base phase in every mode; a sum datapath's extreme codes,
+// saturating aggregates and every alignment shift), with idle cycles,
+// then random ones. The same seed gives the same vectors.
 func Vectors(c Config, n int, seed uint64) []Vector {
 	c = c.Normalized()
-	if c.Datapath.IsSum() {
-		return sumVectors(c, n, seed)
+	if f := c.Datapath.fam(); f != nil {
+		return f.vectors(c, n, seed)
 	}
-	nb := c.Elements()
-	rng := rand.New(rand.NewPCG(seed, uint64(c.Width)))
-	fill := func(f func(i int) byte) []byte {
-		d := make([]byte, nb)
-		for i := range d {
-			d[i] = f(i)
-		}
-		return d
-	}
-	var lines [][]byte
-	for _, b := range []byte{0x00, 0xff, 0x0f, 0xf0, 0x55, 0xaa, 0x33, 0xcc, 0x80, 0x01, 0x7f, 0xfe} {
-		lines = append(lines, fill(func(int) byte { return b }))
-	}
-	// Every byte value somewhere: bytes i, i+nb, ...
-	for off := 0; off < 256; off += nb {
-		lines = append(lines, fill(func(i int) byte { return byte(off + i) }))
-	}
-	var vs []Vector
-	for _, d := range lines {
-		for _, m := range cxl.Modes() {
-			for base := range 3 {
-				if m != cxl.Aggregate(lowbit.Ternary) && base > 0 {
-					continue
-				}
-				vs = append(vs, Vector{Valid: true, Mode: m, Base: base, Data: d})
-			}
-		}
-		vs = append(vs, Vector{Data: make([]byte, nb)}) // an idle cycle
-	}
-	for len(vs) < n {
-		v := Vector{Valid: rng.IntN(8) != 0, Mode: cxl.Modes()[rng.IntN(4)], Base: rng.IntN(1 << 20)}
-		v.Data = fill(func(int) byte { return byte(rng.Uint32()) })
-		if rng.IntN(4) == 0 { // biased bytes make ties and near-ties common
-			v.Data = fill(func(int) byte { return []byte{0x0f, 0x1f, 0x07, 0x3c, 0x00, 0xff}[rng.IntN(6)] })
-		}
-		vs = append(vs, v)
-	}
-	if n < len(vs) && n > 0 {
-		vs = vs[:n]
-	}
-	return vs
+	return nil
 }
 
 // Mismatch is one response that differs from the oracle.
@@ -188,31 +141,23 @@ func (r CosimResult) String() string {
 	if r.Fault != FaultNone {
 		f = " fault=" + string(r.Fault)
 	}
-	if r.Datapath.IsSum() {
-		return fmt.Sprintf("%s %-9s %s width=%-4d stages=%d workers=%d%s: %d vectors, %d aggregates checked, %d mismatches",
-			status, r.Simulator, r.Datapath, r.Width, r.Stages, r.Workers, f, r.Vectors, r.Checked, r.Mismatches)
-	}
-	return fmt.Sprintf("%s %-9s width=%-4d stages=%d workers=%d%s: %d vectors, %d responses checked, %d mismatches",
-		status, r.Simulator, r.Width, r.Stages, r.Workers, f, r.Vectors, r.Checked, r.Mismatches)
+	return fmt.Sprintf("%s %-9s %s width=%-4d stages=%d workers=%d%s: %d vectors, %d responses checked, %d mismatches",
+		status, r.Simulator, r.Datapath, r.Width, r.Stages, r.Workers, f, r.Vectors, r.Checked, r.Mismatches)
 }
 
-// EncodeVector writes the line-protocol form of v: "valid mode base hex",
-// base reduced mod 3 and the data as hex, most significant byte first.
-func EncodeVector(v Vector) string {
-	valid := 0
-	if v.Valid {
-		valid = 1
+// EncodeVector writes the line-protocol form of v for c's datapath: one
+// field per request port (inputs order), each (width+3)/4 hex digits,
+// most significant first. For the vote datapath that is "valid mode base
+// data", base reduced mod 3; for a sum datapath "valid first last [kind
+// exp emax] data" (kind, exp and emax with block exponents).
+func (c Config) EncodeVector(v Vector) string {
+	c = c.Normalized()
+	ps := c.Datapath.fam().inputs(c)
+	f := make([]string, len(ps))
+	for i, p := range ps {
+		f[i] = hexField(p.value(v), p.w)
 	}
-	return fmt.Sprintf("%d %d %d %s", valid, v.Mode, v.Base%3, hexMSB(v.Data))
-}
-
-// hexMSB renders bytes as hex with the last byte first (Verilog order).
-func hexMSB(d []byte) string {
-	r := make([]byte, len(d))
-	for i, b := range d {
-		r[len(d)-1-i] = b
-	}
-	return hex.EncodeToString(r)
+	return strings.Join(f, " ")
 }
 
 // ParseResponse parses one output line "valid hex" of a datapath of
@@ -257,40 +202,34 @@ func trunc(s string) string {
 // Cosim generates c's RTL, builds it with sim in a fresh directory under
 // dir (a temporary directory when dir is ""), drives vs through it one
 // vector per clock and compares every response with Expect. It returns an
-// error only when the flow itself fails (a missing tool, a compile error);
-// wrong responses are counted in the result.
+// error only when the flow itself fails (a missing tool, a compile error,
+// vectors the datapath cannot answer); wrong responses are counted in the
+// result.
 func Cosim(ctx context.Context, c Config, sim Simulator, vs []Vector, dir string) (CosimResult, error) {
 	if err := c.Validate(); err != nil {
 		return CosimResult{}, err
 	}
 	c = c.Normalized()
+	f := c.Datapath.fam()
 	res := CosimResult{Width: c.Width, Stages: c.Stages, Workers: c.Workers, Datapath: c.Datapath, Fault: c.Fault, Split: c.SplitCount, Simulator: sim, Vectors: len(vs)}
-	encode := EncodeVector
-	if c.Datapath.IsSum() {
-		if err := c.checkSumVectors(vs); err != nil {
-			return res, err
-		}
-		encode = c.EncodeSumVector
+	if err := f.check(c, vs); err != nil {
+		return res, err
 	}
 	var in bytes.Buffer
 	for _, v := range vs {
-		in.WriteString(encode(v))
+		in.WriteString(c.EncodeVector(v))
 		in.WriteByte('\n')
 	}
 	idle := Vector{Data: make([]byte, c.Elements())}
 	for range c.Latency() - 1 { // flush the pipeline
-		in.WriteString(encode(idle))
+		in.WriteString(c.EncodeVector(idle))
 		in.WriteByte('\n')
 	}
 	out, err := simulate(ctx, c, sim, in.Bytes(), dir)
 	if err != nil {
 		return res, err
 	}
-	if c.Datapath.IsSum() {
-		compareSum(c, vs, out, &res)
-	} else {
-		compare(c, vs, out, &res)
-	}
+	compare(c, vs, f.expect(c, vs), out, &res)
 	return res, nil
 }
 
@@ -346,39 +285,44 @@ func responseLines(out []byte) []string {
 	return lines
 }
 
-func compare(c Config, vs []Vector, out []byte, res *CosimResult) {
+// compare checks the simulator's output against want (Expect of vs):
+// output line j answers input j-(k-1), which must be valid exactly when
+// want has a response for it, and then equal it.
+func compare(c Config, vs []Vector, want [][]byte, out []byte, res *CosimResult) {
 	k := c.Latency()
 	bad := res.mismatch
 	j := 0
 	for _, line := range responseLines(out) {
-		valid, got, err := ParseResponse(line, c.Width)
+		valid, got, err := ParseResponse(line, c.OutWidth())
 		i := j - (k - 1)
 		j++
 		if err != nil {
 			bad(Mismatch{Cycle: j - 1, Got: err.Error()})
 			continue
 		}
-		if i < 0 || i >= len(vs) {
-			if valid {
-				bad(Mismatch{Cycle: j - 1, Got: "valid response with no request", Want: "out_valid=0"})
-			}
-			continue
+		var exp []byte
+		in := ""
+		if i >= 0 && i < len(vs) {
+			exp, in = want[i], trunc(c.EncodeVector(vs[i]))
 		}
-		v := vs[i]
-		if valid != v.Valid {
-			bad(Mismatch{Cycle: j - 1, Input: EncodeVector(v), Got: fmt.Sprintf("out_valid=%v", valid), Want: fmt.Sprintf("out_valid=%v", v.Valid)})
+		if valid != (exp != nil) {
+			if in == "" {
+				bad(Mismatch{Cycle: j - 1, Got: "valid response with no request", Want: "out_valid=0"})
+				continue
+			}
+			bad(Mismatch{Cycle: j - 1, Input: in, Got: fmt.Sprintf("out_valid=%v", valid), Want: fmt.Sprintf("out_valid=%v", exp != nil)})
 			continue
 		}
 		if !valid {
 			continue
 		}
 		res.Checked++
-		if want := Expect(c, v); !bytes.Equal(got, want) {
-			bad(Mismatch{Cycle: j - 1, Input: EncodeVector(v), Got: hexMSB(got), Want: hexMSB(want)})
+		if !bytes.Equal(got, exp) {
+			bad(Mismatch{Cycle: j - 1, Input: in, Got: hexMSB(got), Want: hexMSB(exp)})
 		}
 	}
-	if want := len(vs) + k - 1; j != want {
-		bad(Mismatch{Cycle: j, Got: fmt.Sprintf("%d response lines", j), Want: fmt.Sprintf("%d", want)})
+	if wantLines := len(vs) + k - 1; j != wantLines {
+		bad(Mismatch{Cycle: j, Got: fmt.Sprintf("%d response lines", j), Want: fmt.Sprintf("%d", wantLines)})
 	}
 }
 
@@ -406,9 +350,6 @@ func workDir(dir, stem string) (string, func(), error) {
 // runVerilator builds the RTL with a generated C++ harness and runs it.
 func runVerilator(ctx context.Context, c Config, work, vfile string, in []byte) ([]byte, error) {
 	harness := verilatorHarness(c)
-	if c.Datapath.IsSum() {
-		harness = sumVerilatorHarness(c)
-	}
 	if err := os.WriteFile(filepath.Join(work, "harness.cpp"), []byte(harness), 0o644); err != nil {
 		return nil, err
 	}
@@ -428,9 +369,6 @@ func runVerilator(ctx context.Context, c Config, work, vfile string, in []byte) 
 // runIcarus compiles the RTL with a $fscanf testbench and runs it in vvp.
 func runIcarus(ctx context.Context, c Config, work, vfile string, in []byte) ([]byte, error) {
 	bench := icarusBench(c)
-	if c.Datapath.IsSum() {
-		bench = sumIcarusBench(c)
-	}
 	if err := os.WriteFile(filepath.Join(work, "tb.v"), []byte(bench), 0o644); err != nil {
 		return nil, err
 	}

@@ -2,155 +2,163 @@ package hw
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
-// Datapath names which datapath a Config generates: the paper's low-bit
-// datapath (identity, FP32 bypass, G-Binary, G-Ternary behind one mode
-// latch) or one of the conservative formats' sum datapaths
-// (/work/notes/FORMATS-SPEC.md), named as the controller mode that runs
-// them.
+// Datapath names one generated datapath: the paper's vote datapath (Vote,
+// the zero value, so every Config keeps its meaning, module name and RTL),
+// which answers identity, FP32 bypass, G-Binary and G-Ternary behind one
+// mode latch, or the sum datapath of one integer-sum format of lowbit's
+// registry, named by the format ("int8", "bfp8"). What a datapath
+// generates, how it is driven and what it must answer come from its
+// family (the unexported family interface: one implementation for the
+// vote datapath, one for every sum format), so the generator, the
+// co-simulation, the harnesses and the place-and-route wrapper are one
+// mechanism for all of them.
 type Datapath string
 
-const (
-	// LowBit is the paper's datapath (the zero value, so every existing
-	// Config keeps its meaning, module name and RTL).
-	LowBit Datapath = ""
-	// Int8Sum is the INT8 format's transform (mode int8-sum): a lane-wise
-	// exact integer sum of W worker lines, saturated once to int16.
-	Int8Sum Datapath = "int8-sum"
-	// BFP8Sum is the BFP8 format's transform (mode bfp8-sum): a lane-wise
-	// exponent max over W exponent lines, then per block an alignment of
-	// each worker's mantissas to the block maximum and a saturated sum.
-	BFP8Sum Datapath = "bfp8-sum"
-)
+// Vote is the paper's datapath: decode | unpack | count | gate | select
+// over the element-major sign packet (StageOps).
+const Vote Datapath = ""
 
-// Datapaths lists the datapaths, the paper's first.
-var Datapaths = []Datapath{LowBit, Int8Sum, BFP8Sum}
-
-// SumDatapaths lists the conservative formats' sum datapaths.
-var SumDatapaths = []Datapath{Int8Sum, BFP8Sum}
-
-// ParseDatapath accepts "lowbit" (also "" and "gbinary", the paper's
-// datapath), "int8-sum" and "bfp8-sum".
-func ParseDatapath(s string) (Datapath, error) {
-	switch t := strings.ToLower(strings.TrimSpace(s)); t {
-	case "", "lowbit", "gbinary", "g-binary":
-		return LowBit, nil
-	case string(Int8Sum), string(BFP8Sum):
-		return Datapath(t), nil
-	}
-	return "", fmt.Errorf("unknown datapath %q (known: lowbit, int8-sum, bfp8-sum)", s)
+// family is what one datapath family supplies to the shared mechanism:
+// its structure (depth, faults, validation, module name, RTL), its
+// request ports (which drive the co-simulation line protocol, both
+// harnesses and the place-and-route wrapper) and response width, its
+// stimulus, and its oracle.
+type family interface {
+	// depth is the pipeline depth a Config gets when Stages is 0: the
+	// vote datapath's default (DefaultStages), a sum datapath's fixed one.
+	depth() int
+	faults() []Fault
+	// validate checks c (normalized) for this family.
+	validate(c Config) error
+	// moduleStem is the module name before its _w<width>_k<stages>.
+	moduleStem() string
+	// emit writes the module (c valid and normalized).
+	emit(e *emitter, c Config)
+	// inputs are the request ports after clk and rst, in the line
+	// protocol's order; outWidth is out_data's width.
+	inputs(c Config) []port
+	outWidth(c Config) int
+	// vectors returns n requests (corner cases first), the same for the
+	// same seed; check rejects a stream the datapath cannot answer.
+	vectors(c Config, n int, seed uint64) []Vector
+	check(c Config, vs []Vector) error
+	// expect returns, per input, the response out_data must hold
+	// Latency() edges after it (nil where out_valid must stay low),
+	// computed from lowbit's Ref twins.
+	expect(c Config, vs []Vector) [][]byte
+	// group returns two requests that each yield one response, driven
+	// back to back by MeasureTiming, and the lines of each.
+	group(c Config, a int) []Vector
+	// workers is the worker count a result records (0 when the module
+	// name already says it, as for the vote datapath).
+	workers(c Config) int
 }
 
-// String is the datapath's name ("lowbit" for the paper's).
-func (d Datapath) String() string {
-	if d == LowBit {
-		return "lowbit"
+// fam returns d's family; an unknown name has none (nil).
+func (d Datapath) fam() family {
+	if d == Vote {
+		return voteFamily{}
 	}
-	return string(d)
-}
-
-// IsSum reports whether d is a conservative format's sum datapath.
-func (d Datapath) IsSum() bool { return d == Int8Sum || d == BFP8Sum }
-
-// Depth is a sum datapath's fixed pipeline depth: int8-sum registers
-// input | accumulate | saturate (3), bfp8-sum input | round | shift |
-// accumulate | saturate (5: its alignment's rounding add and barrel shift
-// take a stage each). The low-bit datapath's depth is Config.Stages.
-func (d Datapath) Depth() int {
-	switch d {
-	case Int8Sum:
-		return 3
-	case BFP8Sum:
-		return 5
-	}
-	return DefaultStages
-}
-
-// The sum datapaths' deliberate faults (tests only).
-const (
-	// FaultWrapSum returns the low 16 bits of the lane sum instead of
-	// saturating it (detectable only when the sum can leave int16, so
-	// Validate requires more than 256 workers).
-	FaultWrapSum Fault = "wrap-sum"
-	// FaultZeroExtend zero-extends each int8 lane instead of sign-extending.
-	FaultZeroExtend Fault = "zero-extend"
-	// FaultKeepAcc adds an aggregate's first line to the previous
-	// aggregate's sum instead of restarting from it.
-	FaultKeepAcc Fault = "keep-acc"
-	// FaultTruncShift aligns with a plain arithmetic shift (floor) instead
-	// of round to nearest.
-	FaultTruncShift Fault = "trunc-shift"
-	// FaultCap7 caps the alignment shift at 7 instead of 8, so a mantissa
-	// of magnitude 64 or more keeps a unit 8 or more exponents down.
-	FaultCap7 Fault = "cap-7"
-	// FaultUnsignedMax compares exponents as unsigned bytes in the max pass.
-	FaultUnsignedMax Fault = "unsigned-max"
-)
-
-// Faults returns the faults the datapath can inject.
-func (d Datapath) Faults() []Fault {
-	switch d {
-	case Int8Sum:
-		return []Fault{FaultWrapSum, FaultZeroExtend, FaultKeepAcc}
-	case BFP8Sum:
-		return []Fault{FaultWrapSum, FaultTruncShift, FaultCap7, FaultUnsignedMax}
-	}
-	return Faults
-}
-
-// validateSum checks a sum datapath's configuration (c normalized).
-func (c Config) validateSum() error {
-	d := c.Datapath
-	if !slices.Contains(Widths, c.Width) {
-		return fmt.Errorf("%s: line width %d bits is not one of %v", d, c.Width, Widths)
-	}
-	if c.Stages != d.Depth() {
-		return fmt.Errorf("%s: pipeline depth %d, but the datapath has a fixed depth of %d", d, c.Stages, d.Depth())
-	}
-	if c.Workers < 1 || c.Workers > lowbit.MaxWorkers {
-		return fmt.Errorf("%s: workers %d out of range [1, %d]", d, c.Workers, lowbit.MaxWorkers)
-	}
-	if c.SplitCount {
-		return fmt.Errorf("%s: the split count is a low-bit datapath option", d)
-	}
-	if c.Fault != FaultNone && !slices.Contains(d.Faults(), c.Fault) {
-		return fmt.Errorf("%s: unknown fault %q (known: %v)", d, c.Fault, d.Faults())
-	}
-	if c.Fault == FaultWrapSum && c.AccBits() <= 16 {
-		return fmt.Errorf("%s: fault %s needs more than 256 workers (with %d the sum never leaves int16)", d, c.Fault, c.Workers)
+	if f, err := lowbit.ParseFormat(string(d)); err == nil && f.Sum() && f.String() == string(d) {
+		return sumFamily{f}
 	}
 	return nil
 }
 
-// AccBits is the width of a sum datapath's lane accumulator: the fewest
-// two's-complement bits that hold any sum of Workers int8 values,
-// [-128 W, 127 W], exactly: 8 + ceil(log2 W). The accumulator never wraps,
-// so saturating it once to int16 at the end is the spec's "exact, then
-// saturated once".
-func (c Config) AccBits() int {
-	w := c.Normalized().Workers
-	a := 8
-	for n := 1; n < w; n <<= 1 {
-		a++
+// ModeDatapath returns the datapath that runs controller mode m: Vote for
+// the paper's G-Binary and G-Ternary, the format's own sum datapath for an
+// integer-sum mode. Identity and FP32 bypass enter no datapath: an error.
+func ModeDatapath(m cxl.Mode) (Datapath, error) {
+	f := m.Format()
+	switch {
+	case !m.LowBit():
+		return "", fmt.Errorf("hw: %v enters no aggregation datapath", m)
+	case f.Vote():
+		return Vote, nil
+	case f.Sum():
+		return Datapath(f.String()), nil
 	}
-	return a
+	return "", fmt.Errorf("hw: no datapath family aggregates %v", f)
 }
 
-// ExpGroups is the number of 64-element BFP8 blocks a line covers (at
-// least one: a narrower line lies inside one block and shares its
-// exponent): in_exp and in_emax carry one int8 per group.
-func (c Config) ExpGroups() int { return max(1, c.Elements()/lowbit.BFPBlock) }
+// Datapaths lists every datapath: Vote, then one sum datapath per
+// integer-sum format in lowbit's registry order.
+func Datapaths() []Datapath {
+	ds := []Datapath{Vote}
+	for _, f := range lowbit.Formats() {
+		if f.Sum() {
+			ds = append(ds, Datapath(f.String()))
+		}
+	}
+	return ds
+}
 
-// OutWidth is the response width in bits: the line width for the low-bit
-// datapath, twice it (one int16 per element) for the sum datapaths.
+// ParseDatapath accepts "vote" (or "", the paper's datapath) or the name
+// or an alias of a format: a vote format names Vote, an integer-sum format
+// its sum datapath.
+func ParseDatapath(s string) (Datapath, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "" || t == "vote" {
+		return Vote, nil
+	}
+	if f, err := lowbit.ParseFormat(t); err == nil && f != lowbit.FP32 {
+		return ModeDatapath(cxl.Aggregate(f))
+	}
+	names := make([]string, 0, 3)
+	for _, d := range Datapaths() {
+		names = append(names, d.String())
+	}
+	return "", fmt.Errorf("unknown datapath %q (known: %s)", s, strings.Join(names, ", "))
+}
+
+// String is the datapath's name: "vote" for the paper's, the format's
+// name for a sum datapath.
+func (d Datapath) String() string {
+	if d == Vote {
+		return "vote"
+	}
+	return string(d)
+}
+
+// Paper reports whether the paper evaluates d (the vote datapath); the
+// sum datapaths are extensions and are named as such wherever they
+// appear.
+func (d Datapath) Paper() bool { return d == Vote }
+
+// Depth is d's pipeline depth when Config.Stages is 0: the paper's five
+// for the vote datapath (whose depth Config.Stages may set from 1 to
+// MaxStages), and a sum datapath's fixed depth, from its structure: input
+// | accumulate | saturate (3), and for a format with block exponents
+// input (+ shift k) | round | shift | accumulate | saturate (5: the
+// alignment's rounding add and barrel shift take a stage each). An
+// unknown datapath has depth 0.
+func (d Datapath) Depth() int {
+	if f := d.fam(); f != nil {
+		return f.depth()
+	}
+	return 0
+}
+
+// Faults returns the faults the datapath can inject (tests only).
+func (d Datapath) Faults() []Fault {
+	if f := d.fam(); f != nil {
+		return f.faults()
+	}
+	return nil
+}
+
+// OutWidth is the response width in bits: the line width for the vote
+// datapath, twice it (one int16 per element) for a sum datapath.
 func (c Config) OutWidth() int {
-	if c.Datapath.IsSum() {
-		return 2 * c.Width
+	c = c.Normalized()
+	if f := c.Datapath.fam(); f != nil {
+		return f.outWidth(c)
 	}
 	return c.Width
 }

@@ -1,10 +1,24 @@
 // Package hw is the hardware side of NEURON-Fabric (paper Sec. 3 and 10):
-// a Verilog generator for the controller's low-bit aggregation datapath,
+// a Verilog generator for the controller's aggregation datapaths,
 // co-simulation of the generated RTL against the lowbit reference oracles,
 // Yosys synthesis with a gate-equivalent / area / energy / critical-path
 // model, and an iCE40 place-and-route proxy.
 //
-// # The datapath
+// # Datapaths and their families
+//
+// A Datapath is the paper's vote datapath (Vote), which runs G-Binary and
+// G-Ternary, or the sum datapath of one integer-sum format of lowbit's
+// registry (ModeDatapath maps a controller mode to it). Each family
+// implements one unexported interface: its structure (depth, faults,
+// validation, module name, RTL), its request ports, its stimulus (Vectors)
+// and its oracle (Expect, from lowbit's Ref twins). Everything else is one
+// mechanism for every datapath: the co-simulation line protocol
+// (Config.EncodeVector: one hex field per request port), both simulator
+// harnesses, the response comparison, the place-and-route wrapper
+// (WrapperVerilog, the request ports as one shifted word) and
+// MeasureTiming.
+//
+// # The vote datapath
 //
 // Config selects a line width (64 to 1024 bits, one element per byte, bit
 // k of byte i = worker k's sign for element i, as lowbit's element-major
@@ -29,12 +43,11 @@
 // index mod 3 == 2 returns 0. The gate needs the element index of byte 0
 // mod 3, driven on in_base.
 //
-// # The conservative formats' sum datapaths
+// # The sum datapaths
 //
 // Config.Datapath selects, instead of the paper's datapath (the zero
-// value, LowBit, whose RTL and module names are unchanged), one of the
-// read-side transforms of the formats beyond the paper, with the numeric
-// contract of lowbit's Int8 and BFP8 (lowbit/fixed.go). Both are streaming
+// value, Vote), the read-side transform of a format beyond the paper, with
+// the numeric contract of lowbit's Int8 and BFP8 (lowbit/fixed.go). Both are streaming
 // accumulators that take one worker line per clock, Width/8 int8 lanes
 // (64 at 512 bits), rather than a W-input adder tree: the controller reads
 // the W workers' lines of a payload line one after another anyway
@@ -51,10 +64,10 @@
 // (lowbit.SumMin..SumMax), which is logic only when W > 256 (with W <= 256
 // the sum fits int16 and the stage only sign-extends).
 //
-//	int8-sum  input | accumulate | saturate                 Depth 3
-//	bfp8-sum  input (+ shift k) | round | shift | accumulate | saturate   Depth 5
+//	int8  input | accumulate | saturate                            Depth 3
+//	bfp8  input (+ shift k) | round | shift | accumulate | saturate  Depth 5
 //
-// bfp8-sum needs each block's maximum exponent E before it can align a
+// The BFP8 datapath (a format with block exponents) needs each block's maximum exponent E before it can align a
 // single mantissa (the spec rounds each worker's shifted mantissa, so a
 // running maximum that rescales the partial sum would not be bit-exact).
 // It therefore runs two passes, exponents first: an exponent aggregate
@@ -72,34 +85,35 @@
 // ties toward +inf, over two stages: round registers the 9-bit
 // t_i = m_i + 2^(k-1), shift the 4-level barrel shift t_i >>> k (with
 // both in one stage the add's carry chain and the shifter's muxes were
-// the datapath's longest path, and bfp8-sum missed 100 MHz on ECP5); the
+// the datapath's longest path, and bfp8 missed 100 MHz on ECP5); the
 // cap at 8 changes nothing (every int8 shifts to 0 at k >= 8) but bounds
 // the shifter at 4 bits. The aligned int8 then enters the same accumulate
-// and saturate stages as int8-sum.
+// and saturate stages as int8's.
 //
 // The sum datapaths' faults (Datapath.Faults: wrap-sum, zero-extend,
 // keep-acc; trunc-shift, cap-7, unsigned-max) are caught by their
 // co-simulation (TestSumCosimCatchesFaults).
 //
-// A further summed format's datapath needs, in this package: a Datapath
-// constant (datapath.go) with its Depth and Faults, its request ports in
-// sumInputs and its stages in sum.go, a case in ExpectSum calling the
-// format's lowbit Ref twin, corner cases in sumVectors, and a row in the
-// tests' specSum; Synth, Pnr, the wrapper and the harnesses follow from
-// the port list.
+// A further summed format with int8 codes needs nothing in this package:
+// its registry row in lowbit names its datapath, its Ref twin is the
+// oracle, and the module, harnesses and wrapper follow from the family.
+// One with a new side plane (beside BFP8's block exponents) adds its
+// request ports and stages to sum.go and a case to the tests' specSum.
 //
 // # Co-simulation
 //
 // Cosim writes the RTL and a harness (a C++ main for Verilator, a $fscanf
-// testbench for Icarus) into a fresh directory, feeds one request per
-// clock over stdin ("valid mode base hex"), reads one response per clock
-// ("valid hex") and compares every valid response with Expect, which
-// calls lowbit.RefCountPacket and lowbit.RefAggregatePacket. Faults lists
-// deliberately broken datapaths that the tests show co-simulation catches.
-// A sum datapath speaks "valid first last [kind exp emax] hex" and is
-// compared aggregate by aggregate with ExpectSum, which calls
-// lowbit.RefSumInt8 and lowbit.RefSumBFP8 (the oracle computes E from the
+// testbench for Icarus), both written from the datapath's request ports,
+// into a fresh directory, feeds one request per clock over stdin (one hex
+// field per port: "valid mode base data" for the vote datapath, "valid
+// first last [kind exp emax] data" for a sum datapath), reads one response
+// per clock ("valid hex") and compares it with Expect: the vote datapath
+// owes every valid line lowbit.RefCountPacket or
+// lowbit.RefAggregatePacket, a sum datapath an aggregate's last line its
+// format's lowbit.Format.RefSumCodes (the oracle computes E from the
 // workers' exponents itself; the tests add a third, spec-only oracle).
+// Datapath.Faults lists deliberately broken datapaths that the tests show
+// co-simulation catches.
 //
 // # Synthesis and the cost model
 //
@@ -116,8 +130,8 @@
 // # Place and route
 //
 // Pnr wraps the datapath in a serial shift-in/shift-out wrapper
-// (WrapperVerilog; for a sum datapath over its wider request and response)
-// so that a 1024-bit line does not need 2000 pins, maps
+// (WrapperVerilog, over the datapath's request ports and response) so
+// that a 1024-bit line does not need 2000 pins, maps
 // it with synth_ice40 and routes it with nextpnr-ice40 on an HX8K (ct256)
 // against 100 MHz. Designs that do not fit are reported as such.
 //

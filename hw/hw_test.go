@@ -3,6 +3,7 @@ package hw
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,9 +25,9 @@ var goldens = []Config{
 	{Width: 64, Stages: 1},
 	{Width: 128, Stages: 3, Workers: 5},
 	{Width: 64, SplitCount: true},
-	{Width: 64, Datapath: Int8Sum},
-	{Width: 128, Datapath: Int8Sum, Workers: 300},
-	{Width: 1024, Datapath: BFP8Sum, Workers: 300},
+	{Width: 64, Datapath: "int8"},
+	{Width: 128, Datapath: "int8", Workers: 300},
+	{Width: 1024, Datapath: "bfp8", Workers: 300},
 }
 
 func TestGoldenVerilog(t *testing.T) {
@@ -123,8 +124,16 @@ func TestStageOps(t *testing.T) {
 func TestExpectAgreesWithKernels(t *testing.T) {
 	for _, w := range []int{1, 5, 8} {
 		c := Config{Width: 512, Workers: w}
-		for _, v := range Vectors(c, 400, 3) {
-			got := Expect(c, v)
+		vs := Vectors(c, 400, 3)
+		want := Expect(c, vs)
+		for j, v := range vs {
+			if !v.Valid {
+				if want[j] != nil {
+					t.Fatalf("W=%d: an idle cycle owes a response", w)
+				}
+				continue
+			}
+			got := want[j]
 			switch v.Mode {
 			case cxl.Aggregate(lowbit.Binary):
 				want := make([]byte, len(v.Data))
@@ -157,10 +166,10 @@ func TestExpectPaperExample(t *testing.T) {
 	// G-Ternary returns zero where the gate is zero (element 2 of base 0).
 	d := []byte{0x3f, 0x3f, 0x3f, 0x0f, 0, 0, 0, 0}
 	c := Config{Width: 64}
-	if got := Expect(c, Vector{Mode: cxl.Aggregate(lowbit.Binary), Data: d}); got[0] != 6 || got[3] != 4 || got[4] != 0 {
+	if got := Expect(c, []Vector{{Valid: true, Mode: cxl.Aggregate(lowbit.Binary), Data: d}})[0]; got[0] != 6 || got[3] != 4 || got[4] != 0 {
 		t.Errorf("G-Binary counts %v", got)
 	}
-	got := Expect(c, Vector{Mode: cxl.Aggregate(lowbit.Ternary), Data: d})
+	got := Expect(c, []Vector{{Valid: true, Mode: cxl.Aggregate(lowbit.Ternary), Data: d}})[0]
 	want := []int8{1, 1, 0, 0, -1, 0, -1, -1} // element 3 is a tie; 2 and 5 are gated
 	for i := range want {
 		if int8(got[i]) != want[i] {
@@ -277,7 +286,7 @@ func TestCosim(t *testing.T) {
 // deliberately broken datapath is caught.
 func TestCosimCatchesFaults(t *testing.T) {
 	ctx := context.Background()
-	for _, f := range Faults {
+	for _, f := range Vote.Faults() {
 		for _, sim := range Simulators {
 			if sim == SimVerilator && f != FaultTiePositive {
 				continue // one verilator build is enough to show it also catches faults
@@ -402,5 +411,42 @@ func TestWrapperKeepsPipeline(t *testing.T) {
 	want := expectedRegisters(c) + (w + 5) + (w + 5) + (w + 1) // + shin, req, shout
 	if got := s.Registers(); got != want {
 		t.Errorf("wrapped %s: %d flip-flops, want %d", c.ModuleName(), got, want)
+	}
+}
+
+// TestPortsMatchModule checks that every datapath's port list, which
+// drives the line protocol, both harnesses and the wrapper, is the
+// request ports its generated module declares, in order and width.
+func TestPortsMatchModule(t *testing.T) {
+	decl := regexp.MustCompile(`(?m)^\s*input\s+wire\s+(?:\[(\d+):0\]\s*)?(\w+),`)
+	for _, d := range Datapaths() {
+		for _, w := range []int{64, 1024} {
+			c := Config{Width: w, Datapath: d}.Normalized()
+			src, err := c.Verilog()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range decl.FindAllStringSubmatch(src, -1) {
+				width := 1
+				if m[1] != "" {
+					width, _ = strconv.Atoi(m[1])
+					width++
+				}
+				if m[2] != "clk" && m[2] != "rst" {
+					got = append(got, m[2]+":"+strconv.Itoa(width))
+				}
+			}
+			var want []string
+			for _, p := range d.fam().inputs(c) {
+				want = append(want, p.name+":"+strconv.Itoa(p.w))
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("%s: module declares %v, port list %v", c.ModuleName(), got, want)
+			}
+			if !regexp.MustCompile(fmt.Sprintf(`(?m)^\s*output\s+wire\s+\[%d:0\]\s*out_data$`, c.OutWidth()-1)).MatchString(src) {
+				t.Errorf("%s: out_data is not %d bits", c.ModuleName(), c.OutWidth())
+			}
+		}
 	}
 }

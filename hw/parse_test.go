@@ -123,7 +123,7 @@ ERROR: Max frequency for clock '$glbnet$clk$TRELLIS_IO_IN': 69.83 MHz (FAIL at 1
 	if err := os.WriteFile(filepath.Join(work, "nextpnr.log"), []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := Config{Width: 512, Datapath: BFP8Sum}
+	c := Config{Width: 512, Datapath: "bfp8"}
 	r, err := pnrOutcome(work, c, DefaultECP5, errors.New("exit status 1"), PnrResult{Width: 512})
 	if err != nil {
 		t.Fatalf("a route that misses timing is an error: %v", err)

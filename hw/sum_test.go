@@ -13,6 +13,20 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
+// The sum datapaths under test, by name as a user writes them.
+const int8DP, bfp8DP Datapath = "int8", "bfp8"
+
+// sumDatapaths lists the datapaths beyond the paper's vote datapath.
+func sumDatapaths() []Datapath {
+	var ds []Datapath
+	for _, d := range Datapaths() {
+		if !d.Paper() {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
 // specSum is the test's own reading of FORMATS-SPEC for one aggregate,
 // written from the spec's formulas and independent of lowbit: int16 lane
 // sums, or the exponent view, as out_data's bytes.
@@ -23,7 +37,7 @@ func specSum(c Config, lines []Vector) []byte {
 	sat := func(s int) int16 { return int16(max(-32768, min(32767, s))) }
 	put := func(i int, v int16) { binary.LittleEndian.PutUint16(out[2*i:], uint16(v)) }
 	switch {
-	case c.Datapath == Int8Sum:
+	case !c.blockExps():
 		for i := range n {
 			s := 0
 			for _, v := range lines {
@@ -85,26 +99,37 @@ func aggregates(vs []Vector) [][]Vector {
 	return out
 }
 
-// TestExpectSumAgreesWithKernels checks the co-simulation oracle (lowbit's
-// Ref twins) against the fast kernels the controller model uses and
+// TestExpectSumAgreesWithKernels checks the sum family's co-simulation
+// oracle (lowbit's Ref twins, through Expect) against the fast kernels the controller model uses and
 // against the test's own reading of the spec, on every aggregate the
 // vector generator makes (saturating ones included at 300 workers, two
 // blocks per line at 1024 bits).
 func TestExpectSumAgreesWithKernels(t *testing.T) {
 	for _, c := range []Config{
-		{Width: 512, Datapath: Int8Sum}, {Width: 64, Datapath: Int8Sum, Workers: 300},
-		{Width: 512, Datapath: BFP8Sum}, {Width: 1024, Datapath: BFP8Sum, Workers: 13}, {Width: 64, Datapath: BFP8Sum, Workers: 300},
+		{Width: 512, Datapath: int8DP}, {Width: 64, Datapath: int8DP, Workers: 300},
+		{Width: 512, Datapath: bfp8DP}, {Width: 1024, Datapath: bfp8DP, Workers: 13}, {Width: 64, Datapath: bfp8DP, Workers: 300},
 	} {
 		c = c.Normalized()
-		aggs := aggregates(Vectors(c, 4000, 5))
+		vs := Vectors(c, 4000, 5)
+		aggs := aggregates(vs)
 		if len(aggs) < 10 {
 			t.Fatalf("%s: only %d aggregates", c.ModuleName(), len(aggs))
 		}
+		// Expect answers exactly the aggregates' last lines, in order.
+		var answered [][]byte
+		for _, r := range Expect(c, vs) {
+			if r != nil {
+				answered = append(answered, r)
+			}
+		}
+		if len(answered) != len(aggs) {
+			t.Fatalf("%s: Expect answers %d lines for %d aggregates", c.ModuleName(), len(answered), len(aggs))
+		}
 		saturated := false
-		for _, a := range aggs {
-			got := ExpectSum(c, a)
+		for j, a := range aggs {
+			got := answered[j]
 			if want := specSum(c, a); !slices.Equal(got, want) {
-				t.Fatalf("%s: ExpectSum %x, spec %x", c.ModuleName(), got, want)
+				t.Fatalf("%s: expectSum %x, spec %x", c.ModuleName(), got, want)
 			}
 			src := make([][]int8, len(a))
 			exp := make([][]int8, len(a))
@@ -115,7 +140,7 @@ func TestExpectSumAgreesWithKernels(t *testing.T) {
 				continue // the exponent view has no kernel of its own
 			}
 			sum := make([]int16, c.Elements())
-			if c.Datapath == Int8Sum {
+			if !c.blockExps() {
 				lowbit.SumInt8(sum, src)
 			} else {
 				e := make([]int8, c.ExpGroups())
@@ -127,7 +152,7 @@ func TestExpectSumAgreesWithKernels(t *testing.T) {
 			want := make([]byte, 2*len(sum))
 			lowbit.PutInt16s(want, sum)
 			if !slices.Equal(got, want) {
-				t.Fatalf("%s: ExpectSum %x, kernel %x", c.ModuleName(), got, want)
+				t.Fatalf("%s: expectSum %x, kernel %x", c.ModuleName(), got, want)
 			}
 			saturated = saturated || slices.Contains(sum, 32767) || slices.Contains(sum, -32768)
 		}
@@ -153,8 +178,8 @@ func TestExpectSumHand(t *testing.T) {
 		}
 		return v
 	}
-	c := Config{Width: 64, Datapath: Int8Sum, Workers: 300}
-	got := lanes(ExpectSum(c, []Vector{{Data: i8(127, -127, 5, -128)}, {Data: i8(127, -127, -7, 1)}, {Data: i8(1, 0, 0, 0)}}), 4)
+	c := Config{Width: 64, Datapath: int8DP, Workers: 300}
+	got := lanes(expectSum(c, []Vector{{Data: i8(127, -127, 5, -128)}, {Data: i8(127, -127, -7, 1)}, {Data: i8(1, 0, 0, 0)}}), 4)
 	if want := []int{255, -254, -2, -127}; !slices.Equal(got, want) {
 		t.Errorf("int8 sum %v, want %v", got, want)
 	}
@@ -162,25 +187,25 @@ func TestExpectSumHand(t *testing.T) {
 	for k := range 300 { // 300 x 127 = 38100 saturates; 150 x 127 - 150 x 127 = 0 does not
 		many = append(many, Vector{Data: i8(127, -127, []int{127, -127}[k%2])})
 	}
-	if got, want := lanes(ExpectSum(c, many), 3), []int{32767, -32768, 0}; !slices.Equal(got, want) {
+	if got, want := lanes(expectSum(c, many), 3), []int{32767, -32768, 0}; !slices.Equal(got, want) {
 		t.Errorf("int8 saturation %v, want %v", got, want)
 	}
 	// BFP8: worker 0 at E = 3, worker 1 two exponents down (k = 2): its
 	// mantissas 3, -3, 2, -2, 1 align to round(0.75) = 1, round(-0.75) =
 	// -1, 0.5 -> 1, -0.5 -> 0 (ties up), round(0.25) = 0.
-	b := Config{Width: 64, Datapath: BFP8Sum}
+	b := Config{Width: 64, Datapath: bfp8DP}
 	w0 := Vector{Data: i8(10, 10, 10, 10, 10), Exp: i8(3)[:1]}
 	w1 := Vector{Data: i8(3, -3, 2, -2, 1), Exp: i8(1)[:1]}
-	if got, want := lanes(ExpectSum(b, []Vector{w0, w1}), 5), []int{11, 9, 11, 10, 10}; !slices.Equal(got, want) {
+	if got, want := lanes(expectSum(b, []Vector{w0, w1}), 5), []int{11, 9, 11, 10, 10}; !slices.Equal(got, want) {
 		t.Errorf("bfp8 alignment %v, want %v", got, want)
 	}
 	// k = E - e = 200 is capped at 8: every mantissa of the low worker vanishes.
 	w2 := Vector{Data: i8(127, -127, -128), Exp: i8(-100)[:1]}
 	w3 := Vector{Data: i8(1, 1, 1), Exp: i8(100)[:1]}
-	if got, want := lanes(ExpectSum(b, []Vector{w2, w3}), 3), []int{1, 1, 1}; !slices.Equal(got, want) {
+	if got, want := lanes(expectSum(b, []Vector{w2, w3}), 3), []int{1, 1, 1}; !slices.Equal(got, want) {
 		t.Errorf("bfp8 capped shift %v, want %v", got, want)
 	}
-	ex := ExpectSum(b, []Vector{{ExpLine: true, Data: i8(-127, 5, -3)}, {ExpLine: true, Data: i8(-126, -5, 127)}})
+	ex := expectSum(b, []Vector{{ExpLine: true, Data: i8(-127, 5, -3)}, {ExpLine: true, Data: i8(-126, -5, 127)}})
 	if got, want := []int8{int8(ex[0]), int8(ex[1]), int8(ex[2])}, []int8{-126, 5, 127}; !slices.Equal(got, want) || slices.ContainsFunc(ex[8:], func(x byte) bool { return x != 0 }) {
 		t.Errorf("exponent view %v (%x), want %v then zeros", got, ex, want)
 	}
@@ -192,20 +217,20 @@ func TestSumValidate(t *testing.T) {
 		c    Config
 		ok   bool
 	}{
-		{"int8 default", Config{Width: 512, Datapath: Int8Sum}, true},
-		{"bfp8 1024 max workers", Config{Width: 1024, Datapath: BFP8Sum, Workers: lowbit.MaxWorkers}, true},
-		{"int8 explicit depth", Config{Width: 64, Datapath: Int8Sum, Stages: 3}, true},
-		{"int8 wrong depth", Config{Width: 64, Datapath: Int8Sum, Stages: 5}, false},
-		{"bfp8 wrong depth", Config{Width: 64, Datapath: BFP8Sum, Stages: 3}, false},
-		{"too many workers", Config{Width: 64, Datapath: Int8Sum, Workers: lowbit.MaxWorkers + 1}, false},
-		{"negative workers", Config{Width: 64, Datapath: Int8Sum, Workers: -1}, false},
-		{"odd width", Config{Width: 96, Datapath: BFP8Sum}, false},
-		{"split count", Config{Width: 64, Datapath: Int8Sum, SplitCount: true}, false},
-		{"low-bit fault", Config{Width: 64, Datapath: Int8Sum, Fault: FaultTiePositive}, false},
-		{"bfp8 fault on int8", Config{Width: 64, Datapath: Int8Sum, Fault: FaultTruncShift}, false},
-		{"int8 fault on low-bit", Config{Width: 64, Fault: FaultKeepAcc}, false},
-		{"wrap-sum that cannot wrap", Config{Width: 64, Datapath: Int8Sum, Workers: 256, Fault: FaultWrapSum}, false},
-		{"wrap-sum that can", Config{Width: 64, Datapath: Int8Sum, Workers: 257, Fault: FaultWrapSum}, true},
+		{"int8 default", Config{Width: 512, Datapath: int8DP}, true},
+		{"bfp8 1024 max workers", Config{Width: 1024, Datapath: bfp8DP, Workers: lowbit.MaxWorkers}, true},
+		{"int8 explicit depth", Config{Width: 64, Datapath: int8DP, Stages: 3}, true},
+		{"int8 wrong depth", Config{Width: 64, Datapath: int8DP, Stages: 5}, false},
+		{"bfp8 wrong depth", Config{Width: 64, Datapath: bfp8DP, Stages: 3}, false},
+		{"too many workers", Config{Width: 64, Datapath: int8DP, Workers: lowbit.MaxWorkers + 1}, false},
+		{"negative workers", Config{Width: 64, Datapath: int8DP, Workers: -1}, false},
+		{"odd width", Config{Width: 96, Datapath: bfp8DP}, false},
+		{"split count", Config{Width: 64, Datapath: int8DP, SplitCount: true}, false},
+		{"vote fault", Config{Width: 64, Datapath: int8DP, Fault: FaultTiePositive}, false},
+		{"bfp8 fault on int8", Config{Width: 64, Datapath: int8DP, Fault: FaultTruncShift}, false},
+		{"int8 fault on vote", Config{Width: 64, Fault: FaultKeepAcc}, false},
+		{"wrap-sum that cannot wrap", Config{Width: 64, Datapath: int8DP, Workers: 256, Fault: FaultWrapSum}, false},
+		{"wrap-sum that can", Config{Width: 64, Datapath: int8DP, Workers: 257, Fault: FaultWrapSum}, true},
 		{"unknown datapath", Config{Width: 64, Datapath: "fp8-sum"}, false},
 	}
 	for _, tt := range tests {
@@ -219,13 +244,15 @@ func TestSumValidate(t *testing.T) {
 			}
 		})
 	}
-	for _, s := range []string{"lowbit", "", "int8-sum", "BFP8-SUM"} {
-		if _, err := ParseDatapath(s); err != nil {
-			t.Errorf("ParseDatapath(%q): %v", s, err)
+	for s, want := range map[string]Datapath{"vote": Vote, "": Vote, "g-binary": Vote, "Ternary": Vote, "int8": int8DP, "BFP8": bfp8DP, "block-fp8": bfp8DP} {
+		if d, err := ParseDatapath(s); err != nil || d != want {
+			t.Errorf("ParseDatapath(%q) = %q, %v; want %q", s, d, err, want)
 		}
 	}
-	if _, err := ParseDatapath("int8"); err == nil || !strings.Contains(err.Error(), `"int8"`) {
-		t.Errorf("ParseDatapath(int8) = %v; want an error naming it", err)
+	for _, bad := range []string{"int8-sum", "lowbit", "fp32", "fp8"} {
+		if _, err := ParseDatapath(bad); err == nil || !strings.Contains(err.Error(), `"`+bad+`"`) {
+			t.Errorf("ParseDatapath(%q) = %v; want an error naming it", bad, err)
+		}
 	}
 }
 
@@ -233,18 +260,18 @@ func TestSumValidate(t *testing.T) {
 // fewest bits b with 2^(b-1) >= 128 W, so that [-128 W, 127 W] fits.
 func TestAccBits(t *testing.T) {
 	for w := 1; w <= lowbit.MaxWorkers; w++ {
-		b := Config{Width: 64, Datapath: Int8Sum, Workers: w}.AccBits()
+		b := Config{Width: 64, Datapath: int8DP, Workers: w}.AccBits()
 		if 1<<(b-1) < 128*w || 1<<(b-2) >= 128*w {
 			t.Fatalf("W=%d: %d accumulator bits", w, b)
 		}
 	}
-	if b := (Config{Width: 64, Datapath: Int8Sum}).AccBits(); b != 11 {
+	if b := (Config{Width: 64, Datapath: int8DP}).AccBits(); b != 11 {
 		t.Errorf("default W=8: %d bits, want 11", b)
 	}
 }
 
 func TestCheckSumVectors(t *testing.T) {
-	c := Config{Width: 64, Datapath: BFP8Sum}.Normalized()
+	c := Config{Width: 64, Datapath: bfp8DP}.Normalized()
 	d := make([]byte, 8)
 	g := []byte{0}
 	for name, vs := range map[string][]Vector{
@@ -267,7 +294,7 @@ func TestCheckSumVectors(t *testing.T) {
 }
 
 // TestSumCosim drives the sum datapaths through both simulators at 64
-// bits and W = 8 (the low-bit datapath's), and through Icarus at W = 300
+// bits and W = 8 (the vote datapath's), and through Icarus at W = 300
 // (sums that saturate), two blocks per line at 1024 bits and the 512-bit
 // line of the hardware block. -short keeps the 64-bit runs.
 func TestSumCosim(t *testing.T) {
@@ -277,7 +304,7 @@ func TestSumCosim(t *testing.T) {
 		n   int
 	}
 	var cases []tc
-	for _, d := range SumDatapaths {
+	for _, d := range sumDatapaths() {
 		for _, sim := range Simulators {
 			cases = append(cases, tc{Config{Width: 64, Datapath: d}, sim, 1500})
 		}
@@ -306,7 +333,7 @@ func TestSumCosim(t *testing.T) {
 // TestSumCosimCatchesFaults shows that the sum co-simulation is not
 // vacuous: every deliberately broken sum datapath is caught.
 func TestSumCosimCatchesFaults(t *testing.T) {
-	for _, d := range SumDatapaths {
+	for _, d := range sumDatapaths() {
 		for _, f := range d.Faults() {
 			c := Config{Width: 64, Datapath: d, Fault: f}
 			if f == FaultWrapSum {
@@ -333,14 +360,14 @@ func TestSumCosimCatchesFaults(t *testing.T) {
 }
 
 // expectedSumRegisters counts the register bits a sum datapath declares,
-// from its pipeline description: the request (bfp8-sum: with its 4-bit
+// from its pipeline description: the request (bfp8: with its 4-bit
 // shift per block instead of the exponents), (bfp8) the aligned line, the
 // lane accumulators, the done/kind flags and the response. It holds where
 // no two response bits are copies of one signal, i.e. for AccBits >= 16.
 func expectedSumRegisters(c Config) int {
 	c = c.Normalized()
 	w, n, a := c.Width, c.Elements(), c.AccBits()
-	if c.Datapath == Int8Sum {
+	if !c.blockExps() {
 		return (3 + w) + (1 + n*a) + (1 + 2*w)
 	}
 	// input: flags, k per block, line; round: flags, k, 9-bit t per lane;
@@ -350,8 +377,8 @@ func expectedSumRegisters(c Config) int {
 
 func TestSumSynthRegisters(t *testing.T) {
 	skipWithout(t, Yosys)
-	for _, c := range []Config{{Width: 64, Datapath: Int8Sum, Workers: 256}, {Width: 64, Datapath: Int8Sum, Workers: 300},
-		{Width: 64, Datapath: BFP8Sum, Workers: 256}, {Width: 128, Datapath: BFP8Sum, Workers: 300}} {
+	for _, c := range []Config{{Width: 64, Datapath: int8DP, Workers: 256}, {Width: 64, Datapath: int8DP, Workers: 300},
+		{Width: 64, Datapath: bfp8DP, Workers: 256}, {Width: 128, Datapath: bfp8DP, Workers: 300}} {
 		r, err := Synth(context.Background(), c, SynthOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -371,8 +398,8 @@ func TestSumSynthRegisters(t *testing.T) {
 func TestSumVerilatorLint(t *testing.T) {
 	skipWithout(t, Verilator)
 	dir := t.TempDir()
-	for _, c := range []Config{{Width: 64, Datapath: Int8Sum}, {Width: 64, Datapath: Int8Sum, Workers: 1}, {Width: 512, Datapath: Int8Sum, Workers: 256},
-		{Width: 128, Datapath: Int8Sum, Workers: 1024}, {Width: 64, Datapath: BFP8Sum}, {Width: 1024, Datapath: BFP8Sum, Workers: 300}} {
+	for _, c := range []Config{{Width: 64, Datapath: int8DP}, {Width: 64, Datapath: int8DP, Workers: 1}, {Width: 512, Datapath: int8DP, Workers: 256},
+		{Width: 128, Datapath: int8DP, Workers: 1024}, {Width: 64, Datapath: bfp8DP}, {Width: 1024, Datapath: bfp8DP, Workers: 300}} {
 		src, err := c.Verilog()
 		if err != nil {
 			t.Fatal(err)
@@ -389,10 +416,10 @@ func TestSumVerilatorLint(t *testing.T) {
 
 // TestSumWrapperKeepsPipeline checks that the place-and-route wrapper of a
 // sum datapath keeps every datapath register (as TestWrapperKeepsPipeline
-// does for the low-bit one).
+// does for the vote one).
 func TestSumWrapperKeepsPipeline(t *testing.T) {
 	skipWithout(t, Yosys)
-	c := Config{Width: 64, Datapath: BFP8Sum, Workers: 256}
+	c := Config{Width: 64, Datapath: bfp8DP, Workers: 256}
 	dir := t.TempDir()
 	src, _ := c.Verilog()
 	if err := os.WriteFile(filepath.Join(dir, "dut.v"), []byte(src), 0o644); err != nil {
@@ -423,7 +450,7 @@ func TestSumWrapperKeepsPipeline(t *testing.T) {
 // FuzzParseDatapath: any name parses to one of Datapaths, whose name
 // parses back to it, or fails naming the input.
 func FuzzParseDatapath(f *testing.F) {
-	for _, s := range []string{"lowbit", "int8-sum", "BFP8-Sum ", "g-binary", "", "int8", "\x00"} {
+	for _, s := range []string{"vote", "int8", "BFP8 ", "g-binary", "", "fp32", "\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -434,7 +461,7 @@ func FuzzParseDatapath(f *testing.F) {
 			}
 			return
 		}
-		if !slices.Contains(Datapaths, d) {
+		if !slices.Contains(Datapaths(), d) {
 			t.Fatalf("ParseDatapath(%q) = %q, not a datapath", s, d)
 		}
 		if back, err := ParseDatapath(d.String()); err != nil || back != d {

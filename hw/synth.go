@@ -111,8 +111,8 @@ type SynthResult struct {
 	Width      int  `json:"width"`
 	Stages     int  `json:"stages"`
 	SplitCount bool `json:"split_count,omitempty"`
-	// Datapath and Workers name a sum datapath (empty and 0 for the
-	// low-bit one, whose JSON is unchanged).
+	// Datapath and Workers name a sum datapath (empty and 0 for the vote
+	// datapath, whose module name says its W).
 	Datapath Datapath `json:"datapath,omitempty"`
 	Workers  int      `json:"workers,omitempty"`
 	// Generic is the `synth` (Yosys/ABC generic-cell) result.
@@ -147,9 +147,7 @@ func Synth(ctx context.Context, c Config, opts SynthOptions) (SynthResult, error
 	}
 	c = c.Normalized()
 	res := SynthResult{Width: c.Width, Stages: c.Stages, SplitCount: c.SplitCount}
-	if c.Datapath.IsSum() {
-		res.Datapath, res.Workers = c.Datapath, c.Workers
-	}
+	res.Datapath, res.Workers = c.Datapath, c.Datapath.fam().workers(c)
 	ys := opts.Yosys
 	if ys.Name == "" {
 		ys = Yosys

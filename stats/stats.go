@@ -153,7 +153,23 @@ func checkPairs(na, nb int, level float64, xs []float64) error {
 	return nil
 }
 
-// meanVar returns the mean and the sample variance (n-1 denominator).
+// MeanSD returns the sample mean of xs and its standard deviation with
+// the n-1 denominator, sqrt(sum (x - mean)^2 / (n - 1)): 0 and 0 for no
+// values, the value and 0 for one. It is the one mean/SD the blocks and
+// the calibrations print.
+func MeanSD(xs []float64) (mean, sd float64) {
+	switch len(xs) {
+	case 0:
+		return 0, 0
+	case 1:
+		return xs[0], 0
+	}
+	m, v := meanVar(xs)
+	return m, math.Sqrt(v)
+}
+
+// meanVar returns the mean and the sample variance (n-1 denominator) of
+// at least two values.
 func meanVar(xs []float64) (m, v float64) {
 	for _, x := range xs {
 		m += x

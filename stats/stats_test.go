@@ -141,3 +141,24 @@ func TestIntervalString(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestMeanSD checks the one mean/SD against hand-computed values: the
+// classic {2, 4, 4, 4, 5, 5, 7, 9} has mean 5 and squared deviations
+// summing to 32, so the n-1 SD is sqrt(32/7); one value has no spread
+// and no values give zeros.
+func TestMeanSD(t *testing.T) {
+	for _, tc := range []struct {
+		xs       []float64
+		mean, sd float64
+	}{
+		{[]float64{2, 4, 4, 4, 5, 5, 7, 9}, 5, math.Sqrt(32.0 / 7)},
+		{[]float64{1, 3}, 2, math.Sqrt2},
+		{[]float64{-0.5}, -0.5, 0},
+		{nil, 0, 0},
+	} {
+		m, s := MeanSD(tc.xs)
+		if math.Abs(m-tc.mean) > 1e-15 || math.Abs(s-tc.sd) > 1e-15 {
+			t.Errorf("MeanSD(%v) = %v, %v; want %v, %v", tc.xs, m, s, tc.mean, tc.sd)
+		}
+	}
+}

@@ -43,7 +43,7 @@ func treeCycles(w int) int {
 // interval 1, aggregates back to back) and answer Depth() clock edges
 // after an aggregate's last worker line, whatever w (w only widens the
 // lane accumulators). The depth is hw.Datapath.Depth of the mode's
-// datapath (hw.ModeDatapath), which hw.MeasureSumTiming checks against
+// datapath (hw.ModeDatapath), which hw.MeasureTiming checks against
 // the simulated RTL: 3 for Int8Sum (input | accumulate | saturate), 5 for
 // BFPSum (input with the shift | round | shift | accumulate | saturate). The W
 // worker lines of a sum aggregate are W line reads, one per cycle, so the

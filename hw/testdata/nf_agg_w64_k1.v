@@ -20,9 +20,9 @@ module nf_agg_w64_k1 (
   input  wire         in_valid,
   input  wire [1:0]   in_mode,
   input  wire [1:0]   in_base,
-  input  wire [63:0] in_data,
+  input  wire [63:0]  in_data,
   output wire         out_valid,
-  output wire [63:0] out_data
+  output wire [63:0]  out_data
 );
   localparam N = 8;  // elements per line
   localparam [4:0] W = 5'd8;  // voting workers

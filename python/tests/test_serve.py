@@ -338,12 +338,14 @@ def test_controller_backend_sums_int8_bfp8(serve_socket, shared):
     mean bit for bit (nfabric.fixed.aggregate_workers: the gloo path's
     arithmetic in one process), on the message and the shared-memory path;
     its raw sums and exponents equal nfabric.fixed's exact-sum-then-saturate
-    oracle, including a W = 300 case that saturates int16."""
+    oracle, including W = 258, the most whose int16 lane sums are exact
+    (258 x 127 = 32766); the server refuses a sum region of 259 workers,
+    as nfabric.fixed does (MAX_SUM_WORKERS)."""
     from nfabric import fixed, lowbit
     from nfabric.lowbit import Layout
     from nfabric.torch.groups import Assignment, ParamInfo
     g = torch.Generator().manual_seed(30)
-    for w, sizes in [(5, [1000, 64 * 70 + 9, 5, 4096 + 64]), (300, [70])]:
+    for w, sizes in [(5, [1000, 64 * 70 + 9, 5, 4096 + 64]), (fixed.MAX_SUM_WORKERS, [70])]:
         params, base = [], 0
         for i, n in enumerate(sizes):
             params.append(ParamInfo(f"p{i}", torch.nn.Parameter(torch.zeros(n)), "g", base))
@@ -355,7 +357,7 @@ def test_controller_backend_sums_int8_bfp8(serve_socket, shared):
             grads = []
             for p in params:
                 x = torch.randn(w, p.numel, generator=g) * torch.logspace(-30, 3, p.numel).roll(step * 7)
-                if w == 300:  # every worker at the same maximum: the int8 sum saturates
+                if w == fixed.MAX_SUM_WORKERS:  # every worker at the same maximum: the largest exact sum
                     x = torch.ones(w, p.numel) * torch.where(torch.arange(p.numel) % 2 == 0, 1.0, -1.0)
                 x[:, 3 % p.numel] = 0
                 grads.append(x)
@@ -364,17 +366,12 @@ def test_controller_backend_sums_int8_bfp8(serve_socket, shared):
                 s = fixed.int8_scale(torch.stack([fixed.max_abs(x[k]) for k in range(w)]).max())
                 q = torch.stack([fixed.encode_int8(x[k], s) for k in range(w)])
                 items.append((p, "int8", q, None))
-                # aggregate_workers refuses W > 258; the saturating kernels are the oracle there.
-                mean = fixed.aggregate_workers("int8", list(x)) if w <= fixed.MAX_SUM_WORKERS else \
-                    fixed.decode_int8(fixed.sum_codes(q), s, w)
-                want.append(("int8", s, fixed.sum_codes(q), None, mean))
+                want.append(("int8", s, fixed.sum_codes(q), None, fixed.aggregate_workers("int8", list(x))))
                 enc = [fixed.encode_bfp8(x[k]) for k in range(w)]
                 mants, exps = torch.stack([m for m, _ in enc]), torch.stack([e for _, e in enc])
                 items.append((p, "bfp8", mants, exps))
                 tot, e = fixed.sum_bfp8(mants, exps)
-                mean = fixed.aggregate_workers("bfp8", list(x)) if w <= fixed.MAX_SUM_WORKERS else \
-                    fixed.decode_bfp8(tot, e, w)
-                want.append(("bfp8", None, tot, e, mean))
+                want.append(("bfp8", None, tot, e, fixed.aggregate_workers("bfp8", list(x))))
             got = be.sum_fixed(items, step)
             for (p, *_), (fmt, s, tot, e, mean), (sums, ge) in zip(items, want, got):
                 what = f"W={w} shared={shared} step {step} {p.name} {fmt}"
@@ -386,10 +383,18 @@ def test_controller_backend_sums_int8_bfp8(serve_socket, shared):
                     assert torch.equal(ge, e), what
                     dec = fixed.decode_bfp8(sums, ge, w)
                 assert torch.equal(dec, mean), what
-                if w == 300 and fmt == "int8":
-                    assert int(sums.abs().max()) in (32767, 32768), what
+                if w == fixed.MAX_SUM_WORKERS and fmt == "int8":
+                    assert int(sums.abs().max()) == 32766, what
         assert (be.buf is not None) == shared
         be.close()
+    w = fixed.MAX_SUM_WORKERS + 1
+    p0 = ParamInfo("p0", torch.nn.Parameter(torch.zeros(70)), "g", 0)
+    be = nt.serve.ControllerBackend(nt.serve.Client(serve_socket), Assignment(groups=["g"], params=[p0],
+                                    patterns={"g": ["*"]}), w, Layout.WORKER_MAJOR, {"g": lowbit.PAPER_GATE},
+                                    shared=shared)
+    with pytest.raises(nt.serve.ServeError, match="258"):
+        be.sum_fixed([(p0, "int8", torch.ones(w, 70, dtype=torch.int8), None)], 0)
+    be.close()
 
 
 def test_read_lines_spans():

@@ -1,12 +1,14 @@
-package cxl
+package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
 
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
@@ -44,24 +46,23 @@ func asInt8(b []byte) []int8 {
 }
 
 // expectSumView is the oracle's response to sum view line 2l+part of r:
-// lowbit.RefSumInt8 or RefSumBFP8 over the workers' line l (and, BFP8,
-// their exponents of block l), elements 32 part .. 32 part + 31, as
+// the format's Ref twin (lowbit.Format.RefSumCodes: RefSumInt8,
+// RefSumBFP8) over the workers' line l (and, with block exponents, their
+// exponents of block l), elements 32 part .. 32 part + 31, as
 // little-endian int16.
-func expectSumView(r *Region, w sumWrite, l, part int) (out Line) {
+func expectSumView(r *cxl.Region, w sumWrite, l, part int) (out cxl.Line) {
 	src := make([][]int8, r.Workers)
-	exps := make([][]int8, r.Workers)
+	var exps [][]int8
+	if r.Sum.BlockExponents() {
+		exps = make([][]int8, r.Workers)
+	}
 	for k := range r.Workers {
-		src[k] = asInt8(w.codes[k][l*LineBytes : (l+1)*LineBytes])
-		if r.Sum == lowbit.BFP8 {
+		src[k] = asInt8(w.codes[k][l*cxl.LineBytes : (l+1)*cxl.LineBytes])
+		if exps != nil {
 			exps[k] = []int8{int8(w.exps[k][l])}
 		}
 	}
-	var sums []int16
-	if r.Sum == lowbit.BFP8 {
-		sums, _ = lowbit.RefSumBFP8(src, exps, LineBytes)
-	} else {
-		sums = lowbit.RefSumInt8(src)
-	}
+	sums, _ := r.Sum.RefSumCodes(src, exps, cxl.LineBytes)
 	for i := range lowbit.SumViewElements {
 		v := uint16(sums[part*lowbit.SumViewElements+i])
 		out[2*i], out[2*i+1] = byte(v), byte(v>>8)
@@ -69,19 +70,20 @@ func expectSumView(r *Region, w sumWrite, l, part int) (out Line) {
 	return out
 }
 
-// expectExpView is the oracle's exponent view line x of a BFP8 region:
-// the aligned exponents lowbit.RefSumBFP8 reports for blocks 64x ..
+// expectExpView is the oracle's exponent view line x of a region with
+// block exponents (BFP8): the aligned exponents its Ref twin
+// (lowbit.RefSumBFP8) reports for blocks 64x ..
 // 64x+63 of the workers' exponent bytes (every mantissa zero: E does not
 // depend on them).
-func expectExpView(r *Region, w sumWrite, x int) (out Line) {
+func expectExpView(r *cxl.Region, w sumWrite, x int) (out cxl.Line) {
 	const n = lowbit.BFPExponentsPerLine * lowbit.BFPBlock
 	src := make([][]int8, r.Workers)
 	exps := make([][]int8, r.Workers)
 	for k := range r.Workers {
 		src[k] = make([]int8, n)
-		exps[k] = asInt8(w.exps[k][x*LineBytes : (x+1)*LineBytes])
+		exps[k] = asInt8(w.exps[k][x*cxl.LineBytes : (x+1)*cxl.LineBytes])
 	}
-	_, e := lowbit.RefSumBFP8(src, exps, n)
+	_, e := r.Sum.RefSumCodes(src, exps, n)
 	for b, v := range e {
 		out[b] = byte(v)
 	}
@@ -90,10 +92,22 @@ func expectExpView(r *Region, w sumWrite, x int) (out Line) {
 
 // sumOracle names a Sum mode's oracle.
 func sumOracle(f lowbit.Format) string {
-	if f == lowbit.BFP8 {
+	if f.BlockExponents() {
 		return "aligned int16 sums and exponents (lowbit.RefSumBFP8)"
 	}
 	return "saturated int16 lane sums (lowbit.RefSumInt8)"
+}
+
+// sumFormats lists the integer-sum formats of lowbit's registry, in its
+// order: the formats the sum checks cover.
+func sumFormats() []lowbit.Format {
+	var fs []lowbit.Format
+	for _, f := range lowbit.Formats() {
+		if f.Sum() {
+			fs = append(fs, f)
+		}
+	}
+	return fs
 }
 
 // verifySum runs the checks of the integer-sum modes: W workers encode
@@ -101,8 +115,8 @@ func sumOracle(f lowbit.Format) string {
 // and a BFP8 region; every view line is judged by the Ref oracle over
 // the written lines, and the decoded mean against the FP32 mean; then
 // the latch check over every mode, and cfg.Sweeps random cases.
-func verifySum(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error {
-	for _, f := range []lowbit.Format{lowbit.Int8, lowbit.BFP8} {
+func verifySum(ctx context.Context, cfg Config, res *Result) error {
+	for _, f := range sumFormats() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -143,13 +157,13 @@ func sumCheckFail(c *Check, format string, args ...any) {
 // verifySumGradients is the end-to-end check of format f: gradients ->
 // lowbit encoders -> controller -> view, judged by the Ref oracle (view)
 // and by the FP32 mean (e2e), and the stored bytes after the reads.
-func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) (view, e2e, stored Check, err error) {
+func verifySumGradients(ctx context.Context, cfg Config, f lowbit.Format) (view, e2e, stored Check, err error) {
 	w := cfg.Workers
 	lines := min(cfg.Lines, paperGradLines)
 	n := lines * lowbit.LineBytes
-	reg := Region{Name: f.String(), Workers: w, Layout: lowbit.WorkerMajor, Sum: f}
+	reg := cxl.Region{Name: f.String(), Workers: w, Layout: lowbit.WorkerMajor, Sum: f}
 	reg.Size = reg.DataBytes(lines)
-	m := Aggregate(f)
+	m := cxl.Aggregate(f)
 	reg.Mode = m
 	ctl := cfg.newController(reg.End())
 	if _, err := ctl.Map(reg); err != nil {
@@ -159,7 +173,7 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 	grads := lowbit.EdgeGradients(rng, w, n)
 	wr := sumWrite{codes: make([][]byte, w)}
 	var scale float32
-	if f == lowbit.Int8 {
+	if f.Scaled() {
 		var agreed float32 // the workers' max-reduce
 		for _, g := range grads {
 			a, err := lowbit.MaxAbs(g)
@@ -168,20 +182,19 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 			}
 			agreed = max(agreed, a)
 		}
-		scale = lowbit.Int8Scale(agreed)
-	} else {
+		scale = f.AgreedScale(agreed)
+	}
+	if f.BlockExponents() {
 		wr.exps = make([][]byte, w)
 	}
 	for k, g := range grads {
 		codes := make([]int8, n)
-		if f == lowbit.Int8 {
-			err = lowbit.EncodeInt8(codes, g, scale)
-		} else {
-			exp := make([]int8, reg.ExpLines()*LineBytes) // blocks past the payload stay 0
-			err = lowbit.EncodeBFP8(codes, exp, g)
+		var exp []int8
+		if f.BlockExponents() {
+			exp = make([]int8, reg.ExpLines()*cxl.LineBytes) // blocks past the payload stay 0
 			wr.exps[k] = lowbit.Int8Bytes(exp)
 		}
-		if err != nil {
+		if err := f.EncodeCodes(codes, exp, g, scale); err != nil {
 			return view, e2e, stored, fmt.Errorf("verify: encode worker %d: %w", k, err)
 		}
 		wr.codes[k] = lowbit.Int8Bytes(codes)
@@ -194,7 +207,7 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 
 	view = Check{Group: "sum", Name: "view read-back", Mode: m.String(), Oracle: sumOracle(f), Passed: true}
 	e2e = Check{Group: "sum", Name: "FP32 gradients -> " + f.String() + " -> controller -> mean", Mode: m.String(), Passed: true}
-	if f == lowbit.Int8 {
+	if f.Scaled() {
 		e2e.Oracle = "|lowbit.RefDecodeInt8(view) - FP32 mean| <= scale/2 (round to nearest, no saturation at W <= 258)"
 	} else {
 		e2e.Oracle = "|lowbit.RefDecodeBFP8(view) - FP32 mean| <= 2^(E-6) (mantissa rounding and clamp, alignment rounding)"
@@ -209,7 +222,7 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 			if err != nil || resp.Mode != m || !resp.Transformed || resp.Data != want {
 				sumCheckFail(&view, "view line %d (%#x): mode %v transformed %v err %v data %x, want %x", 2*l+part, resp.Addr, resp.Mode, resp.Transformed, err, resp.Data, want)
 			}
-			lowbit.Int16s(sums[l*LineBytes+part*lowbit.SumViewElements:][:lowbit.SumViewElements], resp.Data[:])
+			lowbit.Int16s(sums[l*cxl.LineBytes+part*lowbit.SumViewElements:][:lowbit.SumViewElements], resp.Data[:])
 		}
 	}
 	for x := range reg.ExpLines() {
@@ -219,8 +232,8 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 		if err != nil || resp.Mode != m || !resp.Transformed || resp.Data != want {
 			sumCheckFail(&view, "exponent view line %d (%#x): err %v data %x, want %x", x, resp.Addr, err, resp.Data, want)
 		}
-		for b := range min(LineBytes, lines-x*LineBytes) {
-			exps[x*LineBytes+b] = int8(resp.Data[b])
+		for b := range min(cxl.LineBytes, lines-x*cxl.LineBytes) {
+			exps[x*cxl.LineBytes+b] = int8(resp.Data[b])
 		}
 	}
 	if view.Passed {
@@ -228,7 +241,7 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 	}
 
 	var mean []float32
-	if f == lowbit.Int8 {
+	if f.Scaled() {
 		mean = lowbit.RefDecodeInt8(sums, scale, w)
 	} else {
 		mean = lowbit.RefDecodeBFP8(sums, exps, w)
@@ -241,7 +254,7 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 		}
 		want /= float64(w)
 		bound := float64(scale) / 2
-		if f == lowbit.BFP8 {
+		if f.BlockExponents() {
 			bound = math.Ldexp(1, int(exps[i/lowbit.BFPBlock])-6)
 		}
 		bound = bound*(1+1e-6) + math.Abs(want)*1e-6 // the float32 result's rounding
@@ -257,22 +270,52 @@ func verifySumGradients(ctx context.Context, cfg VerifyConfig, f lowbit.Format) 
 	return view, e2e, stored, nil
 }
 
-// sumExpect returns the oracle's response to a read of addr in a Sum
-// region under mode m: its stored bytes for a data line, the Ref sums or
-// exponents for a view line when the region aggregates in m, and
-// wantErr ErrUnmappedView for a view line when it does not.
-func sumExpect(r *Region, w sumWrite, m Mode, addr uint64) (want Line, transformed, unmapped bool) {
-	t := r.locate(addr)
+// sumPlace is where a line of a Sum region lies: a worker's code (or
+// exponent) line, or a view line (and which part of its payload line).
+type sumPlace struct {
+	view, exp        bool
+	slab, line, part int
+}
+
+// sumPlaces maps every line address of r to its place, found from the
+// region's address methods (CodeAddr, ExpAddr, ViewAddr, ExpViewAddr), not
+// from the controller's own decoding of an address.
+func sumPlaces(r *cxl.Region) map[uint64]sumPlace {
+	m := map[uint64]sumPlace{}
+	for k := range r.Workers {
+		for l := range r.PayloadLines() {
+			m[r.CodeAddr(k, l)] = sumPlace{slab: k, line: l}
+		}
+		for x := range r.ExpLines() {
+			m[r.ExpAddr(k, x)] = sumPlace{exp: true, slab: k, line: x}
+		}
+	}
+	for l := range r.PayloadLines() {
+		for part := range r.RespLines() {
+			m[r.ViewAddr(l, part)] = sumPlace{view: true, line: l, part: part}
+		}
+	}
+	for x := range r.ExpLines() {
+		m[r.ExpViewAddr(x)] = sumPlace{view: true, exp: true, line: x}
+	}
+	return m
+}
+
+// sumExpect returns the oracle's response to a read of the line at t in a
+// Sum region under mode m: its stored bytes for a data line, the Ref sums
+// or exponents for a view line when the region aggregates in m, and
+// unmapped (ErrUnmappedView) for a view line when it does not.
+func sumExpect(r *cxl.Region, w sumWrite, m cxl.Mode, t sumPlace) (want cxl.Line, transformed, unmapped bool) {
 	if !t.view {
-		src := w.codes[t.slab][t.line*LineBytes:]
+		src := w.codes[t.slab][t.line*cxl.LineBytes:]
 		if t.exp {
-			src = w.exps[t.slab][t.line*LineBytes:]
+			src = w.exps[t.slab][t.line*cxl.LineBytes:]
 		}
 		copy(want[:], src)
 		return want, false, false
 	}
 	if !r.Aggregates(m) {
-		return Line{}, false, true
+		return cxl.Line{}, false, true
 	}
 	if t.exp {
 		return expectExpView(r, w, t.line), true, false
@@ -284,16 +327,14 @@ func sumExpect(r *Region, w sumWrite, m Mode, addr uint64) (want Line, transform
 // written by concurrent writers while a control goroutine flips the mode,
 // then reads of random lines under random mode switches over every mode,
 // each judged by sumExpect, then the storage check. Mismatches go to chk.
-func runSumSweep(cfg VerifyConfig, rng *rand.Rand, i int, chk *Check) {
-	f := lowbit.Int8
-	if rng.IntN(2) == 1 {
-		f = lowbit.BFP8
-	}
+func runSumSweep(cfg Config, rng *rand.Rand, i int, chk *Check) {
+	fs := sumFormats()
+	f := fs[rng.IntN(len(fs))]
 	lines := 1 + rng.IntN(70)
-	reg := Region{Workers: 1 + rng.IntN(64), Layout: lowbit.WorkerMajor, Sum: f, Base: LineBytes * uint64(rng.IntN(64))}
+	reg := cxl.Region{Workers: 1 + rng.IntN(64), Layout: lowbit.WorkerMajor, Sum: f, Base: cxl.LineBytes * uint64(rng.IntN(64))}
 	reg.Size = reg.DataBytes(lines)
 	reg.Name = fmt.Sprintf("case %d: W=%d %v, %d lines", i, reg.Workers, f, lines)
-	ctl := cfg.newController(reg.End() + 4*LineBytes)
+	ctl := cfg.newController(reg.End() + 4*cxl.LineBytes)
 	id, err := ctl.Map(reg)
 	if err != nil {
 		sumCheckFail(chk, "%s: map: %v", reg.Name, err)
@@ -308,15 +349,15 @@ func runSumSweep(cfg VerifyConfig, rng *rand.Rand, i int, chk *Check) {
 	}
 	wr := sumWrite{codes: make([][]byte, reg.Workers)}
 	for k := range wr.codes {
-		wr.codes[k] = random(lines * LineBytes)
+		wr.codes[k] = random(lines * cxl.LineBytes)
 	}
-	if f == lowbit.BFP8 {
+	if f.BlockExponents() {
 		wr.exps = make([][]byte, reg.Workers)
 		for k := range wr.exps {
-			wr.exps[k] = random(reg.ExpLines() * LineBytes)
+			wr.exps[k] = random(reg.ExpLines() * cxl.LineBytes)
 		}
 	}
-	modes := AllModes()
+	modes := cxl.AllModes()
 	flips := rng.IntN(16)
 	var wg sync.WaitGroup
 	errs := make([]error, reg.Workers)
@@ -325,12 +366,12 @@ func runSumSweep(cfg VerifyConfig, rng *rand.Rand, i int, chk *Check) {
 		go func() {
 			defer wg.Done()
 			for l := range lines {
-				if _, err := ctl.WriteLine(uint16(k), reg.CodeAddr(k, l), wr.codes[k][l*LineBytes:(l+1)*LineBytes]); err != nil && errs[k] == nil {
+				if _, err := ctl.WriteLine(uint16(k), reg.CodeAddr(k, l), wr.codes[k][l*cxl.LineBytes:(l+1)*cxl.LineBytes]); err != nil && errs[k] == nil {
 					errs[k] = err
 				}
 			}
 			for x := range reg.ExpLines() {
-				if _, err := ctl.WriteLine(uint16(k), reg.ExpAddr(k, x), wr.exps[k][x*LineBytes:(x+1)*LineBytes]); err != nil && errs[k] == nil {
+				if _, err := ctl.WriteLine(uint16(k), reg.ExpAddr(k, x), wr.exps[k][x*cxl.LineBytes:(x+1)*cxl.LineBytes]); err != nil && errs[k] == nil {
 					errs[k] = err
 				}
 			}
@@ -349,8 +390,13 @@ func runSumSweep(cfg VerifyConfig, rng *rand.Rand, i int, chk *Check) {
 			sumCheckFail(chk, "%s: writer %d: %v", reg.Name, k, err)
 		}
 	}
+	places := sumPlaces(&reg)
 	var addrs []uint64
-	for a := reg.Base; a < reg.End(); a += LineBytes {
+	for a := reg.Base; a < reg.End(); a += cxl.LineBytes {
+		if _, ok := places[a]; !ok {
+			sumCheckFail(chk, "%s: line %#x of the footprint is no code, exponent or view line", reg.Name, a)
+			return
+		}
 		addrs = append(addrs, a)
 	}
 	mode := modes[rng.IntN(len(modes))]
@@ -363,13 +409,13 @@ func runSumSweep(cfg VerifyConfig, rng *rand.Rand, i int, chk *Check) {
 		a := addrs[rng.IntN(len(addrs))]
 		resp, err := ctl.ReadLine(uint16(j), a)
 		chk.Lines++
-		want, transformed, unmapped := sumExpect(&reg, wr, mode, a)
+		want, transformed, unmapped := sumExpect(&reg, wr, mode, places[a])
 		switch {
 		case resp.Mode != mode:
 			sumCheckFail(chk, "%s: read %#x completed under %v, the latch holds %v", reg.Name, a, resp.Mode, mode)
 		case unmapped:
-			if !errIs(err, ErrUnmappedView) {
-				sumCheckFail(chk, "%s: view read %#x in %v: error %v, want %v", reg.Name, a, mode, err, ErrUnmappedView)
+			if !errors.Is(err, cxl.ErrUnmappedView) {
+				sumCheckFail(chk, "%s: view read %#x in %v: error %v, want %v", reg.Name, a, mode, err, cxl.ErrUnmappedView)
 			}
 		case err != nil || resp.Data != want || resp.Transformed != transformed:
 			sumCheckFail(chk, "%s: read %#x in %v: err %v transformed %v data %x, want %x", reg.Name, a, mode, err, resp.Transformed, resp.Data, want)
@@ -379,60 +425,60 @@ func runSumSweep(cfg VerifyConfig, rng *rand.Rand, i int, chk *Check) {
 	if c := storedUnchanged("sum-sweep", ctl, reg.Base, written); !c.Passed {
 		sumCheckFail(chk, "%s: %s", reg.Name, c.Detail)
 	}
-	if n := len(ctl.StoredLines()); n != len(written)/LineBytes {
-		sumCheckFail(chk, "%s: %d lines stored, %d written", reg.Name, n, len(written)/LineBytes)
+	if n := len(ctl.StoredLines()); n != len(written)/cxl.LineBytes {
+		sumCheckFail(chk, "%s: %d lines stored, %d written", reg.Name, n, len(written)/cxl.LineBytes)
 	}
 }
 
 // verifySumLatch checks, on the deterministic core, that a view read of a
 // Sum region accepted before a mode change completes under the mode it
 // was accepted with, for every ordered pair of distinct modes.
-func verifySumLatch(cfg VerifyConfig) Check {
+func verifySumLatch(cfg Config) Check {
 	chk := Check{Group: "latch", Name: "integer-sum regions: mode change at a transaction boundary", Oracle: "mode latched at acceptance", Passed: true}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x1a7d))
 	pairs := 0
-	for _, f := range []lowbit.Format{lowbit.Int8, lowbit.BFP8} {
-		reg := Region{Name: "latch " + f.String(), Workers: 3, Layout: lowbit.WorkerMajor, Sum: f}
+	for _, f := range sumFormats() {
+		reg := cxl.Region{Name: "latch " + f.String(), Workers: 3, Layout: lowbit.WorkerMajor, Sum: f}
 		reg.Size = reg.DataBytes(1)
-		c, _ := NewCore(Config{Capacity: reg.End()})
-		c.fault = cfg.fault
+		c, _ := cxl.NewCore(cxl.Config{Capacity: reg.End(), Fault: cfg.Fault})
 		id, err := c.Map(reg)
 		if err != nil {
 			sumCheckFail(&chk, "map: %v", err)
 			continue
 		}
 		wr := sumWrite{codes: make([][]byte, reg.Workers)}
-		if f == lowbit.BFP8 {
+		if f.BlockExponents() {
 			wr.exps = make([][]byte, reg.Workers)
 		}
 		for k := range reg.Workers {
-			wr.codes[k] = make([]byte, LineBytes)
+			wr.codes[k] = make([]byte, cxl.LineBytes)
 			for j := range wr.codes[k] {
 				wr.codes[k][j] = byte(rng.Uint32())
 			}
-			c.Do(Write(0, reg.CodeAddr(k, 0), wr.codes[k]))
-			if f == lowbit.BFP8 {
-				wr.exps[k] = make([]byte, LineBytes)
+			c.Do(cxl.Write(0, reg.CodeAddr(k, 0), wr.codes[k]))
+			if f.BlockExponents() {
+				wr.exps[k] = make([]byte, cxl.LineBytes)
 				wr.exps[k][0] = byte(rng.IntN(16) - 8)
-				c.Do(Write(0, reg.ExpAddr(k, 0), wr.exps[k]))
+				c.Do(cxl.Write(0, reg.ExpAddr(k, 0), wr.exps[k]))
 			}
 		}
 		addr := reg.ViewAddr(0, 1)
-		for _, from := range AllModes() {
-			for _, to := range AllModes() {
+		place := sumPlaces(&reg)[addr]
+		for _, from := range cxl.AllModes() {
+			for _, to := range cxl.AllModes() {
 				if from == to {
 					continue
 				}
 				pairs++
 				c.SetMode(id, from, 0)
-				c.Accept(Read(1, addr))
+				c.Accept(cxl.Read(1, addr))
 				c.SetMode(id, to, 0)
-				c.Accept(Read(2, addr))
-				for _, m := range []Mode{from, to} {
+				c.Accept(cxl.Read(2, addr))
+				for _, m := range []cxl.Mode{from, to} {
 					r, _ := c.Complete()
 					chk.Lines++
-					want, transformed, unmapped := sumExpect(&reg, wr, m, addr)
-					if r.Mode != m || unmapped != errIs(r.Err, ErrUnmappedView) || (!unmapped && (r.Err != nil || r.Data != want || r.Transformed != transformed)) {
+					want, transformed, unmapped := sumExpect(&reg, wr, m, place)
+					if r.Mode != m || unmapped != errors.Is(r.Err, cxl.ErrUnmappedView) || (!unmapped && (r.Err != nil || r.Data != want || r.Transformed != transformed)) {
 						sumCheckFail(&chk, "%v %v->%v: read %d under %v err %v data %x, want %v data %x", f, from, to, r.Tag, r.Mode, r.Err, r.Data, m, want)
 					}
 				}

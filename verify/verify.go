@@ -1,27 +1,30 @@
-package cxl
+package verify
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 
+	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
-// MaxVerifyLines bounds VerifyConfig.Lines: the test holds the written
+// MaxLines bounds Config.Lines: the test holds the written
 // lines, their expected responses and the controller's memory, about 285
 // bytes per line (2.39 GB peak measured at 2^23 lines), so the bound keeps
 // a run near 1.2 GB.
-const MaxVerifyLines = 1 << 22
+const MaxLines = 1 << 22
 
-// MaxVerifySweeps bounds VerifyConfig.Sweeps (2^20 random cases).
-const MaxVerifySweeps = 1 << 20
+// MaxSweeps bounds Config.Sweeps (2^20 random cases).
+const MaxSweeps = 1 << 20
 
-// VerifyConfig configures the functional tester.
-type VerifyConfig struct {
+// Config configures the functional tester.
+type Config struct {
 	// Lines is the number of 64-byte packet lines of the Sec. 6 test
 	// (default 65536).
 	Lines int
@@ -36,26 +39,28 @@ type VerifyConfig struct {
 	Seed uint64
 	// Logf reports progress; nil discards it.
 	Logf func(format string, args ...any)
-
-	// fault, set only by tests, corrupts every controller the tester
-	// builds (fault injection the tester must catch).
-	fault func(c *Core, p *pending, r *Resp)
+	// Fault injects a deliberate bug into every controller the tester
+	// builds (cxl.Config.Fault, tests only): the tester must catch each.
+	Fault cxl.Fault `json:"-"`
 }
 
 // Validate returns an error naming the bad field.
-func (c VerifyConfig) Validate() error {
+func (c Config) Validate() error {
 	switch {
-	case c.Lines < 1 || c.Lines > MaxVerifyLines:
-		return fmt.Errorf("verify: lines %d out of range [1, %d]", c.Lines, MaxVerifyLines)
+	case c.Lines < 1 || c.Lines > MaxLines:
+		return usage.Errorf("verify: lines %d out of range [1, %d]", c.Lines, MaxLines)
 	case c.Workers < 1 || c.Workers > lowbit.MaxPacketWorkers:
-		return fmt.Errorf("verify: workers %d out of range [1, %d] (the paper's packet carries up to 8)", c.Workers, lowbit.MaxPacketWorkers)
-	case c.Sweeps < 0 || c.Sweeps > MaxVerifySweeps:
-		return fmt.Errorf("verify: sweeps %d out of range [0, %d]", c.Sweeps, MaxVerifySweeps)
+		return usage.Errorf("verify: workers %d out of range [1, %d] (the paper's packet carries up to 8)", c.Workers, lowbit.MaxPacketWorkers)
+	case c.Sweeps < 0 || c.Sweeps > MaxSweeps:
+		return usage.Errorf("verify: sweeps %d out of range [0, %d]", c.Sweeps, MaxSweeps)
+	}
+	if err := (cxl.Config{Capacity: cxl.LineBytes, Fault: c.Fault}).Validate(); err != nil {
+		return usage.Wrap(err)
 	}
 	return nil
 }
 
-func (c VerifyConfig) withDefaults() VerifyConfig {
+func (c Config) withDefaults() Config {
 	if c.Lines == 0 {
 		c.Lines = 1 << 16
 	}
@@ -65,7 +70,7 @@ func (c VerifyConfig) withDefaults() VerifyConfig {
 	return c
 }
 
-func (c VerifyConfig) logf(format string, args ...any) {
+func (c Config) logf(format string, args ...any) {
 	if c.Logf != nil {
 		c.Logf(format, args...)
 	}
@@ -102,23 +107,23 @@ type ModeRow struct {
 	Match        bool `json:"match"`
 }
 
-// VerifyResult is what the tester found.
-type VerifyResult struct {
-	Config  VerifyConfig `json:"-"`
-	Lines   int          `json:"lines"`
-	Workers int          `json:"workers"`
-	Seed    uint64       `json:"seed"`
-	Rows    []ModeRow    `json:"rows"`
-	Checks  []Check      `json:"checks"`
-	Passed  int          `json:"passed"`
-	Failed  int          `json:"failed"`
+// Result is what the tester found.
+type Result struct {
+	Config  Config    `json:"-"`
+	Lines   int       `json:"lines"`
+	Workers int       `json:"workers"`
+	Seed    uint64    `json:"seed"`
+	Rows    []ModeRow `json:"rows"`
+	Checks  []Check   `json:"checks"`
+	Passed  int       `json:"passed"`
+	Failed  int       `json:"failed"`
 	// Stats are the Sec. 6 controller's counters after all reads.
-	Stats Stats `json:"stats"`
+	Stats cxl.Stats `json:"stats"`
 	// SweepLines is the number of response lines compared in the sweeps.
 	SweepLines int `json:"sweep_lines"`
 }
 
-func (r *VerifyResult) add(c Check) {
+func (r *Result) add(c Check) {
 	if c.Passed {
 		r.Passed++
 	} else {
@@ -128,11 +133,11 @@ func (r *VerifyResult) add(c Check) {
 }
 
 // oracleName names each mode's expected payload.
-func oracleName(m Mode, l lowbit.Layout) string {
+func oracleName(m cxl.Mode, l lowbit.Layout) string {
 	switch m {
-	case Identity, FP32Bypass:
+	case cxl.Identity, cxl.FP32Bypass:
 		return "byte-for-byte read-back"
-	case Aggregate(lowbit.Binary):
+	case cxl.Aggregate(lowbit.Binary):
 		if l == lowbit.ElementMajor {
 			return "sign count c_i (lowbit.RefCountPacket)"
 		}
@@ -147,15 +152,15 @@ func oracleName(m Mode, l lowbit.Layout) string {
 // expectPacket returns the oracle's response to reading packet line l of
 // an element-major region in mode m: the stored bytes, the count c_i, or
 // m_i*u_i as int8.
-func expectPacket(r *Region, m Mode, l int, signs, gates []byte) (out Line) {
+func expectPacket(r *cxl.Region, m cxl.Mode, l int, signs, gates []byte) (out cxl.Line) {
 	switch m {
-	case Identity, FP32Bypass:
+	case cxl.Identity, cxl.FP32Bypass:
 		copy(out[:], signs)
-	case Aggregate(lowbit.Binary):
+	case cxl.Aggregate(lowbit.Binary):
 		for i, c := range lowbit.RefCountPacket(signs, r.Workers) {
 			out[i] = byte(c)
 		}
-	case Aggregate(lowbit.Ternary):
+	case cxl.Aggregate(lowbit.Ternary):
 		for i, v := range lowbit.RefAggregatePacket(signs, gates, r.Spec(m), r.Element0+l*lowbit.PacketElements) {
 			out[i] = byte(v)
 		}
@@ -165,7 +170,7 @@ func expectPacket(r *Region, m Mode, l int, signs, gates []byte) (out Line) {
 
 // expectPlanes returns the oracle's pos and nz planes of aggregate line l
 // of a worker-major region.
-func expectPlanes(r *Region, m Mode, l int, signs, gates [][]byte) (pos, nz Line) {
+func expectPlanes(r *cxl.Region, m cxl.Mode, l int, signs, gates [][]byte) (pos, nz cxl.Line) {
 	u := lowbit.RefAggregatePlanes(signs, gates, lowbit.PlaneElements, r.Spec(m), r.Element0+l*lowbit.PlaneElements)
 	for i, v := range u {
 		if v != 0 {
@@ -178,26 +183,25 @@ func expectPlanes(r *Region, m Mode, l int, signs, gates [][]byte) (pos, nz Line
 	return pos, nz
 }
 
-func (cfg VerifyConfig) newController(capacity uint64) *Controller {
-	ctl, err := New(Config{Capacity: capacity, LinesHint: int(capacity / LineBytes)})
+func (cfg Config) newController(capacity uint64) *cxl.Controller {
+	ctl, err := cxl.New(cxl.Config{Capacity: capacity, LinesHint: int(capacity / cxl.LineBytes), Fault: cfg.Fault})
 	if err != nil {
-		panic("cxl: verify: " + err.Error()) // capacities are computed, never user input
+		panic("verify: " + err.Error()) // capacities are computed, never user input
 	}
-	ctl.core.fault = cfg.fault
 	return ctl
 }
 
-// Verify runs the transformation-aware functional tester: the paper's
+// Run runs the transformation-aware functional tester: the paper's
 // Sec. 6 packet test with mode-specific oracles and the naive
 // read-equals-write oracle beside them, then checks beyond the paper
 // (mode latching, error responses, random sweeps). Checks that fail are
 // counted in the result; the error is for a bad config or ctx ending.
-func Verify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
+func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	res := &VerifyResult{Config: cfg, Lines: cfg.Lines, Workers: cfg.Workers, Seed: cfg.Seed}
+	res := &Result{Config: cfg, Lines: cfg.Lines, Workers: cfg.Workers, Seed: cfg.Seed}
 	if err := verifyPaper(ctx, cfg, res); err != nil {
 		return nil, err
 	}
@@ -216,7 +220,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 // four (Modes), which come first in the table. The sign-plane sweeps draw
 // from them only, so that their random cases stay those of the paper's
 // four-mode controller; the sum checks (verifySum) draw from every mode.
-var paperModes = len(Modes())
+var paperModes = len(cxl.Modes())
 
 // paperGradLines is how many leading lines of the Sec. 6 test are packed
 // from FP32 gradients (and also checked against the FP32 definitions);
@@ -225,9 +229,9 @@ const paperGradLines = 4096
 
 // verifyPaper is Sec. 6: W virtual workers write sign packets over a
 // fixed address range, read back under every mode.
-func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error {
+func verifyPaper(ctx context.Context, cfg Config, res *Result) error {
 	n, w := cfg.Lines, cfg.Workers
-	reg := Region{Name: "sec6", Base: 0, Workers: w, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate}
+	reg := cxl.Region{Name: "sec6", Base: 0, Workers: w, Layout: lowbit.ElementMajor, Gate: lowbit.PaperGate}
 	reg.Size = reg.DataBytes(n)
 	ctl := cfg.newController(reg.End())
 	id, err := ctl.Map(reg)
@@ -235,7 +239,7 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 		return fmt.Errorf("verify: %w", err)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5ec6))
-	written := make([]byte, n*LineBytes)
+	written := make([]byte, n*cxl.LineBytes)
 	ng := min(n, paperGradLines)
 	grads := make([][]float32, w)
 	for k := range grads {
@@ -244,11 +248,11 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 			grads[k][i] = lowbit.EdgeGradient(rng)
 		}
 	}
-	if err := lowbit.PackPacket(written[:ng*LineBytes], grads); err != nil {
+	if err := lowbit.PackPacket(written[:ng*cxl.LineBytes], grads); err != nil {
 		return fmt.Errorf("verify: pack sign packets: %w", err)
 	}
 	mask := byte(1<<w - 1)
-	for i := ng * LineBytes; i < len(written); i += 8 {
+	for i := ng * cxl.LineBytes; i < len(written); i += 8 {
 		v := rng.Uint64()
 		for q := range 8 {
 			written[i+q] = byte(v>>(8*q)) & mask
@@ -263,7 +267,7 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 	// Sec. 2 definitions applied to the FP32 gradients themselves.
 	e2e := Check{Group: "sec6", Name: "FP32 gradients -> packets -> controller", Oracle: "lowbit.RefCount / RefAggregate on the FP32 gradients", Passed: true}
 	counts := lowbit.RefCount(grads)
-	for _, m := range []Mode{Aggregate(lowbit.Binary), Aggregate(lowbit.Ternary)} {
+	for _, m := range []cxl.Mode{cxl.Aggregate(lowbit.Binary), cxl.Aggregate(lowbit.Ternary)} {
 		if err := ctl.SetMode(id, m, 0); err != nil {
 			return err
 		}
@@ -274,7 +278,7 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 			for i := range lowbit.PacketElements {
 				e := l*lowbit.PacketElements + i
 				ok := err == nil
-				if m == Aggregate(lowbit.Binary) {
+				if m == cxl.Aggregate(lowbit.Binary) {
 					ok = ok && int(resp.Data[i]) == counts[e]
 				} else {
 					ok = ok && int8(resp.Data[i]) == want[e]
@@ -294,7 +298,7 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 		e2e.Detail = fmt.Sprintf("%d lines, %d elements per mode", ng, ng*lowbit.PacketElements)
 	}
 
-	for ts, m := range Modes() {
+	for ts, m := range cxl.Modes() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -319,16 +323,16 @@ func verifyPaper(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error
 const batchLines = 2048
 
 // batchWrite writes data (whole lines) from addr on, in batches.
-func batchWrite(ctx context.Context, ctl *Controller, addr uint64, data []byte) error {
-	reqs := make([]Req, 0, batchLines)
-	resps := make([]Resp, batchLines)
-	for off := 0; off < len(data); off += batchLines * LineBytes {
+func batchWrite(ctx context.Context, ctl *cxl.Controller, addr uint64, data []byte) error {
+	reqs := make([]cxl.Req, 0, batchLines)
+	resps := make([]cxl.Resp, batchLines)
+	for off := 0; off < len(data); off += batchLines * cxl.LineBytes {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		reqs = reqs[:0]
-		for o := off; o < min(len(data), off+batchLines*LineBytes); o += LineBytes {
-			reqs = append(reqs, Write(uint16(o/LineBytes), addr+uint64(o), data[o:o+LineBytes]))
+		for o := off; o < min(len(data), off+batchLines*cxl.LineBytes); o += cxl.LineBytes {
+			reqs = append(reqs, cxl.Write(uint16(o/cxl.LineBytes), addr+uint64(o), data[o:o+cxl.LineBytes]))
 		}
 		if failed := ctl.DoBatch(reqs, resps); failed > 0 {
 			for _, r := range resps[:len(reqs)] {
@@ -343,7 +347,7 @@ func batchWrite(ctx context.Context, ctl *Controller, addr uint64, data []byte) 
 
 // readBackPaper reads every line of reg under mode m and judges the
 // responses with the mode-specific oracle and with the naive one.
-func readBackPaper(ctx context.Context, ctl *Controller, reg *Region, m Mode, written []byte) (ModeRow, Check, Check, error) {
+func readBackPaper(ctx context.Context, ctl *cxl.Controller, reg *cxl.Region, m cxl.Mode, written []byte) (ModeRow, Check, Check, error) {
 	n := reg.PayloadLines()
 	row := ModeRow{Mode: m.String(), Oracle: oracleName(m, reg.Layout), Lines: n}
 	chk := Check{Group: "sec6", Name: "packet read-back", Mode: m.String(), Oracle: row.Oracle, Lines: n, Passed: true}
@@ -365,20 +369,20 @@ func readBackPaper(ctx context.Context, ctl *Controller, reg *Region, m Mode, wr
 			defer wg.Done()
 			pt := &parts[g]
 			pt.first = n
-			reqs := make([]Req, 0, batchLines)
-			resps := make([]Resp, batchLines)
+			reqs := make([]cxl.Req, 0, batchLines)
+			resps := make([]cxl.Resp, batchLines)
 			for l0 := g * batchLines; l0 < n; l0 += nr * batchLines {
 				if ctx.Err() != nil {
 					return
 				}
 				reqs = reqs[:0]
 				for l := l0; l < min(n, l0+batchLines); l++ {
-					reqs = append(reqs, Read(uint16(l), reg.ViewAddr(l, 0)))
+					reqs = append(reqs, cxl.Read(uint16(l), reg.ViewAddr(l, 0)))
 				}
 				ctl.DoBatch(reqs, resps)
 				for j, resp := range resps[:len(reqs)] {
 					l := l0 + j
-					stored := written[l*LineBytes : (l+1)*LineBytes]
+					stored := written[l*cxl.LineBytes : (l+1)*cxl.LineBytes]
 					want := expectPacket(reg, m, l, stored, nil)
 					if resp.Err != nil || resp.Mode != m || resp.Transformed != m.LowBit() || resp.Data != want {
 						pt.mismatches++
@@ -434,15 +438,15 @@ func readBackPaper(ctx context.Context, ctl *Controller, reg *Region, m Mode, wr
 
 // storedUnchanged checks, without transactions, that every line from base
 // still holds what was written.
-func storedUnchanged(group string, ctl *Controller, base uint64, written []byte) Check {
-	c := Check{Group: group, Name: "stored bytes unchanged after all reads", Oracle: "storage == written", Lines: len(written) / LineBytes, Passed: true}
-	for o := 0; o < len(written); o += LineBytes {
+func storedUnchanged(group string, ctl *cxl.Controller, base uint64, written []byte) Check {
+	c := Check{Group: group, Name: "stored bytes unchanged after all reads", Oracle: "storage == written", Lines: len(written) / cxl.LineBytes, Passed: true}
+	for o := 0; o < len(written); o += cxl.LineBytes {
 		l, err := ctl.Peek(base + uint64(o))
-		if err != nil || !bytes.Equal(l[:], written[o:o+LineBytes]) {
+		if err != nil || !bytes.Equal(l[:], written[o:o+cxl.LineBytes]) {
 			c.Mismatches++
 			if c.Passed {
 				c.Passed = false
-				c.Detail = fmt.Sprintf("line %#x holds %x, written %x (%v)", base+uint64(o), l, written[o:o+LineBytes], err)
+				c.Detail = fmt.Sprintf("line %#x holds %x, written %x (%v)", base+uint64(o), l, written[o:o+cxl.LineBytes], err)
 			}
 		}
 	}
@@ -452,7 +456,7 @@ func storedUnchanged(group string, ctl *Controller, base uint64, written []byte)
 // verifyLatch checks, on the deterministic core, that a read accepted
 // before a mode change completes under the mode it was accepted with, for
 // every ordered pair of distinct modes, and that the change is logged.
-func verifyLatch(cfg VerifyConfig, res *VerifyResult) {
+func verifyLatch(cfg Config, res *Result) {
 	chk := Check{Group: "latch", Name: "mode change takes effect at a transaction boundary", Oracle: "mode latched at acceptance", Passed: true}
 	fail := func(format string, args ...any) {
 		chk.Mismatches++
@@ -463,10 +467,9 @@ func verifyLatch(cfg VerifyConfig, res *VerifyResult) {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x1a7c))
 	for _, lay := range []lowbit.Layout{lowbit.ElementMajor, lowbit.WorkerMajor} {
-		reg := Region{Name: "latch", Workers: 5, Layout: lay, Gate: lowbit.PaperGate}
+		reg := cxl.Region{Name: "latch", Workers: 5, Layout: lay, Gate: lowbit.PaperGate}
 		reg.Size = reg.DataBytes(1)
-		c, _ := NewCore(Config{Capacity: reg.End()})
-		c.fault = cfg.fault
+		c, _ := cxl.NewCore(cxl.Config{Capacity: reg.End(), Fault: cfg.Fault})
 		id, err := c.Map(reg)
 		if err != nil {
 			fail("map: %v", err)
@@ -474,47 +477,47 @@ func verifyLatch(cfg VerifyConfig, res *VerifyResult) {
 		}
 		signs := make([][]byte, reg.Workers)
 		for k := range signs {
-			signs[k] = make([]byte, LineBytes)
+			signs[k] = make([]byte, cxl.LineBytes)
 			for i := range signs[k] {
 				signs[k][i] = byte(rng.Uint32())
 			}
-			if _, err := c.Do(Write(0, reg.SignAddr(k, 0), signs[k])); err != nil {
+			if _, err := c.Do(cxl.Write(0, reg.SignAddr(k, 0), signs[k])); err != nil {
 				fail("write: %v", err)
 			}
 			if lay == lowbit.ElementMajor {
 				break
 			}
 		}
-		expect := func(m Mode) Line {
+		expect := func(m cxl.Mode) cxl.Line {
 			if lay == lowbit.ElementMajor {
 				return expectPacket(&reg, m, 0, signs[0], nil)
 			}
 			if !m.LowBit() {
-				return Line{}
+				return cxl.Line{}
 			}
 			pos, _ := expectPlanes(&reg, m, 0, signs, nil)
 			return pos
 		}
-		for _, from := range Modes() {
-			for _, to := range Modes() {
+		for _, from := range cxl.Modes() {
+			for _, to := range cxl.Modes() {
 				if from == to {
 					continue
 				}
 				c.SetMode(id, from, 0)
 				changes := len(c.ModeChanges())
-				_, errA := c.Accept(Read(1, reg.ViewAddr(0, 0)))
+				_, errA := c.Accept(cxl.Read(1, reg.ViewAddr(0, 0)))
 				seqA := c.Seq()
 				if err := c.SetMode(id, to, int64(seqA)); err != nil {
 					fail("set mode: %v", err)
 				}
-				_, errB := c.Accept(Read(2, reg.ViewAddr(0, 0)))
+				_, errB := c.Accept(cxl.Read(2, reg.ViewAddr(0, 0)))
 				ra, _ := c.Complete()
 				rb, _ := c.Complete()
 				chk.Lines += 2
 				for _, x := range []struct {
-					r   Resp
+					r   cxl.Resp
 					err error
-					m   Mode
+					m   cxl.Mode
 				}{{ra, errA, from}, {rb, errB, to}} {
 					wantErr := lay == lowbit.WorkerMajor && !x.m.LowBit()
 					switch {
@@ -527,7 +530,7 @@ func verifyLatch(cfg VerifyConfig, res *VerifyResult) {
 					}
 				}
 				ch := c.ModeChanges()
-				if len(ch) != changes+1 || ch[len(ch)-1] != (ModeChange{Region: id, From: from, To: to, AfterSeq: seqA, Time: int64(seqA)}) {
+				if len(ch) != changes+1 || ch[len(ch)-1] != (cxl.ModeChange{Region: id, From: from, To: to, AfterSeq: seqA, Time: int64(seqA)}) {
 					fail("%v %v->%v: mode-change log %v", lay, from, to, ch[changes:])
 				}
 			}
@@ -541,38 +544,37 @@ func verifyLatch(cfg VerifyConfig, res *VerifyResult) {
 
 // verifyErrors checks that each kind of bad request gets an error
 // response and a Go error of its kind, and stores nothing.
-func verifyErrors(cfg VerifyConfig, res *VerifyResult) {
+func verifyErrors(cfg Config, res *Result) {
 	chk := Check{Group: "errors", Name: "bad requests get error responses", Oracle: "error kind per request", Passed: true}
-	reg := Region{Name: "err", Base: 0, Workers: 2, Layout: lowbit.WorkerMajor}
+	reg := cxl.Region{Name: "err", Base: 0, Workers: 2, Layout: lowbit.WorkerMajor}
 	reg.Size = reg.DataBytes(1)
-	c, _ := NewCore(Config{Capacity: reg.End() + LineBytes})
-	c.fault = cfg.fault
+	c, _ := cxl.NewCore(cxl.Config{Capacity: reg.End() + cxl.LineBytes, Fault: cfg.Fault})
 	c.Map(reg)
-	line := make([]byte, LineBytes)
+	line := make([]byte, cxl.LineBytes)
 	cases := []struct {
-		req  Req
+		req  cxl.Req
 		want error
 	}{
-		{Read(1, 1), ErrUnaligned},
-		{Write(2, 63, line), ErrUnaligned},
-		{Read(3, reg.End()+LineBytes), ErrOutOfRange},
-		{Write(4, 1<<60, line), ErrOutOfRange},
-		{Write(5, 0, line[:32]), ErrBadLength},
-		{Req{Op: MemRd, Tag: 6, Data: line}, ErrBadLength},
-		{Req{Op: 9, Tag: 7}, ErrBadOpcode},
-		{Read(8, reg.ViewAddr(0, 1)), ErrUnmappedView},
-		{Write(9, reg.ViewAddr(0, 0), line), ErrReadOnlyView},
+		{cxl.Read(1, 1), cxl.ErrUnaligned},
+		{cxl.Write(2, 63, line), cxl.ErrUnaligned},
+		{cxl.Read(3, reg.End()+cxl.LineBytes), cxl.ErrOutOfRange},
+		{cxl.Write(4, 1<<60, line), cxl.ErrOutOfRange},
+		{cxl.Write(5, 0, line[:32]), cxl.ErrBadLength},
+		{cxl.Req{Op: cxl.MemRd, Tag: 6, Data: line}, cxl.ErrBadLength},
+		{cxl.Req{Op: 9, Tag: 7}, cxl.ErrBadOpcode},
+		{cxl.Read(8, reg.ViewAddr(0, 1)), cxl.ErrUnmappedView},
+		{cxl.Write(9, reg.ViewAddr(0, 0), line), cxl.ErrReadOnlyView},
 	}
 	for _, tc := range cases {
 		resp, err := c.Do(tc.req)
 		chk.Lines++
-		var e *Error
-		ok := err != nil && resp.Err != nil && errIs(err, tc.want) && errAs(resp.Err, &e) && resp.Tag == tc.req.Tag && resp.Data == Line{} && c.mem.lines == 0
+		var e *cxl.Error
+		ok := err != nil && resp.Err != nil && errors.Is(err, tc.want) && errors.As(resp.Err, &e) && resp.Tag == tc.req.Tag && resp.Data == cxl.Line{} && len(c.StoredLines()) == 0
 		if !ok {
 			chk.Mismatches++
 			if chk.Passed {
 				chk.Passed = false
-				chk.Detail = fmt.Sprintf("%v tag %d addr %#x: got %v (stored lines %d), want %v", tc.req.Op, tc.req.Tag, tc.req.Addr, err, c.mem.lines, tc.want)
+				chk.Detail = fmt.Sprintf("%v tag %d addr %#x: got %v (stored lines %d), want %v", tc.req.Op, tc.req.Tag, tc.req.Addr, err, len(c.StoredLines()), tc.want)
 			}
 		}
 	}
@@ -584,13 +586,13 @@ func verifyErrors(cfg VerifyConfig, res *VerifyResult) {
 
 // sweepCase is one random configuration beyond the paper.
 type sweepCase struct {
-	reg   Region
+	reg   cxl.Region
 	lines int
 }
 
 func randomSweepCase(rng *rand.Rand) sweepCase {
 	lay := lowbit.Layout(rng.IntN(2))
-	reg := Region{Layout: lay, Element0: rng.IntN(4096)}
+	reg := cxl.Region{Layout: lay, Element0: rng.IntN(4096)}
 	if lay == lowbit.ElementMajor {
 		reg.Workers = 1 + rng.IntN(lowbit.MaxPacketWorkers)
 	} else {
@@ -607,7 +609,7 @@ func randomSweepCase(rng *rand.Rand) sweepCase {
 		reg.Gate = lowbit.Gate{Kind: lowbit.GateMargin, Threshold: 1 + rng.IntN(2*reg.Workers)}
 	}
 	lines := 1 + rng.IntN(16)
-	reg.Base = LineBytes * uint64(rng.IntN(64))
+	reg.Base = cxl.LineBytes * uint64(rng.IntN(64))
 	reg.Size = reg.DataBytes(lines)
 	reg.Name = fmt.Sprintf("W=%d %v gate %v", reg.Workers, lay, reg.Gate)
 	return sweepCase{reg: reg, lines: lines}
@@ -618,7 +620,7 @@ func randomSweepCase(rng *rand.Rand) sweepCase {
 // every view and raw line in random order with random mode switches
 // between transactions, each judged by the oracle of the mode the
 // response says it completed under, which must be the mode set.
-func verifySweeps(ctx context.Context, cfg VerifyConfig, res *VerifyResult) error {
+func verifySweeps(ctx context.Context, cfg Config, res *Result) error {
 	cfg.logf("sweep: %d random cases", cfg.Sweeps)
 	for i := range cfg.Sweeps {
 		if err := ctx.Err(); err != nil {
@@ -638,9 +640,9 @@ func verifySweeps(ctx context.Context, cfg VerifyConfig, res *VerifyResult) erro
 // region, the payload each writer wrote (one slab per writer; gate slabs
 // follow the sign slabs) and the check being filled in.
 type sweepRun struct {
-	ctl       *Controller
-	id        RegionID
-	reg       Region
+	ctl       *cxl.Controller
+	id        cxl.RegionID
+	reg       cxl.Region
 	lines     int
 	data      [][]byte
 	signSlabs int
@@ -659,10 +661,10 @@ func (r *sweepRun) fail(format string, args ...any) {
 // runSweep runs one case: concurrent writers and mode flips, random reads
 // judged by the oracle of the mode each response completed under, then
 // the storage check. The random draws happen in a fixed order.
-func runSweep(cfg VerifyConfig, rng *rand.Rand, sc sweepCase) (Check, int) {
+func runSweep(cfg Config, rng *rand.Rand, sc sweepCase) (Check, int) {
 	r := &sweepRun{reg: sc.reg, lines: sc.lines,
 		chk: Check{Group: "sweep", Oracle: "mode-specific oracle of the response's mode; storage == written", Passed: true}}
-	r.ctl = cfg.newController(r.reg.End() + 4*LineBytes)
+	r.ctl = cfg.newController(r.reg.End() + 4*cxl.LineBytes)
 	id, err := r.ctl.Map(r.reg)
 	if err != nil {
 		r.fail("map: %v", err)
@@ -693,7 +695,7 @@ func (r *sweepRun) write(rng *rand.Rand) {
 	slabs := r.reg.Slabs()
 	r.data = make([][]byte, slabs)
 	for s := range r.data {
-		r.data[s] = make([]byte, r.lines*LineBytes)
+		r.data[s] = make([]byte, r.lines*cxl.LineBytes)
 		for j := range r.data[s] {
 			r.data[s][j] = byte(rng.Uint32())
 		}
@@ -709,7 +711,7 @@ func (r *sweepRun) write(rng *rand.Rand) {
 		go func() {
 			defer wg.Done()
 			for l := range r.lines {
-				if _, err := r.ctl.WriteLine(uint16(s), r.slabAddr(s, l), r.data[s][l*LineBytes:(l+1)*LineBytes]); err != nil && errs[s] == nil {
+				if _, err := r.ctl.WriteLine(uint16(s), r.slabAddr(s, l), r.data[s][l*cxl.LineBytes:(l+1)*cxl.LineBytes]); err != nil && errs[s] == nil {
 					errs[s] = err
 				}
 			}
@@ -720,7 +722,7 @@ func (r *sweepRun) write(rng *rand.Rand) {
 	go func() { // the control goroutine
 		defer wg.Done()
 		for j := range flips {
-			r.ctl.SetMode(r.id, Mode(j%paperModes), int64(j))
+			r.ctl.SetMode(r.id, cxl.Mode(j%paperModes), int64(j))
 		}
 	}()
 	wg.Wait()
@@ -760,7 +762,7 @@ func (r *sweepRun) probes() []sweepProbe {
 func (r *sweepRun) signsOf(l int) [][]byte {
 	p := make([][]byte, r.signSlabs)
 	for k := range p {
-		p[k] = r.data[k][l*LineBytes : (l+1)*LineBytes]
+		p[k] = r.data[k][l*cxl.LineBytes : (l+1)*cxl.LineBytes]
 	}
 	return p
 }
@@ -771,7 +773,7 @@ func (r *sweepRun) gatesOf(l int) [][]byte {
 	}
 	p := make([][]byte, r.signSlabs)
 	for k := range p {
-		p[k] = r.data[r.signSlabs+k][l*LineBytes : (l+1)*LineBytes]
+		p[k] = r.data[r.signSlabs+k][l*cxl.LineBytes : (l+1)*cxl.LineBytes]
 	}
 	return p
 }
@@ -780,12 +782,12 @@ func (r *sweepRun) gatesOf(l int) [][]byte {
 // the mode between transactions at random, and returns the read count.
 func (r *sweepRun) readAll(rng *rand.Rand) int {
 	probes := r.probes()
-	mode := Mode(rng.IntN(paperModes))
+	mode := cxl.Mode(rng.IntN(paperModes))
 	r.ctl.SetMode(r.id, mode, 0)
 	reads := 3 * len(probes)
 	for j := range reads {
 		if rng.IntN(4) == 0 { // a mode switch between transactions
-			mode = Mode(rng.IntN(paperModes))
+			mode = cxl.Mode(rng.IntN(paperModes))
 			r.ctl.SetMode(r.id, mode, int64(j))
 		}
 		r.read(uint16(j), probes[rng.IntN(len(probes))], mode)
@@ -794,19 +796,19 @@ func (r *sweepRun) readAll(rng *rand.Rand) int {
 }
 
 // read issues one read and judges it by the oracle of the latched mode.
-func (r *sweepRun) read(tag uint16, p sweepProbe, mode Mode) {
+func (r *sweepRun) read(tag uint16, p sweepProbe, mode cxl.Mode) {
 	resp, err := r.ctl.ReadLine(tag, p.addr)
 	r.chk.Lines++
 	if resp.Mode != mode {
 		r.fail("read %#x completed under %v, the latch holds %v", p.addr, resp.Mode, mode)
 		return
 	}
-	var want Line
+	var want cxl.Line
 	transformed := false
 	switch {
 	case p.slab < 0 && !mode.LowBit():
-		if !errIs(err, ErrUnmappedView) {
-			r.fail("view read %#x in %v: error %v, want %v", p.addr, mode, err, ErrUnmappedView)
+		if !errors.Is(err, cxl.ErrUnmappedView) {
+			r.fail("view read %#x in %v: error %v, want %v", p.addr, mode, err, cxl.ErrUnmappedView)
 		}
 		return
 	case p.slab < 0:
@@ -822,7 +824,7 @@ func (r *sweepRun) read(tag uint16, p sweepProbe, mode Mode) {
 		}
 		want, transformed = expectPacket(&r.reg, mode, p.line, r.signsOf(p.line)[0], gates), mode.LowBit()
 	default:
-		copy(want[:], r.data[p.slab][p.line*LineBytes:])
+		copy(want[:], r.data[p.slab][p.line*cxl.LineBytes:])
 	}
 	if err != nil || resp.Data != want || resp.Transformed != transformed {
 		r.fail("read %#x in %v: err %v transformed %v data %x, want %x", p.addr, mode, err, resp.Transformed, resp.Data, want)
@@ -835,8 +837,8 @@ func (r *sweepRun) checkStorage() {
 	for s := range slabs {
 		for l := range r.lines {
 			got, err := r.ctl.Peek(r.slabAddr(s, l))
-			if err != nil || !bytes.Equal(got[:], r.data[s][l*LineBytes:(l+1)*LineBytes]) {
-				r.fail("stored line %#x changed: %x, written %x", r.slabAddr(s, l), got, r.data[s][l*LineBytes:(l+1)*LineBytes])
+			if err != nil || !bytes.Equal(got[:], r.data[s][l*cxl.LineBytes:(l+1)*cxl.LineBytes]) {
+				r.fail("stored line %#x changed: %x, written %x", r.slabAddr(s, l), got, r.data[s][l*cxl.LineBytes:(l+1)*cxl.LineBytes])
 			}
 		}
 	}
@@ -851,7 +853,7 @@ func (r *sweepRun) checkStorage() {
 // Passed disagrees with its mismatches, or Passed and Failed that do not
 // count the checks. A result the tester returned is always consistent; a
 // result read back from a file (a shard) may not be.
-func (r VerifyResult) CheckConsistent() error {
+func (r Result) CheckConsistent() error {
 	for i, row := range r.Rows {
 		switch {
 		case row.Lines < 0 || row.Mismatches < 0 || row.Mismatches > row.Lines || row.NaiveFlagged < 0 || row.NaiveFlagged > row.Lines:
