@@ -11,6 +11,7 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/neuronfabric/nfabric/timing/sim"
+	"github.com/neuronfabric/nfabric/traces"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -161,9 +162,15 @@ func (o *ReplayOptions) inputs() ([]replayInput, error) {
 		in = append(in, pin)
 	}
 	for _, path := range o.Traces {
-		tr, err := workload.ReadTrace(path)
+		// Every kind of trace whatif reads; the controller replays its
+		// gradient collectives (all-reduce and reduce-scatter).
+		all, err := traces.Load(path)
 		if err != nil {
 			return nil, err
+		}
+		tr := all.Gradients()
+		if len(tr.Buckets) == 0 {
+			return nil, fmt.Errorf("trace %s: no all-reduce or reduce-scatter to replay (%s)", path, all.Source.ReadLine())
 		}
 		name := tr.Model
 		if name == "" {

@@ -57,6 +57,9 @@ func (p Page) HTML() ([]byte, error) {
 		if b.Result != nil {
 			for ti, t := range b.Result.Tables {
 				bv.Tables = append(bv.Tables, tableViewOf(t, fmt.Sprintf("%s-t%d", b.Name, ti)))
+				for _, c := range t.Columns {
+					view.PaperLegend = view.PaperLegend || isPaperColumn(c)
+				}
 			}
 			for _, f := range b.Result.Figures {
 				bv.Figures = append(bv.Figures, figureViewOf(f))
@@ -72,6 +75,9 @@ func (p Page) HTML() ([]byte, error) {
 }
 
 type pageView struct {
+	// PaperLegend shows the legend of paper columns and marked cells,
+	// only when some table has a paper column.
+	PaperLegend               bool
 	Title                     string
 	Intro                     []string
 	Ledger                    []Claim
@@ -343,7 +349,8 @@ td.v-holds{background:#dff3e3}td.v-fails{background:#fbdada}td.v-open{background
 <ol>
 {{range .Blocks}}<li><a href="#{{.ID}}">{{.Title}}</a> <code>{{.Name}}</code><span class="status status-{{.Status}}">{{.Status}}</span>{{if .Detail}} <span class="detail">{{.Detail}}</span>{{end}}</li>
 {{end}}</ol>
-<p class="legend">In tables: <span class="paper">paper column</span> <span class="differ" style="background:#fde2c4">differs from the paper</span> <span style="background:#e3f4e6">matches the paper</span> (hover a marked cell for the paper's value).</p>
+{{if .PaperLegend}}<p class="legend">In tables: <span class="paper">paper column</span> <span class="differ" style="background:#fde2c4">differs from the paper</span> <span style="background:#e3f4e6">matches the paper</span> (hover a marked cell for the paper's value).</p>
+{{end}}
 </nav>
 {{range .Blocks}}<section id="{{.ID}}" data-block="{{.Name}}" data-status="{{.Status}}">
 <h2>{{.Title}}<span class="status status-{{.Status}}">{{.Status}}</span></h2>

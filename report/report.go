@@ -7,6 +7,8 @@
 package report
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -338,35 +340,61 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteFiles writes r into dir as NAME.json, NAME.md and one SVG per figure,
-// each atomically, every name mapped by FileStem so that none leaves dir.
-// It returns the paths written.
+// WriteFiles is WriteFilesContext without a context.
 func (r *Result) WriteFiles(dir string) ([]string, error) {
+	return r.WriteFilesContext(context.Background(), dir)
+}
+
+// WriteFilesContext writes r into dir as one SVG per figure, NAME.md and
+// NAME.json, each atomically and in that order (so the Markdown never
+// links a figure not yet written), every name mapped by FileStem so that
+// none leaves dir. It looks at ctx before each file; when ctx is done, or
+// a write fails, it removes the files it wrote in this call and returns
+// the error, so an interrupted write leaves no partial set. It returns the
+// paths written.
+func (r *Result) WriteFilesContext(ctx context.Context, dir string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory %s: %w", dir, err)
 	}
-	var paths []string
-	var js strings.Builder
-	if err := r.WriteJSON(&js); err != nil {
-		return nil, fmt.Errorf("encode %s results: %w", r.Block, err)
-	}
-	files := []struct {
+	type file struct {
 		name string
-		data []byte
-	}{
-		{FileStem(r.Block) + ".json", []byte(js.String())},
-		{FileStem(r.Block) + ".md", []byte(r.Markdown())},
+		data func() ([]byte, error)
 	}
+	var files []file
 	for _, f := range r.Figures {
-		files = append(files, struct {
-			name string
-			data []byte
-		}{FileStem(f.Name) + ".svg", f.SVG})
+		svg := f.SVG
+		files = append(files, file{FileStem(f.Name) + ".svg", func() ([]byte, error) { return svg, nil }})
+	}
+	files = append(files,
+		file{FileStem(r.Block) + ".md", func() ([]byte, error) { return []byte(r.Markdown()), nil }},
+		file{FileStem(r.Block) + ".json", func() ([]byte, error) {
+			var js bytes.Buffer
+			if err := r.WriteJSON(&js); err != nil {
+				return nil, fmt.Errorf("encode %s results: %w", r.Block, err)
+			}
+			return js.Bytes(), nil
+		}})
+	var paths []string
+	undo := func(err error) ([]string, error) {
+		for _, p := range paths {
+			os.Remove(p)
+		}
+		return nil, err
 	}
 	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return undo(err)
+		}
+		data, err := f.data()
+		if err != nil {
+			return undo(err)
+		}
 		p := filepath.Join(dir, f.name)
-		if err := WriteFileAtomic(p, f.data); err != nil {
-			return paths, err
+		if err := WriteFileAtomic(p, data); err != nil {
+			return undo(err)
 		}
 		paths = append(paths, p)
 	}

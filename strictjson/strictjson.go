@@ -87,7 +87,7 @@ func LineCol(data []byte, off int64) string {
 func CheckDuplicates(data []byte) error {
 	type frame struct {
 		object bool
-		few    []string // the keys while there are few of them
+		few    [][]byte // the keys while there are few of them (unescaped, as in data)
 		keys   map[string]struct{}
 	}
 	var stack []frame
@@ -114,33 +114,33 @@ func CheckDuplicates(data []byte) error {
 				return nil
 			}
 			if expectKey && len(stack) > 0 && stack[len(stack)-1].object {
-				key := string(data[i+1 : end])
+				key := data[i+1 : end]
 				if escaped {
 					var s string
 					if json.Unmarshal(data[i:end+1], &s) != nil {
 						return nil
 					}
-					key = s
+					key = []byte(s)
 				}
 				top := &stack[len(stack)-1]
 				dup := false
 				if top.keys != nil {
-					_, dup = top.keys[key]
-					top.keys[key] = struct{}{}
+					_, dup = top.keys[string(key)]
+					top.keys[string(key)] = struct{}{}
 				} else {
 					for _, k := range top.few {
-						dup = dup || k == key
+						dup = dup || bytes.Equal(k, key)
 					}
 					if top.few = append(top.few, key); len(top.few) > 16 {
 						top.keys = map[string]struct{}{}
 						for _, k := range top.few {
-							top.keys[k] = struct{}{}
+							top.keys[string(k)] = struct{}{}
 						}
 						top.few = nil
 					}
 				}
 				if dup {
-					return &DuplicateKeyError{Key: key, Offset: int64(i)}
+					return &DuplicateKeyError{Key: string(key), Offset: int64(i)}
 				}
 				expectKey = false
 			}

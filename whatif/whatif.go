@@ -1,60 +1,90 @@
 // Package whatif answers a user's question about their own training job:
-// for this bucket trace (recorded by nfabric.torch, imported from a Chakra
-// execution trace, or cut from a built-in profile), on this link and this
-// memory, under this admission plan, what would NEURON-Fabric change?
+// for this trace (recorded by nfabric.torch, a torch.profiler trace, an
+// MLCommons Chakra execution trace, ASTRA-sim's multi-rank workloads, or a
+// built-in profile cut into buckets), on this network and this memory,
+// under this admission plan, what would NEURON-Fabric change?
 //
 // It computes nothing of its own beyond joining the existing models, per
-// step and per layer group:
+// step, per layer group and per collective:
 //
-//   - gradient bytes: FP32 (4 bytes an element) against admitted (FP32
-//     groups keep 4 bytes; G-Binary pays 1 bit an element, G-Ternary 2
-//     stored bit-planes, each group's payload padded to 64-byte lines, as
-//     collective.CXLPath counts them);
-//   - All-Reduce time: every bucket by collective.AllReduce on the network
-//     link (FP32), and on the NEURON-Fabric path, where a bucket's FP32
-//     groups still take the network All-Reduce and its low-bit groups the
-//     controller path (collective.CXLPath) at the exposure the timing model
-//     measures for these buckets;
-//   - the CXL datapath's exposed cost: the low-bit buckets replayed through
+//   - network collectives: every collective of the trace priced by one
+//     collective.Model (the alpha-beta model on the network link, or
+//     ASTRA-sim's analytical mode), each operation by its own formula;
+//     one the model does not price (ASTRA-sim's REDUCE, say) is listed as
+//     unpriced with why, never dropped;
+//   - gradient bytes: the all-reduce and reduce-scatter collectives carry
+//     the gradients; FP32 (4 bytes an element) against admitted (FP32
+//     groups keep 4 bytes; the low-bit formats pay the bits lowbit stores:
+//     G-Binary and G-Ternary 1 an element, the positional gate derived by
+//     the controller, INT8 and BFP8 8 and 8.125; each group's
+//     payload padded to 64-byte lines, as collective.CXLPath counts them);
+//   - the NEURON-Fabric path: a gradient collective's admitted groups cross
+//     the controller (collective.CXLPath.TimeOp: an all-reduce writes the
+//     payload and reads the aggregate back, a reduce-scatter reads back its
+//     1/W shard) at the exposure the timing model measures for these
+//     buckets; its FP32 groups still take the network collective, at the
+//     same time; every other collective (all-gather, all-to-all,
+//     broadcast, ...) takes the network on both paths;
+//   - the CXL datapath's exposed cost: the low-bit parts replayed through
 //     the timing model (replay.FastForward), identity against G-Binary, at
-//     their recorded ready times;
+//     their ready times;
 //   - encoding cost: the recorded encode time per low-bit element
 //     (nfabric.torch measures it), charged to every admitted element; the
 //     recorded software vote is what the controller replaces (its vote is
 //     in the datapath's exposure), so it is reported, not charged;
 //   - the projected step: forward + max(backward, the end of the last
-//     bucket's communication) + optimizer, where buckets are communicated
-//     one at a time in launch order, each starting when it is ready and the
-//     previous one is done (Project).
+//     collective's communication) + optimizer, where collectives are
+//     communicated one at a time in launch order, each starting when it is
+//     ready and the previous one is done (Project).
+//
+// # Bounds
+//
+// Run keeps per step and per group rows, and per-collective rows for the
+// first MaxBucketRows collectives of the trace (the timeline figure and
+// the Perfetto trace are drawn from them; the rest are counted in
+// Result.BucketRowsOmitted and every total still includes them). Its
+// memory is then the trace's plus about 16 bytes a low-bit bucket of one
+// step for the datapath replay. It checks its context every
+// ctxCheckBuckets collectives, so an interrupt stops it promptly.
 package whatif
 
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/lowbit"
-	"github.com/neuronfabric/nfabric/replay"
-	"github.com/neuronfabric/nfabric/timing"
-	"github.com/neuronfabric/nfabric/timing/sim"
+	"github.com/neuronfabric/nfabric/traces"
+	"github.com/neuronfabric/nfabric/usage"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
 // AllGroups is the group of a bucket whose trace does not split it into
-// layer groups (built-in profiles cut into buckets, CSV and Chakra traces).
+// layer groups (built-in profiles cut into buckets, CSV, Chakra and
+// profiler traces).
 const AllGroups = "all"
+
+// DefaultWorkers is the worker count of a trace that records none.
+const DefaultWorkers = 8
+
+// MaxBucketRows bounds the per-collective rows a Result keeps.
+const MaxBucketRows = 1 << 16
+
+// ctxCheckBuckets is how many collectives Run prices between looks at its
+// context.
+const ctxCheckBuckets = 1 << 12
 
 // Plan is an admission plan: the mode each layer group runs.
 type Plan struct {
 	// Modes maps a group to its mode; Default applies to groups not named.
 	Modes   map[string]lowbit.Format
 	Default lowbit.Format
-	// Source says where the plan came from (a policy string, or the
-	// control plane's ladder on recorded diagnostics, with its reasons).
+	// Source says where the plan came from (a policy string, the
+	// default, or the control plane's ladder on recorded diagnostics, with
+	// its reasons).
 	Source string
 }
 
@@ -68,8 +98,8 @@ func (p Plan) Mode(group string) lowbit.Format {
 
 // ParsePlan reads a policy string: one mode for every group ("g-binary"),
 // or group=mode pairs ("backbone=g-binary,head=fp32"), where "*" names the
-// default for the groups not listed (FP32 unless given). Modes are fp32,
-// g-binary and g-ternary.
+// default for the groups not listed (FP32 unless given). Modes are the
+// formats' names (fp32, g-binary, g-ternary, int8, bfp8).
 func ParsePlan(s string) (Plan, error) {
 	p := Plan{Modes: map[string]lowbit.Format{}, Default: lowbit.FP32, Source: "policy " + s}
 	s = strings.TrimSpace(s)
@@ -102,6 +132,85 @@ func ParsePlan(s string) (Plan, error) {
 			return Plan{}, fmt.Errorf("plan %q: group %s twice", s, g)
 		}
 		p.Modes[g] = f
+	}
+	return p, nil
+}
+
+// DefaultPlan is the plan of a what-if given none: the recorded job's own
+// policy when the trace carries one, otherwise the paper's layer-aware
+// admission, G-Binary for every group but a "head" group, which stays on
+// FP32. A trace whose only group is "all" (a Chakra or profiler trace, a
+// CSV trace) is thus admitted on G-Binary.
+func DefaultPlan(tr *workload.Trace) Plan {
+	if tr.Policy != "" {
+		if p, err := ParsePlan(tr.Policy); err == nil && namesOnly(p, Groups(tr)) {
+			p.Source = "the recorded job's policy " + tr.Policy
+			return p
+		}
+	}
+	p := Plan{Modes: map[string]lowbit.Format{}, Default: lowbit.Binary,
+		Source: "default: G-Binary for every group, FP32 for a group named head (the paper's layer-aware admission)"}
+	if slices.Contains(Groups(tr), "head") {
+		p.Modes["head"] = lowbit.FP32
+	}
+	return p
+}
+
+// namesOnly reports whether every group the plan names is in groups.
+func namesOnly(p Plan, groups []string) bool {
+	for g := range p.Modes {
+		if !slices.Contains(groups, g) {
+			return false
+		}
+	}
+	return true
+}
+
+// Groups returns the layer groups of the trace's gradient collectives,
+// sorted (AllGroups for buckets the trace does not split).
+func Groups(tr *workload.Trace) []string {
+	set := map[string]bool{}
+	for _, s := range stepsOf(tr) {
+		for _, b := range s.Buckets {
+			if b.Op.Aggregates() {
+				for _, g := range shares(b) {
+					set[g.Name] = true
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// ResolvePlan builds the what-if's plan from a --plan value: "" (the
+// default, DefaultPlan), a policy (ParsePlan), or "recorded" (the control
+// plane's ladder r on the trace's recorded diagnostics). rungsGiven says
+// the caller set the ladder, which only "recorded" reads: setting it with
+// another plan is a usage error rather than silently ignored. Every error
+// about the plan lists the trace's groups.
+func ResolvePlan(spec string, r control.Ladder, rungsGiven bool, tr *workload.Trace) (Plan, error) {
+	groups := strings.Join(Groups(tr), ", ")
+	if rungsGiven && spec != "recorded" {
+		return Plan{}, usage.Errorf("--ladder-rungs sets the ladder of --plan recorded; with --plan %q it would be ignored", spec)
+	}
+	var p Plan
+	var err error
+	switch spec {
+	case "":
+		p = DefaultPlan(tr)
+	case "recorded":
+		if p, err = PlanFromDiagnostics(stepsOf(tr), r); err != nil {
+			return Plan{}, usage.Errorf("--plan recorded: %v (the trace's groups: %s)", err, groups)
+		}
+	default:
+		if p, err = ParsePlan(spec); err != nil {
+			return Plan{}, usage.Errorf("--plan: %v (the trace's groups: %s)", err, groups)
+		}
+	}
+	for g := range p.Modes {
+		if !slices.Contains(Groups(tr), g) {
+			return Plan{}, usage.Errorf("--plan names group %q, which the trace does not have (its groups: %s)", g, groups)
+		}
 	}
 	return p, nil
 }
@@ -157,343 +266,46 @@ func ladderLabel(r control.Ladder) string {
 
 // Options configure one what-if.
 type Options struct {
-	// Workers is the data-parallel worker count, >= 2.
+	// Workers is the data-parallel worker count: 0 takes the trace's (its
+	// rank files', which no other count may contradict, or its recorded
+	// one), else DefaultWorkers. A count other than the one the trace
+	// recorded is allowed and said in the assumptions.
 	Workers int
-	// Net is the link of the FP32 All-Reduce (ring unless Alg says).
+	// Net is the link of the network collectives and Alg their algorithm
+	// (ring, tree or halving-doubling), unless Astra is set.
 	Net collective.Link
 	Alg collective.Algorithm
+	// Astra, when set, prices the network collectives in ASTRA-sim's
+	// analytical mode; the workers are then its network's NPUs.
+	Astra *collective.AstraConfig
 	// CXL is the controller link; Shared makes the workers share one port.
 	CXL    collective.Link
 	Shared bool
-	// Memory is the timing preset of the CXL memory: ideal or a CXL device
-	// (timing.Presets).
+	// Memory is the timing preset of the CXL memory (timing.Presets).
 	Memory string
 	Plan   Plan
 }
 
-// GroupRow is one group's part of one step.
-type GroupRow struct {
-	Step          int     `json:"step"`
-	Group         string  `json:"group"`
-	Mode          string  `json:"mode"`
-	Elements      int64   `json:"elements"`
-	FP32Bytes     int64   `json:"fp32_bytes"`
-	AdmittedBytes int64   `json:"admitted_bytes"`
-	FP32S         float64 `json:"fp32_allreduce_s"`
-	// FabricS is the group's shares on the NEURON-Fabric path (the
-	// controller path, or the network All-Reduce for an FP32 group),
-	// encoding not included (EncodeS).
-	FabricS float64 `json:"fabric_s"`
-	EncodeS float64 `json:"encode_s"`
-}
-
-// BucketRow is one bucket of one step.
-type BucketRow struct {
-	Step          int     `json:"step"`
-	Index         int     `json:"index"`
-	ReadyS        float64 `json:"ready_s"`
-	Bytes         int64   `json:"fp32_bytes"`
-	AdmittedBytes int64   `json:"admitted_bytes"`
-	FP32S         float64 `json:"fp32_allreduce_s"`
-	// FabricS is the bucket's communication on the NEURON-Fabric path,
-	// encoding included: max(FP32 groups' All-Reduce, low-bit groups'
-	// controller path + encoding).
-	FabricS float64 `json:"fabric_s"`
-	EncodeS float64 `json:"encode_s"`
-	LowBit  bool    `json:"low_bit"`
-}
-
-// StepRow is one step's projection.
-type StepRow struct {
-	Step          int     `json:"step"`
-	ForwardS      float64 `json:"forward_s"`
-	BackwardS     float64 `json:"backward_s"`
-	OptimizerS    float64 `json:"optimizer_s"`
-	FP32Bytes     int64   `json:"fp32_bytes"`
-	AdmittedBytes int64   `json:"admitted_bytes"`
-	FP32S         float64 `json:"fp32_allreduce_s"`
-	// FabricS sums the buckets' FabricS (encoding included).
-	FabricS float64 `json:"fabric_s"`
-	// ExposedS is the CXL datapath's exposed cost of the step's low-bit
-	// buckets (G-Binary replay minus identity replay); Exposure the busy
-	// time increment the controller path is charged with.
-	ExposedS float64 `json:"datapath_exposed_s"`
-	Exposure float64 `json:"exposure"`
-	EncodeS  float64 `json:"encode_s"`
-	// FP32Comm and FabricComm end when each path's last bucket is done
-	// (from the start of backward).
-	FP32CommEndS   float64 `json:"fp32_comm_end_s"`
-	FabricCommEndS float64 `json:"fabric_comm_end_s"`
-	FP32StepS      float64 `json:"fp32_step_s"`
-	FabricStepS    float64 `json:"fabric_step_s"`
-	SpeedUp        float64 `json:"speed_up"`
-}
-
-// Result is the what-if of every step.
-type Result struct {
-	Model       string      `json:"model"`
-	Workers     int         `json:"workers"`
-	Net         string      `json:"net"`
-	Algorithm   string      `json:"algorithm"`
-	CXL         string      `json:"cxl"`
-	Memory      string      `json:"memory"`
-	Plan        string      `json:"plan"`
-	EncodeRate  float64     `json:"encode_s_per_element"`
-	EncodeKnown bool        `json:"encode_measured"`
-	Steps       []StepRow   `json:"steps"`
-	Groups      []GroupRow  `json:"groups"`
-	Buckets     []BucketRow `json:"buckets"`
-	Assumptions []string    `json:"assumptions"`
-}
-
-// shares returns a bucket's group shares (one AllGroups share when the
-// trace does not split it).
-func shares(b workload.Bucket) []workload.GroupShare {
-	if len(b.Groups) > 0 {
-		return b.Groups
+// LoadTrace reads the what-if's trace: the file or prefix trace
+// (traces.Load: every kind), or, for model, the built-in or YAML profile
+// cut into buckets as timing replay does.
+func LoadTrace(trace, model string) (*workload.Trace, error) {
+	if trace != "" {
+		return traces.Load(trace)
 	}
-	return []workload.GroupShare{{Name: AllGroups, Elements: b.Elements, Mode: lowbit.FP32}}
-}
-
-// encodeRate is the recorded encode cost per low-bit element over every
-// step; known is false when the recording measured none.
-func encodeRate(steps []*workload.Trace) (rate float64, known bool) {
-	var ps, el int64
-	for _, s := range steps {
-		for _, b := range s.Buckets {
-			var low int64
-			for _, g := range shares(b) {
-				if g.Mode != lowbit.FP32 {
-					low += g.Elements
-				}
-			}
-			if low > 0 && b.EncodePS > 0 {
-				ps += b.EncodePS
-				el += low
-			}
-		}
-	}
-	if el == 0 {
-		return 0, false
-	}
-	return float64(ps) * 1e-12 / float64(el), true
-}
-
-// Run prices every step of the trace (tr.Steps, or tr itself).
-func Run(tr *workload.Trace, o Options) (*Result, error) {
-	if o.Workers < 2 {
-		return nil, fmt.Errorf("whatif: %d workers; an All-Reduce needs at least 2", o.Workers)
-	}
-	if err := o.Net.Validate(); err != nil {
-		return nil, fmt.Errorf("whatif: net link: %w", err)
-	}
-	if err := o.CXL.Validate(); err != nil {
-		return nil, fmt.Errorf("whatif: cxl link: %w", err)
-	}
-	cfg, err := timing.PresetConfig(o.Memory)
+	p, err := workload.LoadProfile(model, 0)
 	if err != nil {
-		return nil, fmt.Errorf("whatif: memory: %w", err)
+		return nil, usage.Errorf("--model: %v", err)
 	}
-	if tr.BytesPerElement != 4 {
-		return nil, fmt.Errorf("whatif: trace %s has %d-byte gradient elements; the FP32 baseline needs 4", tr.Model, tr.BytesPerElement)
+	tl, err := p.Timeline(workload.Schedule{Accel: workload.A100, Batch: p.Batch})
+	if err != nil {
+		return nil, err
 	}
-	steps := tr.Steps
-	if len(steps) == 0 {
-		steps = []*workload.Trace{tr}
+	tr, err := workload.Bucketize(tl, workload.BucketOptions{})
+	if err != nil {
+		return nil, err
 	}
-	groups := map[string]bool{}
-	for _, s := range steps {
-		for _, b := range s.Buckets {
-			for _, g := range shares(b) {
-				groups[g.Name] = true
-			}
-		}
-	}
-	for g := range o.Plan.Modes {
-		if !groups[g] {
-			return nil, fmt.Errorf("whatif: the plan names group %q, which the trace does not have (groups: %s)", g, strings.Join(slices.Sorted(maps.Keys(groups)), ", "))
-		}
-	}
-	ar := collective.AlphaBeta{Alg: o.Alg, N: o.Workers, Link: o.Net}
-	if o.Alg == collective.Hierarchical {
-		return nil, fmt.Errorf("whatif: the hierarchical All-Reduce needs an intra-node link; use ring, tree or halving-doubling")
-	}
-	rate, known := encodeRate(steps)
-	res := &Result{Model: tr.Model, Workers: o.Workers, Net: o.Net.String(), Algorithm: o.Alg.String(), CXL: o.CXL.String(),
-		Memory: o.Memory, Plan: o.Plan.Source, EncodeRate: rate, EncodeKnown: known}
-	cals := map[replay.Mode]*replay.Calibrator{}
-	for _, s := range steps {
-		row, err := runStep(s, o, ar, cfg, cals, rate, res)
-		if err != nil {
-			return nil, fmt.Errorf("whatif %s step %d: %w", tr.Model, s.Step, err)
-		}
-		res.Steps = append(res.Steps, row)
-	}
-	res.Assumptions = assumptions(o, known, rate)
-	return res, nil
-}
-
-func runStep(s *workload.Trace, o Options, ar collective.AlphaBeta, cfg timing.Config, cals map[replay.Mode]*replay.Calibrator,
-	rate float64, res *Result) (StepRow, error) {
-	row := StepRow{Step: s.Step, ForwardS: ps2s(s.ForwardPS), BackwardS: ps2s(s.BackwardPS), OptimizerS: ps2s(s.OptimizerPS)}
-	// The low-bit part of every bucket, replayed through the CXL path at
-	// its ready time: the datapath's exposed cost and the exposure.
-	var low []timing.Bucket
-	for _, b := range s.Buckets {
-		var n int64
-		for _, g := range shares(b) {
-			if o.Plan.Mode(g.Name) != lowbit.FP32 {
-				n += g.Elements
-			}
-		}
-		if n > 0 {
-			low = append(low, timing.Bucket{Ready: sim.Time(b.ReadyPS), Lines: replay.Lines(4 * n)})
-		}
-	}
-	if len(low) > 0 {
-		back := sim.Time(s.BackwardPS)
-		var runs [2]replay.Run
-		for i, m := range []replay.Mode{replay.Identity, replay.LowBit} {
-			c := cals[m]
-			if c == nil {
-				var err error
-				if c, err = replay.NewCalibrator(cfg, m); err != nil {
-					return row, err
-				}
-				cals[m] = c
-			}
-			r, err := replay.FastForward(c, low, back)
-			if err != nil {
-				return row, err
-			}
-			runs[i] = r
-		}
-		inc := replay.Compare(runs[0], runs[1], low, sim.Time(s.ForwardPS), back, cfg.PipelineLatency())
-		row.ExposedS = ps2s(int64(inc.Exposed))
-		row.Exposure = math.Max(0, inc.BusyIncrementPct/100)
-	}
-	cxlp := collective.CXLPath{Link: o.CXL, Workers: o.Workers, Shared: o.Shared, Exposure: row.Exposure}
-	per := map[string]*GroupRow{}
-	var order []string
-	var fp32End, nfEnd float64
-	for _, b := range s.Buckets {
-		br := BucketRow{Step: s.Step, Index: b.Index, ReadyS: ps2s(b.ReadyPS), Bytes: b.Bytes}
-		e, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(b.Bytes)})
-		if err != nil {
-			return row, err
-		}
-		br.FP32S = e.Seconds
-		var fpBytes, lowTime float64
-		for _, g := range shares(b) {
-			m := o.Plan.Mode(g.Name)
-			ga := per[g.Name]
-			if ga == nil {
-				ga = &GroupRow{Step: s.Step, Group: g.Name, Mode: m.String()}
-				per[g.Name] = ga
-				order = append(order, g.Name)
-			}
-			ga.Elements += g.Elements
-			ga.FP32Bytes += 4 * g.Elements
-			ge, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: float64(4 * g.Elements)})
-			if err != nil {
-				return row, err
-			}
-			ga.FP32S += ge.Seconds
-			if m == lowbit.FP32 {
-				fpBytes += float64(4 * g.Elements)
-				ga.AdmittedBytes += 4 * g.Elements
-				br.AdmittedBytes += 4 * g.Elements
-				ga.FabricS += ge.Seconds
-				continue
-			}
-			br.LowBit = true
-			// What the controller stores: the plan's G-Ternary has the
-			// paper's positional gate, which needs no gate plane.
-			bits := lowbit.BitsPerElement(m, lowbit.PaperGate, lowbit.PlaneAccounting)
-			ce, err := cxlp.Time(g.Elements, bits, true)
-			if err != nil {
-				return row, err
-			}
-			payload := lowbit.PaddedBytes(int64(math.Ceil(float64(g.Elements) * bits / 8)))
-			ga.AdmittedBytes += payload
-			br.AdmittedBytes += payload
-			enc := rate * float64(g.Elements)
-			ga.FabricS += ce.Seconds
-			ga.EncodeS += enc
-			br.EncodeS += enc
-			lowTime += ce.Seconds + enc
-		}
-		// A mixed bucket's FP32 groups reduce on the network while its
-		// low-bit groups encode and cross the controller (the hook does
-		// both at once): the bucket takes the longer of the two.
-		var fpTime float64
-		if fpBytes > 0 {
-			fe, err := ar.Time(collective.Call{Op: collective.AllReduce, Bytes: fpBytes})
-			if err != nil {
-				return row, err
-			}
-			fpTime = fe.Seconds
-		}
-		br.FabricS = math.Max(fpTime, lowTime)
-		ready := ps2s(b.ReadyPS)
-		fp32End = math.Max(fp32End, ready) + br.FP32S
-		nfEnd = math.Max(nfEnd, ready) + br.FabricS
-		row.FP32Bytes += b.Bytes
-		row.AdmittedBytes += br.AdmittedBytes
-		row.FP32S += br.FP32S
-		row.FabricS += br.FabricS
-		row.EncodeS += br.EncodeS
-		res.Buckets = append(res.Buckets, br)
-	}
-	for _, g := range order {
-		res.Groups = append(res.Groups, *per[g])
-	}
-	row.FP32CommEndS, row.FabricCommEndS = fp32End, nfEnd
-	row.FP32StepS = Project(row.ForwardS, row.BackwardS, row.OptimizerS, fp32End)
-	row.FabricStepS = Project(row.ForwardS, row.BackwardS, row.OptimizerS, nfEnd)
-	if row.FabricStepS > 0 {
-		row.SpeedUp = row.FP32StepS / row.FabricStepS
-	}
-	return row, nil
-}
-
-// Project is the projected step time: forward, then backward overlapped
-// with the buckets' communication (which ends commEnd after the start of
-// backward), then the optimizer: fwd + max(bwd, commEnd) + opt.
-func Project(fwd, bwd, opt, commEnd float64) float64 { return fwd + math.Max(bwd, commEnd) + opt }
-
-func ps2s(ps int64) float64 { return float64(ps) * 1e-12 }
-
-func assumptions(o Options, encodeKnown bool, rate float64) []string {
-	a := []string{
-		fmt.Sprintf("FP32: every bucket is one %s All-Reduce of its bytes on %s among %d workers (collective.AllReduce)", o.Alg, o.Net, o.Workers),
-		fmt.Sprintf("NEURON-Fabric: a bucket's low-bit groups cross the controller path on %s (collective.CXLPath: written and read back, 64-byte lines; the bits lowbit stores: G-Binary and G-Ternary, whose positional gate the controller derives, 1 bit an element); its FP32 groups still take the network All-Reduce, at the same time; the bucket takes the longer", o.CXL),
-		fmt.Sprintf("the controller path is charged the datapath's busy-time increment measured by replaying the step's low-bit buckets through the timing model (%s memory, fast-forward), G-Binary against identity", o.Memory),
-		"buckets are communicated one at a time in launch order, each from when it is ready (recorded, from the start of backward) or the previous one is done; step = forward + max(backward, end of communication) + optimizer",
-	}
-	if encodeKnown {
-		a = append(a, fmt.Sprintf("encoding: the recorded encode time per low-bit element (%.3g ns) times each bucket's admitted elements, on the bucket's critical path; the recorded software vote (the collective backend's) is not charged: on this path the controller votes", rate*1e9))
-	} else {
-		a = append(a, "encoding: the trace recorded no encode/vote cost (an FP32 run, a profile or a Chakra trace): not charged")
-	}
-	if o.Shared {
-		a = append(a, "the workers share one controller port")
-	}
-	if o.Plan.hasSum() {
-		a = append(a, "INT8 and BFP8 groups (beyond the paper) cross the same path at 8 and 8.125 bits an element (lowbit's stored bits; INT8's scale agreement, one float32 per worker and bucket, is not charged), and their datapath is replayed as G-Binary's (the timing replay has no sum-mode calibration)")
-	}
-	return a
-}
-
-// hasSum reports whether the plan puts any group on a summed format.
-func (p Plan) hasSum() bool {
-	if p.Default.Sum() {
-		return true
-	}
-	for _, f := range p.Modes {
-		if f.Sum() {
-			return true
-		}
-	}
-	return false
+	tr.Source = &workload.Provenance{Format: "profile " + p.Name + " cut into 32 MiB buckets (A100 compute model)", Files: []string{model},
+		Read: []workload.Tally{{What: "buckets", N: int64(len(tr.Buckets))}}}
+	return tr, nil
 }

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestRunByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
+	r, err := Run(context.Background(), handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestRunByHand(t *testing.T) {
 func TestAllFP32(t *testing.T) {
 	net := collective.Presets["ib"]
 	plan, _ := ParsePlan("fp32")
-	r, err := Run(handTrace(), Options{Workers: 2, Net: net, CXL: collective.Presets["cxl"], Memory: "ideal", Plan: plan})
+	r, err := Run(context.Background(), handTrace(), Options{Workers: 2, Net: net, CXL: collective.Presets["cxl"], Memory: "ideal", Plan: plan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestSumBits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Run(handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
+		r, err := Run(context.Background(), handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +230,7 @@ func TestSumBits(t *testing.T) {
 		}
 	}
 	plan, _ := ParsePlan("backbone=g-binary,head=fp32")
-	r, err := Run(handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
+	r, err := Run(context.Background(), handTrace(), Options{Workers: 4, Net: net, CXL: cxl, Memory: "ideal", Plan: plan})
 	if err != nil || strings.Contains(strings.Join(r.Assumptions, "\n"), "INT8") {
 		t.Errorf("a paper plan's assumptions name INT8: %v %q", err, r.Assumptions)
 	}
@@ -244,7 +245,7 @@ func TestRunErrors(t *testing.T) {
 		"group":   {Workers: 2, Net: net, CXL: cxl, Memory: "ideal", Plan: plan},
 		"net":     {Workers: 2, CXL: cxl, Memory: "ideal"},
 	} {
-		if _, err := Run(handTrace(), o); err == nil {
+		if _, err := Run(context.Background(), handTrace(), o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

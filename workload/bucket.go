@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
 
@@ -79,6 +80,13 @@ type Bucket struct {
 	// low-bit payload of this bucket and of the vote (recorded traces).
 	EncodePS int64 `json:"encode_ps,omitempty"`
 	VotePS   int64 `json:"vote_ps,omitempty"`
+	// Op is the collective that carries the bucket (collective.AllReduce
+	// unless the trace says otherwise); only an all-reduce or a
+	// reduce-scatter carries gradients with Elements and Groups.
+	Op collective.Op `json:"op"`
+	// RecordedPS is how long the trace recorded the collective taking (0
+	// when it does not say).
+	RecordedPS int64 `json:"recorded_ps,omitempty"`
 }
 
 // GroupShare is one layer group's part of a bucket.
@@ -117,7 +125,9 @@ func (d Diagnostics) Cos() [lowbit.NumFormats]float64 {
 	return c
 }
 
-// Trace is the bucket trace of one worker's step.
+// Trace is the bucket trace of one worker's step in memory (its JSON
+// tags are this value's, not the trace file format: that is
+// ParseTraceJSON's, and go doc ./traces lists every kind of file read).
 type Trace struct {
 	Model string `json:"model"`
 	// ForwardPS and BackwardPS are the step's compute; zero when unknown.
@@ -139,6 +149,12 @@ type Trace struct {
 	// Steps lists every step of a multi-step trace file, the first being
 	// this one; nil for a one-step trace.
 	Steps []*Trace `json:"-"`
+	// Ranks is the number of per-rank files the trace was read from (a
+	// multi-rank Chakra workload, where it is also Workers); 0 for one file.
+	Ranks int `json:"ranks,omitempty"`
+	// Source says what the reader read and left out (nil for a trace
+	// built in memory).
+	Source *Provenance `json:"source,omitempty"`
 
 	total int64 // running byte total while decoding
 }
@@ -273,4 +289,28 @@ func Bucketize(tl *Timeline, o BucketOptions) (*Trace, error) {
 		emit(lastTime, cur.Last)
 	}
 	return tr, nil
+}
+
+// Gradients returns a copy of t holding only its gradient collectives
+// (all-reduce and reduce-scatter, what the controller aggregates), each
+// step filtered alike and buckets renumbered; other (read-only) fields are
+// shared.
+func (t *Trace) Gradients() *Trace {
+	one := func(s *Trace) *Trace {
+		c := *s
+		c.Buckets = nil
+		c.Steps = nil
+		for _, b := range s.Buckets {
+			if b.Op.Aggregates() {
+				b.Index = len(c.Buckets)
+				c.Buckets = append(c.Buckets, b)
+			}
+		}
+		return &c
+	}
+	out := one(t)
+	for _, s := range t.Steps {
+		out.Steps = append(out.Steps, one(s))
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/collective"
 )
 
 // FuzzParseTraceJSON checks the decoder never panics, and that whatever it
@@ -19,6 +21,8 @@ func FuzzParseTraceJSON(f *testing.F) {
 	f.Add([]byte(`{"version":2,"steps":[{"step":1,"diagnostics":{"h":{"cos_binary":0.1,"cos_ternary":-1,"cosines":{"int8":0.99,"bfp8":-0.5}}},"buckets":[{"bytes":8,"ready_us":0}]},{"step":2,"diagnostics":{"h":{"cos_binary":0.1,"cos_ternary":0,"cosines":{}}},"buckets":[{"bytes":4,"ready_us":1}]}]}`))
 	f.Add([]byte(`{"diagnostics":{"h":{"cos_binary":0.1,"cos_ternary":0,"cosines":{"int8":1}}},"buckets":[{"bytes":4,"ready_us":0}]}`))
 	f.Add([]byte(`{"version":3,"buckets":[{"bytes":4,"ready_us":0}]}`))
+	f.Add([]byte(`{"buckets":[{"bytes":4096,"ready_us":0},{"bytes":4096,"ready_us":1,"collective":"reduce-scatter","duration_us":2.5},{"bytes":0,"ready_us":2,"collective":"barrier"},{"bytes":7,"ready_us":3,"collective":"ALL_GATHER"}]}`))
+	f.Add([]byte(`{"buckets":[{"bytes":4,"ready_us":0}],"buckets":[{"bytes":4,"ready_us":0}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ParseTraceJSON(data, "f.json")
 		if err != nil {
@@ -45,6 +49,7 @@ func FuzzParseTraceCSV(f *testing.F) {
 	f.Add("bytes,ready_us\n33554432,1.5\n8,9\n")
 	f.Add("# c\nready_us, bytes ,elements\n1,4,1\n")
 	f.Add("bytes,ready_us\n4,\"1\"\n")
+	f.Add("bytes,ready_us,collective,duration_us\n8,0,all-gather,1\n0,1,barrier,\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		tr, err := ParseTraceCSV(strings.NewReader(text), "f.csv")
 		if err != nil {
@@ -123,7 +128,11 @@ func checkStep(t *testing.T, tr *Trace) {
 	}
 	prev := int64(0)
 	for i, b := range tr.Buckets {
-		if b.Bytes <= 0 || b.Elements*int64(tr.BytesPerElement) != b.Bytes || b.ReadyPS < prev || b.Index != i {
+		okSize := b.Bytes > 0 && b.Elements*int64(tr.BytesPerElement) == b.Bytes
+		if !b.Op.Aggregates() {
+			okSize = b.Elements == 0 && (b.Bytes > 0) != (b.Op == collective.Barrier)
+		}
+		if !okSize || b.ReadyPS < prev || b.Index != i || b.RecordedPS < 0 {
 			t.Fatalf("bucket %d invalid: %+v", i, b)
 		}
 		prev = b.ReadyPS
@@ -164,7 +173,7 @@ func sameStep(t *testing.T, a, b *Trace) {
 		x, y := a.Buckets[i], b.Buckets[i]
 		// Picoseconds above 2^53 may move by a rounding step through the
 		// microsecond float.
-		if x.Bytes != y.Bytes || x.Elements != y.Elements || diff(x.ReadyPS, y.ReadyPS) > x.ReadyPS>>50+1 ||
+		if x.Bytes != y.Bytes || x.Elements != y.Elements || x.Op != y.Op || diff(x.RecordedPS, y.RecordedPS) > x.RecordedPS>>50+1 || diff(x.ReadyPS, y.ReadyPS) > x.ReadyPS>>50+1 ||
 			diff(x.EncodePS, y.EncodePS) > x.EncodePS>>50+1 || diff(x.VotePS, y.VotePS) > x.VotePS>>50+1 || len(x.Groups) != len(y.Groups) {
 			t.Fatalf("bucket %d: %+v vs %+v", i, x, y)
 		}

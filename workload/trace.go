@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -12,69 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/lowbit"
 )
-
-// Trace files.
-//
-// JSON (one object; unknown fields are errors):
-//
-//	{
-//	  "version": 2,                 optional, the trace format: 1 (the default) or 2
-//	  "model": "my-model",          optional
-//	  "forward_us": 1200.5,         optional, step forward time
-//	  "backward_us": 2401.0,        optional, step backward time (default: last ready_us)
-//	  "optimizer_us": 310.2,        optional, step optimizer time
-//	  "bytes_per_element": 4,       optional, gradient element size (default 4, FP32)
-//	  "workers": 2,                 optional, data-parallel workers of the recorded job
-//	  "policy": "backbone=g-binary,head=fp32",   optional, the recorded job's policy
-//	  "step": 3,                    optional, the training step recorded
-//	  "diagnostics": {              optional, per group: the step's cosine diagnostics
-//	    "backbone": {"cos_binary": 0.7, "cos_ternary": 0.6},
-//	    "head": {"cos_binary": 0.4, "cos_ternary": 0.3,
-//	             "cosines": {"int8": 0.99, "bfp8": 0.995}}    version 2 only
-//	  },
-//	  "buckets": [                  required, in launch order (ready_us non-decreasing)
-//	    {"bytes": 33554432, "ready_us": 10.25},
-//	    {"bytes": 1048576, "ready_us": 30, "elements": 262144,
-//	     "groups": [{"name": "backbone", "elements": 262000, "mode": "g-binary"},
-//	                {"name": "head", "elements": 144, "mode": "fp32"}],
-//	     "encode_us": 41.5, "vote_us": 20.1}
-//	  ]
-//	}
-//
-// A bucket's optional "groups" split its elements among layer groups (their
-// elements must sum to the bucket's) with the mode each went through (fp32,
-// g-binary, g-ternary); "encode_us" and "vote_us" are the measured cost of
-// packing this worker's payload and of the vote, 0 for FP32 buckets.
-//
-// Version 2 adds a group's optional "cosines": the cosine diagnostics of the
-// formats beyond the paper's two (int8, bfp8; format name -> cosine in
-// [-1, 1]), which the admission ladder's other rungs read. A version 1
-// trace (no "version") reads as it always did; "cosines" in it is an error
-// that asks for version 2. WriteJSON writes version 2 only when some step
-// carries "cosines", so a paper-only trace is written as before.
-//
-// Several steps (what nfabric.torch records): the step fields (step,
-// forward_us, backward_us, optimizer_us, diagnostics, buckets) move into a
-// "steps" list and the top-level "buckets" is absent; model, workers,
-// policy and bytes_per_element stay at the top and apply to every step.
-// Steps must be listed in increasing step order. ReadTrace returns the
-// first step, with Steps holding every step (so tools that read one step,
-// such as timing replay, see the first one).
-//
-// CSV: a header row naming the columns, in any order, then one bucket per
-// row; lines starting with # are comments:
-//
-//	bytes,ready_us
-//	33554432,10.25
-//	1048576,30
-//
-// Columns: bytes (required), ready_us (required), elements (optional, default
-// bytes / 4). CSV carries one step and no groups, costs or diagnostics. Times
-// are microseconds from the start of backward, stored as integer
-// picoseconds. bytes must be a positive multiple of the element size and at
-// most 2^50.
 
 // MaxTraceBuckets bounds a trace file.
 const MaxTraceBuckets = 1 << 24
@@ -113,12 +52,14 @@ type jsonDiag struct {
 const TraceVersion = 2
 
 type jsonBucket struct {
-	Bytes    *int64      `json:"bytes"`
-	ReadyUS  *float64    `json:"ready_us"`
-	Elements *int64      `json:"elements,omitempty"`
-	Groups   []jsonShare `json:"groups,omitempty"`
-	EncodeUS *float64    `json:"encode_us,omitempty"`
-	VoteUS   *float64    `json:"vote_us,omitempty"`
+	Bytes      *int64      `json:"bytes"`
+	ReadyUS    *float64    `json:"ready_us"`
+	Elements   *int64      `json:"elements,omitempty"`
+	Collective *string     `json:"collective,omitempty"`
+	DurationUS *float64    `json:"duration_us,omitempty"`
+	Groups     []jsonShare `json:"groups,omitempty"`
+	EncodeUS   *float64    `json:"encode_us,omitempty"`
+	VoteUS     *float64    `json:"vote_us,omitempty"`
 }
 
 type jsonShare struct {
@@ -135,101 +76,6 @@ func usToPS(us float64) (int64, error) {
 }
 
 func psToUS(ps int64) float64 { return float64(ps) / 1e6 }
-
-// lineCol converts a byte offset into "line:col" (1-based).
-func lineCol(data []byte, off int64) string {
-	if off < 0 {
-		off = 0
-	}
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - bytes.LastIndexByte(before, '\n')
-	return fmt.Sprintf("%d:%d", line, col)
-}
-
-// ParseTraceJSON decodes a JSON bucket trace; name (usually the path) is
-// used in errors, which also carry the line:column or the bucket index.
-func ParseTraceJSON(data []byte, name string) (*Trace, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var jt jsonTrace
-	if err := dec.Decode(&jt); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			return nil, fmt.Errorf("trace %s:%s: %v", name, lineCol(data, se.Offset), err)
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("trace %s:%s: field %s: %v", name, lineCol(data, te.Offset), te.Field, err)
-		case errors.Is(err, io.EOF):
-			return nil, fmt.Errorf("trace %s: empty file", name)
-		}
-		return nil, fmt.Errorf("trace %s: %w", name, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trace %s:%s: unexpected data after the trace object", name, lineCol(data, dec.InputOffset()))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("trace %s:%s: unexpected data after the trace object", name, lineCol(data, dec.InputOffset()))
-	}
-	version := 1
-	if jt.Version != nil {
-		if *jt.Version < 1 || *jt.Version > TraceVersion {
-			return nil, fmt.Errorf("trace %s: version %d: want 1 or %d (this nfabric reads up to version %d)", name, *jt.Version, TraceVersion, TraceVersion)
-		}
-		version = *jt.Version
-	}
-	base := Trace{Model: jt.Model, BytesPerElement: 4, Policy: jt.Policy}
-	if jt.BytesPerElement != nil {
-		base.BytesPerElement = *jt.BytesPerElement
-		if base.BytesPerElement < 1 || base.BytesPerElement > 64 {
-			return nil, fmt.Errorf("trace %s: bytes_per_element %d outside 1..64", name, base.BytesPerElement)
-		}
-	}
-	if jt.Workers != nil {
-		if *jt.Workers < 1 || *jt.Workers > 1<<20 {
-			return nil, fmt.Errorf("trace %s: workers %d outside 1..%d", name, *jt.Workers, 1<<20)
-		}
-		base.Workers = *jt.Workers
-	}
-	if jt.Steps == nil {
-		t := base
-		if err := t.decodeStep(jt.jsonStep, name, version); err != nil {
-			return nil, err
-		}
-		return &t, nil
-	}
-	if jt.Step != nil || jt.ForwardUS != nil || jt.BackwardUS != nil || jt.OptimizerUS != nil || jt.Diagnostics != nil || jt.Buckets != nil {
-		return nil, fmt.Errorf("trace %s: a trace with \"steps\" keeps step, forward_us, backward_us, optimizer_us, diagnostics and buckets inside each step", name)
-	}
-	if len(jt.Steps) == 0 {
-		return nil, fmt.Errorf("trace %s: steps is empty", name)
-	}
-	if len(jt.Steps) > maxTraceSteps {
-		return nil, fmt.Errorf("trace %s: more than %d steps", name, maxTraceSteps)
-	}
-	steps := make([]*Trace, len(jt.Steps))
-	var nb int
-	for i, js := range jt.Steps {
-		t := base
-		if err := t.decodeStep(js, fmt.Sprintf("%s: steps[%d]", name, i), version); err != nil {
-			return nil, err
-		}
-		if nb += len(t.Buckets); nb > MaxTraceBuckets {
-			return nil, fmt.Errorf("trace %s: more than %d buckets in all steps", name, MaxTraceBuckets)
-		}
-		if i > 0 && t.Step <= steps[i-1].Step {
-			return nil, fmt.Errorf("trace %s: steps[%d]: step %d does not follow step %d: list steps in increasing order", name, i, t.Step, steps[i-1].Step)
-		}
-		steps[i] = &t
-	}
-	first := *steps[0]
-	first.Steps = steps
-	return &first, nil
-}
 
 // decodeCosines checks a group's per-format cosines (version 2): each key a
 // format's canonical name other than fp32, g-binary and g-ternary (those
@@ -275,146 +121,52 @@ func extraFormats() string {
 // maxTraceSteps bounds the steps of one trace file.
 const maxTraceSteps = 1 << 16
 
-// decodeStep fills t's step fields from js, a step of a trace of the given
-// format version; name names the file (and the step) in errors.
-func (t *Trace) decodeStep(js jsonStep, name string, version int) error {
-	var err error
-	if js.Step != nil {
-		if *js.Step < 0 {
-			return fmt.Errorf("trace %s: step %d must be >= 0", name, *js.Step)
-		}
-		t.Step = *js.Step
-	}
-	if js.ForwardUS != nil {
-		if t.ForwardPS, err = usToPS(*js.ForwardUS); err != nil {
-			return fmt.Errorf("trace %s: forward_us: %w", name, err)
-		}
-	}
-	if js.BackwardUS != nil {
-		if t.BackwardPS, err = usToPS(*js.BackwardUS); err != nil {
-			return fmt.Errorf("trace %s: backward_us: %w", name, err)
-		}
-	}
-	if js.OptimizerUS != nil {
-		if t.OptimizerPS, err = usToPS(*js.OptimizerUS); err != nil {
-			return fmt.Errorf("trace %s: optimizer_us: %w", name, err)
-		}
-	}
-	if js.Diagnostics != nil {
-		t.Diagnostics = map[string]Diagnostics{}
-		for g, d := range js.Diagnostics {
-			if strings.TrimSpace(g) == "" {
-				return fmt.Errorf("trace %s: diagnostics: empty group name", name)
-			}
-			if d.CosBinary == nil || d.CosTernary == nil {
-				return fmt.Errorf("trace %s: diagnostics[%q]: want cos_binary and cos_ternary", name, g)
-			}
-			for _, c := range []float64{*d.CosBinary, *d.CosTernary} {
-				if !(c >= -1 && c <= 1) {
-					return fmt.Errorf("trace %s: diagnostics[%q]: cosine %v outside [-1, 1]", name, g, c)
-				}
-			}
-			cos, err := decodeCosines(d.Cosines, version)
-			if err != nil {
-				return fmt.Errorf("trace %s: diagnostics[%q].%w", name, g, err)
-			}
-			t.Diagnostics[g] = Diagnostics{CosBinary: *d.CosBinary, CosTernary: *d.CosTernary, Cosines: cos}
-		}
-	}
-	if js.Buckets == nil {
-		return fmt.Errorf("trace %s: missing buckets", name)
-	}
-	for i, jb := range js.Buckets {
-		where := fmt.Sprintf("trace %s: buckets[%d]", name, i)
-		if jb.Bytes == nil {
-			return fmt.Errorf("%s: missing bytes", where)
-		}
-		if jb.ReadyUS == nil {
-			return fmt.Errorf("%s: missing ready_us", where)
-		}
-		if err := t.add(*jb.Bytes, *jb.ReadyUS, jb.Elements); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		if err := t.Buckets[i].decodeExtras(jb); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-	}
-	return t.finish(name)
-}
-
-// decodeExtras checks and sets a bucket's groups and measured costs.
-func (b *Bucket) decodeExtras(jb jsonBucket) error {
-	var err error
-	if jb.EncodeUS != nil {
-		if b.EncodePS, err = usToPS(*jb.EncodeUS); err != nil {
-			return fmt.Errorf("encode_us: %w", err)
-		}
-	}
-	if jb.VoteUS != nil {
-		if b.VotePS, err = usToPS(*jb.VoteUS); err != nil {
-			return fmt.Errorf("vote_us: %w", err)
-		}
-	}
-	if jb.Groups == nil {
-		return nil
-	}
-	if len(jb.Groups) == 0 {
-		return fmt.Errorf("groups is empty (omit it, or name the groups)")
-	}
-	var sum int64
-	seen := map[string]bool{}
-	for k, g := range jb.Groups {
-		if strings.TrimSpace(g.Name) == "" {
-			return fmt.Errorf("groups[%d]: empty name", k)
-		}
-		if seen[g.Name] {
-			return fmt.Errorf("groups[%d]: group %q twice", k, g.Name)
-		}
-		seen[g.Name] = true
-		if g.Elements == nil || *g.Elements < 1 || *g.Elements > b.Elements {
-			return fmt.Errorf("groups[%d] (%s): elements must be in 1..%d", k, g.Name, b.Elements)
-		}
-		f, err := lowbit.ParseFormat(g.Mode)
-		if err != nil {
-			return fmt.Errorf("groups[%d] (%s): mode: %w", k, g.Name, err)
-		}
-		sum += *g.Elements
-		b.Groups = append(b.Groups, GroupShare{Name: g.Name, Elements: *g.Elements, Mode: f})
-	}
-	if sum != b.Elements {
-		return fmt.Errorf("groups' elements sum to %d, the bucket holds %d", sum, b.Elements)
-	}
-	return nil
-}
-
-// add appends one bucket after checking it.
-func (t *Trace) add(nbytes int64, readyUS float64, elements *int64) error {
+// AddCollective appends one collective of the step: op of nbytes bytes
+// (S as collective.Op defines it), ready readyPS after the start of
+// backward, recorded as taking recordedPS (0 when unknown). An all-reduce
+// or reduce-scatter carries gradients: a positive multiple of the element
+// size, Elements = nbytes / BytesPerElement; the other operations move
+// nbytes (a barrier none) and have no elements. Buckets must come in
+// launch order (ready times non-decreasing); the trace's bytes are bounded
+// by 2^50 in all.
+func (t *Trace) AddCollective(op collective.Op, nbytes, readyPS, recordedPS int64) error {
 	if len(t.Buckets) >= MaxTraceBuckets {
 		return fmt.Errorf("more than %d buckets", MaxTraceBuckets)
 	}
-	bpe := int64(t.BytesPerElement)
-	if nbytes < 1 || nbytes > maxElements {
-		return fmt.Errorf("bytes %d must be in 1..%d", nbytes, maxElements)
+	if !op.Valid() {
+		return fmt.Errorf("unknown collective %d", uint8(op))
 	}
-	if nbytes%bpe != 0 {
+	bpe := int64(t.BytesPerElement)
+	if bpe < 1 {
+		return fmt.Errorf("element size %d bytes", bpe)
+	}
+	switch {
+	case op == collective.Barrier && nbytes != 0:
+		return fmt.Errorf("a barrier moves no bytes, not %d", nbytes)
+	case op != collective.Barrier && (nbytes < 1 || nbytes > maxElements):
+		return fmt.Errorf("bytes %d must be in 1..%d", nbytes, maxElements)
+	case op.Aggregates() && nbytes%bpe != 0:
 		return fmt.Errorf("bytes %d is not a multiple of the element size %d", nbytes, bpe)
 	}
-	e := nbytes / bpe
-	if elements != nil && *elements != e {
-		return fmt.Errorf("elements %d disagrees with bytes %d / %d", *elements, nbytes, bpe)
+	maxPS := int64(maxTraceUS * 1e6)
+	if readyPS < 0 || readyPS > maxPS {
+		return fmt.Errorf("ready_us %v must be in [0, %g]", psToUS(readyPS), maxTraceUS)
 	}
-	ps, err := usToPS(readyUS)
-	if err != nil {
-		return fmt.Errorf("ready_us: %w", err)
+	if recordedPS < 0 || recordedPS > maxPS {
+		return fmt.Errorf("duration_us %v must be in [0, %g]", psToUS(recordedPS), maxTraceUS)
 	}
-	if n := len(t.Buckets); n > 0 && ps < t.Buckets[n-1].ReadyPS {
-		return fmt.Errorf("ready_us %v is before the previous bucket's %v: list buckets in launch order", readyUS, psToUS(t.Buckets[n-1].ReadyPS))
+	if n := len(t.Buckets); n > 0 && readyPS < t.Buckets[n-1].ReadyPS {
+		return fmt.Errorf("ready_us %v is before the previous bucket's %v: list buckets in launch order", psToUS(readyPS), psToUS(t.Buckets[n-1].ReadyPS))
 	}
 	if t.total+nbytes > maxElements {
 		return fmt.Errorf("total bytes exceed %d", maxElements)
 	}
 	t.total += nbytes
-	t.Buckets = append(t.Buckets, Bucket{Index: len(t.Buckets), Elements: e, Bytes: nbytes, ReadyPS: ps})
+	var e int64
+	if op.Aggregates() {
+		e = nbytes / bpe
+	}
+	t.Buckets = append(t.Buckets, Bucket{Index: len(t.Buckets), Elements: e, Bytes: nbytes, ReadyPS: readyPS, Op: op, RecordedPS: recordedPS})
 	return nil
 }
 
@@ -438,6 +190,7 @@ func ParseTraceCSV(r io.Reader, name string) (*Trace, error) {
 	cr.Comment = '#'
 	cr.TrimLeadingSpace = true
 	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("trace %s: empty file (want a header row such as bytes,ready_us)", name)
@@ -450,9 +203,9 @@ func ParseTraceCSV(r io.Reader, name string) (*Trace, error) {
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(h))
 		switch h {
-		case "bytes", "ready_us", "elements":
+		case "bytes", "ready_us", "elements", "collective", "duration_us":
 		default:
-			return nil, fmt.Errorf("trace %s:%d: unknown column %q (want bytes, ready_us, elements)", name, line, h)
+			return nil, fmt.Errorf("trace %s:%d: unknown column %q (want bytes, ready_us, elements, collective, duration_us)", name, line, h)
 		}
 		if _, dup := col[h]; dup {
 			return nil, fmt.Errorf("trace %s:%d: duplicate column %q", name, line, h)
@@ -464,6 +217,7 @@ func ParseTraceCSV(r io.Reader, name string) (*Trace, error) {
 			return nil, fmt.Errorf("trace %s:%d: missing column %q", name, line, need)
 		}
 	}
+	ncol := len(header)
 	t := &Trace{BytesPerElement: 4}
 	for {
 		rec, err := cr.Read()
@@ -474,34 +228,70 @@ func ParseTraceCSV(r io.Reader, name string) (*Trace, error) {
 			return nil, fmt.Errorf("trace %s: %w", name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("trace %s:%d: %d fields, want %d", name, line, len(rec), len(header))
+		if len(rec) != ncol {
+			return nil, fmt.Errorf("trace %s:%d: %d fields, want %d", name, line, len(rec), ncol)
 		}
-		nb, err := strconv.ParseInt(strings.TrimSpace(rec[col["bytes"]]), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("trace %s:%d: bytes: %v", name, line, err)
-		}
-		us, err := strconv.ParseFloat(strings.TrimSpace(rec[col["ready_us"]]), 64)
-		if err != nil {
-			return nil, fmt.Errorf("trace %s:%d: ready_us: %v", name, line, err)
-		}
-		var el *int64
-		if c, ok := col["elements"]; ok {
-			v, err := strconv.ParseInt(strings.TrimSpace(rec[c]), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("trace %s:%d: elements: %v", name, line, err)
-			}
-			el = &v
-		}
-		if err := t.add(nb, us, el); err != nil {
+		if err := t.csvRow(rec, col); err != nil {
 			return nil, fmt.Errorf("trace %s:%d: %w", name, line, err)
 		}
 	}
-	return t, t.finish(name)
+	if err := t.finish(name); err != nil {
+		return nil, err
+	}
+	t.Source = &Provenance{Format: "nfabric bucket trace (CSV)", Files: []string{name}, Read: []Tally{{What: "buckets", N: int64(len(t.Buckets))}}}
+	return t, nil
 }
 
-// ReadTrace reads a bucket trace file: JSON when the name ends in .json,
-// CSV when it ends in .csv.
+// csvRow adds one CSV row's collective.
+func (t *Trace) csvRow(rec []string, col map[string]int) error {
+	field := func(k string) string { return strings.TrimSpace(rec[col[k]]) }
+	nb, err := strconv.ParseInt(field("bytes"), 10, 64)
+	if err != nil {
+		return fmt.Errorf("bytes: %v", err)
+	}
+	us, err := strconv.ParseFloat(field("ready_us"), 64)
+	if err != nil {
+		return fmt.Errorf("ready_us: %v", err)
+	}
+	ps, err := usToPS(us)
+	if err != nil {
+		return fmt.Errorf("ready_us: %w", err)
+	}
+	op := collective.AllReduce
+	if _, ok := col["collective"]; ok {
+		if op, err = collective.ParseOp(field("collective")); err != nil {
+			return fmt.Errorf("collective: %w", err)
+		}
+	}
+	var rec64 int64
+	if _, ok := col["duration_us"]; ok && field("duration_us") != "" {
+		d, err := strconv.ParseFloat(field("duration_us"), 64)
+		if err != nil {
+			return fmt.Errorf("duration_us: %v", err)
+		}
+		if rec64, err = usToPS(d); err != nil {
+			return fmt.Errorf("duration_us: %w", err)
+		}
+	}
+	if err := t.AddCollective(op, nb, ps, rec64); err != nil {
+		return err
+	}
+	if _, ok := col["elements"]; ok {
+		v, err := strconv.ParseInt(field("elements"), 10, 64)
+		if err != nil {
+			return fmt.Errorf("elements: %v", err)
+		}
+		if e := t.Buckets[len(t.Buckets)-1].Elements; v != e {
+			return fmt.Errorf("elements %d disagrees with bytes %d / %d", v, nb, t.BytesPerElement)
+		}
+	}
+	return nil
+}
+
+// ReadTrace reads one of nfabric's own bucket trace files: JSON when the
+// name ends in .json, CSV when it ends in .csv. The other kinds of trace
+// (Chakra ETs, torch.profiler traces) are read by package traces, whose
+// Load reads these too. Both formats are documented at ParseTraceJSON.
 func ReadTrace(path string) (*Trace, error) {
 	low := strings.ToLower(path)
 	switch {
@@ -580,7 +370,11 @@ func (t *Trace) jsonStep() jsonStep {
 	for i := range t.Buckets {
 		bk := &t.Buckets[i]
 		nb, us := bk.Bytes, psToUS(bk.ReadyPS)
-		jb := jsonBucket{Bytes: &nb, ReadyUS: &us, EncodeUS: optUS(bk.EncodePS), VoteUS: optUS(bk.VotePS)}
+		jb := jsonBucket{Bytes: &nb, ReadyUS: &us, EncodeUS: optUS(bk.EncodePS), VoteUS: optUS(bk.VotePS), DurationUS: optUS(bk.RecordedPS)}
+		if bk.Op != collective.AllReduce {
+			op := bk.Op.String()
+			jb.Collective = &op
+		}
 		for _, g := range bk.Groups {
 			e := g.Elements
 			jb.Groups = append(jb.Groups, jsonShare{Name: g.Name, Elements: &e, Mode: g.Mode.String()})
@@ -607,14 +401,27 @@ func (t *Trace) carriesCosines() bool {
 	return false
 }
 
-// WriteCSV writes t's buckets in the documented CSV trace format.
+// WriteCSV writes t's buckets in the documented CSV trace format (with
+// the collective and duration_us columns only when a bucket needs them).
 func (t *Trace) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"bytes", "ready_us", "elements"}); err != nil {
+	extended := false
+	for _, b := range t.Buckets {
+		extended = extended || b.Op != collective.AllReduce || b.RecordedPS != 0
+	}
+	head := []string{"bytes", "ready_us", "elements"}
+	if extended {
+		head = append(head, "collective", "duration_us")
+	}
+	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, b := range t.Buckets {
-		if err := cw.Write([]string{strconv.FormatInt(b.Bytes, 10), strconv.FormatFloat(psToUS(b.ReadyPS), 'g', -1, 64), strconv.FormatInt(b.Elements, 10)}); err != nil {
+		row := []string{strconv.FormatInt(b.Bytes, 10), strconv.FormatFloat(psToUS(b.ReadyPS), 'g', -1, 64), strconv.FormatInt(b.Elements, 10)}
+		if extended {
+			row = append(row, b.Op.String(), strconv.FormatFloat(psToUS(b.RecordedPS), 'g', -1, 64))
+		}
+		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}

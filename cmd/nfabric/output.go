@@ -9,7 +9,9 @@ import (
 
 // printResult is the one output path for a command's result (its tables,
 // summary and figures, laid out by the owning package): it writes res into
-// the directory out (JSON, Markdown, SVG; none when out is empty), names
+// the directory out (SVG, Markdown, JSON, in that order, none left behind
+// when the command is interrupted: report.Result.WriteFilesContext; none
+// when out is empty), names
 // each file written on stderr, and prints res on stdout as JSON or as
 // text. What does not go through it is a command's data product, written
 // as it is (writeOutput or report.WriteAtomic: payload and telemetry
@@ -18,7 +20,7 @@ import (
 // and the line-per-case progress of verify, hw cosim and serve check.
 func printResult(cmd *cobra.Command, res *report.Result, asJSON bool, out string) error {
 	if out != "" {
-		files, err := res.WriteFiles(out)
+		files, err := res.WriteFilesContext(cmd.Context(), out)
 		if err != nil {
 			return fmt.Errorf("write results to %s: %w", out, err)
 		}

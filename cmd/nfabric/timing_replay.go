@@ -23,7 +23,9 @@ against full event simulation on scaled-down traces, and --exact simulates
 every line (up to about 10^9 lines).
 
 --model takes built-in profiles or YAML profile files; --trace replays your
-own bucket trace (JSON or CSV, see 'go doc github.com/neuronfabric/nfabric/workload ReadTrace').
+own trace, every kind whatif reads (nfabric JSON/CSV, torch.profiler, Chakra
+ETs, ASTRA-sim prefixes: 'go doc github.com/neuronfabric/nfabric/traces'), its
+all-reduce and reduce-scatter collectives.
 The timing model takes the same flags and --config file as the other
 'nfabric timing' commands.`
 const timingReplayExample = `  nfabric timing replay
@@ -113,7 +115,7 @@ func newTimingReplayCmd() *cobra.Command {
 	tf.add(cmd, true)
 	f := cmd.Flags()
 	f.StringVar(&models, "model", "bert-large,gpt2-xl,gpt3", "comma-separated built-in profiles or YAML profile files")
-	f.StringArrayVar(&traces, "trace", nil, "bucket trace file (JSON or CSV); repeatable")
+	f.StringArrayVar(&traces, "trace", nil, "trace (every kind whatif takes, go doc ./traces); repeatable")
 	f.Float64Var(&peak, "peak-tflops", workload.A100.PeakFLOPS/1e12, "accelerator dense peak (TFLOP/s)")
 	f.Float64Var(&eff, "efficiency", workload.A100.Efficiency, "achieved fraction of the peak")
 	f.IntVar(&o.Batch, "batch", 0, "samples per worker (0: the profile's default)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,8 +35,11 @@ func TestWhatifInputs(t *testing.T) {
 		{[]string{"whatif", "--trace", good, "--plan", "x=fp16"}, 2, "--plan"},
 		{[]string{"whatif", "--model", "bogus"}, 2, "--model"},
 		{[]string{"whatif", "--trace", bad, "--html", html}, 1, "bad.json"},
-		{[]string{"whatif", "--trace", good, "--plan", "head=fp32", "--html", html}, 1, `group "head"`},
-		{[]string{"whatif", "--trace", good, "--plan", "recorded"}, 1, "no diagnostics"},
+		{[]string{"whatif", "--trace", good, "--plan", "head=fp32", "--html", html}, 2, `group "head", which the trace does not have (its groups: backbone)`},
+		{[]string{"whatif", "--trace", good, "--plan", "recorded"}, 2, "no diagnostics"},
+		{[]string{"whatif", "--trace", good, "--plan", "x=fp16"}, 2, "(the trace's groups: backbone)"},
+		{[]string{"whatif", "--trace", good, "--plan", "g-binary", "--ladder-rungs", "int8:0.9"}, 2, "--ladder-rungs sets the ladder of --plan recorded"},
+		{[]string{"whatif", "--model", "resnet18-cifar10", "--ladder-rungs", "int8:0.9"}, 2, "--ladder-rungs"},
 		{[]string{"whatif", "--trace", good, "--plan", "recorded", "--ladder-rungs", "int8:0.9,fp32:0.5"}, 2, "--ladder-rungs"},
 		{[]string{"whatif", "--trace", good, "--ladder-rungs", "int8"}, 2, "--ladder-rungs"},
 	} {
@@ -77,7 +81,7 @@ func TestWhatifChakra(t *testing.T) {
 		Data struct {
 			Buckets []struct {
 				ReadyS float64 `json:"ready_s"`
-				FP32S  float64 `json:"fp32_allreduce_s"`
+				FP32S  float64 `json:"fp32_s"`
 			} `json:"buckets"`
 			Steps []struct {
 				BackwardS float64 `json:"backward_s"`
@@ -117,5 +121,66 @@ func TestWhatifRecordedRungs(t *testing.T) {
 	want = "Plan: control plane ladder (binary >= 0.75, ternary >= 0.5) on recorded diagnostics: backbone: fp32 ("
 	if code != 0 || !strings.Contains(out, want) {
 		t.Fatalf("default ladder: exit %d %s; output lacks %q:\n%s", code, stderr, want, out)
+	}
+}
+
+// TestWhatifAstraRTTemplate: ASTRA-sim's rt_template workload (8 files,
+// one 1 MiB ALL_REDUCE node each, as its gen_chakra_traces.py writes them)
+// with its network and system configs: the FP32 all-reduce is 117,780
+// cycles from whatif, as ASTRA-sim prints; the workers come from the
+// files; the page and the Perfetto trace are written.
+func TestWhatifAstraRTTemplate(t *testing.T) {
+	dir := t.TempDir()
+	net, sys := rtTemplateFiles(t, dir)
+	prefix := filepath.Join(dir, "chakra_trace")
+	for r := range 8 {
+		var b []byte
+		for _, m := range []proto.Message{
+			&chakrav1.GlobalMetadata{Version: "0.0.4"},
+			&chakrav1.Node{Id: 1, Name: "All-Reduce", Type: chakrav1.NodeType_COMM_COLL_NODE, Attr: []*chakrav1.AttributeProto{
+				{Name: "is_cpu_op", Value: &chakrav1.AttributeProto_BoolVal{BoolVal: false}},
+				{Name: "comm_type", Value: &chakrav1.AttributeProto_Int64Val{Int64Val: 0}},
+				{Name: "comm_size", Value: &chakrav1.AttributeProto_Int64Val{Int64Val: 1 << 20}}}},
+		} {
+			raw, _ := proto.Marshal(m)
+			b = append(protowire.AppendVarint(b, uint64(len(raw))), raw...)
+		}
+		os.WriteFile(fmt.Sprintf("%s.%d.et", prefix, r), b, 0o644)
+	}
+	html, perf := filepath.Join(dir, "w.html"), filepath.Join(dir, "w.trace.json")
+	code, out, stderr := nfabric(t, "whatif", "--trace", prefix, "--astra-network", net, "--astra-system", sys, "--json", "--html", html, "--trace-out", perf)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Data struct {
+			Workers int `json:"workers"`
+			Steps   []struct {
+				AstraCycles int64   `json:"astra_cycles"`
+				FP32S       float64 `json:"fp32_collectives_s"`
+			} `json:"steps"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Data.Workers != 8 || len(res.Data.Steps) != 1 || res.Data.Steps[0].AstraCycles != 117780 || !closeTo(res.Data.Steps[0].FP32S, 117780e-9) {
+		t.Fatalf("%+v; want 8 workers and 117780 cycles", res.Data)
+	}
+	page, _ := os.ReadFile(html)
+	p := string(page)
+	if strings.Count(p, "Plan: default:") != 1 || strings.Contains(p, "differs from the paper</span>") || !strings.Contains(p, "whatif-timeline") {
+		t.Errorf("page: summary %d times, paper legend %v, timeline %v", strings.Count(p, "Plan: default:"), strings.Contains(p, "differs from the paper</span>"), strings.Contains(p, "whatif-timeline"))
+	}
+	var tr struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	data, _ := os.ReadFile(perf)
+	if err := json.Unmarshal(data, &tr); err != nil || len(tr.TraceEvents) == 0 {
+		t.Errorf("perfetto trace: %v, %d events", err, len(tr.TraceEvents))
+	}
+	// --workers against the rank files, and a network of other NPUs.
+	if code, _, stderr := nfabric(t, "whatif", "--trace", prefix, "--workers", "4"); code != 2 || !strings.Contains(stderr, "8 rank files") {
+		t.Errorf("--workers 4 against 8 rank files: exit %d %s", code, stderr)
 	}
 }

@@ -136,6 +136,25 @@ def make_control(kind: Optional[str], args):
                                  **({"warmup": args.warmup} if args.warmup is not None else {}))
 
 
+def make_profiler(args, dist_info: Optional[Tuple[int, int]]):
+    """torch.profiler over one warm-up step and --profile-steps steps, with
+    the tensor shapes recorded (the collectives' sizes); on the last one it
+    exports the Chrome trace `nfabric whatif --trace` reads (rank r of a
+    distributed run writes TRACE.r.json)."""
+    if not args.profile:
+        return None
+    from torch.profiler import ProfilerActivity, profile, schedule
+    path = args.profile
+    if dist_info is not None:
+        base, ext = os.path.splitext(path)
+        path = f"{base}.{dist_info[0]}{ext or '.json'}"
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if args.device.startswith("cuda") else [])
+    prof = profile(activities=acts, record_shapes=True, schedule=schedule(wait=0, warmup=1, active=args.profile_steps, repeat=1),
+                   on_trace_ready=lambda p: p.export_chrome_trace(path))
+    prof.start()
+    return prof
+
+
 def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info: Optional[Tuple[int, int]],
                control_kind: Optional[str] = None) -> Dict:
     torch.manual_seed(args.seed)
@@ -159,6 +178,7 @@ def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info
     steps_per_epoch = n // args.batch
     if steps_per_epoch < 1:
         raise SystemExit(f"cifar_resnet18: {n} training images is less than one batch of {args.batch}")
+    prof = make_profiler(args, dist_info)
     t0 = time.perf_counter()
     loss = math.nan
     for epoch in range(args.epochs):
@@ -183,8 +203,12 @@ def run_policy(label: str, spec: str, args, train, test, classes: int, dist_info
                 loss = float(out.detach())
                 fabric.observe(loss)
             opt.step()
+            if prof is not None:
+                prof.step()
         if not math.isfinite(loss):
             break
+    if prof is not None:
+        prof.stop()
     secs = time.perf_counter() - t0
     fabric.close()  # writes a recording cut short by the end of training
     st = fabric.stats.summary()
@@ -235,11 +259,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--record", metavar="TRACE.json",
                     help="record steps --record-steps as a bucket trace for `nfabric whatif` (one policy only)")
     ap.add_argument("--record-steps", default="1,2,3", help="comma-separated steps to record")
+    ap.add_argument("--profile", metavar="TRACE.json",
+                    help="profile --profile-steps steps (after one warm-up step) with torch.profiler and export its Chrome "
+                         "trace for `nfabric whatif --trace` (rank r of a distributed run writes TRACE.r.json)")
+    ap.add_argument("--profile-steps", type=int, default=2, help="steps to profile")
     ap.add_argument("--record-diagnostics", action="store_true",
                     help="also measure the FP32 groups' cosine diagnostics on the recorded steps (whatif --plan recorded)")
     args = ap.parse_args(argv)
     if args.record and (args.policy == "table6" or args.fig6):
         ap.error("--record records one run: give one --policy (not table6 or --fig6)")
+    if args.profile and (args.policy == "table6" or args.fig6):
+        ap.error("--profile profiles one run: give one --policy (not table6 or --fig6)")
+    if args.profile_steps < 1:
+        ap.error("--profile-steps must be >= 1")
 
     dist_info = None
     if "WORLD_SIZE" in os.environ:

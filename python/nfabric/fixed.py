@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from typing import Sequence, Tuple
 
+import math
+
 import torch
 
 from . import _formats, _golib
@@ -105,6 +107,22 @@ def max_abs(g: torch.Tensor) -> torch.Tensor:
     return g.float().abs().max()
 
 
+# MAX_INT8_SCALE is the largest scale an agreement produces, float32(max
+# float32 / 127), Go's lowbit.MaxInt8Scale: a larger one would decode a full
+# code to Inf.
+MAX_INT8_SCALE = float(torch.tensor(torch.finfo(torch.float32).max / INT8_MAX, dtype=torch.float32))
+
+
+def check_int8_scale(scale: float) -> None:
+    """Raise ValueError for a scale no agreement can produce: a negative one
+    (-0 included), NaN, Inf, or one above MAX_INT8_SCALE (Go's
+    lowbit.CheckInt8Scale)."""
+    if scale != scale or math.copysign(1.0, scale) < 0:
+        raise ValueError(f"int8 scale {scale} is not a number >= +0 (an agreement gives max |g| / 127)")
+    if scale > MAX_INT8_SCALE:
+        raise ValueError(f"int8 scale {scale} exceeds {MAX_INT8_SCALE}, the largest an agreement gives")
+
+
 def int8_scale(m: torch.Tensor) -> torch.Tensor:
     """The agreed scale s = M / 127 in float32 (0 for M = 0)."""
     m = m.to(torch.float32)
@@ -114,10 +132,8 @@ def int8_scale(m: torch.Tensor) -> torch.Tensor:
 def encode_int8(g: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     """int8 codes q = clamp(roundHalfEven(g / s), -127, 127), dividing in
     float32; s = 0 gives zeros. Raises NonFiniteError, and ValueError for
-    a negative or non-finite scale (as Go's EncodeInt8)."""
-    sf = float(scale)
-    if not (sf >= 0) or sf == float("inf"):
-        raise ValueError(f"int8 scale {sf} is not a finite number >= 0")
+    a scale no agreement can produce (check_int8_scale, as Go's EncodeInt8)."""
+    check_int8_scale(float(scale))
     if g.dtype == torch.float32 and _golib.fixed_usable(g):
         flat = g.reshape(-1).contiguous()
         dst = torch.empty(flat.numel(), dtype=torch.int8)
@@ -150,7 +166,11 @@ def sum_codes(codes: torch.Tensor) -> torch.Tensor:
 
 
 def decode_int8(total: torch.Tensor, scale: torch.Tensor, workers: int) -> torch.Tensor:
-    """The mean float32(float64(S) * float64(s) / W)."""
+    """The mean float32(clamp(float64(S) * float64(s) / W, +-max float32)):
+    at the largest scale 127 s rounds above max float32, and a mean must
+    not read back as Inf (Go's DecodeInt8). Raises ValueError for a scale
+    no agreement can produce."""
+    check_int8_scale(float(scale))
     if total.dtype == torch.int16 and _golib.fixed_usable(total):
         src = total.reshape(-1).contiguous()
         dst = torch.empty(src.numel(), dtype=torch.float32)
@@ -158,7 +178,8 @@ def decode_int8(total: torch.Tensor, scale: torch.Tensor, workers: int) -> torch
         rc = _golib.lib().nfl_decode_int8(dst.data_ptr(), src.data_ptr(), src.numel(), float(scale), workers, err, len(err))
         _golib.check(rc, err, "decode_int8")
         return dst.view(total.shape)
-    return (total.double() * float(scale) / float(workers)).float()
+    fmax = torch.finfo(torch.float32).max
+    return (total.double() * float(scale) / float(workers)).clamp(-fmax, fmax).float()
 
 
 def bfp_blocks(n: int) -> int:

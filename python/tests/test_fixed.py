@@ -136,3 +136,25 @@ def test_hand_case(kernels):
     # d = 5: (m + 16) >> 5 = [-1, 2, 3, 0]; S = [126, 4, 3, 0]
     # (2.5 -> 2, -0.5 -> 0 when encoding worker 0); mean = S * 2^0 / 2.
     assert fixed.aggregate_workers("bfp8", g).tolist() == [63.0, 2.0, 1.5, 0.0]
+
+
+@pytest.mark.parametrize("scale", [3e38, float("inf"), float("nan"), -1.0, -0.0])
+def test_scale_no_agreement_gives_is_refused(kernels, scale):
+    """A scale above max float32 / 127 (3e38 would decode a full code to
+    Inf), negative (-0 too), NaN or Inf is refused by encode and decode
+    alike, as Go's lowbit.CheckInt8Scale refuses it."""
+    with pytest.raises(ValueError, match="int8 scale"):
+        fixed.encode_int8(torch.tensor([1.0]), torch.tensor(scale))
+    with pytest.raises(ValueError, match="int8 scale"):
+        fixed.decode_int8(torch.tensor([127], dtype=torch.int16), torch.tensor(scale), 1)
+
+
+def test_largest_scale_decodes_finite(kernels):
+    """Max float32 gradients agree on the largest scale; 127 * s rounds
+    above max float32 in float64, and the mean is clamped, not Inf (Go's
+    DecodeInt8). Oracle: the gradient itself, max float32."""
+    fmax = torch.finfo(torch.float32).max
+    g = [torch.tensor([fmax, -fmax]), torch.tensor([fmax, -fmax])]
+    got = fixed.aggregate_workers("int8", g)
+    assert got.tolist() == [fmax, -fmax]
+    assert fixed.MAX_INT8_SCALE == float(fixed.int8_scale(torch.tensor(fmax)))
