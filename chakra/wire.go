@@ -24,8 +24,6 @@ const (
 	fieldDataDeps = 5
 	fieldDuration = 7
 	fieldAttr     = 10
-
-	attrName = 1
 )
 
 var errWire = errors.New("malformed protobuf")

@@ -114,8 +114,8 @@ func BenchmarkDoRunView(b *testing.B) {
 	}{
 		{"planes-W8/g-binary", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}, Aggregate(lowbit.Binary)},
 		{"planes-W8/g-ternary", Region{Workers: 8, Layout: lowbit.WorkerMajor, Gate: lowbit.PaperGate}, Aggregate(lowbit.Ternary)},
-		{"int8-W8/int8-sum", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}, Aggregate(lowbit.Int8)},
-		{"bfp8-W8/bfp8-sum", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}, Aggregate(lowbit.BFP8)},
+		{"int8-W8/int8", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.Int8}, Aggregate(lowbit.Int8)},
+		{"bfp8-W8/bfp8", Region{Workers: 8, Layout: lowbit.WorkerMajor, Sum: lowbit.BFP8}, Aggregate(lowbit.BFP8)},
 	}
 	for _, sh := range shapes {
 		reg := sh.reg

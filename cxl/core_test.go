@@ -648,7 +648,7 @@ func TestSumRegionsByHand(t *testing.T) {
 		t.Errorf("int8 views\n%x\n%x\nwant\n%x\n%x", r0.Data, r1.Data, want0, want1)
 	}
 	if got := c.Stats().Modes[Aggregate(lowbit.Int8)]; got.TransformedLines != 2 || got.MediaLinesRead != 2*w {
-		t.Errorf("int8-sum stats %+v, want 2 transformed lines reading 2 x %d media lines", got, w)
+		t.Errorf("INT8 stats %+v, want 2 transformed lines reading 2 x %d media lines", got, w)
 	}
 	// In another mode the view is not mapped; a BFP8 region's view is
 	// not mapped under the INT8 mode either.
@@ -709,7 +709,7 @@ func TestSumRegionsByHand(t *testing.T) {
 		t.Errorf("unaligned exponent view read: %v", err)
 	}
 	if got := c.Stats().Modes[Aggregate(lowbit.BFP8)]; got.TransformedLines != 4 || got.MediaLinesRead != 2*4+2*2+1 {
-		t.Errorf("bfp8-sum stats %+v: want 4 transformed lines, 2W media lines per sum line and W per exponent line, 1 per data line", got)
+		t.Errorf("BFP8 stats %+v: want 4 transformed lines, 2W media lines per sum line and W per exponent line, 1 per data line", got)
 	}
 }
 

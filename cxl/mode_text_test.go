@@ -2,6 +2,7 @@ package cxl
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/lowbit"
@@ -33,4 +34,31 @@ func TestModeText(t *testing.T) {
 			t.Errorf("ParseMode(%q) = %v, %v, want %v", s, got, err, want)
 		}
 	}
+}
+
+// FuzzParseMode: any text either names a valid mode, whose String parses
+// back to it and whose Format aggregates back to it (bypass and identity
+// aside), or fails naming the input; it never panics.
+func FuzzParseMode(f *testing.F) {
+	for _, s := range []string{"identity", "fp32", "g-binary", "BFP", "int8", "aggregate(int8)", "", "\x00", "int8-sum"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMode(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "unknown mode") {
+				t.Fatalf("ParseMode(%q): %v", s, err)
+			}
+			return
+		}
+		if !m.Valid() {
+			t.Fatalf("ParseMode(%q) = invalid %v", s, m)
+		}
+		if back, err := ParseMode(m.String()); err != nil || back != m {
+			t.Fatalf("%v does not round-trip: %v, %v", m, back, err)
+		}
+		if m != Identity && Aggregate(m.Format()) != m {
+			t.Fatalf("%v aggregates %v, whose mode is %v", m, m.Format(), Aggregate(m.Format()))
+		}
+	})
 }

@@ -144,7 +144,3 @@ func errIndex(err error) int {
 	}
 	return -1
 }
-
-func errIs(err, target error) bool { return errors.Is(err, target) }
-
-func errAs(err error, target **Error) bool { return errors.As(err, target) }

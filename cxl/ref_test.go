@@ -61,7 +61,7 @@ func refSumLines(r Region) (code, exp int, ok bool) {
 	per := int(r.Size / 64 / uint64(r.Workers))
 	for code = 1; ; code++ {
 		exp = 0
-		if r.Sum == lowbit.BFP8 {
+		if r.Sum.BlockExponents() {
 			for e := 0; e*64 < code; e++ {
 				exp++
 			}
@@ -120,14 +120,12 @@ func refSumAddr(r Region, kind, worker, line int) uint64 {
 	return r.Base + uint64(r.Workers*code+worker*exp+line)*64
 }
 
-// refAggregates says whether a view read of r in mode is transformed,
-// written out case by case.
+// refAggregates says whether a view read of r in mode is transformed: a
+// Sum region in its own format's mode only, a sign-plane region in the
+// paper's two vote modes.
 func refAggregates(r Region, mode Mode) bool {
-	switch r.Sum {
-	case lowbit.Int8:
-		return mode == Aggregate(lowbit.Int8)
-	case lowbit.BFP8:
-		return mode == Aggregate(lowbit.BFP8)
+	if r.Sum != lowbit.FP32 {
+		return mode == Aggregate(r.Sum)
 	}
 	return mode == Aggregate(lowbit.Binary) || mode == Aggregate(lowbit.Ternary)
 }
@@ -159,12 +157,10 @@ func (m *refModel) expectSum(r Region, role refRole) (out [64]byte) {
 		src[k] = mem(refSumAddr(r, 0, k, role.line))
 		exps[k] = mem(refSumAddr(r, 3, k, role.line/64))[role.line%64 : role.line%64+1]
 	}
-	var sums []int16
-	if r.Sum == lowbit.Int8 {
-		sums = lowbit.RefSumInt8(src)
-	} else {
-		sums, _ = lowbit.RefSumBFP8(src, exps, 64)
+	if !r.Sum.BlockExponents() {
+		exps = nil
 	}
+	sums, _ := r.Sum.RefSumCodes(src, exps, 64) // lowbit's Ref twin of the format
 	for i := range 32 {
 		v := uint16(sums[32*role.part+i])
 		out[2*i], out[2*i+1] = byte(v), byte(v>>8)

@@ -175,10 +175,11 @@ type NS3Summary struct {
 	Buckets    netsim.Totals  `json:"buckets"`
 }
 
-// NS3TelemetryResult lays out `nfabric telemetry ns3`'s summary of res: the
-// run, its samples (written to out), its buckets and the Commander's
-// verdict v under cc. Data is the NS3Summary.
-func NS3TelemetryResult(res *netsim.Result, samples int, v netsim.Verdict, cc control.CommanderConfig, out string) *report.Result {
+// NS3TelemetryResult lays out `nfabric telemetry ns3`'s summary of the
+// job: the run, its samples (written to out), its buckets and the
+// Commander's verdict under cc. Data is the NS3Summary.
+func NS3TelemetryResult(j *netsim.Job, cc control.CommanderConfig, out string) *report.Result {
+	res, samples, v := j.Result, len(j.Telemetry), j.Verdict
 	s := NS3Summary{Model: res.Schedule.Model, Config: res.Config, StepNS: res.Schedule.StepNS, IntervalNS: res.Interval,
 		Samples: samples, Verdict: v, Buckets: res.BucketTotals()}
 	c := res.Config
@@ -192,4 +193,19 @@ func NS3TelemetryResult(res *netsim.Result, samples int, v netsim.Verdict, cc co
 		fmt.Sprintf("Commander (relieve %.2f, release %.2f, smooth %.2f): %s, relief on %.1f%% of samples; pressure mean %.3f, peak %.3f",
 			cc.RelievePressure, cc.ReleasePressure, cc.Smooth, v.Label, 100*v.Relief, v.MeanPressure, v.PeakPressure),
 	}}
+}
+
+// SyntheticTelemetryResult lays out `nfabric telemetry synthetic`'s
+// summary: the scenario, its samples (written to out) and their spacing.
+func SyntheticTelemetryResult(s control.Synthetic, samples int, out string) *report.Result {
+	return &report.Result{Block: "telemetry", Title: "synthetic telemetry",
+		Summary: []string{fmt.Sprintf("synthetic %s telemetry: %d samples every %s over %s -> %s", s.Scenario, samples, s.Interval, s.Duration, out)}}
+}
+
+// NS3TelemetryFigure is `nfabric telemetry ns3 --figure`: the job's
+// TelemetryPlot as SVG.
+func NS3TelemetryFigure(j *netsim.Job, cc control.CommanderConfig) ([]byte, error) {
+	c := j.Result.Config
+	lp := TelemetryPlot(fmt.Sprintf("ns-3 telemetry: %s, %d hosts, background %s", j.Result.Schedule.Model, c.Workers, c.Background), j.Figure, cc)
+	return lp.SVG()
 }

@@ -266,7 +266,7 @@ func runFormatsPilot(ctx context.Context, o FormatsOptions, given control.Ladder
 	for f := range backbone {
 		backbone[f] = cal[f].Groups[nn.Backbone]
 	}
-	rungs, err := control.CalibrateLadder([]lowbit.Format{lowbit.Binary, lowbit.Ternary, lowbit.Int8, lowbit.BFP8}, backbone)
+	rungs, err := control.CalibrateLadder(rungFormats(), backbone)
 	if err != nil {
 		return nil, err
 	}
@@ -466,24 +466,46 @@ func formatsHardware(p formatsParts, datapath string) (cells, fmax string) {
 	return cells, fmax
 }
 
+// rungFormats lists every format of lowbit's registry that can be a rung
+// of the ladder: all but FP32, in registry order.
+func rungFormats() []lowbit.Format {
+	var fs []lowbit.Format
+	for _, f := range lowbit.Formats() {
+		if f != lowbit.FP32 {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
 // formatsPilotTable lays out the pilot: the calibration, the warm-up
 // cosines of each group against each rung, and what was admitted.
 func formatsPilotTable(fp *FormatsPilot) report.Table {
 	r := fp.Result
+	rungs := rungFormats()
+	cols := []string{"group"}
+	for _, ft := range rungs {
+		cols = append(cols, ft.Label())
+	}
 	t := report.Table{Name: "formats-pilot", Title: "Format-admission pilot on " + fp.Data.Name + ": the ladder's choice per group",
-		Columns: []string{"group", "G-Binary", "G-Ternary", "INT8", "BFP8", "admitted", "ladder"}}
+		Columns: append(cols, "admitted", "ladder")}
 	f := func(v float64) string { return fmt.Sprintf("%.4f", v) }
 	th := map[lowbit.Format]float64{}
 	for _, g := range r.Ladder {
 		th[g.Format] = g.Min
 	}
-	t.AddRow(fmt.Sprintf("calibration: backbone, FP32 warm-up seed %d", fp.CalibrationSeed),
-		f(fp.Calibration[lowbit.Binary].Groups[nn.Backbone]), f(fp.Calibration[lowbit.Ternary].Groups[nn.Backbone]),
-		f(fp.Calibration[lowbit.Int8].Groups[nn.Backbone]), f(fp.Calibration[lowbit.BFP8].Groups[nn.Backbone]), "-", "control.CalibrateLadder")
-	t.AddRow("thresholds", f(th[lowbit.Binary]), f(th[lowbit.Ternary]), f(th[lowbit.Int8]), f(th[lowbit.BFP8]), "-", r.Ladder.String())
+	row := func(label string, v func(lowbit.Format) float64, admitted, ladder string) {
+		cells := []any{label}
+		for _, ft := range rungs {
+			cells = append(cells, f(v(ft)))
+		}
+		t.AddRow(append(cells, admitted, ladder)...)
+	}
+	row(fmt.Sprintf("calibration: backbone, FP32 warm-up seed %d", fp.CalibrationSeed),
+		func(ft lowbit.Format) float64 { return fp.Calibration[ft].Groups[nn.Backbone] }, "-", "control.CalibrateLadder")
+	row("thresholds", func(ft lowbit.Format) float64 { return th[ft] }, "-", r.Ladder.String())
 	for _, g := range nn.Groups() {
-		t.AddRow(fmt.Sprintf("%v (pilot seed %d)", g, r.Seed), f(r.Warmup[lowbit.Binary].Groups[g]), f(r.Warmup[lowbit.Ternary].Groups[g]),
-			f(r.Warmup[lowbit.Int8].Groups[g]), f(r.Warmup[lowbit.BFP8].Groups[g]), r.Admitted[g], r.Reasons[g])
+		row(fmt.Sprintf("%v (pilot seed %d)", g, r.Seed), func(ft lowbit.Format) float64 { return r.Warmup[ft].Groups[g] }, r.Admitted[g], r.Reasons[g])
 	}
 	accs := make([]string, len(r.Epochs))
 	for i, e := range r.Epochs {

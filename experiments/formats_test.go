@@ -177,7 +177,7 @@ func TestFormatsUnits(t *testing.T) {
 
 // TestFormatsTimingUnit runs the block's timing unit: at Table 4's anchor
 // the sum modes take their RTL pipelines' depths (hw's streaming
-// accumulators: int8-sum input | accumulate | saturate, 3; bfp8-sum with
+// accumulators: int8 input | accumulate | saturate, 3; bfp8 with
 // its round and shift stages, 5) beside the paper's 5, and exposure
 // follows depth.
 func TestFormatsTimingUnit(t *testing.T) {

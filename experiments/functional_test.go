@@ -29,7 +29,7 @@ func TestFunctionalBlock(t *testing.T) {
 		}
 	}
 	if !sum[cxl.Aggregate(lowbit.Int8).String()] || !sum[cxl.Aggregate(lowbit.BFP8).String()] {
-		t.Errorf("integer-sum checks passed for %v, want int8-sum and bfp8-sum", sum)
+		t.Errorf("integer-sum checks passed for %v, want int8 and bfp8", sum)
 	}
 	for _, r := range vr.Rows {
 		m, err := cxl.ParseMode(r.Mode)

@@ -149,3 +149,9 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
+
+// NS3RingResult is `nfabric telemetry allreduce`'s result: the ring check
+// beside the analytical models.
+func NS3RingResult(rc *netsim.RingCheck) *report.Result {
+	return &report.Result{Block: "telemetry", Title: "ns-3 ring All-Reduce", Data: rc, Tables: []report.Table{NS3RingTable(rc)}}
+}

@@ -359,15 +359,15 @@ func (p *Payload) checkSection(what string, data []byte) error {
 
 // checkSum rejects what no integer-sum encoder writes: a code or
 // exponent of -128, a non-zero code past element n or exponent past the
-// last block, an Int8 scale no agreement produces (lowbit.CheckInt8Scale),
-// and a non-zero Int8 code under a zero scale (a scale of 0 means every
+// last block, a scale no agreement produces (lowbit.Format.CheckScale),
+// and a non-zero code of a scaled format (Int8) under a zero scale (a scale of 0 means every
 // gradient was 0, and the encoder then writes only zeros).
 func (p *Payload) checkSum() error {
-	if err := checkScaleOf(p.Spec.Format, p.Scale); err != nil {
+	if err := p.Spec.Format.CheckScale(p.Scale); err != nil {
 		return err
 	}
 	n := p.Elements
-	zeroScale := p.Spec.Format == lowbit.Int8 && p.Scale == 0
+	zeroScale := p.Spec.Format.Scaled() && p.Scale == 0
 	for k := range p.Spec.Workers {
 		for i, b := range p.CodeSlab(k) {
 			switch {
@@ -393,19 +393,6 @@ func (p *Payload) checkSum() error {
 		}
 	}
 	return nil
-}
-
-// checkScaleOf rejects a scale format f cannot carry: a scaled format's
-// (Int8's) must be one an agreement produces (lowbit.CheckInt8Scale),
-// every other format's +0.
-func checkScaleOf(f lowbit.Format, scale float32) error {
-	if !f.Scaled() {
-		if math.Float32bits(scale) != 0 {
-			return fmt.Errorf("format %v has no scale, the payload has %v", f, scale)
-		}
-		return nil
-	}
-	return lowbit.CheckInt8Scale(scale)
 }
 
 // Sum returns the software reduction of an integer-sum payload, with the

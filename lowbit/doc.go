@@ -49,40 +49,52 @@
 // tests compare the two on random inputs of every length, W and alignment.
 // No kernel allocates.
 //
+// # The format registry
+//
+// A payload format is one value of Format, and everything the system
+// knows about it is one row of the registry in format.go: its name,
+// aliases and label, its family (a sign vote over bit-planes, or an
+// integer lane sum of fixed-point codes), its bits per element under each
+// accounting (BitsPerElement), whether the paper evaluates it, and for an
+// integer-sum format its kernels (sum.go): EncodeCodes, the read-side
+// transform SumCodes, DecodeSums, their Ref twin RefSumCodes, the scale
+// agreement (Scaled, AgreedScale, CheckScale) and the block-exponent
+// side plane (BlockExponents). Spec.Validate is the one check of a spec
+// for every format. The rest of the system derives from the row: the
+// controller mode that aggregates a format is cxl.Aggregate(f), its
+// training rule train.FormatRule(f), its RTL datapath hw.ModeDatapath,
+// its rung on control.ExtendedLadder, its payload file code its number,
+// its wire values the proto's MODE_ and FORMAT_ of its name, and the host
+// runtime, payload files, what-if pricing, timing depth, the functional
+// tester (package verify) and the Python format table read its traits.
+//
 // # Adding a format
 //
-// A format is one row of the trait table in format.go (name, aliases, vote
-// or sum, bits per element, paper or extension) plus, each in the package
-// that owns it:
+// An integer-sum format with int8 codes (the family of Int8 and BFP8)
+// takes these files, and no other source changes:
 //
-//   - lowbit: its encode, read-side and decode kernels with plain Ref twins
-//     in ref.go, hand-computed cases, kernel-vs-Ref tests and a fuzz
-//     target (fixed.go for Int8 and BFP8);
-//   - cxl: a mode row in mode.go's table (format, datapath flag, view lines
-//     per payload line, exponent plane), the region shape when its payload
-//     is not sign planes (Region.Sum), the transform in Core calling these
-//     kernels, and its oracle in the reference model and in Verify;
-//   - timing: its datapath depth in DatapathCycles, derived from its
-//     structure (for Table 4-style exposure, ModeAnchorExposure);
-//   - hw: its RTL with co-simulation against the Ref twins and synthesis;
-//   - train: its training rule and its rung on the admission ladder;
-//   - host and payload: encoding into a bucket (host.Payload), the payload
-//     file's format code (a header version when the layout changes) and
-//     the cmd payload modes;
-//   - serve: its wire values in api/nfabric/v1 (regenerated stubs);
-//   - python: the format list derived from these definitions, bit-exact
-//     with Go on golden vectors.
+//  1. lowbit/format.go: its Format constant and registry row;
+//  2. lowbit/sum.go: its sumKernels value;
+//  3. its kernels (a lowbit source, as fixed.go holds Int8's and BFP8's);
+//  4. lowbit/ref.go: their plain Ref twins;
+//  5. a lowbit test file: hand-computed cases, kernel-vs-Ref tests on
+//     random inputs of every length, a fuzz target, and its reference
+//     call in TestSumCodecs;
+//  6. api/nfabric/v1/controller.proto: its MODE_ and FORMAT_ values (the
+//     wire maps them by name; serve/wire's tests fail until they exist);
+//  7. verify/sum.go: the precision bound of its decoded mean, the
+//     functional tester's end-to-end oracle;
+//  8. hw/sum_test.go: its case in specSum, the RTL's spec-only oracle;
 //
-// Counted on Int8 and BFP8, which came together (issue 30): the lowbit part
-// touched 6 files (format.go, fixed.go, ref.go, traffic.go and two test
-// files), and the controller and I/O layers 36 more, 42 in all: 23
-// hand-written sources in 8 Go packages and the proto (lowbit 5 with this
-// comment, cxl 7, host 3, payload 3, serve 2, timing 1, cmd/nfabric 1, the
-// proto 1), 17 test files and 2 generated stubs. Most of it was a first
-// generalization (a region shape, a payload with codes instead of planes,
-// a versioned file header, a proto Format) that a further integer-sum
-// format reuses: one would add rows and branches to about 10 of those
-// sources. The RTL, training and Python counts are those layers' own.
+// and three generated files: api/nfabric/v1/controller.pb.go and
+// python/nfabric/_proto/nfabric/v1/controller_pb2.py (api/generate.sh),
+// and python/nfabric/_formats.py (go test ./lowbit -run Golden -update).
+// Eight hand-written files and three generated ones; adding Int8 and BFP8
+// together, before the registry, took 42. A format whose payload needs a
+// new side plane (beside BFP8's block exponents) also extends the region
+// shape in cxl/region.go, the host payload in host/payload.go and the RTL
+// in hw/sum.go. The Python package's own kernels (lowbit/cabi and
+// nfabric.fixed) are its own.
 //
 // # Implementations
 //

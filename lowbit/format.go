@@ -122,6 +122,20 @@ func (f Format) AgreedScale(maxAbs float32) float32 {
 	return formatTraits[f].sum.scale(maxAbs)
 }
 
+// CheckScale returns nil for a scale a payload of f can carry: for a
+// Scaled format one its agreement can produce (Int8: CheckInt8Scale), for
+// every other format +0 only. It is the one rule payload headers, payloads
+// and the encoders apply.
+func (f Format) CheckScale(scale float32) error {
+	if !f.Scaled() {
+		if math.Float32bits(scale) != 0 {
+			return fmt.Errorf("format %v has no scale, not %v", f, scale)
+		}
+		return nil
+	}
+	return formatTraits[f].sum.checkScale(scale)
+}
+
 // BlockExponents reports whether f's workers also write one exponent per
 // BFPBlock elements, which the sum aligns to each block's largest (BFP8).
 func (f Format) BlockExponents() bool { return f.Sum() && formatTraits[f].sum.blockExps }

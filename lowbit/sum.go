@@ -15,21 +15,24 @@ import "fmt"
 // elsewhere).
 type sumKernels struct {
 	// scale, when set, turns the workers' largest |g| into their agreed
-	// scale (Scaled); blockExps: the format writes the exps side plane
+	// scale (Scaled), and checkScale accepts exactly the scales an
+	// agreement produces; blockExps: the format writes the exps side plane
 	// (BlockExponents).
-	scale     func(maxAbs float32) float32
-	blockExps bool
-	encode    func(codes, exps []int8, g []float32, scale float32) error
-	sum       func(sums []int16, exps []int8, codes, wexps [][]int8)
-	decode    func(dst []float32, sums []int16, exps []int8, scale float32, w int)
-	refSum    func(codes, wexps [][]int8, n int) ([]int16, []int8)
+	scale      func(maxAbs float32) float32
+	checkScale func(scale float32) error
+	blockExps  bool
+	encode     func(codes, exps []int8, g []float32, scale float32) error
+	sum        func(sums []int16, exps []int8, codes, wexps [][]int8)
+	decode     func(dst []float32, sums []int16, exps []int8, scale float32, w int)
+	refSum     func(codes, wexps [][]int8, n int) ([]int16, []int8)
 }
 
 var int8Kernels = sumKernels{
-	scale:  Int8Scale,
-	encode: func(codes, _ []int8, g []float32, scale float32) error { return EncodeInt8(codes, g, scale) },
-	sum:    func(sums []int16, _ []int8, codes, _ [][]int8) { SumInt8(sums, codes) },
-	decode: func(dst []float32, sums []int16, _ []int8, scale float32, w int) { DecodeInt8(dst, sums, scale, w) },
+	scale:      Int8Scale,
+	checkScale: CheckInt8Scale,
+	encode:     func(codes, _ []int8, g []float32, scale float32) error { return EncodeInt8(codes, g, scale) },
+	sum:        func(sums []int16, _ []int8, codes, _ [][]int8) { SumInt8(sums, codes) },
+	decode:     func(dst []float32, sums []int16, _ []int8, scale float32, w int) { DecodeInt8(dst, sums, scale, w) },
 	refSum: func(codes, _ [][]int8, n int) ([]int16, []int8) {
 		if len(codes) == 0 {
 			return make([]int16, n), nil

@@ -53,23 +53,11 @@ func RunPair(ctx context.Context, o PairOptions) (*PairRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		samples, loads, err := res.Samples()
+		j, err := judge(res, o.Commander)
 		if err != nil {
 			return nil, err
 		}
-		tel, err := res.Telemetry()
-		if err != nil {
-			return nil, err
-		}
-		v, err := Judge(tel, o.Commander)
-		if err != nil {
-			return nil, err
-		}
-		fig, err := FigureSeries(loads, samples, v.Modes)
-		if err != nil {
-			return nil, err
-		}
-		r := Outcome{Background: bg.String(), Telemetry: tel, Verdict: v, Figure: fig}
+		r := j.Outcome
 		out.StepNS = res.Schedule.StepNS
 		if i == 0 {
 			out.Quiet = r

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/neuronfabric/nfabric/collective"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // RingCheck is one packet-level ring All-Reduce beside the analytical
@@ -34,14 +35,19 @@ type RingModel struct {
 
 // CheckRing times one ring All-Reduce of bytes (unscaled: c.Scale is
 // ignored, so per-packet costs are the real ones) on c's network with no
-// background, and returns it beside the analytical models.
+// background, and returns it beside the analytical models. A network or
+// size that cannot run is a usage error, found before it checks that ns-3
+// is available.
 func CheckRing(ctx context.Context, c Config, bytes int64) (*RingCheck, error) {
 	c.Scale, c.Steps, c.Background = 1, 1, Background{}
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, usage.Wrap(err)
 	}
 	if bytes < int64(c.Workers) {
-		return nil, fmt.Errorf("netsim: ring check of %d bytes on %d workers", bytes, c.Workers)
+		return nil, usage.Errorf("netsim: ring check of %d bytes on %d workers: want at least a byte a worker", bytes, c.Workers)
+	}
+	if err := Available(); err != nil {
+		return nil, err
 	}
 	l := c.HostLink()
 	// A period long enough for the ring at a quarter of the alpha-beta rate.

@@ -116,10 +116,7 @@ func (h Header) Validate() error {
 	if err := h.Spec.Validate(); err != nil {
 		return err
 	}
-	if !h.Spec.Format.Scaled() && math.Float32bits(h.Scale) != 0 {
-		return fmt.Errorf("scale (header bytes 36-39): format %v has no scale, the header has %v", h.Spec.Format, h.Scale)
-	}
-	if err := lowbit.CheckInt8Scale(h.Scale); err != nil {
+	if err := h.Spec.Format.CheckScale(h.Scale); err != nil {
 		return fmt.Errorf("scale (header bytes 36-39): %w", err)
 	}
 	if h.Elements < 0 || h.Elements > MaxElements {

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // Options configures a Server. Zero values take the defaults in
@@ -79,13 +80,13 @@ func DefaultOptions() Options {
 		MaxSharedBuffers: 64, MaxSharedBytes: 1 << 30}
 }
 
-// Validate reports options that cannot work together: a device's
-// GetStats reply (its region table and mode-change log) must fit one
-// message, so that GetStats never fails for size (issue 25, item 2).
+// Validate reports, as a usage error, options that cannot work together:
+// a device's GetStats reply (its region table and mode-change log) must
+// fit one message, so that GetStats never fails for size.
 func (o Options) Validate() error {
 	o = o.withDefaults()
 	if need := statsBound(o.MaxRegions, o.MaxModeChanges); need > o.MaxMessageBytes {
-		return fmt.Errorf("a GetStats reply of %d regions and %d mode changes takes up to %d bytes, more than the message limit %d: lower the regions or mode changes, or raise the message limit",
+		return usage.Errorf("a GetStats reply of %d regions and %d mode changes takes up to %d bytes, more than the message limit %d: lower the regions or mode changes, or raise the message limit",
 			o.MaxRegions, o.MaxModeChanges, need, o.MaxMessageBytes)
 	}
 	return nil

@@ -44,10 +44,10 @@ func treeCycles(w int) int {
 // after an aggregate's last worker line, whatever w (w only widens the
 // lane accumulators). The depth is hw.Datapath.Depth of the mode's
 // datapath (hw.ModeDatapath), which hw.MeasureTiming checks against
-// the simulated RTL: 3 for Int8Sum (input | accumulate | saturate), 5 for
-// BFPSum (input with the shift | round | shift | accumulate | saturate). The W
+// the simulated RTL: 3 for INT8 (input | accumulate | saturate), 5 for
+// BFP8 (input with the shift | round | shift | accumulate | saturate). The W
 // worker lines of a sum aggregate are W line reads, one per cycle, so the
-// mode's throughput is the paper's line rate; BFPSum's exponent pass (one
+// mode's throughput is the paper's line rate; BFP8's exponent pass (one
 // W-line aggregate per 64 mantissa lines, whose view the mantissa lines
 // need) is in its traffic (8.125 bits per element), not in this depth: a
 // controller issues it ahead, as an independent aggregate in the same

@@ -88,7 +88,7 @@ func TestModeExposureLatencyBound(t *testing.T) {
 
 // TestModeAnchorExposure: at Table 4's anchor G-Binary's derived depth
 // gives AnchorExposure's figure (the fixed five stages, another path), and
-// the exposure follows the depth: Int8Sum (3) below BFPSum, whose depth
+// the exposure follows the depth: INT8 (3) below BFP8, whose depth
 // (5) is G-Binary's and so is its exposure.
 func TestModeAnchorExposure(t *testing.T) {
 	if testing.Short() {

@@ -17,7 +17,7 @@
 //
 // Int8 and BFP8 go beyond the paper: one integer-sum bucket per parameter
 // tensor (host.BucketConfig.Format, worker-major), read through the cxl
-// controller's Int8Sum and BFPSum transforms, and the FP32 learning rate,
+// controller's INT8 and BFP8 aggregates, and the FP32 learning rate,
 // since d approximates the mean.
 //
 // sgn(0) = 0: with W even a tied vote returns 0 (no update from the vote).

@@ -13,8 +13,8 @@ import (
 // interface (Sec. 3): every parameter tensor has a region, mapped in FP32
 // bypass; before each step the aggregator reads each group's latch and
 // aggregates the group through the software FP32 mean (FP32 bypass) or
-// through the controller (G-Binary, G-Ternary with gate; Int8Sum and
-// BFPSum through an integer-sum bucket of the tensor, mapped when a latch
+// through the controller (G-Binary, G-Ternary with gate; the INT8 and
+// BFP8 modes through an integer-sum bucket of the tensor, mapped when a latch
 // first selects that format, since sum payloads have their own layout). Only the control
 // plane changes the latches, through Latches. Error feedback is not
 // available here; the worker gate needs gate bits the plain latch path

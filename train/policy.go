@@ -74,14 +74,19 @@ func (r Rule) format() (lowbit.Format, bool) {
 	return lowbit.Format(r), true
 }
 
+// baselineNames are the software baselines' names and labels, in
+// declaration order after the formats' rules.
+var baselineNames = [numRules - Rule(lowbit.NumFormats)]struct{ name, label string }{
+	{"majority-sign", "MajoritySignSGD"},
+	{"sign-of-mean", "SignOfMean"},
+}
+
 func (r Rule) String() string {
-	switch f, ok := r.format(); {
-	case ok:
+	if f, ok := r.format(); ok {
 		return f.String()
-	case r == MajoritySign:
-		return "majority-sign"
-	case r == SignOfMean:
-		return "sign-of-mean"
+	}
+	if r < numRules {
+		return baselineNames[r-Rule(lowbit.NumFormats)].name
 	}
 	return fmt.Sprintf("Rule(%d)", uint8(r))
 }
@@ -89,13 +94,11 @@ func (r Rule) String() string {
 // Label names r as the paper's tables do: its format's label (FP32,
 // G-Binary, G-Ternary, INT8, BFP8), MajoritySignSGD or SignOfMean.
 func (r Rule) Label() string {
-	switch f, ok := r.format(); {
-	case ok:
+	if f, ok := r.format(); ok {
 		return f.Label()
-	case r == MajoritySign:
-		return "MajoritySignSGD"
-	case r == SignOfMean:
-		return "SignOfMean"
+	}
+	if r < numRules {
+		return baselineNames[r-Rule(lowbit.NumFormats)].label
 	}
 	return r.String()
 }

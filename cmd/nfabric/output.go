@@ -5,6 +5,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // printResult is the one output path for a command's result (its tables,
@@ -33,4 +34,58 @@ func printResult(cmd *cobra.Command, res *report.Result, asJSON bool, out string
 	}
 	_, err := fmt.Fprint(cmd.OutOrStdout(), res.Text())
 	return err
+}
+
+// outputAnnotation is the pflag annotation that declares a flag an output
+// path, with its kind (outputFile or outputDir) as the one value, so that
+// checkOutputs checks it before any work.
+const outputAnnotation = "nfabric-output"
+
+// The kinds of output flag.
+const (
+	outputFile = "file"
+	outputDir  = "dir"
+)
+
+// fileFlag registers a string flag naming a file the command writes ("-"
+// for stdout where the command allows it).
+func fileFlag(f *pflag.FlagSet, p *string, name, shorthand, usage string) {
+	f.StringVarP(p, name, shorthand, "", usage)
+	_ = f.SetAnnotation(name, outputAnnotation, []string{outputFile})
+}
+
+// dirFlag registers a string flag naming a directory the command writes
+// into, value its default.
+func dirFlag(f *pflag.FlagSet, p *string, name, value, usage string) {
+	f.StringVar(p, name, value, usage)
+	_ = f.SetAnnotation(name, outputAnnotation, []string{outputDir})
+}
+
+// outputKindOf is the kind of output f declares, "" for a flag that is no
+// output.
+func outputKindOf(f *pflag.Flag) string {
+	if k := f.Annotations[outputAnnotation]; len(k) == 1 {
+		return k[0]
+	}
+	return legacyOutputKind(f)
+}
+
+// legacyOutputKind classifies the output flags not yet declared with
+// fileFlag or dirFlag by their names.
+func legacyOutputKind(f *pflag.Flag) string {
+	if f.Value.Type() != "string" {
+		return ""
+	}
+	switch f.Name {
+	case "output", "checkpoint", "trace-out", "figure", "links-out":
+		return outputFile
+	case "dir":
+		return outputDir
+	case "out":
+		if f.Shorthand == "o" {
+			return outputFile
+		}
+		return outputDir
+	}
+	return ""
 }

@@ -134,7 +134,7 @@ func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
 	f.BoolVar(&pf.calibrate, "calibrate", false, "only run the calibration procedure (always-fp32 over the epochs before the fault window) and print the thresholds it derives beside the configured ones")
 	f.BoolVar(&pf.asJSON, "json", false, "print JSON")
 	f.BoolVar(&pf.quiet, "quiet", false, "no progress on stderr")
-	f.StringVar(&pf.out, "out", "", "also write the block's files (Markdown, JSON, SVG) into this directory")
+	dirFlag(f, &pf.out, "out", "", "also write the block's files (Markdown, JSON, SVG) into this directory")
 	f.Float64Var(&pf.faultRate, "fault-rate", def.Fault.Rate, "label-noise rate of the degradation window (0 disables it)")
 	f.StringVar(&pf.faultEpochs, "fault-epochs", fmt.Sprintf("%d-%d", def.Fault.StartEpoch, def.Fault.EndEpoch), "epochs of the degradation window, FIRST-LAST")
 	f.Int64Var(&pf.warmup, "warmup", def.Control.WarmupSteps, "FP32 warm-up steps before any admission")

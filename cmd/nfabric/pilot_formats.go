@@ -48,7 +48,7 @@ are the formats block's pilot (the 100-class stand-in, quick budget).`,
 	f.Uint64Var(&ff.calSeed, "calibration-seed", def.CalibrationSeed, "seed of the calibration warm-up (--rungs calibrate)")
 	f.BoolVar(&ff.asJSON, "json", false, "print JSON")
 	f.BoolVar(&ff.quiet, "quiet", false, "no progress on stderr")
-	f.StringVar(&ff.out, "out", "", "also write the result's files (Markdown, JSON) into this directory")
+	dirFlag(f, &ff.out, "out", "", "also write the result's files (Markdown, JSON) into this directory")
 	return cmd
 }
 

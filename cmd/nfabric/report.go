@@ -14,8 +14,6 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "work with reproduce's outputs (merge sharded runs)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return usagef("report needs a subcommand (merge)") },
 	}
 	cmd.AddCommand(newReportMergeCmd())
 	return cmd
@@ -45,6 +43,6 @@ and each block's NAME.md, NAME.json and SVG figures, byte for byte what a single
 			return run.FailedBlocks(outs)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "out", "output directory")
+	dirFlag(cmd.Flags(), &out, "out", "out", "output directory")
 	return cmd
 }

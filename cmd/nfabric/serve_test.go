@@ -107,7 +107,7 @@ func TestServeCheckJSON(t *testing.T) {
 	if code := execute([]string{"serve", "check", "--socket", sock, "--json"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s %s", code, stdout.String(), stderr.String())
 	}
-	var rep checkReport
+	var rep client.Report
 	dec := json.NewDecoder(&stdout)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rep); err != nil {

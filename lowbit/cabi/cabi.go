@@ -197,7 +197,7 @@ func nfl_encode_int8(dst *C.int8_t, g *C.float, n C.int64_t, scale C.float, err 
 
 // nfl_sum_int8 writes dst[i] = clamp(sum_k src[k][i], -32768, 32767) for
 // n lanes of w workers' int8 codes (lowbit.SumInt8, the controller's
-// int8-sum transform).
+// INT8 transform).
 //
 //export nfl_sum_int8
 func nfl_sum_int8(dst *C.int16_t, src **C.int8_t, w C.int32_t, n C.int64_t, err *C.char, errlen C.int64_t) (rc C.int32_t) {
@@ -234,7 +234,7 @@ func nfl_encode_bfp8(mant, exp *C.int8_t, g *C.float, n C.int64_t) C.int64_t {
 // nfl_sum_bfp8 aligns and sums w workers' BFP8 payloads of n elements
 // (srcMant: w pointers to n mantissas, srcExp: w pointers to ceil(n/64)
 // exponents) into mant (n int16 sums) and exp (the ceil(n/64) block
-// maxima E) (lowbit.SumBFP8, the controller's bfp8-sum transform).
+// maxima E) (lowbit.SumBFP8, the controller's BFP8 transform).
 //
 //export nfl_sum_bfp8
 func nfl_sum_bfp8(mant *C.int16_t, exp *C.int8_t, srcMant, srcExp **C.int8_t, w C.int32_t, n C.int64_t,

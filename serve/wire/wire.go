@@ -6,7 +6,6 @@ package wire
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	pb "github.com/neuronfabric/nfabric/api/nfabric/v1"
@@ -52,32 +51,37 @@ func modeNames() string {
 	return strings.Join(s, ", ")
 }
 
-// formats maps the wire's region formats to cxl.Region.Sum.
-var formats = map[pb.Format]lowbit.Format{
-	pb.Format_FORMAT_UNSPECIFIED: lowbit.FP32,
-	pb.Format_FORMAT_INT8:        lowbit.Int8,
-	pb.Format_FORMAT_BFP8:        lowbit.BFP8,
-}
-
-// Format returns the wire value of a region's sum format (FP32, the
-// sign-plane shape: FORMAT_UNSPECIFIED).
+// Format returns the wire value of a region's sum format: the proto's
+// FORMAT_ and the format's name upper-cased (FORMAT_INT8, FORMAT_BFP8),
+// so an integer-sum format of lowbit's registry maps by name; FP32, the
+// sign-plane shape, is FORMAT_UNSPECIFIED, as is a format the proto does
+// not name.
 func Format(f lowbit.Format) pb.Format {
-	for w, g := range formats {
-		if g == f {
-			return w
+	if f.Sum() {
+		name := "FORMAT_" + strings.ToUpper(strings.ReplaceAll(f.String(), "-", "_"))
+		if v, ok := pb.Format_value[name]; ok {
+			return pb.Format(v)
 		}
 	}
 	return pb.Format_FORMAT_UNSPECIFIED
 }
 
-// ParseFormat returns the cxl.Region.Sum of a wire value; a value beyond
-// the enum is an error naming field.
-func ParseFormat(field string, f pb.Format) (lowbit.Format, error) {
-	g, ok := formats[f]
-	if !ok {
-		return 0, Fieldf(field, "unknown format %d (want FORMAT_UNSPECIFIED, FORMAT_INT8 or FORMAT_BFP8)", int32(f))
+// ParseFormat returns the cxl.Region.Sum of a wire value (Format's
+// inverse); a value beyond the enum is an error naming field.
+func ParseFormat(field string, w pb.Format) (lowbit.Format, error) {
+	if w == pb.Format_FORMAT_UNSPECIFIED {
+		return lowbit.FP32, nil
 	}
-	return g, nil
+	names := []string{pb.Format_FORMAT_UNSPECIFIED.String()}
+	for _, f := range lowbit.Formats() {
+		if g := Format(f); g != pb.Format_FORMAT_UNSPECIFIED {
+			if g == w {
+				return f, nil
+			}
+			names = append(names, g.String())
+		}
+	}
+	return 0, Fieldf(field, "unknown format %d (want one of %s)", int32(w), strings.Join(names, ", "))
 }
 
 // Layout returns the wire value of l.
@@ -153,9 +157,6 @@ func Accounting(a host.Accounting) *pb.HostAccounting {
 func ModeChange(c cxl.ModeChange) *pb.ModeChange {
 	return &pb.ModeChange{Region: uint32(c.Region), From: Mode(c.From), To: Mode(c.To), AfterSeq: c.AfterSeq, Time: c.Time}
 }
-
-// finite reports whether x is neither NaN nor infinite.
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Event returns the wire form of a control event.
 func Event(ev control.Event) *pb.Event {

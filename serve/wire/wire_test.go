@@ -116,6 +116,22 @@ func TestModes(t *testing.T) {
 	if _, err := ParseFormat("format", 3); err == nil || err.(*FieldError).Field != "format" {
 		t.Errorf("format 3: %v", err)
 	}
+	// Every integer-sum format of lowbit's registry has its own wire
+	// value: a format added there without one in the proto fails here.
+	seen := map[pb.Format]bool{}
+	for _, f := range lowbit.Formats() {
+		if !f.Sum() {
+			continue
+		}
+		w := Format(f)
+		if w == pb.Format_FORMAT_UNSPECIFIED || seen[w] {
+			t.Errorf("%v has no wire value of its own (%v)", f, w)
+		}
+		seen[w] = true
+	}
+	if len(seen)+1 != len(pb.Format_name) {
+		t.Errorf("%d sum formats, %d proto formats besides FORMAT_UNSPECIFIED", len(seen), len(pb.Format_name)-1)
+	}
 	if l, err := ParseLayout("layout", pb.Layout_LAYOUT_UNSPECIFIED, lowbit.WorkerMajor); err != nil || l != lowbit.WorkerMajor {
 		t.Errorf("unspecified layout: %v %v", l, err)
 	}
