@@ -1,4 +1,5 @@
-"""Recording overhead of nfabric.torch's bucket-trace recorder (issue 29).
+"""Recording overhead of nfabric.torch's bucket-trace recorder, so the
+cost of record= on a training job is a measured figure.
 
 Trains the examples' CIFAR ResNet (width and blocks below) under DDP with
 one gloo rank on the CPU, through the NEURON-Fabric hook

@@ -9,8 +9,8 @@ import (
 )
 
 // TestTelemetrySizeLimit: a trace one sample over MaxTelemetrySamples is
-// refused before anything is generated (issue 25, item 6: --duration
-// 1000h or --interval 1ns ended in an out-of-memory crash), and one at the
+// refused before anything is generated (--duration 1000h or
+// --interval 1ns would otherwise end in an out-of-memory crash), and one at the
 // limit is generated in full; the count is duration/interval + 1, by hand.
 func TestTelemetrySizeLimit(t *testing.T) {
 	const ivl = 1000
@@ -62,7 +62,7 @@ func TestTelemetrySizeLimit(t *testing.T) {
 
 // TestReadTelemetryHeaderOnly: a trace with a header and no sample is an
 // error, not an empty trace that the pilot silently replaces with its
-// synthetic episodes (issue 25, item 8).
+// synthetic episodes.
 func TestReadTelemetryHeaderOnly(t *testing.T) {
 	for _, in := range []string{TelemetryHeader + "\n", "# c\n" + TelemetryHeader + "\n\n# only comments\n"} {
 		if ts, err := ReadTelemetry(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "no sample") {

@@ -35,7 +35,7 @@ func gzBomb(t *testing.T, dims []uint32, extra int) string {
 
 // TestReadIDXGzipBombBounded: a small gzip file that decompresses far past
 // what its header promises is rejected while streaming, in memory bounded
-// by the header's dimensions (issue 15, item 16).
+// by the header's dimensions.
 func TestReadIDXGzipBombBounded(t *testing.T) {
 	p := gzBomb(t, []uint32{10, 28, 28}, 128<<20)
 	var before, after runtime.MemStats
@@ -52,8 +52,8 @@ func TestReadIDXGzipBombBounded(t *testing.T) {
 }
 
 // TestReadIDXMessages: size errors print every dimension, and a gzip
-// stream's byte counts are those of the decompressed data (issue 15,
-// item 15).
+// stream's byte counts are those of the decompressed data, the numbers
+// the header is compared with.
 func TestReadIDXMessages(t *testing.T) {
 	raw := []byte{0, 0, 8, 3, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0}
 	_, _, err := decodeIDX(raw)

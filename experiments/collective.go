@@ -18,7 +18,7 @@ import (
 func init() {
 	run.Register(run.Spec[CollectiveResult]{Name: "collective", Title: collectiveTitle, Order: 30,
 		Units: func(run.Config) ([]run.Unit[CollectiveResult], error) {
-			return []run.Unit[CollectiveResult]{{Key: "gpt2-xl", Cores: 1, Run: func(ctx context.Context, cfg run.Config) (CollectiveResult, error) {
+			return []run.Unit[CollectiveResult]{{Key: "gpt2-xl", Cores: 1, Cost: cpuSeconds(measuredCPU["collective/gpt2-xl"]), Run: func(ctx context.Context, cfg run.Config) (CollectiveResult, error) {
 				return RunCollective(ctx, cfg, DefaultCollectiveOptions())
 			}}}, nil
 		},

@@ -25,15 +25,26 @@ import (
 func init() {
 	run.Register(run.Spec[ControlUnit]{Name: "control", Title: controlTitle, Order: 50,
 		Units: func(cfg run.Config) ([]run.Unit[ControlUnit], error) {
-			return PilotDefaults(cfg.Tier, cfg.Seed).Units()
+			return pilotBlockOptions(cfg).Units()
 		},
 		Layout: func(cfg run.Config, us []ControlUnit) (*report.Result, error) {
-			return PilotDefaults(cfg.Tier, cfg.Seed).Layout(us)
+			return pilotBlockOptions(cfg).Layout(us)
 		},
 		Claims: func(cfg run.Config) []report.Claim {
-			_, rows, _, _ := PilotDefaults(cfg.Tier, cfg.Seed).claimsTable(nil, nil)
+			_, rows, _, _ := pilotBlockOptions(cfg).claimsTable(nil, nil)
 			return rows
 		}})
+}
+
+// pilotBlockOptions are the block's pilots for a run: the tier's, with the
+// run's seed count for the Fig. 6 pilot and the live loop when it sets
+// one.
+func pilotBlockOptions(cfg run.Config) PilotOptions {
+	o := PilotDefaults(cfg.Tier, cfg.Seed)
+	if cfg.Seeds > 0 {
+		o.Train.Seeds, o.Hard.Seeds = cfg.Seeds, cfg.Seeds
+	}
+	return o
 }
 
 const controlTitle = "Control-plane pilots (Sec. 8, Fig. 6)"
@@ -282,6 +293,9 @@ func (o PilotOptions) Units() ([]run.Unit[ControlUnit], error) {
 		f, err := predictorForecasts()
 		return ControlUnit{Predictor: f}, err
 	}})
+	for i := range us {
+		us[i].Cost = o.unitCost(us[i].Key)
+	}
 	return us, nil
 }
 

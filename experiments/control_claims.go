@@ -152,8 +152,11 @@ func (o PilotOptions) claimsTable(all []scenarioRuns, live []*PilotRun) (t repor
 			section = "Sec. 8, live loop"
 		}
 		row := report.Claim{Section: section, Name: c.text, Paper: c.paper, Ours: ours, Criterion: c.criterion, Verdict: v}
-		if c.judged != nil {
-			row.Interval, row.Convergence = c.judged.Interval, c.judged.Convergence
+		switch {
+		case c.judged != nil:
+			row.Interval, row.Convergence, row.SeedsToDecide = c.judged.Interval, c.judged.Convergence, c.judged.SeedsToDecide
+		case c.undecided != "":
+			row.SeedsToDecide = "at least 2 paired seeds: " + c.undecided
 		}
 		rows = append(rows, row)
 	}

@@ -143,7 +143,15 @@ func formatRows() ([]policyRow, error) {
 }
 
 func formatsUnits(cfg run.Config) ([]run.Unit[FormatsUnit], error) {
-	return FormatsUnits(FormatsOptionsFor(cfg.Tier, cfg.Seed+1))
+	return FormatsUnits(formatsBlockOptions(cfg))
+}
+
+// formatsBlockOptions are the block's options for a run: the tier's, with
+// the run's seed count for the rows when it sets one.
+func formatsBlockOptions(cfg run.Config) FormatsOptions {
+	o := FormatsOptionsFor(cfg.Tier, cfg.Seed+1)
+	o.Rows = o.Rows.withSeeds(cfg)
+	return o
 }
 
 // FormatsUnits lists the block's units: the rows (format x seed), the
@@ -164,17 +172,19 @@ func FormatsUnits(o FormatsOptions) ([]run.Unit[FormatsUnit], error) {
 		for s := range o.Rows.Seeds {
 			seed := o.Rows.Seed + uint64(s)
 			key := fmt.Sprintf("%s/seed%d", r.policy, seed)
-			us = append(us, run.Unit[FormatsUnit]{Key: key, Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
+			us = append(us, run.Unit[FormatsUnit]{Key: key, Cost: trainCost(o.Rows, loopFormats), Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 				tr, err := trainUnit(ctx, StudyFormats, o.Rows, r, seed, cfg.Logf)
 				return FormatsUnit{Key: key, Run: &tr}, err
 			}})
 		}
 	}
-	us = append(us, run.Unit[FormatsUnit]{Key: "pilot", Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
+	pilotRun := o.Pilot
+	pilotRun.Epochs += o.PilotWarmup // the calibration's warm-up, then the pilot
+	us = append(us, run.Unit[FormatsUnit]{Key: "pilot", Cost: trainCost(pilotRun, loopFormatsPilot), Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 		p, err := runFormatsPilot(ctx, o, nil, cfg.Logf)
 		return FormatsUnit{Key: "pilot", Pilot: p}, err
 	}})
-	us = append(us, run.Unit[FormatsUnit]{Key: "timing", Cores: 1, Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
+	us = append(us, run.Unit[FormatsUnit]{Key: "timing", Cores: 1, Cost: cpuSeconds(measuredCPU["formats/timing"]), Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 		exp, err := timing.AnchorExposure()
 		if err != nil {
 			return FormatsUnit{}, fmt.Errorf("timing anchor: %w", err)
@@ -215,7 +225,7 @@ func formatsHWUnits(o FormatsOptions, d hw.Datapath) []run.Unit[FormatsUnit] {
 	}
 	var us []run.Unit[FormatsUnit]
 	if o.Synth {
-		us = append(us, run.Unit[FormatsUnit]{Key: sk, Cores: 1, Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
+		us = append(us, run.Unit[FormatsUnit]{Key: sk, Cores: 1, Cost: hwCost("synth/debian", dp), Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 			r, err := hw.Synth(ctx, dp, hw.SynthOptions{})
 			if err != nil {
 				return formatsSkip(sk, err)
@@ -224,7 +234,7 @@ func formatsHWUnits(o FormatsOptions, d hw.Datapath) []run.Unit[FormatsUnit] {
 		}})
 	}
 	if o.Route {
-		us = append(us, run.Unit[FormatsUnit]{Key: pk, Cores: 1, Long: true, Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
+		us = append(us, run.Unit[FormatsUnit]{Key: pk, Cores: 1, Long: true, Cost: hwCost("pnr/ecp5", dp), Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 			r, err := hw.Pnr(ctx, dp, hw.PnrOptions{Part: hw.DefaultECP5})
 			if err != nil {
 				return formatsSkip(pk, err)
@@ -330,7 +340,7 @@ func rowCosines(f lowbit.Format, pr PolicyRuns) [nn.NumGroups][]float64 {
 }
 
 func formatsLayout(cfg run.Config, us []FormatsUnit) (*report.Result, error) {
-	return FormatsLayout(FormatsOptionsFor(cfg.Tier, cfg.Seed+1), us)
+	return FormatsLayout(formatsBlockOptions(cfg), us)
 }
 
 // FormatsLayout lays out the block: the side-by-side table, the pilot,

@@ -71,9 +71,8 @@ func formatsClaims(f seedFinals, rows []PolicyRuns, fp *FormatsPilot, conv study
 			rule := fmt.Sprintf("%s %v", name[:len(name)-len(" all")], g)
 			p := part{rule: rule}
 			if ran && len(cos[g]) > 0 {
-				p = part{rule: rule, ran: true, r: stats.AtLeast(formatsMinCosine), ours: rule + " " + pm4(cos[g])}
-				p.iv, p.err = stats.MeanT(cos[g], stats.Level)
-				p.iv.Method = "t"
+				p = meanPart(rule, cos[g], stats.AtLeast(formatsMinCosine))
+				p.ours = rule + " " + pm4(cos[g])
 			}
 			align = append(align, p)
 		}

@@ -48,7 +48,7 @@ func functionalUnits(cfg run.Config) ([]run.Unit[verify.Result], error) {
 	if cfg.Full() {
 		p = functionalFull
 	}
-	return []run.Unit[verify.Result]{{Key: "verify", Run: func(ctx context.Context, cfg run.Config) (verify.Result, error) {
+	return []run.Unit[verify.Result]{{Key: "verify", Cost: functionalCost(p), Run: func(ctx context.Context, cfg run.Config) (verify.Result, error) {
 		p.Seed, p.Logf = cfg.Seed, cfg.Progressf
 		return RunFunctional(ctx, p)
 	}}}, nil

@@ -239,7 +239,7 @@ func HardwareUnits(o HardwareOptions) ([]run.Unit[HardwareUnit], error) {
 	// Every unit drives single-threaded tools (Yosys, Icarus, nextpnr with
 	// one thread, the WebAssembly builds) in its own scratch directory,
 	// so each takes one core; Verilator's build runs make -j2.
-	us := []run.Unit[HardwareUnit]{{Key: "tools", Cores: 1, Run: func(ctx context.Context, _ run.Config) (HardwareUnit, error) {
+	us := []run.Unit[HardwareUnit]{{Key: "tools", Cores: 1, Cost: cpuSeconds(measuredCPU["hardware/tools"]), Run: func(ctx context.Context, _ run.Config) (HardwareUnit, error) {
 		return HardwareUnit{Key: "tools", Tools: hw.Versions(ctx)}, nil
 	}}}
 	if o.Cosim {
@@ -303,7 +303,7 @@ func formatUnits(o HardwareOptions, build string) []run.Unit[HardwareUnit] {
 // formatPnrUnit routes one sum datapath at its fixed depth.
 func formatPnrUnit(o HardwareOptions, build string, p hw.Part, c hw.Config) run.Unit[HardwareUnit] {
 	key := fmt.Sprintf("pnr/%s-%s/%s/w%d", p.Family, p.Device, c.Datapath, c.Width)
-	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Long: c.Width >= 512, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
+	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Long: c.Width >= 512, Cost: hwCost("pnr/"+string(p.Family), c), Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err
@@ -323,7 +323,7 @@ func cosimUnit(o HardwareOptions, sim hw.Simulator, c hw.Config) run.Unit[Hardwa
 	if sim == hw.SimVerilator {
 		cores = 2
 	}
-	return run.Unit[HardwareUnit]{Key: key, Cores: cores, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
+	return run.Unit[HardwareUnit]{Key: key, Cores: cores, Cost: hwCost(fmt.Sprintf("cosim/%s", sim), c), Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
 		cfg.Progressf("co-simulating %s with %s (%d vectors)", c.ModuleName(), sim, o.Vectors)
 		r, err := hw.Cosim(ctx, c, sim, hw.Vectors(c, o.Vectors, o.Seed), o.Dir)
 		if err != nil {
@@ -335,7 +335,11 @@ func cosimUnit(o HardwareOptions, sim hw.Simulator, c hw.Config) run.Unit[Hardwa
 
 func synthUnit(o HardwareOptions, build string, c hw.Config, ecp5 bool) run.Unit[HardwareUnit] {
 	key := fmt.Sprintf("synth/%s/%s", build, c.ModuleName())
-	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
+	tool := "synth/" + build
+	if ecp5 {
+		tool += "/ecp5"
+	}
+	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Cost: hwCost(tool, c), Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err
@@ -357,7 +361,7 @@ func pnrUnit(o HardwareOptions, build string, p hw.Part, w int) run.Unit[Hardwar
 	key := fmt.Sprintf("pnr/%s-%s/w%d", p.Family, p.Device, w)
 	// A 512-bit ECP5 route takes one to two minutes, the longest unit of
 	// the quick run.
-	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Long: w >= 512, Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
+	return run.Unit[HardwareUnit]{Key: key, Cores: 1, Long: w >= 512, Cost: hwCost("pnr/"+string(p.Family), hw.Config{Width: w}), Run: func(ctx context.Context, cfg run.Config) (HardwareUnit, error) {
 		ys, err := hw.ParseYosys(build)
 		if err != nil {
 			return HardwareUnit{}, err

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	run.Register(run.Spec[NetCheckUnit]{Name: "netcheck", Title: netcheckTitle, Order: 35,
-		Units: netcheckUnits, Layout: func(_ run.Config, us []NetCheckUnit) (*report.Result, error) { return NetCheckLayout(us), nil }})
+		Units: costed(netcheckUnits, fixedCost("netcheck")), Layout: func(_ run.Config, us []NetCheckUnit) (*report.Result, error) { return NetCheckLayout(us), nil }})
 }
 
 const netcheckTitle = "Collective model checked against ns-3 and ASTRA-sim (Sec. 5.1, Sec. 9)"

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	run.Register(run.Spec[PayloadUnit]{Name: "payload", Title: payloadTitle, Order: 5,
-		Units: payloadUnits, Layout: func(_ run.Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil },
+		Units: costed(payloadUnits, payloadCost), Layout: func(_ run.Config, us []PayloadUnit) (*report.Result, error) { return PayloadLayout(us), nil },
 		Claims: func(run.Config) []report.Claim { return payloadClaims(nil) }})
 }
 
@@ -81,13 +81,19 @@ func payloadSpecs() []lowbit.Spec {
 	return out
 }
 
+// payloadElements is each cross-check's element count: 2^16, 2^20 in
+// the full tier (a sixteenth of it beyond 64 workers).
+func payloadElements(cfg run.Config) int {
+	if cfg.Full() {
+		return 1 << 20
+	}
+	return 1 << 16
+}
+
 // payloadUnits lists the example, one unit per cross-check (each with its
 // own random stream, so shards are independent) and the accounting.
 func payloadUnits(cfg run.Config) ([]run.Unit[PayloadUnit], error) {
-	n := 1 << 16
-	if cfg.Full() {
-		n = 1 << 20
-	}
+	n := payloadElements(cfg)
 	us := []run.Unit[PayloadUnit]{{Key: "example", Cores: 1, Run: func(context.Context, run.Config) (PayloadUnit, error) {
 		ex, err := payloadExample()
 		return PayloadUnit{Example: ex}, err

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	run.Register(run.Spec[ReplayUnit]{Name: "replay", Title: replayTitle, Order: 25, Units: replayUnits,
+	run.Register(run.Spec[ReplayUnit]{Name: "replay", Title: replayTitle, Order: 25, Units: costed(replayUnits, replayCost),
 		Layout: func(cfg run.Config, rs []ReplayUnit) (*report.Result, error) {
 			o := replayBlockOptions(cfg)
 			o.defaults()

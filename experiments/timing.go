@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	run.Register(run.Spec[TimingResult]{Name: "timing", Title: timingTitle, Order: 20, Units: timingUnits,
+	run.Register(run.Spec[TimingResult]{Name: "timing", Title: timingTitle, Order: 20, Units: costed(timingUnits, fixedCost("timing")),
 		Layout: func(cfg run.Config, rs []TimingResult) (*report.Result, error) {
 			var all TimingResult
 			for _, r := range rs {

@@ -50,6 +50,9 @@ type TrainOptions struct {
 	Epochs, Batch, Workers  int
 	// LR is the FP32 learning rate, SignLR that of sign rules.
 	LR, SignLR, Momentum, WeightDecay float32
+	// Schedule multiplies every rate by one factor of the step
+	// (train.Config.Schedule); the zero value is constant.
+	Schedule train.Schedule
 	// Seeds runs per policy, with seeds Seed, Seed+1, ...
 	Seeds int
 	Seed  uint64
@@ -84,7 +87,20 @@ type TrainOptions struct {
 	// then say so beside the tier's name.
 	Tier    run.Tier
 	Changed bool
-	Logf    func(format string, args ...any)
+	// SeedsGiven marks options whose seed count the run's configuration
+	// set (run.Config.Seeds, reproduce --seeds): the claims then name it
+	// beside the tier's name.
+	SeedsGiven bool
+	Logf       func(format string, args ...any)
+}
+
+// withSeeds gives o the run's seed count when the run sets one
+// (run.Config.Seeds); the tier's otherwise.
+func (o TrainOptions) withSeeds(cfg run.Config) TrainOptions {
+	if cfg.Seeds > 0 {
+		o.Seeds, o.SeedsGiven = cfg.Seeds, true
+	}
+	return o
 }
 
 // ValidatedOptions is the Fig. 4 analogue: the ResNet stand-in
@@ -156,13 +172,15 @@ type Budget struct {
 	TrainN, TestN, Epochs int
 	Seeds                 int
 	Rows                  []string
+	// Schedule is the tier's learning-rate schedule.
+	Schedule train.Schedule
 }
 
 func (b Budget) apply(o *TrainOptions) {
 	if b.Data != "" {
 		o.Data = b.Data
 	}
-	o.TrainN, o.TestN, o.Epochs, o.Seeds, o.Only = b.TrainN, b.TestN, b.Epochs, b.Seeds, b.Rows
+	o.TrainN, o.TestN, o.Epochs, o.Seeds, o.Only, o.Schedule = b.TrainN, b.TestN, b.Epochs, b.Seeds, b.Rows, b.Schedule
 }
 
 // The standard tier's budgets, one per study: the one place they are set.
@@ -193,7 +211,7 @@ func (b Budget) apply(o *TrainOptions) {
 // epochs would not make this tier pass more often (NOTES.md, Training).
 var (
 	StandardValidated = Budget{TrainN: 10000, TestN: 2000, Epochs: 10, Seeds: 5, Rows: QuickValidatedRows()}
-	StandardBoundary  = Budget{TrainN: 5000, TestN: 2000, Epochs: 16, Seeds: 5, Rows: QuickBoundaryRows()}
+	StandardBoundary  = Budget{TrainN: 5000, TestN: 2000, Epochs: 16, Seeds: 5, Rows: StandardBoundaryRows()}
 )
 
 // QuickSignLR is the one learning rate of every sign rule in both studies,
@@ -236,11 +254,22 @@ func QuickBoundaryRows() []string {
 	return append(rows, "G-Binary backbone + FP32 head @lr")
 }
 
-// tierLabel is the tier the claims name: "standard", or "standard,
-// changed" when o.Changed.
+// StandardBoundaryRows are the boundary study's rows at the standard
+// tier: the quick rows and the G-Ternary half of the learning-rate
+// ablation, so that the ablation's claim covers both rules (about 800
+// CPU-seconds more over five seeds).
+func StandardBoundaryRows() []string {
+	return append(QuickBoundaryRows(), "G-Ternary backbone + FP32 head @lr")
+}
+
+// tierLabel is the tier the claims name: "standard", "standard, changed"
+// when o.Changed, or "standard, 40 seeds" when the run set the seeds.
 func (o TrainOptions) tierLabel() string {
-	if o.Changed {
+	switch {
+	case o.Changed:
 		return o.Tier.String() + ", changed"
+	case o.SeedsGiven:
+		return fmt.Sprintf("%s, %d seeds", o.Tier, o.Seeds)
 	}
 	return o.Tier.String()
 }
@@ -270,7 +299,7 @@ func (o *TrainOptions) DefaultAugment() {
 // Config returns the train.Config of one run.
 func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 	c := train.Config{Model: o.Model, Hidden: o.Hidden, Workers: o.Workers, Batch: o.Batch, Epochs: o.Epochs,
-		LR: o.LR, SignLR: o.SignLR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Policy: p,
+		LR: o.LR, SignLR: o.SignLR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Schedule: o.Schedule, Policy: p,
 		Layout: o.Layout, Seed: seed, DiagSteps: o.DiagSteps, DiagFormats: o.DiagFormats, Logf: o.Logf}
 	if o.Augment {
 		c.Aug = data.Augment{Pad: 4, Flip: true}
@@ -478,10 +507,11 @@ func StudyUnits(study string, o TrainOptions) ([]run.Unit[TrainRun], error) {
 		return nil, fmt.Errorf("%s study: no policy row is among %q", study, o.Only)
 	}
 	var us []run.Unit[TrainRun]
+	cost := trainCost(o, studyLoop(study))
 	for _, r := range rows {
 		for s := range o.Seeds {
 			seed := o.Seed + uint64(s)
-			us = append(us, run.Unit[TrainRun]{Key: fmt.Sprintf("%s/%s/seed%d", study, r.policy, seed),
+			us = append(us, run.Unit[TrainRun]{Key: fmt.Sprintf("%s/%s/seed%d", study, r.policy, seed), Cost: cost,
 				Run: func(ctx context.Context, cfg run.Config) (TrainRun, error) {
 					return trainUnit(ctx, study, o, r, seed, cfg.Logf)
 				}})
@@ -546,15 +576,22 @@ func runInOrder[R any](ctx context.Context, us []run.Unit[R], logf func(string, 
 // trainingUnits are the block's units: the validated study, then the
 // boundary study, in the options of the run's tier.
 func trainingUnits(cfg run.Config) ([]run.Unit[TrainRun], error) {
-	v, err := StudyUnits(StudyValidated, ValidatedOptions(cfg.Tier, cfg.Seed+1))
+	vo, bo := trainingOptions(cfg)
+	v, err := StudyUnits(StudyValidated, vo)
 	if err != nil {
 		return nil, err
 	}
-	b, err := StudyUnits(StudyBoundary, BoundaryOptions(cfg.Tier, cfg.Seed+1))
+	b, err := StudyUnits(StudyBoundary, bo)
 	if err != nil {
 		return nil, err
 	}
 	return append(v, b...), nil
+}
+
+// trainingOptions are the block's two studies' options for a run: the
+// tier's, seeds Seed+1.., with the run's seed count when it sets one.
+func trainingOptions(cfg run.Config) (validated, boundary TrainOptions) {
+	return ValidatedOptions(cfg.Tier, cfg.Seed+1).withSeeds(cfg), BoundaryOptions(cfg.Tier, cfg.Seed+1).withSeeds(cfg)
 }
 
 // PolicyRuns are the runs of one row of a study over the seeds.
@@ -658,8 +695,12 @@ func timingTable(name string, runs []PolicyRuns) report.Table {
 }
 
 func describe(o TrainOptions, d DataInfo) string {
-	return fmt.Sprintf("%s (%d train / %d test images, %d classes), model %s %v, W=%d virtual workers, batch %d, %d epochs, SGD momentum %g, weight decay %g, lr FP32 %g / sign rules %g, %d seeds from %d, controller layout %v",
-		d.Name, d.Train, d.Test, d.Classes, o.Model, o.Hidden, o.Workers, o.Batch, o.Epochs, o.Momentum, o.WeightDecay, o.LR, o.SignLR, o.Seeds, o.Seed, o.Layout)
+	sched := ""
+	if !o.Schedule.IsConstant() {
+		sched = " (schedule " + o.Schedule.String() + ")"
+	}
+	return fmt.Sprintf("%s (%d train / %d test images, %d classes), model %s %v, W=%d virtual workers, batch %d, %d epochs, SGD momentum %g, weight decay %g, lr FP32 %g / sign rules %g%s, %d seeds from %d, controller layout %v",
+		d.Name, d.Train, d.Test, d.Classes, o.Model, o.Hidden, o.Workers, o.Batch, o.Epochs, o.Momentum, o.WeightDecay, o.LR, o.SignLR, sched, o.Seeds, o.Seed, o.Layout)
 }
 
 // Validated runs the Fig. 4 analogue (FP32, G-Binary, G-Ternary,
@@ -874,11 +915,12 @@ func trainingLayout(cfg run.Config, runs []TrainRun) (*report.Result, error) {
 			br = append(br, r)
 		}
 	}
-	v, err := ValidatedLayout(ValidatedOptions(cfg.Tier, cfg.Seed+1), vr)
+	vo, bo := trainingOptions(cfg)
+	v, err := ValidatedLayout(vo, vr)
 	if err != nil {
 		return nil, fmt.Errorf("validated regime: %w", err)
 	}
-	b, err := BoundaryLayout(BoundaryOptions(cfg.Tier, cfg.Seed+1), br)
+	b, err := BoundaryLayout(bo, br)
 	if err != nil {
 		return nil, fmt.Errorf("boundary: %w", err)
 	}

@@ -122,6 +122,64 @@ type part struct {
 	iv   stats.Interval
 	err  error // stats.ErrTooFew: one seed, no interval
 	r    stats.Region
+	// d and dr are what the power rule sizes (stats.SeedsToDecide): the
+	// per-seed values whose mean the interval judges and the region their
+	// mean must clear. For a ratio they are a - θ·b at the criterion's
+	// end θ and the side of 0 that θ's side maps to: Fieller's interval
+	// clears θ exactly when the t interval of a - θ·b clears 0.
+	d  []float64
+	dr stats.Region
+}
+
+// seedsToDecide is the power rule's figure for a straddling part, at 50%
+// and at 80% power; ok false when no number of seeds would decide it at
+// the observed mean (it sits on the criterion's end).
+func (p part) seedsToDecide() (n50, n80 int, ok bool) {
+	m, s := stats.MeanSD(p.d)
+	if n50, ok = stats.SeedsToDecide(m, s, p.dr, stats.Level, 0.5); !ok {
+		return 0, 0, false
+	}
+	n80, ok = stats.SeedsToDecide(m, s, p.dr, stats.Level, 0.8)
+	return n50, n80, ok
+}
+
+// seedsToDecide says, for an inconclusive claim, how many paired seeds
+// would decide it: the most any straddling rule needs (report.SeedsRule),
+// with the 80%-power figure, or what else the claim lacks (a rule not
+// run, a single seed).
+func seedsToDecide(parts []part) string {
+	var missing, each []string
+	most, most80, undecidable := 0, 0, false
+	for _, p := range parts {
+		switch {
+		case !p.ran:
+			missing = append(missing, p.rule)
+			continue
+		case errors.Is(p.err, stats.ErrTooFew):
+			return "at least 2 paired seeds: one seed has no spread to size the rest"
+		case p.err != nil || p.decision() != report.VerdictInconclusive:
+			continue
+		}
+		n50, n80, ok := p.seedsToDecide()
+		if !ok {
+			undecidable = true
+			each = append(each, p.rule+" none (its mean sits on the criterion's end)")
+			continue
+		}
+		each = append(each, fmt.Sprintf("%s %d", p.rule, n50))
+		most, most80 = max(most, n50), max(most80, n80)
+	}
+	var out string
+	switch {
+	case most > 0:
+		out = fmt.Sprintf("%d (%s; 80%% power: %d)", most, strings.Join(each, ", "), most80)
+	case undecidable:
+		out = strings.Join(each, "; ")
+	}
+	if len(missing) > 0 {
+		out = strings.TrimPrefix(out+"; and a run of "+strings.Join(missing, ", "), "; and ")
+	}
+	return out
 }
 
 // decision is the part's verdict before convergence is considered.
@@ -151,15 +209,48 @@ func (p part) interval() string {
 // diffPart is the paired t interval of mean(x - y) over the seeds both
 // rows ran.
 func diffPart(rule string, x, y []float64, r stats.Region) part {
-	p := part{rule: rule, ran: true, r: r}
+	p := part{rule: rule, ran: true, r: r, dr: r}
 	p.iv, p.err = stats.PairedT(x, y, stats.Level)
+	if len(x) == len(y) {
+		p.d = make([]float64, len(x))
+		for i := range x {
+			p.d[i] = x[i] - y[i]
+		}
+	}
 	return p
 }
 
-// ratioPart is Fieller's interval of mean(a)/mean(b).
+// meanPart is the t interval of mean(d) against r.
+func meanPart(rule string, d []float64, r stats.Region) part {
+	p := part{rule: rule, ran: true, r: r, d: d, dr: r}
+	p.iv, p.err = stats.MeanT(d, stats.Level)
+	p.iv.Method = "t"
+	return p
+}
+
+// ratioPart is Fieller's interval of mean(a)/mean(b), against a one-sided
+// region r (the power rule needs its one finite end).
 func ratioPart(rule string, a, b []float64, r stats.Region) part {
 	p := part{rule: rule, ran: true, r: r}
 	p.iv, p.err = stats.Fieller(a, b, stats.Level)
+	theta, atLeast := r.Lo, true
+	if math.IsInf(theta, 0) {
+		theta, atLeast = r.Hi, false
+	}
+	mb, _ := stats.MeanSD(b)
+	if len(a) != len(b) || math.IsInf(theta, 0) || mb == 0 || !math.IsInf(r.Lo, 0) && !math.IsInf(r.Hi, 0) {
+		return p
+	}
+	p.d = make([]float64, len(a))
+	for i := range a {
+		p.d[i] = a[i] - theta*b[i]
+	}
+	// a/b >= θ is a - θ·b >= 0 when mean(b) > 0, <= 0 when it is negative.
+	if atLeast == (mb > 0) {
+		p.dr = stats.AtLeast(0)
+	} else {
+		p.dr = stats.AtMost(0)
+	}
 	return p
 }
 
@@ -201,6 +292,7 @@ func judged(c report.Claim, parts []part, conv studyConvergence) report.Claim {
 		c.Verdict = report.VerdictHolds
 	default:
 		c.Verdict = report.VerdictInconclusive
+		c.SeedsToDecide = seedsToDecide(parts)
 	}
 	return c
 }

@@ -508,3 +508,108 @@ func TestPairedSeeds(t *testing.T) {
 		t.Error("a row that did not run was paired")
 	}
 }
+
+// TestScheduleSweep sweeps two schedules over FP32 and G-Binary on a
+// sliver of MNIST and checks each run against a lone train.Run with that
+// schedule (the rates left as the options give them), the chosen schedule
+// against the higher mean of the lone runs, and that a schedule the
+// options cannot run (a warm-up as long as the run) is refused.
+func TestScheduleSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads MNIST")
+	}
+	o := BoundaryOptions(run.TierQuick, 1)
+	o.Data, o.Model, o.Hidden, o.TrainN, o.TestN, o.Epochs, o.Batch, o.Seeds = "mnist", "mlp", []int{8}, 256, 128, 2, 64, 1
+	scheds := []train.Schedule{{}, {Kind: train.Cosine, Warmup: 1}}
+	rules := []train.Rule{train.FormatRule(lowbit.FP32), train.FormatRule(lowbit.Binary)}
+	res, best, err := ScheduleSweep(context.Background(), StudyBoundary, o, scheds, rules)
+	if errors.Is(err, data.ErrNotFound) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := res.Data.([]SweepResult)
+	if len(runs) != 4 || len(res.Tables[0].Rows) != 2 {
+		t.Fatalf("%d runs, %d rows; want 4, 2", len(runs), len(res.Tables[0].Rows))
+	}
+	h := o
+	h.HoldOut = true
+	sets, _, err := h.LoadSets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mean [2]float64
+	for i, r := range runs {
+		si := i / len(rules)
+		lone := o
+		lone.Schedule = scheds[si]
+		got, err := train.Run(context.Background(), lone.Config(train.Uniform(train.RuleSpec{Rule: rules[i%len(rules)]}), o.Seed), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.HeldOut != got.Final || r.Rule != rules[i%len(rules)].String() || r.Schedule != scheds[si].String() || r.Rate != 0 {
+			t.Errorf("run %d: sweep %+v, lone run %v", i, r, got.Final)
+		}
+		mean[si] += got.Final / 2
+	}
+	want := scheds[0]
+	if mean[1] > mean[0] {
+		want = scheds[1]
+	}
+	if best.String() != want.String() {
+		t.Errorf("chose %v; lone means %v", best, mean)
+	}
+	if _, _, err := ScheduleSweep(context.Background(), StudyBoundary, o, []train.Schedule{{Kind: train.Cosine, Warmup: 2}}, rules); err == nil {
+		t.Error("a warm-up as long as the run was accepted")
+	}
+}
+
+// TestSeedsToDecideInClaims checks the ledger's seeds-to-decide cells of
+// inconclusive claims against n worked out by hand from t tables:
+//   - Fig. 4, G-Ternary - FP32 = 0.5 1.5 -0.5 2.5 1 (mean 1, s = 1.118,
+//     δ = 1 to the end 2): t(0.975, 6)·1.118/√7 = 1.034 and t(0.975, 7)·
+//     1.118/√8 = 0.935, so 8; at 80% power (t(0.975, 10) + t(0.8, 10))·
+//     1.118/√11 = 1.047 and (2.2010 + 0.8755)·1.118/√12 = 0.993, so 12.
+//     G-Binary holds, so only G-Ternary counts.
+//   - Table 6 recovery, G-Binary: (split - full) - 0.5·(FP32 - full) =
+//     0 2 1 0 2 (mean 1, s = 1, δ = 1): t(0.975, 5)/√6 = 1.049, t(0.975,
+//     6)/√7 = 0.925, so 7; at 80% (2.3060 + 0.8889)/3 = 1.065,
+//     (2.2622 + 0.8834)/√10 = 0.995, so 10.
+//   - the reverse split: G-Binary holds, G-Ternary did not run.
+//
+// Decided claims carry no cell.
+func TestSeedsToDecideInClaims(t *testing.T) {
+	fp := []float64{80, 81, 82, 83, 84}
+	cs := validatedClaims(finalsOf(rowsOf(map[string][]float64{
+		"FP32 all": fp, "G-Binary all": add(fp, []float64{-1, -0.5, -1.5, -1, -1}), "G-Ternary all": add(fp, []float64{0.5, 1.5, -0.5, 2.5, 1}),
+		"MajoritySignSGD all": add(fp, []float64{-3, -2.5, -3.5, -3, -3})})), converged)
+	if got, want := claimOf(t, cs, "G-Binary and G-Ternary within 2").SeedsToDecide, "8 (G-Ternary 8; 80% power: 12)"; got != want {
+		t.Errorf("Fig. 4: %q; want %q", got, want)
+	}
+	if c := claimOf(t, cs, "G-Binary and G-Ternary within 1"); c.SeedsToDecide != "" {
+		t.Errorf("a claim that does not hold says %q", c.SeedsToDecide)
+	}
+	bfp := []float64{70, 71, 72, 73, 74}
+	fullB := add(bfp, neg([]float64{16, 14, 18, 22, 20}))
+	fullT := add(bfp, neg([]float64{3, 4, 2, 3, 3}))
+	splitB := add(fullB, []float64{8, 9, 10, 11, 12})
+	cs = boundaryClaims(finalsOf(rowsOf(map[string][]float64{
+		"FP32 all": bfp, "G-Binary all": fullB, "G-Ternary all": fullT,
+		"G-Binary backbone + FP32 head": splitB, "G-Ternary backbone + FP32 head": add(fullT, []float64{2.4, 3.3, 1.7, 2.5, 2.4}),
+		"FP32 backbone + G-Binary head": add(splitB, neg([]float64{1, 1.5, 0.5, 1, 1})),
+	})), nil, converged)
+	for prefix, want := range map[string]string{
+		"low-bit backbone":  "7 (G-Binary 7; 80% power: 10)",
+		"the reverse split": "a run of G-Ternary",
+		"full-path":         "",
+	} {
+		if got := claimOf(t, cs, prefix).SeedsToDecide; got != want {
+			t.Errorf("%s: %q; want %q", prefix, got, want)
+		}
+	}
+	one := validatedClaims(finalsOf(rowsOf(map[string][]float64{"FP32 all": {80}, "G-Binary all": {79.5}, "G-Ternary all": {79}})), converged)
+	if got := claimOf(t, one, "G-Binary and G-Ternary within 2").SeedsToDecide; !strings.HasPrefix(got, "at least 2 paired seeds") {
+		t.Errorf("one seed: %q", got)
+	}
+}

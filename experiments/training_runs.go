@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -163,19 +164,31 @@ type RunConfig struct {
 	SignLR      float32 `json:"sign_lr"`
 	Momentum    float32 `json:"momentum"`
 	WeightDecay float32 `json:"wd"`
-	Layout      string  `json:"layout"`
-	Augment     bool    `json:"augment"`
-	DiagEpoch   int     `json:"diag_epoch"`
-	DiagSteps   int     `json:"diag_steps"`
-	DiagFormats bool    `json:"diag_formats"`
+	// Schedule is the learning-rate schedule (train.Schedule.String), ""
+	// when constant.
+	Schedule    string `json:"schedule,omitempty"`
+	Layout      string `json:"layout"`
+	Augment     bool   `json:"augment"`
+	DiagEpoch   int    `json:"diag_epoch"`
+	DiagSteps   int    `json:"diag_steps"`
+	DiagFormats bool   `json:"diag_formats"`
 }
 
 // RunConfig returns the configuration o's runs train with.
 func (o TrainOptions) RunConfig() RunConfig {
 	return RunConfig{Data: o.Data, TrainN: o.TrainN, TestN: o.TestN, PerClass: o.PerClass, HoldOut: o.HoldOut,
 		Model: o.Model, Hidden: slices.Clone(o.Hidden), Epochs: o.Epochs, Batch: o.Batch, Workers: o.Workers,
-		LR: o.LR, SignLR: o.SignLR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Layout: o.Layout.String(),
+		LR: o.LR, SignLR: o.SignLR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Schedule: scheduleName(o.Schedule), Layout: o.Layout.String(),
 		Augment: o.Augment, DiagEpoch: o.DiagEpoch, DiagSteps: o.DiagSteps, DiagFormats: o.DiagFormats}
+}
+
+// scheduleName is how RunConfig and train.Result name a schedule: "" for
+// constant, else Schedule.String.
+func scheduleName(s train.Schedule) string {
+	if s.IsConstant() {
+		return ""
+	}
+	return s.String()
 }
 
 // differs names the first field where c and want differ, as the train
@@ -190,7 +203,7 @@ func (c RunConfig) differs(want RunConfig) string {
 		{"model", c.Model, want.Model}, {"hidden", fmt.Sprint(c.Hidden), fmt.Sprint(want.Hidden)},
 		{"epochs", c.Epochs, want.Epochs}, {"batch", c.Batch, want.Batch}, {"workers", c.Workers, want.Workers},
 		{"lr", c.LR, want.LR}, {"sign-lr", c.SignLR, want.SignLR}, {"momentum", c.Momentum, want.Momentum},
-		{"wd", c.WeightDecay, want.WeightDecay}, {"layout", c.Layout, want.Layout}, {"augment", c.Augment, want.Augment},
+		{"wd", c.WeightDecay, want.WeightDecay}, {"schedule", cmp.Or(c.Schedule, "constant"), cmp.Or(want.Schedule, "constant")}, {"layout", c.Layout, want.Layout}, {"augment", c.Augment, want.Augment},
 		{"diag-epoch", c.DiagEpoch, want.DiagEpoch}, {"diag-steps", c.DiagSteps, want.DiagSteps},
 		{"diag-formats", c.DiagFormats, want.DiagFormats},
 	} {
@@ -219,6 +232,8 @@ func (r TrainRun) CheckConsistent() error {
 		return fmt.Errorf("policy %s, but its result's is %s", r.Policy, r.Result.Policy)
 	case r.Label != r.Result.Label && !strings.HasPrefix(r.Label, r.Result.Label+" "):
 		return fmt.Errorf("row %q for a run of %q", r.Label, r.Result.Label)
+	case r.Result.Schedule != r.Config.Schedule:
+		return fmt.Errorf("trained under schedule %q, but the configuration's is %q", r.Result.Schedule, r.Config.Schedule)
 	case len(r.Result.Epochs) != r.Config.Epochs:
 		return fmt.Errorf("%d epochs, but the configuration's is %d", len(r.Result.Epochs), r.Config.Epochs)
 	case r.Data.Train < 1 || r.Data.Test < 1 || r.Data.Classes < 2 || r.Data.Name == "":

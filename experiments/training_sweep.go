@@ -10,15 +10,26 @@ import (
 	"github.com/neuronfabric/nfabric/train"
 )
 
-// SweepResult is one run of a learning-rate sweep.
+// SweepResult is one run of a sweep.
 type SweepResult struct {
-	// Rate is the swept rate: TrainOptions.LR in an FP32 sweep,
-	// TrainOptions.SignLR in a sign sweep.
+	// Rate is the run's swept rate in a learning-rate sweep:
+	// TrainOptions.LR in an FP32 sweep, TrainOptions.SignLR in a sign
+	// sweep; 0 in a schedule sweep.
 	Rate float32 `json:"lr"`
-	Rule string  `json:"rule"`
-	Seed uint64  `json:"seed"`
+	// Schedule is the run's schedule in a schedule sweep
+	// (train.Schedule.String); "" in a learning-rate sweep.
+	Schedule string `json:"schedule,omitempty"`
+	Rule     string `json:"rule"`
+	Seed     uint64 `json:"seed"`
 	// HeldOut is the final accuracy on held-out training images.
 	HeldOut float64 `json:"held_out_acc"`
+}
+
+// sweepCandidate is one value a sweep tries: its label in the table, and
+// what it sets in the options.
+type sweepCandidate struct {
+	label string
+	set   func(o *TrainOptions, r *SweepResult)
 }
 
 // LRSweep chooses one learning rate for a family of rules on a study's
@@ -34,9 +45,6 @@ func LRSweep(ctx context.Context, study string, o TrainOptions, rates []float32,
 	if len(rates) == 0 || len(rules) == 0 {
 		return nil, 0, fmt.Errorf("lr sweep: no rates or no rules")
 	}
-	if study != StudyValidated && study != StudyBoundary {
-		return nil, 0, fmt.Errorf("unknown study %q", study)
-	}
 	sign := rules[0].Sign()
 	for _, r := range rules {
 		if r.Sign() != sign || (!sign && len(rules) > 1) {
@@ -47,26 +55,72 @@ func LRSweep(ctx context.Context, study string, o TrainOptions, rates []float32,
 	if sign {
 		kind, set = "sign", func(o *TrainOptions, r float32) { o.SignLR = r }
 	}
+	cands := make([]sweepCandidate, len(rates))
+	for i, rate := range rates {
+		cands[i] = sweepCandidate{label: fmt.Sprintf("%g", rate), set: func(o *TrainOptions, r *SweepResult) { set(o, rate); r.Rate = rate }}
+	}
+	res, best, err := sweep(ctx, study, o, kind+" learning-rate", kind+" lr", cands, rules, func(i, j int) bool { return rates[i] < rates[j] })
+	if err != nil {
+		return nil, 0, err
+	}
+	return res, rates[best], nil
+}
+
+// ScheduleSweep chooses the learning-rate schedule of a study's options
+// as LRSweep chooses a rate: each rule (FP32 and sign rules alike: a
+// schedule multiplies every group's rate by one factor, and the rates stay
+// the options') trains uniformly under each schedule for o.Seeds seeds,
+// validated on held-out training images, and the schedule with the
+// highest mean held-out accuracy over rules and seeds is chosen; a tie
+// goes to the earlier schedule of the list. It returns the sweep table and
+// the chosen schedule.
+func ScheduleSweep(ctx context.Context, study string, o TrainOptions, schedules []train.Schedule, rules []train.Rule) (*report.Result, train.Schedule, error) {
+	if len(schedules) == 0 || len(rules) == 0 {
+		return nil, train.Schedule{}, fmt.Errorf("schedule sweep: no schedules or no rules")
+	}
+	cands := make([]sweepCandidate, len(schedules))
+	for i, s := range schedules {
+		if err := s.Validate(o.Epochs); err != nil {
+			return nil, train.Schedule{}, err
+		}
+		cands[i] = sweepCandidate{label: s.String(), set: func(o *TrainOptions, r *SweepResult) { o.Schedule = s; r.Schedule = s.String() }}
+	}
+	res, best, err := sweep(ctx, study, o, "learning-rate schedule", "schedule", cands, rules, func(i, j int) bool { return i < j })
+	if err != nil {
+		return nil, train.Schedule{}, err
+	}
+	return res, schedules[best], nil
+}
+
+// sweep trains every rule at every candidate for o.Seeds seeds on
+// held-out validation and returns the table and the index of the
+// candidate with the highest mean held-out accuracy over rules and seeds;
+// between equal means, the one preferred by less.
+func sweep(ctx context.Context, study string, o TrainOptions, what, column string, cands []sweepCandidate, rules []train.Rule, less func(i, j int) bool) (*report.Result, int, error) {
+	if study != StudyValidated && study != StudyBoundary {
+		return nil, 0, fmt.Errorf("unknown study %q", study)
+	}
 	o.HoldOut = true
 	sets, info, err := o.LoadSets()
 	if err != nil {
 		return nil, 0, err
 	}
 	var all []SweepResult
-	t := report.Table{Name: "lr-sweep", Title: kind + " learning-rate sweep on " + info.Name + " (" + study + " study options)",
-		Columns: []string{kind + " lr"}}
+	t := report.Table{Name: "sweep", Title: what + " sweep on " + info.Name + " (" + study + " study options)", Columns: []string{column}}
+	if column != "schedule" {
+		t.Name = "lr-sweep"
+	}
 	for _, r := range rules {
 		t.Columns = append(t.Columns, train.Uniform(train.RuleSpec{Rule: r}).Label()+" held-out acc. (%)")
 	}
 	t.Columns = append(t.Columns, "mean (%)", "chosen")
-	best, bestAcc := rates[0], -1.0
+	best, bestAcc := 0, -1.0
 	var rows [][]any
-	for _, rate := range rates {
-		set(&o, rate)
-		row := []any{fmt.Sprintf("%g", rate)}
+	for i, c := range cands {
+		row := []any{c.label}
 		var accs []float64
 		for _, rule := range rules {
-			per, runs, err := sweepRuns(ctx, o, sets, rule, rate, kind)
+			per, runs, err := sweepRuns(ctx, o, sets, rule, c)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -75,43 +129,47 @@ func LRSweep(ctx context.Context, study string, o TrainOptions, rates []float32,
 			accs = append(accs, per...)
 		}
 		m, _ := stats.MeanSD(accs)
-		if m > bestAcc || (m == bestAcc && rate < best) {
-			best, bestAcc = rate, m
+		if m > bestAcc || (m == bestAcc && less(i, best)) {
+			best, bestAcc = i, m
 		}
 		rows = append(rows, append(row, fmt.Sprintf("%.2f", m)))
 	}
 	for i, row := range rows {
 		mark := ""
-		if rates[i] == best {
+		if i == best {
 			mark = "yes"
 		}
 		t.AddRow(append(row, mark)...)
 	}
-	set(&o, best)
-	t.Notes = []string{"Workload: " + describe(o, info) + " (the " + kind + " lr shown is the chosen one; each row trains at its own).",
-		"Held-out accuracy is measured on training images the runs never train on, not on the test split; the chosen rate has the highest mean over rules and seeds (a tie goes to the smaller rate)."}
-	res := &report.Result{Block: "train-sweep", Title: kind + " learning-rate sweep (" + study + ")", Data: all, Tables: []report.Table{t},
-		Summary: []string{fmt.Sprintf("Chosen %s learning rate: %g (mean held-out accuracy %.2f%%).", kind, best, bestAcc)}}
+	cands[best].set(&o, &SweepResult{})
+	t.Notes = []string{"Workload: " + describe(o, info) + " (the " + column + " shown is the chosen one; each row trains with its own).",
+		"Held-out accuracy is measured on training images the runs never train on, not on the test split; the chosen " + column + " has the highest mean over rules and seeds (a tie goes to the " + map[bool]string{true: "smaller rate", false: "earlier one listed"}[column != "schedule"] + ")."}
+	res := &report.Result{Block: "train-sweep", Title: what + " sweep (" + study + ")", Data: all, Tables: []report.Table{t},
+		Summary: []string{fmt.Sprintf("Chosen %s: %s (mean held-out accuracy %.2f%%).", column, cands[best].label, bestAcc)}}
 	return res, best, nil
 }
 
-// sweepRuns trains rule uniformly for o.Seeds seeds at o's rates and
+// sweepRuns trains rule uniformly for o.Seeds seeds with candidate c and
 // returns the held-out accuracies (%) and the runs.
-func sweepRuns(ctx context.Context, o TrainOptions, sets *data.Sets, rule train.Rule, rate float32, kind string) ([]float64, []SweepResult, error) {
+func sweepRuns(ctx context.Context, o TrainOptions, sets *data.Sets, rule train.Rule, c sweepCandidate) ([]float64, []SweepResult, error) {
 	var per []float64
 	var runs []SweepResult
 	for s := range o.Seeds {
 		seed := o.Seed + uint64(s)
-		cfg := o.Config(train.Uniform(train.RuleSpec{Rule: rule}), seed)
+		r := SweepResult{Rule: rule.String(), Seed: seed}
+		oc := o
+		c.set(&oc, &r)
+		cfg := oc.Config(train.Uniform(train.RuleSpec{Rule: rule}), seed)
 		cfg.Logf = nil
 		res, err := train.Run(ctx, cfg, sets)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s lr sweep %v at %g seed %d: %w", kind, rule, rate, seed, err)
+			return nil, nil, fmt.Errorf("sweep %v at %s seed %d: %w", rule, c.label, seed, err)
 		}
+		r.HeldOut = res.Final
 		per = append(per, 100*res.Final)
-		runs = append(runs, SweepResult{Rate: rate, Rule: rule.String(), Seed: seed, HeldOut: res.Final})
+		runs = append(runs, r)
 		if o.Logf != nil {
-			o.Logf("%s lr sweep: %v at %g seed %d: held-out acc %.2f%%", kind, rule, rate, seed, 100*res.Final)
+			o.Logf("sweep: %v at %s seed %d: held-out acc %.2f%%", rule, c.label, seed, 100*res.Final)
 		}
 	}
 	return per, runs, nil

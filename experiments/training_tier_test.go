@@ -1,7 +1,12 @@
 package experiments
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/nn"
+	"github.com/neuronfabric/nfabric/train"
 
 	"github.com/neuronfabric/nfabric/experiments/run"
 )
@@ -29,5 +34,19 @@ func TestStandardTier(t *testing.T) {
 	}
 	if want := len(vr)*v.Seeds + len(br)*b.Seeds; len(us) != want {
 		t.Errorf("%d units, want %d", len(us), want)
+	}
+	// Both halves of the learning-rate ablation run at the standard tier,
+	// each with its FP32 head at the sign rate.
+	var ablation int
+	for _, r := range br {
+		if strings.HasSuffix(r.label, "@lr") {
+			ablation++
+			if r.policy[nn.Head].Rule != train.FormatRule(lowbit.FP32) || r.policy[nn.Head].LR != b.SignLR || !r.policy[nn.Backbone].Rule.Sign() {
+				t.Errorf("%s: policy %v", r.label, r.policy)
+			}
+		}
+	}
+	if ablation != 2 {
+		t.Errorf("%d learning-rate ablation rows at the standard tier, want 2 (G-Binary and G-Ternary)", ablation)
 	}
 }

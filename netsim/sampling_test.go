@@ -8,8 +8,8 @@ import (
 )
 
 // TestSamplingLimit: an interval too fine for the run's length is refused
-// by Plan (and Run) before ns-3 starts (issue 25, item 6: --interval 1ns
-// ended in std::bad_alloc inside ns-3). The bound is intervals x link
+// by Plan (and Run) before ns-3 starts (--interval 1ns would end in
+// std::bad_alloc inside ns-3). The bound is intervals x link
 // directions <= MaxLinkSamples, by hand: a star of W hosts has 2W
 // directions, a leaf-spine adds 2 x leaves x spines.
 func TestSamplingLimit(t *testing.T) {

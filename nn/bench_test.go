@@ -152,3 +152,42 @@ func BenchmarkStandInStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStandInEval runs one validation batch (forward only, running
+// statistics) of the training stand-ins as train.Evaluate runs it: 512
+// random 28×28 images split over W = 8 replicas. Its cpu-ms/image beside
+// BenchmarkStandInStep's cpu-ms/step gives the training cost model's
+// split between trained and evaluated images (experiments/costs.go).
+//
+//	go test -run '^$' -bench 'StandIn(Step|Eval)' -benchtime 20x ./nn
+func BenchmarkStandInEval(b *testing.B) {
+	for _, tt := range []struct{ c, classes int }{{1, 10}, {2, 100}} {
+		b.Run(fmt.Sprintf("C=%d/classes=%d", tt.c, tt.classes), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 0))
+			m, err := nn.NewResNet(rng, nn.StandInConfig(tt.c, 28, 28, tt.classes))
+			if err != nil {
+				b.Fatal(err)
+			}
+			const batch, w = 512, 8
+			reps := m.NewReplicas(w)
+			x := nn.NewTensor(batch, tt.c, 28, 28)
+			for i := range x.Data {
+				x.Data[i] = float32(rng.NormFloat64())
+			}
+			y := make([]int, batch)
+			for i := range y {
+				y[i] = rng.IntN(tt.classes)
+			}
+			res := make([]nn.ShardResult, w)
+			nn.EvalShards(reps, x, y, res)
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				nn.EvalShards(reps, x, y, res)
+			}
+			if cpu := cpuSeconds() - cpu0; cpu > 0 {
+				b.ReportMetric(cpu*1e3/float64(batch*b.N), "cpu-ms/image")
+			}
+		})
+	}
+}

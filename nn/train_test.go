@@ -268,8 +268,8 @@ func (e *endless) Read(p []byte) (int, error) {
 
 // TestCheckpointReadBounded: a checkpoint stream that never ends is
 // refused at the size limit, and one that does not open with the magic
-// at its first bytes (--resume --checkpoint /dev/zero) at once (issue 25,
-// item 6: the whole stream used to be read into memory).
+// at its first bytes (--resume --checkpoint /dev/zero) at once, rather
+// than reading the whole stream into memory.
 func TestCheckpointReadBounded(t *testing.T) {
 	e := &endless{}
 	if _, err := readCheckpoint(e, 1<<20); err == nil || !strings.Contains(err.Error(), "more than") {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,6 +38,10 @@ type Claim struct {
 	// the block's stated rule ("converged", "not converged: ..."), or
 	// "n/a" for claims that involve no training.
 	Convergence string `json:"convergence"`
+	// SeedsToDecide, for an inconclusive claim, says how many paired
+	// seeds would decide it (SeedsRule) or what else it lacks; empty for
+	// every other verdict.
+	SeedsToDecide string `json:"seeds_to_decide,omitempty"`
 }
 
 // Verdicts of a Claim. A claim on seeds holds when its whole interval lies
@@ -55,11 +60,26 @@ const (
 // LedgerColumns are the ledger table's columns, in order.
 var LedgerColumns = []string{"block", "section", "claim", "paper", "ours", "interval", "criterion", "verdict", "tier", "convergence"}
 
+// SeedsColumn is the ledger's column of SeedsToDecide, shown (after the
+// verdict) when some claim has one.
+const SeedsColumn = "seeds to decide"
+
+// HasSeedsToDecide reports whether some claim says how many seeds would
+// decide it: the ledger then has the SeedsColumn and the SeedsRule note.
+func HasSeedsToDecide(claims []Claim) bool {
+	return slices.ContainsFunc(claims, func(c Claim) bool { return c.SeedsToDecide != "" })
+}
+
 // LedgerTable lays claims out as the ledger table, one row per claim in
 // the order given. blockCell renders a row's block cell (a link to the
 // block's section or file); nil prints the block's name.
 func LedgerTable(claims []Claim, blockCell func(block string) string) Table {
-	t := Table{Name: "ledger", Title: "Claims ledger: every claim of every block", Columns: LedgerColumns}
+	seeds := HasSeedsToDecide(claims)
+	cols := LedgerColumns
+	if seeds {
+		cols = slices.Insert(slices.Clone(cols), slices.Index(cols, "verdict")+1, SeedsColumn)
+	}
+	t := Table{Name: "ledger", Title: "Claims ledger: every claim of every block", Columns: cols}
 	for _, c := range claims {
 		b := c.Block
 		if blockCell != nil {
@@ -69,11 +89,21 @@ func LedgerTable(claims []Claim, blockCell func(block string) string) Table {
 		if interval == "" {
 			interval = "-"
 		}
-		t.Rows = append(t.Rows, []string{b, c.Section, c.Name, c.Paper, c.Ours, interval, c.Criterion, c.Verdict, c.Tier, c.Convergence})
+		row := []string{b, c.Section, c.Name, c.Paper, c.Ours, interval, c.Criterion, c.Verdict, c.Tier, c.Convergence}
+		if seeds {
+			row = slices.Insert(row, 8, cmp.Or(c.SeedsToDecide, "-"))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	t.Notes = []string{LedgerRule}
+	if seeds {
+		t.Notes = append(t.Notes, SeedsRule)
+	}
 	return t
 }
+
+// SeedsRule states the power rule behind the SeedsColumn.
+const SeedsRule = "Seeds to decide (inconclusive claims): the number n of paired seeds at which the 95% t interval, at the observed mean and standard deviation of the per-seed values (for a recovery fraction, of (split - full) - θ(FP32 - full) at the criterion's θ), would lie wholly on one side of the criterion's nearest end: the least n with t(0.975, n-1)·s/√n < δ, δ the distance from the mean to that end (stats.SeedsToDecide). Since a new estimate falls on either side of the present one, that n decides the claim about half the time; the figure after it is the n for 80% power, (t(0.975, n-1) + t(0.8, n-1))·s/√n < δ. For a claim over several rules, the most any rule needs. Run them with `nfabric reproduce --tier T --only BLOCK --seeds N` (or `--shard i/n` on a cluster: docs/running.md)."
 
 // LedgerRule states how the ledger's verdicts are reached; printed under
 // the ledger in every rendering.

@@ -32,7 +32,7 @@ func TestFileStem(t *testing.T) {
 
 // TestWriteFilesStaysInDir: a figure named after a hostile model name is
 // written inside the directory, under the name Markdown links, and the
-// Markdown carries no raw HTML from the data (issue 25, items 7 and 13).
+// Markdown carries no raw HTML from the data.
 func TestWriteFilesStaysInDir(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "a", "b")

@@ -42,13 +42,19 @@ type Page struct {
 // SVGs are inlined only if they are plain SVG from this package's
 // renderers (no scripts, event handlers or foreign objects).
 func (p Page) HTML() ([]byte, error) {
-	view := pageView{Title: p.Title, Intro: p.Intro, Ledger: p.Ledger, LedgerNote: LedgerRule}
+	view := pageView{Title: p.Title, Intro: p.Intro, Ledger: p.Ledger, LedgerNote: LedgerRule, SeedsColumn: HasSeedsToDecide(p.Ledger)}
+	if view.SeedsColumn {
+		view.SeedsNote = SeedsRule
+	}
 	if len(p.Ledger) > 0 {
 		view.LedgerSummary = LedgerSummary(p.Ledger)
 	}
 	for _, c := range p.Ledger {
 		if c.Interval == "" {
 			c.Interval = "-"
+		}
+		if c.SeedsToDecide == "" {
+			c.SeedsToDecide = "-"
 		}
 		view.Claims = append(view.Claims, claimView{Claim: c, BlockID: "block-" + c.Block, Class: verdictClass(c.Verdict)})
 	}
@@ -82,8 +88,11 @@ type pageView struct {
 	Intro                     []string
 	Ledger                    []Claim
 	LedgerSummary, LedgerNote string
-	Claims                    []claimView
-	Blocks                    []blockView
+	// SeedsColumn shows the ledger's SeedsColumn, explained by SeedsNote.
+	SeedsColumn bool
+	SeedsNote   string
+	Claims      []claimView
+	Blocks      []blockView
 }
 
 type claimView struct {
@@ -339,12 +348,13 @@ td.v-holds{background:#dff3e3}td.v-fails{background:#fbdada}td.v-open{background
 <h2>Claims ledger</h2>
 <p>{{.LedgerSummary}}</p>
 <div class="tablewrap"><table>
-<thead><tr><th>block</th><th>section</th><th>claim</th><th class="paper">paper</th><th>ours</th><th>interval</th><th>criterion</th><th>verdict</th><th>tier</th><th>convergence</th></tr></thead>
+<thead><tr><th>block</th><th>section</th><th>claim</th><th class="paper">paper</th><th>ours</th><th>interval</th><th>criterion</th><th>verdict</th>{{if .SeedsColumn}}<th>seeds to decide</th>{{end}}<th>tier</th><th>convergence</th></tr></thead>
 <tbody>
-{{range .Claims}}<tr><td><a href="#{{.BlockID}}">{{.Block}}</a></td><td>{{.Section}}</td><td>{{.Name}}</td><td class="paper">{{.Paper}}</td><td>{{.Ours}}</td><td>{{.Interval}}</td><td>{{.Criterion}}</td><td class="{{.Class}}">{{.Verdict}}</td><td>{{.Tier}}</td><td>{{.Convergence}}</td></tr>
+{{range .Claims}}<tr><td><a href="#{{.BlockID}}">{{.Block}}</a></td><td>{{.Section}}</td><td>{{.Name}}</td><td class="paper">{{.Paper}}</td><td>{{.Ours}}</td><td>{{.Interval}}</td><td>{{.Criterion}}</td><td class="{{.Class}}">{{.Verdict}}</td>{{if $.SeedsColumn}}<td>{{.SeedsToDecide}}</td>{{end}}<td>{{.Tier}}</td><td>{{.Convergence}}</td></tr>
 {{end}}</tbody></table></div>
 <p class="detail">{{.LedgerNote}}</p>
-</section>
+{{if .SeedsColumn}}<p class="detail">{{.SeedsNote}}</p>
+{{end}}</section>
 {{end}}<nav><h2 id="contents">Contents</h2>
 <ol>
 {{range .Blocks}}<li><a href="#{{.ID}}">{{.Title}}</a> <code>{{.Name}}</code><span class="status status-{{.Status}}">{{.Status}}</span>{{if .Detail}} <span class="detail">{{.Detail}}</span>{{end}}</li>

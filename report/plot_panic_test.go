@@ -7,7 +7,7 @@ import (
 
 // TestLinePlotNeverPanics: values the plotting library cannot scale (a log
 // axis spanning more than float64 can tick, subnormal values) give an
-// error or a plot, never a panic (issue 15, item 13).
+// error or a plot, never a panic.
 func TestLinePlotNeverPanics(t *testing.T) {
 	for _, ys := range [][]float64{
 		{1e-300, 1e300},

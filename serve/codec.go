@@ -23,7 +23,7 @@ var malformed sync.Map // proto.Message (pointer) -> error
 // valid protobuf decodes to an empty message and its error is kept for
 // malformedUnary and malformedStream, which answer INVALID_ARGUMENT: grpc
 // itself turns every decoding failure into INTERNAL, which reads as a
-// server bug (issue 25, item 5).
+// server bug.
 type checkedCodec struct{ encoding.CodecV2 }
 
 func (c checkedCodec) Unmarshal(data mem.BufferSlice, v any) error {

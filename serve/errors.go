@@ -21,7 +21,7 @@ const maxViolations = 64
 
 // maxEcho is how many bytes of a field path or a description a status
 // carries: an error that quotes a client's long bad value would otherwise
-// make a reply too large to send (issue 25, item 2).
+// make a reply too large to send.
 const maxEcho = 256
 
 // truncate shortens s to at most maxEcho bytes (on a rune boundary) with

@@ -26,9 +26,8 @@ import (
 	"github.com/neuronfabric/nfabric/serve/client"
 )
 
-// Regression tests for issue 25, items 1, 2 and 5 (the service under a
-// hostile client). Each failed on the code before the fix; see the
-// commit messages.
+// Regression tests of the service under a hostile client. Each failed on
+// the code before its fix; see the commit messages.
 
 // wantCode fails unless err has code c and, when field is not empty, a
 // message that starts with field.

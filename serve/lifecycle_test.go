@@ -246,7 +246,7 @@ func TestTokenAuth(t *testing.T) {
 
 // TestMutualTLS: with client certificates required, a client with a
 // certificate from the CA is served and one without gets UNAUTHENTICATED
-// (issue 25, item 5: old code failed the handshake, UNAVAILABLE).
+// (not a failed handshake, which the client sees as UNAVAILABLE).
 func TestMutualTLS(t *testing.T) {
 	ca, caKey := newCert(t, nil, nil, true)
 	srvCert, srvKey := newCert(t, ca, caKey, false)

@@ -19,7 +19,7 @@ import (
 // only the user may write, $XDG_RUNTIME_DIR/nfabric, or with
 // XDG_RUNTIME_DIR unset nfabric-UID under os.TempDir() (never the
 // world-writable directory itself, where another user could bind the
-// path first; issue 25, item 4). ListenUnix creates the directory.
+// path first). ListenUnix creates the directory.
 func DefaultSocket() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "nfabric", "nfabric.sock")

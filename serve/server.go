@@ -276,7 +276,7 @@ func New(opts Options) *Server {
 		// Verify a certificate in the handshake when one is sent, and
 		// refuse calls without one with UNAUTHENTICATED: a handshake that
 		// fails reaches the client as UNAVAILABLE, which reads as "server
-		// down" (issue 25, item 5).
+		// down".
 		cfg := opts.TLS.Clone()
 		cfg.ClientAuth = tls.VerifyClientCertIfGiven
 		s.opts.TLS, s.needCert = cfg, true

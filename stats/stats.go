@@ -224,3 +224,59 @@ func Decide(iv Interval, r Region) Decision {
 	}
 	return Straddles
 }
+
+// SeedsToDecide is the power rule behind the ledger's "seeds to decide":
+// the smallest number of paired seeds n >= 2 at which the t interval of
+// the mean of per-seed values with the observed mean m and sample
+// standard deviation s would lie wholly on one side of the nearest end of
+// r, the side m is on (inside r when m is, else outside). With δ the
+// distance from m to that end and t_q(ν) Student's quantile,
+//
+//	n = min { n >= 2 : (t_{(1+level)/2}(n-1) + t_power(n-1)) · s/√n < δ }.
+//
+// At power 0.5 (t_0.5 = 0) it is the n at which an interval centred on
+// the present estimate just clears the criterion: if the estimate and the
+// SD stay where they are, n seeds decide the claim; since a new estimate
+// falls on either side of the present one, that n decides it about half
+// the time. At power 0.8 it is the usual sample size of a one-sample t
+// test with 80% power at a true mean m (the central-t approximation of
+// the non-central t). ok is false when no n would do: m lies on an end
+// of r (δ = 0), or an argument is not finite or out of range. When s = 0
+// and δ > 0, n = 2.
+func SeedsToDecide(m, s float64, r Region, level, power float64) (n int, ok bool) {
+	if math.IsNaN(m) || math.IsInf(m, 0) || math.IsNaN(s) || math.IsInf(s, 0) || s < 0 ||
+		!(level > 0 && level < 1) || !(power >= 0.5 && power < 1) {
+		return 0, false
+	}
+	delta := math.Min(math.Abs(m-r.Lo), math.Abs(r.Hi-m)) // ±Inf ends are never nearest
+	if !(delta > 0) || math.IsInf(delta, 0) {
+		return 0, false
+	}
+	if s == 0 {
+		return 2, true
+	}
+	half := func(n int) float64 {
+		t := TQuantile((1+level)/2, n-1)
+		if power != 0.5 {
+			t += TQuantile(power, n-1)
+		}
+		return t * s / math.Sqrt(float64(n))
+	}
+	// t_q(ν) >= z_q, so no n below the normal approximation's qualifies:
+	// start there and walk up.
+	z := distuv.UnitNormal.Quantile((1+level)/2) + distuv.UnitNormal.Quantile(power)
+	start := math.Floor(z * z * s * s / (delta * delta))
+	if start > maxSeedsToDecide {
+		return 0, false
+	}
+	for n = max(2, int(start)); n <= maxSeedsToDecide; n++ {
+		if half(n) < delta {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// maxSeedsToDecide bounds SeedsToDecide's search: past a million seeds a
+// claim is undecidable in practice, and SeedsToDecide says so (ok false).
+const maxSeedsToDecide = 1_000_000

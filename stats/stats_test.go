@@ -142,6 +142,91 @@ func TestIntervalString(t *testing.T) {
 	}
 }
 
+// TestSeedsToDecideByHand checks the power rule against n worked out from
+// printed t tables: with m = 1.5 and s = 1 against [-2, 2] (δ = 0.5),
+// t(0.975, 16)/√17 = 2.1199/4.1231 = 0.514 and t(0.975, 17)/√18 =
+// 2.1098/4.2426 = 0.497, so n = 18; the same by symmetry for m = 3, s = 2
+// outside [-2, 2] (δ = 1); with m = 4, s = 3 against [5, ∞) (δ = 1),
+// t(0.975, 36)·3/√37 = 2.0281·3/6.0828 = 1.0003 and t(0.975, 37)·3/√38 =
+// 2.0262·3/6.1644 = 0.9861, so n = 38; at 80% power and m = 1.5, s = 1,
+// (t(0.975, 32) + t(0.8, 32))/√33 = (2.0369 + 0.8530)/5.7446 = 0.5031 and
+// (t(0.975, 33) + t(0.8, 33))/√34 = (2.0345 + 0.8527)/5.8310 = 0.4952,
+// so n = 34.
+func TestSeedsToDecideByHand(t *testing.T) {
+	for _, c := range []struct {
+		m, s  float64
+		r     Region
+		power float64
+		n     int
+		ok    bool
+	}{
+		{1.5, 1, Within(2), 0.5, 18, true},
+		{-1.5, 1, Within(2), 0.5, 18, true},
+		{3, 2, Within(2), 0.5, 18, true},
+		{4, 3, AtLeast(5), 0.5, 38, true},
+		{1.5, 1, Within(2), 0.8, 34, true},
+		{1, 0, AtLeast(0), 0.5, 2, true},
+		{2, 1, Within(2), 0.5, 0, false},           // on the boundary: no n decides it
+		{0, 1e-9, AtLeast(1), 0.5, 2, true},        // tiny SD
+		{0.5, 1e3, AtLeast(0.5001), 0.5, 0, false}, // beyond a million seeds
+		{math.NaN(), 1, Within(2), 0.5, 0, false},
+		{1, -1, Within(2), 0.5, 0, false},
+		{1, 1, Within(2), 0.4, 0, false},
+	} {
+		n, ok := SeedsToDecide(c.m, c.s, c.r, Level, c.power)
+		if n != c.n || ok != c.ok {
+			t.Errorf("SeedsToDecide(%g, %g, %v, power %g) = %d, %v; want %d, %v", c.m, c.s, c.r, c.power, n, ok, c.n, c.ok)
+		}
+	}
+}
+
+// TestSeedsToDecideClears: at the n the rule returns, an interval of n
+// values with the same mean and SD lies on the decided side (MeanT and
+// Decide agree), and at n - 1 it does not.
+func TestSeedsToDecideClears(t *testing.T) {
+	sample := func(n int, m, s float64) []float64 {
+		// n values with mean m and sample SD s exactly: ±a around m.
+		d := make([]float64, n)
+		a := s * math.Sqrt(float64(n-1)/float64(n))
+		for i := range d {
+			d[i] = m + a
+			if i%2 == 1 {
+				d[i] = m - a
+			}
+		}
+		if n%2 == 1 { // odd: one value at m, the rest ±b
+			b := s * math.Sqrt(float64(n-1)/float64(n-1))
+			for i := range d {
+				d[i] = m + b
+				if i%2 == 1 {
+					d[i] = m - b
+				}
+			}
+			d[n-1] = m
+		}
+		return d
+	}
+	for _, c := range []struct {
+		m, s float64
+		r    Region
+		want Decision
+	}{{-1.66, 1.28, Within(2), Inside}, {13.5, 4.5, AtLeast(5), Inside}, {0.45, 0.3, AtLeast(0.5), Outside}} {
+		n, ok := SeedsToDecide(c.m, c.s, c.r, Level, 0.5)
+		if !ok {
+			t.Fatalf("%+v: no n", c)
+		}
+		for _, k := range []int{n - 1, n} {
+			iv, err := MeanT(sample(k, c.m, c.s), Level)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Decide(iv, c.r); (got == c.want) != (k == n) {
+				t.Errorf("%+v: n = %d; at %d seeds the interval %v is %v", c, n, k, iv, got)
+			}
+		}
+	}
+}
+
 // TestMeanSD checks the one mean/SD against hand-computed values: the
 // classic {2, 4, 4, 4, 5, 5, 7, 9} has mean 5 and squared deviations
 // summing to 32, so the n-1 SD is sqrt(32/7); one value has no spread

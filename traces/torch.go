@@ -18,9 +18,11 @@ import (
 
 // A torch.profiler trace is the Chrome trace-event JSON that
 // torch.profiler.profile(...).export_chrome_trace writes: an object with
-// "traceEvents" (torch 2.x, beside "distributedInfo" and others) or a
-// bare list of events (torch 1.x). ReadTorchProfile reads it as a bucket
-// trace:
+// "traceEvents" (the Kineto profiler's, beside "distributedInfo" and
+// others) or a bare list of events (the legacy profiler's, in a torch
+// built without Kineto, such as Debian's python3-torch: its events carry
+// no args, so no collective sizes, and such a trace is refused with what
+// to do). ReadTorchProfile reads it as a bucket trace:
 //
 //   - Collectives. Each "record_param_comms" CPU event (what NCCL and
 //     other backends record: "Collective name", "In msg nelems", "dtype",
@@ -137,6 +139,7 @@ type torchTrace struct {
 	colls, c10d          []torchColl
 	annotations          map[collective.Op][]string // the backend's dtype per launch
 	nEvents              int64
+	legacy               bool    // a bare list of events: the legacy profiler's
 	first                float64 // the earliest complete event
 	haveFirst            bool
 	worldSize            int
@@ -163,6 +166,7 @@ func (tt *torchTrace) decode(data []byte) error {
 		return profErr(err, data, tt.name)
 	}
 	if tok == json.Delim('[') {
+		tt.legacy = true
 		return tt.events(dec, data)
 	}
 	if tok != json.Delim('{') {
@@ -453,8 +457,11 @@ func (tt *torchTrace) typeC10d() error {
 	next := map[collective.Op]int{}
 	for i := range tt.c10d {
 		c := &tt.c10d[i]
+		if c.elems < 0 && tt.legacy {
+			return fmt.Errorf("%s at ts %v carries no Input Dims: the trace is a bare list of events, as the legacy profiler of a torch built without Kineto writes it (torch.autograd.kineto_available() is False, as in Debian's python3-torch), and that profiler exports no shapes: profile with a Kineto build of PyTorch (pip install torch) and record_shapes=True", c.name, c.ts)
+		}
 		if c.elems < 0 {
-			return fmt.Errorf("%s at ts %v carries no Input Dims: profile with record_shapes=True (torch.profiler.profile(..., record_shapes=True), PyTorch 2.x; PyTorch 1.x's Chrome trace has no shapes)", c.name, c.ts)
+			return fmt.Errorf("%s at ts %v carries no Input Dims: profile with record_shapes=True (torch.profiler.profile(..., record_shapes=True))", c.name, c.ts)
 		}
 		ann := tt.annotations[c.op]
 		k := next[c.op]

@@ -1,7 +1,9 @@
 package traces
 
 import (
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,4 +212,76 @@ func FuzzReadTorchProfile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readGz reads a gzipped fixture of testdata.
+func readGz(t *testing.T, name string) []byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// The two recorded fixtures are rank 0's torch.profiler Chrome traces of
+// one 2-rank gloo DDP job on the CPU, two steps of
+// Linear(64,128)-ReLU-Linear(128,10) (SGD, batch 16), profiled with
+// torch.profiler.profile(activities=[CPU], record_shapes=True) and
+// export_chrome_trace: ddp-gloo-mlp.0.json.gz by a PyTorch built with
+// Kineto (the object form, distributedInfo), ddp-gloo-mlp-legacy.0.json.gz
+// by Debian's python3-torch 1.13, built without Kineto (a bare list of
+// events without args).
+
+// TestTorchRecordedGloo: the Kineto trace of a real 2-rank job prices to
+// the model's gradient bytes each step: 4 bytes x its 64*128+128 +
+// 128*10+10 = 9,610 parameters, one all-reduce a step (DDP's single
+// bucket), 2 workers from distributedInfo; DDP's buffer broadcasts are
+// read as broadcasts, not gradients.
+func TestTorchRecordedGloo(t *testing.T) {
+	tr, err := ReadTorchProfile(readGz(t, "ddp-gloo-mlp.0.json.gz"), "ddp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const params = 64*128 + 128 + 128*10 + 10
+	if tr.Workers != 2 || len(tr.Steps) != 2 {
+		t.Fatalf("%d workers, %d steps; want 2 and 2", tr.Workers, len(tr.Steps))
+	}
+	for _, s := range tr.Steps {
+		var grad int64
+		for _, b := range s.Buckets {
+			switch b.Op {
+			case collective.AllReduce:
+				grad += b.Bytes
+			case collective.Broadcast:
+			default:
+				t.Errorf("step %d: a %v", s.Step, b.Op)
+			}
+		}
+		if grad != 4*params {
+			t.Errorf("step %d: all-reduce bytes %d; want 4 x %d", s.Step, grad, params)
+		}
+		if s.BackwardPS <= 0 || s.ForwardPS <= 0 {
+			t.Errorf("step %d: forward %d ps, backward %d ps", s.Step, s.ForwardPS, s.BackwardPS)
+		}
+	}
+}
+
+// TestTorchLegacyRefused: the legacy profiler's trace of the same job
+// holds the c10d:: collectives without shapes; the refusal names the file
+// and says which torch to profile with.
+func TestTorchLegacyRefused(t *testing.T) {
+	_, err := ReadTorchProfile(readGz(t, "ddp-gloo-mlp-legacy.0.json.gz"), "legacy.json")
+	if err == nil || !strings.Contains(err.Error(), "legacy.json") || !strings.Contains(err.Error(), "built without Kineto") {
+		t.Fatalf("err %v; want the legacy profiler named", err)
+	}
 }

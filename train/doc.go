@@ -51,7 +51,10 @@
 //	v ← μ·v + d + λ·w,   w ← w − lr_group·v
 //
 // so for G-Binary, G-Ternary, MajoritySign and SignOfMean the momentum
-// buffer accumulates the {−1, 0, +1} vector d.
+// buffer accumulates the {−1, 0, +1} vector d. A learning-rate schedule
+// (Config.Schedule: cosine decay with an optional linear warm-up, or step
+// decay) multiplies every group's rate by the same factor of the step, so
+// the policies of a seed stay paired; the default is constant.
 //
 // # Extensions beyond the paper
 //

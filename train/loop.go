@@ -19,7 +19,8 @@ import (
 //
 // Learning rate: each step, group g trains with Config.RuleLR of the rule
 // the aggregation applied to g that step (for a latched aggregator, the
-// rule its latches selected).
+// rule its latches selected), times Config.Schedule's factor of the step,
+// which is the same for every group and every rule.
 //
 // Velocity reset: when the rule of a group differs from the rule it had on
 // the loop's previous step, the group's SGD velocity is cleared before the
@@ -61,8 +62,8 @@ type Loop struct {
 type Hooks struct {
 	// BeforeStep runs before forward and backward, with the batch in
 	// Stepper.X and Stepper.Y (s.N images); it may rewrite the labels
-	// or the aggregator's mode latches. s.Loss, s.Correct and s.Policy
-	// are not set yet.
+	// or the aggregator's mode latches. s.Loss, s.Correct, s.Policy and
+	// s.LRFactor are not set yet.
 	BeforeStep func(s *Step) error
 	// AfterAggregate runs once the step's update direction is aggregated
 	// and applied by SGD; the workers' gradients (Stepper.Grads) and the
@@ -86,6 +87,9 @@ type Step struct {
 	Correct int
 	// Policy is the aggregation the step applied, per group.
 	Policy Policy
+	// LRFactor is the schedule's factor the step's rates were multiplied
+	// by (Config.Schedule; 1 when constant).
+	LRFactor float64
 }
 
 // NewLoop returns the loop of cfg (validated by the caller, defaults
@@ -128,7 +132,7 @@ func (l *Loop) epoch(ctx context.Context, epoch int) error {
 			return err
 		}
 		s.InEpoch++
-		s.Index, s.N, s.Loss, s.Correct, s.Policy = l.steps, n, 0, 0, Policy{}
+		s.Index, s.N, s.Loss, s.Correct, s.Policy, s.LRFactor = l.steps, n, 0, 0, Policy{}, 0
 		if err := l.step(&s); err != nil {
 			return fmt.Errorf("epoch %d step %d: %w", epoch, s.InEpoch, err)
 		}
@@ -174,7 +178,8 @@ func (l *Loop) step(s *Step) error {
 	}
 	t2 := time.Now()
 	s.Policy = l.Agg.Policy()
-	l.update(s.Policy)
+	s.LRFactor = l.cfg.Schedule.Factor((s.Epoch-1)*s.Batches+s.InEpoch-1, s.Batches, l.cfg.Epochs)
+	l.update(s.Policy, s.LRFactor)
 	t3 := time.Now()
 	if l.Hooks.AfterAggregate != nil {
 		if err := l.Hooks.AfterAggregate(s); err != nil {
@@ -190,12 +195,16 @@ func (l *Loop) step(s *Step) error {
 }
 
 // update clears the velocity of every group whose rule switched, then
-// applies the aggregate with each group's learning rate.
-func (l *Loop) update(pol Policy) {
+// applies the aggregate with each group's learning rate times the
+// schedule's factor.
+func (l *Loop) update(pol Policy, factor float64) {
 	m := l.Stepper.Model
 	var lrs [nn.NumGroups]float32
 	for _, g := range nn.Groups() {
 		lrs[g] = l.cfg.RuleLR(pol[g])
+		if factor != 1 {
+			lrs[g] = float32(float64(lrs[g]) * factor)
+		}
 		if l.stepped && updateKind(pol[g].Rule) != updateKind(l.prev[g].Rule) {
 			for i, prm := range m.Params {
 				if prm.Group == g {

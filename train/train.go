@@ -45,7 +45,10 @@ type Config struct {
 	// aggregate d (FP32 mean or u in {-1,0,+1}) enters as
 	// v ← Momentum·v + d + WeightDecay·w,  w ← w − lr_group·v.
 	Momentum, WeightDecay float32
-	Policy                Policy
+	// Schedule multiplies every group's rate by the same factor of the
+	// step (cosine, step decay, a warm-up); the zero value is constant.
+	Schedule Schedule
+	Policy   Policy
 	// Layout of the controller regions (G-Binary and G-Ternary groups).
 	Layout lowbit.Layout
 	// Aug is the training augmentation (CIFAR: Pad 4, Flip).
@@ -130,6 +133,9 @@ func (c Config) Validate() error {
 	}
 	if c.Resume && c.Checkpoint == "" {
 		return errors.New("resume needs a checkpoint path")
+	}
+	if err := c.Schedule.Validate(c.Epochs); err != nil {
+		return err
 	}
 	if err := c.Policy.Validate(); err != nil {
 		return fmt.Errorf("policy: %w", err)
@@ -264,6 +270,9 @@ type Result struct {
 	Timing Timing  `json:"timing"`
 	// ResumedFrom is the epoch the run resumed after (0: fresh).
 	ResumedFrom int `json:"resumed_from,omitempty"`
+	// Schedule is the run's learning-rate schedule (Schedule.String), ""
+	// when constant.
+	Schedule string `json:"schedule,omitempty"`
 }
 
 // Run trains cfg.Model on sets.Train and validates on sets.Test after every
@@ -280,6 +289,9 @@ func Run(ctx context.Context, cfg Config, sets *data.Sets) (*Result, error) {
 		Policy: cfg.Policy.String(), Label: cfg.Policy.Label(), Model: m.Name,
 		Params: m.NumParams(), Head: m.GroupParams(nn.Head),
 		Traffic: PolicyTraffic(m, cfg.Policy),
+	}
+	if !cfg.Schedule.IsConstant() {
+		res.Schedule = cfg.Schedule.String()
 	}
 	start := 1
 	if cfg.Resume {
@@ -425,13 +437,19 @@ func Evaluate(reps []*nn.Replica, d *data.Dataset, batch int) (loss, acc float64
 // fingerprint is the part of the config a checkpoint must match to resume:
 // everything that shapes the trajectory. Epochs (a resumed run may train
 // longer) and the diagnostic settings (they only read gradients) are not
-// part of it. The data sets are: name, size and a CRC of images and labels,
+// part of it, except that a schedule other than constant shapes every step
+// by the run's length, so it adds itself and the epochs (a constant run's
+// fingerprint reads as it did before schedules existed). The data sets are: name, size and a CRC of images and labels,
 // so another data set, --train-n, --test-n or --per-class is refused.
 func fingerprint(c Config, sets *data.Sets) string {
 	c.defaults()
-	return fmt.Sprintf("model=%s hidden=%v workers=%d batch=%d lr=%g signlr=%g mom=%g wd=%g policy=%s layout=%v aug=%+v seed=%d train=%s test=%s",
+	fp := fmt.Sprintf("model=%s hidden=%v workers=%d batch=%d lr=%g signlr=%g mom=%g wd=%g policy=%s layout=%v aug=%+v seed=%d train=%s test=%s",
 		c.Model, c.Hidden, c.Workers, c.Batch, c.LR, c.SignLR, c.Momentum, c.WeightDecay, c.Policy, c.Layout, c.Aug, c.Seed,
 		dataFingerprint(sets.Train), dataFingerprint(sets.Test))
+	if !c.Schedule.IsConstant() {
+		fp += fmt.Sprintf(" schedule=%s epochs=%d", c.Schedule, c.Epochs)
+	}
+	return fp
 }
 
 // dataFingerprint names a split by its name, size and content.

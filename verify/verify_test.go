@@ -129,7 +129,7 @@ func TestVerifyCatchesFaults(t *testing.T) {
 // packet carries. With W = 1 the G-Binary count byte is the written byte,
 // so the naive oracle must flag no G-Binary line there; its expectation is
 // the number of lines whose correct response differs from the write,
-// counted here by hand from the reduction's definition (issue 15, item 4).
+// counted here by hand from the reduction's definition.
 func TestVerifyEveryPacketWidth(t *testing.T) {
 	for w := 1; w <= 8; w++ {
 		res, err := Run(context.Background(), Config{Lines: 300, Workers: w, Sweeps: 0, Seed: 3})

@@ -7,7 +7,7 @@ import (
 
 // TestTimelineRefusesOverflow: a step too long for the picosecond
 // timeline (fwd_flops: 1e30, or a huge batch) is an error naming the
-// model, not a negative time (issue 15, item 15).
+// model, not a negative time.
 func TestTimelineRefusesOverflow(t *testing.T) {
 	p, err := ParseProfileYAML([]byte("name: big\nlayers: [{name: a, tensors: [{name: w, shape: [4]}], fwd_flops: 1e30}]\n"), "big.yaml")
 	if err != nil {

@@ -6,8 +6,7 @@ import (
 )
 
 // TestProfileYAMLRejectsFloatsInIntegers: yaml.v3 truncates 2.9 to 2 in an
-// integer field; a profile must reject it, naming the field (issue 15,
-// item 8).
+// integer field; a profile must reject it, naming the field.
 func TestProfileYAMLRejectsFloatsInIntegers(t *testing.T) {
 	for _, c := range []struct{ doc, field string }{
 		{"name: m\nseq_len: 2.7\nlayers: [{name: a, tensors: [{name: w, shape: [4]}]}]\n", "seq_len"},

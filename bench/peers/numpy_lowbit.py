@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""numpy peer for the lowbit Go benchmarks (issue 2, "Performance").
+"""numpy peer for the lowbit Go benchmarks (the speed goals are Go benchmarks compared with peers).
 
 Times what a researcher would write in numpy for the same work the Go
 kernels in lowbit do, on the same sizes, and prints the results as Go

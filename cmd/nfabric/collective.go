@@ -143,7 +143,7 @@ func newCollectiveCmd() *cobra.Command {
 	f.StringVar(&links, "links", "", "YAML file of extra links")
 	f.StringVar(&o.AstraNetwork, "astra-network", "", "ASTRA-sim analytical network YAML (topology, npus_count, bandwidth, latency): price the FP32 network rows in ASTRA-sim's analytical mode (with --astra-system)")
 	f.StringVar(&o.AstraSystem, "astra-system", "", "ASTRA-sim system JSON (preferred-dataset-splits, endpoint-delay, local-mem-bw, implementations), with --astra-network")
-	f.StringVar(&out, "out", "", "also write JSON, Markdown and SVG into this directory")
+	dirFlag(f, &out, "out", "", "also write JSON, Markdown and SVG into this directory")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

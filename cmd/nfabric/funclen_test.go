@@ -9,9 +9,8 @@ import (
 	"testing"
 )
 
-// maxFuncLines bounds every function in cmd/nfabric (issue 27: the command
-// line parses flags, wires and prints; a longer function is doing a
-// package's work).
+// maxFuncLines bounds every function in cmd/nfabric: the command line parses
+// flags, wires and prints; a longer function is doing a package's work.
 const maxFuncLines = 60
 
 // TestFunctionLength parses this package's sources and fails on any

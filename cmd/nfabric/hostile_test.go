@@ -14,8 +14,7 @@ import (
 
 // TestHostileSizesExit2: sizes that used to end in an out-of-memory crash,
 // an overflow or a run of hours are usage errors naming the flag or the
-// limit, given before any work and with no output written (issue 25,
-// items 6, 11 and 12).
+// limit, given before any work and with no output written.
 func TestHostileSizesExit2(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "x")
@@ -53,7 +52,7 @@ func TestHostileSizesExit2(t *testing.T) {
 }
 
 // TestDashIsStdout: -o - and --trace-out - write stdout, with the summary
-// on stderr, and no file named "-" appears (issue 25, item 9).
+// on stderr, and no file named "-" appears.
 func TestDashIsStdout(t *testing.T) {
 	t.Chdir(t.TempDir())
 	code, out, stderr := nfabric(t, "telemetry", "synthetic", "--duration", "1s", "--interval", "100ms", "-o", "-")
@@ -89,8 +88,7 @@ func TestDashIsStdout(t *testing.T) {
 }
 
 // TestHostileFlagsExit2: zero, empty and inapplicable values and secondary
-// output paths that cannot be written are usage errors before any work
-// (issue 25, items 10, 11 and 12).
+// output paths that cannot be written are usage errors before any work.
 func TestHostileFlagsExit2(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "regular")
@@ -131,7 +129,7 @@ func TestHostileFlagsExit2(t *testing.T) {
 
 // TestCollectiveRowAbsentSaysWhy: 13 workers with the default --per-node 4
 // run, and the hierarchical row that cannot be built is named as absent;
-// a --per-node the user gives must still divide (issue 25, item 12).
+// a --per-node the user gives must still divide.
 func TestCollectiveRowAbsentSaysWhy(t *testing.T) {
 	code, out, stderr := nfabric(t, "collective", "--workers", "13", "--exposure", "1.67")
 	if code != 0 || strings.Contains(out, "| FP32 hierarchical") || !strings.Contains(out, "No FP32 hierarchical row: 13 workers do not form whole nodes of 4") {
@@ -143,7 +141,7 @@ func TestCollectiveRowAbsentSaysWhy(t *testing.T) {
 }
 
 // TestProfileNameIsNotAPath: a profile whose name holds ../.. and a / has
-// its figure written inside --out (issue 25, item 7).
+// its figure written inside --out, never outside it.
 func TestProfileNameIsNotAPath(t *testing.T) {
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "p.yaml")
@@ -167,8 +165,8 @@ func TestProfileNameIsNotAPath(t *testing.T) {
 }
 
 // TestPayloadEncodeFromFIFO: gradients from a FIFO are read whole and
-// encode to the same payload as from the file (issue 25, item 8: a pipe
-// encoded 0 elements and exited 0).
+// encode to the same payload as from the file (a pipe once encoded 0
+// elements and exited 0).
 func TestPayloadEncodeFromFIFO(t *testing.T) {
 	dir := t.TempDir()
 	g := filepath.Join(dir, "g.f32")
@@ -201,7 +199,8 @@ func TestPayloadEncodeFromFIFO(t *testing.T) {
 }
 
 // TestPilotHeaderOnlyTelemetry: a telemetry file with only its header is
-// an error naming the file, before anything trains (issue 25, item 8).
+// an error naming the file, before anything trains, not an empty trace
+// the pilot would replace with its synthetic episodes.
 func TestPilotHeaderOnlyTelemetry(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "h.csv")
 	os.WriteFile(p, []byte(control.TelemetryHeader+"\n"), 0o644)

@@ -9,7 +9,7 @@ import (
 )
 
 // TestOutputCheckedFirst: a bad output path fails at once, before any work
-// (issue 15, item 3), as a usage error naming the path.
+// is spent, as a usage error naming the path.
 func TestOutputCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "regular")
@@ -41,7 +41,7 @@ func TestOutputCheckedFirst(t *testing.T) {
 }
 
 // TestOutputToDevices: -o /dev/null and a FIFO-like target are written in
-// place (issue 15, item 1).
+// place, not replaced by a renamed temporary file.
 func TestOutputToDevices(t *testing.T) {
 	code, _, stderr := nfabric(t, "payload", "random", "--workers", "2", "--elements", "16", "-o", "/dev/null")
 	if code != 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/spf13/cobra"
@@ -22,13 +23,19 @@ hour on 2 cores; blocks without a standard configuration run their quick
 one); full runs the configurations behind the notes (hours). --quick and
 --full are aliases of --tier quick and --tier full.
 
---shard i/n runs only every n-th unit of work (units are seed x policy x
-configuration runs; the global order is the selected blocks in report order,
-each block's units in a fixed order) starting at unit i, and writes
---out/shard-i-of-n.json instead of the report. Run all n shards (on as many
+--shard i/n runs only part i of n of the units of work (units are seed x
+policy x configuration runs) and writes --out/shard-i-of-n.json instead of
+the report. The units are dealt to the n parts by their estimated CPU time,
+longest first, so that the parts take about as long; 'reproduce --list
+--shard i/n' prints every part's estimate and part i's units. Run all n shards (on as many
 machines as you like, with the same --only/--tier/--seed), gather the
 shard files and run 'nfabric report merge DIR...' to write the same out/ a
 single run writes, byte for byte.
+
+--seeds N runs N paired seeds in every block that runs seeds (the training
+studies, the formats rows, the control pilots) instead of the tier's: the
+number the ledger's "seeds to decide" column gives for an inconclusive claim
+(run it sharded on a cluster: docs/running.md).
 
 --jobs n runs up to n cores' worth of units at once, across blocks: units
 that keep one core busy (replay's event simulations, the hardware flow's
@@ -39,19 +46,49 @@ const reproduceExample = `  nfabric reproduce
   nfabric reproduce --only functional,timing --out results
   nfabric reproduce --tier standard
   nfabric reproduce --full --seed 7
-  nfabric reproduce --list
+  nfabric reproduce --tier standard --only training --seeds 40
+  nfabric reproduce --list --tier standard
+  nfabric reproduce --list --shard 0/4 --tier standard
   nfabric reproduce --jobs 1            # one unit at a time, with each block's CPU time
   nfabric reproduce --shard 0/4 --out shards   # ... through 3/4, then:
   nfabric report merge shards --out out`
 
-// listBlocks prints each registered block with its number of units.
-func listBlocks(cmd *cobra.Command, cfg run.Config) error {
-	for _, b := range run.Blocks() {
-		keys, err := b.UnitKeys(cfg)
+// listBlocks prints each selected block with its number of units and
+// their estimated CPU time, and the total.
+func listBlocks(cmd *cobra.Command, bs []run.Block, cfg run.Config) error {
+	w := cmd.OutOrStdout()
+	var n int
+	var total time.Duration
+	for _, b := range bs {
+		us, err := b.Units(cfg)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%-12s %3d units  %s\n", b.Name, len(keys), b.Title)
+		var est time.Duration
+		for _, u := range us {
+			est += u.Cost
+		}
+		n, total = n+len(us), total+est
+		fmt.Fprintf(w, "%-12s %3d units  %7.0f CPU-s  %s\n", b.Name, len(us), est.Seconds(), b.Title)
+	}
+	fmt.Fprintf(w, "%-12s %3d units  %7.0f CPU-s  estimated (the blocks' cost models)\n", "total", n, total.Seconds())
+	return nil
+}
+
+// listShards prints every shard's units and estimated CPU time, then the
+// units of shard sh.
+func listShards(cmd *cobra.Command, bs []run.Block, cfg run.Config, sh run.Shard) error {
+	plans, err := run.PlanShards(bs, cfg, sh.Of)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	for i, p := range plans {
+		fmt.Fprintf(w, "shard %d/%d: %3d units, estimated %7.0f CPU-s\n", i, sh.Of, len(p.Units), p.Cost.Seconds())
+	}
+	fmt.Fprintf(w, "shard %d/%d runs:\n", sh.Index, sh.Of)
+	for _, u := range plans[sh.Index].Units {
+		fmt.Fprintf(w, "  %-56s %7.1f CPU-s\n", u.Block+"/"+u.Key, u.Cost.Seconds())
 	}
 	return nil
 }
@@ -91,11 +128,7 @@ func onlyNames(only string) ([]string, error) {
 }
 
 // runShard runs one --shard of the units and writes its shard file.
-func runShard(cmd *cobra.Command, bs []run.Block, cfg run.Config, shard, out string) error {
-	sh, err := run.ParseShard(shard)
-	if err != nil {
-		return usagef("--shard: %v", err)
-	}
+func runShard(cmd *cobra.Command, bs []run.Block, cfg run.Config, sh run.Shard, out string) error {
 	path, err := run.RunShard(cmd.Context(), bs, cfg, sh, out, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -104,63 +137,76 @@ func runShard(cmd *cobra.Command, bs []run.Block, cfg run.Config, shard, out str
 	return nil
 }
 
+// reproduceFlags are reproduce's flags.
+type reproduceFlags struct {
+	only, tierS, out, shard string
+	full, quick, list       bool
+	seed                    uint64
+	seeds, jobs             int
+}
+
+func (f *reproduceFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.only, "only", "", "comma-separated block names to run (see --list)")
+	fs.StringVar(&f.tierS, "tier", "quick", "budget: quick, standard or full")
+	fs.BoolVar(&f.full, "full", false, "alias of --tier full (long)")
+	fs.BoolVar(&f.quick, "quick", false, "alias of --tier quick (the default)")
+	dirFlag(fs, &f.out, "out", "out", "output directory")
+	fs.Uint64Var(&f.seed, "seed", 1, "base random seed")
+	fs.IntVar(&f.seeds, "seeds", 0, "paired seeds of every block that runs seeds (training, formats, control), e.g. what the ledger's 'seeds to decide' asks for (0: the tier's)")
+	fs.BoolVar(&f.list, "list", false, "list the blocks (of --only) with their units of work and estimated CPU time at the --tier's configuration and exit; with --shard i/n, every shard's estimated CPU time and shard i's units")
+	fs.IntVar(&f.jobs, "jobs", 0, "run units taking up to this many cores at once (0: GOMAXPROCS); output is the same for every value")
+	fs.StringVar(&f.shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")
+}
+
+// run lists, runs a shard or runs the whole report, as the flags say.
+func (f *reproduceFlags) run(cmd *cobra.Command) error {
+	tier, err := reproduceTier(cmd.Flags(), f.tierS, f.quick, f.full)
+	if err != nil {
+		return err
+	}
+	cfg := run.Config{Tier: tier, Seed: f.seed, Seeds: f.seeds, Jobs: f.jobs}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	bs, err := selectBlocks(cmd, f.only)
+	if err != nil {
+		return err
+	}
+	var sh run.Shard
+	if f.shard != "" {
+		if sh, err = run.ParseShard(f.shard); err != nil {
+			return usagef("--shard: %v", err)
+		}
+	}
+	switch {
+	case f.list && f.shard != "":
+		return listShards(cmd, bs, cfg, sh)
+	case f.list:
+		return listBlocks(cmd, bs, cfg)
+	case f.shard != "":
+		return runShard(cmd, bs, cfg, sh, f.out)
+	}
+	outs, err := run.Run(cmd.Context(), bs, cfg, f.out, cmd.ErrOrStderr())
+	if len(outs) > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(f.out, "index.html"), filepath.Join(f.out, "REPORT.md"))
+	}
+	if err != nil {
+		return err
+	}
+	return run.FailedBlocks(outs)
+}
+
 func newReproduceCmd() *cobra.Command {
-	var (
-		only  string
-		full  bool
-		quick bool
-		tierS string
-		out   string
-		seed  uint64
-		list  bool
-		shard string
-		jobs  int
-	)
+	var f reproduceFlags
 	cmd := &cobra.Command{
 		Use:     "reproduce",
 		Short:   "run the paper's evidence blocks and write tables, figures, index.html and REPORT.md",
 		Long:    reproduceLong,
 		Example: reproduceExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			tier, err := reproduceTier(cmd.Flags(), tierS, quick, full)
-			if err != nil {
-				return err
-			}
-			if jobs < 0 {
-				return usagef("--jobs %d: want 1 or more (0: GOMAXPROCS)", jobs)
-			}
-			if list {
-				return listBlocks(cmd, run.Config{Tier: tier, Seed: seed})
-			}
-			bs, err := selectBlocks(cmd, only)
-			if err != nil {
-				return err
-			}
-			cfg := run.Config{Tier: tier, Seed: seed, Jobs: jobs}
-			if shard != "" {
-				return runShard(cmd, bs, cfg, shard, out)
-			}
-			outs, err := run.Run(cmd.Context(), bs, cfg, out, cmd.ErrOrStderr())
-			if len(outs) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s\n", filepath.Join(out, "index.html"), filepath.Join(out, "REPORT.md"))
-			}
-			if err != nil {
-				return err
-			}
-			return run.FailedBlocks(outs)
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&only, "only", "", "comma-separated block names to run (see --list)")
-	f.StringVar(&tierS, "tier", "quick", "budget: quick, standard or full")
-	f.BoolVar(&full, "full", false, "alias of --tier full (long)")
-	f.BoolVar(&quick, "quick", false, "alias of --tier quick (the default)")
-	f.StringVar(&out, "out", "out", "output directory")
-	f.Uint64Var(&seed, "seed", 1, "base random seed")
-	f.BoolVar(&list, "list", false, "list the registered blocks and their units of work (of the --tier's configuration) and exit")
-	f.IntVar(&jobs, "jobs", 0, "run units taking up to this many cores at once (0: GOMAXPROCS); output is the same for every value")
-	f.StringVar(&shard, "shard", "", "run only shard i/n of the units and write --out/shard-i-of-n.json (merge with 'nfabric report merge')")
+	f.add(cmd.Flags())
 	return cmd
 }
 

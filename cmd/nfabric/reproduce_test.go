@@ -87,3 +87,28 @@ func TestReproduceJobs(t *testing.T) {
 		t.Errorf("--jobs -1: exit %d, want 2 (%s)", code, stderr)
 	}
 }
+
+// reproduce --list counts each block's units and estimated CPU time, and
+// --seeds N changes the seeded blocks' unit counts by their rows: the
+// quick training block is 4 validated and 8 boundary rows of 3 seeds
+// (36 units), 60 units at 5 seeds; with --shard the parts' estimates sum
+// to the block's.
+func TestReproduceListSeeds(t *testing.T) {
+	units := func(args ...string) string {
+		code, out, stderr := nfabric(t, append([]string{"reproduce", "--list", "--only", "training"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return out
+	}
+	if out := units(); !strings.Contains(out, "training      36 units") {
+		t.Errorf("quick:\n%s", out)
+	}
+	if out := units("--seeds", "5"); !strings.Contains(out, "training      60 units") {
+		t.Errorf("--seeds 5:\n%s", out)
+	}
+	out := units("--seeds", "5", "--shard", "1/3")
+	if strings.Count(out, "\nshard ") != 3 || !strings.Contains(out, "shard 1/3 runs:") {
+		t.Errorf("--shard 1/3:\n%s", out)
+	}
+}

@@ -101,8 +101,8 @@ func exitCode(err error) int {
 }
 
 // TestServeDrain: SIGTERM with a call in flight drains up to
-// --drain-timeout (issue 25, item 3; old code: the command's generic
-// handler exited with 143 after 2 s and the client got UNAVAILABLE). A
+// --drain-timeout (a generic signal handler would exit with 143 after
+// 2 s and the client would get UNAVAILABLE). A
 // drain that completes exits 0 and logs "drained"; one that runs out logs
 // "drain timed out" and exits 1.
 func TestServeDrain(t *testing.T) {
@@ -187,8 +187,8 @@ func testCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKe
 }
 
 // TestServeCheckMutualTLS: 'serve check' checks a server that requires
-// client certificates, given --tls-ca, --tls-cert and --tls-key (issue 25,
-// item 5: old code had no TLS flags).
+// client certificates, given --tls-ca, --tls-cert and --tls-key, so a
+// deployment with mutual TLS can be checked as it runs.
 func TestServeCheckMutualTLS(t *testing.T) {
 	dir := t.TempDir()
 	ca, caKey := testCert(t, nil, nil)

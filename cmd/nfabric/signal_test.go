@@ -24,7 +24,7 @@ func buildNfabric(t *testing.T) string {
 
 // TestSignalRemovesTemps interrupts a large write with SIGINT and SIGTERM
 // and checks the shell's exit status (128 + signal) and that no temporary
-// file is left next to the output (issue 15, item 2).
+// file is left next to the output.
 func TestSignalRemovesTemps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")

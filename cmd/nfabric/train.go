@@ -38,9 +38,9 @@ A policy is one rule for every group ("g-binary") or one per group
   validated  the Fig. 4 analogue (five rules, several seeds)
   boundary   the Table 6 / Fig. 5 / Table 5 analogue (seven policies, the
              learning-rate ablation and cosine diagnostics)
-  sweep      choose the FP32 or the sign learning rate on held-out training
-             images (the procedure behind the studies' --lr and --sign-lr
-             defaults)
+  sweep      choose the FP32 or the sign learning rate, or the schedule, on
+             held-out training images (the procedure behind the studies'
+             --lr, --sign-lr and --schedule defaults)
 
 Data sets: mnist, fashion-mnist, mnist-stack100 and fashion-stack100 (the
 100-class stand-ins), mnist-pairs100 (the earlier one), and cifar10 / cifar100
@@ -50,6 +50,7 @@ from their binary files with --data-dir.`,
   nfabric train validated --seeds 3
   nfabric train sweep --study boundary --rule sign --lrs 3e-5,1e-4,3e-4,1e-3
   nfabric train sweep --study validated --rule fp32 --lrs 0.02,0.05,0.1,0.2,0.4
+  nfabric train sweep --study boundary --tier standard --seeds 2 --schedules constant,cosine,cosine:warmup=1,step
   nfabric train boundary --full --out out/
   nfabric train boundary --data cifar100 --data-dir ~/cifar-100-binary --model resnet18 --augment --epochs 30`,
 	}
@@ -63,6 +64,7 @@ type optFlags struct {
 	trainN, testN, perClass              int
 	epochs, batch, workers, seeds        int
 	lr, signLR, momentum, wd             float32
+	schedule                             string
 	seed                                 uint64
 	augment                              bool
 	diagEpoch, diagSteps                 int
@@ -86,6 +88,7 @@ func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.Float32Var(&f.signLR, "sign-lr", o.SignLR, "learning rate of sign-rule groups")
 	fs.Float32Var(&f.momentum, "momentum", o.Momentum, "SGD momentum (applied to the aggregate)")
 	fs.Float32Var(&f.wd, "wd", o.WeightDecay, "weight decay")
+	fs.StringVar(&f.schedule, "schedule", o.Schedule.String(), "learning-rate schedule, the same factor for every rule: constant, cosine[:warmup=EPOCHS][:floor=F] or step[:gamma=G][:at=E1+E2][:warmup=EPOCHS]")
 	fs.StringVar(&f.layout, "layout", o.Layout.String(), "controller payload layout: worker-major or element-major (the paper's packet)")
 	fs.BoolVar(&f.augment, "augment", o.Augment, "CIFAR-style augmentation (4-pixel random crop, horizontal flip)")
 	fs.IntVar(&f.diagEpoch, "diag-epoch", o.DiagEpoch, "epoch of the cosine diagnostics (0: the last)")
@@ -130,6 +133,13 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 		if set(kv.name) {
 			*kv.dst = kv.val
 		}
+	}
+	if set("schedule") {
+		sc, err := train.ParseSchedule(f.schedule)
+		if err != nil {
+			return fmt.Errorf("--schedule: %w", err)
+		}
+		o.Schedule = sc
 	}
 	if set("layout") {
 		l, err := lowbit.ParseLayout(f.layout)
@@ -273,12 +283,12 @@ func newTrainRunCmd() *cobra.Command {
 	}
 	of.add(cmd.Flags(), def)
 	cmd.Flags().StringVar(&policy, "policy", "fp32", "aggregation policy, e.g. g-binary or backbone=g-ternary,head=fp32")
-	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "checkpoint file written after every epoch")
+	fileFlag(cmd.Flags(), &checkpoint, "checkpoint", "", "checkpoint file written after every epoch")
 	cmd.Flags().BoolVar(&resume, "resume", false, "resume from --checkpoint when it exists")
 	cmd.Flags().IntVar(&logEvery, "log-every", 0, "progress line every N steps (0: per epoch)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
-	cmd.Flags().StringVar(&out, "out", "", "also write the result's tables (and JSON) into this directory")
+	dirFlag(cmd.Flags(), &out, "out", "", "also write the result's tables (and JSON) into this directory")
 	return cmd
 }
 
@@ -332,7 +342,7 @@ func (f *studyFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	fs.BoolVar(&f.wall, "wall-clock", false, "add step-time-by-phase tables (wall clock: they differ from run to run)")
-	fs.StringVar(&f.out, "out", "", "also write tables, figures and JSON into this directory")
+	dirFlag(fs, &f.out, "out", "", "also write tables, figures and JSON into this directory")
 	fs.StringSliceVar(&f.saved, "runs", nil, "lay out the study from runs saved by earlier --out runs (their training-STUDY.json files, e.g. seeds 1-2 and 3-5 trained apart) instead of training; they must cover the options' rows and seeds exactly")
 }
 
@@ -390,18 +400,21 @@ func budgetChanged(fs *pflag.FlagSet) bool {
 	return changed
 }
 
-const trainSweepLong = `sweep chooses one learning rate on a study's options (its quick configuration
-unless flags say otherwise): --rule sign trains each sign rule of --rules
-uniformly at each sign rate of --lrs; --rule fp32 trains FP32 at each FP32 rate.
-Runs are validated on training images they never train on (images --train-n ..
---train-n + --test-n of the training split, never the test split), and the rate
-with the highest mean held-out accuracy over the rules is chosen.`
+const trainSweepLong = `sweep chooses one learning rate, or the learning-rate schedule, on a study's
+options (its --tier configuration, quick unless said, with one seed, unless
+flags say otherwise): --rule sign trains each sign rule of --rules uniformly at
+each sign rate of --lrs; --rule fp32 trains FP32 at each FP32 rate; --schedules
+trains each rule of --rules (default fp32,g-binary,g-ternary) under each
+schedule, at the options' rates. Runs are validated on training images they
+never train on (images --train-n .. --train-n + --test-n of the training split,
+never the test split), and the rate or schedule with the highest mean held-out
+accuracy over the rules and seeds is chosen.`
 
 // sweepOptions returns the sweep's options: defaults' quick tier with one
 // seed, overwritten by the flags, checked for a held-out subset and for
 // each rule of rs's own limits before anything runs.
-func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint64) experiments.TrainOptions, rs []train.Rule) (experiments.TrainOptions, error) {
-	o := defaults(run.TierQuick, 1)
+func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint64) experiments.TrainOptions, tier run.Tier, rs []train.Rule) (experiments.TrainOptions, error) {
+	o := defaults(tier, 1)
 	o.Seeds = 1
 	if err := of.apply(cmd.Flags(), &o); err != nil {
 		return o, err
@@ -417,59 +430,115 @@ func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint
 	return o, nil
 }
 
-func newTrainSweepCmd() *cobra.Command {
-	var (
-		of     optFlags
-		study  string
-		family string
-		rates  string
-		rules  string
-		asJSON bool
-		quiet  bool
-		out    string
-	)
-	cmd := &cobra.Command{
-		Use:   "sweep [flags]",
-		Short: "choose the FP32 or the sign learning rate on held-out training images",
-		Long:  trainSweepLong,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var defaults func(run.Tier, uint64) experiments.TrainOptions
-			switch study {
-			case experiments.StudyValidated:
-				defaults = experiments.ValidatedOptions
-			case experiments.StudyBoundary:
-				defaults = experiments.BoundaryOptions
-			default:
-				return usagef("--study %q: want validated or boundary", study)
-			}
-			rs, grid, err := sweepRules(cmd, family, rules, rates)
-			if err != nil {
-				return err
-			}
-			o, err := sweepOptions(cmd, &of, defaults, rs)
-			if err != nil {
-				return err
-			}
-			o.Logf = stderrLogf(cmd, quiet)
-			res, _, err := experiments.LRSweep(cmd.Context(), study, o, grid, rs)
-			if err != nil {
-				return err
-			}
-			return printResult(cmd, res, asJSON, out)
-		},
-	}
+// sweepFlags are train sweep's flags.
+type sweepFlags struct {
+	of                                optFlags
+	study, family, rates, rules, tier string
+	scheds                            []string
+	asJSON, quiet                     bool
+	out                               string
+}
+
+func (f *sweepFlags) add(fs *pflag.FlagSet) {
 	def := experiments.BoundaryOptions(run.TierQuick, 1)
 	def.Seeds = 1
-	of.add(cmd.Flags(), def)
-	cmd.Flags().StringVar(&study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
-	cmd.Flags().StringVar(&family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
-	cmd.Flags().StringVar(&rates, "lrs", "", "learning rates to try, comma-separated (default "+sweepSignLRs+" for sign, "+sweepFP32LRs+" for fp32)")
-	cmd.Flags().StringVar(&rules, "rules", "g-binary,g-ternary", "with --rule sign: the sign rules to train, comma-separated")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
-	cmd.Flags().StringVar(&out, "out", "", "also write the table and JSON into this directory")
+	f.of.add(fs, def)
+	fs.StringVar(&f.study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
+	fs.StringVar(&f.family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
+	fs.StringVar(&f.rates, "lrs", "", "learning rates to try, comma-separated (default "+sweepSignLRs+" for sign, "+sweepFP32LRs+" for fp32)")
+	fs.StringVar(&f.rules, "rules", "g-binary,g-ternary", "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
+	fs.StringSliceVar(&f.scheds, "schedules", nil, "sweep these learning-rate schedules (see --schedule) instead of a rate, e.g. constant,cosine,cosine:warmup=1,step")
+	fs.StringVar(&f.tier, "tier", "quick", "start from this tier's configuration of the study: quick, standard or full")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	dirFlag(fs, &f.out, "out", "", "also write the table and JSON into this directory")
+}
+
+// run sweeps a rate, or the schedules when --schedules is given.
+func (f *sweepFlags) run(cmd *cobra.Command) error {
+	tier, err := reproduceTier(cmd.Flags(), f.tier, false, false)
+	if err != nil {
+		return err
+	}
+	var defaults func(run.Tier, uint64) experiments.TrainOptions
+	switch f.study {
+	case experiments.StudyValidated:
+		defaults = experiments.ValidatedOptions
+	case experiments.StudyBoundary:
+		defaults = experiments.BoundaryOptions
+	default:
+		return usagef("--study %q: want validated or boundary", f.study)
+	}
+	if len(f.scheds) > 0 {
+		return f.scheduleSweep(cmd, defaults, tier)
+	}
+	rs, grid, err := sweepRules(cmd, f.family, f.rules, f.rates)
+	if err != nil {
+		return err
+	}
+	o, err := sweepOptions(cmd, &f.of, defaults, tier, rs)
+	if err != nil {
+		return err
+	}
+	o.Logf = stderrLogf(cmd, f.quiet)
+	res, _, err := experiments.LRSweep(cmd.Context(), f.study, o, grid, rs)
+	if err != nil {
+		return err
+	}
+	return printResult(cmd, res, f.asJSON, f.out)
+}
+
+func newTrainSweepCmd() *cobra.Command {
+	var f sweepFlags
+	cmd := &cobra.Command{
+		Use:   "sweep [flags]",
+		Short: "choose the FP32 or the sign learning rate, or the schedule, on held-out training images",
+		Long:  trainSweepLong,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
+	}
+	f.add(cmd.Flags())
 	return cmd
+}
+
+// scheduleSweep runs train sweep --schedules: every rule of --rules under
+// every schedule, at the options' rates.
+func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, defaults func(run.Tier, uint64) experiments.TrainOptions, tier run.Tier) error {
+	for _, name := range []string{"rule", "lrs", "schedule"} {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s does not apply to a schedule sweep (--schedules)", name)
+		}
+	}
+	rules := f.rules
+	if !cmd.Flags().Changed("rules") {
+		rules = "fp32,g-binary,g-ternary"
+	}
+	var rs []train.Rule
+	for _, p := range strings.Split(rules, ",") {
+		r, err := train.ParseRule(strings.TrimSpace(p))
+		if err != nil {
+			return usagef("--rules %q: %v", rules, err)
+		}
+		rs = append(rs, r)
+	}
+	var ss []train.Schedule
+	for _, t := range f.scheds {
+		sc, err := train.ParseSchedule(t)
+		if err != nil {
+			return fmt.Errorf("--schedules: %w", err)
+		}
+		ss = append(ss, sc)
+	}
+	o, err := sweepOptions(cmd, &f.of, defaults, tier, rs)
+	if err != nil {
+		return err
+	}
+	o.Logf = stderrLogf(cmd, f.quiet)
+	res, _, err := experiments.ScheduleSweep(cmd.Context(), f.study, o, ss, rs)
+	if err != nil {
+		return err
+	}
+	return printResult(cmd, res, f.asJSON, f.out)
 }
 
 // The sweep's default grids (the ones NOTES.md's Training section ran).

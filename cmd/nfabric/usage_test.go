@@ -14,7 +14,7 @@ import (
 
 // TestUsageMistakesExit2: unknown subcommands and bad flag values are
 // usage errors (exit 2) named on stderr, caught before any work; inputs
-// that used to panic fail with an error (issue 15, items 9, 13 and 14).
+// that used to panic fail with an error.
 func TestUsageMistakesExit2(t *testing.T) {
 	dir := t.TempDir()
 	links := filepath.Join(dir, "L.yaml")
@@ -43,6 +43,14 @@ func TestUsageMistakesExit2(t *testing.T) {
 		{[]string{"train", "sweep", "--rule", "sign", "--rules", "fp32"}, 2, "--rules"},
 		{[]string{"train", "sweep", "--rule", "fp32", "--lrs", "0.1,-1"}, 2, "--lrs"},
 		{[]string{"train", "sweep", "--rule", "sign", "--lrs", "1e99"}, 2, "--lrs"},
+		{[]string{"train", "run", "--schedule", "linear"}, 2, "--schedule"},
+		{[]string{"reproduce", "--seeds", "-1"}, 2, "seeds -1"},
+		{[]string{"reproduce", "--seeds", "100000", "--list"}, 2, "seeds 100000"},
+		{[]string{"reproduce", "--jobs", "-1"}, 2, "jobs -1"},
+		{[]string{"train", "validated", "--schedule", "cosine:warmup=3"}, 2, "warm-up"},
+		{[]string{"train", "sweep", "--schedules", "cosine", "--rule", "sign"}, 2, "--rule"},
+		{[]string{"train", "sweep", "--schedules", "cosine,step:at=1"}, 2, "milestones"},
+		{[]string{"train", "sweep", "--schedules", "cosine", "--rules", "fp32,bogus"}, 2, "--rules"},
 		{[]string{"timing", "table4", "--footprint-mib", "0"}, 2, "streams.footprint_mib"},
 		{[]string{"timing", "table4", "--llc-mib", "4096"}, 2, "llc.size_mib"},
 		{[]string{"timing", "run", "--streams", "4096", "--outstanding", "65536"}, 2, "streams.count x streams.outstanding"},
@@ -60,7 +68,7 @@ func TestUsageMistakesExit2(t *testing.T) {
 }
 
 // TestMessagesPointTheRightWay: the error names the flag the user got
-// wrong (issue 15, item 15).
+// wrong, not the one a check happened to reach first.
 func TestMessagesPointTheRightWay(t *testing.T) {
 	dir := t.TempDir()
 	g := filepath.Join(dir, "g.f32")
@@ -83,7 +91,7 @@ func TestMessagesPointTheRightWay(t *testing.T) {
 }
 
 // TestAcceptedWithoutAWord: flags that used to be ignored or to give an
-// all-zero result are usage errors naming them (issue 15, item 9).
+// all-zero result are usage errors naming them.
 func TestAcceptedWithoutAWord(t *testing.T) {
 	dir := t.TempDir()
 	g := filepath.Join(dir, "g.f32")
@@ -170,7 +178,7 @@ func TestPilotSizesReachLiveLoop(t *testing.T) {
 
 // TestTable4LabelFollowsMeasurement: a load that cannot congest the
 // reduced-share link (one outstanding line per stream) is not reported as
-// "scale-out, congested" (issue 15, item 11).
+// "scale-out, congested": the label follows what was measured.
 func TestTable4LabelFollowsMeasurement(t *testing.T) {
 	code, out, e := nfabric(t, "timing", "table4", "--outstanding", "1", "--footprint-mib", "0.0625", "--passes", "1")
 	if code != 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -73,9 +74,9 @@ func (w *whatifFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.memory, "memory", timing.PresetIdeal, "CXL memory preset: "+strings.Join(timing.Presets(), " or "))
 	f.StringVar(&w.plan, "plan", "", `admission plan: a policy, or "recorded" (the control plane's ladder on the recorded diagnostics); default: the recorded policy, else G-Binary but the head`)
 	f.StringVar(&w.rungs, "ladder-rungs", control.DefaultLadder().String(), `the ladder of --plan recorded: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8; INT8/BFP8 need a trace that recorded their cosines, version 2)`)
-	f.StringVar(&w.out, "out", "", "also write JSON, Markdown and SVG into this directory")
-	f.StringVar(&w.html, "html", "", "also write a self-contained HTML page")
-	f.StringVar(&w.traceOut, "trace-out", "", "also write the step timeline as Chrome/Perfetto trace JSON")
+	dirFlag(f, &w.out, "out", "", "also write JSON, Markdown and SVG into this directory")
+	fileFlag(f, &w.html, "html", "", "also write a self-contained HTML page ('-': stdout)")
+	fileFlag(f, &w.traceOut, "trace-out", "", "also write the step timeline as Chrome/Perfetto trace JSON ('-': stdout)")
 	f.BoolVar(&w.asJSON, "json", false, "print JSON")
 }
 
@@ -112,11 +113,6 @@ func (w *whatifFlags) options() (whatif.Options, error) {
 	if o.Astra, err = collective.LoadAstra(w.astraNet, w.astraSys); err != nil {
 		return o, err
 	}
-	if w.html != "" {
-		if _, _, err := report.CheckOutput(w.html); err != nil {
-			return o, usagef("--html: %v", err)
-		}
-	}
 	return o, nil
 }
 
@@ -152,36 +148,35 @@ func runWhatif(cmd *cobra.Command, w *whatifFlags) error {
 	return printResult(cmd, res, w.asJSON, w.out)
 }
 
-// writeWhatifFiles writes --trace-out and --html, each atomically, checking
-// ctx before each.
+// writeWhatifFiles writes --trace-out and --html ('-': stdout), each
+// atomically, checking ctx before each.
 func writeWhatifFiles(ctx context.Context, cmd *cobra.Command, w *whatifFlags, r *whatif.Result, res *report.Result) error {
-	if w.traceOut != "" {
+	page := func(out io.Writer) error {
+		p := report.Page{Title: res.Title,
+			Blocks: []report.PageBlock{{Name: res.Block, Title: res.Title, Status: report.StatusOK, Result: res}}}
+		data, err := p.HTML()
+		if err == nil {
+			_, err = out.Write(data)
+		}
+		return err
+	}
+	for _, o := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{w.traceOut, r.WriteTrace}, {w.html, page}} {
+		if o.path == "" {
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := writeOutput(cmd, w.traceOut, r.WriteTrace); err != nil {
-			return err
+		if err := writeOutput(cmd, o.path, o.write); err != nil {
+			return fmt.Errorf("write %s: %w", o.path, err)
 		}
-		if w.traceOut != "-" {
-			fmt.Fprintln(cmd.ErrOrStderr(), "wrote", w.traceOut)
+		if o.path != "-" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "wrote", o.path)
 		}
 	}
-	if w.html == "" {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	page := report.Page{Title: res.Title,
-		Blocks: []report.PageBlock{{Name: res.Block, Title: res.Title, Status: report.StatusOK, Result: res}}}
-	data, err := page.HTML()
-	if err != nil {
-		return err
-	}
-	if err := report.WriteFileAtomic(w.html, data); err != nil {
-		return fmt.Errorf("write %s: %w", w.html, err)
-	}
-	fmt.Fprintln(cmd.ErrOrStderr(), "wrote", w.html)
 	return nil
 }
 

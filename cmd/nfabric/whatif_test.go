@@ -42,6 +42,11 @@ func TestWhatifInputs(t *testing.T) {
 		{[]string{"whatif", "--model", "resnet18-cifar10", "--ladder-rungs", "int8:0.9"}, 2, "--ladder-rungs"},
 		{[]string{"whatif", "--trace", good, "--plan", "recorded", "--ladder-rungs", "int8:0.9,fp32:0.5"}, 2, "--ladder-rungs"},
 		{[]string{"whatif", "--trace", good, "--ladder-rungs", "int8"}, 2, "--ladder-rungs"},
+		{[]string{"whatif", "--trace", good, "--html", dir}, 2, "--html"},
+		{[]string{"whatif", "--trace", good, "--trace-out", dir}, 2, "--trace-out"},
+		{[]string{"whatif", "--trace", good, "--out", good}, 2, "--out"},
+		{[]string{"whatif", "--trace", good, "--trace-out", "-", "--json"}, 2, "--trace-out - and --json"},
+		{[]string{"collective", "--out", good}, 2, "--out"},
 	} {
 		code, _, stderr := nfabric(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {
@@ -50,6 +55,11 @@ func TestWhatifInputs(t *testing.T) {
 	}
 	if _, err := os.Stat(html); err == nil {
 		t.Errorf("a failed whatif wrote %s", html)
+	}
+	// '-' writes the page to stdout, and the text goes to stderr.
+	code, out, stderr := nfabric(t, "whatif", "--trace", good, "--html", "-")
+	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.Contains(stderr, "What-if per step") {
+		t.Errorf("--html -: exit %d, stdout %.40q, stderr %.200q", code, out, stderr)
 	}
 }
 

@@ -6,8 +6,7 @@ import (
 )
 
 // TestZeroIsNotDefault: a zero or empty flag value is either a valid value
-// with its own meaning or a usage error, never a silent default (issue 15,
-// item 7).
+// with its own meaning or a usage error, never a silent default.
 func TestZeroIsNotDefault(t *testing.T) {
 	for _, args := range [][]string{
 		{"train", "run", "--batch", "0"},

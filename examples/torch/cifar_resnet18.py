@@ -144,6 +144,10 @@ def make_profiler(args, dist_info: Optional[Tuple[int, int]]):
     if not args.profile:
         return None
     from torch.profiler import ProfilerActivity, profile, schedule
+    if not torch.autograd.kineto_available():
+        print("warning: this torch is built without Kineto: its profiler exports no tensor shapes, and "
+              "`nfabric whatif` cannot size the collectives (profile with a Kineto build: pip install torch)",
+              file=sys.stderr)
     path = args.profile
     if dist_info is not None:
         base, ext = os.path.splitext(path)

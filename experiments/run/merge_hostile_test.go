@@ -72,8 +72,8 @@ func reencode(b *bytes.Buffer, v any, indent string) {
 }
 
 // TestMergeReencodedShards: shards re-encoded by another JSON tool with the
-// same values merge into the same bytes as a single run (issue 25, item
-// 13: the byte comparison refused them with a misleading message); a FIFO
+// same values merge into the same bytes as a single run (a byte
+// comparison would refuse them with a misleading message); a FIFO
 // named like a shard is refused at once instead of blocking the merge.
 func TestMergeReencodedShards(t *testing.T) {
 	bs := []Block{synthBlock("alpha", 5, -1)}

@@ -46,9 +46,19 @@ type poolUnit struct {
 type poolEvents struct {
 	// start is called just before unit i starts.
 	start func(i int)
-	// done is called when unit i has finished, with its result and wall
-	// time.
-	done func(i int, r unitResult, wall time.Duration)
+	// done is called when unit i has finished, with its result and what
+	// it took.
+	done func(i int, r unitResult, m measure)
+}
+
+// measure is what one unit took: its wall time and, when it ran alone (it
+// took every slot, so nothing else of this process ran beside it), the
+// process's CPU time over its run, which is then the unit's own (its
+// tools included). A unit sharing the process with others has no CPU time
+// of its own to read (CPUKnown false).
+type measure struct {
+	Wall, CPU time.Duration
+	CPUKnown  bool
 }
 
 // runPool runs units on jobs slots: a unit takes slots(Cores, jobs) of
@@ -65,7 +75,7 @@ func runPool(ctx context.Context, units []poolUnit, jobs int, ev poolEvents) err
 		i, slots int
 		r        unitResult
 		err      error
-		wall     time.Duration
+		m        measure
 	}
 	fin := make(chan finished)
 	waiting := make([]int, len(units))
@@ -102,10 +112,16 @@ func runPool(ctx context.Context, units []poolUnit, jobs int, ev poolEvents) err
 			free -= n
 			running++
 			ev.start(i)
+			alone := n == jobs // it took every slot: nothing runs beside it
 			go func() {
 				t0 := time.Now()
+				c0, ok0 := processCPU()
 				r, err := runUnit(ctx, u.block, u.unit, u.cfg)
-				fin <- finished{i: i, slots: n, r: r, err: err, wall: time.Since(t0)}
+				m := measure{Wall: time.Since(t0)}
+				if c1, ok1 := processCPU(); alone && ok0 && ok1 {
+					m.CPU, m.CPUKnown = c1-c0, true
+				}
+				fin <- finished{i: i, slots: n, r: r, err: err, m: m}
 			}()
 		}
 		waiting = rest
@@ -121,7 +137,7 @@ func runPool(ctx context.Context, units []poolUnit, jobs int, ev poolEvents) err
 			}
 			continue
 		}
-		ev.done(f.i, f.r, f.wall)
+		ev.done(f.i, f.r, f.m)
 	}
 	if firstErr == nil && stopped {
 		firstErr = ctx.Err()

@@ -70,7 +70,7 @@ func collect(t *testing.T, ctx context.Context, us []poolUnit, jobs int) ([]stri
 	t.Helper()
 	got := make([]string, len(us))
 	var order []int
-	err := runPool(ctx, us, jobs, poolEvents{start: func(i int) { order = append(order, i) }, done: func(i int, r unitResult, _ time.Duration) {
+	err := runPool(ctx, us, jobs, poolEvents{start: func(i int) { order = append(order, i) }, done: func(i int, r unitResult, _ measure) {
 		got[i] = string(r.Result)
 	}})
 	return got, order, err

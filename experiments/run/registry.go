@@ -54,8 +54,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // Config is what every block receives.
@@ -66,6 +68,11 @@ type Config struct {
 	Tier Tier `json:"tier"`
 	// Seed is the base seed; the same seed gives the same bytes out.
 	Seed uint64 `json:"seed"`
+	// Seeds, when not 0, replaces the tier's number of paired seeds in
+	// every block that runs seeds (the training studies, the formats
+	// rows, the control pilots): what the ledger's "seeds to decide" asks
+	// for. 0 keeps each block's tier value.
+	Seeds int `json:"seeds,omitempty"`
 	// Logf reports progress; nil discards it.
 	Logf func(format string, args ...any) `json:"-"`
 	// Jobs is how many units Run and RunShard may run at once, counted in
@@ -77,6 +84,24 @@ type Config struct {
 // Full reports whether c runs the full tier (the blocks with two
 // configurations choose by it).
 func (c Config) Full() bool { return c.Tier == TierFull }
+
+// MaxSeeds bounds Config.Seeds: each seed is a training run of every
+// policy of a study, so ten thousand is already weeks of CPU.
+const MaxSeeds = 10000
+
+// Validate refuses a configuration no run can use, as a usage error
+// naming the setting.
+func (c Config) Validate() error {
+	switch {
+	case c.Tier < TierQuick || c.Tier > TierFull:
+		return usage.Errorf("tier %d is not a tier", int(c.Tier))
+	case c.Seeds < 0 || c.Seeds > MaxSeeds:
+		return usage.Errorf("seeds %d: want 1 to %d paired seeds, or 0 for the tier's", c.Seeds, MaxSeeds)
+	case c.Jobs < 0:
+		return usage.Errorf("jobs %d: want 1 or more (0: GOMAXPROCS)", c.Jobs)
+	}
+	return nil
+}
 
 // Progressf reports progress through c.Logf, if any.
 func (c Config) Progressf(format string, args ...any) {
@@ -103,6 +128,13 @@ type Unit[R any] struct {
 	// run at once, long ones start first, so that one does not end up
 	// running by itself at the end while the other cores idle.
 	Long bool
+	// Cost is the unit's estimated CPU time (user and system, with the
+	// tools it runs) on the reference machine, from its block's cost model:
+	// each block derives it from the unit's size (epochs, images, lines,
+	// widths) and coefficients measured with a command recorded beside
+	// them. Shards are balanced on it (PlanShards) and `reproduce --list`
+	// sums it; it never changes a byte of output. 0 means unknown.
+	Cost time.Duration
 	// Run does the work by calling the domain packages.
 	Run func(ctx context.Context, cfg Config) (R, error)
 }
@@ -165,15 +197,37 @@ func (b Block) notRunClaims(cfg Config, err error) []report.Claim {
 // UnitKeys lists the keys of b's units for cfg, in their order, without
 // running them (e.g. to choose a shard count).
 func (b Block) UnitKeys(cfg Config) ([]string, error) {
-	us, err := b.plan(cfg)
+	us, err := b.Units(cfg)
 	if err != nil {
 		return nil, err
 	}
 	keys := make([]string, len(us))
 	for i, u := range us {
-		keys[i] = u.key
+		keys[i] = u.Key
 	}
 	return keys, nil
+}
+
+// UnitInfo is what a plan says of one unit without running it.
+type UnitInfo struct {
+	Block, Key string
+	// Cores and Cost are the unit's (Unit.Cores, Unit.Cost).
+	Cores int
+	Cost  time.Duration
+}
+
+// Units describes b's units for cfg, in their order, without running
+// them.
+func (b Block) Units(cfg Config) ([]UnitInfo, error) {
+	us, err := b.plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UnitInfo, len(us))
+	for i, u := range us {
+		out[i] = UnitInfo{Block: b.Name, Key: u.key, Cores: u.cores, Cost: u.cost}
+	}
+	return out, nil
 }
 
 // plannedUnit is a Unit with its result type erased to JSON.
@@ -181,6 +235,7 @@ type plannedUnit struct {
 	key   string
 	cores int
 	long  bool
+	cost  time.Duration
 	run   func(ctx context.Context, cfg Config) (json.RawMessage, error)
 }
 
@@ -220,11 +275,11 @@ func NewBlock[R any](s Spec[R]) Block {
 			if u.Key == "" || strings.ContainsAny(u.Key, " \t\n") || seen[u.Key] || u.Run == nil {
 				return nil, fmt.Errorf("%s: unit %d: key %q is empty, has blanks or repeats, or Run is nil", s.Name, i, u.Key)
 			}
-			if u.Cores < 0 {
-				return nil, fmt.Errorf("%s: unit %s: Cores %d is negative", s.Name, u.Key, u.Cores)
+			if u.Cores < 0 || u.Cost < 0 {
+				return nil, fmt.Errorf("%s: unit %s: Cores %d or Cost %v is negative", s.Name, u.Key, u.Cores, u.Cost)
 			}
 			seen[u.Key] = true
-			out[i] = plannedUnit{key: u.Key, cores: u.Cores, long: u.Long, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
+			out[i] = plannedUnit{key: u.Key, cores: u.Cores, long: u.Long, cost: u.Cost, run: func(ctx context.Context, cfg Config) (json.RawMessage, error) {
 				r, err := u.Run(ctx, cfg)
 				if err != nil {
 					return nil, err

@@ -151,6 +151,10 @@ func TestMergeRejectsIncompleteOrMixedShards(t *testing.T) {
 	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err == nil || !strings.Contains(err.Error(), "different runs") {
 		t.Errorf("mixed tiers (quick and standard): %v", err)
 	}
+	write(b, Config{Seed: 1, Seeds: 7}, Shard{1, 2})
+	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err == nil || !strings.Contains(err.Error(), "different runs") {
+		t.Errorf("mixed seed counts (the tier's and --seeds 7): %v", err)
+	}
 	write(b, Config{Seed: 1}, Shard{1, 2})
 	if _, err := merge([]string{a, b}, t.TempDir(), nil, lookup); err != nil {
 		t.Errorf("complete shards: %v", err)

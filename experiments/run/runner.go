@@ -32,12 +32,17 @@ func (o Outcome) failed(cfg Config) Outcome {
 	return o
 }
 
-// unitResult is one unit's outcome as it travels in a shard file.
+// unitResult is one unit's outcome as it travels in a shard file. Wall and
+// CPU are what it took, in seconds (CPU 0 when it shared the process with
+// other units: see measure); they vary from run to run and never reach the
+// report.
 type unitResult struct {
 	Block  string          `json:"block"`
 	Key    string          `json:"key"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Err    string          `json:"error,omitempty"`
+	Wall   float64         `json:"wall_s,omitempty"`
+	CPU    float64         `json:"cpu_s,omitempty"`
 }
 
 // runUnit runs u and records its outcome; only a cancelled ctx is an error.
@@ -85,13 +90,13 @@ func Run(ctx context.Context, bs []Block, cfg Config, outDir string, progress io
 	}
 	err := runPool(ctx, r.units, jobs, poolEvents{
 		start: func(k int) { r.begin(r.owner[k]) },
-		done: func(k int, res unitResult, wall time.Duration) {
+		done: func(k int, res unitResult, m measure) {
 			b := r.owner[k]
-			if wall >= slowUnit {
-				fmt.Fprintf(progress, "    [%s/%s] done in %s\n", res.Block, res.Key, wall.Round(time.Millisecond))
+			if m.Wall >= slowUnit {
+				fmt.Fprintf(progress, "    [%s/%s] done in %s%s\n", res.Block, res.Key, m.Wall.Round(time.Millisecond), costNote(m, r.units[k].unit.cost))
 			}
 			r.runs[b].results[r.pos[k]] = res
-			r.runs[b].busy += wall
+			r.runs[b].busy += m.Wall
 			if r.runs[b].left--; r.runs[b].left == 0 {
 				r.finish(b)
 			}
@@ -192,6 +197,21 @@ func (r *blockRuns) finish(i int) {
 		extra = fmt.Sprintf(", %s of CPU", (c - br.cpu0).Round(time.Millisecond))
 	}
 	fmt.Fprintf(r.progress, "[%d/%d] %s: %s, done in %s%s\n", i+1, len(r.bs), b.Name, markdownStatus(o), o.Wall.Round(time.Millisecond), extra)
+}
+
+// costNote is a finished unit's CPU time beside its estimate, for its
+// progress line: " (3.2s of CPU; estimated 2.9s)", or the one known.
+func costNote(m measure, est time.Duration) string {
+	round := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+	switch {
+	case m.CPUKnown && est > 0:
+		return fmt.Sprintf(" (%s of CPU; estimated %s)", round(m.CPU), round(est))
+	case m.CPUKnown:
+		return fmt.Sprintf(" (%s of CPU)", round(m.CPU))
+	case est > 0:
+		return fmt.Sprintf(" (estimated %s of CPU)", round(est))
+	}
+	return ""
 }
 
 // withProgress gives cfg, when it has no Logf, one that writes indented

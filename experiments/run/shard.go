@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,11 +22,78 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 )
 
-// Shard selects every N-th unit starting at Index: shard i of n runs the
-// units whose position in the global order (the selected blocks in report
-// order, each block's units in its Units order) is i modulo n.
+// Shard is part Index of Of parts of a run's units. The units (the
+// selected blocks in report order, each block's units in its Units order:
+// the global order) are dealt to the parts by their estimated cost,
+// longest first (see PlanShards), so that parts take about the same CPU
+// time although units differ in cost by a factor of 1000 and more.
 type Shard struct {
 	Index, Of int
+}
+
+// ShardPlan is one part of a run's units: the units it runs, in the
+// global order, and their estimated CPU time in all.
+type ShardPlan struct {
+	Units []UnitInfo
+	Cost  time.Duration
+}
+
+// PlanShards deals the units of bs for cfg to n shards and returns each
+// shard's units and estimated CPU time, without running anything; shard
+// i's file holds the results of plans[i].Units.
+//
+// The rule is LPT (longest processing time first; Graham 1969): taking
+// the units from the most to the least costly (Unit.Cost; equal costs in
+// the global order), each goes to the shard with the least estimated cost
+// so far, between equal costs the one with fewer units, then the lower
+// index. The most loaded shard then carries at most 4/3 of the optimum
+// (plus the estimates' error); units of unknown cost (0) spread evenly by
+// count. The deal depends only on the plan and the cost models, so every
+// shard of a run computes the same one, and the merge, which places
+// results by unit key, writes the same bytes whatever the deal.
+func PlanShards(bs []Block, cfg Config, n int) ([]ShardPlan, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("shards: %d parts, want at least 1", n)
+	}
+	all, err := plan(bs, cfg, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	plans := make([]ShardPlan, n)
+	for s, idx := range deal(all, n) {
+		for _, i := range idx {
+			g := all[i]
+			plans[s].Units = append(plans[s].Units, UnitInfo{Block: bs[g.block].Name, Key: g.unit.key, Cores: g.unit.cores, Cost: g.unit.cost})
+			plans[s].Cost += g.unit.cost
+		}
+	}
+	return plans, nil
+}
+
+// deal assigns the units of all to n shards by LPT (see PlanShards) and
+// returns each shard's unit indices in the global order.
+func deal(all []globalUnit, n int) [][]int {
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(all[b].unit.cost, all[a].unit.cost) })
+	load := make([]time.Duration, n)
+	out := make([][]int, n)
+	for _, i := range order {
+		best := 0
+		for s := 1; s < n; s++ {
+			if load[s] < load[best] || (load[s] == load[best] && len(out[s]) < len(out[best])) {
+				best = s
+			}
+		}
+		load[best] += all[i].unit.cost
+		out[best] = append(out[best], i)
+	}
+	for _, idx := range out {
+		slices.Sort(idx)
+	}
+	return out
 }
 
 // ParseShard reads "i/n" with 0 <= i < n.
@@ -52,8 +120,9 @@ var shardName = regexp.MustCompile(`^shard-(\d+)-of-(\d+)\.json$`)
 const shardFormat = "nfabric-shard/3"
 
 // shardFile is what one shard writes: the run's configuration, which shard
-// it is, the program that ran it, the results of its units and a checksum
-// of all of that.
+// it is, the program that ran it, the results of its units, the shard's
+// own wall and CPU time in seconds (this process and its tools, for the
+// merge to set beside the estimate) and a checksum of all of that.
 type shardFile struct {
 	Format string       `json:"format"`
 	Config Config       `json:"config"`
@@ -62,6 +131,8 @@ type shardFile struct {
 	Of     int          `json:"of"`
 	Binary Binary       `json:"binary"`
 	Units  []unitResult `json:"units"`
+	Wall   float64      `json:"wall_s,omitempty"`
+	CPU    float64      `json:"cpu_s,omitempty"`
 	// Checksum is shardChecksum of the other fields.
 	Checksum string `json:"checksum"`
 }
@@ -117,25 +188,42 @@ func RunShard(ctx context.Context, bs []Block, cfg Config, s Shard, outDir strin
 	}
 	f := shardFile{Format: shardFormat, Config: cfg, Blocks: blockNames(bs), Shard: s.Index, Of: s.Of, Binary: ThisBinary(), Units: []unitResult{}}
 	var mine []poolUnit
-	for i := s.Index; i < len(all); i += s.Of {
+	for _, i := range deal(all, s.Of)[s.Index] {
 		g := all[i]
 		b := bs[g.block]
 		mine = append(mine, poolUnit{block: b, unit: g.unit, cfg: withProgress(cfg, progress, b.Name+"/"+g.unit.key)})
 	}
 	f.Units = make([]unitResult, len(mine))
+	var est time.Duration
+	for _, u := range mine {
+		est += u.unit.cost
+	}
+	fmt.Fprintf(progress, "shard %d/%d: %d units, estimated %s of CPU\n", s.Index, s.Of, len(mine), est.Round(time.Second))
+	t0 := time.Now()
+	cpu0, cpuOK := processCPU()
 	err = runPool(ctx, mine, cfg.jobs(), poolEvents{
 		start: func(k int) {
 			fmt.Fprintf(progress, "[%d/%d] %s/%s ...\n", k+1, len(mine), mine[k].block.Name, mine[k].unit.key)
 		},
-		done: func(k int, r unitResult, _ time.Duration) {
+		done: func(k int, r unitResult, m measure) {
 			if r.Err != "" {
 				fmt.Fprintf(progress, "[%d/%d] %s/%s: FAILED: %s\n", k+1, len(mine), r.Block, r.Key, r.Err)
+			} else if m.Wall >= slowUnit {
+				fmt.Fprintf(progress, "[%d/%d] %s/%s: done in %s%s\n", k+1, len(mine), r.Block, r.Key, m.Wall.Round(time.Millisecond), costNote(m, mine[k].unit.cost))
+			}
+			r.Wall = m.Wall.Seconds()
+			if m.CPUKnown {
+				r.CPU = m.CPU.Seconds()
 			}
 			f.Units[k] = r
 		},
 	})
 	if err != nil {
 		return "", err
+	}
+	f.Wall = time.Since(t0).Seconds()
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		f.CPU = (cpu1 - cpu0).Seconds()
 	}
 	if f.Checksum, err = shardChecksum(f); err != nil {
 		return "", err
@@ -189,7 +277,7 @@ func readShards(dirs []string) ([]shardFile, error) {
 		if why := me.sameProgram(f.Binary); why != "" {
 			return nil, fmt.Errorf("shard %d/%d was run by another program than this merge: %s; run every shard and the merge with one nfabric binary", f.Shard, f.Of, why)
 		}
-		if f.Of != first.Of || f.Config.Tier != first.Config.Tier || f.Config.Seed != first.Config.Seed || !slices.Equal(f.Blocks, first.Blocks) {
+		if f.Of != first.Of || f.Config.Tier != first.Config.Tier || f.Config.Seed != first.Config.Seed || f.Config.Seeds != first.Config.Seeds || !slices.Equal(f.Blocks, first.Blocks) {
 			return nil, fmt.Errorf("shards %d/%d and %d/%d come from different runs (configuration, blocks or shard count differ)", first.Shard, first.Of, f.Shard, f.Of)
 		}
 		if seen[f.Shard] {
@@ -291,11 +379,35 @@ func merge(dirs []string, outDir string, logf func(format string, args ...any), 
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory %s: %w", outDir, err)
 	}
+	logShardCosts(files, all, bs, logf)
 	var outs []Outcome
 	for i, b := range bs {
 		outs = append(outs, writeOutcome(layoutBlock(b, cfg, perBlock[i]), outDir).failed(cfg))
 	}
 	return outs, writeIndex(outs, cfg, outDir)
+}
+
+// logShardCosts reports each shard's estimated CPU time beside what it
+// measured, so that a cluster user sees how well the deal balanced.
+func logShardCosts(files []shardFile, all []globalUnit, bs []Block, logf func(string, ...any)) {
+	if logf == nil {
+		return
+	}
+	cost := map[[2]string]time.Duration{}
+	for _, g := range all {
+		cost[[2]string{bs[g.block].Name, g.unit.key}] = g.unit.cost
+	}
+	for _, f := range files {
+		var est time.Duration
+		for _, u := range f.Units {
+			est += cost[[2]string{u.Block, u.Key}]
+		}
+		line := fmt.Sprintf("shard %d/%d: %d units, estimated %.0f CPU-s", f.Shard, f.Of, len(f.Units), est.Seconds())
+		if f.CPU > 0 {
+			line += fmt.Sprintf(", measured %.0f CPU-s in %.0f s of wall time", f.CPU, f.Wall)
+		}
+		logf("%s", line)
+	}
 }
 
 // shardChecksum is "sha256:" and the SHA-256 of f's content without its

@@ -45,7 +45,8 @@ func toolBlock(name string, n, skip int) Block {
 
 // TestBlockStatus: a block whose units all skipped says "skipped" and what
 // to install in REPORT.md, its JSON and the progress lines; one with some
-// skipped says "partial"; none, "ok" (issue 15, item 5).
+// skipped says "partial"; none, "ok": a part that did not run is never
+// reported as ok.
 func TestBlockStatus(t *testing.T) {
 	for _, c := range []struct {
 		skip int

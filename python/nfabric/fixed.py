@@ -1,5 +1,5 @@
 """The conservative formats INT8 and BFP8 on torch tensors, bit for bit as
-Go's ``lowbit`` (``go doc ./lowbit Int8``; the numeric contract of issue 30).
+Go's ``lowbit`` (``go doc ./lowbit Int8`` is the numeric contract both follow).
 They go beyond the paper (Sec. 1: "more conservative formats are compatible
 with the same admission framework"): the controller sums integer lanes and
 the host decodes the sum to the workers' mean.

@@ -44,7 +44,7 @@ def serve_socket(nfabric_cli: pathlib.Path, tmp_path_factory: pytest.TempPathFac
     except ImportError as e:
         pytest.skip(f"skipped: the nfabric serve client needs python3-grpcio and nfabric._proto ({e})")
     if subprocess.run([str(nfabric_cli), "serve", "--help"], capture_output=True).returncode != 0:
-        pytest.skip("skipped: this checkout's nfabric has no 'serve' command (issue 17 not merged)")
+        pytest.skip("skipped: this checkout's nfabric has no 'serve' command (built from a source without it)")
     sock = tmp_path_factory.mktemp("serve") / "nf.sock"
     proc = subprocess.Popen([str(nfabric_cli), "serve", "--socket", str(sock)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)

@@ -114,7 +114,8 @@ def test_rule_spec_syntax_round_trips() -> None:
 
 
 def test_values_refused_at_construction() -> None:
-    # Issue 25, item 11: Warmup(nan) meant no warm-up, a fractional worker
+    # Values a caller cannot mean are refused where they are given:
+    # Warmup(nan) once meant no warm-up, a fractional worker
     # count failed only at the first step, and pattern:0 meant pattern:3.
     for bad in [float("nan"), 2.5, -1, True]:
         with pytest.raises(ValueError, match="warm-up steps"):

@@ -30,9 +30,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.skipif(int(torch.__version__.split(".")[0]) < 2,
-                    reason="torch 1.x's Chrome trace export records no tensor shapes, so no collective sizes "
-                           "(run on PyTorch 2.x: pip install 'torch>=2')")
+@pytest.mark.skipif(not torch.autograd.kineto_available(),
+                    reason="this torch is built without Kineto (as Debian's python3-torch): its legacy profiler "
+                           "exports no tensor shapes, so no collective sizes; run with a Kineto build (pip install torch). "
+                           "The Go test traces.TestTorchRecordedGloo prices a recorded Kineto trace of a 2-rank gloo job")
 def test_profile_then_whatif(tmp_path, nfabric_cli):
     trace = tmp_path / "prof.json"
     env = dict(os.environ, WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), OMP_NUM_THREADS="1",

@@ -229,8 +229,8 @@ def test_fig6_traces_on_synthetic_data(serve_socket, tmp_path):
 
 def test_clients_have_their_own_connection(serve_socket):
     # Devices belong to the connection: a second Client in the same process
-    # must not see the first one's device (issue 25, item 5: grpc shared one
-    # connection between channels of equal options).
+    # must not see the first one's device (grpc would share one connection
+    # between channels of equal options).
     a, b = nt.serve.Client(serve_socket), nt.serve.Client(serve_socket)
     try:
         dev = a.call(a.controller.OpenDevice, a.cpb.OpenDeviceRequest(capacity_bytes=64), "OpenDevice").device
@@ -244,7 +244,7 @@ def test_clients_have_their_own_connection(serve_socket):
 
 def test_socket_owner_and_directory_checked(tmp_path):
     # A socket in a directory others can write, or one another user owns,
-    # is refused before connecting (issue 25, item 4).
+    # is refused before connecting: another user could be listening there.
     import socket
     d = tmp_path / "open"
     d.mkdir()

@@ -1,4 +1,4 @@
-"""End to end (issue 29): the CIFAR ResNet-18 example on synthetic data,
+"""End to end, as a user runs it: the CIFAR ResNet-18 example on synthetic data,
 2 gloo ranks on the CPU, records steps 1 and 2; `nfabric whatif` prices
 the trace. Checked: the buckets' bytes sum to the model's gradient bytes
 (4 x its parameters, counted here from the model), every bucket's groups
