@@ -19,6 +19,7 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
+	"github.com/neuronfabric/nfabric/usage"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -143,6 +144,52 @@ const (
 // about 1/0.05 = 20 steps, about an epoch of the quick pilots, long enough to
 // smooth per-batch noise and short enough to follow the falling loss.
 const pilotLossAlpha = 0.05
+
+// Validate refuses options that are wrong in themselves, before anything
+// trains, as usage errors naming the `nfabric pilot` flag: a fault rate
+// outside [0, 1], a fault window that starts after the last epoch (nothing
+// would be injected), a negative diagnostics interval, and a control
+// configuration the plane refuses for the pilots' groups.
+func (o PilotOptions) Validate() error {
+	if !(o.Fault.Rate >= 0 && o.Fault.Rate <= 1) {
+		return usage.Errorf("--fault-rate %v out of [0, 1]", o.Fault.Rate)
+	}
+	if o.Fault.Rate > 0 && o.Fault.StartEpoch > o.Train.Epochs {
+		return usage.Errorf("--fault-epochs %d-%d starts after the last of --epochs %d: nothing would be injected", o.Fault.StartEpoch, o.Fault.EndEpoch, o.Train.Epochs)
+	}
+	if o.DiagEvery < 0 {
+		return usage.Errorf("--diag-every %d is negative", o.DiagEvery)
+	}
+	cc := o.Control
+	cc.Groups = pilot.Groups()
+	if err := cc.Validate(); err != nil {
+		return usage.Wrap(err)
+	}
+	return nil
+}
+
+// LiveFollowsTrain copies the training options the user set onto the live
+// admission loop's workload: its data set is its own (Hard.Data), but the
+// model and the sizes the user gives apply to it as well, not only to the
+// Fig. 6 runs. set reports whether the user set an option, by the name of
+// its flag: model, hidden, epochs, train-n, test-n.
+func (o *PilotOptions) LiveFollowsTrain(set func(flag string) bool) {
+	if set("model") {
+		o.Hard.Model = o.Train.Model
+	}
+	if set("hidden") {
+		o.Hard.Hidden = o.Train.Hidden
+	}
+	if set("epochs") {
+		o.Hard.Epochs = o.Train.Epochs
+	}
+	if set("train-n") {
+		o.Hard.TrainN = o.Train.TrainN
+	}
+	if set("test-n") {
+		o.Hard.TestN = o.Train.TestN
+	}
+}
 
 // PilotDefaults returns the reproduce block's quick or full pilots, on the
 // ResNet stand-ins of the training block (ValidatedOptions for the Fig. 6

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/control"
@@ -14,6 +15,7 @@ import (
 	"github.com/neuronfabric/nfabric/netsim"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/pilot"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // TestPilotsSmall runs the control block's defaults (the ResNet stand-ins)
@@ -161,5 +163,32 @@ func TestCalibrateAlone(t *testing.T) {
 	o.Fault.StartEpoch = 1
 	if _, err := o.Calibrate(context.Background()); err == nil {
 		t.Error("a fault from epoch 1 was calibrated on")
+	}
+}
+
+// TestPilotOptionsValidate: each option that is wrong in itself is a usage
+// error naming its flag; the block's own defaults pass; the live loop takes
+// only the training options the user set.
+func TestPilotOptionsValidate(t *testing.T) {
+	def := PilotDefaults(run.TierQuick, 1)
+	if err := def.Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for flag, edit := range map[string]func(o *PilotOptions){
+		"--fault-rate":   func(o *PilotOptions) { o.Fault.Rate = 1.5 },
+		"--fault-epochs": func(o *PilotOptions) { o.Fault.StartEpoch = o.Train.Epochs + 1 },
+		"--diag-every":   func(o *PilotOptions) { o.DiagEvery = -1 },
+	} {
+		o := def
+		edit(&o)
+		if err := o.Validate(); err == nil || !usage.Is(err) || !strings.Contains(err.Error(), flag) {
+			t.Errorf("%s: %v; want a usage error naming it", flag, err)
+		}
+	}
+	o := def
+	o.Train.Epochs, o.Train.TrainN = 3, 99
+	o.LiveFollowsTrain(func(flag string) bool { return flag == "epochs" })
+	if o.Hard.Epochs != 3 || o.Hard.TrainN != def.Hard.TrainN {
+		t.Errorf("live loop: epochs %d, train-n %d; want 3 and its own %d", o.Hard.Epochs, o.Hard.TrainN, def.Hard.TrainN)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/hw"
 	"github.com/neuronfabric/nfabric/report"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 func init() {
@@ -165,6 +166,37 @@ func extensionDatapaths() []hw.Datapath {
 	return ds
 }
 
+// Validate refuses options that are wrong in themselves, as usage errors
+// naming the option by the flag of `nfabric hw` that sets it.
+func (o HardwareOptions) Validate() error {
+	for _, w := range o.Widths {
+		if err := (hw.Config{Width: w}).Validate(); err != nil {
+			return usage.Errorf("--widths: %v", err)
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		ks   []int
+	}{{"--stages", o.Stages}, {"--split-stages", o.SplitStages}} {
+		for _, k := range d.ks {
+			if k < 1 || k > hw.MaxStages {
+				return usage.Errorf("%s: %d is not a depth from 1 to %d", d.flag, k, hw.MaxStages)
+			}
+		}
+	}
+	for _, b := range o.Yosys {
+		if _, err := hw.ParseYosys(b); err != nil {
+			return usage.Errorf("--yosys: %w", err)
+		}
+	}
+	for _, p := range o.Parts {
+		if err := p.Validate(); err != nil {
+			return usage.Wrap(err)
+		}
+	}
+	return nil
+}
+
 // builds returns the Yosys builds, Debian's when none is named.
 func (o HardwareOptions) builds() ([]string, error) {
 	bs := o.Yosys
@@ -227,14 +259,12 @@ func skip(key string, err error) (HardwareUnit, error) {
 // and configuration, and one route per part and width.
 func HardwareUnits(o HardwareOptions) ([]run.Unit[HardwareUnit], error) {
 	o = o.defaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	builds, err := o.builds()
 	if err != nil {
 		return nil, err
-	}
-	for _, p := range o.Parts {
-		if err := p.Validate(); err != nil {
-			return nil, err
-		}
 	}
 	// Every unit drives single-threaded tools (Yosys, Icarus, nextpnr with
 	// one thread, the WebAssembly builds) in its own scratch directory,

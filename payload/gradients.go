@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // Gradients is W workers' raw little-endian float32 gradients, the input
@@ -41,10 +42,10 @@ func OpenGradients(paths []string, workers int) (*Gradients, error) {
 		return nil, errors.New("read gradients: no input files")
 	}
 	if len(paths) > 1 && workers != 0 && workers != len(paths) {
-		return nil, fmt.Errorf("read gradients: %d workers but %d input files (one file per worker)", workers, len(paths))
+		return nil, usage.Errorf("read gradients: %d workers but %d input files (one file per worker)", workers, len(paths))
 	}
 	if len(paths) == 1 && workers < 1 {
-		return nil, errors.New("read gradients: the number of workers is required with a single input file")
+		return nil, usage.Errorf("read gradients: the number of workers (--workers) is required with a single input file")
 	}
 	gr := &Gradients{paths: paths, workers: max(workers, len(paths))}
 	for i, p := range paths {

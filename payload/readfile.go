@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // ReadFile reads the payload file at path (a regular file or a pipe).
@@ -34,10 +35,10 @@ func ReadFile(path string) (*File, error) {
 // bytes); bits at or above workers are an error.
 func ReadRawPackets(path string, workers int, base int64) (*File, error) {
 	if workers < 1 || workers > lowbit.MaxPacketWorkers {
-		return nil, fmt.Errorf("read payload %s: raw packets need 1 to %d workers, not %d", path, lowbit.MaxPacketWorkers, workers)
+		return nil, usage.Errorf("read payload %s: raw packets need 1 to %d workers, not %d", path, lowbit.MaxPacketWorkers, workers)
 	}
 	if base < 0 {
-		return nil, fmt.Errorf("read payload %s: base %d must be non-negative", path, base)
+		return nil, usage.Errorf("read payload %s: base %d must be non-negative", path, base)
 	}
 	fh, err := os.Open(path)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // TestResultConsistent: every scenario's own result is consistent; a
@@ -48,6 +49,21 @@ func TestResultConsistent(t *testing.T) {
 		tc.edit(&r)
 		if err := r.CheckConsistent(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestParseEpochs: a fault window is FIRST-LAST, 1-based, FIRST <= LAST;
+// anything else is a usage error and leaves the window as it was.
+func TestParseEpochs(t *testing.T) {
+	f := Fault{StartEpoch: 4, EndEpoch: 5}
+	if err := f.ParseEpochs("2-7"); err != nil || f.StartEpoch != 2 || f.EndEpoch != 7 {
+		t.Errorf("2-7: %+v %v", f, err)
+	}
+	for _, s := range []string{"0-3", "5-4", "3", "a-b", "3-", ""} {
+		g := Fault{StartEpoch: 4, EndEpoch: 5}
+		if err := g.ParseEpochs(s); err == nil || !usage.Is(err) || g.StartEpoch != 4 || g.EndEpoch != 5 {
+			t.Errorf("%q: %+v %v; want a usage error and the window unchanged", s, g, err)
 		}
 	}
 }

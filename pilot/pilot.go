@@ -42,6 +42,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/control"
@@ -50,6 +51,7 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/nn"
 	"github.com/neuronfabric/nfabric/train"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // Scenario is one of the Fig. 6 pilot scenarios: which latches the run
@@ -91,6 +93,19 @@ func ParseScenario(s string) (Scenario, error) {
 // Scenarios lists the four scenarios of Fig. 6.
 func Scenarios() []Scenario {
 	return []Scenario{AlwaysFP32, AlwaysGBinary, FP32Default, GBinaryDefault}
+}
+
+// ParseEpochs reads a fault window's epochs, "FIRST-LAST" (1-based,
+// inclusive, FIRST <= LAST), into f.
+func (f *Fault) ParseEpochs(s string) error {
+	a, b, ok := strings.Cut(s, "-")
+	first, err1 := strconv.Atoi(a)
+	last, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || first < 1 || last < first {
+		return usage.Errorf("--fault-epochs %q: want FIRST-LAST, e.g. 4-5", s)
+	}
+	f.StartEpoch, f.EndEpoch = first, last
+	return nil
 }
 
 // Groups returns the names the control plane knows the layer groups by

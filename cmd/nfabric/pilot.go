@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/lowbit"
-	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -22,6 +19,7 @@ func init() { subcommands = append(subcommands, newPilotCmd) }
 // pilotFlags holds the raw flag values of experiments.PilotOptions beyond
 // the training flags.
 type pilotFlags struct {
+	of                  optFlags
 	faultEpochs         string
 	faultRate           float64
 	warmup, cooldown    int64
@@ -39,16 +37,7 @@ type pilotFlags struct {
 	liveData            string
 }
 
-func newPilotCmd() *cobra.Command {
-	var (
-		of optFlags
-		pf pilotFlags
-	)
-	def := experiments.PilotDefaults(run.TierQuick, 1)
-	cmd := &cobra.Command{
-		Use:   "pilot",
-		Short: "control-plane pilots: recovery (Fig. 6), live admission loop, telemetry delay (Sec. 8)",
-		Long: `pilot runs virtual-worker training whose layer groups follow the controller's
+const pilotLong = `pilot runs virtual-worker training whose layer groups follow the controller's
 mode latches, with the control plane (Predictor, Commander, Supervisor and the
 admission ladder) writing those latches. It runs the four scenarios of the
 paper's Fig. 6 (always-fp32, always-g-binary, fp32-default admission,
@@ -62,36 +51,48 @@ training flags are those of 'nfabric train'. --model, --hidden, --epochs,
 stand-ins of earlier rounds: --model mlp --data mnist --live-data
 mnist-pairs100. --warmup and --cooldown are in steps (default: one epoch at
 the default --train-n and --batch); the CUSUM and ladder defaults were
-calibrated on the default workload (see the block's calibration table).`,
-		Example: `  nfabric pilot
+calibrated on the default workload (see the block's calibration table).`
+
+const pilotExample = `  nfabric pilot
   nfabric pilot --seeds 3 --epochs 12 --fault-epochs 5-6 --fault-rate 0.5
   nfabric pilot --ladder-binary 0.5 --ladder-ternary 0.4 --warmup 100 --json
   nfabric pilot --full --out out/
   nfabric pilot --model mlp --data mnist --live-data mnist-pairs100 --cusum-k 0.3 --cusum-h 3
   nfabric pilot --calibrate --data mnist   # the CUSUM and ladder the procedure derives on MNIST
-  nfabric pilot --telemetry t.csv   # the Commander runs read 'nfabric telemetry ns3' output`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := pilotOptions(cmd.Flags(), &of, &pf)
-			if err != nil {
-				return err
-			}
-			o.Logf = stderrLogf(cmd, pf.quiet)
-			run := experiments.Pilots
-			if pf.calibrate {
-				run = func(ctx context.Context, o experiments.PilotOptions) (*report.Result, error) { return o.Calibrate(ctx) }
-			}
-			res, err := run(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			return printResult(cmd, res, pf.asJSON, pf.out)
-		},
+  nfabric pilot --telemetry t.csv   # the Commander runs read 'nfabric telemetry ns3' output`
+
+func newPilotCmd() *cobra.Command {
+	var pf pilotFlags
+	def := experiments.PilotDefaults(run.TierQuick, 1)
+	cmd := &cobra.Command{
+		Use:     "pilot",
+		Short:   "control-plane pilots: recovery (Fig. 6), live admission loop, telemetry delay (Sec. 8)",
+		Long:    pilotLong,
+		Example: pilotExample,
+		Args:    cobra.NoArgs,
+		RunE:    pf.run,
 	}
-	of.add(cmd.Flags(), def.Train)
+	pf.of.add(cmd.Flags(), def.Train)
 	pf.add(cmd.Flags(), def)
 	cmd.AddCommand(newPilotFormatsCmd())
 	return cmd
+}
+
+func (pf *pilotFlags) run(cmd *cobra.Command, _ []string) error {
+	o, err := pilotOptions(cmd.Flags(), &pf.of, pf)
+	if err != nil {
+		return err
+	}
+	o.Logf = stderrLogf(cmd, pf.quiet)
+	run := experiments.Pilots
+	if pf.calibrate {
+		run = func(ctx context.Context, o experiments.PilotOptions) (*report.Result, error) { return o.Calibrate(ctx) }
+	}
+	res, err := run(cmd.Context(), o)
+	if err != nil {
+		return err
+	}
+	return printResult(cmd, res, pf.asJSON, pf.out)
 }
 
 // pilotOptions is the block's defaults overwritten by the flags the user
@@ -105,27 +106,11 @@ func pilotOptions(fs *pflag.FlagSet, of *optFlags, pf *pilotFlags) (experiments.
 	if err := of.apply(fs, &o.Train); err != nil {
 		return o, err
 	}
-	// The live loop's data set is its own (--live-data), but the model and
-	// sizes the user gives apply to it as well, not only to the Fig. 6 runs.
-	if fs.Changed("model") {
-		o.Hard.Model = o.Train.Model
-	}
-	if fs.Changed("hidden") {
-		o.Hard.Hidden = o.Train.Hidden
-	}
-	if fs.Changed("epochs") {
-		o.Hard.Epochs = o.Train.Epochs
-	}
-	if fs.Changed("train-n") {
-		o.Hard.TrainN = o.Train.TrainN
-	}
-	if fs.Changed("test-n") {
-		o.Hard.TestN = o.Train.TestN
-	}
+	o.LiveFollowsTrain(fs.Changed)
 	if err := pf.apply(fs, &o); err != nil {
 		return o, err
 	}
-	return o, nil
+	return o, o.Validate()
 }
 
 func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
@@ -153,8 +138,6 @@ func (pf *pilotFlags) add(f *pflag.FlagSet, def experiments.PilotOptions) {
 	f.StringVar(&pf.telemetry, "telemetry", "", "telemetry CSV for the Commander runs (from 'nfabric telemetry'; default: synthetic episodes)")
 }
 
-// apply overwrites o with the flags the user set and checks the control
-// configuration before anything trains.
 // readTelemetryFile reads the --telemetry trace.
 func readTelemetryFile(path string) ([]control.Telemetry, error) {
 	f, err := os.Open(path)
@@ -200,27 +183,18 @@ func (pf *pilotFlags) applyThresholds(fs *pflag.FlagSet, o *experiments.PilotOpt
 	return nil
 }
 
+// apply overwrites o with the flags the user set.
 func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) error {
 	if fs.Changed("live-data") {
 		o.Hard.Data = pf.liveData
 	}
 	if fs.Changed("fault-rate") {
-		if !(pf.faultRate >= 0 && pf.faultRate <= 1) {
-			return usagef("--fault-rate %v out of [0, 1]", pf.faultRate)
-		}
 		o.Fault.Rate = pf.faultRate
 	}
 	if fs.Changed("fault-epochs") {
-		a, b, ok := strings.Cut(pf.faultEpochs, "-")
-		s, err1 := strconv.Atoi(a)
-		e, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || s < 1 || e < s {
-			return usagef("--fault-epochs %q: want FIRST-LAST, e.g. 4-5", pf.faultEpochs)
+		if err := o.Fault.ParseEpochs(pf.faultEpochs); err != nil {
+			return err
 		}
-		o.Fault.StartEpoch, o.Fault.EndEpoch = s, e
-	}
-	if o.Fault.Rate > 0 && o.Fault.StartEpoch > o.Train.Epochs {
-		return usagef("--fault-epochs %d-%d starts after the last of --epochs %d: nothing would be injected", o.Fault.StartEpoch, o.Fault.EndEpoch, o.Train.Epochs)
 	}
 	for name, kv := range map[string]struct {
 		dst *int64
@@ -230,13 +204,7 @@ func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) erro
 			*kv.dst = kv.val
 		}
 	}
-	if err := pf.applyThresholds(fs, o); err != nil {
-		return err
-	}
 	if fs.Changed("diag-every") {
-		if pf.diagEvery < 0 {
-			return usagef("--diag-every %d is negative", pf.diagEvery)
-		}
 		o.DiagEvery = pf.diagEvery
 	}
 	if pf.telemetry != "" {
@@ -245,10 +213,5 @@ func (pf *pilotFlags) apply(fs *pflag.FlagSet, o *experiments.PilotOptions) erro
 			return err
 		}
 	}
-	cc := o.Control
-	cc.Groups = pilot.Groups()
-	if err := cc.Validate(); err != nil {
-		return usagef("%v", err)
-	}
-	return nil
+	return pf.applyThresholds(fs, o)
 }
