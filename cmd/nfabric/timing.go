@@ -66,7 +66,7 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	f.BoolVar(&tf.json, "json", false, "print the result as JSON")
 	f.BoolVar(&tf.quick, "quick", false, "use the shorter sweeps of 'reproduce' (same end points)")
 	if withOut {
-		f.StringVar(&tf.out, "out", "", "also write JSON, Markdown and SVG figures into this directory")
+		dirFlag(f, &tf.out, "out", "", "also write JSON, Markdown and SVG figures into this directory")
 	}
 	d := experiments.DefaultTimingSetup()
 	m := d.Model

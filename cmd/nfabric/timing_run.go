@@ -36,7 +36,7 @@ type timingRunFlags struct {
 func (r *timingRunFlags) add(cmd *cobra.Command) {
 	r.tf.add(cmd, false)
 	f := cmd.Flags()
-	f.StringVar(&r.traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE (- for stdout: the table then goes to stderr)")
+	fileFlag(f, &r.traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE (- for stdout: the table then goes to stderr)")
 	f.Float64Var(&r.traceFrom, "trace-from-ns", 0, "trace window start (ns)")
 	f.Float64Var(&r.traceTo, "trace-until-ns", 5000, "trace window end (ns)")
 	f.IntVar(&r.traceMax, "trace-max", 200000, fmt.Sprintf("most slices kept, 1 to %d (the rest are counted as dropped)", timing.MaxTraceSlices))
