@@ -103,10 +103,23 @@ func (p Paths) Times() ([]PathTime, error) {
 		return nil, err
 	}
 	est, err = ring.Time(Call{Op: AllGather, Bytes: signBytes(p.Elements)})
+	est = fp32Equivalent(est, S)
 	if err := add("MajoritySignSGD (ring all-gather of signs)", p.Net.Name, FamilySoftwareSign, 1, false, est, err); err != nil {
 		return nil, err
 	}
 	return p.controllerRows(out, cxl)
+}
+
+// fp32Equivalent reports e's algbw against the FP32 gradient of S bytes,
+// the buffer every path of the table replaces, rather than against the
+// bytes the operation itself moves (a sign all-gather's per-rank signs);
+// busbw stays the per-link rate of the operation.
+func fp32Equivalent(e Estimate, S float64) Estimate {
+	e.Bytes = S
+	if e.Seconds > 0 {
+		e.AlgBW = S / e.Seconds
+	}
+	return e
 }
 
 // signBytes is one worker's packed signs: ceil(elements / 8) bytes.
@@ -133,6 +146,7 @@ func (p Paths) modelRows(out []PathTime, cxl CXLPath) ([]PathTime, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.path, err)
 		}
+		est = fp32Equivalent(est, S)
 		out = append(out, PathTime{Path: r.path, Route: fmt.Sprintf("%d ranks", p.Workers), Family: r.family, Bits: r.bits, Traffic: r.bits / 32, Estimate: est})
 	}
 	return p.controllerRows(out, cxl)

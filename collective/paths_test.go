@@ -31,6 +31,11 @@ func TestPathsHand(t *testing.T) {
 		if p.Traffic != p.Bits/32 || p.Controller != (p.Route == "cxl") {
 			t.Errorf("%s: traffic %g for %g bits, controller %v on %s", p.Path, p.Traffic, p.Bits, p.Controller, p.Route)
 		}
+		// Every row's algbw is against the FP32 gradient (6e9 B), the
+		// buffer the table's paths replace, whatever the path moves.
+		if got := p.Estimate.AlgBW * p.Estimate.Seconds; math.Abs(got-6e9) > 1 {
+			t.Errorf("%s: algbw x time = %.0f B; want the FP32 gradient's 6e9", p.Path, got)
+		}
 		w, ok := want[p.Path]
 		if !ok {
 			continue

@@ -10,6 +10,7 @@ import (
 	"github.com/neuronfabric/nfabric/pilot"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/verify"
 )
 
@@ -27,8 +28,8 @@ func claimNamed(t *testing.T, cs []report.Claim, prefix string) report.Claim {
 // pairAt is a run pair whose low-bit run is pct% slower than identity's
 // 1 ms (exposed well above one pipeline fill, so not hidden).
 func pairAt(pct float64) timing.Pair {
-	id := timing.Time(1e9) // 1 ms in ps
-	return timing.Pair{OverheadPct: pct, Exposed: timing.Time(float64(id) * pct / 100), PipelineLatency: 2500}
+	id := sim.Time(1e9) // 1 ms in ps
+	return timing.Pair{OverheadPct: pct, Exposed: sim.Time(float64(id) * pct / 100), PipelineLatency: 2500}
 }
 
 // TestTimingClaims judges Table 4 groups against the 2% gate on hand-made

@@ -10,6 +10,7 @@ import (
 	"github.com/neuronfabric/nfabric/replay"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/traces"
 	"github.com/neuronfabric/nfabric/workload"
 )
@@ -193,9 +194,9 @@ type ReplayRun struct {
 	Row ReplayRow `json:"row"`
 	// Ready and Finish are each bucket's ready time and (identity run,
 	// fast-forward only) completion, from the start of backward.
-	Ready    []timing.Time `json:"ready_ps"`
-	Finish   []timing.Time `json:"finish_ps,omitempty"`
-	Backward timing.Time   `json:"backward_ps"`
+	Ready    []sim.Time `json:"ready_ps"`
+	Finish   []sim.Time `json:"finish_ps,omitempty"`
+	Backward sim.Time   `json:"backward_ps"`
 }
 
 // ReplayCheck is one comparison of the fast-forward with event simulation.
@@ -224,7 +225,7 @@ func (o *ReplayOptions) conditions() []replayCondition {
 func (o *ReplayOptions) runConditions() []replayCondition {
 	cs := o.conditions()
 	if o.DDR5 {
-		h, _ := timing.PresetConfig(timing.PresetDDR5)
+		h, _ := timing.PresetConfig("projection-pcie6-x16")
 		c := h
 		c.Link.Share = o.Setup.Experiments.CongestedShare
 		cs = append(cs, replayCondition{"ddr5 healthy", h}, replayCondition{"ddr5 congested", c})
@@ -236,7 +237,7 @@ func (o *ReplayOptions) runConditions() []replayCondition {
 type replayJob struct {
 	name string
 	bs   []timing.Bucket
-	back timing.Time
+	back sim.Time
 }
 
 // fig2Units lists the replay units of o: every input x condition, then
@@ -299,7 +300,7 @@ func keyName(s string) string {
 // replayInputRun replays one input in one condition, identity and low-bit.
 func replayInputRun(ctx context.Context, cfg run.Config, o ReplayOptions, in replayInput, c replayCondition) (ReplayRun, error) {
 	bs := replay.Buckets(in.trace)
-	back, fwd := timing.Time(in.trace.BackwardPS), timing.Time(in.trace.ForwardPS)
+	back, fwd := sim.Time(in.trace.BackwardPS), sim.Time(in.trace.ForwardPS)
 	var lines int64
 	for _, b := range bs {
 		lines += b.Lines
@@ -474,7 +475,7 @@ func bucketModeString(b workload.BucketOptions) string {
 	return "fixed-size chunks, tensors split across buckets"
 }
 
-func ps2ms(t timing.Time) float64 { return float64(t) / 1e9 }
+func ps2ms(t sim.Time) float64 { return float64(t) / 1e9 }
 
 // downsample keeps at most n evenly spaced indices of 0..len-1, always
 // including the last.
@@ -578,14 +579,14 @@ func validationJobs(o ReplayOptions, ins []replayInput) ([]replayJob, error) {
 		if len(sb) > o.ValidateBuckets {
 			sb = sb[:o.ValidateBuckets]
 		}
-		jobs = append(jobs, replayJob{fmt.Sprintf("%s / %d (first %d buckets)", in.name, k, len(sb)), sb, timing.Time(in.trace.BackwardPS) / timing.Time(k)})
+		jobs = append(jobs, replayJob{fmt.Sprintf("%s / %d (first %d buckets)", in.name, k, len(sb)), sb, sim.Time(in.trace.BackwardPS) / sim.Time(k)})
 	}
 	for _, m := range o.ValidateFull {
 		in, err := o.profileInput(m)
 		if err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, replayJob{in.name + " (whole trace)", replay.Buckets(in.trace), timing.Time(in.trace.BackwardPS)})
+		jobs = append(jobs, replayJob{in.name + " (whole trace)", replay.Buckets(in.trace), sim.Time(in.trace.BackwardPS)})
 	}
 	return jobs, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -32,7 +33,7 @@ func TestFig2UserTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := (1000*timing.Microsecond + single.RunTime)
+	want := (1000*sim.Microsecond + single.RunTime)
 	if got := rows[0].IdentityMS; math.Abs(got-float64(want)/1e9) > 1e-12 {
 		t.Errorf("identity run %v ms; want %v", got, float64(want)/1e9)
 	}

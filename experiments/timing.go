@@ -9,6 +9,7 @@ import (
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 func init() {
@@ -84,10 +85,10 @@ func (r *TimingResult) merge(o TimingResult) {
 // TimingForms are the model's closed forms (timing/closedform.go) at the
 // block's setup, for the notes.
 type TimingForms struct {
-	PipelineLatency timing.Time `json:"pipeline_latency_ps"`
-	LinkIntervalNS  float64     `json:"link_interval_ns"`
-	BasePathNS      float64     `json:"base_path_ns"`
-	FixedPathNS     float64     `json:"fixed_path_ns"`
+	PipelineLatency sim.Time `json:"pipeline_latency_ps"`
+	LinkIntervalNS  float64  `json:"link_interval_ns"`
+	BasePathNS      float64  `json:"base_path_ns"`
+	FixedPathNS     float64  `json:"fixed_path_ns"`
 	// LatencyBoundPct is the latency-bound exposure at the model's depth,
 	// DepthPct at each Fig. 3(a) depth.
 	LatencyBoundPct float64   `json:"latency_bound_pct"`

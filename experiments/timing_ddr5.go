@@ -10,6 +10,7 @@ import (
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // TimingDDR5 is the timing block's ddr5-preset part: Table 4 and the
@@ -25,8 +26,8 @@ type TimingDDR5 struct {
 	// scattered pages).
 	Contiguous []Table4Row `json:"contiguous,omitempty"`
 	// Periodic holds Table 4's rows as single pairs under the periodic
-	// refresh schedule (memory.ddr5.refresh_phases 0), the ablation of
-	// the ddr5 default (Table4's pairs are means over refresh schedules).
+	// refresh schedule (memory.refresh_phases 0), the ablation of
+	// the default (Table4's pairs are means over refresh schedules).
 	Periodic []Table4Row `json:"periodic,omitempty"`
 }
 
@@ -57,7 +58,7 @@ func (r *TimingDDR5) merge(o TimingDDR5) {
 
 // ddr5Setup is s with the ddr5 model preset (the same experiments).
 func ddr5Setup(s TimingSetup) TimingSetup {
-	m, _ := timing.PresetConfig(timing.PresetDDR5)
+	m, _ := timing.PresetConfig("projection-pcie6-x16")
 	s.Model = m
 	return s
 }
@@ -84,7 +85,7 @@ func timingDDR5Units(cfg run.Config, s TimingSetup) []run.Unit[TimingResult] {
 		})},
 		{Key: "ddr5/periodic", Run: one(func(ctx context.Context) (TimingDDR5, error) {
 			p := d
-			p.Model.Memory.DDR5.RefreshPhases = 0
+			p.Model.Memory.RefreshPhases = 0
 			rows, err := RunTable4(ctx, p)
 			return TimingDDR5{Periodic: rows}, err
 		})},
@@ -118,7 +119,7 @@ func timingDDR5Units(cfg run.Config, s TimingSetup) []run.Unit[TimingResult] {
 // not hold under the detailed models.
 func detailedNote(m timing.Config) string {
 	return fmt.Sprintf("Model: memory %s, link %s (%s); the ideal preset's closed forms (T_agg / base path) do not hold here. Under the detailed models the bandwidth axis sets the CXL link's raw rate and the latency axis the round-trip port latency; exposure differences come from refresh, row conflicts, flit packing, the datapath's initiation rate and queue back-pressure ('nfabric reproduce --only timing' measures each in its ablation table).",
-		m.Memory.Model, m.LinkModel(), m.Link.CXL.Preset)
+		m.Memory.Model, m.LinkModel(), m.Device.Link.Preset)
 }
 
 func detailedNotes(m timing.Config, res *report.Result) {
@@ -129,7 +130,7 @@ func detailedNotes(m timing.Config, res *report.Result) {
 
 // ddr5Layout lays out the ddr5 part beside the ideal rows and the paper.
 func ddr5Layout(s TimingSetup, ideal []Table4Row, r TimingDDR5) (*report.Result, error) {
-	res := &report.Result{Title: "Timing exposure under the ddr5 preset"}
+	res := &report.Result{Title: "Timing exposure under the projection device (projection-pcie6-x16)"}
 	res.Tables = append(res.Tables, presetsTable4(s, ideal, r.Table4), ddr5RunsTable(r.Table4), layoutTable(r.Table4, r.Contiguous), phasesTable(r.Table4, r.Periodic), ablationTable(r.Ablations))
 	if r.Envelope != nil {
 		env, err := envelopeLayout(ddr5Setup(s), TimingClosedForms(ddr5Setup(s)), *r.Envelope, false)
@@ -139,12 +140,12 @@ func ddr5Layout(s TimingSetup, ideal []Table4Row, r TimingDDR5) (*report.Result,
 		for i := range env.Tables {
 			t := &env.Tables[i]
 			t.Name += "-ddr5"
-			t.Title = "ddr5 preset: " + t.Title
+			t.Title = "projection device: " + t.Title
 			t.Notes = []string{detailedNote(ddr5Setup(s).Model)}
 		}
 		for i := range env.Figures {
 			env.Figures[i].Name += "-ddr5"
-			env.Figures[i].Title = "ddr5 preset: " + env.Figures[i].Title
+			env.Figures[i].Title = "projection device: " + env.Figures[i].Title
 		}
 		res.Tables = append(res.Tables, env.Tables...)
 		res.Figures = append(res.Figures, env.Figures...)
@@ -157,11 +158,11 @@ func ddr5Layout(s TimingSetup, ideal []Table4Row, r TimingDDR5) (*report.Result,
 	res.Figures = append(res.Figures, lf)
 	for _, row := range r.Table4 {
 		if row.Group == GroupFullMiss {
-			res.Summary = append(res.Summary, fmt.Sprintf("ddr5 preset: the full-LLC-miss anchor exposes %s%% (ideal preset and paper in the side-by-side table; paper 1.67%%).", exposure(row.Pair)))
+			res.Summary = append(res.Summary, fmt.Sprintf("projection device: the full-LLC-miss anchor exposes %s%% (ideal preset and paper in the side-by-side table; paper 1.67%%).", exposure(row.Pair)))
 		}
 	}
 	if len(r.Contiguous) > 0 {
-		res.Summary = append(res.Summary, fmt.Sprintf("ddr5 preset, healthy scale-out (Table 4, scattered 4 KiB pages, the ddr5 default): %s%%; the contiguous-layout ablation gives %s%%, the gap being a bank lock of its aligned sweeps (see ddr5-layout).",
+		res.Summary = append(res.Summary, fmt.Sprintf("projection device, healthy scale-out (Table 4, scattered 4 KiB pages, the device presets' default): %s%%; the contiguous-layout ablation gives %s%%, the gap being a bank lock of its aligned sweeps (see ddr5-layout).",
 			rangeOf(groupRows(r.Table4, GroupScaleHealthy)), rangeOf(r.Contiguous)))
 	}
 	return res, nil
@@ -187,14 +188,14 @@ func presetsTable4(s TimingSetup, ideal, ddr5 []Table4Row) report.Table {
 	}
 	t.Notes = []string{
 		"The presets differ only in the memory and the link; streams, LLC and datapath are the same. Where ddr5 differs from ideal the ablation table names the mechanism: all-bank refresh (a rank stalls tRFC = 295 ns every tREFI = 3.9 us, and the closed-loop streams' windows fill behind the refreshing channel), row conflicts between streams sharing banks, flit packing (a flit leaves with what is waiting, so the response direction's efficiency depends on how bursty the responses are), the pipeline's initiation rate (128 GB/s) against the eight sub-channels' burst rate (154 GB/s), queue back-pressure (request credits and the response queue) and, in the write-read rows, bus turnaround and write drain from the timed writebacks.",
-		"'hidden' under ddr5 includes rows where the low-bit run is shorter than the identity run: the 2.5 ns datapath shifts requests against refresh and row state, and the DRAM schedule that results can be faster. A detailed DRAM makes the exposed cost a difference of two chaotic runs, not a closed form; the per-run table gives both run times and both runs' row-hit rates. Each row's pair is the mean over memory.ddr5.refresh_phases dithered refresh schedules (both runs of a pair on the same one), so it does not depend on where refresh falls; the ddr5-refresh-phases table gives the single periodic pairs beside them.",
-		"The ddr5 preset hashes the bank address with the row (memory.ddr5.bank_hash xor, as real controllers do), so the W sweeps over power-of-two-aligned regions do not all conflict in one bank. Two of the eight equal, aligned sweeps can still drift to an offset where they share a bank in every sub-channel, slow down together and keep it: a row whose low-bit row-hit rate sits far below the identity run's (the per-run table) is such a lock, and its exposure is the lock's, not the datapath's. Which run locks depends on the start (the refresh phase), and no scheduler or page-policy variant we tried removes it; placing the buffers on scattered 4 KiB pages, as an OS does, removes it, so that is the ddr5 preset's layout (streams.layout; the ddr5-layout table keeps the contiguous rows as the ablation).",
+		"'hidden' under a device preset includes rows where the low-bit run is shorter than the identity run: the 2.5 ns datapath shifts requests against refresh and row state, and the DRAM schedule that results can be faster. A detailed DRAM makes the exposed cost a difference of two chaotic runs, not a closed form; the per-run table gives both run times and both runs' row-hit rates. Each row's pair is the mean over memory.refresh_phases dithered refresh schedules (both runs of a pair on the same one), so it does not depend on where refresh falls; the ddr5-refresh-phases table gives the single periodic pairs beside them.",
+		"The device presets hash the bank address with the row (device.media.bank_hash xor, as real controllers do), so the W sweeps over power-of-two-aligned regions do not all conflict in one bank. Two of the eight equal, aligned sweeps can still drift to an offset where they share a bank in every sub-channel, slow down together and keep it: a row whose low-bit row-hit rate sits far below the identity run's (the per-run table) is such a lock, and its exposure is the lock's, not the datapath's. Which run locks depends on the start (the refresh phase), and no scheduler or page-policy variant we tried removes it; placing the buffers on scattered 4 KiB pages, as an OS does, removes it, so that is the device presets' layout (streams.layout; the ddr5-layout table keeps the contiguous rows as the ablation).",
 	}
 	return t
 }
 
 func ddr5RunsTable(rows []Table4Row) report.Table {
-	t := report.Table{Name: "table4-runs-ddr5", Title: "ddr5 preset: Table 4 runs with the DRAM and CXL counters (identity run)",
+	t := report.Table{Name: "table4-runs-ddr5", Title: "projection device: Table 4 runs with the DRAM and CXL counters (identity run)",
 		Columns: []string{"row", "W", "N stacks", "link share", "identity µs", "low-bit µs", "overhead %", "mean / p99 read ns (id)", "row-hit rate (id / low-bit)", "refreshes", "resp lines/flit", "resp link util %", "credit stalls", "pipeline wait ns/low-bit read"}}
 	for _, r := range rows {
 		id, lb := r.Pair.Identity, r.Pair.LowBit
@@ -221,7 +222,7 @@ func ddr5RunsTable(rows []Table4Row) report.Table {
 // scattered 4 KiB pages) beside the same rows with the buffers contiguous,
 // the layout ablation.
 func layoutTable(table4, contiguous []Table4Row) report.Table {
-	t := report.Table{Name: "ddr5-layout", Title: "ddr5 preset: healthy scale-out rows (N = 1 is the full-LLC-miss anchor) with the streams' buffers on scattered 4 KiB pages (Table 4, the ddr5 default) and contiguous (the ablation; streams.layout)",
+	t := report.Table{Name: "ddr5-layout", Title: "projection device: healthy scale-out rows (N = 1 is the full-LLC-miss anchor) with the streams' buffers on scattered 4 KiB pages (Table 4, the device presets' default) and contiguous (the ablation; streams.layout)",
 		Columns: []string{"N stacks", "scattered overhead %", "row-hit rate (id / low-bit)", "contiguous overhead %", "row-hit rate (id / low-bit)"}}
 	hits := func(p timing.Pair) string {
 		if p.Identity.Detail == nil || p.LowBit.Detail == nil {
@@ -236,16 +237,16 @@ func layoutTable(table4, contiguous []Table4Row) report.Table {
 			}
 		}
 	}
-	t.Notes = []string{"Scattered (the ddr5 default): every 4 KiB page of the streams' 16 MiB lands on a fixed-seed random frame, as an OS with 4 KiB pages places a buffer; both runs see the same row-hit rate and the exposure is the datapath's. Contiguous (ablation): stream s sweeps [s x 2 MiB, (s+1) x 2 MiB), regions aligned as on 2 MiB huge pages, all eight equal in length and started together. Two such sweeps that drift to a colliding offset share a bank in every sub-channel, slow down together and keep the offset; whether the identity or the low-bit run (or neither) falls into that lock depends on the start (the refresh phase), not on the datapath, so a row whose low-bit row-hit rate sits far below the identity run's measures the lock. Row hits fall with N because the 64-byte stack interleave leaves each stack 64/N lines of a page, spread over 8 sub-channels."}
+	t.Notes = []string{"Scattered (the device presets' default): every 4 KiB page of the streams' 16 MiB lands on a fixed-seed random frame, as an OS with 4 KiB pages places a buffer; both runs see the same row-hit rate and the exposure is the datapath's. Contiguous (ablation): stream s sweeps [s x 2 MiB, (s+1) x 2 MiB), regions aligned as on 2 MiB huge pages, all eight equal in length and started together. Two such sweeps that drift to a colliding offset share a bank in every sub-channel, slow down together and keep the offset; whether the identity or the low-bit run (or neither) falls into that lock depends on the start (the refresh phase), not on the datapath, so a row whose low-bit row-hit rate sits far below the identity run's measures the lock. Row hits fall with N because the 64-byte stack interleave leaves each stack 64/N lines of a page, spread over 8 sub-channels."}
 	return t
 }
 
 // phasesTable puts Table 4's ddr5 rows (means over refresh schedules,
 // the default) beside the single pairs under the periodic schedule.
 func phasesTable(table4, periodic []Table4Row) report.Table {
-	t := report.Table{Name: "ddr5-refresh-phases", Title: "ddr5 preset: Table 4 rows as the mean over refresh schedules (the ddr5 default, memory.ddr5.refresh_phases) and as one pair under the strictly periodic schedule (refresh_phases 0, the ablation)",
+	t := report.Table{Name: "ddr5-refresh-phases", Title: "projection device: Table 4 rows as the mean over refresh schedules (the default, memory.refresh_phases) and as one pair under the strictly periodic schedule (refresh_phases 0, the ablation)",
 		Columns: []string{"row", "W", "N stacks", "link share", "schedules", "phased overhead %", "exposed ns/line (phased)", "one schedule ns/line (min / max)", "periodic overhead %", "exposed ns/line (periodic)"}}
-	perLine := func(e timing.Time, p timing.Pair) string {
+	perLine := func(e sim.Time, p timing.Pair) string {
 		return fmt.Sprintf("%.3f", e.NS()/float64(max(p.Identity.Lines, 1)))
 	}
 	for i, r := range table4 {
@@ -258,12 +259,12 @@ func phasesTable(table4, periodic []Table4Row) report.Table {
 		}
 		t.AddRow(r.Group, r.Streams, r.Stacks, r.Share, len(r.Pair.PhaseExposed), exposure(r.Pair), perLine(r.Pair.Exposed, r.Pair), spread, exposure(pe), perLine(pe.Exposed, pe))
 	}
-	t.Notes = []string{"A strictly periodic request chain (one stream, few reads outstanding) phase-locks onto a strictly periodic refresh, and the identity and low-bit runs, whose periods differ by the 2.5 ns datapath, lock at different phases: one periodic pair measures where refresh fell. Each dithered schedule (memory.ddr5.refresh_seed k) draws every REF's time within its own tREFI slot, the same refresh rate with no strict period; the mean over the schedules is the exposure averaged over refresh phase. For one stream with one read outstanding that mean is the datapath's 2.5 ns per read (go test ./timing -run TestPairExposureIsDatapath)."}
+	t.Notes = []string{"A strictly periodic request chain (one stream, few reads outstanding) phase-locks onto a strictly periodic refresh, and the identity and low-bit runs, whose periods differ by the 2.5 ns datapath, lock at different phases: one periodic pair measures where refresh fell. Each dithered schedule (device.media.refresh_seed k) draws every REF's time within its own tREFI slot, the same refresh rate with no strict period; the mean over the schedules is the exposure averaged over refresh phase. For one stream with one read outstanding that mean is the datapath's 2.5 ns per read (go test ./timing -run TestPairExposureIsDatapath)."}
 	return t
 }
 
 func ablationTable(ab []timing.Ablation) report.Table {
-	t := report.Table{Name: "ddr5-ablations", Title: "ddr5 preset, full-LLC-miss anchor: exposed cost with one mechanism removed",
+	t := report.Table{Name: "ddr5-ablations", Title: "projection device, full-LLC-miss anchor: exposed cost with one mechanism removed",
 		Columns: []string{"mechanism removed", "change", "identity µs", "overhead %", "mean read ns (id / low-bit)", "p99 read ns (id)", "resp lines/flit", "pipeline wait ns/low-bit read"}}
 	var base, noRef float64
 	for _, a := range ab {

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // The ddr5 layout puts each preset's measured range in its own column of
 // the side-by-side Table 4 and carries the ablations and loaded-latency
 // points through unchanged.
 func TestDDR5LayoutColumns(t *testing.T) {
-	pair := func(id, lb timing.Time) timing.Pair {
+	pair := func(id, lb sim.Time) timing.Pair {
 		return timing.Pair{Identity: timing.Result{RunTime: id}, LowBit: timing.Result{RunTime: lb}, Exposed: lb - id,
 			OverheadPct: 100 * float64(lb-id) / float64(id), PipelineLatency: 2500}
 	}
@@ -72,7 +73,7 @@ func TestRefreshAblationNote(t *testing.T) {
 // 4's healthy scale-out row of the same N (scattered, not a congested
 // one), with both runs' row-hit rates.
 func TestDDR5LayoutTable(t *testing.T) {
-	pair := func(id, lb timing.Time, hid, hlb float64) timing.Pair {
+	pair := func(id, lb sim.Time, hid, hlb float64) timing.Pair {
 		return timing.Pair{Identity: timing.Result{RunTime: id, Detail: &timing.DetailStats{RowHitRate: hid}},
 			LowBit: timing.Result{RunTime: lb, Detail: &timing.DetailStats{RowHitRate: hlb}}, Exposed: lb - id,
 			OverheadPct: 100 * float64(lb-id) / float64(id), PipelineLatency: 2500}
@@ -94,13 +95,13 @@ func TestDDR5LayoutTable(t *testing.T) {
 // 1000 lines, phased 2.6 us exposed = 2.600 ns/line (schedules 2.000 and
 // 3.200), periodic 9 us = 9.000 ns/line, over 100 us identity runs.
 func TestDDR5RefreshPhasesTable(t *testing.T) {
-	row := func(id, lb timing.Time, phases []timing.Time) Table4Row {
+	row := func(id, lb sim.Time, phases []sim.Time) Table4Row {
 		return Table4Row{Group: GroupOneStream, Streams: 1, Stacks: 1, Share: 1,
 			Pair: timing.Pair{Identity: timing.Result{RunTime: id, Lines: 1000}, LowBit: timing.Result{RunTime: lb, Lines: 1000},
 				Exposed: lb - id, OverheadPct: 100 * float64(lb-id) / float64(id), PhaseExposed: phases}}
 	}
-	us := timing.Microsecond
-	tb := phasesTable([]Table4Row{row(100*us, 1026*us/10, []timing.Time{2 * us, 32 * us / 10, 26 * us / 10})}, []Table4Row{row(100*us, 109*us, nil)})
+	us := sim.Microsecond
+	tb := phasesTable([]Table4Row{row(100*us, 1026*us/10, []sim.Time{2 * us, 32 * us / 10, 26 * us / 10})}, []Table4Row{row(100*us, 109*us, nil)})
 	want := []string{GroupOneStream, "1", "1", "1", "3", "2.60", "2.600", "2.000 / 3.200", "9.00", "9.000"}
 	if len(tb.Rows) != 1 || strings.Join(tb.Rows[0], "|") != strings.Join(want, "|") {
 		t.Errorf("rows %v; want %v", tb.Rows, want)

@@ -174,10 +174,12 @@ func DecodeTimingSetup(r io.Reader) (TimingSetup, error) {
 	if len(doc) > 1<<20 {
 		return TimingSetup{}, errors.New("configuration larger than 1 MiB")
 	}
-	s, err := presetBase(doc)
-	if err != nil {
+	s := DefaultTimingSetup()
+	if err := strictyaml.CheckIntsIn(doc, &s); err != nil {
 		return TimingSetup{}, err
 	}
+	// A device, DRAM or link block that names a preset starts from it
+	// (cxldev.Config, dram.Spec and cxldev.LinkConfig decode themselves).
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
@@ -195,48 +197,6 @@ func DecodeTimingSetup(r io.Reader) (TimingSetup, error) {
 	}
 	if err := s.Validate(); err != nil {
 		return TimingSetup{}, err
-	}
-	return s, nil
-}
-
-// presetBase returns DefaultTimingSetup with the DDR5 and CXL presets the
-// document names (model.memory.ddr5.preset, model.link.cxl.preset)
-// applied, so that the document's explicit fields override a preset.
-func presetBase(doc []byte) (TimingSetup, error) {
-	var p struct {
-		Model struct {
-			Memory struct {
-				DDR5 struct {
-					Preset string `yaml:"preset"`
-				} `yaml:"ddr5"`
-			} `yaml:"memory"`
-			Link struct {
-				CXL struct {
-					Preset string `yaml:"preset"`
-				} `yaml:"cxl"`
-			} `yaml:"link"`
-		} `yaml:"model"`
-	}
-	s := DefaultTimingSetup()
-	if err := yaml.Unmarshal(doc, &p); err != nil {
-		return TimingSetup{}, err
-	}
-	if err := strictyaml.CheckIntsIn(doc, &s); err != nil {
-		return TimingSetup{}, err
-	}
-	if n := p.Model.Memory.DDR5.Preset; n != "" {
-		d, err := timing.DDR5Preset(n)
-		if err != nil {
-			return TimingSetup{}, fmt.Errorf("model.memory.ddr5.preset: %w", err)
-		}
-		s.Model.Memory.DDR5 = d
-	}
-	if n := p.Model.Link.CXL.Preset; n != "" {
-		x, err := timing.CXLPreset(n)
-		if err != nil {
-			return TimingSetup{}, fmt.Errorf("model.link.cxl.preset: %w", err)
-		}
-		s.Model.Link.CXL = x
 	}
 	return s, nil
 }

@@ -132,10 +132,11 @@ func FuzzDecodeTimingSetup(f *testing.F) {
 	f.Add("experiments:\n  delays_ms: [0, 10]\n  step_ms: 250\n")
 	f.Add("model:\n  streams: {count: 2, pattern: write-read, footprint_mib: 0.5}\n")
 	f.Add("model: &a {}\nexperiments: *a\n")
-	f.Add("model:\n  memory:\n    model: ddr5\n    ddr5: {preset: ddr5-6400, t_rfc_ns: 410, mapping: ro:ch:ra:ba:bg:co}\n")
-	f.Add("model:\n  link: {model: cxl, cxl: {preset: pcie5-x16, request_credits: 4}}\n")
-	f.Add("model:\n  memory:\n    model: ddr5\n    ddr5: {bank_hash: none}\n")
-	f.Add("model:\n  memory:\n    ddr5:\n      channels: 2.5\n")
+	f.Add("model:\n  memory:\n    model: dram\n  device:\n    media: {preset: ddr5-6400, t_rfc_ns: 410, mapping: ro:ch:ra:ba:bg:co}\n")
+	f.Add("model:\n  link: {model: cxl}\n  device: {link: {preset: pcie5-x16}, request_queue: 4}\n")
+	f.Add("model:\n  memory:\n    model: dram\n  device: {preset: asic-pcie5-x8, media: {bank_hash: none}}\n")
+	f.Add("model:\n  device:\n    media:\n      channels: 2.5\n")
+	f.Add("model:\n  device: {preset: fpga-pcie5-x16, host: {fabric_ns: 20}}\n")
 	f.Fuzz(func(t *testing.T, doc string) {
 		s, err := DecodeTimingSetup(strings.NewReader(doc))
 		if err != nil {
@@ -161,12 +162,13 @@ func FuzzDecodeTimingSetup(f *testing.F) {
 func TestDecodeTimingSetupPresetsAndIntegers(t *testing.T) {
 	doc := `model:
   memory:
-    model: ddr5
-    ddr5:
+    model: dram
+  device:
+    preset: asic-pcie5-x8
+    media:
       preset: ddr5-6400
       t_rfc_ns: 410
-  link:
-    cxl:
+    link:
       preset: pcie5-x16
       port_latency_ns: 40
 `
@@ -174,20 +176,26 @@ func TestDecodeTimingSetupPresetsAndIntegers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := s.Model.Memory.DDR5
+	d := s.Model.Device.Media
 	if d.DataRateMTs != 6400 || d.TCLNS != 16.25 || d.TRFCNS != 410 {
 		t.Errorf("ddr5-6400 with t_rfc_ns override: rate %d, tCL %g, tRFC %g", d.DataRateMTs, d.TCLNS, d.TRFCNS)
 	}
-	if x := s.Model.Link.CXL; x.FlitBytes != 68 || x.PortLatencyNS != 40 {
-		t.Errorf("pcie5-x16 with port override: flit %d, port %g", x.FlitBytes, x.PortLatencyNS)
+	if x := s.Model.Device.Link; x.FlitBytes != 68 || x.Lanes != 16 || x.PortLatencyNS != 40 {
+		t.Errorf("pcie5-x16 with port override: flit %d, lanes %d, port %g", x.FlitBytes, x.Lanes, x.PortLatencyNS)
+	}
+	if c := s.Model.Device; c.Preset != "asic-pcie5-x8" || c.ProtocolNS != 15 || c.Host.BridgeNS != 50 {
+		t.Errorf("the device block's other keys should come from asic-pcie5-x8: %+v", c)
 	}
 	for _, bad := range []struct{ doc, want string }{
-		{"model:\n  memory:\n    ddr5:\n      channels: 2.5\n", "model.memory.ddr5.channels: must be an integer"},
+		{"model:\n  device:\n    media:\n      channels: 2.5\n", "model.device.media.channels: must be an integer"},
 		{"model:\n  streams:\n    count: 8.0\n", "model.streams.count: must be an integer"},
 		{"experiments:\n  stack_counts: [1, 2.5]\n", "experiments.stack_counts[1]: must be an integer"},
 		{"model:\n  controller:\n    stages: 2.9\n", "model.controller.stages: must be an integer"},
-		{"model:\n  memory:\n    ddr5:\n      preset: lpddr5\n", "model.memory.ddr5.preset"},
-		{"model:\n  link:\n    cxl:\n      preset: pcie7\n", "model.link.cxl.preset"},
+		{"model:\n  device:\n    media:\n      preset: lpddr5\n", `line 4: preset: unknown DRAM preset "lpddr5"`},
+		{"model:\n  device:\n    link:\n      preset: pcie7\n", `line 4: preset: unknown CXL link preset "pcie7"`},
+		{"model:\n  device:\n    preset: gpu\n", `line 3: preset: unknown CXL device "gpu"`},
+		{"model:\n  device:\n    host: {bridge: 50}\n", "field host.bridge not found"},
+		{"model:\n  memory:\n    ddr5: {}\n", "field ddr5 not found"},
 	} {
 		if _, err := DecodeTimingSetup(strings.NewReader(bad.doc)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v; want %q", bad.doc, err, bad.want)

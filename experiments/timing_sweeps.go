@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // Table 4 row groups, in the paper's row order.
@@ -137,7 +138,7 @@ type DelayPoint struct {
 	DelayMS float64 `json:"delay_ms"`
 	// Exposed is the run-time cost of the late update: reads issued during
 	// the delay still took the low-bit datapath.
-	Exposed timing.Time `json:"exposed_ps"`
+	Exposed sim.Time `json:"exposed_ps"`
 	// StepCostPct is Exposed relative to TimingParams.StepMS, in percent.
 	StepCostPct float64 `json:"step_cost_pct"`
 	// ExposedPerDelayPct is Exposed / delay, in percent: the exposure rate
@@ -217,7 +218,7 @@ func RunEnvelope(ctx context.Context, s TimingSetup) (Envelope, error) {
 	}
 	nd := len(jobs)
 	for _, d := range ex.DelaysMS {
-		delay := timing.FromNS(d * 1e6)
+		delay := sim.FromNS(d * 1e6)
 		passes := int(int64(delay)/max(int64(r1.RunTime), 1)) + 2
 		c := base
 		c.Streams.Passes = passes

@@ -22,6 +22,14 @@ func TestStandardTier(t *testing.T) {
 		if c.o.Tier != run.TierStandard || c.o.Seeds < 5 || c.o.Seeds != c.bu.Seeds || c.o.TrainN != c.bu.TrainN || c.o.Epochs != c.bu.Epochs || c.o.Seed != 2 {
 			t.Errorf("%s: %+v from %+v", c.o.Data, c.o, c.bu)
 		}
+		// The tier trains with the schedule its sweep chose, one the
+		// budget's epochs allow; the quick tier keeps the constant rate.
+		if c.o.Schedule.String() != c.bu.Schedule.String() || c.o.Schedule.Kind == train.Constant || c.o.Schedule.Validate(c.o.Epochs) != nil {
+			t.Errorf("%s: schedule %v from %v", c.o.Data, c.o.Schedule, c.bu.Schedule)
+		}
+	}
+	if q := ValidatedOptions(run.TierQuick, 2).Schedule; q.Kind != train.Constant {
+		t.Errorf("quick tier's schedule %v, want constant", q)
 	}
 	us, err := trainingUnits(run.Config{Tier: run.TierStandard, Seed: 1})
 	if err != nil {

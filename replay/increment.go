@@ -4,11 +4,12 @@ import (
 	"math"
 
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // RunMode replays buckets in mode m: by full event simulation when exact,
 // otherwise by the calibrated fast-forward.
-func RunMode(cfg timing.Config, buckets []timing.Bucket, backward timing.Time, m Mode, exact bool) (Run, error) {
+func RunMode(cfg timing.Config, buckets []timing.Bucket, backward sim.Time, m Mode, exact bool) (Run, error) {
 	if exact {
 		return Exact(cfg, buckets, m)
 	}
@@ -24,7 +25,7 @@ func RunMode(cfg timing.Config, buckets []timing.Bucket, backward timing.Time, m
 // the identity run's overlap with backward (Fig. 2(a)).
 type Increment struct {
 	// Exposed = LowBit.RunTime - Identity.RunTime.
-	Exposed timing.Time
+	Exposed sim.Time
 	// IncrementPct = 100 Exposed / Identity.RunTime (per replay).
 	IncrementPct float64
 	// StepIncrementPct = 100 Exposed / (forward + max(backward,
@@ -37,7 +38,7 @@ type Increment struct {
 	// backward (fast-forward only, else 0).
 	OverlapPct float64
 	// ExposedTail is the identity run's communication past backward.
-	ExposedTail timing.Time
+	ExposedTail sim.Time
 	// Hidden: see Hidden.
 	Hidden bool
 	// Resolved is false when either run extrapolated a busy period
@@ -50,7 +51,7 @@ type Increment struct {
 // Compare measures the increment of lb over id, two replays of buckets
 // with the given forward and backward times through a datapath of the
 // given pipeline latency.
-func Compare(id, lb Run, buckets []timing.Bucket, forward, backward, pipeline timing.Time) Increment {
+func Compare(id, lb Run, buckets []timing.Bucket, forward, backward, pipeline sim.Time) Increment {
 	inc := Increment{Exposed: lb.RunTime - id.RunTime, ExposedTail: max(0, id.RunTime-backward)}
 	if id.RunTime > 0 {
 		inc.IncrementPct = 100 * float64(inc.Exposed) / float64(id.RunTime)
@@ -77,8 +78,8 @@ func Compare(id, lb Run, buckets []timing.Bucket, forward, backward, pipeline ti
 // survives, only fills. It is timing.Pair.Hidden (at most one fill over a
 // run) generalised to runs with several busy periods; exact runs, which do
 // not count periods, pass one per non-empty bucket, an upper bound.
-func Hidden(exposed, pipeline timing.Time, periods int) bool {
-	return exposed <= pipeline*timing.Time(max(periods, 1))
+func Hidden(exposed, pipeline sim.Time, periods int) bool {
+	return exposed <= pipeline*sim.Time(max(periods, 1))
 }
 
 func nonEmpty(buckets []timing.Bucket) int {

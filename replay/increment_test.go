@@ -5,18 +5,19 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 func TestCompareHand(t *testing.T) {
-	ns := timing.Nanosecond
+	ns := sim.Nanosecond
 	bs := []timing.Bucket{{Lines: 10}, {Lines: 0}, {Lines: 5}}
 	for _, tc := range []struct {
 		name              string
 		id, lb            Run
-		fwd, back         timing.Time
+		fwd, back         sim.Time
 		wantInc, wantStep float64
 		wantBusy, wantOv  float64
-		wantTail          timing.Time
+		wantTail          sim.Time
 		hidden            bool
 	}{
 		// Fast-forward: 1000 ns -> 1010 ns, 2 busy periods of a 5 ns
@@ -53,7 +54,7 @@ func TestCompareHand(t *testing.T) {
 	// so not resolved; 1019 ns (19 ns) is; without extrapolation every
 	// increment is.
 	for _, c := range []struct {
-		lb   timing.Time
+		lb   sim.Time
 		ex   int
 		want bool
 	}{{1004 * ns, 1, false}, {1019 * ns, 1, true}, {1004 * ns, 0, true}, {992 * ns, 2, false}} {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // ExactPeriodLines is the largest queued busy period (two or more
@@ -53,7 +54,7 @@ const DDR5ExtrapolationPct = 0.9
 // above DirectLines, and queued periods above the limit, keep the
 // recurrence. Busy time, periods and run time are recomputed from the
 // refined finishes.
-func (c *Calibrator) refine(buckets []timing.Bucket, backward timing.Time, r Run, starts []int) (Run, error) {
+func (c *Calibrator) refine(buckets []timing.Bucket, backward sim.Time, r Run, starts []int) (Run, error) {
 	limit := c.exactLimit
 	fin := r.Finish
 	end := func(p int) int { // one past period p's last bucket
@@ -116,9 +117,9 @@ func (c *Calibrator) refine(buckets []timing.Bucket, backward timing.Time, r Run
 // busy completes the refined run: zero-line buckets finish at
 // max(completion so far, ready), and the busy periods are the union of the
 // buckets' [ready, finish] intervals.
-func (c *Calibrator) busy(buckets []timing.Bucket, backward timing.Time, r Run, fin []timing.Time) Run {
+func (c *Calibrator) busy(buckets []timing.Bucket, backward sim.Time, r Run, fin []sim.Time) Run {
 	out := Run{Mode: r.Mode, Finish: fin, Lines: r.Lines, Events: c.Events}
-	from, to := timing.Time(-1), timing.Time(-1)
+	from, to := sim.Time(-1), sim.Time(-1)
 	closeBusy := func() {
 		if from < 0 {
 			return
@@ -129,7 +130,7 @@ func (c *Calibrator) busy(buckets []timing.Bucket, backward timing.Time, r Run, 
 		}
 		out.Periods++
 	}
-	var prev timing.Time
+	var prev sim.Time
 	for i, b := range buckets {
 		if b.Lines == 0 {
 			fin[i] = max(prev, b.Ready)
@@ -164,7 +165,7 @@ func periodLines(bs []timing.Bucket) (lines int64, full int) {
 // completed (a stream's lines complete in about issue order, so this is
 // when each stream had completed as many lines as it was dealt up to that
 // bucket), and the last completion.
-func (c *Calibrator) exactPeriod(bs []timing.Bucket) ([]timing.Time, timing.Time, error) {
+func (c *Calibrator) exactPeriod(bs []timing.Bucket) ([]sim.Time, sim.Time, error) {
 	src, err := timing.Replay{Buckets: bs}.Sources(c.cfg)
 	if err != nil {
 		return nil, 0, fmt.Errorf("replay: simulate busy period: %w", err)
@@ -173,7 +174,7 @@ func (c *Calibrator) exactPeriod(bs []timing.Bucket) ([]timing.Time, timing.Time
 	if err != nil {
 		return nil, 0, fmt.Errorf("replay: simulate busy period: %w", err)
 	}
-	fin := make([]timing.Time, len(bs))
+	fin := make([]sim.Time, len(bs))
 	w := int64(len(sys.Streams()))
 	for s, st := range sys.Streams() {
 		// ends[k] is stream s's lines dealt up to bucket k, or -1 when it
@@ -192,7 +193,7 @@ func (c *Calibrator) exactPeriod(bs []timing.Bucket) ([]timing.Time, timing.Time
 			}
 		}
 		k := 0
-		st.OnComplete = func(now timing.Time, done int64) {
+		st.OnComplete = func(now sim.Time, done int64) {
 			for k < len(ends) && ends[k] <= done {
 				if ends[k] >= 0 {
 					fin[k] = max(fin[k], now)
@@ -230,9 +231,9 @@ const AnchorPhases = 4
 
 // anchorAt returns the mean over AnchorPhases start phases of T(C) (see
 // AnchorPhases; each memoised).
-func (c *Calibrator) anchorAt(C int64) (timing.Time, error) {
-	var sum timing.Time
-	for k := range timing.Time(AnchorPhases) {
+func (c *Calibrator) anchorAt(C int64) (sim.Time, error) {
+	var sum sim.Time
+	for k := range sim.Time(AnchorPhases) {
 		t, err := c.directAt(C, (2*k+1)*c.refresh/(2*AnchorPhases))
 		if err != nil {
 			return 0, err
@@ -256,7 +257,7 @@ func (c *Calibrator) anchorAt(C int64) (timing.Time, error) {
 // two runs less than a round apart, in which the start phase cancels),
 // is added to the line G(C). At the anchors (multiples
 // of P) T is the anchor.
-func (c *Calibrator) tAnchored(C int64) (timing.Time, error) {
+func (c *Calibrator) tAnchored(C int64) (sim.Time, error) {
 	pts := [len(Anchors) + 1]int64{DirectLines}
 	copy(pts[1:], Anchors[:])
 	j := 0
@@ -294,5 +295,5 @@ func (c *Calibrator) tAnchored(C int64) (timing.Time, error) {
 		r0 := float64(m1-m0) / float64(pts[1]-pts[0])
 		g += float64(t0) - (float64(a0) - r0*float64(DirectLines-C0))
 	}
-	return timing.Time(math.Round(g)), nil
+	return sim.Time(math.Round(g)), nil
 }

@@ -74,6 +74,7 @@ import (
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -124,7 +125,7 @@ func Lines(n int64) int64 { return lowbit.Lines(n) }
 func Buckets(tr *workload.Trace) []timing.Bucket {
 	out := make([]timing.Bucket, len(tr.Buckets))
 	for i, b := range tr.Buckets {
-		out[i] = timing.Bucket{Ready: timing.Time(b.ReadyPS), Lines: Lines(b.Bytes)}
+		out[i] = timing.Bucket{Ready: sim.Time(b.ReadyPS), Lines: Lines(b.Bytes)}
 	}
 	return out
 }
@@ -133,14 +134,14 @@ func Buckets(tr *workload.Trace) []timing.Bucket {
 type Run struct {
 	Mode string `json:"mode"`
 	// RunTime is when the last line completed, from the start of backward.
-	RunTime timing.Time `json:"run_time_ps"`
+	RunTime sim.Time `json:"run_time_ps"`
 	// Finish is each bucket's completion time (fast-forward only; exact
 	// runs report only RunTime).
-	Finish []timing.Time `json:"-"`
+	Finish []sim.Time `json:"-"`
 	// Busy is the time the controller path had at least one bucket in
 	// service; BusyInBackward is the part of it before backward ended.
-	Busy           timing.Time `json:"busy_ps"`
-	BusyInBackward timing.Time `json:"busy_in_backward_ps"`
+	Busy           sim.Time `json:"busy_ps"`
+	BusyInBackward sim.Time `json:"busy_in_backward_ps"`
 	// Periods counts busy periods (idle-to-busy starts); fast-forward only.
 	Periods int `json:"periods"`
 	// Lines is the total lines served.
@@ -170,12 +171,12 @@ type Calibrator struct {
 	cfg    timing.Config
 	mode   Mode
 	period int64 // W x outstanding lines: one round of the closed loops
-	memo   map[calKey]timing.Time
+	memo   map[calKey]sim.Time
 	// refresh is the period after which the model repeats in absolute time
 	// (tREFI under the ddr5 memory, whose refreshes and command clock are
 	// fixed to absolute time; 0 when the model is shift-invariant), and
 	// phase the current busy period's start modulo it.
-	refresh, phase timing.Time
+	refresh, phase sim.Time
 	slope          float64 // ps per line in steady state; 0 until measured
 	exactLimit     int64   // see refine; ExactPeriodLines
 	Events         int64
@@ -187,14 +188,14 @@ func NewCalibrator(cfg timing.Config, m Mode) (*Calibrator, error) {
 		return nil, err
 	}
 	p := int64(cfg.Streams.Count) * int64(cfg.Streams.Outstanding)
-	c := &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[calKey]timing.Time{}, exactLimit: ExactPeriodLines}
-	if cfg.Memory.Model == timing.MemoryDDR5 {
-		if cfg.Memory.DDR5.RefreshSeed != 0 {
+	c := &Calibrator{cfg: cfg, mode: m, period: max(p, 1), memo: map[calKey]sim.Time{}, exactLimit: ExactPeriodLines}
+	if cfg.Memory.Model == timing.MemoryDRAM {
+		if cfg.Device.Media.RefreshSeed != 0 {
 			// The calibration memoises T(C) per start phase modulo tREFI,
 			// which holds only for the strictly periodic schedule.
-			return nil, fmt.Errorf("replay: memory.ddr5.refresh_seed %d: the fast-forward needs the periodic refresh schedule (refresh_seed 0)", cfg.Memory.DDR5.RefreshSeed)
+			return nil, fmt.Errorf("replay: memory.ddr5.refresh_seed %d: the fast-forward needs the periodic refresh schedule (refresh_seed 0)", cfg.Device.Media.RefreshSeed)
 		}
-		c.refresh = cfg.Memory.DDR5.RefreshIntervalPS()
+		c.refresh = cfg.Device.Media.RefreshInterval()
 	}
 	return c, nil
 }
@@ -202,24 +203,24 @@ func NewCalibrator(cfg timing.Config, m Mode) (*Calibrator, error) {
 // calKey memoises T(C) per refresh phase.
 type calKey struct {
 	lines int64
-	phase timing.Time
+	phase sim.Time
 }
 
 // setStart tells the calibrator that a busy period starts at s.
-func (c *Calibrator) setStart(s timing.Time) {
+func (c *Calibrator) setStart(s sim.Time) {
 	if c.refresh > 0 {
 		c.phase = s % c.refresh
 	}
 }
 
 // direct simulates C lines ready at 0 (memoised).
-func (c *Calibrator) direct(C int64) (timing.Time, error) {
+func (c *Calibrator) direct(C int64) (sim.Time, error) {
 	return c.directAt(C, c.phase)
 }
 
 // directAt simulates C lines ready at phase on an idle system and returns
 // the time from phase to the last completion (memoised).
-func (c *Calibrator) directAt(C int64, phase timing.Time) (timing.Time, error) {
+func (c *Calibrator) directAt(C int64, phase sim.Time) (sim.Time, error) {
 	k := calKey{C, phase}
 	if t, ok := c.memo[k]; ok {
 		return t, nil
@@ -239,7 +240,7 @@ func (c *Calibrator) directAt(C int64, phase timing.Time) (timing.Time, error) {
 // size in (DirectLines - P, DirectLines] congruent to C modulo the loop
 // period P = W x outstanding (the completion pattern repeats every round),
 // and b the steady-state cost per line measured over SlopeLines.
-func (c *Calibrator) T(C int64) (timing.Time, error) {
+func (c *Calibrator) T(C int64) (sim.Time, error) {
 	if C <= DirectLines {
 		return c.direct(C)
 	}
@@ -267,7 +268,7 @@ func (c *Calibrator) T(C int64) (timing.Time, error) {
 	if err != nil {
 		return 0, err
 	}
-	return t0 + timing.Time(math.Round(c.slope*float64(C-C0))), nil
+	return t0 + sim.Time(math.Round(c.slope*float64(C-C0))), nil
 }
 
 // FastForward serves buckets with the calibrated recurrence (see the
@@ -275,7 +276,7 @@ func (c *Calibrator) T(C int64) (timing.Time, error) {
 // it then event-simulates the queued busy periods of at most
 // ExactPeriodLines lines (see refine). Buckets must be in nondecreasing
 // ready order.
-func FastForward(c *Calibrator, buckets []timing.Bucket, backward timing.Time) (Run, error) {
+func FastForward(c *Calibrator, buckets []timing.Bucket, backward sim.Time) (Run, error) {
 	r, starts, err := c.recurrence(buckets, backward)
 	if err != nil || c.refresh == 0 {
 		return r, err
@@ -285,18 +286,18 @@ func FastForward(c *Calibrator, buckets []timing.Bucket, backward timing.Time) (
 
 // recurrence serves buckets with the calibrated recurrence and returns
 // the run with the index of each busy period's first bucket.
-func (c *Calibrator) recurrence(buckets []timing.Bucket, backward timing.Time) (Run, []int, error) {
+func (c *Calibrator) recurrence(buckets []timing.Bucket, backward sim.Time) (Run, []int, error) {
 	if !sort.SliceIsSorted(buckets, func(i, j int) bool { return buckets[i].Ready < buckets[j].Ready }) {
 		return Run{}, nil, fmt.Errorf("replay: buckets are not in nondecreasing ready order")
 	}
 	w := int64(c.cfg.Streams.Count)
 	perStream := make([]int64, w)
 	var maxStream int64
-	r := Run{Mode: c.mode.String(), Finish: make([]timing.Time, len(buckets))}
-	var prev, start timing.Time // completion so far; effective start of the busy period
-	busyStart := timing.Time(-1)
+	r := Run{Mode: c.mode.String(), Finish: make([]sim.Time, len(buckets))}
+	var prev, start sim.Time // completion so far; effective start of the busy period
+	busyStart := sim.Time(-1)
 	var starts []int
-	closeBusy := func(end timing.Time) {
+	closeBusy := func(end sim.Time) {
 		if busyStart < 0 {
 			return
 		}
@@ -378,23 +379,23 @@ func Scale(buckets []timing.Bucket, k int64) []timing.Bucket {
 		if l == 0 && b.Lines > 0 {
 			l = 1
 		}
-		out[i] = timing.Bucket{Ready: b.Ready / timing.Time(k), Lines: l}
+		out[i] = timing.Bucket{Ready: b.Ready / sim.Time(k), Lines: l}
 	}
 	return out
 }
 
 // Check is one fast-forward against event simulation comparison.
 type Check struct {
-	Mode      string      `json:"mode"`
-	Buckets   int         `json:"buckets"`
-	Lines     int64       `json:"lines"`
-	Exact     timing.Time `json:"exact_ps"`
-	Fast      timing.Time `json:"fast_ps"`
-	RelErrPct float64     `json:"rel_err_pct"`
+	Mode      string   `json:"mode"`
+	Buckets   int      `json:"buckets"`
+	Lines     int64    `json:"lines"`
+	Exact     sim.Time `json:"exact_ps"`
+	Fast      sim.Time `json:"fast_ps"`
+	RelErrPct float64  `json:"rel_err_pct"`
 }
 
 // Validate runs buckets both ways in mode m and returns the comparison.
-func Validate(cfg timing.Config, buckets []timing.Bucket, backward timing.Time, m Mode) (Check, error) {
+func Validate(cfg timing.Config, buckets []timing.Bucket, backward sim.Time, m Mode) (Check, error) {
 	ex, err := Exact(cfg, buckets, m)
 	if err != nil {
 		return Check{}, err

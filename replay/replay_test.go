@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -22,12 +23,12 @@ func configs() map[string]timing.Config {
 // idle starts, partial overlaps and queues.
 func randomTrace(seed uint64, n int, lo, hi int64) []timing.Bucket {
 	r := rand.New(rand.NewPCG(seed, 7))
-	var t timing.Time
+	var t sim.Time
 	out := make([]timing.Bucket, n)
 	for i := range out {
 		l := lo + r.Int64N(hi-lo+1)
 		// Service is about 1.6 ns per line healthy; gaps of 0-3 services.
-		t += timing.Time(r.Float64() * 3 * 1650 * float64(l))
+		t += sim.Time(r.Float64() * 3 * 1650 * float64(l))
 		out[i] = timing.Bucket{Ready: t, Lines: l}
 	}
 	return out
@@ -39,7 +40,7 @@ func TestFastForwardAgainstEvents(t *testing.T) {
 	traces := map[string][]timing.Bucket{
 		"one bucket":    {{Ready: 1000, Lines: 4096}},
 		"all at once":   {{Lines: 4096}, {Lines: 4096}, {Lines: 4096}, {Lines: 1000}},
-		"spaced":        {{Lines: 2048}, {Ready: 20 * timing.Microsecond, Lines: 2048}, {Ready: 40 * timing.Microsecond, Lines: 2048}},
+		"spaced":        {{Lines: 2048}, {Ready: 20 * sim.Microsecond, Lines: 2048}, {Ready: 40 * sim.Microsecond, Lines: 2048}},
 		"random mixed":  randomTrace(1, 60, 512, 4096),
 		"random uneven": randomTrace(2, 40, 600, 8000),
 		"empty buckets": {{Lines: 0}, {Lines: 2048}, {Ready: 5, Lines: 0}, {Ready: 9, Lines: 3000}},
@@ -86,8 +87,8 @@ func TestBusy(t *testing.T) {
 	cfg := timing.DefaultConfig()
 	c, _ := NewCalibrator(cfg, Identity)
 	t1, _ := Exact(cfg, []timing.Bucket{{Lines: 2000}}, Identity)
-	bs := []timing.Bucket{{Lines: 2000}, {Ready: timing.Millisecond, Lines: 2000}}
-	back := timing.Millisecond + t1.RunTime/2
+	bs := []timing.Bucket{{Lines: 2000}, {Ready: sim.Millisecond, Lines: 2000}}
+	back := sim.Millisecond + t1.RunTime/2
 	r, err := FastForward(c, bs, back)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestBusy(t *testing.T) {
 	if r.Busy != 2*t1.RunTime || r.BusyInBackward != t1.RunTime+t1.RunTime/2 {
 		t.Errorf("busy %v in backward %v; want %v and %v", r.Busy, r.BusyInBackward, 2*t1.RunTime, t1.RunTime+t1.RunTime/2)
 	}
-	if r.Finish[1] != timing.Millisecond+t1.RunTime || r.Lines != 4000 {
+	if r.Finish[1] != sim.Millisecond+t1.RunTime || r.Lines != 4000 {
 		t.Errorf("finish %v lines %d", r.Finish, r.Lines)
 	}
 }
@@ -113,8 +114,8 @@ func TestErrors(t *testing.T) {
 	if _, err := NewCalibrator(bad, Identity); err == nil {
 		t.Error("invalid config accepted")
 	}
-	dithered, _ := timing.PresetConfig(timing.PresetDDR5)
-	dithered.Memory.DDR5.RefreshSeed = 3
+	dithered, _ := timing.PresetConfig("projection-pcie6-x16")
+	dithered.Device.Media.RefreshSeed = 3
 	if _, err := NewCalibrator(dithered, Identity); err == nil || !strings.Contains(err.Error(), "refresh_seed") {
 		t.Errorf("dithered refresh: %v; want an error naming refresh_seed", err)
 	}
@@ -135,11 +136,11 @@ func TestScaleAndLines(t *testing.T) {
 	}
 }
 
-func gpt3Buckets(b *testing.B) ([]timing.Bucket, timing.Time) { return profileBuckets(b, "gpt3") }
+func gpt3Buckets(b *testing.B) ([]timing.Bucket, sim.Time) { return profileBuckets(b, "gpt3") }
 
 // profileBuckets is a built-in profile's step under the A100 compute
 // model in the default 32 MiB buckets, with its backward time.
-func profileBuckets(tb testing.TB, model string) ([]timing.Bucket, timing.Time) {
+func profileBuckets(tb testing.TB, model string) ([]timing.Bucket, sim.Time) {
 	p, err := workload.Builtin(model, 0)
 	if err != nil {
 		tb.Fatal(err)
@@ -152,7 +153,7 @@ func profileBuckets(tb testing.TB, model string) ([]timing.Bucket, timing.Time) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return Buckets(tr), timing.Time(tl.BackwardPS)
+	return Buckets(tr), sim.Time(tl.BackwardPS)
 }
 
 // BenchmarkReplayGPT3 is the full GPT-3 replay of Fig. 2: 20,815 buckets,
@@ -181,13 +182,13 @@ func BenchmarkReplayGPT3(b *testing.B) {
 // per refresh phase keeps the fast-forward exact for buckets that start
 // on an idle system, wherever they start.
 func TestFastForwardDDR5IdleStarts(t *testing.T) {
-	cfg, err := timing.PresetConfig(timing.PresetDDR5)
+	cfg, err := timing.PresetConfig("projection-pcie6-x16")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, bs := range map[string][]timing.Bucket{
-		"one bucket, late": {{Ready: 1777 * timing.Nanosecond, Lines: 3000}},
-		"spaced":           {{Lines: 2048}, {Ready: 20 * timing.Microsecond, Lines: 2048}, {Ready: 41 * timing.Microsecond, Lines: 1500}},
+		"one bucket, late": {{Ready: 1777 * sim.Nanosecond, Lines: 3000}},
+		"spaced":           {{Lines: 2048}, {Ready: 20 * sim.Microsecond, Lines: 2048}, {Ready: 41 * sim.Microsecond, Lines: 1500}},
 		"all at once":      {{Lines: 4096}, {Lines: 4096}, {Lines: 1000}},
 	} {
 		for _, m := range []Mode{Identity, LowBit} {
@@ -208,13 +209,13 @@ func TestFastForwardDDR5IdleStarts(t *testing.T) {
 // period splitting or merging) within 0.1%, and its busy time must cover
 // the run.
 func TestFastForwardDDR5Queued(t *testing.T) {
-	h, err := timing.PresetConfig(timing.PresetDDR5)
+	h, err := timing.PresetConfig("projection-pcie6-x16")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, bs := range map[string][]timing.Bucket{
 		"random mixed": randomTrace(3, 30, 256, 2048),
-		"queue":        {{Lines: 3000}, {Ready: 500 * timing.Nanosecond, Lines: 2000}, {Ready: 900 * timing.Nanosecond, Lines: 0}, {Ready: 1500 * timing.Nanosecond, Lines: 2500}},
+		"queue":        {{Lines: 3000}, {Ready: 500 * sim.Nanosecond, Lines: 2000}, {Ready: 900 * sim.Nanosecond, Lines: 0}, {Ready: 1500 * sim.Nanosecond, Lines: 2500}},
 	} {
 		for _, m := range []Mode{Identity, LowBit} {
 			ch, err := Validate(h, bs, 0, m)
@@ -250,7 +251,7 @@ func TestFastForwardDDR5Queued(t *testing.T) {
 // last two and one at an anchor's size from phase 0, and must report the
 // period as extrapolated.
 func TestDDR5Anchored(t *testing.T) {
-	cfg, err := timing.PresetConfig(timing.PresetDDR5)
+	cfg, err := timing.PresetConfig("projection-pcie6-x16")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +260,8 @@ func TestDDR5Anchored(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, b := range []timing.Bucket{{Ready: 3100 * timing.Nanosecond, Lines: 300000},
-			{Ready: 1777 * timing.Nanosecond, Lines: 1000000}, {Lines: Anchors[0]}} {
+		for _, b := range []timing.Bucket{{Ready: 3100 * sim.Nanosecond, Lines: 300000},
+			{Ready: 1777 * sim.Nanosecond, Lines: 1000000}, {Lines: Anchors[0]}} {
 			ex, err := Exact(cfg, []timing.Bucket{b}, m)
 			if err != nil {
 				t.Fatal(err)
@@ -288,17 +289,17 @@ func TestDDR5StartPhase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("24 simulations of 140,000 lines")
 	}
-	cfg, err := timing.PresetConfig(timing.PresetDDR5)
+	cfg, err := timing.PresetConfig("projection-pcie6-x16")
 	if err != nil {
 		t.Fatal(err)
 	}
-	refi := cfg.Memory.DDR5.RefreshIntervalPS()
+	refi := cfg.Device.Media.RefreshInterval()
 	for _, m := range []Mode{Identity, LowBit} {
 		c, err := NewCalibrator(cfg, m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k := range timing.Time(12) {
+		for k := range sim.Time(12) {
 			b := timing.Bucket{Ready: refi*k/12 + 777777, Lines: 140000}
 			ex, err := Exact(cfg, []timing.Bucket{b}, m)
 			if err != nil {
@@ -325,7 +326,7 @@ func TestDDR5LongQueuedPeriod(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates 3 million lines per mode")
 	}
-	cfg, err := timing.PresetConfig(timing.PresetDDR5)
+	cfg, err := timing.PresetConfig("projection-pcie6-x16")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestDDR5LongQueuedPeriod(t *testing.T) {
 	for i := range 24 {
 		// About 95 us apart (a bucket takes about 125 us), with a
 		// growing jitter so the buckets meet different refresh phases.
-		bs = append(bs, timing.Bucket{Ready: timing.Time(i)*95*timing.Microsecond + timing.Time(i*i)*1234567, Lines: DirectLines})
+		bs = append(bs, timing.Bucket{Ready: sim.Time(i)*95*sim.Microsecond + sim.Time(i*i)*1234567, Lines: DirectLines})
 	}
 	for _, m := range []Mode{Identity, LowBit} {
 		ex, err := Exact(cfg, bs, m)
@@ -362,7 +363,7 @@ func TestDDR5LongQueuedPeriod(t *testing.T) {
 // event simulation, so the recurrence that serves the full GPT-3 period
 // is checked on queueing of the same shape.
 func TestDDR5RecurrenceScaled(t *testing.T) {
-	cfg, err := timing.PresetConfig(timing.PresetDDR5)
+	cfg, err := timing.PresetConfig("projection-pcie6-x16")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,8 @@ type Gantt struct {
 	// Lanes are the row labels, top to bottom.
 	Lanes []string
 	// Classes name the bar kinds for the legend; a bar's Class indexes it
-	// and picks its colour.
+	// and picks its colour. The legend lists the classes that have a bar
+	// of some length; bars of none are not drawn.
 	Classes []string
 	Bars    []GanttBar
 	// Width is the plot's width in pixels (default 900).
@@ -51,6 +52,8 @@ func (g Gantt) SVG() ([]byte, error) {
 		w = 900
 	}
 	hi := 0.0
+	used := make([]bool, len(g.Classes))
+	var legend []int
 	for i, b := range g.Bars {
 		if b.Lane < 0 || b.Lane >= len(g.Lanes) || b.Class < 0 || b.Class >= len(g.Classes) {
 			return nil, fmt.Errorf("gantt %q: bar %d in lane %d, class %d", g.Title, i, b.Lane, b.Class)
@@ -59,6 +62,12 @@ func (g Gantt) SVG() ([]byte, error) {
 			return nil, fmt.Errorf("gantt %q: bar %d from %v to %v", g.Title, i, b.Start, b.End)
 		}
 		hi = math.Max(hi, b.End)
+		used[b.Class] = used[b.Class] || b.End > b.Start
+	}
+	for c, u := range used {
+		if u {
+			legend = append(legend, c)
+		}
 	}
 	if hi == 0 {
 		hi = 1
@@ -70,7 +79,7 @@ func (g Gantt) SVG() ([]byte, error) {
 	plotW := w - ganttLabelW - 20
 	x := func(v float64) float64 { return ganttLabelW + v/hi*plotW }
 	plotH := float64(len(g.Lanes)) * ganttLaneH
-	legendRows := (len(g.Classes) + 1) / 2
+	legendRows := (len(legend) + 1) / 2
 	total := ganttTop + plotH + ganttAxisH + float64(legendRows)*ganttLegendH + 10
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`, w, total, w, total)
@@ -83,6 +92,9 @@ func (g Gantt) SVG() ([]byte, error) {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`, ganttLabelW-6, y+ganttLaneH*0.7, html.EscapeString(l))
 	}
 	for _, bar := range mergeBars(g.Bars, hi/plotW/2) {
+		if bar.End == bar.Start {
+			continue // an empty phase (a trace without forward time) draws nothing
+		}
 		y := ganttTop + float64(bar.Lane)*ganttLaneH + 3
 		fmt.Fprintf(&b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"/>`, x(bar.Start), y, math.Max(x(bar.End)-x(bar.Start), 0.5), ganttLaneH-6, hexColor(bar.Class))
 	}
@@ -98,10 +110,10 @@ func (g Gantt) SVG() ([]byte, error) {
 	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, ganttLabelW+plotW/2, axisY+32, html.EscapeString(g.XLabel))
 	// The legend sits under the axis, two entries a row across the whole
 	// width, so it never covers a bar and long names have room.
-	for i, c := range g.Classes {
+	for i, c := range legend {
 		lx := 10 + float64(i%2)*(w-20)/2
 		ly := axisY + ganttAxisH + float64(i/2)*ganttLegendH
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, lx, ly, hexColor(i), lx+16, ly+10, html.EscapeString(c))
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`, lx, ly, hexColor(c), lx+16, ly+10, html.EscapeString(g.Classes[c]))
 	}
 	b.WriteString(`</svg>`)
 	return b.Bytes(), nil

@@ -48,6 +48,16 @@ func TestGanttLegendBelowBars(t *testing.T) {
 	if bars > 10 {
 		t.Errorf("%d bar rectangles for 4 runs of bars; slivers were not merged", bars)
 	}
+	// The legend names the classes drawn, each in its bars' colour.
+	g.Classes = append(g.Classes, "unused")
+	g.Bars = append(g.Bars, GanttBar{Lane: 1, Class: 4, Start: 2, End: 2})
+	svg, _ = g.SVG()
+	for i, c := range g.Classes {
+		swatch := `fill="` + hexColor(i) + `"/><text x="[0-9.]+" y="[0-9.]+">` + c + `</text>`
+		if got := regexp.MustCompile(swatch).Match(svg); got != (c != "unused") {
+			t.Errorf("legend entry %q in its colour: %v", c, got)
+		}
+	}
 	for _, bad := range []Gantt{
 		{Lanes: []string{"a"}, Classes: []string{"x"}, Bars: []GanttBar{{1, 0, 0, 1}}},
 		{Lanes: []string{"a"}, Classes: []string{"x"}, Bars: []GanttBar{{0, 0, 2, 1}}},
@@ -143,5 +153,37 @@ func TestWriteFilesAllOrNothing(t *testing.T) {
 	paths, err := r.WriteFiles(t.TempDir())
 	if err != nil || len(paths) != 3 || !strings.HasSuffix(paths[0], "f.svg") || !strings.HasSuffix(paths[2], "b.json") {
 		t.Errorf("order %v (%v); want the SVG first and the JSON last", paths, err)
+	}
+}
+
+// TestPageSoleBlock: a page that is one block of its own title (the
+// what-if's) has no contents list and no second heading, its status
+// beside the title; a page of two blocks keeps both.
+func TestPageSoleBlock(t *testing.T) {
+	res := &Result{Block: "w", Title: "What if", Summary: []string{"one summary"}}
+	one := Page{Title: "What if", Blocks: []PageBlock{{Name: "w", Title: "What if", Status: StatusOK, Result: res}}}
+	two := Page{Title: "Report", Blocks: []PageBlock{one.Blocks[0], {Name: "v", Title: "Other", Status: StatusSkipped}}}
+	for _, c := range []struct {
+		page           Page
+		contents, h2s  int
+		titleWithState bool
+	}{{one, 0, 0, true}, {two, 1, 3, false}} {
+		b, err := c.page.HTML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if got := strings.Count(s, `id="contents"`); got != c.contents {
+			t.Errorf("%s: %d contents lists; want %d", c.page.Title, got, c.contents)
+		}
+		if got := strings.Count(s, "<h2"); got != c.h2s {
+			t.Errorf("%s: %d h2 headings; want %d", c.page.Title, got, c.h2s)
+		}
+		if got := strings.Contains(s, `<h1>What if<span class="status status-ok">`); got != c.titleWithState {
+			t.Errorf("%s: status beside the title %v", c.page.Title, got)
+		}
+		if strings.Count(s, "one summary") != 1 {
+			t.Errorf("%s: the summary appears %d times", c.page.Title, strings.Count(s, "one summary"))
+		}
 	}
 }

@@ -73,6 +73,9 @@ func (p Page) HTML() ([]byte, error) {
 		}
 		view.Blocks = append(view.Blocks, bv)
 	}
+	if len(p.Blocks) == 1 && p.Blocks[0].Title == p.Title && len(p.Ledger) == 0 {
+		view.SoleStatus = p.Blocks[0].Status
+	}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, view); err != nil {
 		return nil, fmt.Errorf("render index.html: %w", err)
@@ -83,7 +86,11 @@ func (p Page) HTML() ([]byte, error) {
 type pageView struct {
 	// PaperLegend shows the legend of paper columns and marked cells,
 	// only when some table has a paper column.
-	PaperLegend               bool
+	PaperLegend bool
+	// SoleStatus is the status of a page's only block when that block has
+	// the page's title and there is no ledger: the page then has no
+	// contents and no second heading, its status beside the title.
+	SoleStatus                string
 	Title                     string
 	Intro                     []string
 	Ledger                    []Claim
@@ -342,7 +349,7 @@ td.v-holds{background:#dff3e3}td.v-fails{background:#fbdada}td.v-open{background
 </style>
 </head>
 <body>
-<h1>{{.Title}}</h1>
+<h1>{{.Title}}{{with .SoleStatus}}<span class="status status-{{.}}">{{.}}</span>{{end}}</h1>
 {{range .Intro}}<p>{{.}}</p>
 {{end}}{{if .Claims}}<section id="ledger">
 <h2>Claims ledger</h2>
@@ -355,15 +362,16 @@ td.v-holds{background:#dff3e3}td.v-fails{background:#fbdada}td.v-open{background
 <p class="detail">{{.LedgerNote}}</p>
 {{if .SeedsColumn}}<p class="detail">{{.SeedsNote}}</p>
 {{end}}</section>
-{{end}}<nav><h2 id="contents">Contents</h2>
+{{end}}<nav>{{if not .SoleStatus}}<h2 id="contents">Contents</h2>
 <ol>
 {{range .Blocks}}<li><a href="#{{.ID}}">{{.Title}}</a> <code>{{.Name}}</code><span class="status status-{{.Status}}">{{.Status}}</span>{{if .Detail}} <span class="detail">{{.Detail}}</span>{{end}}</li>
 {{end}}</ol>
-{{if .PaperLegend}}<p class="legend">In tables: <span class="paper">paper column</span> <span class="differ" style="background:#fde2c4">differs from the paper</span> <span style="background:#e3f4e6">matches the paper</span> (hover a marked cell for the paper's value).</p>
+{{end}}{{if .PaperLegend}}<p class="legend">In tables: <span class="paper">paper column</span> <span class="differ" style="background:#fde2c4">differs from the paper</span> <span style="background:#e3f4e6">matches the paper</span> (hover a marked cell for the paper's value).</p>
 {{end}}
 </nav>
 {{range .Blocks}}<section id="{{.ID}}" data-block="{{.Name}}" data-status="{{.Status}}">
-<h2>{{.Title}}<span class="status status-{{.Status}}">{{.Status}}</span></h2>
+{{if not $.SoleStatus}}<h2>{{.Title}}<span class="status status-{{.Status}}">{{.Status}}</span></h2>
+{{end}}
 {{if .Detail}}<p class="detail">{{.Detail}}</p>
 {{end}}{{if .Files}}<p class="files">Files: {{range $i, $f := .Files}}{{if $i}}, {{end}}<a href="{{$f}}">{{$f}}</a>{{end}}</p>
 {{end}}{{with .Result}}{{range .Summary}}<p>{{.}}</p>

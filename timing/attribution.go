@@ -3,6 +3,9 @@ package timing
 import (
 	"context"
 	"fmt"
+
+	"github.com/neuronfabric/nfabric/timing/dram"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // Ablation is one run pair of the detailed model with one mechanism
@@ -27,10 +30,10 @@ const (
 )
 
 // RunAblations runs cfg (a detailed configuration, typically the
-// full-LLC-miss anchor under ddr5) as configured and with one mechanism
+// full-LLC-miss anchor under a device preset) as configured and with one mechanism
 // removed at a time: refresh (t_refi 0), the pipeline's initiation rate
 // (initiation_cycles 0: a line may enter every instant), both, the DRAM
-// (ideal memory at the DDR5 path's own unloaded latency behind the same
+// (ideal memory at the DRAM path's own unloaded latency behind the same
 // link), the link (the paper's gate in place of the flit link), and the
 // open-page row hits (closed page, for contrast). Differences between the
 // pairs attribute the exposed cost.
@@ -38,8 +41,8 @@ func RunAblations(ctx context.Context, cfg Config) ([]Ablation, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Memory.Model != MemoryDDR5 {
-		return nil, fmt.Errorf("ablations need memory.model ddr5")
+	if cfg.Memory.Model != MemoryDRAM {
+		return nil, usage.Errorf("ablations need memory.model dram")
 	}
 	var out []Ablation
 	var jobs []PairJob
@@ -49,25 +52,24 @@ func RunAblations(ctx context.Context, cfg Config) ([]Ablation, error) {
 	}
 	add(MechNone, "-", cfg)
 	c := cfg
-	c.Memory.DDR5.TREFINS = 0
-	add(MechRefresh, "memory.ddr5.t_refi_ns 0", c)
+	c.Device.Media.TREFINS = 0
+	add(MechRefresh, "device.media.t_refi_ns 0", c)
 	c = cfg
 	c.Controller.InitiationCycles = 0
 	add(MechPipeRate, "controller.initiation_cycles 0", c)
-	c.Memory.DDR5.TREFINS = 0
+	c.Device.Media.TREFINS = 0
 	add(MechBoth, "both", c)
 	c = cfg
-	d := cfg.Memory.DDR5
-	t := makeDDR5Timing(d)
+	d := cfg.Device.Media
 	c.Memory.Model, c.Link.Model = MemoryIdeal, LinkCXL
-	c.Memory.LatencyNS = (t.rcd + t.cl + t.burst).NS() + d.FrontendNS
+	c.Memory.LatencyNS = d.RowMissRead().NS() + d.FrontendNS
 	add(MechDRAM, fmt.Sprintf("memory.model ideal at %.1f ns (tRCD+tCL+BL/2+front end), link cxl", c.Memory.LatencyNS), c)
 	c = cfg
 	c.Link.Model = LinkGate
 	add(MechLink, fmt.Sprintf("link.model gate (%g GiB/s)", c.Link.BandwidthGiBps), c)
 	c = cfg
-	c.Memory.DDR5.PagePolicy = "closed"
-	add(MechRowConflict, "memory.ddr5.page_policy closed (adds conflicts)", c)
+	c.Device.Media.PagePolicy = dram.PageClosed
+	add(MechRowConflict, "device.media.page_policy closed (adds conflicts)", c)
 	pairs, err := RunPairs(ctx, jobs)
 	if err != nil {
 		return nil, err

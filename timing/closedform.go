@@ -1,6 +1,12 @@
 package timing
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+
+	"github.com/neuronfabric/nfabric/timing/cxldev"
+	"github.com/neuronfabric/nfabric/timing/sim"
+)
 
 // Closed forms of the model, used to explain its measured figures (the
 // Table 4 and Fig. 3 notes) and tested against the simulator.
@@ -60,3 +66,48 @@ func (c Config) FixedPathNS() float64 { return c.LLC.HitLatencyNS + c.LinkInterv
 
 // LinkIntervalNS is one line's interval on a stack's link, in ns.
 func (c Config) LinkIntervalNS() float64 { return c.LinkInterval() / 1000 }
+
+// IdleRead returns one identity read's latency on an idle system, stage
+// by stage: the LLC lookup, then under the detailed models the host
+// stages, the request's flits on an idle link and the port, the device's
+// protocol stage, the memory (the fixed latency, or under dram an
+// activate on the first clock edge of the arrival, tRCD + tCL + the
+// burst, and the front end), the protocol stage again, the response's
+// flits and port and the host stages back; under the ideal stack the
+// memory and one gate interval. A low-bit read adds PipelineLatency. The
+// first read of a run takes exactly this (TestIdleReadIsSimulated).
+func (c Config) IdleRead() sim.Time {
+	t := sim.FromNS(c.LLC.HitLatencyNS)
+	if !c.Detailed() {
+		return t + sim.FromNS(c.Memory.LatencyNS) + c.gateInterval()
+	}
+	d := c.Device
+	host, proto := d.HostOneWay(), sim.FromNS(d.ProtocolNS)
+	cxl := c.LinkModel() == LinkCXL
+	flits := func(t sim.Time, m cxldev.Msg) sim.Time {
+		if !cxl {
+			return t
+		}
+		fs := int64(t)*1000 + int64(d.Link.IdleFlits(m))*d.Link.FlitFS(c.Link.Share)
+		return sim.Time((fs+999)/1000) + sim.FromNS(d.Link.PortLatencyNS)
+	}
+	t = flits(t+host, cxldev.M2SReq) + proto
+	if c.Memory.Model == MemoryDRAM {
+		m := d.Media
+		ck := m.Clock()
+		t = (t+ck-1)/ck*ck + m.RowMissRead() + sim.FromNS(m.FrontendNS)
+	} else {
+		t += sim.FromNS(c.Memory.LatencyNS)
+	}
+	t += proto
+	if !cxl {
+		t += c.gateInterval()
+	}
+	return flits(t, cxldev.S2MDRS) + host
+}
+
+// gateInterval is one line's time through an idle gate: 64 B over the
+// gate's bandwidth, rounded to the nearest picosecond.
+func (c Config) gateInterval() sim.Time {
+	return sim.Time(math.Round(c.LinkInterval()))
+}

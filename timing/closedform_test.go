@@ -1,6 +1,8 @@
 package timing
 
 import (
+	"github.com/neuronfabric/nfabric/timing/sim"
+
 	"math"
 	"testing"
 )
@@ -71,7 +73,7 @@ func TestLatencyBoundMatchesSimulator(t *testing.T) {
 
 func TestDerivedHand(t *testing.T) {
 	r := Result{Lines: 4 << 14, Hits: 3, Misses: 1, ControllerReads: 4, LowBitReads: 2,
-		PipeWait: 4 * Nanosecond, LinkWait: 8 * Nanosecond}
+		PipeWait: 4 * sim.Nanosecond, LinkWait: 8 * sim.Nanosecond}
 	if r.HitRate() != 0.75 || r.MeanQueueWaitNS() != 3 || r.PipeWaitPerLowBitReadNS() != 2 || r.FootprintMiB(2) != 2 {
 		t.Errorf("%v %v %v %v", r.HitRate(), r.MeanQueueWaitNS(), r.PipeWaitPerLowBitReadNS(), r.FootprintMiB(2))
 	}

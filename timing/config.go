@@ -1,18 +1,27 @@
 package timing
 
 import (
-	"fmt"
 	"math"
+	"strings"
+
+	"github.com/neuronfabric/nfabric/timing/cxldev"
+	"github.com/neuronfabric/nfabric/timing/internal/field"
+	"github.com/neuronfabric/nfabric/timing/sim"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // Config is the timing model's configuration. Every default comes from the
 // paper (section named on the field) or is an assumption marked as such;
 // DefaultConfig returns them. YAML field names are the snake_case tags.
 type Config struct {
-	Streams    StreamsConfig    `yaml:"streams" json:"streams"`
-	LLC        LLCConfig        `yaml:"llc" json:"llc"`
-	Link       LinkConfig       `yaml:"link" json:"link"`
-	Memory     MemoryConfig     `yaml:"memory" json:"memory"`
+	Streams StreamsConfig `yaml:"streams" json:"streams"`
+	LLC     LLCConfig     `yaml:"llc" json:"llc"`
+	Link    LinkConfig    `yaml:"link" json:"link"`
+	Memory  MemoryConfig  `yaml:"memory" json:"memory"`
+	// Device is the CXL memory device of each stack under the detailed
+	// models (memory.model dram, link.model cxl): its host stages, link,
+	// protocol stages, queues and DRAM (cxldev.Config).
+	Device     cxldev.Config    `yaml:"device" json:"device"`
 	Controller ControllerConfig `yaml:"controller" json:"controller"`
 }
 
@@ -39,7 +48,7 @@ type StreamsConfig struct {
 	Pattern string `yaml:"pattern" json:"pattern"`
 	// Layout places the streams' buffers in physical memory (the address
 	// the LLC, the stack interleave and the DRAM mapping see).
-	// "" (the default) is the memory model's own: scattered under ddr5
+	// "" (the default) is the memory model's own: scattered under dram
 	// (what an OS with 4 KiB pages gives a buffer; the contiguous layout's
 	// equal aligned sweeps lock onto shared banks there, an artifact of the
 	// synthetic workload, so it is kept as an ablation row), contiguous
@@ -52,7 +61,7 @@ type StreamsConfig struct {
 	// DRAM's row-set. "scattered": every 4 KiB page of that address range
 	// lands on a frame drawn by a fixed-seed permutation of the range's
 	// frames, as an OS with 4 KiB pages places a buffer's pages. See
-	// NOTES.md's Timing section for what the choice does under ddr5 (the
+	// NOTES.md's Timing section for what the choice does under dram (the
 	// scale-out bank lock of equal aligned sweeps).
 	Layout string `yaml:"layout" json:"layout"`
 }
@@ -87,66 +96,75 @@ type LinkConfig struct {
 	Share float64 `yaml:"share" json:"share"`
 	// Model is "gate" (the paper's abstraction: one bandwidth gate of
 	// BandwidthGiBps on the response direction, nothing else), "cxl" (the
-	// two-way flit link of CXL below) or "auto" (gate under the ideal
-	// memory, cxl under ddr5). Default auto.
+	// device's two-way flit link and host and device stages, device.link)
+	// or "auto" (gate under the ideal memory, cxl under dram). Default
+	// auto.
 	Model string `yaml:"model" json:"model"`
-	// CXL is the two-way link, used when the effective model is cxl.
-	CXL CXLConfig `yaml:"cxl" json:"cxl"`
 }
 
 // MemoryConfig describes the CXL-attached memory.
 type MemoryConfig struct {
 	// Model is "ideal" (the paper's abstraction: LatencyNS fixed, unlimited
-	// concurrency) or "ddr5" (the DDR5 channels and scheduler of DDR5).
-	// Default ideal.
+	// concurrency) or "dram" (the device's DRAM channels and scheduler,
+	// device.media). Default ideal.
 	Model string `yaml:"model" json:"model"`
 	// LatencyNS: paper Sec. 4, 200 ns fixed access latency (ideal only).
 	LatencyNS float64 `yaml:"latency_ns" json:"latency_ns"`
-	// DDR5 is the DRAM behind each stack under the ddr5 model.
-	DDR5 DDR5Config `yaml:"ddr5" json:"ddr5"`
+	// RefreshPhases is how many refresh schedules a pair (RunPair and
+	// every driver built on it) averages over when the DRAM refreshes on
+	// its periodic schedule (device.media.refresh_seed 0): both runs of
+	// the pair run under each of the dithered schedules refresh_seed
+	// 1..RefreshPhases, and the pair reports the mean runs
+	// (Pair.PhaseExposed keeps each schedule's exposure). The mean over
+	// refresh phases is the exposure that does not depend on where
+	// refresh falls; for one stream with one outstanding read it is the
+	// datapath's latency per read (TestPairExposureIsDatapath). 0 reports
+	// the single pair under the periodic schedule (the phase-locked
+	// ablation). A nonzero refresh_seed runs that one schedule. Default 8
+	// (one schedule's exposure per read scatters by about 0.4 ns at
+	// 16,384 lines; the mean of 8 by about 0.14 ns).
+	RefreshPhases int `yaml:"refresh_phases" json:"refresh_phases"`
 }
 
 // Memory and link model names.
 const (
 	MemoryIdeal = "ideal"
-	MemoryDDR5  = "ddr5"
+	MemoryDRAM  = "dram"
 	LinkAuto    = "auto"
 	LinkGate    = "gate"
 	LinkCXL     = "cxl"
 )
 
-// Model presets: ideal is the paper's stated abstraction (fixed-latency
-// memory, one gate), ddr5 the DDR5-4800 channels behind a CXL 3.x link on
-// PCIe 6.0 x16.
-const (
-	PresetIdeal = "ideal"
-	PresetDDR5  = "ddr5"
-)
+// PresetIdeal is the paper's stated abstraction (fixed-latency memory, one
+// gate); every other model preset is a CXL device (cxldev.Devices).
+const PresetIdeal = "ideal"
 
-// Presets lists the model presets.
-func Presets() []string { return []string{PresetIdeal, PresetDDR5} }
+// Presets lists the model presets: ideal, then the CXL devices.
+func Presets() []string { return append([]string{PresetIdeal}, cxldev.Names()...) }
 
-// PresetConfig returns DefaultConfig under a model preset.
+// PresetConfig returns DefaultConfig under a model preset: ideal, or a
+// CXL device (memory.model dram behind that device's stages and link).
 func PresetConfig(name string) (Config, error) {
 	c := DefaultConfig()
-	switch name {
-	case PresetIdeal:
-	case PresetDDR5:
-		c.Memory.Model = MemoryDDR5
-	default:
-		return Config{}, fmt.Errorf("unknown timing preset %q (want ideal or ddr5)", name)
+	if name == PresetIdeal {
+		return c, nil
 	}
+	p, err := cxldev.Lookup(name)
+	if err != nil {
+		return Config{}, usage.Errorf("unknown timing preset %q (want %s)", name, strings.Join(Presets(), ", "))
+	}
+	c.Memory.Model, c.Device = MemoryDRAM, p.Config
 	return c, nil
 }
 
 // StreamLayout returns the effective streams.layout: the configured one,
-// or for "" the memory model's default (scattered under ddr5, contiguous
+// or for "" the memory model's default (scattered under dram, contiguous
 // under ideal).
 func (c Config) StreamLayout() string {
 	switch {
 	case c.Streams.Layout != "":
 		return c.Streams.Layout
-	case c.Memory.Model == MemoryDDR5:
+	case c.Memory.Model == MemoryDRAM:
 		return LayoutScattered
 	}
 	return LayoutContiguous
@@ -155,7 +173,7 @@ func (c Config) StreamLayout() string {
 // LinkModel returns the effective link model, gate or cxl.
 func (c Config) LinkModel() string {
 	if c.Link.Model == LinkAuto || c.Link.Model == "" {
-		if c.Memory.Model == MemoryDDR5 {
+		if c.Memory.Model == MemoryDRAM {
 			return LinkCXL
 		}
 		return LinkGate
@@ -164,8 +182,8 @@ func (c Config) LinkModel() string {
 }
 
 // Detailed reports whether the configuration needs the event-driven
-// device (DDR5 memory or the two-way link) rather than the ideal stack.
-func (c Config) Detailed() bool { return c.Memory.Model == MemoryDDR5 || c.LinkModel() == LinkCXL }
+// device (DRAM memory or the two-way link) rather than the ideal stack.
+func (c Config) Detailed() bool { return c.Memory.Model == MemoryDRAM || c.LinkModel() == LinkCXL }
 
 // ControllerConfig describes the controller stacks and their datapath.
 type ControllerConfig struct {
@@ -186,15 +204,17 @@ type ControllerConfig struct {
 }
 
 // DefaultConfig returns the paper's default configuration (Sec. 4) with
-// the assumptions documented on each field.
+// the assumptions documented on each field. Its device (used under
+// memory.model dram or link.model cxl) is the projection-pcie6-x16
+// preset.
 func DefaultConfig() Config {
-	d, _ := DDR5Preset(PresetDDR5_4800)
-	x, _ := CXLPreset(PresetPCIe6x16)
+	p, _ := cxldev.Lookup("projection-pcie6-x16")
 	return Config{
 		Streams: StreamsConfig{Count: 8, Outstanding: 16, FootprintMiB: 2, Passes: 2, Pattern: "read"},
 		LLC:     LLCConfig{SizeMiB: 8, Ways: 16, HitLatencyNS: 10},
-		Link:    LinkConfig{BandwidthGiBps: 128, Share: 1, Model: LinkAuto, CXL: x},
-		Memory:  MemoryConfig{Model: MemoryIdeal, LatencyNS: 200, DDR5: d},
+		Link:    LinkConfig{BandwidthGiBps: 128, Share: 1, Model: LinkAuto},
+		Memory:  MemoryConfig{Model: MemoryIdeal, LatencyNS: 200, RefreshPhases: 8},
+		Device:  p.Config,
 		Controller: ControllerConfig{Stacks: 1, InterleaveBytes: 64, Stages: 5, ClockGHz: 2,
 			InitiationCycles: 1},
 	}
@@ -216,124 +236,107 @@ const MaxLLCMiB = 512
 // one-line-per-stream run (measured); 4096 x 65536 took 2 GB and minutes.
 const MaxInFlight = 1 << 20
 
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func checkRange(field string, v, lo, hi float64) error {
-	if !finite(v) || v < lo || v > hi {
-		return fmt.Errorf("%s: must be in [%g, %g], got %g", field, lo, hi, v)
-	}
-	return nil
-}
-
-func checkInt(field string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return fmt.Errorf("%s: must be in [%d, %d], got %d", field, lo, hi, v)
-	}
-	return nil
-}
-
 // Validate returns an error naming the first invalid field (YAML path,
 // e.g. "streams.count").
 func (c Config) Validate() error {
 	s := c.Streams
-	if err := checkInt("streams.count", s.Count, 1, 4096); err != nil {
+	if err := field.Int("streams.count", s.Count, 1, 4096); err != nil {
 		return err
 	}
-	if err := checkInt("streams.outstanding", s.Outstanding, 1, 1<<16); err != nil {
+	if err := field.Int("streams.outstanding", s.Outstanding, 1, 1<<16); err != nil {
 		return err
 	}
-	if err := checkRange("streams.issue_interval_ns", s.IssueIntervalNS, 0, 1e6); err != nil {
+	if err := field.Float("streams.issue_interval_ns", s.IssueIntervalNS, 0, 1e6); err != nil {
 		return err
 	}
-	if err := checkRange("streams.footprint_mib", s.FootprintMiB, 0, 1<<16); err != nil {
+	if err := field.Float("streams.footprint_mib", s.FootprintMiB, 0, 1<<16); err != nil {
 		return err
 	}
 	if s.FootprintMiB < float64(LineBytes)/(1<<20) {
-		return fmt.Errorf("streams.footprint_mib: must be at least one 64-byte line (%g MiB), got %g: the run would read nothing", float64(LineBytes)/(1<<20), s.FootprintMiB)
+		return usage.Errorf("streams.footprint_mib: must be at least one 64-byte line (%g MiB), got %g: the run would read nothing", float64(LineBytes)/(1<<20), s.FootprintMiB)
 	}
 	if s.Layout != "" && s.Layout != LayoutContiguous && s.Layout != LayoutScattered {
-		return fmt.Errorf("streams.layout: want %s or %s, got %q", LayoutContiguous, LayoutScattered, s.Layout)
+		return usage.Errorf("streams.layout: want %s or %s, got %q", LayoutContiguous, LayoutScattered, s.Layout)
 	}
 	if mib := float64(s.Count) * s.FootprintMiB; c.StreamLayout() == LayoutScattered && mib > MaxScatteredMiB {
-		return fmt.Errorf("streams.layout scattered: streams.count x streams.footprint_mib = %g MiB, above the limit %d MiB (the frame table)", mib, MaxScatteredMiB)
+		return usage.Errorf("streams.layout scattered: streams.count x streams.footprint_mib = %g MiB, above the limit %d MiB (the frame table)", mib, MaxScatteredMiB)
 	}
 	if n := int64(s.Count) * int64(s.Outstanding); n > MaxInFlight {
-		return fmt.Errorf("streams.count x streams.outstanding = %d requests in flight, above the limit %d", n, MaxInFlight)
+		return usage.Errorf("streams.count x streams.outstanding = %d requests in flight, above the limit %d", n, MaxInFlight)
 	}
 	if b := s.FootprintMiB * (1 << 20); b != math.Trunc(b) || int64(b)%LineBytes != 0 {
-		return fmt.Errorf("streams.footprint_mib: %g MiB is not a whole number of 64-byte lines", s.FootprintMiB)
+		return usage.Errorf("streams.footprint_mib: %g MiB is not a whole number of 64-byte lines", s.FootprintMiB)
 	}
-	if err := checkInt("streams.passes", s.Passes, 1, 1<<20); err != nil {
+	if err := field.Int("streams.passes", s.Passes, 1, 1<<20); err != nil {
 		return err
 	}
 	p, err := ParsePattern(s.Pattern)
 	if err != nil {
-		return fmt.Errorf("streams.pattern: %w", err)
+		return usage.Errorf("streams.pattern: %w", err)
 	}
 	lines := float64(s.Count) * s.FootprintMiB * (1 << 20) / LineBytes * float64(s.Passes)
 	if p == PatternWriteRead {
 		lines *= 2
 	}
 	if lines > MaxLinesPerRun {
-		return fmt.Errorf("streams: count x footprint x passes = %.0f lines per run, above the limit %d", lines, MaxLinesPerRun)
+		return usage.Errorf("streams: count x footprint x passes = %.0f lines per run, above the limit %d", lines, MaxLinesPerRun)
 	}
 	l := c.LLC
-	if err := checkInt("llc.ways", l.Ways, 1, 1024); err != nil {
+	if err := field.Int("llc.ways", l.Ways, 1, 1024); err != nil {
 		return err
 	}
-	if err := checkRange("llc.size_mib", l.SizeMiB, 1.0/(1<<20), MaxLLCMiB); err != nil {
+	if err := field.Float("llc.size_mib", l.SizeMiB, 1.0/(1<<20), MaxLLCMiB); err != nil {
 		return err
 	}
 	if b := l.SizeMiB * (1 << 20); b != math.Trunc(b) || int64(b)%(int64(l.Ways)*LineBytes) != 0 {
-		return fmt.Errorf("llc.size_mib: %g MiB is not a whole number of sets of %d ways x 64 B", l.SizeMiB, l.Ways)
+		return usage.Errorf("llc.size_mib: %g MiB is not a whole number of sets of %d ways x 64 B", l.SizeMiB, l.Ways)
 	}
-	if err := checkRange("llc.hit_latency_ns", l.HitLatencyNS, 0, 1e6); err != nil {
+	if err := field.Float("llc.hit_latency_ns", l.HitLatencyNS, 0, 1e6); err != nil {
 		return err
 	}
-	if err := checkRange("link.bandwidth_gibps", c.Link.BandwidthGiBps, 1e-3, 1e6); err != nil {
+	if err := field.Float("link.bandwidth_gibps", c.Link.BandwidthGiBps, 1e-3, 1e6); err != nil {
 		return err
 	}
-	if !finite(c.Link.Share) || c.Link.Share <= 0 || c.Link.Share > 1 {
-		return fmt.Errorf("link.share: must be in (0, 1], got %g", c.Link.Share)
+	if !field.Finite(c.Link.Share) || c.Link.Share <= 0 || c.Link.Share > 1 {
+		return usage.Errorf("link.share: must be in (0, 1], got %g", c.Link.Share)
 	}
-	if err := checkRange("memory.latency_ns", c.Memory.LatencyNS, 0, 1e6); err != nil {
+	if err := field.Float("memory.latency_ns", c.Memory.LatencyNS, 0, 1e6); err != nil {
 		return err
 	}
-	// The zero values ("") mean ideal and auto; the DDR5 and CXL sections
-	// are checked when they are used.
-	switch c.Memory.Model {
-	case "", MemoryIdeal:
-	case MemoryDDR5:
-		if err := c.Memory.DDR5.Validate(); err != nil {
-			return fmt.Errorf("memory.ddr5.%w", err)
+	if err := field.Int("memory.refresh_phases", c.Memory.RefreshPhases, 0, 1024); err != nil {
+		return err
+	}
+	// The zero values ("") mean ideal and auto; the device block is
+	// checked when it is used.
+	if c.Memory.Model != "" {
+		if err := field.OneOf("memory.model", c.Memory.Model, MemoryIdeal, MemoryDRAM); err != nil {
+			return err
 		}
-	default:
-		return fmt.Errorf("memory.model: want ideal or ddr5, got %q", c.Memory.Model)
 	}
-	switch c.Link.Model {
-	case "", LinkAuto, LinkGate, LinkCXL:
-	default:
-		return fmt.Errorf("link.model: want auto, gate or cxl, got %q", c.Link.Model)
+	if c.Link.Model != "" {
+		if err := field.OneOf("link.model", c.Link.Model, LinkAuto, LinkGate, LinkCXL); err != nil {
+			return err
+		}
 	}
-	if c.LinkModel() == LinkCXL {
-		if err := c.Link.CXL.Validate(); err != nil {
-			return fmt.Errorf("link.cxl.%w", err)
+	if c.Detailed() {
+		if err := field.Under("device", c.Device.Validate()); err != nil {
+			return err
 		}
 	}
 	k := c.Controller
-	if err := checkInt("controller.stacks", k.Stacks, 1, 1024); err != nil {
+	if err := field.Int("controller.stacks", k.Stacks, 1, 1024); err != nil {
 		return err
 	}
 	if k.InterleaveBytes < LineBytes || k.InterleaveBytes > 1<<30 || k.InterleaveBytes%LineBytes != 0 {
-		return fmt.Errorf("controller.interleave_bytes: must be a multiple of 64 in [64, 2^30], got %d", k.InterleaveBytes)
+		return usage.Errorf("controller.interleave_bytes: must be a multiple of 64 in [64, 2^30], got %d", k.InterleaveBytes)
 	}
-	if err := checkInt("controller.stages", k.Stages, 0, 1<<16); err != nil {
+	if err := field.Int("controller.stages", k.Stages, 0, 1<<16); err != nil {
 		return err
 	}
-	if err := checkRange("controller.clock_ghz", k.ClockGHz, 1e-3, 1000); err != nil {
+	if err := field.Float("controller.clock_ghz", k.ClockGHz, 1e-3, 1000); err != nil {
 		return err
 	}
-	if err := checkInt("controller.initiation_cycles", k.InitiationCycles, 0, 1<<16); err != nil {
+	if err := field.Int("controller.initiation_cycles", k.InitiationCycles, 0, 1<<16); err != nil {
 		return err
 	}
 	return nil
@@ -341,8 +344,8 @@ func (c Config) Validate() error {
 
 // Cycle returns the controller clock period, rounded to a picosecond
 // (exact for 2 GHz: 500 ps).
-func (c Config) Cycle() Time {
-	t := Time(math.Round(1000 / c.Controller.ClockGHz))
+func (c Config) Cycle() sim.Time {
+	t := sim.Time(math.Round(1000 / c.Controller.ClockGHz))
 	if t < 1 {
 		t = 1
 	}
@@ -350,7 +353,7 @@ func (c Config) Cycle() Time {
 }
 
 // PipelineLatency returns Stages x Cycle, the datapath's own time per line.
-func (c Config) PipelineLatency() Time { return Time(c.Controller.Stages) * c.Cycle() }
+func (c Config) PipelineLatency() sim.Time { return sim.Time(c.Controller.Stages) * c.Cycle() }
 
 // LinkBytesPerSec returns the effective per-stack gate bandwidth:
 // bandwidth x share, in bytes per second (at least 1).
@@ -365,7 +368,7 @@ func (c Config) LinkBytesPerSec() int64 {
 // LinkInterval returns the exact per-line link (gate) interval in picoseconds as
 // a float (465.66 ps at 128 GiB/s).
 func (c Config) LinkInterval() float64 {
-	return float64(LineBytes) * float64(Second) / float64(c.LinkBytesPerSec())
+	return float64(LineBytes) * float64(sim.Second) / float64(c.LinkBytesPerSec())
 }
 
 // FootprintLines returns each stream's footprint in lines.

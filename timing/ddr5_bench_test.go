@@ -9,7 +9,7 @@ func BenchmarkFullLLCMissDDR5(b *testing.B) {
 		w    Window
 	}{{"identity", None}, {"lowbit", All}} {
 		b.Run(mode.name, func(b *testing.B) {
-			cfg, _ := PresetConfig(PresetDDR5)
+			cfg, _ := PresetConfig(projection)
 			b.ReportAllocs()
 			var lines int64
 			cpu0 := cpuSeconds()

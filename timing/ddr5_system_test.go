@@ -1,6 +1,8 @@
 package timing
 
 import (
+	"github.com/neuronfabric/nfabric/timing/sim"
+
 	"bytes"
 	"encoding/json"
 	"reflect"
@@ -9,7 +11,7 @@ import (
 )
 
 func smallDDR5(t *testing.T, pattern string) Config {
-	cfg, err := PresetConfig(PresetDDR5)
+	cfg, err := PresetConfig(projection)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func TestDDR5Deterministic(t *testing.T) {
 		var outs [2][]byte
 		var res [2]Result
 		for i := range outs {
-			tr, _ := NewTracer(0, 2*Microsecond, 1<<20)
+			tr, _ := sim.NewTracer(0, 2*sim.Microsecond, 1<<20)
 			r, err := SimulateTraced(cfg, nil, All, tr)
 			if err != nil {
 				t.Fatal(err)
@@ -45,7 +47,7 @@ func TestDDR5Deterministic(t *testing.T) {
 // The trace is valid trace-event JSON whose lanes never overlap, and it
 // has a track per stage of the path.
 func TestTraceJSON(t *testing.T) {
-	tr, _ := NewTracer(0, 3*Microsecond, 1<<20)
+	tr, _ := sim.NewTracer(0, 3*sim.Microsecond, 1<<20)
 	if _, err := SimulateTraced(smallDDR5(t, "read"), nil, All, tr); err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,21 @@
 package timing
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/neuronfabric/nfabric/timing/sim"
+)
 
 // oneLine is the ddr5 preset reduced to one stream reading n lines, one
 // in flight, refresh off.
 func oneLine(t *testing.T, n int) Config {
-	cfg, err := PresetConfig(PresetDDR5)
+	cfg, err := PresetConfig(projection)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Streams.Count, cfg.Streams.Outstanding, cfg.Streams.Passes = 1, 1, 1
 	cfg.Streams.FootprintMiB = float64(n*LineBytes) / (1 << 20)
-	cfg.Memory.DDR5.TREFINS = 0
+	cfg.Device.Media.TREFINS = 0
 	return cfg
 }
 
@@ -26,7 +30,7 @@ func TestDeviceIsolatedReadByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := Time(110809); r.RunTime != want {
+	if want := sim.Time(110809); r.RunTime != want {
 		t.Errorf("isolated read took %v, want %v", r.RunTime, want)
 	}
 	if r.Latency.Reads != 1 || r.Latency.MaxNS != 110.809 {
@@ -34,24 +38,30 @@ func TestDeviceIsolatedReadByHand(t *testing.T) {
 	}
 }
 
-// A response queue of one entry back-pressures the DRAM: each read
-// issues only when the previous response has left, so lines complete
-// one per (tCL + BL/2 + front end + flit) plus clock alignment, whatever
-// the outstanding limit.
+// A response queue of one entry lets one request inside the device at a
+// time: the host sends the next read only when the previous one's DRS has
+// left and the credit is back a port latency later. Each line costs its
+// request flit (2 ns) and port (25 ns), tCL + BL/2 (48 cycles of 417 ps),
+// the front end (10 ns), its DRS flit (2 ns) and the credit's port
+// (25 ns), plus at most one clock of alignment; the 256 lines open 16
+// rows (8 sub-channels x 2 rows of 16 lines), each adding tRCD (40
+// cycles), and the first line its LLC lookup (10 ns). With 128 entries
+// the run is far faster.
 func TestDeviceResponseQueueBackPressure(t *testing.T) {
 	cfg := oneLine(t, 256)
 	cfg.Streams.Outstanding = 32
-	cfg.Link.CXL.ResponseQueue = 1
+	cfg.Device.ResponseQueue = 1
 	r, err := Simulate(cfg, nil, None)
 	if err != nil {
 		t.Fatal(err)
 	}
+	const ck = 417
 	per := float64(r.RunTime) / 256
-	lo := float64(48*ck4800 + 10000 + 2000)
-	if per < lo || per > lo+float64(2*ck4800) {
-		t.Errorf("%.0f ps per line with one response entry, want %.0f .. %.0f", per, lo, lo+float64(2*ck4800))
+	lo := float64(2000+25000+48*ck+10000+2000+25000) + float64(16*40*ck+10000)/256
+	if per < lo || per > lo+ck {
+		t.Errorf("%.0f ps per line with one response entry, want %.0f .. %.0f", per, lo, lo+ck)
 	}
-	cfg.Link.CXL.ResponseQueue = 128
+	cfg.Device.ResponseQueue = 128
 	free, err := Simulate(cfg, nil, None)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +78,7 @@ func TestDeviceResponseQueueBackPressure(t *testing.T) {
 func TestDeviceRequestCredits(t *testing.T) {
 	cfg := oneLine(t, 512)
 	cfg.Streams.Outstanding = 64
-	cfg.Link.CXL.RequestCredits = 2
+	cfg.Device.RequestQueue = 2
 	r, err := Simulate(cfg, nil, None)
 	if err != nil {
 		t.Fatal(err)
@@ -76,41 +86,8 @@ func TestDeviceRequestCredits(t *testing.T) {
 	if r.Detail.CreditStalls == 0 {
 		t.Fatal("no credit stalls with 2 credits and 64 outstanding")
 	}
-	min := Time(512/2) * (2000 + 2*25000)
+	min := sim.Time(512/2) * (2000 + 2*25000)
 	if r.RunTime < min {
 		t.Errorf("run %v with 2 credits, below the credit-loop bound %v", r.RunTime, min)
-	}
-}
-
-// Flit packing, by hand: messages offered together share a flit; a
-// message offered after a flit left waits for the next; a 64-byte DRS
-// (18 quarter slots) spans two 68-byte flits of 16.
-func TestFlitLinkPacking(t *testing.T) {
-	x, err := CXLPreset(PresetPCIe5x16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := MakeFlitLinkBuilder().WithConfig(x).Build("L")
-	f := l.flitFS // 68 B / 63.015 GB/s = 1079.1 ps
-	if f < 1079000 || f > 1079200 {
-		t.Fatalf("68-byte flit %d fs, want about 1079100", f)
-	}
-	ceilPS := func(fs int64) Time { return Time((fs + 999) / 1000) }
-	if got, want := l.Accept(0, 2), ceilPS(f); got != want {
-		t.Errorf("first header: %v, want one flit %v", got, want)
-	}
-	if got, want := l.Accept(0, 2), ceilPS(f); got != want {
-		t.Errorf("second header at the same time shares the flit: %v, want %v", got, want)
-	}
-	if got, want := l.Accept(1, 18), ceilPS(3*f); got != want {
-		t.Errorf("DRS after the first flit left: %v, want end of flit 3 = %v", got, want)
-	}
-	if l.Flits != 2 {
-		t.Errorf("%d flits sealed, want 2", l.Flits)
-	}
-	// Throughput: DRS messages back to back carry 16/18 of a flit each.
-	x6, _ := CXLPreset(PresetPCIe6x16)
-	if got, want := x6.LineGiBps(1), 60.0/18*64/2e-9/(1<<30); got < want*0.9999 || got > want*1.0001 {
-		t.Errorf("pcie6-x16 line rate %.3f GiB/s, want %.3f", got, want)
 	}
 }

@@ -31,15 +31,15 @@
 // their Config fields: 16 outstanding lines per stream, a 16-way LLC with a
 // 10 ns lookup, two passes over the footprint, line-granular interleaving.
 //
-// # Engine
+// # Packages
 //
-// Engine keeps integer picosecond time and a binary-heap event queue
-// keyed by (time, sequence number), so events at the same time run in the
-// order they were scheduled; events are pooled, so memory is bounded by the
-// requests in flight, not by the lines simulated. A run is a pure function
-// of its configuration: no goroutines, maps or clocks inside, whatever
-// GOMAXPROCS is (RunPairs runs independent pairs on separate
-// engines in parallel and collect them by index).
+// The model is four packages of one idea each: sim (the event engine,
+// time, names, tracing), dram (the JEDEC timing spec with its speed
+// grades as presets, and the DRAM channel), cxldev (the CXL link, the
+// device's stages and queues, the aggregation pipeline, the device
+// presets) and this one, the assembly: hosts, LLC and streams, the
+// configuration (Config, its YAML and flags), run pairs, drivers and the
+// closed forms (IdleRead, BasePathNS, ...).
 //
 // Components follow Akita's shape (value builders with defaults whose
 // WithX return copies, hierarchical names such as Host[0].Stream[3],
@@ -50,52 +50,51 @@
 // line is accepted (a reservation model) instead of ticking. That costs one
 // engine event per line (its completion) and runs at several million lines
 // per second on one core; Stack.Accept panics if arrival order is ever
-// violated, and the tests check that time never goes backwards.
+// violated, and the tests check that time never goes backwards. A run
+// serves every line its workload asks for or fails naming what was left
+// where (System.Run).
 //
-// # Presets: ideal and ddr5
+// # Presets: ideal and the CXL devices
 //
-// The model comes in two presets (PresetConfig, --memory):
+// The model comes in presets (PresetConfig; --memory ideal or
+// --cxl-device NAME):
 //
 //   - ideal is the paper's stated abstraction and the model described
 //     above: memory.model ideal, link.model gate. Every Idealisation below
 //     holds.
-//   - ddr5 replaces the memory and the link (memory.model ddr5, link.model
-//     auto = cxl) by an event-driven Device per stack: the host's egress
-//     with request credits, the request direction of a CXL link (M2S Req,
-//     M2S RwD), the device's ingress buffer, DDR5 sub-channels (Channel:
-//     ranks, bank groups, banks with row-buffer state; tRCD, tCL/tCWL,
-//     tRP, tRAS, tRTP, tWR, tWTR_S/L, tCCD_S/L, tCCD_L_WR, tRRD_S/L,
-//     tFAW, BL16, all-bank refresh tREFI/tRFC per sub-channel: each
-//     sub-channel has its own command bus and refreshes its own ranks,
-//     the stack's sub-channels staggered across tREFI, and the ingress
-//     dispatches per sub-channel, so a refreshing one stalls only its
-//     own requests; open or closed page; FR-FCFS over finite read and
-//     write queues with write-drain watermarks; a configurable address
-//     mapping whose bank address is XORed with the row, bank_hash xor),
-//     the controller front end, the aggregation pipeline, a
-//     finite response queue, and the response direction (S2M DRS, S2M
-//     NDR). Messages are cut into 16-byte slots packed into 68-byte
-//     (CXL 2.0) or 256-byte (CXL 3.x) flits; a flit leaves as soon as the
-//     link is free with whatever is waiting, so light traffic sends
-//     half-empty flits (flit packing), and every message pays the port
-//     latency in each direction. Dirty LLC evictions become timed posted
-//     writebacks; a write access completes when its writeback has left the
-//     host, which bounds the host's write buffer. Presets: DDR5-4800 and
-//     DDR5-6400 (JEDEC speed bins) and gem5's DDR5_4400_4x8
-//     (DDR5Preset, with sources and the unit reconciliation), PCIe 5.0 x16
-//     and 6.0 x16 links (CXLPreset); 'nfabric timing presets' prints the
-//     cycle counts. Validation: closed-form tests of each constraint in
-//     isolation here, and a cross-check against Akita v4's mem/dram in
-//     validation/akita.
+//   - a CXL device (cxldev.Devices: asic-pcie5-x8, fpga-pcie5-x16,
+//     projection-pcie6-x16) replaces the memory and the link (memory.model
+//     dram, link.model auto = cxl) by an event-driven cxldev.Device per
+//     stack with the device's named stages: the host fabric, CXL bridge
+//     and protocol conversion; the host's egress with request and
+//     response credits; the request direction of the CXL link (M2S Req,
+//     M2S RwD in 68- or 256-byte flits); the device's protocol processing
+//     and request queue; DRAM channels (dram.Channel: ranks, bank groups,
+//     banks with row-buffer state, the JEDEC constraints, all-bank refresh
+//     per channel staggered across tREFI, open or closed page, FR-FCFS
+//     over finite read and write queues with write-drain watermarks, an
+//     address mapping with an XOR bank hash); the controller front end;
+//     the aggregation pipeline; the protocol stage again and the response
+//     direction (S2M DRS, S2M NDR); the host stages back. Dirty LLC
+//     evictions become timed posted writebacks; a write access completes
+//     when its writeback has left the host. 'nfabric timing presets'
+//     prints each device with its published anchors and what set each
+//     value, and each DRAM grade in cycles. Validation: closed-form tests
+//     of each DRAM constraint in isolation (package dram), the idle read's
+//     closed form against the simulated one and every silicon preset
+//     against its published idle latency and read bandwidth
+//     (TestDevicePresets), and a cross-check of the DRAM channel against
+//     Akita v4's mem/dram in validation/akita.
 //
 // The paper's 128 GiB/s, 200 ns point is the ideal preset; it also stays
 // reachable piecewise: memory.model ideal with link.model cxl keeps the
-// fixed 200 ns memory behind the two-way link, and memory.model ddr5 with
-// link.model gate keeps the one 128 GiB/s gate behind the DRAM.
+// fixed 200 ns memory behind the device's link and stages, and
+// memory.model dram with link.model gate keeps the one 128 GiB/s gate
+// behind the DRAM.
 //
 // # Idealisations
 //
-// Of the ideal preset (the ddr5 preset removes the first three):
+// Of the ideal preset (the device presets remove the first three):
 //
 //   - Queues are unbounded. The closed-loop streams bound what is in
 //     flight (W x Outstanding), so no queue grows beyond that; there is no
@@ -113,20 +112,14 @@
 //     adds exactly k cycles.
 //   - The LLC holds tags only and updates them at lookup time; writes
 //     allocate without a fill (under ideal they are absorbed and dirty
-//     evictions are counted, not timed; under ddr5 the evictions are timed
+//     evictions are counted, not timed; under dram the evictions are timed
 //     writebacks). No coherence, MSHR merging or prefetch. A hit never
 //     reaches the controller even for a low-bit region: the paper's
 //     Fig. 3(c) assumes the same; functional semantics are the cxl
 //     package's business.
 //
-// Of the ddr5 preset: one command per decision on a command bus of
-// command_cycles per command (no separate CA-bus modelling of two-cycle
-// commands beyond that); no same-bank refresh, RFM, power-down or
-// self-refresh; reads and writes of one queue are not reordered across
-// the queues except by the watermarks (or together, write_high 0); the
-// link's retry, ack/nak and credit-return flits are not modelled (credits
-// return one port latency after they free); the pipeline and response
-// link are reservation servers fed in DRAM issue order.
+// Of the device presets: package dram's and package cxldev's
+// idealisations (their package docs).
 //
 // # What reproduces and what does not
 //

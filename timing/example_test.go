@@ -3,9 +3,8 @@ package timing_test
 import (
 	"fmt"
 
-	"github.com/neuronfabric/nfabric/cxl"
-	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // One stream with one request in flight: every read pays the LLC lookup
@@ -38,7 +37,7 @@ func ExampleReplay() {
 	cfg := timing.DefaultConfig()
 	buckets := []timing.Bucket{
 		{Ready: 0, Lines: 4096},
-		{Ready: 20 * timing.Microsecond, Lines: 4096},
+		{Ready: 20 * sim.Microsecond, Lines: 4096},
 	}
 	p, err := timing.RunPair(cfg, timing.Replay{Buckets: buckets})
 	if err != nil {
@@ -50,25 +49,12 @@ func ExampleReplay() {
 	// 8192 lines; low-bit slower by 84.361ns
 }
 
-// Builders are values: a partly configured builder makes several
-// components, and WithX never changes the builder it is called on.
-func ExampleMakeStackBuilder() {
-	base := timing.MakeStackBuilder().WithMemLatency(40 * timing.Nanosecond)
-	s0 := base.Build("Device[0].Ctrl")
-	s1 := base.WithPipeline(timing.MakePipelineBuilder().WithStages(10)).Build("Device[1].Ctrl")
-	fmt.Println(s0.Name(), s0.Pipe.Latency(), s0.Accept(0, cxl.Aggregate(lowbit.Binary)))
-	fmt.Println(s1.Name(), s1.Pipe.Latency(), s1.Accept(0, cxl.Aggregate(lowbit.Binary)))
-	// Output:
-	// Device[0].Ctrl 2.5ns 42.966ns
-	// Device[1].Ctrl 5ns 45.466ns
-}
-
-// The ddr5 preset: one read on an idle system crosses the LLC (10 ns),
-// one 256-byte request flit and the port (2 + 25 ns), waits for the DDR5
-// clock edge, pays tRCD + tCL + BL/2 (88 cycles of 417 ps), the front end
-// (10 ns), one response flit and the port (2 + 25 ns).
+// The projection device: one read on an idle system crosses the LLC
+// (10 ns), one 256-byte request flit and the port (2 + 25 ns), waits for
+// the DDR5 clock edge, pays tRCD + tCL + BL/2 (88 cycles of 417 ps), the
+// front end (10 ns), one response flit and the port (2 + 25 ns).
 func ExamplePresetConfig() {
-	cfg, err := timing.PresetConfig(timing.PresetDDR5)
+	cfg, err := timing.PresetConfig("projection-pcie6-x16")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -82,5 +68,5 @@ func ExamplePresetConfig() {
 	}
 	fmt.Println(cfg.Memory.Model, cfg.LinkModel(), r.RunTime)
 	// Output:
-	// ddr5 cxl 110.809ns
+	// dram cxl 110.809ns
 }

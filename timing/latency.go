@@ -1,21 +1,23 @@
 package timing
 
+import "github.com/neuronfabric/nfabric/timing/sim"
+
 // latencyHist is a fixed-size histogram of controller-read latencies in
 // 1 ns bins (the last bin holds everything at or above 16.383 us), so its
 // memory does not grow with the lines simulated.
 type latencyHist struct {
 	bins     []int64
 	n        int64
-	sum, max Time
+	sum, max sim.Time
 }
 
 const latencyBins = 1 << 14
 
-func (h *latencyHist) add(t Time) {
+func (h *latencyHist) add(t sim.Time) {
 	if h.bins == nil {
 		h.bins = make([]int64, latencyBins)
 	}
-	b := int(t / Nanosecond)
+	b := int(t / sim.Nanosecond)
 	if b >= latencyBins {
 		b = latencyBins - 1
 	}
@@ -27,7 +29,7 @@ func (h *latencyHist) add(t Time) {
 
 // quantile returns the upper edge of the bin holding the q-quantile (at
 // most the maximum seen).
-func (h *latencyHist) quantile(q float64) Time {
+func (h *latencyHist) quantile(q float64) sim.Time {
 	if h.n == 0 {
 		return 0
 	}
@@ -36,7 +38,7 @@ func (h *latencyHist) quantile(q float64) Time {
 	for i, v := range h.bins {
 		c += v
 		if c >= k {
-			return min(Time(i+1)*Nanosecond, h.max)
+			return min(sim.Time(i+1)*sim.Nanosecond, h.max)
 		}
 	}
 	return h.max

@@ -85,12 +85,12 @@ func TestLayoutBankLock(t *testing.T) {
 		layout string
 		locked bool
 	}{{LayoutContiguous, true}, {LayoutScattered, false}} {
-		cfg, err := PresetConfig(PresetDDR5)
+		cfg, err := PresetConfig(projection)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Controller.Stacks, cfg.Streams.Layout = 2, tc.layout
-		cfg.Memory.DDR5.RefreshPhases = 0
+		cfg.Memory.RefreshPhases = 0
 		p, err := RunPair(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -102,17 +102,17 @@ func TestLayoutBankLock(t *testing.T) {
 	}
 }
 
-// The layout that models real allocation is the ddr5 default: an unset
-// streams.layout is scattered under memory.model ddr5 and contiguous under
-// ideal, an explicit one is kept, and a ddr5 system built from the preset
+// The layout that models real allocation is the dram default: an unset
+// streams.layout is scattered under memory.model dram and contiguous under
+// ideal, an explicit one is kept, and a dram system built from a device
 // really moves pages (physical differs from the stream address somewhere).
 func TestDefaultLayoutPerModel(t *testing.T) {
 	for _, tc := range []struct {
 		preset, layout, want string
 	}{
-		{PresetDDR5, "", LayoutScattered},
+		{projection, "", LayoutScattered},
 		{PresetIdeal, "", LayoutContiguous},
-		{PresetDDR5, LayoutContiguous, LayoutContiguous},
+		{projection, LayoutContiguous, LayoutContiguous},
 		{PresetIdeal, LayoutScattered, LayoutScattered},
 	} {
 		cfg, err := PresetConfig(tc.preset)
@@ -124,7 +124,7 @@ func TestDefaultLayoutPerModel(t *testing.T) {
 			t.Errorf("%s with layout %q: %s, want %s", tc.preset, tc.layout, got, tc.want)
 		}
 	}
-	cfg, _ := PresetConfig(PresetDDR5)
+	cfg, _ := PresetConfig(projection)
 	cfg.Streams.Count, cfg.Streams.FootprintMiB = 2, 0.0625
 	src, err := Sweep{}.Sources(cfg)
 	if err != nil {

@@ -1,6 +1,9 @@
 package timing
 
 import (
+	"github.com/neuronfabric/nfabric/timing/cxldev"
+	"github.com/neuronfabric/nfabric/timing/sim"
+
 	"context"
 	"fmt"
 )
@@ -49,9 +52,53 @@ func RunLoadedLatency(ctx context.Context, cfg Config, outstanding []int) ([]Loa
 			lp := &pts[2*i+k]
 			lp.Result, lp.Latency = r, r.Latency
 			if r.RunTime > 0 {
-				lp.DeliveredGiBps = float64(r.ControllerReads*LineBytes) / (float64(r.RunTime) / float64(Second)) / (1 << 30)
+				lp.DeliveredGiBps = float64(r.ControllerReads*LineBytes) / (float64(r.RunTime) / float64(sim.Second)) / (1 << 30)
 			}
 		}
 	}
 	return pts, nil
+}
+
+// Anchors compares a configuration and its loaded-latency curve with the
+// published figures of its device preset (cxldev.Profile).
+type Anchors struct {
+	// Preset is the device preset; Modified says the configuration's
+	// device differs from it (flags or a device block changed a value), so
+	// the comparison is of a variant.
+	Preset   string `json:"preset"`
+	Modified bool   `json:"modified"`
+	// IdleNS is the closed form of one read on an idle system (IdleRead,
+	// equal to the simulated one); PublishedIdleNS and IdleSource are the
+	// preset's (0: none published).
+	IdleNS          float64 `json:"idle_ns"`
+	PublishedIdleNS float64 `json:"published_idle_ns"`
+	IdleSource      string  `json:"idle_source,omitempty"`
+	// SaturatedGBps is the most read bandwidth the curve delivered
+	// (identity reads, GB/s); PublishedLoGBps..PublishedHiGBps and
+	// ReadSource the preset's (0: none published).
+	SaturatedGBps   float64 `json:"saturated_gbps"`
+	PublishedLoGBps float64 `json:"published_lo_gbps"`
+	PublishedHiGBps float64 `json:"published_hi_gbps"`
+	ReadSource      string  `json:"read_source,omitempty"`
+}
+
+// DeviceAnchors returns cfg's idle read and pts' saturated bandwidth
+// beside its device preset's published figures; ok is false under the
+// ideal model or an unknown preset name.
+func DeviceAnchors(cfg Config, pts []LoadPoint) (a Anchors, ok bool) {
+	if cfg.Memory.Model != MemoryDRAM {
+		return Anchors{}, false
+	}
+	p, err := cxldev.Lookup(cfg.Device.Preset)
+	if err != nil {
+		return Anchors{}, false
+	}
+	a = Anchors{Preset: p.Config.Preset, Modified: p.Config != cfg.Device, IdleNS: cfg.IdleRead().NS(),
+		PublishedIdleNS: p.IdleNS, IdleSource: p.IdleSource, PublishedLoGBps: p.ReadLoGBps, PublishedHiGBps: p.ReadHiGBps, ReadSource: p.ReadSource}
+	for _, pt := range pts {
+		if pt.Mode == "identity" {
+			a.SaturatedGBps = max(a.SaturatedGBps, pt.DeliveredGiBps*(1<<30)/1e9)
+		}
+	}
+	return a, true
 }

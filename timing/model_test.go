@@ -1,6 +1,8 @@
 package timing
 
 import (
+	"github.com/neuronfabric/nfabric/timing/sim"
+
 	"math/big"
 	"math/rand/v2"
 	"reflect"
@@ -11,11 +13,11 @@ import (
 // roundTrain is the oracle for a back-to-back train of n lines through a
 // gate of bw bytes/s: round(n * 64 B / bw) picoseconds, computed with exact
 // rationals (independently of the gate's remainder arithmetic).
-func roundTrain(n, bw int64) Time {
-	x := new(big.Rat).SetFrac(big.NewInt(n*LineBytes*int64(Second)), big.NewInt(bw))
+func roundTrain(n, bw int64) sim.Time {
+	x := new(big.Rat).SetFrac(big.NewInt(n*LineBytes*int64(sim.Second)), big.NewInt(bw))
 	x.Add(x, big.NewRat(1, 2))
 	q := new(big.Int).Quo(x.Num(), x.Denom()) // floor for positive values
-	return Time(q.Int64())
+	return sim.Time(q.Int64())
 }
 
 // missConfig is a configuration in which every read misses the LLC: each
@@ -60,12 +62,12 @@ func TestSingleOutstandingClosedForm(t *testing.T) {
 			p := mustPair(t, c, nil)
 			n := c.FootprintLines()
 			gate := roundTrain(1, c.LinkBytesPerSec())
-			per := FromNS(c.LLC.HitLatencyNS) + FromNS(tc.lat) + gate
-			pipe := Time(tc.stages) * 500
-			if got, want := p.Identity.RunTime, Time(n)*per; got != want {
+			per := sim.FromNS(c.LLC.HitLatencyNS) + sim.FromNS(tc.lat) + gate
+			pipe := sim.Time(tc.stages) * 500
+			if got, want := p.Identity.RunTime, sim.Time(n)*per; got != want {
 				t.Errorf("identity run time = %v; want %d x %v = %v", got, n, per, want)
 			}
-			if got, want := p.LowBit.RunTime, Time(n)*(per+pipe); got != want {
+			if got, want := p.LowBit.RunTime, sim.Time(n)*(per+pipe); got != want {
 				t.Errorf("low-bit run time = %v; want %d x %v = %v", got, n, per+pipe, want)
 			}
 			if p.Identity.ControllerReads != n || p.LowBit.LowBitReads != n || p.Identity.LowBitReads != 0 {
@@ -99,7 +101,7 @@ func TestSaturatedClosedForm(t *testing.T) {
 			c.Controller.InitiationCycles = 0 // keep the pipeline from limiting throughput
 			p := mustPair(t, c, nil)
 			n := c.FootprintLines() * int64(tc.w)
-			first := FromNS(c.LLC.HitLatencyNS) + FromNS(c.Memory.LatencyNS)
+			first := sim.FromNS(c.LLC.HitLatencyNS) + sim.FromNS(c.Memory.LatencyNS)
 			want := first + roundTrain(n, c.LinkBytesPerSec())
 			if got := p.Identity.RunTime; got != want {
 				t.Errorf("identity run time = %v; want %v + round(%d lines at %d B/s) = %v", got, first, n, c.LinkBytesPerSec(), want)
@@ -176,14 +178,14 @@ func TestInterleave(t *testing.T) {
 func TestTimeMonotone(t *testing.T) {
 	c := DefaultConfig()
 	c.Streams.FootprintMiB, c.Controller.Stacks, c.Streams.IssueIntervalNS = 0.5, 3, 0.3
-	for _, w := range []Window{None, All, {From: 5 * Microsecond, Until: 40 * Microsecond}} {
+	for _, w := range []Window{None, All, {From: 5 * sim.Microsecond, Until: 40 * sim.Microsecond}} {
 		src, _ := Sweep{}.Sources(c)
 		sys, err := NewSystem(c, src, w)
 		if err != nil {
 			t.Fatal(err)
 		}
-		last, n := Time(-1), 0
-		sys.Engine().AddHook(func(now Time, _ Handler, _ int64) {
+		last, n := sim.Time(-1), 0
+		sys.Engine().AddHook(func(now sim.Time, _ sim.Handler, _ int64) {
 			if now < last {
 				t.Fatalf("event at %v after one at %v", now, last)
 			}
@@ -205,9 +207,9 @@ func TestTimeMonotone(t *testing.T) {
 func TestReplayClosedForm(t *testing.T) {
 	c := missConfig()
 	c.Streams.Count, c.Streams.Outstanding = 1, 1
-	per := FromNS(c.LLC.HitLatencyNS) + FromNS(c.Memory.LatencyNS) + roundTrain(1, c.LinkBytesPerSec())
+	per := sim.FromNS(c.LLC.HitLatencyNS) + sim.FromNS(c.Memory.LatencyNS) + roundTrain(1, c.LinkBytesPerSec())
 	pipe := c.PipelineLatency()
-	ready := 50 * Microsecond
+	ready := 50 * sim.Microsecond
 	p := mustPair(t, c, Replay{Buckets: []Bucket{{Ready: 0, Lines: 10}, {Ready: ready, Lines: 7}}})
 	if got, want := p.Identity.RunTime, ready+7*per; got != want {
 		t.Errorf("identity = %v; want %v", got, want)
@@ -262,7 +264,7 @@ func TestOverheadProperties(t *testing.T) {
 	}
 	for i := range trials {
 		c := randomConfig(r)
-		var prev Time
+		var prev sim.Time
 		for k := 0; k <= 8; k += 2 + c.Controller.Stages%3 {
 			c.Controller.Stages = k
 			src, _ := Sweep{}.Sources(c)
@@ -285,7 +287,7 @@ func TestOverheadProperties(t *testing.T) {
 			if exposed < 0 {
 				t.Errorf("trial %d k=%d %+v: exposed %v < 0", i, k, c, exposed)
 			}
-			if bound := Time(busiest) * c.PipelineLatency(); exposed > bound {
+			if bound := sim.Time(busiest) * c.PipelineLatency(); exposed > bound {
 				t.Errorf("trial %d k=%d %+v: exposed %v above %d reads x %v = %v", i, k, c, exposed, busiest, c.PipelineLatency(), bound)
 			}
 			if rlb.RunTime < prev {

@@ -57,7 +57,7 @@ func RunPairs(ctx context.Context, jobs []PairJob) ([]Pair, error) {
 func (c Config) WithLinkGiBps(bw float64) Config {
 	c.Link.BandwidthGiBps = bw
 	if c.LinkModel() == LinkCXL {
-		x := &c.Link.CXL
+		x := &c.Device.Link
 		x.TransferGTps = bw * (1 << 30) * 8 / (float64(x.Lanes) * x.EncodingEfficiency * 1e9)
 	}
 	return c
@@ -65,12 +65,13 @@ func (c Config) WithLinkGiBps(bw float64) Config {
 
 // WithAccessLatencyNS returns c with the memory access latency the Fig. 3(b)
 // panel sweeps set to ns: memory.latency_ns under the ideal memory; under
-// ddr5, whose DRAM latency follows from its timing, the CXL port latency
-// is set to ns/2 per direction, so the sweep adds the same fixed round trip.
+// dram, whose DRAM latency follows from its timing, the CXL port latency
+// is set to ns/2 per direction, so the sweep adds the same fixed round trip
+// to the device's other stages.
 func (c Config) WithAccessLatencyNS(ns float64) Config {
 	c.Memory.LatencyNS = ns
-	if c.Memory.Model == MemoryDDR5 {
-		c.Link.CXL.PortLatencyNS = ns / 2
+	if c.Memory.Model == MemoryDRAM {
+		c.Device.Link.PortLatencyNS = ns / 2
 	}
 	return c
 }

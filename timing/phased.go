@@ -1,20 +1,24 @@
 package timing
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/neuronfabric/nfabric/timing/sim"
+)
 
 // refreshPhases returns how many refresh schedules a pair of cfg averages
-// over: memory.ddr5.refresh_phases under ddr5 with refresh on and the
-// periodic schedule (refresh_seed 0), otherwise 0 (one pair).
+// over: memory.refresh_phases under dram with refresh on and the periodic
+// schedule (device.media.refresh_seed 0), otherwise 0 (one pair).
 func refreshPhases(cfg Config) int {
-	d := cfg.Memory.DDR5
-	if cfg.Memory.Model != MemoryDDR5 || d.TREFINS == 0 || d.RefreshSeed != 0 {
+	d := cfg.Device.Media
+	if cfg.Memory.Model != MemoryDRAM || d.TREFINS == 0 || d.RefreshSeed != 0 {
 		return 0
 	}
-	return d.RefreshPhases
+	return cfg.Memory.RefreshPhases
 }
 
 // phasedPair runs the pair of cfg under n refresh schedules,
-// memory.ddr5.refresh_seed 1..n, both runs of a pair on the same one,
+// device.media.refresh_seed 1..n, both runs of a pair on the same one,
 // and returns the mean pair:
 //
 //	Identity, LowBit = meanResult over the n schedules
@@ -29,14 +33,15 @@ func refreshPhases(cfg Config) int {
 // dithered schedule (Channel.refreshAt) has no strict period to lock
 // onto, and the mean over schedules is the exposure averaged over where
 // refresh falls. tr records schedule 1's low-bit run (tr.Run says so).
-func phasedPair(cfg Config, w Workload, lowBit Window, tr *Tracer, n int) (Pair, error) {
+func phasedPair(cfg Config, w Workload, lowBit Window, tr *sim.Tracer, n int) (Pair, error) {
+	var traced *Result
 	ids := make([]Result, 0, n)
 	lbs := make([]Result, 0, n)
-	exp := make([]Time, 0, n)
+	exp := make([]sim.Time, 0, n)
 	for k := 1; k <= n; k++ {
 		c := cfg
-		c.Memory.DDR5.RefreshSeed = uint64(k)
-		var t *Tracer
+		c.Device.Media.RefreshSeed = uint64(k)
+		var t *sim.Tracer
 		if k == 1 {
 			t = tr
 		}
@@ -45,11 +50,18 @@ func phasedPair(cfg Config, w Workload, lowBit Window, tr *Tracer, n int) (Pair,
 			return Pair{}, fmt.Errorf("refresh schedule %d of %d: %w", k, n, err)
 		}
 		ids, lbs, exp = append(ids, p.Identity), append(lbs, p.LowBit), append(exp, p.Exposed)
+		if t != nil {
+			traced = &lbs[len(lbs)-1]
+		}
 	}
 	if tr != nil {
-		tr.Run = fmt.Sprintf("the low-bit run under refresh schedule 1 of %d (memory.ddr5.refresh_seed 1), not the mean over the %d schedules the pair reports", n, n)
+		tr.Run = fmt.Sprintf("the low-bit run under refresh schedule 1 of %d (device.media.refresh_seed 1), not the mean over the %d schedules the pair reports", n, n)
 	}
 	p := Pair{Identity: meanResult(ids), LowBit: meanResult(lbs), PipelineLatency: cfg.PipelineLatency(), PhaseExposed: exp}
+	if traced != nil {
+		r := *traced
+		p.Traced = &r
+	}
 	p.Exposed = p.LowBit.RunTime - p.Identity.RunTime
 	if p.Identity.RunTime > 0 {
 		p.OverheadPct = 100 * float64(p.Exposed) / float64(p.Identity.RunTime)
@@ -112,11 +124,11 @@ func meanResult(rs []Result) Result {
 		}
 	}
 	f := float64(n)
-	m := Result{RunTime: Time(meanInt(int64(s.RunTime), n)), Lines: meanInt(s.Lines, n), Reads: meanInt(s.Reads, n),
+	m := Result{RunTime: sim.Time(meanInt(int64(s.RunTime), n)), Lines: meanInt(s.Lines, n), Reads: meanInt(s.Reads, n),
 		Writes: meanInt(s.Writes, n), Hits: meanInt(s.Hits, n), Misses: meanInt(s.Misses, n),
 		Writebacks: meanInt(s.Writebacks, n), ControllerReads: meanInt(s.ControllerReads, n),
-		LowBitReads: meanInt(s.LowBitReads, n), PipeWait: Time(meanInt(int64(s.PipeWait), n)),
-		LinkWait: Time(meanInt(int64(s.LinkWait), n)), LinkUtil: s.LinkUtil / f, Events: meanInt(s.Events, n),
+		LowBitReads: meanInt(s.LowBitReads, n), PipeWait: sim.Time(meanInt(int64(s.PipeWait), n)),
+		LinkWait: sim.Time(meanInt(int64(s.LinkWait), n)), LinkUtil: s.LinkUtil / f, Events: meanInt(s.Events, n),
 		Latency: Latency{Reads: meanInt(lat.Reads, n), MeanNS: lat.MeanNS / f, P50NS: lat.P50NS / f, P99NS: lat.P99NS / f, MaxNS: lat.MaxNS}}
 	if d != nil {
 		m.Detail = &DetailStats{DRAMReads: meanInt(d.DRAMReads, n), DRAMWrites: meanInt(d.DRAMWrites, n), Acts: meanInt(d.Acts, n),

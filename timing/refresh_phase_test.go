@@ -1,6 +1,8 @@
 package timing
 
 import (
+	"github.com/neuronfabric/nfabric/timing/sim"
+
 	"math"
 	"reflect"
 	"runtime"
@@ -22,7 +24,7 @@ import (
 // default) measured 7.2 / 9.8 / 16.5 / 10.1 ns per read at 9 / 10 / 11 /
 // 12 ns: the chain phase-locks onto the strictly periodic refresh.
 func TestPairExposureIsDatapath(t *testing.T) {
-	cfg, err := PresetConfig(PresetDDR5)
+	cfg, err := PresetConfig(projection)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +33,7 @@ func TestPairExposureIsDatapath(t *testing.T) {
 	datapath := float64(cfg.Controller.Stages) / cfg.Controller.ClockGHz // ns
 	for _, fe := range []float64{9, 10, 11, 12} {
 		c := cfg
-		c.Memory.DDR5.FrontendNS = fe
+		c.Device.Media.FrontendNS = fe
 		p, err := RunPair(c, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -52,21 +54,21 @@ func TestPairExposureIsDatapath(t *testing.T) {
 // nothing to average (refresh off, an explicit seed, refresh_phases 0)
 // is one pair.
 func TestPhasedPairIsMean(t *testing.T) {
-	cfg, err := PresetConfig(PresetDDR5)
+	cfg, err := PresetConfig(projection)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Streams.Count, cfg.Streams.Outstanding, cfg.Streams.FootprintMiB, cfg.Streams.Passes = 2, 4, 0.25, 1
-	cfg.Memory.DDR5.RefreshPhases = 3
+	cfg.Memory.RefreshPhases = 3
 	p, err := RunPair(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var id, lb Time
+	var id, lb sim.Time
 	var hits int64
 	for k := 1; k <= 3; k++ {
 		c := cfg
-		c.Memory.DDR5.RefreshSeed = uint64(k)
+		c.Device.Media.RefreshSeed = uint64(k)
 		q, err := RunPair(c, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -76,10 +78,10 @@ func TestPhasedPairIsMean(t *testing.T) {
 		}
 		id, lb, hits = id+q.Identity.RunTime, lb+q.LowBit.RunTime, hits+q.Identity.Hits
 	}
-	if want := Time(math.Round(float64(id) / 3)); p.Identity.RunTime != want {
+	if want := sim.Time(math.Round(float64(id) / 3)); p.Identity.RunTime != want {
 		t.Errorf("identity run time %v, want the mean %v", p.Identity.RunTime, want)
 	}
-	if want := Time(math.Round(float64(lb) / 3)); p.LowBit.RunTime != want {
+	if want := sim.Time(math.Round(float64(lb) / 3)); p.LowBit.RunTime != want {
 		t.Errorf("low-bit run time %v, want the mean %v", p.LowBit.RunTime, want)
 	}
 	if want := int64(math.Round(float64(hits) / 3)); p.Identity.Hits != want {
@@ -89,9 +91,9 @@ func TestPhasedPairIsMean(t *testing.T) {
 		t.Errorf("exposed %v is not low-bit %v - identity %v", p.Exposed, p.LowBit.RunTime, p.Identity.RunTime)
 	}
 	for name, mod := range map[string]func(*Config){
-		"refresh off":      func(c *Config) { c.Memory.DDR5.TREFINS = 0 },
-		"refresh_seed 5":   func(c *Config) { c.Memory.DDR5.RefreshSeed = 5 },
-		"refresh_phases 0": func(c *Config) { c.Memory.DDR5.RefreshPhases = 0 },
+		"refresh off":      func(c *Config) { c.Device.Media.TREFINS = 0 },
+		"refresh_seed 5":   func(c *Config) { c.Device.Media.RefreshSeed = 5 },
+		"refresh_phases 0": func(c *Config) { c.Memory.RefreshPhases = 0 },
 	} {
 		c := cfg
 		mod(&c)
@@ -128,7 +130,7 @@ func TestMeanResult(t *testing.T) {
 // from 4.65 to 5.90 us over 16 schedules (about 6% one sigma, 2% for the
 // mean of 8). The single periodic pair gave 2.89 us (1.15% of the run).
 func TestOneStreamRowExposure(t *testing.T) {
-	cfg, err := PresetConfig(PresetDDR5)
+	cfg, err := PresetConfig(projection)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +153,12 @@ func TestOneStreamRowExposure(t *testing.T) {
 // beside other pairs, is the same whatever GOMAXPROCS is (the schedules
 // may run on any goroutine; their mean must not depend on the order).
 func TestPhasedPairDeterminism(t *testing.T) {
-	cfg, err := PresetConfig(PresetDDR5)
+	cfg, err := PresetConfig(projection)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Streams.Outstanding, cfg.Streams.FootprintMiB, cfg.Streams.Passes = 4, 0.25, 1
-	cfg.Memory.DDR5.RefreshPhases = 3
+	cfg.Memory.RefreshPhases = 3
 	var jobs []PairJob
 	for _, w := range []int{1, 2, 4} {
 		cfg.Streams.Count = w

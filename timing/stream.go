@@ -1,6 +1,10 @@
 package timing
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/neuronfabric/nfabric/timing/sim"
+)
 
 // Request is one 64-byte cache-line access a stream wants to issue.
 type Request struct {
@@ -10,7 +14,7 @@ type Request struct {
 	// otherwise it is a read.
 	Write bool
 	// Ready is the earliest time the request may issue.
-	Ready Time
+	Ready sim.Time
 }
 
 // Source yields one stream's requests in issue order. Next must not
@@ -85,8 +89,8 @@ func (s *sweepSource) Next() (Request, bool) {
 // Bucket is a gradient bucket for replay: Lines cache lines of packed
 // payload that become ready to be read (aggregated) at Ready.
 type Bucket struct {
-	Ready Time  `json:"ready_ps"`
-	Lines int64 `json:"lines"`
+	Ready sim.Time `json:"ready_ps"`
+	Lines int64    `json:"lines"`
 }
 
 // bucketSource gives stream s of w its share of every bucket: lines
@@ -135,9 +139,9 @@ type Stream struct {
 	sys         *System
 	src         Source
 	limit       int
-	interval    Time
+	interval    sim.Time
 	outstanding int
-	lastIssue   Time
+	lastIssue   sim.Time
 	issued      bool
 	pending     Request
 	hasPending  bool
@@ -149,11 +153,11 @@ type Stream struct {
 	Issued          int64
 	Completed       int64
 	ControllerReads int64
-	Finish          Time
+	Finish          sim.Time
 	// OnComplete, when set before Run, is called at every completion with
 	// the stream's Completed count (the replay fast-forward uses it to
 	// time each bucket of an event-simulated busy period).
-	OnComplete func(now Time, completed int64)
+	OnComplete func(now sim.Time, completed int64)
 }
 
 const (
@@ -165,7 +169,7 @@ const (
 func (st *Stream) Name() string { return st.name }
 
 // Handle runs a completion or a wake-up to issue.
-func (st *Stream) Handle(now Time, arg int64) {
+func (st *Stream) Handle(now sim.Time, arg int64) {
 	if arg == evComplete {
 		st.outstanding--
 		st.Completed++
@@ -181,7 +185,7 @@ func (st *Stream) Handle(now Time, arg int64) {
 
 // tryIssue issues every request that may go at now and arranges a wake-up
 // for the next one that may not.
-func (st *Stream) tryIssue(now Time) {
+func (st *Stream) tryIssue(now sim.Time) {
 	for st.outstanding < st.limit {
 		if !st.hasPending {
 			if st.exhausted {

@@ -7,35 +7,37 @@ import (
 
 	"github.com/neuronfabric/nfabric/cxl"
 	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/timing/cxldev"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // Window selects which reads take the low-bit datapath: a read issued at
 // time t does when From <= t < Until. The identity run uses the empty
 // window; the low-bit run uses All.
-type Window struct{ From, Until Time }
+type Window struct{ From, Until sim.Time }
 
 // All is the window covering the whole run; None is empty.
 var (
-	All  = Window{0, Never}
+	All  = Window{0, sim.Never}
 	None = Window{}
 )
 
-func (w Window) has(t Time) bool { return t >= w.From && t < w.Until }
+func (w Window) has(t sim.Time) bool { return t >= w.From && t < w.Until }
 
 // System is one host (W streams sharing an LLC) attached to N controller
 // stacks by address interleaving. Build it with NewSystem, call Run once.
 type System struct {
 	cfg        Config
-	eng        *Engine
+	eng        *sim.Engine
 	llc        *LLC
-	stacks     []*Stack
-	devices    []*Device
+	stacks     []*cxldev.Stack
+	devices    []*cxldev.Device
 	streams    []*Stream
 	lat        latencyHist
-	tracer     *Tracer
+	tracer     *sim.Tracer
 	interleave uint64
 	lowBit     Window
-	hitLat     Time
+	hitLat     sim.Time
 	writes     int64
 	lowReads   int64
 	frames     []uint32 // streams.layout scattered: page p's frame is frames[p]
@@ -106,14 +108,19 @@ func (r Replay) Sources(cfg Config) ([]Source, error) {
 // NewSystem builds the model for cfg with one stream per source; reads
 // issued inside lowBit take the aggregation pipeline.
 func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
+	return newSystem(cfg, sources, lowBit, nil)
+}
+
+// newSystem is NewSystem recording the run's slices into tr (nil: none).
+func newSystem(cfg Config, sources []Source, lowBit Window, tr *sim.Tracer) (*System, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if len(sources) == 0 {
 		return nil, fmt.Errorf("timing: no request streams")
 	}
-	eng := NewEngine()
-	sys := &System{cfg: cfg, eng: eng, lowBit: lowBit, interleave: uint64(cfg.Controller.InterleaveBytes)}
+	eng := sim.NewEngine()
+	sys := &System{cfg: cfg, eng: eng, lowBit: lowBit, interleave: uint64(cfg.Controller.InterleaveBytes), tracer: tr}
 	if cfg.StreamLayout() == LayoutScattered {
 		bytes := int64(cfg.Streams.Count) * cfg.FootprintLines() * LineBytes
 		sys.frames = scatterFrames(max(1, (bytes+PageBytes-1)/PageBytes))
@@ -121,28 +128,37 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 	sys.llc = MakeLLCBuilder().
 		WithSize(int64(cfg.LLC.SizeMiB * (1 << 20))).
 		WithWays(cfg.LLC.Ways).
-		WithLatency(FromNS(cfg.LLC.HitLatencyNS)).
+		WithLatency(sim.FromNS(cfg.LLC.HitLatencyNS)).
 		Build("Host[0].LLC")
 	sys.hitLat = sys.llc.Latency()
-	sb := MakeStackBuilder().
-		WithMemLatency(FromNS(cfg.Memory.LatencyNS)).
-		WithPipeline(MakePipelineBuilder().
-			WithStages(cfg.Controller.Stages).
-			WithCycle(cfg.Cycle()).
-			WithInitiationCycles(cfg.Controller.InitiationCycles)).
-		WithLink(MakeLinkBuilder().WithBandwidth(cfg.LinkBytesPerSec()))
+	pb := cxldev.MakePipelineBuilder().
+		WithStages(cfg.Controller.Stages).
+		WithCycle(cfg.Cycle()).
+		WithInitiationCycles(cfg.Controller.InitiationCycles)
+	sb := cxldev.MakeStackBuilder().
+		WithMemLatency(sim.FromNS(cfg.Memory.LatencyNS)).
+		WithPipeline(pb).
+		WithGate(cxldev.MakeGateBuilder().WithBandwidth(cfg.LinkBytesPerSec()))
+	db := cxldev.MakeDeviceBuilder().WithConfig(cfg.Device).WithEngine(eng).WithPipeline(pb).
+		WithShare(cfg.Link.Share).WithTracer(tr).WithReadHook(func(issue, done sim.Time) { sys.lat.add(done - issue) })
+	if cfg.LinkModel() == LinkGate {
+		db = db.WithGate(cfg.LinkBytesPerSec())
+	}
+	if cfg.Memory.Model != MemoryDRAM {
+		db = db.WithIdealMemory(sim.FromNS(cfg.Memory.LatencyNS))
+	}
 	for i := 0; i < cfg.Controller.Stacks; i++ {
 		name := fmt.Sprintf("Device[%d].Ctrl", i)
 		if cfg.Detailed() {
-			sys.devices = append(sys.devices, newDevice(name, sys, cfg))
+			sys.devices = append(sys.devices, db.Build(name))
 		} else {
 			sys.stacks = append(sys.stacks, sb.Build(name))
 		}
 	}
-	iv := FromNS(cfg.Streams.IssueIntervalNS)
+	iv := sim.FromNS(cfg.Streams.IssueIntervalNS)
 	for i, src := range sources {
 		sys.streams = append(sys.streams, &Stream{
-			name: mustName(fmt.Sprintf("Host[0].Stream[%d]", i)), sys: sys, src: src,
+			name: sim.MustName(fmt.Sprintf("Host[0].Stream[%d]", i)), sys: sys, src: src,
 			limit: cfg.Streams.Outstanding, interval: iv,
 		})
 	}
@@ -150,35 +166,25 @@ func NewSystem(cfg Config, sources []Source, lowBit Window) (*System, error) {
 }
 
 // Engine returns the system's engine (to attach hooks before Run).
-func (sys *System) Engine() *Engine { return sys.eng }
+func (sys *System) Engine() *sim.Engine { return sys.eng }
 
 // Streams returns the request streams in index order.
 func (sys *System) Streams() []*Stream { return sys.streams }
 
 // Stacks returns the ideal controller stacks in index order (none under
 // the detailed models; see Devices).
-func (sys *System) Stacks() []*Stack { return sys.stacks }
+func (sys *System) Stacks() []*cxldev.Stack { return sys.stacks }
 
 // Devices returns the detailed controller stacks in index order (none
 // under the ideal model).
-func (sys *System) Devices() []*Device { return sys.devices }
-
-// SetTracer records the run's slices into tr (see Tracer); call before
-// Run.
-func (sys *System) SetTracer(tr *Tracer) { sys.tracer = tr }
-
-func (sys *System) traceSlice(track string, start, end Time) {
-	if sys.tracer != nil {
-		sys.tracer.add(track, start, end)
-	}
-}
-
-// readDone records a controller read's latency from issue to completion.
-func (sys *System) readDone(_ *Stream, issue, done Time, _ bool) { sys.lat.add(done - issue) }
+func (sys *System) Devices() []*cxldev.Device { return sys.devices }
 
 // stackOf returns the stack index of addr and its stack-local line.
 func (sys *System) stackOf(addr uint64) (int, uint64) {
 	n := uint64(max(len(sys.stacks), len(sys.devices)))
+	if n == 1 {
+		return 0, addr / LineBytes // one stack holds every line where it is
+	}
 	g := addr / sys.interleave
 	local := (g/n)*sys.interleave + addr%sys.interleave
 	return int(g % n), local / LineBytes
@@ -197,6 +203,9 @@ func (sys *System) physical(addr uint64) uint64 {
 		return addr
 	}
 	p := addr / PageBytes
+	if p < n { // the permuted range itself: no division
+		return uint64(sys.frames[p])*PageBytes + addr%PageBytes
+	}
 	return ((p/n)*n+uint64(sys.frames[p%n]))*PageBytes + addr%PageBytes
 }
 
@@ -227,11 +236,11 @@ func (sys *System) LLC() *LLC { return sys.llc }
 // access performs the LLC lookup for r issued at now and, on a read miss,
 // the controller access; it returns when r completes at its stream, or
 // async when a detailed device will complete it with an event.
-func (sys *System) access(from *Stream, now Time, r Request) (done Time, async bool) {
+func (sys *System) access(from *Stream, now sim.Time, r Request) (done sim.Time, async bool) {
 	r.Addr = sys.physical(r.Addr)
 	hit := sys.llc.Access(r.Addr, r.Write)
 	t := now + sys.hitLat
-	sys.traceSlice(sys.llc.name, now, t)
+	sys.tracer.Slice(sys.llc.name, now, t)
 	if sys.devices != nil {
 		return sys.deviceAccess(from, now, t, r, hit)
 	}
@@ -253,8 +262,8 @@ func (sys *System) access(from *Stream, now Time, r Request) (done Time, async b
 		mode = cxl.Aggregate(lowbit.Binary) // the low-bit runs' mode
 	}
 	done = st.Accept(t, mode)
-	sys.readDone(from, now, done, low)
-	sys.traceSlice(st.name, t, done)
+	sys.lat.add(done - now)
+	sys.tracer.Slice(st.Name(), t, done)
 	return done, false
 }
 
@@ -263,11 +272,17 @@ func (sys *System) access(from *Stream, now Time, r Request) (done Time, async b
 // its writeback has left the host, so the host's write buffer is bounded
 // by the streams' outstanding limit), and a read miss completes when its
 // data arrives.
-func (sys *System) deviceAccess(from *Stream, now, t Time, r Request, hit bool) (Time, bool) {
+func (sys *System) deviceAccess(from *Stream, now, t sim.Time, r Request, hit bool) (sim.Time, bool) {
 	wbAsync := false
 	if v, ok := sys.llc.Victim(); ok && !hit {
 		s, line := sys.stackOf(v)
-		sys.devices[s].submit(t, from, line, true, false, r.Write, now)
+		wb := cxldev.Request{Line: line, Write: true, Issue: now}
+		if r.Write {
+			// A write access completes when its writeback has left the
+			// host.
+			wb.Owner, wb.OwnerArg = from, evComplete
+		}
+		sys.devices[s].Submit(t, wb)
 		wbAsync = r.Write
 	}
 	if r.Write {
@@ -283,14 +298,14 @@ func (sys *System) deviceAccess(from *Stream, now, t Time, r Request, hit bool) 
 		sys.lowReads++
 	}
 	s, line := sys.stackOf(r.Addr)
-	sys.devices[s].submit(t, from, line, false, low, false, now)
+	sys.devices[s].Submit(t, cxldev.Request{Line: line, LowBit: low, Issue: now, Owner: from, OwnerArg: evComplete})
 	return 0, true
 }
 
 // Result summarises one run.
 type Result struct {
 	// RunTime is when the last request of any stream completed.
-	RunTime Time `json:"run_time_ps"`
+	RunTime sim.Time `json:"run_time_ps"`
 	// Lines is every request; Reads and Writes split them.
 	Lines  int64 `json:"lines"`
 	Reads  int64 `json:"reads"`
@@ -306,8 +321,8 @@ type Result struct {
 	LowBitReads     int64 `json:"lowbit_reads"`
 	// PipeWait and LinkWait sum queueing in front of the pipelines and
 	// gates over all stacks.
-	PipeWait Time `json:"pipe_wait_ps"`
-	LinkWait Time `json:"link_wait_ps"`
+	PipeWait sim.Time `json:"pipe_wait_ps"`
+	LinkWait sim.Time `json:"link_wait_ps"`
 	// LinkUtil is the busiest gate's busy time over RunTime.
 	LinkUtil float64 `json:"link_util"`
 	// Events is the number of engine events run.
@@ -346,11 +361,11 @@ type DetailStats struct {
 }
 
 // detail collects the devices' counters.
-func (sys *System) detail(run Time) (*DetailStats, Time) {
+func (sys *System) detail(run sim.Time) (*DetailStats, sim.Time) {
 	d := &DetailStats{}
-	var busy, dbus, req Time
+	var busy, dbus, req sim.Time
 	for _, dev := range sys.devices {
-		for _, ch := range dev.chans {
+		for _, ch := range dev.Channels() {
 			d.DRAMReads += ch.Reads
 			d.DRAMWrites += ch.Writes
 			d.Acts += ch.Acts
@@ -408,12 +423,12 @@ func (sys *System) Run() (Result, error) {
 	r.Reads = r.Lines - r.Writes
 	r.Hits, r.Misses, r.Writebacks = sys.llc.Hits, sys.llc.Misses, sys.llc.Writebacks
 	r.LowBitReads = sys.lowReads
-	var busy Time
+	var busy sim.Time
 	for _, s := range sys.stacks {
 		r.ControllerReads += s.Reads
 		r.PipeWait += s.Pipe.Wait
-		r.LinkWait += s.Link.Wait
-		busy = max(busy, s.Link.Busy)
+		r.LinkWait += s.Gate.Wait
+		busy = max(busy, s.Gate.Busy)
 	}
 	if r.RunTime > 0 {
 		r.LinkUtil = float64(busy) / float64(r.RunTime)
@@ -442,7 +457,7 @@ func (sys *System) Run() (Result, error) {
 func (sys *System) unserved() error {
 	var left []string
 	for _, d := range sys.devices {
-		if s := d.held(); s != "" {
+		if s := d.Held(); s != "" {
 			left = append(left, s)
 		}
 	}
@@ -480,17 +495,20 @@ func Simulate(cfg Config, w Workload, lowBit Window) (Result, error) {
 //	Exposed  = LowBit.RunTime - Identity.RunTime   (T_exposed = max(0, T_agg - T_overlap), summed)
 //	Overhead = 100 * Exposed / Identity.RunTime    (percent)
 type Pair struct {
-	Identity    Result  `json:"identity"`
-	LowBit      Result  `json:"lowbit"`
-	Exposed     Time    `json:"exposed_ps"`
-	OverheadPct float64 `json:"overhead_pct"`
+	Identity    Result   `json:"identity"`
+	LowBit      Result   `json:"lowbit"`
+	Exposed     sim.Time `json:"exposed_ps"`
+	OverheadPct float64  `json:"overhead_pct"`
 	// PipelineLatency is the datapath's own time per line (stages x cycle).
-	PipelineLatency Time `json:"pipeline_latency_ps"`
+	PipelineLatency sim.Time `json:"pipeline_latency_ps"`
 	// PhaseExposed holds each refresh schedule's exposure when the pair
-	// is a mean over schedules (memory.ddr5.refresh_phases; Identity and
-	// LowBit are then the mean runs, see phasedPair); empty for a single
-	// pair.
-	PhaseExposed []Time `json:"phase_exposed_ps,omitempty"`
+	// is a mean over schedules (memory.refresh_phases; Identity and LowBit
+	// are then the mean runs, see phasedPair); empty for a single pair.
+	PhaseExposed []sim.Time `json:"phase_exposed_ps,omitempty"`
+	// Traced is the low-bit run a tracer recorded when that run is none
+	// of the pair's rows (refresh schedule 1 of a mean over schedules;
+	// the tracer's Run says so); nil otherwise.
+	Traced *Result `json:"traced,omitempty"`
 }
 
 // Hidden reports whether the datapath is fully hidden in steady state: at
@@ -512,11 +530,11 @@ func RunWindowPair(cfg Config, w Workload, lowBit Window) (Pair, error) {
 
 // RunTracedPair is RunWindowPair with the low-bit run's slices recorded
 // into tr (nil: no trace), for `nfabric timing run --trace-out`. Under
-// ddr5 with refresh on and memory.ddr5.refresh_seed 0 it is the mean
-// over memory.ddr5.refresh_phases refresh schedules (phasedPair), and tr
+// dram with refresh on and device.media.refresh_seed 0 it is the mean
+// over memory.refresh_phases refresh schedules (phasedPair), and tr
 // records the first schedule's low-bit run: that run is no row of the
-// pair, so tr.Result holds it and tr.Run says which it is.
-func RunTracedPair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error) {
+// pair, so Pair.Traced holds it and tr.Run says which it is.
+func RunTracedPair(cfg Config, w Workload, lowBit Window, tr *sim.Tracer) (Pair, error) {
 	if n := refreshPhases(cfg); n > 0 {
 		return phasedPair(cfg, w, lowBit, tr, n)
 	}
@@ -524,7 +542,7 @@ func RunTracedPair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, err
 }
 
 // singlePair runs the identity and low-bit runs of cfg once each.
-func singlePair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error) {
+func singlePair(cfg Config, w Workload, lowBit Window, tr *sim.Tracer) (Pair, error) {
 	id, err := Simulate(cfg, w, None)
 	if err != nil {
 		return Pair{}, err
@@ -534,7 +552,7 @@ func singlePair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error)
 		return Pair{}, err
 	}
 	if tr != nil {
-		tr.Run, tr.Result = "the pair's low-bit run", &lb
+		tr.Run = "the pair's low-bit run"
 	}
 	p := Pair{Identity: id, LowBit: lb, Exposed: lb.RunTime - id.RunTime, PipelineLatency: cfg.PipelineLatency()}
 	if id.RunTime > 0 {
@@ -544,7 +562,7 @@ func singlePair(cfg Config, w Workload, lowBit Window, tr *Tracer) (Pair, error)
 }
 
 // SimulateTraced is Simulate with the run's slices recorded into tr.
-func SimulateTraced(cfg Config, w Workload, lowBit Window, tr *Tracer) (Result, error) {
+func SimulateTraced(cfg Config, w Workload, lowBit Window, tr *sim.Tracer) (Result, error) {
 	if w == nil {
 		w = Sweep{}
 	}
@@ -555,10 +573,9 @@ func SimulateTraced(cfg Config, w Workload, lowBit Window, tr *Tracer) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	sys, err := NewSystem(cfg, src, lowBit)
+	sys, err := newSystem(cfg, src, lowBit, tr)
 	if err != nil {
 		return Result{}, err
 	}
-	sys.SetTracer(tr)
 	return sys.Run()
 }

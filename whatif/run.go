@@ -12,6 +12,7 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/replay"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/usage"
 	"github.com/neuronfabric/nfabric/workload"
 )
@@ -471,13 +472,13 @@ func (p *pricing) exposure(s *workload.Trace, row *StepRow) error {
 			}
 		}
 		if n > 0 {
-			low = append(low, timing.Bucket{Ready: timing.Time(b.ReadyPS), Lines: replay.Lines(4 * n)})
+			low = append(low, timing.Bucket{Ready: sim.Time(b.ReadyPS), Lines: replay.Lines(4 * n)})
 		}
 	}
 	if len(low) == 0 {
 		return nil
 	}
-	back := timing.Time(s.BackwardPS)
+	back := sim.Time(s.BackwardPS)
 	var runs [2]replay.Run
 	for i, m := range []replay.Mode{replay.Identity, replay.LowBit} {
 		c := p.cals[m]
@@ -494,7 +495,7 @@ func (p *pricing) exposure(s *workload.Trace, row *StepRow) error {
 		}
 		runs[i] = r
 	}
-	inc := replay.Compare(runs[0], runs[1], low, timing.Time(s.ForwardPS), back, p.cfg.PipelineLatency())
+	inc := replay.Compare(runs[0], runs[1], low, sim.Time(s.ForwardPS), back, p.cfg.PipelineLatency())
 	row.ExposedS = ps2s(int64(inc.Exposed))
 	row.Exposure = math.Max(0, inc.BusyIncrementPct/100)
 	return nil

@@ -22,9 +22,11 @@ func newTimingCmd() *cobra.Command {
 		Long: `timing runs the discrete-event model of the path gradient cache lines take:
 W request streams, a shared tags-only LRU LLC, N controller stacks each with a
 fixed-latency memory, the k-stage low-bit aggregation pipeline and a CXL link
-bandwidth gate. Every experiment runs each configuration twice, identity and
-low-bit, which differ only by the pipeline: the run-time difference is the
-exposed datapath cost.
+bandwidth gate (--memory ideal, the paper's model), or a CXL device with its
+host bridge, link, protocol stages, queues and DRAM (--cxl-device NAME; see
+'nfabric timing presets'). Every experiment runs each configuration twice,
+identity and low-bit, which differ only by the pipeline: the run-time
+difference is the exposed datapath cost.
 
 The model defaults are the paper's (Sec. 4) plus documented assumptions; see
 'go doc github.com/neuronfabric/nfabric/timing' and 'nfabric timing config'.
@@ -56,7 +58,7 @@ type timingFlags struct {
 	footprint, llcMiB, llcLat, bw, share, lat, clock, issue                    float64
 	pattern, layout                                                            string
 	congested, stepMS                                                          float64
-	model                                                                      modelFlags
+	model                                                                      *timing.Flags
 	loadOutstanding                                                            []int
 }
 
@@ -76,7 +78,7 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	f.Float64Var(&tf.footprint, "footprint-mib", m.Streams.FootprintMiB, "active footprint per stream (MiB)")
 	f.IntVar(&tf.passes, "passes", m.Streams.Passes, "sweeps over each stream's footprint")
 	f.StringVar(&tf.pattern, "pattern", m.Streams.Pattern, "issue pattern: read or write-read")
-	f.StringVar(&tf.layout, "layout", m.Streams.Layout, "streams' buffers in physical memory: contiguous (aligned regions) or scattered (4 KiB pages on shuffled frames); default scattered under --memory ddr5, contiguous under ideal")
+	f.StringVar(&tf.layout, "layout", m.Streams.Layout, "streams' buffers in physical memory: contiguous (aligned regions) or scattered (4 KiB pages on shuffled frames); default scattered under a CXL device (--memory dram), contiguous under ideal")
 	f.Float64Var(&tf.llcMiB, "llc-mib", m.LLC.SizeMiB, "LLC size (MiB)")
 	f.IntVar(&tf.ways, "llc-ways", m.LLC.Ways, "LLC associativity")
 	f.Float64Var(&tf.llcLat, "llc-latency-ns", m.LLC.HitLatencyNS, "LLC lookup latency (ns)")
@@ -91,7 +93,7 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	f.Float64Var(&tf.congested, "congested-share", d.Experiments.CongestedShare, "link share in the congested rows")
 	f.Float64Var(&tf.stepMS, "step-ms", d.Experiments.StepMS, "training-step time for Fig. 3(d) (ms)")
 	f.IntSliceVar(&tf.loadOutstanding, "load-outstanding", d.Experiments.LoadOutstanding, "per-stream outstanding limits the loaded-latency curve sweeps")
-	tf.model.add(f)
+	tf.model = timing.AddFlags(f, m)
 }
 
 // base is the default setup, or --config's.
@@ -125,7 +127,7 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (experiments.TimingSetup, error
 	}
 	fl := cmd.Flags()
 	// '' is never a model choice: --memory '' used to mean the default.
-	for _, name := range []string{"memory", "link", "layout", "pattern", "dram-preset", "cxl-preset", "ddr5-page-policy", "ddr5-mapping", "ddr5-bank-hash"} {
+	for _, name := range []string{"memory", "link", "layout", "pattern", "cxl-device", "cxl-link", "dram-preset", "dram-protocol", "dram-page-policy", "dram-mapping", "dram-bank-hash"} {
 		if f := fl.Lookup(name); f != nil && fl.Changed(name) && f.Value.String() == "" {
 			return s, usagef("--%s is empty: give a value (see --help)", name)
 		}
@@ -157,7 +159,7 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (experiments.TimingSetup, error
 	set("congested-share", func() { s.Experiments.CongestedShare = tf.congested })
 	set("step-ms", func() { s.Experiments.StepMS = tf.stepMS })
 	set("load-outstanding", func() { s.Experiments.LoadOutstanding = tf.loadOutstanding })
-	if err := tf.model.apply(fl, m); err != nil {
+	if err := tf.model.Apply(fl, m); err != nil {
 		return s, err
 	}
 	if err := s.Validate(); err != nil {
@@ -262,4 +264,15 @@ func ctxOf(cmd *cobra.Command) context.Context {
 		return c
 	}
 	return context.Background()
+}
+
+func newTimingPresetsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "presets",
+		Short: "list the model (CXL device), DRAM and CXL link presets with the values they set, their published anchors and what set each value",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return timing.DescribePresets(cmd.OutOrStdout())
+		},
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/spf13/cobra"
 )
 
@@ -20,10 +21,10 @@ Device[0].Ctrl.Pipe, Device[0].Ctrl.RespLink), one slice per line per stage,
 overlapping slices on separate lanes of the track. Open it at
 https://ui.perfetto.dev ("Open trace file") or in chrome://tracing.`
 
-const timingRunExample = `  nfabric timing run --memory ddr5
-  nfabric timing run --memory ddr5 --trace-out ddr5.json --trace-until-ns 2000
-  nfabric timing run --memory ddr5 --dram-preset ddr5-6400 --cxl-preset pcie5-x16 --json
-  nfabric timing run --memory ddr5 --streams 1 --outstanding 1 --footprint-mib 1 --passes 1 --ddr5-refresh-phases 16`
+const timingRunExample = `  nfabric timing run --cxl-device asic-pcie5-x8
+  nfabric timing run --cxl-device asic-pcie5-x8 --trace-out asic.json --trace-until-ns 2000
+  nfabric timing run --cxl-device projection-pcie6-x16 --dram-preset ddr5-6400 --cxl-link pcie5-x16 --json
+  nfabric timing run --cxl-device fpga-pcie5-x16 --streams 1 --outstanding 1 --footprint-mib 1 --passes 1 --refresh-phases 16`
 
 // timingRunFlags are `timing run`'s flags beyond the model's.
 type timingRunFlags struct {
@@ -39,20 +40,20 @@ func (r *timingRunFlags) add(cmd *cobra.Command) {
 	fileFlag(f, &r.traceOut, "trace-out", "", "write the low-bit run's timeline window as Chrome/Perfetto trace JSON to FILE (- for stdout: the table then goes to stderr)")
 	f.Float64Var(&r.traceFrom, "trace-from-ns", 0, "trace window start (ns)")
 	f.Float64Var(&r.traceTo, "trace-until-ns", 5000, "trace window end (ns)")
-	f.IntVar(&r.traceMax, "trace-max", 200000, fmt.Sprintf("most slices kept, 1 to %d (the rest are counted as dropped)", timing.MaxTraceSlices))
+	f.IntVar(&r.traceMax, "trace-max", 200000, fmt.Sprintf("most slices kept, 1 to %d (the rest are counted as dropped)", sim.MaxTraceSlices))
 }
 
 // tracer checks the trace window and returns the tracer --trace-out asks for (nil without it).
-func (r *timingRunFlags) tracer(s experiments.TimingSetup) (*timing.Tracer, error) {
-	from, err1 := timing.TimeOfNS(r.traceFrom)
-	until, err2 := timing.TimeOfNS(r.traceTo)
+func (r *timingRunFlags) tracer(s experiments.TimingSetup) (*sim.Tracer, error) {
+	from, err1 := sim.TimeOfNS(r.traceFrom)
+	until, err2 := sim.TimeOfNS(r.traceTo)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, usagef("--trace-from-ns, --trace-until-ns: %v", err)
 	}
 	if r.traceOut == "" {
 		return nil, nil
 	}
-	tr, err := timing.NewTracer(from, until, r.traceMax)
+	tr, err := sim.NewTracer(from, until, r.traceMax)
 	if err != nil {
 		return nil, usagef("--trace-from-ns, --trace-until-ns, --trace-max: %v", err)
 	}
@@ -104,7 +105,8 @@ func newTimingLoadedCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "loaded-latency",
 		Short: "loaded-latency curve: controller-read latency against delivered bandwidth (identity and low-bit)",
-		Example: `  nfabric timing loaded-latency --memory ddr5
+		Example: `  nfabric timing loaded-latency --cxl-device asic-pcie5-x8
+  nfabric timing loaded-latency --cxl-device fpga-pcie5-x16 --load-outstanding 1,4,16,64
   nfabric timing loaded-latency --memory ideal --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

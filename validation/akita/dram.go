@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/neuronfabric/nfabric/timing"
+	tdram "github.com/neuronfabric/nfabric/timing/dram"
+	tsim "github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/sarchlab/akita/v4/mem/dram"
 	"github.com/sarchlab/akita/v4/mem/mem"
 	"github.com/sarchlab/akita/v4/sim"
@@ -58,34 +60,24 @@ func summarise(lat []float64, run float64) DRAMStats {
 // policy (Akita's ClosePageCommandCreator), Akita's fixed address order
 // row:channel:rank:bank:bankgroup:column without bank hashing, and reads and writes scheduled
 // together (write_high 0; Akita has no write drain).
-func AkitaCompatible(d timing.DDR5Config) timing.DDR5Config {
+func AkitaCompatible(d tdram.Spec) tdram.Spec {
 	d.Channels, d.Ranks = 1, 1
 	d.TREFINS, d.TFAWNS = 0, 0
 	d.CmdTicks = 1
 	d.PagePolicy = "closed"
-	d.Mapping, d.BankHash = "ro:ch:ra:ba:bg:co", timing.BankHashNone
+	d.Mapping, d.BankHash = "ro:ch:ra:ba:bg:co", tdram.BankHashNone
 	d.WriteHigh, d.WriteLow = 0, 0 // no write drain: Akita has one queue for both
 	return d
 }
 
-func cyc(d timing.DDR5Config, ns float64) int {
-	ck := float64(d.ClockPS()) / 1000
-	if ns <= 0 {
-		return 0
-	}
-	// Same JEDEC rounding as package timing (ceil after a 1% guard).
-	n := ns / ck
-	c := int(n)
-	if float64(c) < n-0.01 {
-		c++
-	}
-	return c
-}
+// cyc converts ns to d's clock cycles with package dram's own JEDEC
+// rounding, so both simulators see the same cycle counts.
+func cyc(d tdram.Spec, ns float64) int { return int(d.Cycles(ns)) }
 
 // buildAkitaDRAM configures Akita's memory controller with d's values in
 // cycles. Akita has no DDR5 protocol; DDR4 is its DDR timing family
 // (burst = BL/2 cycles), which is what DDR5's constraints reduce to here.
-func buildAkitaDRAM(eng sim.Engine, d timing.DDR5Config, queue int) *dram.Comp {
+func buildAkitaDRAM(eng sim.Engine, d tdram.Spec, queue int) *dram.Comp {
 	return dram.MakeBuilder().
 		WithEngine(eng).
 		WithFreq(sim.Freq(float64(d.DataRateMTs)/2) * sim.MHz).
@@ -156,7 +148,7 @@ func (r *requester) Tick() bool {
 
 // RunAkitaDRAM drives Akita's mem/dram with trace, limit requests in
 // flight, and returns the statistics.
-func RunAkitaDRAM(d timing.DDR5Config, trace []Access, limit int) (DRAMStats, error) {
+func RunAkitaDRAM(d tdram.Spec, trace []Access, limit int) (DRAMStats, error) {
 	if err := d.Validate(); err != nil {
 		return DRAMStats{}, err
 	}
@@ -198,25 +190,23 @@ func (h countHook) Func(ctx sim.HookCtx) {
 // requests enter the channel queue when issued, and complete when their
 // data burst ends (read) or their write data is in (write).
 type timingDriver struct {
-	eng         *timing.Engine
-	ch          *timing.Channel
-	mapr        timing.DDR5Mapper
+	eng         *tsim.Engine
+	ch          *tdram.Channel
+	mapr        tdram.Mapper
 	trace       []Access
 	next, limit int
 	outstanding int
-	sent        []timing.Time
+	sent        []tsim.Time
 	lat         []float64
-	last        timing.Time
+	last        tsim.Time
 }
 
-func (t *timingDriver) ColumnIssued(a timing.DRAMAccess, _, end timing.Time) {
+func (t *timingDriver) ColumnIssued(a tdram.Access, _, end tsim.Time) {
 	t.eng.Schedule(end, t, int64(a.ID))
 }
 
-func (t *timingDriver) ReadSlot() timing.Time { return 0 }
-
 // Handle completes request arg at now and refills the loop.
-func (t *timingDriver) Handle(now timing.Time, arg int64) {
+func (t *timingDriver) Handle(now tsim.Time, arg int64) {
 	if arg >= 0 {
 		t.lat = append(t.lat, (now - t.sent[arg]).NS())
 		t.outstanding--
@@ -235,13 +225,13 @@ func (t *timingDriver) Handle(now timing.Time, arg int64) {
 
 // RunTimingDRAM drives timing's DDR5 channel with the same trace and
 // loop.
-func RunTimingDRAM(d timing.DDR5Config, trace []Access, limit int) (DRAMStats, error) {
+func RunTimingDRAM(d tdram.Spec, trace []Access, limit int) (DRAMStats, error) {
 	if err := d.Validate(); err != nil {
 		return DRAMStats{}, err
 	}
-	eng := timing.NewEngine()
-	t := &timingDriver{eng: eng, mapr: timing.MakeDDR5Builder().WithConfig(d).Mapper(), trace: trace, limit: limit, sent: make([]timing.Time, len(trace))}
-	t.ch = timing.MakeDDR5Builder().WithConfig(d).WithScheduler(eng).WithSink(t).Build("Ch[0]")
+	eng := tsim.NewEngine()
+	t := &timingDriver{eng: eng, mapr: tdram.MakeBuilder().WithConfig(d).Mapper(), trace: trace, limit: limit, sent: make([]tsim.Time, len(trace))}
+	t.ch = tdram.MakeBuilder().WithConfig(d).WithScheduler(eng).WithSink(t).Build("Ch[0]")
 	eng.Schedule(0, t, -1)
 	eng.Run()
 	if len(t.lat) != len(trace) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/neuronfabric/nfabric/timing"
+	tdram "github.com/neuronfabric/nfabric/timing/dram"
 )
 
 // Tolerances of the DRAM cross-check (see TestDRAMAgreesWithAkita).
@@ -31,7 +32,7 @@ const (
 // documented approximate write delay) where ours takes tCWL + burst; and
 // Akita's clock is exactly 1/2.4 GHz while ours is 417 ps.
 func TestDRAMAgreesWithAkita(t *testing.T) {
-	d, err := timing.DDR5Preset(timing.PresetDDR5_4800)
+	d, err := tdram.Preset("ddr5-4800")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestDRAMAgreesWithAkita(t *testing.T) {
 // both models in the same run and reports each one's lines per second
 // and the ratio.
 func BenchmarkDRAMVsAkita(b *testing.B) {
-	d, _ := timing.DDR5Preset(timing.PresetDDR5_4800)
+	d, _ := tdram.Preset("ddr5-4800")
 	d = AkitaCompatible(d)
 	tr := Traces(20000, 2)["random"]
 	var ta, tt time.Duration
@@ -104,8 +105,8 @@ func BenchmarkDRAMVsAkita(b *testing.B) {
 // the anchor's first 20,000 controller reads (stream-interleaved
 // sequential lines, 128 in flight), in the same run.
 func BenchmarkAnchorVsAkita(b *testing.B) {
-	cfg, _ := timing.PresetConfig(timing.PresetDDR5)
-	d := AkitaCompatible(cfg.Memory.DDR5)
+	cfg, _ := timing.PresetConfig("projection-pcie6-x16")
+	d := AkitaCompatible(cfg.Device.Media)
 	fp := uint64(cfg.FootprintLines()) * timing.LineBytes
 	var tr []Access
 	for i := 0; len(tr) < 20000; i++ {

@@ -19,6 +19,7 @@ import (
 	"math"
 
 	"github.com/neuronfabric/nfabric/timing"
+	tsim "github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/sarchlab/akita/v4/sim"
 )
 
@@ -186,7 +187,7 @@ func (m *Model) tryIssue(si int, now sim.VTimeInSec) {
 
 // Run simulates to the end and returns the run time in picoseconds
 // (rounded) and the LLC hits.
-func (m *Model) Run() (timing.Time, int64, error) {
+func (m *Model) Run() (tsim.Time, int64, error) {
 	for s := range m.streams {
 		m.schedule(0, evIssue, s, 0)
 	}
@@ -197,5 +198,5 @@ func (m *Model) Run() (timing.Time, int64, error) {
 	for _, s := range m.streams {
 		end = max(end, s.finish)
 	}
-	return timing.Time(math.Round(float64(end) * 1e12)), m.llc.hits, nil
+	return tsim.Time(math.Round(float64(end) * 1e12)), m.llc.hits, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/neuronfabric/nfabric/timing"
+	tsim "github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // shared configurations: the closed-form cases and small versions of the
@@ -55,7 +56,7 @@ func TestAgreement(t *testing.T) {
 	for _, nc := range shared() {
 		name, c := nc.name, nc.cfg
 		var ovh [2]float64
-		var runs [2][2]timing.Time
+		var runs [2][2]tsim.Time
 		for i, low := range []bool{false, true} {
 			w := timing.None
 			if low {
@@ -73,7 +74,7 @@ func TestAgreement(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runs[i] = [2]timing.Time{ours.RunTime, theirs}
+			runs[i] = [2]tsim.Time{ours.RunTime, theirs}
 			if hits != ours.Hits {
 				t.Errorf("%s low-bit=%v: LLC hits timing %d, akita %d", name, low, ours.Hits, hits)
 			}

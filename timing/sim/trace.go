@@ -1,4 +1,4 @@
-package timing
+package sim
 
 import (
 	"bufio"
@@ -18,12 +18,9 @@ type Tracer struct {
 	From, Until Time
 	Max         int
 	Dropped     int64
-	// Run says which run the slices came from and Result is that run's
-	// result; RunTracedPair sets both. Under a mean over refresh schedules
-	// the traced run is one schedule's low-bit run, not the mean the pair
-	// reports, and Run says so.
+	// Run says which run the slices came from (the driver that ran it
+	// sets it); WriteJSON puts it in the document's otherData.
 	Run    string
-	Result *Result
 	slices []traceSlice
 }
 
@@ -71,6 +68,15 @@ func TimeOfNS(ns float64) (Time, error) {
 
 // Len returns the number of slices kept.
 func (t *Tracer) Len() int { return len(t.slices) }
+
+// Slice records that track was busy over [start, end). A nil tracer
+// records nothing, so components call it unconditionally (it inlines to
+// that nil check).
+func (t *Tracer) Slice(track string, start, end Time) {
+	if t != nil {
+		t.add(track, start, end)
+	}
+}
 
 func (t *Tracer) add(track string, start, end Time) {
 	if end <= start || start < t.From || start >= t.Until {

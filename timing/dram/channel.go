@@ -1,24 +1,29 @@
-package timing
+package dram
 
-import "fmt"
+import (
+	"fmt"
 
-// ddr5Timing holds one channel's constraints in picoseconds (whole clock
+	"github.com/neuronfabric/nfabric/timing/sim"
+)
+
+// constraints holds one channel's constraints in picoseconds (whole clock
 // cycles times tCK), the values the scheduler compares.
-type ddr5Timing struct {
-	ck, cl, cwl, rcd, rp, ras, rc, rtp, wr, ccds, ccdl, ccdlwr, rrds, rrdl, faw, wtrs, wtrl, rtrs, refi, rfc, burst, cmd Time
+type constraints struct {
+	ck, cl, cwl, rcd, rp, ras, rc, rtp, wr, ccds, ccdl, ccdlwr, rrds, rrdl, faw, wtrs, wtrl, rtrs, refi, rfc, burst, cmd sim.Time
 	// rtw is the read-to-write turnaround on one rank: CL + BL/2 + 2 nCK
-	// - CWL (Ramulator2's DDR5 rule, read DQS offset 0, one preamble).
-	rtw Time
+	// - CWL (Ramulator2's DDR4 and DDR5 rule, read DQS offset 0, one
+	// preamble).
+	rtw sim.Time
 }
 
-func makeDDR5Timing(d DDR5Config) ddr5Timing {
-	ck := d.ClockPS()
-	c := func(ns float64) Time { return Time(d.cycles(ns)) * ck }
-	t := ddr5Timing{ck: ck, cl: c(d.TCLNS), cwl: c(d.TCWLNS), rcd: c(d.TRCDNS), rp: c(d.TRPNS), ras: c(d.TRASNS),
+func makeConstraints(d Spec) constraints {
+	ck := d.Clock()
+	c := func(ns float64) sim.Time { return sim.Time(d.Cycles(ns)) * ck }
+	t := constraints{ck: ck, cl: c(d.TCLNS), cwl: c(d.TCWLNS), rcd: c(d.TRCDNS), rp: c(d.TRPNS), ras: c(d.TRASNS),
 		rtp: c(d.TRTPNS), wr: c(d.TWRNS), ccds: c(d.TCCDSNS), ccdl: c(d.TCCDLNS), ccdlwr: c(d.TCCDLWR),
 		rrds: c(d.TRRDSNS), rrdl: c(d.TRRDLNS), faw: c(d.TFAWNS), wtrs: c(d.TWTRSNS), wtrl: c(d.TWTRLNS),
-		rtrs: c(d.TRTRSNS), refi: c(d.TREFINS), rfc: c(d.TRFCNS), burst: Time(d.BurstCycles()) * ck,
-		cmd: Time(d.CmdTicks) * ck}
+		rtrs: c(d.TRTRSNS), refi: c(d.TREFINS), rfc: c(d.TRFCNS), burst: sim.Time(d.BurstCycles()) * ck,
+		cmd: sim.Time(d.CmdTicks) * ck}
 	t.rc = t.ras + t.rp
 	// Column-to-column spacing is never shorter than the burst: the data
 	// bus carries one burst at a time.
@@ -27,53 +32,52 @@ func makeDDR5Timing(d DDR5Config) ddr5Timing {
 	return t
 }
 
-// DRAMAccess is one request handed to a DDR5 channel.
-type DRAMAccess struct {
-	// ID is the owner's handle, passed back in DRAMSink.ColumnIssued.
+// Access is one request handed to a channel.
+type Access struct {
+	// ID is the owner's handle, passed back in Sink.ColumnIssued.
 	ID    int32
 	Write bool
-	// Rank, Group, Bank and Row locate the line (see DDR5Mapper).
+	// Rank, Group, Bank and Row locate the line (see Mapper).
 	Rank, Group, Bank int32
 	Row               int64
 	// Arrive is when the request entered the channel queue.
-	Arrive Time
+	Arrive sim.Time
 	bank   int32 // flattened (rank, group, bank)
+	group  int32 // flattened (rank, group): bank / banks per group
 }
 
-// DRAMSink receives a channel's column commands.
-type DRAMSink interface {
+// Sink receives a channel's column commands.
+type Sink interface {
 	// ColumnIssued reports that a's RD or WR issued at issue; its data
 	// burst ends at dataEnd (read data ready, or write data written).
-	ColumnIssued(a DRAMAccess, issue, dataEnd Time)
-	// ReadSlot returns the earliest time a read may issue because a
-	// response-queue entry is free then (0 when one is free now).
-	ReadSlot() Time
+	ColumnIssued(a Access, issue, dataEnd sim.Time)
 }
 
 type bankState struct {
 	open                             bool
 	row                              int64
-	nextACT, nextRD, nextWR, nextPRE Time
+	nextACT, nextRD, nextWR, nextPRE sim.Time
 	hitStamp                         uint64
 }
 
-type groupState struct{ nextACT, nextRD, nextWR Time }
+type groupState struct{ nextACT, nextRD, nextWR sim.Time }
 
 type rankState struct {
-	nextACT, nextRD, nextWR Time
-	faw                     [4]Time // times of the last four ACTs, a ring
+	nextACT, nextRD, nextWR sim.Time
+	faw                     [4]sim.Time // times of the last four ACTs, a ring
 	fawN, fawI              int
-	refDue                  Time
+	refDue                  sim.Time
 	// refSlot is the start of the current REF's tREFI slot, refN its
 	// count, refKey the rank's place in the stack's stagger (the dither's
 	// stream, see refreshAt).
-	refSlot      Time
+	refSlot      sim.Time
 	refN, refKey uint64
 }
 
-// Channel is one DDR5 sub-channel and its scheduler: ranks, bank groups
+// Channel is one DRAM channel (a DDR5 sub-channel, a DDR4 channel) and
+// its scheduler: ranks, bank groups
 // and banks with row-buffer state, the JEDEC command constraints of
-// ddr5Timing, all-bank refresh of its own ranks (a sub-channel has its
+// constraints, all-bank refresh of its own ranks (a sub-channel has its
 // own command bus and refresh; the Device feeds each sub-channel from its
 // own ingress order, so one sub-channel's refresh never stalls another's
 // commands), open- or closed-page policy, and an
@@ -93,10 +97,10 @@ type rankState struct {
 // issues tRP later and the rank stays blocked for tRFC.
 type Channel struct {
 	name    string
-	refSeed uint64 // DDR5Config.RefreshSeed
-	eng     Scheduler
-	sink    DRAMSink
-	t       ddr5Timing
+	refSeed uint64 // Spec.RefreshSeed
+	eng     sim.Scheduler
+	sink    Sink
+	t       constraints
 	closed  bool
 	groups  int32 // bank groups per rank
 	banksG  int32 // banks per group
@@ -104,12 +108,12 @@ type Channel struct {
 	grp     []groupState
 	ranks   []rankState
 
-	nextCmd       Time
-	readQ, writeQ []DRAMAccess
+	nextCmd       sim.Time
+	readQ, writeQ []Access
 	rqCap, wqCap  int
 	high, low     int
 	draining      bool
-	pendingAt     Time
+	pendingAt     sim.Time
 	inDecide      bool
 	stamp         uint64
 
@@ -117,67 +121,68 @@ type Channel struct {
 	// precharges (conflicts; refresh precharges excluded) and refreshes.
 	Reads, Writes, Acts, Pres, Refreshes int64
 	// DataBusy sums the data-bus time of all bursts.
-	DataBusy Time
+	DataBusy sim.Time
 }
 
-// DDR5Builder builds DDR5 channels and their address mapper, the way the
+// Builder builds channels and their address mapper, the way the
 // ideal parts are built (LLCBuilder, LinkBuilder): a value whose With
 // methods return a modified copy, so one builder can be specialised per
-// channel without aliasing. Start from MakeDDR5Builder; a preset comes
-// from DDR5Preset and goes in with WithConfig.
-type DDR5Builder struct {
-	cfg         DDR5Config
-	eng         Scheduler
-	sink        DRAMSink
+// channel without aliasing. Start from MakeBuilder; a preset comes
+// from Preset and goes in with WithConfig.
+type Builder struct {
+	cfg         Spec
+	eng         sim.Scheduler
+	sink        Sink
 	slot, slots int // refresh stagger: slot of slots
 }
 
-// MakeDDR5Builder returns a builder with DefaultConfig's DDR5 (the
-// ddr5-4800 preset), refreshing at the first of one slot (no stagger).
+// MakeBuilder returns a builder with the ddr5-4800 preset, refreshing at
+// the first of one slot (no stagger).
 // Build needs a scheduler and a sink (WithScheduler, WithSink).
-func MakeDDR5Builder() DDR5Builder {
-	return DDR5Builder{cfg: DefaultConfig().Memory.DDR5, slots: 1}
+func MakeBuilder() Builder {
+	d, _ := Preset("ddr5-4800")
+	return Builder{cfg: d, slots: 1}
 }
 
 // WithConfig returns a copy that builds channels of d: a preset
-// (DDR5Preset) or a decoded memory.ddr5 section. Build checks it.
-func (b DDR5Builder) WithConfig(d DDR5Config) DDR5Builder { b.cfg = d; return b }
+// (Preset) or a decoded DRAM block. Build checks it.
+func (b Builder) WithConfig(d Spec) Builder { b.cfg = d; return b }
 
 // WithScheduler returns a copy whose channels schedule their decisions on
 // eng.
-func (b DDR5Builder) WithScheduler(eng Scheduler) DDR5Builder { b.eng = eng; return b }
+func (b Builder) WithScheduler(eng sim.Scheduler) Builder { b.eng = eng; return b }
 
 // WithSink returns a copy whose channels report column commands to sink.
-func (b DDR5Builder) WithSink(sink DRAMSink) DDR5Builder { b.sink = sink; return b }
+func (b Builder) WithSink(sink Sink) Builder { b.sink = sink; return b }
 
 // WithRefreshSlot returns a copy whose channel refreshes at slot k of n
 // evenly spaced slots of tREFI (rank r of R at slot k*R + r of n*R), so
 // that the n channels of a stack, built with k = 0..n-1, do not all
 // refresh at once.
-func (b DDR5Builder) WithRefreshSlot(k, n int) DDR5Builder { b.slot, b.slots = k, n; return b }
+func (b Builder) WithRefreshSlot(k, n int) Builder { b.slot, b.slots = k, n; return b }
 
-// Config returns the DDR5 configuration the builder builds.
-func (b DDR5Builder) Config() DDR5Config { return b.cfg }
+// Config returns the spec the builder builds.
+func (b Builder) Config() Spec { return b.cfg }
 
 // Build returns an idle channel. It panics on an invalid configuration,
 // a missing scheduler or sink, or a refresh slot outside [0, n):
-// Config.Validate rejects a user's bad values before they get here.
-func (b DDR5Builder) Build(name string) *Channel {
+// Spec.Validate rejects a user's bad values before they get here.
+func (b Builder) Build(name string) *Channel {
 	d := b.cfg
 	if err := d.Validate(); err != nil {
-		panic(fmt.Sprintf("timing: channel %s: %v", name, err))
+		panic(fmt.Sprintf("dram: channel %s: %v", name, err))
 	}
 	if b.eng == nil || b.sink == nil || b.slots < 1 || b.slot < 0 || b.slot >= b.slots {
-		panic(fmt.Sprintf("timing: channel %s: needs a scheduler, a sink and a refresh slot k in [0, n) (got %d of %d)", name, b.slot, b.slots))
+		panic(fmt.Sprintf("dram: channel %s: needs a scheduler, a sink and a refresh slot k in [0, n) (got %d of %d)", name, b.slot, b.slots))
 	}
 	nb := d.Ranks * d.BankGroups * d.BanksPerGroup
-	ch := &Channel{name: mustName(name), refSeed: d.RefreshSeed, eng: b.eng, sink: b.sink, t: makeDDR5Timing(d), closed: d.PagePolicy == "closed",
+	ch := &Channel{name: sim.MustName(name), refSeed: d.RefreshSeed, eng: b.eng, sink: b.sink, t: makeConstraints(d), closed: d.PagePolicy == "closed",
 		groups: int32(d.BankGroups), banksG: int32(d.BanksPerGroup),
 		banks: make([]bankState, nb), grp: make([]groupState, d.Ranks*d.BankGroups), ranks: make([]rankState, d.Ranks),
-		rqCap: d.ReadQueue, wqCap: d.WriteQueue, high: d.WriteHigh, low: d.WriteLow, pendingAt: Never}
+		rqCap: d.ReadQueue, wqCap: d.WriteQueue, high: d.WriteHigh, low: d.WriteLow, pendingAt: sim.Never}
 	ch.staggerRefresh(b.slot, b.slots)
-	ch.readQ = make([]DRAMAccess, 0, d.ReadQueue)
-	ch.writeQ = make([]DRAMAccess, 0, d.WriteQueue)
+	ch.readQ = make([]Access, 0, d.ReadQueue)
+	ch.writeQ = make([]Access, 0, d.WriteQueue)
 	return ch
 }
 
@@ -185,14 +190,14 @@ func (b DDR5Builder) Build(name string) *Channel {
 func (ch *Channel) Name() string { return ch.name }
 
 // staggerRefresh places this channel's refreshes at slot k of n evenly
-// spaced slots of tREFI (see DDR5Builder.WithRefreshSlot).
+// spaced slots of tREFI (see Builder.WithRefreshSlot).
 func (ch *Channel) staggerRefresh(k, n int) {
 	nr := len(ch.ranks)
 	for r := range ch.ranks {
 		rk := &ch.ranks[r]
-		rk.refDue = Never
+		rk.refDue = sim.Never
 		if ch.t.refi > 0 {
-			rk.refSlot, rk.refN, rk.refKey = ch.t.refi*Time(k*nr+r+1)/Time(n*nr), 0, uint64(k*nr+r+1)
+			rk.refSlot, rk.refN, rk.refKey = ch.t.refi*sim.Time(k*nr+r+1)/sim.Time(n*nr), 0, uint64(k*nr+r+1)
 			rk.refDue = ch.refreshAt(rk)
 		}
 	}
@@ -206,7 +211,7 @@ func (ch *Channel) staggerRefresh(k, n int) {
 // late, well inside the postponement DDR5 allows a controller; what the
 // dither removes is the strict period that a periodic request chain can
 // phase-lock onto (NOTES: the refresh-phase lock at low load).
-func (ch *Channel) refreshAt(rk *rankState) Time {
+func (ch *Channel) refreshAt(rk *rankState) sim.Time {
 	if ch.refSeed == 0 {
 		return rk.refSlot
 	}
@@ -214,7 +219,7 @@ func (ch *Channel) refreshAt(rk *rankState) Time {
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	x ^= x >> 31
-	return ch.alignUp(rk.refSlot + Time(x%uint64(ch.t.refi)))
+	return ch.alignUp(rk.refSlot + sim.Time(x%uint64(ch.t.refi)))
 }
 
 // CanAccept reports whether the read (or write) queue has room.
@@ -230,41 +235,38 @@ func (ch *Channel) Queued() (reads, writes int) { return len(ch.readQ), len(ch.w
 
 // Push queues a at now (the caller checked CanAccept) and wakes the
 // scheduler.
-func (ch *Channel) Push(now Time, a DRAMAccess) {
+func (ch *Channel) Push(now sim.Time, a Access) {
 	a.Arrive = now
-	a.bank = (a.Rank*ch.groups+a.Group)*ch.banksG + a.Bank
+	a.group = a.Rank*ch.groups + a.Group
+	a.bank = a.group*ch.banksG + a.Bank
 	if a.Write {
 		if len(ch.writeQ) >= ch.wqCap {
-			panic("timing: DDR5 write queue overflow")
+			panic("dram: write queue overflow")
 		}
 		ch.writeQ = append(ch.writeQ, a)
 	} else {
 		if len(ch.readQ) >= ch.rqCap {
-			panic("timing: DDR5 read queue overflow")
+			panic("dram: read queue overflow")
 		}
 		ch.readQ = append(ch.readQ, a)
 	}
 	if !ch.inDecide {
 		// Wake only if this request's own next command is legal before
 		// the pending decision (a refresh due earlier wakes too).
-		var slot Time
-		if !a.Write {
-			slot = ch.sink.ReadSlot()
-		}
-		_, at := ch.next(now, &a, slot, false)
+		_, at := ch.next(now, &a, false)
 		ch.wake(min(at, max(now, ch.nextRefresh())))
 	}
 }
 
 // alignUp rounds t up to the channel's clock edge.
-func (ch *Channel) alignUp(t Time) Time {
+func (ch *Channel) alignUp(t sim.Time) sim.Time {
 	if r := t % ch.t.ck; r != 0 {
 		return t + ch.t.ck - r
 	}
 	return t
 }
 
-func (ch *Channel) wake(t Time) {
+func (ch *Channel) wake(t sim.Time) {
 	t = ch.alignUp(t)
 	if t < ch.pendingAt {
 		ch.pendingAt = t
@@ -273,11 +275,11 @@ func (ch *Channel) wake(t Time) {
 }
 
 // Handle runs a scheduling decision; stale wake-ups are ignored.
-func (ch *Channel) Handle(now Time, _ int64) {
+func (ch *Channel) Handle(now sim.Time, _ int64) {
 	if now != ch.pendingAt {
 		return
 	}
-	ch.pendingAt = Never
+	ch.pendingAt = sim.Never
 	ch.decide(now)
 }
 
@@ -292,15 +294,15 @@ const (
 
 // decide issues every command that is legal at now, one per command-bus
 // slot, and arranges the next wake-up.
-func (ch *Channel) decide(now Time) {
+func (ch *Channel) decide(now sim.Time) {
 	ch.inDecide = true
 	defer func() { ch.inDecide = false }()
 	for {
 		ch.refreshDue(now)
-		var q *[]DRAMAccess
+		var q *[]Access
 		var i int
 		var kind cmdKind
-		var at Time
+		var at sim.Time
 		if ch.high == 0 {
 			q, i, kind, at = ch.pickUnified(now)
 		} else {
@@ -322,7 +324,7 @@ func (ch *Channel) decide(now Time) {
 
 // pickUnified is pick over both queues (no write drain): the earlier
 // command wins, a row hit and then the older request breaking ties.
-func (ch *Channel) pickUnified(now Time) (*[]DRAMAccess, int, cmdKind, Time) {
+func (ch *Channel) pickUnified(now sim.Time) (*[]Access, int, cmdKind, sim.Time) {
 	ir, kr, ar := ch.pick(now, ch.readQ)
 	iw, kw, aw := ch.pick(now, ch.writeQ)
 	switch {
@@ -339,7 +341,7 @@ func (ch *Channel) pickUnified(now Time) (*[]DRAMAccess, int, cmdKind, Time) {
 
 // serve applies the write-drain watermarks and returns the queue to
 // serve, nil when both are empty.
-func (ch *Channel) serve() *[]DRAMAccess {
+func (ch *Channel) serve() *[]Access {
 	nr, nw := len(ch.readQ), len(ch.writeQ)
 	if ch.draining {
 		if nw == 0 || (nw <= ch.low && nr > 0) {
@@ -357,8 +359,8 @@ func (ch *Channel) serve() *[]DRAMAccess {
 	return nil
 }
 
-func (ch *Channel) nextRefresh() Time {
-	t := Never
+func (ch *Channel) nextRefresh() sim.Time {
+	t := sim.Never
 	for i := range ch.ranks {
 		t = min(t, ch.ranks[i].refDue)
 	}
@@ -369,7 +371,7 @@ func (ch *Channel) nextRefresh() Time {
 // rank's open banks precharge (PREA) when their tRAS/tRTP/tWR allow, REF
 // follows tRP later (and tRC after the last ACT), and no bank of the rank
 // activates for tRFC after it.
-func (ch *Channel) refreshDue(now Time) {
+func (ch *Channel) refreshDue(now sim.Time) {
 	per := ch.groups * ch.banksG
 	for r := range ch.ranks {
 		rk := &ch.ranks[r]
@@ -406,7 +408,7 @@ func (ch *Channel) refreshDue(now Time) {
 
 // pick returns the request whose next command is legal first (see the
 // type doc for the tie rules) and that command's time.
-func (ch *Channel) pick(now Time, q []DRAMAccess) (int, cmdKind, Time) {
+func (ch *Channel) pick(now sim.Time, q []Access) (int, cmdKind, sim.Time) {
 	ch.stamp++
 	for i := range q {
 		b := &ch.banks[q[i].bank]
@@ -414,17 +416,16 @@ func (ch *Channel) pick(now Time, q []DRAMAccess) (int, cmdKind, Time) {
 			b.hitStamp = ch.stamp
 		}
 	}
-	best, bestKind, bestAt := -1, cmdNone, Never
-	slot := Time(0)
-	if len(q) > 0 && !q[0].Write {
-		slot = ch.sink.ReadSlot()
-	}
+	best, bestKind, bestAt := -1, cmdNone, sim.Never
 	for i := range q {
-		kind, at := ch.next(now, &q[i], slot, true)
-		if kind == cmdNone {
+		kind, at := ch.next(now, &q[i], true)
+		// bestAt is on the clock grid and aligning never moves a time
+		// back, so a command legal only after bestAt can neither win nor
+		// tie: the division of alignUp is spent on the contenders alone.
+		if kind == cmdNone || at > bestAt {
 			continue
 		}
-		if at < bestAt || (at == bestAt && kind == cmdCol && bestKind != cmdCol) {
+		if at = ch.alignUp(at); at < bestAt || (at == bestAt && kind == cmdCol && bestKind != cmdCol) {
 			best, bestKind, bestAt = i, kind, at
 		}
 	}
@@ -432,11 +433,12 @@ func (ch *Channel) pick(now Time, q []DRAMAccess) (int, cmdKind, Time) {
 }
 
 // next returns a's next command and its earliest legal time at or after
-// now; cmdNone when withhold is set and the command is a conflicting PRE
-// that the open row's pending hits hold back.
-func (ch *Channel) next(now Time, a *DRAMAccess, slot Time, withhold bool) (cmdKind, Time) {
+// now, before alignment to the clock edge (alignUp); cmdNone when withhold
+// is set and the command is a conflicting PRE that the open row's pending
+// hits hold back.
+func (ch *Channel) next(now sim.Time, a *Access, withhold bool) (cmdKind, sim.Time) {
 	b := &ch.banks[a.bank]
-	g := &ch.grp[a.bank/ch.banksG]
+	g := &ch.grp[a.group]
 	rk := &ch.ranks[a.Rank]
 	at := max(now, ch.nextCmd)
 	var kind cmdKind
@@ -446,11 +448,11 @@ func (ch *Channel) next(now Time, a *DRAMAccess, slot Time, withhold bool) (cmdK
 		if a.Write {
 			at = max(at, b.nextWR, g.nextWR, rk.nextWR)
 		} else {
-			at = max(at, b.nextRD, g.nextRD, rk.nextRD, slot)
+			at = max(at, b.nextRD, g.nextRD, rk.nextRD)
 		}
 	case b.open:
 		if withhold && !ch.closed && b.hitStamp == ch.stamp {
-			return cmdNone, Never
+			return cmdNone, sim.Never
 		}
 		kind = cmdPRE
 		at = max(at, b.nextPRE)
@@ -461,15 +463,15 @@ func (ch *Channel) next(now Time, a *DRAMAccess, slot Time, withhold bool) (cmdK
 			at = max(at, rk.faw[rk.fawI]+ch.t.faw)
 		}
 	}
-	return kind, ch.alignUp(at)
+	return kind, at
 }
 
 // issue puts q[i]'s next command on the bus at t and updates every
 // constraint it sets.
-func (ch *Channel) issue(t Time, q *[]DRAMAccess, i int, kind cmdKind) {
+func (ch *Channel) issue(t sim.Time, q *[]Access, i int, kind cmdKind) {
 	a := (*q)[i]
 	b := &ch.banks[a.bank]
-	gi := a.bank / ch.banksG
+	gi := a.group
 	rk := &ch.ranks[a.Rank]
 	tm := &ch.t
 	ch.nextCmd = t + tm.cmd
@@ -498,12 +500,12 @@ func (ch *Channel) issue(t Time, q *[]DRAMAccess, i int, kind cmdKind) {
 }
 
 // column issues a RD or WR (RDA/WRA under the closed-page policy).
-func (ch *Channel) column(t Time, a DRAMAccess, b *bankState, gi int32) {
+func (ch *Channel) column(t sim.Time, a Access, b *bankState, gi int32) {
 	tm := &ch.t
 	g := &ch.grp[gi]
 	rk := &ch.ranks[a.Rank]
 	ch.DataBusy += tm.burst
-	var end Time
+	var end sim.Time
 	if a.Write {
 		ch.Writes++
 		end = t + tm.cwl + tm.burst
@@ -535,7 +537,7 @@ func (ch *Channel) column(t Time, a DRAMAccess, b *bankState, gi int32) {
 }
 
 // otherRanks applies the rank-switch spacing to every rank but r.
-func (ch *Channel) otherRanks(r int32, rd, wr Time) {
+func (ch *Channel) otherRanks(r int32, rd, wr sim.Time) {
 	for i := range ch.ranks {
 		if int32(i) != r {
 			ch.ranks[i].nextRD = max(ch.ranks[i].nextRD, rd)
@@ -547,77 +549,3 @@ func (ch *Channel) otherRanks(r int32, rd, wr Time) {
 // RowHits returns the column commands that found their row already open
 // (every column command whose row no ACT of its own had to open).
 func (ch *Channel) RowHits() int64 { return ch.Reads + ch.Writes - ch.Acts }
-
-// DDR5Mapper splits a stack-local line number into a DDR5 location by the
-// configured bit order (DDR5Config.Mapping, most significant first) and,
-// under bank_hash xor, XORs the row folded to the bank address's width
-// into bank group and bank (DDR5Config.BankHash).
-type DDR5Mapper struct {
-	shift, mask [6]uint64 // indexed like mappingFields
-	// Under bank_hash xor: the bank address width (group and bank bits)
-	// and the bank bits' width within it.
-	hashBits, bankBits uint64
-}
-
-// Mapper returns the address mapper of the builder's configuration. It
-// panics on an invalid mapping (Config.Validate rejects those first).
-func (b DDR5Builder) Mapper() DDR5Mapper {
-	d := b.cfg
-	fs, err := parseMapping(d.Mapping)
-	if err != nil {
-		panic(fmt.Sprintf("timing: DDR5 mapping: %v", err))
-	}
-	size := map[string]int{"ro": d.Rows, "ra": d.Ranks, "bg": d.BankGroups, "ba": d.BanksPerGroup,
-		"co": d.RowBytes / LineBytes, "ch": d.Channels}
-	var m DDR5Mapper
-	pos := uint64(0)
-	for i := len(fs) - 1; i >= 0; i-- {
-		k := indexOf(mappingFields, fs[i])
-		bits := uint64(0)
-		for 1<<bits < size[fs[i]] {
-			bits++
-		}
-		m.shift[k], m.mask[k] = pos, 1<<bits-1
-		pos += bits
-	}
-	if d.BankHash == BankHashXOR {
-		m.bankBits = uint64(bitsOf(m.mask[3]))
-		m.hashBits = uint64(bitsOf(m.mask[2])) + m.bankBits
-	}
-	return m
-}
-
-// bitsOf returns the number of set bits of a low mask.
-func bitsOf(mask uint64) int {
-	n := 0
-	for ; mask != 0; mask >>= 1 {
-		n++
-	}
-	return n
-}
-
-func indexOf(xs []string, x string) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
-}
-
-// Map returns the channel and the access (rank, group, bank, row) of a
-// stack-local line number; rows beyond the device wrap around.
-func (m DDR5Mapper) Map(line uint64) (channel int, a DRAMAccess) {
-	f := func(k int) uint64 { return (line >> m.shift[k]) & m.mask[k] }
-	// mappingFields order: ro, ra, bg, ba, co, ch
-	row, bg, ba := f(0), f(2), f(3)
-	if m.hashBits > 0 {
-		x := bg<<m.bankBits | ba
-		for r := row; r != 0; r >>= m.hashBits {
-			x ^= r & (1<<m.hashBits - 1)
-		}
-		bg, ba = x>>m.bankBits, x&m.mask[3]
-	}
-	a.Row, a.Rank, a.Group, a.Bank = int64(row), int32(f(1)), int32(bg), int32(ba)
-	return int(f(5)), a
-}

@@ -1,32 +1,33 @@
-package timing
+package dram
 
 import (
 	"testing"
+
+	"github.com/neuronfabric/nfabric/lowbit"
+	"github.com/neuronfabric/nfabric/timing/sim"
 )
 
 // colRec is one column command a test channel reported.
 type colRec struct {
-	a          DRAMAccess
-	issue, end Time
+	a          Access
+	issue, end sim.Time
 }
 
-// testSink records column commands; slots > 0 limits reads like a
-// response queue whose entries free hold after the data.
+// testSink records column commands.
 type testSink struct {
 	cols []colRec
 }
 
-func (s *testSink) ColumnIssued(a DRAMAccess, issue, end Time) {
+func (s *testSink) ColumnIssued(a Access, issue, end sim.Time) {
 	s.cols = append(s.cols, colRec{a, issue, end})
 }
-func (s *testSink) ReadSlot() Time { return 0 }
 
 // quietDDR5 is ddr5-4800 without refresh (tREFI 0) unless a test turns
 // it on: tCK = 417 ps; tRCD = tCL = tRP = 40 cycles, BL/2 = 8,
 // tCCD_S = tRRD_S = 8, tCCD_L = tRRD_L = 12 (5 ns), tCWL = 38,
 // tWTR_L = 24 (10 ns), tRFC = 708 (295 ns), tREFI = 9353 (3.9 us).
-func quietDDR5(t *testing.T) DDR5Config {
-	d, err := DDR5Preset(PresetDDR5_4800)
+func quietDDR5(t *testing.T) Spec {
+	d, err := Preset("ddr5-4800")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,16 +35,16 @@ func quietDDR5(t *testing.T) DDR5Config {
 	return d
 }
 
-const ck4800 = Time(417)
+const ck4800 = sim.Time(417)
 
-func runChannel(t *testing.T, d DDR5Config, reqs []DRAMAccess, at []Time) *testSink {
+func runChannel(t *testing.T, d Spec, reqs []Access, at []sim.Time) *testSink {
 	t.Helper()
-	eng := NewEngine()
+	eng := sim.NewEngine()
 	sink := &testSink{}
-	ch := MakeDDR5Builder().WithConfig(d).WithScheduler(eng).WithSink(sink).Build("Ch[0]")
+	ch := MakeBuilder().WithConfig(d).WithScheduler(eng).WithSink(sink).Build("Ch[0]")
 	for i := range reqs {
 		i := i
-		eng.Schedule(at[i], HandlerFunc(func(now Time, _ int64) { ch.Push(now, reqs[i]) }), 0)
+		eng.Schedule(at[i], sim.HandlerFunc(func(now sim.Time, _ int64) { ch.Push(now, reqs[i]) }), 0)
 	}
 	eng.Run()
 	if len(sink.cols) != len(reqs) {
@@ -54,15 +55,15 @@ func runChannel(t *testing.T, d DDR5Config, reqs []DRAMAccess, at []Time) *testS
 
 func TestDDR5CycleCounts(t *testing.T) {
 	d := quietDDR5(t)
-	tm := makeDDR5Timing(d)
+	tm := makeConstraints(d)
 	for _, c := range []struct {
 		name string
-		got  Time
+		got  sim.Time
 		want int64
 	}{{"tCK", tm.ck, 1}, {"tRCD", tm.rcd, 40}, {"tCL", tm.cl, 40}, {"tRP", tm.rp, 40}, {"tCWL", tm.cwl, 38},
 		{"burst", tm.burst, 8}, {"tCCD_S", tm.ccds, 8}, {"tCCD_L", tm.ccdl, 12}, {"tRRD_L", tm.rrdl, 12},
 		{"tFAW", tm.faw, 32}, {"tWTR_L", tm.wtrl, 24}, {"tRFC", tm.rfc, 708}, {"tRAS", tm.ras, 77}} {
-		want := Time(c.want) * ck4800
+		want := sim.Time(c.want) * ck4800
 		if c.name == "tCK" {
 			want = ck4800
 		}
@@ -74,7 +75,7 @@ func TestDDR5CycleCounts(t *testing.T) {
 
 // An isolated row-miss read costs tRCD + tCL + burst from its ACT.
 func TestDDR5IsolatedRowMiss(t *testing.T) {
-	s := runChannel(t, quietDDR5(t), []DRAMAccess{{Row: 7}}, []Time{0})
+	s := runChannel(t, quietDDR5(t), []Access{{Row: 7}}, []sim.Time{0})
 	if got, want := s.cols[0].issue, 40*ck4800; got != want {
 		t.Errorf("RD at %d, want tRCD = %d", got, want)
 	}
@@ -89,16 +90,16 @@ func TestDDR5RowHitStreaming(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		groups  []int32
-		spacing Time
+		spacing sim.Time
 	}{{"same group", []int32{0, 0, 0, 0, 0, 0}, 12}, {"alternating groups", []int32{0, 1, 0, 1, 0, 1}, 8}} {
 		t.Run(c.name, func(t *testing.T) {
-			var reqs []DRAMAccess
-			var at []Time
+			var reqs []Access
+			var at []sim.Time
 			// Open both rows first, then queue the hits together.
-			reqs = append(reqs, DRAMAccess{Group: 0, Row: 3}, DRAMAccess{Group: 1, Row: 3})
+			reqs = append(reqs, Access{Group: 0, Row: 3}, Access{Group: 1, Row: 3})
 			at = append(at, 0, 0)
 			for _, g := range c.groups {
-				reqs = append(reqs, DRAMAccess{Group: g, Row: 3})
+				reqs = append(reqs, Access{Group: g, Row: 3})
 				at = append(at, 200*ck4800)
 			}
 			s := runChannel(t, quietDDR5(t), reqs, at)
@@ -116,22 +117,22 @@ func TestDDR5RowHitStreaming(t *testing.T) {
 func TestDDR5ActivationLimits(t *testing.T) {
 	d := quietDDR5(t)
 	d.TFAWNS = 40 // 96 cycles: binding over 4 x tRRD_S = 32
-	var reqs []DRAMAccess
-	var at []Time
+	var reqs []Access
+	var at []sim.Time
 	for g := int32(0); g < 6; g++ {
-		reqs = append(reqs, DRAMAccess{Group: g, Row: 1})
+		reqs = append(reqs, Access{Group: g, Row: 1})
 		at = append(at, 0)
 	}
 	s := runChannel(t, d, reqs, at)
 	// RD i issues tRCD after ACT i; ACTs at 0, 8, 16, 24, then 96, 104.
-	want := []Time{0, 8, 16, 24, 96, 104}
+	want := []sim.Time{0, 8, 16, 24, 96, 104}
 	for i, c := range s.cols {
 		if got := c.issue - 40*ck4800; got != want[i]*ck4800 {
 			t.Errorf("ACT %d at %d ps, want %d cycles", i, got, want[i])
 		}
 	}
 	// Same bank group, different banks: tRRD_L = 12 cycles.
-	s = runChannel(t, quietDDR5(t), []DRAMAccess{{Bank: 0, Row: 1}, {Bank: 1, Row: 1}, {Bank: 2, Row: 1}}, []Time{0, 0, 0})
+	s = runChannel(t, quietDDR5(t), []Access{{Bank: 0, Row: 1}, {Bank: 1, Row: 1}, {Bank: 2, Row: 1}}, []sim.Time{0, 0, 0})
 	for i := 1; i < len(s.cols); i++ {
 		if got := s.cols[i].issue - s.cols[i-1].issue; got != 12*ck4800 {
 			t.Errorf("same-group ACT spacing %d ps, want tRRD_L = 12 cycles", got)
@@ -145,14 +146,14 @@ func TestDDR5Refresh(t *testing.T) {
 	d := quietDDR5(t)
 	d.TREFINS = 3900 // 9353 cycles
 	refi := 9353 * ck4800
-	s := runChannel(t, d, []DRAMAccess{{Row: 1}}, []Time{refi})
+	s := runChannel(t, d, []Access{{Row: 1}}, []sim.Time{refi})
 	if got, want := s.cols[0].issue, refi+(708+40)*ck4800; got != want {
 		t.Errorf("RD at %d, want REF at tREFI + tRFC + tRCD = %d", got, want)
 	}
-	eng := NewEngine()
+	eng := sim.NewEngine()
 	sink := &testSink{}
-	ch := MakeDDR5Builder().WithConfig(d).WithScheduler(eng).WithSink(sink).Build("Ch[0]")
-	eng.Schedule(10*refi+refi/2, HandlerFunc(func(now Time, _ int64) { ch.Push(now, DRAMAccess{Row: 2}) }), 0)
+	ch := MakeBuilder().WithConfig(d).WithScheduler(eng).WithSink(sink).Build("Ch[0]")
+	eng.Schedule(10*refi+refi/2, sim.HandlerFunc(func(now sim.Time, _ int64) { ch.Push(now, Access{Row: 2}) }), 0)
 	eng.Run()
 	if ch.Refreshes != 10 {
 		t.Errorf("%d refreshes by 10.5 tREFI, want 10", ch.Refreshes)
@@ -167,12 +168,12 @@ func TestDDR5Refresh(t *testing.T) {
 func TestDDR5Turnaround(t *testing.T) {
 	d := quietDDR5(t)
 	d.WriteHigh, d.WriteLow = 1, 0 // serve the write as soon as it is queued
-	s := runChannel(t, d, []DRAMAccess{{Write: true, Row: 1}, {Row: 1}}, []Time{0, 0})
+	s := runChannel(t, d, []Access{{Write: true, Row: 1}, {Row: 1}}, []sim.Time{0, 0})
 	if got, want := s.cols[1].issue-s.cols[0].issue, (38+8+24)*ck4800; got != want {
 		t.Errorf("WR->RD %d ps, want %d", got, want)
 	}
 	d = quietDDR5(t)
-	s = runChannel(t, d, []DRAMAccess{{Row: 1}, {Write: true, Row: 1}}, []Time{0, 100 * ck4800})
+	s = runChannel(t, d, []Access{{Row: 1}, {Write: true, Row: 1}}, []sim.Time{0, 100 * ck4800})
 	if got, want := s.cols[1].issue-s.cols[0].issue, (40+8+2-38)*ck4800; got > want || s.cols[1].issue < 100*ck4800 {
 		t.Logf("RD->WR %d ps (bound %d)", got, want)
 	}
@@ -184,15 +185,15 @@ func TestDDR5Turnaround(t *testing.T) {
 // Open page serves a younger row hit before an older conflict (FR-FCFS);
 // closed page precharges after every access.
 func TestDDR5PagePolicies(t *testing.T) {
-	reqs := []DRAMAccess{{Row: 1}, {Row: 2}, {Row: 1}}
-	at := []Time{0, 1, 2}
+	reqs := []Access{{Row: 1}, {Row: 2}, {Row: 1}}
+	at := []sim.Time{0, 1, 2}
 	s := runChannel(t, quietDDR5(t), reqs, at)
 	if s.cols[1].a.Row != 1 || s.cols[2].a.Row != 2 {
 		t.Errorf("open page order rows %d %d %d, want 1 1 2 (hit first)", s.cols[0].a.Row, s.cols[1].a.Row, s.cols[2].a.Row)
 	}
 	d := quietDDR5(t)
 	d.PagePolicy = "closed"
-	s = runChannel(t, d, []DRAMAccess{{Row: 1}, {Row: 1}}, []Time{0, 0})
+	s = runChannel(t, d, []Access{{Row: 1}, {Row: 1}}, []sim.Time{0, 0})
 	// RDA then ACT after tRTP + tRP, RD tRCD later; tRC = tRAS + tRP
 	// (77 + 40) from the first ACT binds first.
 	if got, want := s.cols[1].issue, (77+40+40)*ck4800; got != want {
@@ -200,10 +201,10 @@ func TestDDR5PagePolicies(t *testing.T) {
 	}
 }
 
-func TestDDR5MapperFields(t *testing.T) {
+func TestMapperFields(t *testing.T) {
 	d := quietDDR5(t) // ro:ra:ba:bg:co:ch; 8 channels, 16 columns, 8 groups, 4 banks
 	d.BankHash = BankHashNone
-	m := MakeDDR5Builder().WithConfig(d).Mapper()
+	m := MakeBuilder().WithConfig(d).Mapper()
 	for _, c := range []struct {
 		line        uint64
 		ch          int
@@ -218,13 +219,13 @@ func TestDDR5MapperFields(t *testing.T) {
 	}
 }
 
-// TestDDR5MapperXOR checks bank_hash xor on hand-computed lines: the bank
+// TestMapperXOR checks bank_hash xor on hand-computed lines: the bank
 // address x = group<<2 | bank (5 bits) is XORed with the row folded into
 // 5-bit chunks.
-func TestDDR5MapperXOR(t *testing.T) {
+func TestMapperXOR(t *testing.T) {
 	d := quietDDR5(t)
 	d.BankHash = BankHashXOR
-	m := MakeDDR5Builder().WithConfig(d).Mapper()
+	m := MakeBuilder().WithConfig(d).Mapper()
 	const rowLines = 8 * 16 * 8 * 4 // lines per row number (all channels, columns, banks)
 	for _, c := range []struct {
 		line        uint64
@@ -256,7 +257,7 @@ func TestDDR5MapperXOR(t *testing.T) {
 	}
 	banks := map[int32]bool{}
 	for s := uint64(0); s < 8; s++ {
-		_, a := m.Map(s * (2 << 20) / LineBytes)
+		_, a := m.Map(s * (2 << 20) / lowbit.LineBytes)
 		banks[a.Group<<2|a.Bank] = true
 	}
 	if len(banks) != 8 {
@@ -264,36 +265,23 @@ func TestDDR5MapperXOR(t *testing.T) {
 	}
 }
 
-// TestBuildersDefaultsAndCopies: the builders start from the presets
-// DefaultConfig names (ddr5-4800, pcie6-x16 at the whole link), their
-// With methods leave the receiver alone, and a DDR5 channel without a
+// TestBuildersDefaultsAndCopies: the builder starts from ddr5-4800, its
+// With methods leave the receiver alone, and a channel without a
 // scheduler or sink, or with a refresh slot outside [0, n), is refused.
 func TestBuildersDefaultsAndCopies(t *testing.T) {
-	d, _ := DDR5Preset(PresetDDR5_4800)
-	b := MakeDDR5Builder()
+	d, _ := Preset("ddr5-4800")
+	b := MakeBuilder()
 	if b.Config() != d {
 		t.Errorf("DDR5 builder default %+v, want the ddr5-4800 preset", b.Config())
 	}
-	d64, _ := DDR5Preset(PresetDDR5_6400)
+	d64, _ := Preset("ddr5-6400")
 	if b.WithConfig(d64); b.Config() != d {
 		t.Error("WithConfig changed its receiver")
 	}
-	x, _ := CXLPreset(PresetPCIe6x16)
-	lb := MakeFlitLinkBuilder()
-	// 256 B at 128 GB/s is 2 ns; half the link doubles it.
-	if got := lb.Build("L").FlitTime(); got != 2000 {
-		t.Errorf("default flit time %v, want 2 ns (pcie6-x16: 256 B at 128 GB/s)", got)
-	}
-	if got := lb.WithShare(0.5).Build("L").FlitTime(); got != 4000 {
-		t.Errorf("half-share flit time %v, want 4 ns", got)
-	}
-	if got := lb.WithConfig(x).Build("L").FlitTime(); got != 2000 || lb.share != 1 {
-		t.Errorf("WithConfig(pcie6-x16) flit time %v (share %g)", got, lb.share)
-	}
-	eng, sink := NewEngine(), &testSink{}
+	eng, sink := sim.NewEngine(), &testSink{}
 	for _, c := range []struct {
 		name string
-		b    DDR5Builder
+		b    Builder
 	}{
 		{"no scheduler", b.WithSink(sink)},
 		{"no sink", b.WithScheduler(eng)},

@@ -1,4 +1,4 @@
-package timing
+package sim
 
 import (
 	"testing"
@@ -93,16 +93,16 @@ func TestTimeString(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	for _, ok := range []string{"Host[0].Stream[3]", "Device[12].Ctrl.Pipe", "LLC"} {
-		mustName(ok)
+		MustName(ok)
 	}
 	for _, bad := range []string{"", "0Host", "Host[x]", "Host..LLC", "Host[0]."} {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("mustName(%q) did not panic", bad)
+					t.Errorf("MustName(%q) did not panic", bad)
 				}
 			}()
-			mustName(bad)
+			MustName(bad)
 		}()
 	}
 }

@@ -1,4 +1,4 @@
-package timing
+package sim
 
 // Clock tells the current simulated time.
 type Clock interface {
@@ -127,7 +127,7 @@ func (e *Engine) AddHook(h Hook) { e.hooks = append(e.hooks, h) }
 // allocates only when more events are pending than ever before.
 func (e *Engine) Schedule(t Time, h Handler, arg int64) {
 	if t < e.now {
-		panic("timing: event scheduled in the past")
+		panic("sim: event scheduled in the past")
 	}
 	if ev := e.running; ev != nil {
 		e.running = nil
@@ -164,7 +164,7 @@ func (e *Engine) Run() Time {
 	for len(e.q) > 0 {
 		ev := e.q[0]
 		if ev.t < e.now {
-			panic("timing: time went backwards")
+			panic("sim: time went backwards")
 		}
 		e.now = ev.t
 		h, arg := ev.h, ev.arg

@@ -1,4 +1,4 @@
-package timing
+package sim
 
 import (
 	"bytes"
@@ -74,7 +74,7 @@ func FuzzTraceSize(f *testing.F) {
 			if end > start && start >= Time(from) && start < Time(until) {
 				inWindow++
 			}
-			tr.add(track, start, end)
+			tr.Slice(track, start, end)
 		}
 		if tr.Len() > max || tr.Len() != min(inWindow, max) || int64(inWindow-tr.Len()) != tr.Dropped {
 			t.Fatalf("kept %d, dropped %d of %d in the window; max %d", tr.Len(), tr.Dropped, inWindow, max)

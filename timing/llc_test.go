@@ -3,7 +3,6 @@ package timing
 import (
 	"math/rand/v2"
 	"testing"
-	"testing/quick"
 )
 
 // naiveLRU is the oracle for LLC: per set, a slice of lines with the most
@@ -57,41 +56,5 @@ func TestLLCAgainstNaive(t *testing.T) {
 		if c.Writebacks != n.writebacks {
 			t.Errorf("size %d ways %d: %d writebacks; want %d", g.size, g.ways, c.Writebacks, n.writebacks)
 		}
-	}
-}
-
-// TestLinkTrain: a train of n lines arriving at an idle gate ends at
-// round(n * 64 B / bandwidth), for random bandwidths and n (quick check
-// against exact rationals).
-func TestLinkTrain(t *testing.T) {
-	f := func(bw uint32, n uint16, t0 uint32) bool {
-		bps := int64(bw%(1<<20)+1) * 1024 // 1 KiB/s .. 1 GiB/s, steps of 1 KiB/s
-		l := MakeLinkBuilder().WithBandwidth(bps).Build("Device[0].Ctrl.Link")
-		start := Time(t0)
-		var end Time
-		for range int(n) + 1 {
-			end = l.Accept(start)
-		}
-		return end == start+roundTrain(int64(n)+1, bps)
-	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 300, Rand: nil}); err != nil {
-		t.Error(err)
-	}
-}
-
-// TestPipelineAccept: latency k*cycle, one entry per initiation interval,
-// interval capped at the depth.
-func TestPipelineAccept(t *testing.T) {
-	p := MakePipelineBuilder().Build("Device[0].Ctrl.Pipe")
-	if got := p.Accept(1000); got != 3500 {
-		t.Errorf("first line leaves at %v; want 3.5ns", got)
-	}
-	if got := p.Accept(1000); got != 4000 { // waits one 500 ps cycle
-		t.Errorf("second line leaves at %v; want 4ns", got)
-	}
-	q := MakePipelineBuilder().WithStages(2).WithInitiationCycles(5).Build("Device[0].Ctrl.Pipe")
-	q.Accept(0)
-	if got := q.Accept(0); got != 2000 { // interval capped at 2 cycles
-		t.Errorf("capped interval: second line leaves at %v; want 2ns", got)
 	}
 }
