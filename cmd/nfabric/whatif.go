@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
@@ -80,57 +78,13 @@ func (w *whatifFlags) add(f *pflag.FlagSet) {
 	f.BoolVar(&w.asJSON, "json", false, "print JSON")
 }
 
-// options parses the flags into the what-if's options (the plan needs the
-// trace: whatif.ResolvePlan).
-func (w *whatifFlags) options() (whatif.Options, error) {
-	o := whatif.Options{Workers: w.workers, Memory: w.memory, Shared: w.shared}
-	if (w.trace == "") == (w.model == "") {
-		return o, usagef("give one of --trace FILE or --model NAME")
-	}
-	if w.workers < 0 || w.workers == 1 {
-		return o, usagef("--workers %d: a collective needs at least 2 workers (0: the trace's)", w.workers)
-	}
-	var extra []collective.Link
-	if w.links != "" {
-		data, err := os.ReadFile(w.links)
-		if err != nil {
-			return o, fmt.Errorf("read links: %w", err)
-		}
-		if extra, err = collective.ParseLinksYAML(data, w.links); err != nil {
-			return o, err
-		}
-	}
-	var err error
-	if o.Net, err = collective.LookupLink(w.net, extra); err != nil {
-		return o, usagef("--net: %v", err)
-	}
-	if o.CXL, err = collective.LookupLink(w.cxl, extra); err != nil {
-		return o, usagef("--cxl: %v", err)
-	}
-	if o.Alg, err = collective.ParseAlgorithm(w.alg); err != nil {
-		return o, usagef("--algorithm: %v", err)
-	}
-	if o.Astra, err = collective.LoadAstra(w.astraNet, w.astraSys); err != nil {
-		return o, err
-	}
-	return o, nil
-}
-
-// runWhatif loads the trace, prices it and prints (and writes) the result.
+// runWhatif prices the request the flags make and prints (and writes) the
+// result.
 func runWhatif(cmd *cobra.Command, w *whatifFlags) error {
-	o, err := w.options()
+	tr, o, err := whatif.Prepare(whatif.Request{Trace: w.trace, Model: w.model, Workers: w.workers,
+		Net: w.net, CXL: w.cxl, Algorithm: w.alg, Links: w.links, AstraNetwork: w.astraNet, AstraSystem: w.astraSys,
+		Memory: w.memory, Shared: w.shared, Plan: w.plan, Ladder: w.rungs, LadderGiven: cmd.Flags().Changed("ladder-rungs")})
 	if err != nil {
-		return err
-	}
-	rungs, err := control.ParseLadder(w.rungs)
-	if err != nil {
-		return usagef("--ladder-rungs: %v", err)
-	}
-	tr, err := whatif.LoadTrace(w.trace, w.model)
-	if err != nil {
-		return err
-	}
-	if o.Plan, err = whatif.ResolvePlan(w.plan, rungs, cmd.Flags().Changed("ladder-rungs"), tr); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
