@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/control"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
@@ -45,6 +43,12 @@ ASTRA-sim's analytical mode from its own files (its cycles printed beside the
 alpha-beta ring on the same link); the workers are then its NPUs. GB/s is
 10^9 bytes/s and GiB/s 2^30; ASTRA-sim's "GB/s" is read as GiB/s, as it does.
 
+--memory is the CXL memory the datapath replay runs on: by default the
+silicon-calibrated ASIC expander (asic-pcie5-x8, go doc
+github.com/neuronfabric/nfabric/timing/cxldev); --memory ideal is the
+paper's fixed-latency model (faster to run: a device preset simulates its
+DRAM, about 30 s for GPT-2 XL's buckets).
+
 --trace-out writes the step timeline as Chrome/Perfetto trace JSON (open it at
 https://ui.perfetto.dev); --html a page with the tables and the timeline.`
 const whatifExample = `  nfabric whatif --trace trace.json --net ib --plan backbone=g-binary,head=fp32
@@ -71,7 +75,7 @@ func (w *whatifFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.cxl, "cxl", "cxl", "CXL controller link")
 	f.BoolVar(&w.shared, "shared", false, "workers share one controller port")
 	f.StringVar(&w.links, "links", "", "YAML file of extra links")
-	f.StringVar(&w.memory, "memory", timing.PresetIdeal, "CXL memory preset: "+strings.Join(timing.Presets(), " or "))
+	f.StringVar(&w.memory, "memory", whatif.DefaultMemory, "CXL memory: a device preset or the paper's ideal model: "+strings.Join(timing.Presets(), ", "))
 	f.StringVar(&w.plan, "plan", "", `admission plan: a policy, or "recorded" (the control plane's ladder on the recorded diagnostics); default: the recorded policy, else G-Binary but the head`)
 	f.StringVar(&w.rungs, "ladder-rungs", control.DefaultLadder().String(), `the ladder of --plan recorded: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8; INT8/BFP8 need a trace that recorded their cosines, version 2)`)
 	dirFlag(f, &w.out, "out", "", "also write JSON, Markdown and SVG into this directory")
@@ -80,57 +84,13 @@ func (w *whatifFlags) add(f *pflag.FlagSet) {
 	f.BoolVar(&w.asJSON, "json", false, "print JSON")
 }
 
-// options parses the flags into the what-if's options (the plan needs the
-// trace: whatif.ResolvePlan).
-func (w *whatifFlags) options() (whatif.Options, error) {
-	o := whatif.Options{Workers: w.workers, Memory: w.memory, Shared: w.shared}
-	if (w.trace == "") == (w.model == "") {
-		return o, usagef("give one of --trace FILE or --model NAME")
-	}
-	if w.workers < 0 || w.workers == 1 {
-		return o, usagef("--workers %d: a collective needs at least 2 workers (0: the trace's)", w.workers)
-	}
-	var extra []collective.Link
-	if w.links != "" {
-		data, err := os.ReadFile(w.links)
-		if err != nil {
-			return o, fmt.Errorf("read links: %w", err)
-		}
-		if extra, err = collective.ParseLinksYAML(data, w.links); err != nil {
-			return o, err
-		}
-	}
-	var err error
-	if o.Net, err = collective.LookupLink(w.net, extra); err != nil {
-		return o, usagef("--net: %v", err)
-	}
-	if o.CXL, err = collective.LookupLink(w.cxl, extra); err != nil {
-		return o, usagef("--cxl: %v", err)
-	}
-	if o.Alg, err = collective.ParseAlgorithm(w.alg); err != nil {
-		return o, usagef("--algorithm: %v", err)
-	}
-	if o.Astra, err = collective.LoadAstra(w.astraNet, w.astraSys); err != nil {
-		return o, err
-	}
-	return o, nil
-}
-
-// runWhatif loads the trace, prices it and prints (and writes) the result.
+// runWhatif prices the request the flags make and prints (and writes) the
+// result.
 func runWhatif(cmd *cobra.Command, w *whatifFlags) error {
-	o, err := w.options()
+	tr, o, err := whatif.Prepare(whatif.Request{Trace: w.trace, Model: w.model, Workers: w.workers,
+		Net: w.net, CXL: w.cxl, Algorithm: w.alg, Links: w.links, AstraNetwork: w.astraNet, AstraSystem: w.astraSys,
+		Memory: w.memory, Shared: w.shared, Plan: w.plan, Ladder: w.rungs, LadderGiven: cmd.Flags().Changed("ladder-rungs")})
 	if err != nil {
-		return err
-	}
-	rungs, err := control.ParseLadder(w.rungs)
-	if err != nil {
-		return usagef("--ladder-rungs: %v", err)
-	}
-	tr, err := whatif.LoadTrace(w.trace, w.model)
-	if err != nil {
-		return err
-	}
-	if o.Plan, err = whatif.ResolvePlan(w.plan, rungs, cmd.Flags().Changed("ladder-rungs"), tr); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
