@@ -12,6 +12,7 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/replay"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/cxldev"
 	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/usage"
 	"github.com/neuronfabric/nfabric/workload"
@@ -239,6 +240,9 @@ func Run(ctx context.Context, tr *workload.Trace, o Options) (*Result, error) {
 	if err := o.CXL.Validate(); err != nil {
 		return nil, usage.Errorf("--cxl: %v", err)
 	}
+	if o.Memory == "" {
+		o.Memory = DefaultMemory
+	}
 	cfg, err := timing.PresetConfig(o.Memory)
 	if err != nil {
 		return nil, usage.Errorf("--memory: %v", err)
@@ -282,6 +286,13 @@ func Run(ctx context.Context, tr *workload.Trace, o Options) (*Result, error) {
 		res.Steps = append(res.Steps, row)
 	}
 	res.Assumptions = p.assumptions(wline, res.EncodeKnown, ignoredEncode)
+	res.Assumptions = append(res.Assumptions, memoryLine(o.Memory))
+	for _, s := range res.Steps {
+		if s.ExposedS < 0 {
+			res.Assumptions = append(res.Assumptions, "a negative datapath exposed cost: the low-bit replay finished before the identity replay on this memory's DRAM schedule; the controller path is charged no exposure then")
+			break
+		}
+	}
 	return res, nil
 }
 
@@ -550,4 +561,23 @@ func (p Plan) hasSum() bool {
 		}
 	}
 	return false
+}
+
+// memoryLine says which memory the replay ran on.
+func memoryLine(preset string) string {
+	if preset == timing.PresetIdeal {
+		return "memory: the paper's ideal model (fixed-latency memory, one gate), as asked; the default is the " + DefaultMemory + " device preset (--memory " + DefaultMemory + ")"
+	}
+	d, err := cxldev.Lookup(preset)
+	if err != nil {
+		return "memory: " + preset
+	}
+	line := fmt.Sprintf("memory: the %s device preset (%s: %s)", preset, d.Class, d.Description)
+	if d.IdleNS > 0 {
+		line += fmt.Sprintf(", checked against a published idle read of %.1f ns (%s)", d.IdleNS, d.IdleSource)
+	}
+	if preset == DefaultMemory {
+		line += "; the default: the paper's ideal model with --memory ideal"
+	}
+	return line
 }
