@@ -115,7 +115,7 @@ type PilotOptions struct {
 //     at the end of warm-up (step 10: G-Binary 0.622, G-Ternary 0.4985).
 //
 // They depend on the engine's bits: a change to the GEMM's summation
-// order moves them slightly (the engine of #14's first round gave sd
+// order moves them slightly (an earlier GEMM engine gave sd
 // 0.0485, K 0.097, H 0.24), and the calibration table then says "no"
 // until they are copied from its "derived here" column.
 //

@@ -208,6 +208,8 @@ var measuredCPU = map[string]float64{
 	"timing/ddr5/periodic":                       7.844,
 	"timing/ddr5/ablations":                      25.353,
 	"timing/loaded-latency/ideal":                0.176,
+	"timing/silicon/table4/asic-pcie5-x8":        8.094,
+	"timing/silicon/table4/fpga-pcie5-x16":       7.705,
 	"timing/loaded-latency/asic-pcie5-x8":        9.971,
 	"timing/loaded-latency/fpga-pcie5-x16":       9.044,
 	"timing/loaded-latency/projection-pcie6-x16": 10.214,

@@ -18,6 +18,7 @@ import (
 	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/neuronfabric/nfabric/train"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 func init() {
@@ -537,10 +538,10 @@ func formatsPilotTable(fp *FormatsPilot) report.Table {
 // or rungs when not nil.
 func FormatsPilotReport(ctx context.Context, o FormatsOptions, rungs control.Ladder) (*report.Result, error) {
 	if o.PilotWarmup < 1 || o.PilotWarmup >= o.Pilot.Epochs {
-		return nil, fmt.Errorf("pilot warm-up %d epochs of %d: want 1 to %d", o.PilotWarmup, o.Pilot.Epochs, o.Pilot.Epochs-1)
+		return nil, usage.Errorf("--warmup-epochs %d: want 1 to %d (--epochs %d)", o.PilotWarmup, o.Pilot.Epochs-1, o.Pilot.Epochs)
 	}
 	if err := rungs.Validate(); err != nil {
-		return nil, err
+		return nil, usage.Errorf("--rungs: %w", err)
 	}
 	fp, err := runFormatsPilot(ctx, o, rungs, o.Pilot.Logf)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/experiments/run"
@@ -13,7 +14,7 @@ import (
 )
 
 func init() {
-	run.Register(run.Spec[TimingResult]{Name: "timing", Title: timingTitle, Order: 20, Units: costed(timingUnits, fixedCost("timing")),
+	run.Register(run.Spec[TimingResult]{Name: "timing", Title: timingTitle, Order: 20, Units: costed(timingUnits, timingCost),
 		Layout: func(cfg run.Config, rs []TimingResult) (*report.Result, error) {
 			var all TimingResult
 			for _, r := range rs {
@@ -62,6 +63,9 @@ type TimingResult struct {
 	FiveCycleUnderBudget bool `json:"five_cycle_under_budget,omitempty"`
 	// DDR5 is the ddr5-preset part (timing_ddr5.go).
 	DDR5 *TimingDDR5 `json:"ddr5,omitempty"`
+	// Silicon is Table 4 under each silicon device preset
+	// (timing_silicon.go), in siliconPresets' order once merged.
+	Silicon []PresetTable4 `json:"silicon,omitempty"`
 }
 
 func (r *TimingResult) merge(o TimingResult) {
@@ -80,6 +84,11 @@ func (r *TimingResult) merge(o TimingResult) {
 		}
 		r.DDR5.merge(*o.DDR5)
 	}
+	r.Silicon = append(r.Silicon, o.Silicon...)
+	order := siliconPresets()
+	slices.SortStableFunc(r.Silicon, func(a, b PresetTable4) int {
+		return slices.Index(order, a.Preset) - slices.Index(order, b.Preset)
+	})
 }
 
 // TimingForms are the model's closed forms (timing/closedform.go) at the
@@ -135,7 +144,7 @@ func timingUnits(cfg run.Config) ([]run.Unit[TimingResult], error) {
 			cfg.Progressf("timing: Fig. 3 envelope")
 			return runEnvelope(ctx, s)
 		}},
-	}, timingDDR5Units(cfg, s)...), nil
+	}, append(timingDDR5Units(cfg, s), timingSiliconUnits(cfg, s)...)...), nil
 }
 
 func runEnvelope(ctx context.Context, s TimingSetup) (TimingResult, error) {
@@ -170,8 +179,25 @@ func TimingLayout(s TimingSetup, r TimingResult) (*report.Result, error) {
 		Figures: env.Figures,
 		Data:    map[string]any{"setup": s, "table4": r.Table4, "envelope": *r.Envelope},
 	}
+	if r.DDR5 != nil || len(r.Silicon) > 0 {
+		cols := []presetColumn{{timing.PresetIdeal, r.Table4}}
+		for _, p := range r.Silicon {
+			cols = append(cols, presetColumn{p.Preset, p.Rows})
+		}
+		if r.DDR5 != nil {
+			cols = append(cols, presetColumn{projectionPreset, r.DDR5.Table4})
+		}
+		out.Tables = append(out.Tables, presetsTable4(cols))
+		out.Tables = append(out.Tables, siliconRunsTables(r.Silicon)...)
+		out.Data.(map[string]any)["silicon"] = r.Silicon
+		for _, p := range r.Silicon {
+			if g := groupRows(p.Rows, GroupFullMiss); len(g) > 0 {
+				out.Summary = append(out.Summary, fmt.Sprintf("%s: the full-LLC-miss anchor exposes %s (paper 1.67%%).", p.Preset, withClosed(g)))
+			}
+		}
+	}
 	if r.DDR5 != nil {
-		d, err := ddr5Layout(s, r.Table4, *r.DDR5)
+		d, err := ddr5Layout(s, *r.DDR5)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +221,7 @@ func TimingTable4(ctx context.Context, s TimingSetup) (*report.Result, error) {
 	res := table4Layout(s, TimingClosedForms(s), rows)
 	if s.Model.Detailed() {
 		detailedNotes(s.Model, res)
-		res.Tables = append(res.Tables, ddr5RunsTable(rows))
+		res.Tables = append(res.Tables, detailedRunsTable(s.Model.Device.Preset, rows))
 	}
 	return res, nil
 }
@@ -251,7 +277,7 @@ func table4Layout(s TimingSetup, f TimingForms, rows []Table4Row) *report.Result
 	sum := report.Table{
 		Name:    "table4",
 		Title:   "Table 4: exposed cost of the G-Binary datapath (low-bit vs identity run time)",
-		Columns: []string{"result", "configuration", "measured %", "paper %", "paper takeaway"},
+		Columns: []string{"result", "configuration", "measured %", "paper %", "paper takeaway", "closed form T_agg/path %"},
 	}
 	for _, p := range paperTable4 {
 		var g []Table4Row
@@ -267,7 +293,7 @@ func table4Layout(s TimingSetup, f TimingForms, rows []Table4Row) *report.Result
 		if p.group == GroupFullMiss && len(g) > 0 && g[0].Pair.Identity.HitRate() > fullMissMaxHits {
 			result = fmt.Sprintf("LLC-resident overhead (not a full miss: %.1f%% hits)", 100*g[0].Pair.Identity.HitRate())
 		}
-		sum.AddRow(result, describeGroup(p.group, g, m, s.Experiments), rangeOf(g), p.paper, p.takeaway)
+		sum.AddRow(result, describeGroup(p.group, g, m, s.Experiments), rangeOf(g), p.paper, p.takeaway, closedRange(g))
 	}
 	sum.Notes = []string{
 		fmt.Sprintf("Model: W=%d streams x %d outstanding, %g MiB per stream, %d passes (%s); LLC %g MiB %d-way, %g ns lookup; memory %g ns; link %g GiB/s per stack (gate %.4f ns/line); datapath %d stages at %g GHz = %v, one line per %d cycle(s).",
@@ -284,7 +310,7 @@ func table4Layout(s TimingSetup, f TimingForms, rows []Table4Row) *report.Result
 		Name:  "table4-runs",
 		Title: "Table 4 runs: every identity/low-bit pair",
 		Columns: []string{"row", "W", "N stacks", "link share", "MiB/stream", "identity µs", "low-bit µs",
-			"exposed ns", "overhead %", "LLC hit %", "gate util %", "queue wait ns/read (id/low-bit)"},
+			"exposed ns", "overhead %", "T_agg/path %", "LLC hit %", "gate util %", "queue wait ns/read (id/low-bit)"},
 	}
 	var full Table4Row
 	var congestGroup []Table4Row
@@ -301,7 +327,7 @@ func table4Layout(s TimingSetup, f TimingForms, rows []Table4Row) *report.Result
 		}
 		det.AddRow(group, r.Streams, r.Stacks, r.Share, r.FootprintMiB,
 			fmt.Sprintf("%.3f", id.RunTime.NS()/1000), fmt.Sprintf("%.3f", r.Pair.LowBit.RunTime.NS()/1000),
-			fmt.Sprintf("%.1f", r.Pair.Exposed.NS()), exposure(r.Pair),
+			fmt.Sprintf("%.1f", r.Pair.Exposed.NS()), exposure(r.Pair), pct(r.ClosedFormPct),
 			pct(100*id.HitRate()), pct(100*id.LinkUtil),
 			fmt.Sprintf("%.2f/%.2f", id.MeanQueueWaitNS(), r.Pair.LowBit.MeanQueueWaitNS()))
 		if r.Group == GroupFullMiss {

@@ -56,9 +56,13 @@ func (r *TimingDDR5) merge(o TimingDDR5) {
 	r.Loaded = append(r.Loaded, o.Loaded...)
 }
 
+// projectionPreset is the device preset of the ddr5 part: the PCIe 6.0
+// projection the former ddr5 preset became.
+const projectionPreset = "projection-pcie6-x16"
+
 // ddr5Setup is s with the ddr5 model preset (the same experiments).
 func ddr5Setup(s TimingSetup) TimingSetup {
-	m, _ := timing.PresetConfig("projection-pcie6-x16")
+	m, _ := timing.PresetConfig(projectionPreset)
 	s.Model = m
 	return s
 }
@@ -129,9 +133,9 @@ func detailedNotes(m timing.Config, res *report.Result) {
 }
 
 // ddr5Layout lays out the ddr5 part beside the ideal rows and the paper.
-func ddr5Layout(s TimingSetup, ideal []Table4Row, r TimingDDR5) (*report.Result, error) {
+func ddr5Layout(s TimingSetup, r TimingDDR5) (*report.Result, error) {
 	res := &report.Result{Title: "Timing exposure under the projection device (projection-pcie6-x16)"}
-	res.Tables = append(res.Tables, presetsTable4(s, ideal, r.Table4), ddr5RunsTable(r.Table4), layoutTable(r.Table4, r.Contiguous), phasesTable(r.Table4, r.Periodic), ablationTable(r.Ablations))
+	res.Tables = append(res.Tables, detailedRunsTable(projectionPreset, r.Table4), layoutTable(r.Table4, r.Contiguous), phasesTable(r.Table4, r.Periodic), ablationTable(r.Ablations))
 	if r.Envelope != nil {
 		env, err := envelopeLayout(ddr5Setup(s), TimingClosedForms(ddr5Setup(s)), *r.Envelope, false)
 		if err != nil {
@@ -179,24 +183,15 @@ func groupRows(rows []Table4Row, g string) []Table4Row {
 	return out
 }
 
-// presetsTable4 puts Table 4 under both presets beside the paper.
-func presetsTable4(s TimingSetup, ideal, ddr5 []Table4Row) report.Table {
-	t := report.Table{Name: "table4-presets", Title: "Table 4 under both presets: exposed cost %, ideal (the paper's abstraction) and ddr5 (DDR5-4800 x 8 sub-channels behind CXL 3.x on PCIe 6.0 x16), beside the paper",
-		Columns: []string{"result", "ideal %", "ddr5 %", "paper %"}}
-	for _, p := range paperTable4 {
-		t.AddRow(p.result, rangeOf(groupRows(ideal, p.group)), rangeOf(groupRows(ddr5, p.group)), p.paper)
+// detailedRunsTable is Table 4's runs under the named device preset, with
+// the DRAM and CXL counters (the projection's is table4-runs-ddr5).
+func detailedRunsTable(preset string, rows []Table4Row) report.Table {
+	name := "table4-runs-" + preset
+	if preset == projectionPreset {
+		name = "table4-runs-ddr5"
 	}
-	t.Notes = []string{
-		"The presets differ only in the memory and the link; streams, LLC and datapath are the same. Where ddr5 differs from ideal the ablation table names the mechanism: all-bank refresh (a rank stalls tRFC = 295 ns every tREFI = 3.9 us, and the closed-loop streams' windows fill behind the refreshing channel), row conflicts between streams sharing banks, flit packing (a flit leaves with what is waiting, so the response direction's efficiency depends on how bursty the responses are), the pipeline's initiation rate (128 GB/s) against the eight sub-channels' burst rate (154 GB/s), queue back-pressure (request credits and the response queue) and, in the write-read rows, bus turnaround and write drain from the timed writebacks.",
-		"'hidden' under a device preset includes rows where the low-bit run is shorter than the identity run: the 2.5 ns datapath shifts requests against refresh and row state, and the DRAM schedule that results can be faster. A detailed DRAM makes the exposed cost a difference of two chaotic runs, not a closed form; the per-run table gives both run times and both runs' row-hit rates. Each row's pair is the mean over memory.refresh_phases dithered refresh schedules (both runs of a pair on the same one), so it does not depend on where refresh falls; the ddr5-refresh-phases table gives the single periodic pairs beside them.",
-		"The device presets hash the bank address with the row (device.media.bank_hash xor, as real controllers do), so the W sweeps over power-of-two-aligned regions do not all conflict in one bank. Two of the eight equal, aligned sweeps can still drift to an offset where they share a bank in every sub-channel, slow down together and keep it: a row whose low-bit row-hit rate sits far below the identity run's (the per-run table) is such a lock, and its exposure is the lock's, not the datapath's. Which run locks depends on the start (the refresh phase), and no scheduler or page-policy variant we tried removes it; placing the buffers on scattered 4 KiB pages, as an OS does, removes it, so that is the device presets' layout (streams.layout; the ddr5-layout table keeps the contiguous rows as the ablation).",
-	}
-	return t
-}
-
-func ddr5RunsTable(rows []Table4Row) report.Table {
-	t := report.Table{Name: "table4-runs-ddr5", Title: "projection device: Table 4 runs with the DRAM and CXL counters (identity run)",
-		Columns: []string{"row", "W", "N stacks", "link share", "identity µs", "low-bit µs", "overhead %", "mean / p99 read ns (id)", "row-hit rate (id / low-bit)", "refreshes", "resp lines/flit", "resp link util %", "credit stalls", "pipeline wait ns/low-bit read"}}
+	t := report.Table{Name: name, Title: preset + ": Table 4 runs with the DRAM and CXL counters (identity run)",
+		Columns: []string{"row", "W", "N stacks", "link share", "identity µs", "low-bit µs", "overhead %", "T_agg/path %", "mean / p99 read ns (id)", "row-hit rate (id / low-bit)", "refreshes", "resp lines/flit", "resp link util %", "credit stalls", "pipeline wait ns/low-bit read"}}
 	for _, r := range rows {
 		id, lb := r.Pair.Identity, r.Pair.LowBit
 		var hit, hitLow float64
@@ -212,7 +207,7 @@ func ddr5RunsTable(rows []Table4Row) report.Table {
 			util = id.Detail.RespLinkUtil
 		}
 		t.AddRow(r.Group, r.Streams, r.Stacks, r.Share, fmt.Sprintf("%.3f", id.RunTime.NS()/1000), fmt.Sprintf("%.3f", lb.RunTime.NS()/1000),
-			exposure(r.Pair), fmt.Sprintf("%.1f / %.0f", id.Latency.MeanNS, id.Latency.P99NS), fmt.Sprintf("%.3f / %.3f", hit, hitLow), refs,
+			exposure(r.Pair), pct(r.ClosedFormPct), fmt.Sprintf("%.1f / %.0f", id.Latency.MeanNS, id.Latency.P99NS), fmt.Sprintf("%.3f / %.3f", hit, hitLow), refs,
 			fmt.Sprintf("%.2f", id.RespLinesPerFlit()), pct(100*util), stalls, fmt.Sprintf("%.3f", lb.PipeWaitPerLowBitReadNS()))
 	}
 	return t

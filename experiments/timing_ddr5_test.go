@@ -17,24 +17,30 @@ func TestDDR5LayoutColumns(t *testing.T) {
 		return timing.Pair{Identity: timing.Result{RunTime: id}, LowBit: timing.Result{RunTime: lb}, Exposed: lb - id,
 			OverheadPct: 100 * float64(lb-id) / float64(id), PipelineLatency: 2500}
 	}
-	ideal := []Table4Row{{Group: GroupFullMiss, Pair: pair(1000000, 1011900)}}
+	ideal := []Table4Row{{Group: GroupFullMiss, Pair: pair(1000000, 1011900), ClosedFormPct: 1.176}}
+	asic := []Table4Row{{Group: GroupFullMiss, Pair: pair(1000000, 1009000), ClosedFormPct: 0.871}, {Group: GroupFullMiss, Pair: pair(1000000, 1010100), ClosedFormPct: 0.874}}
 	d := TimingDDR5{
-		Table4:    []Table4Row{{Group: GroupFullMiss, Pair: pair(1000000, 1042100)}},
+		Table4:    []Table4Row{{Group: GroupFullMiss, Pair: pair(1000000, 1042100), ClosedFormPct: 2.2}},
 		Ablations: []timing.Ablation{{Mechanism: timing.MechNone, Pair: pair(1000000, 1042100)}, {Mechanism: timing.MechRefresh, Pair: pair(1000000, 1000600)}},
 		Loaded: []PresetLoadPoints{{Preset: "ddr5", Points: []timing.LoadPoint{{Mode: "identity", Outstanding: 4, DeliveredGiBps: 14.2,
 			Latency: timing.Latency{MeanNS: 128.3, P50NS: 96, P99NS: 425}}}}},
 	}
-	res, err := ddr5Layout(DefaultTimingSetup(), ideal, d)
+	res, err := ddr5Layout(DefaultTimingSetup(), d)
 	if err != nil {
 		t.Fatal(err)
+	}
+	pt := presetsTable4([]presetColumn{{"ideal", ideal}, {"asic-pcie5-x8", asic}, {"fpga-pcie5-x16", nil}, {projectionPreset, d.Table4}})
+	res.Tables = append(res.Tables, pt)
+	if want := []string{"result", "ideal % (T_agg/path %)", "asic-pcie5-x8 % (T_agg/path %)", "fpga-pcie5-x16 % (T_agg/path %)", projectionPreset + " % (T_agg/path %)", "paper %"}; fmt.Sprint(pt.Columns) != fmt.Sprint(want) {
+		t.Errorf("columns %q, want %q", pt.Columns, want)
 	}
 	found := map[string]bool{}
 	for _, tb := range res.Tables {
 		found[tb.Name] = true
 		if tb.Name == "table4-presets" {
 			for _, r := range tb.Rows {
-				if strings.HasPrefix(r[0], "full LLC-miss") && (r[1] != "1.19" || r[2] != "4.21") {
-					t.Errorf("full-miss row %v: want ideal 1.19, ddr5 4.21", r)
+				if strings.HasPrefix(r[0], "full LLC-miss") && (r[1] != "1.19 (1.18)" || r[2] != "0.90–1.01 (0.87)" || r[3] != "not run" || r[4] != "4.21 (2.20)" || r[5] != "1.67%") {
+					t.Errorf("full-miss row %q: want ideal 1.19 (1.18), asic 0.90–1.01 (0.87), fpga not run, projection 4.21 (2.20), paper 1.67%%", r)
 				}
 			}
 		}

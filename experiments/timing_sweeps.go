@@ -30,6 +30,13 @@ type Table4Row struct {
 	// Layout is streams.layout where it differs between rows (RunLayouts).
 	Layout string      `json:"layout,omitempty"`
 	Pair   timing.Pair `json:"pair"`
+	// ClosedFormPct is the row's latency-bound exposure, T_agg / path
+	// latency: the datapath's latency over the idle read of the row's
+	// configuration (timing.Config.IdleRead: every stage of the path, the
+	// LLC lookup, host stages, link, device and memory), in percent. It is
+	// what the row would expose with no queueing to overlap the datapath
+	// and no DRAM state that differs between the two runs.
+	ClosedFormPct float64 `json:"closed_form_pct"`
 }
 
 // RunTable4 runs every configuration behind Table 4 from s.Model:
@@ -77,7 +84,7 @@ func RunTable4(ctx context.Context, s TimingSetup) ([]Table4Row, error) {
 // rowOf is the Table4Row of a Table 4 group run under c, before it has run.
 func rowOf(group string, c timing.Config) Table4Row {
 	return Table4Row{Group: group, Streams: c.Streams.Count, Stacks: c.Controller.Stacks,
-		Share: c.Link.Share, FootprintMiB: c.Streams.FootprintMiB}
+		Share: c.Link.Share, FootprintMiB: c.Streams.FootprintMiB, ClosedFormPct: closedFormPct(c)}
 }
 
 // runRows validates cfgs[i] (errors prefixed by what), runs each as a whole
@@ -276,4 +283,10 @@ func rowPairs(rows []Table4Row) []timing.Pair {
 		ps[i] = r.Pair
 	}
 	return ps
+}
+
+// closedFormPct is T_agg / path latency for c, in percent: the pipeline's
+// latency over the idle read of its whole path (Table4Row.ClosedFormPct).
+func closedFormPct(c timing.Config) float64 {
+	return 100 * c.PipelineLatency().NS() / c.IdleRead().NS()
 }

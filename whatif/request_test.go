@@ -1,11 +1,13 @@
 package whatif
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/neuronfabric/nfabric/timing/cxldev"
 	"github.com/neuronfabric/nfabric/usage"
 )
 
@@ -38,6 +40,33 @@ func TestPrepare(t *testing.T) {
 		c.edit(&q)
 		if _, _, err := Prepare(q); !usage.Is(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want a usage error with %q", q, err, c.want)
+		}
+	}
+}
+
+// TestDefaultMemory: without --memory the replay runs on the
+// silicon-calibrated ASIC expander preset and the assumptions say so;
+// --memory ideal is the paper's model, said as asked.
+func TestDefaultMemory(t *testing.T) {
+	if d, err := cxldev.Lookup(DefaultMemory); err != nil || d.Class != "asic" {
+		t.Fatalf("DefaultMemory %q: %v, class %q; want an ASIC device preset", DefaultMemory, err, d.Class)
+	}
+	tr := parse(t, `{"buckets":[{"bytes":4000,"ready_us":0,"groups":[{"name":"all","elements":1000,"mode":"fp32"}]}]}`)
+	plan, _ := ParsePlan("g-binary")
+	for _, c := range []struct{ memory, want string }{
+		{"", "memory: the asic-pcie5-x8 device preset (asic: "},
+		{"ideal", "memory: the paper's ideal model"},
+	} {
+		r, err := Run(context.Background(), tr, Options{Workers: 2, Net: slow, CXL: fast, Memory: c.memory, Plan: plan})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.memory
+		if want == "" {
+			want = DefaultMemory
+		}
+		if r.Memory != want || !strings.Contains(strings.Join(r.Assumptions, "\n"), c.want) {
+			t.Errorf("memory %q: result's %q, assumptions %q; want %q", c.memory, r.Memory, r.Assumptions, c.want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/replay"
 	"github.com/neuronfabric/nfabric/timing"
+	"github.com/neuronfabric/nfabric/timing/cxldev"
 	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/usage"
 	"github.com/neuronfabric/nfabric/workload"
@@ -239,12 +240,19 @@ func Run(ctx context.Context, tr *workload.Trace, o Options) (*Result, error) {
 	if err := o.CXL.Validate(); err != nil {
 		return nil, usage.Errorf("--cxl: %v", err)
 	}
+	if o.Memory == "" {
+		o.Memory = DefaultMemory
+	}
 	cfg, err := timing.PresetConfig(o.Memory)
 	if err != nil {
 		return nil, usage.Errorf("--memory: %v", err)
 	}
 	p := &pricing{o: o, w: w, cfg: cfg, cals: map[replay.Mode]*replay.Calibrator{}}
-	res := &Result{Model: tr.Model, Workers: w, CXL: o.CXL.String(), Memory: o.Memory, Plan: o.Plan.Source, Source: tr.Source}
+	model := tr.Model
+	if model == "" {
+		model = name // a trace that names no model is titled by its file
+	}
+	res := &Result{Model: model, Workers: w, CXL: o.CXL.String(), Memory: o.Memory, Plan: o.Plan.Source, Source: tr.Source}
 	if o.Astra != nil {
 		m := o.Astra.Model
 		p.net, p.astra, res.Astra = m, &m, true
@@ -282,6 +290,13 @@ func Run(ctx context.Context, tr *workload.Trace, o Options) (*Result, error) {
 		res.Steps = append(res.Steps, row)
 	}
 	res.Assumptions = p.assumptions(wline, res.EncodeKnown, ignoredEncode)
+	res.Assumptions = append(res.Assumptions, memoryLine(o.Memory))
+	for _, s := range res.Steps {
+		if s.ExposedS < 0 {
+			res.Assumptions = append(res.Assumptions, "a negative datapath exposed cost: the low-bit replay finished before the identity replay on this memory's DRAM schedule; the controller path is charged no exposure then")
+			break
+		}
+	}
 	return res, nil
 }
 
@@ -550,4 +565,23 @@ func (p Plan) hasSum() bool {
 		}
 	}
 	return false
+}
+
+// memoryLine says which memory the replay ran on.
+func memoryLine(preset string) string {
+	if preset == timing.PresetIdeal {
+		return "memory: the paper's ideal model (fixed-latency memory, one gate), as asked; the default is the " + DefaultMemory + " device preset (--memory " + DefaultMemory + ")"
+	}
+	d, err := cxldev.Lookup(preset)
+	if err != nil {
+		return "memory: " + preset
+	}
+	line := fmt.Sprintf("memory: the %s device preset (%s: %s)", preset, d.Class, d.Description)
+	if d.IdleNS > 0 {
+		line += fmt.Sprintf(", checked against a published idle read of %.1f ns (%s)", d.IdleNS, d.IdleSource)
+	}
+	if preset == DefaultMemory {
+		line += "; the default: the paper's ideal model with --memory ideal"
+	}
+	return line
 }

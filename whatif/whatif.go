@@ -67,6 +67,12 @@ import (
 // profiler traces).
 const AllGroups = "all"
 
+// DefaultMemory is the what-if's CXL memory unless asked otherwise: the
+// silicon-calibrated ASIC expander preset (timing/cxldev), so a user's
+// step is priced on a device that exists; the paper's fixed-latency
+// model stays a choice (--memory ideal).
+const DefaultMemory = "asic-pcie5-x8"
+
 // DefaultWorkers is the worker count of a trace that records none.
 const DefaultWorkers = 8
 
@@ -281,7 +287,9 @@ type Options struct {
 	// CXL is the controller link; Shared makes the workers share one port.
 	CXL    collective.Link
 	Shared bool
-	// Memory is the timing preset of the CXL memory (timing.Presets).
+	// Memory is the timing preset of the CXL memory (timing.Presets): a
+	// CXL device (cxldev.Devices) or the paper's ideal model; ""
+	// takes DefaultMemory.
 	Memory string
 	Plan   Plan
 }

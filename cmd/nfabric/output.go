@@ -61,31 +61,11 @@ func dirFlag(f *pflag.FlagSet, p *string, name, value, usage string) {
 	_ = f.SetAnnotation(name, outputAnnotation, []string{outputDir})
 }
 
-// outputKindOf is the kind of output f declares, "" for a flag that is no
-// output.
+// outputKindOf is the kind of output f declares (fileFlag or dirFlag), ""
+// for a flag that is no output.
 func outputKindOf(f *pflag.Flag) string {
 	if k := f.Annotations[outputAnnotation]; len(k) == 1 {
 		return k[0]
-	}
-	return legacyOutputKind(f)
-}
-
-// legacyOutputKind classifies the output flags not yet declared with
-// fileFlag or dirFlag by their names.
-func legacyOutputKind(f *pflag.Flag) string {
-	if f.Value.Type() != "string" {
-		return ""
-	}
-	switch f.Name {
-	case "output", "checkpoint", "trace-out", "figure", "links-out":
-		return outputFile
-	case "dir":
-		return outputDir
-	case "out":
-		if f.Shorthand == "o" {
-			return outputFile
-		}
-		return outputDir
 	}
 	return ""
 }

@@ -3,9 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestOutputCheckedFirst: a bad output path fails at once, before any work
@@ -64,4 +68,24 @@ func TestOutputFlagKinds(t *testing.T) {
 	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), "time_ns,") || st.Mode().Perm() != 0o444 {
 		t.Errorf("telemetry -o FILE wrote %.20q with mode %v", b, st.Mode().Perm())
 	}
+}
+
+// TestOutputFlagsDeclared walks every command and fails on a string flag
+// whose name says it is written (output, out, dir, checkpoint, figure,
+// html, *-out) but that was not declared with fileFlag or dirFlag: such a
+// flag would escape the check of output paths before any work.
+func TestOutputFlagsDeclared(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			written := strings.HasSuffix(f.Name, "-out") || slices.Contains([]string{"output", "out", "dir", "checkpoint", "figure", "html"}, f.Name)
+			if written && f.Value.Type() == "string" && outputKindOf(f) == "" {
+				t.Errorf("%s --%s: an output flag not declared with fileFlag or dirFlag", c.CommandPath(), f.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd())
 }

@@ -62,9 +62,6 @@ func (ff *formatsPilotFlags) run(cmd *cobra.Command, o experiments.FormatsOption
 		return err
 	}
 	o.PilotWarmup, o.CalibrationSeed = ff.warmup, ff.calSeed
-	if o.PilotWarmup < 1 || o.PilotWarmup >= o.Pilot.Epochs {
-		return usagef("--warmup-epochs %d: want 1 to %d (--epochs %d)", ff.warmup, o.Pilot.Epochs-1, o.Pilot.Epochs)
-	}
 	var r control.Ladder
 	if ff.rungs != "calibrate" {
 		var err error

@@ -43,6 +43,12 @@ ASTRA-sim's analytical mode from its own files (its cycles printed beside the
 alpha-beta ring on the same link); the workers are then its NPUs. GB/s is
 10^9 bytes/s and GiB/s 2^30; ASTRA-sim's "GB/s" is read as GiB/s, as it does.
 
+--memory is the CXL memory the datapath replay runs on: by default the
+silicon-calibrated ASIC expander (asic-pcie5-x8, go doc
+github.com/neuronfabric/nfabric/timing/cxldev); --memory ideal is the
+paper's fixed-latency model (faster to run: a device preset simulates its
+DRAM, about 30 s for GPT-2 XL's buckets).
+
 --trace-out writes the step timeline as Chrome/Perfetto trace JSON (open it at
 https://ui.perfetto.dev); --html a page with the tables and the timeline.`
 const whatifExample = `  nfabric whatif --trace trace.json --net ib --plan backbone=g-binary,head=fp32
@@ -69,7 +75,7 @@ func (w *whatifFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.cxl, "cxl", "cxl", "CXL controller link")
 	f.BoolVar(&w.shared, "shared", false, "workers share one controller port")
 	f.StringVar(&w.links, "links", "", "YAML file of extra links")
-	f.StringVar(&w.memory, "memory", timing.PresetIdeal, "CXL memory preset: "+strings.Join(timing.Presets(), " or "))
+	f.StringVar(&w.memory, "memory", whatif.DefaultMemory, "CXL memory: a device preset or the paper's ideal model: "+strings.Join(timing.Presets(), ", "))
 	f.StringVar(&w.plan, "plan", "", `admission plan: a policy, or "recorded" (the control plane's ladder on the recorded diagnostics); default: the recorded policy, else G-Binary but the head`)
 	f.StringVar(&w.rungs, "ladder-rungs", control.DefaultLadder().String(), `the ladder of --plan recorded: every rung as FORMAT:MIN,... (g-binary, g-ternary, int8, bfp8; INT8/BFP8 need a trace that recorded their cosines, version 2)`)
 	dirFlag(f, &w.out, "out", "", "also write JSON, Markdown and SVG into this directory")
