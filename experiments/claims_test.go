@@ -82,10 +82,14 @@ func TestTimingClaims(t *testing.T) {
 		t.Errorf("FPGA claim without rows does not say how to run it: %q", c.Ours)
 	}
 	// Fig. 3(c): the largest exposure must lie beyond the LLC.
-	env := &Envelope{Footprint: []EnvelopePoint{{X: 0.5, Pair: pairAt(0.4)}, {X: 2, Pair: pairAt(1.3)}, {X: 4, Pair: pairAt(1.2)}}}
+	env := &Envelope{Footprint: []EnvelopePoint{{X: 0.5, Pair: pairAt(0.4), ClosedFormPct: 1.19}, {X: 2, Pair: pairAt(1.3), ClosedFormPct: 1.19}, {X: 4, Pair: pairAt(1.2), ClosedFormPct: 1.19}},
+		Latency: []EnvelopePoint{{X: 100, Pair: pairAt(2.2), ClosedFormPct: 2.08}, {X: 800, Pair: pairAt(0.3), ClosedFormPct: 0.31}}}
 	c := claimNamed(t, timingClaims(s, TimingResult{Envelope: env}), "the full-LLC-miss point")
-	if c.Verdict != report.VerdictHolds {
+	if c.Verdict != report.VerdictHolds || c.Ours != "largest exposure 1.30% (T_agg/path 1.19%) at footprint/LLC = 2" {
 		t.Errorf("fig 3(c) with the peak at 2x LLC: %+v", c)
+	}
+	if c := claimNamed(t, timingClaims(s, TimingResult{Envelope: env}), "memory latency shifts"); c.Ours != "0.30–2.20% (T_agg/path 0.31–2.08%); at or above the 2% gate at 100 ns" {
+		t.Errorf("fig 3(b): %q", c.Ours)
 	}
 	env.Footprint[0].Pair = pairAt(1.5)
 	if c := claimNamed(t, timingClaims(s, TimingResult{Envelope: env}), "the full-LLC-miss point"); c.Verdict != report.VerdictDoesNotHold {

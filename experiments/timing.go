@@ -489,10 +489,10 @@ func fig3a(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (r
 func fig3b(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
 	m := s.Model
 	t := report.Table{Name: "fig3b-latency", Title: "Fig. 3(b): exposed overhead % by fixed memory-access latency",
-		Columns: []string{"latency ns", "overhead %", "identity µs", "gate util % (identity)", "pipeline wait ns/read"}}
+		Columns: []string{"latency ns", "overhead %", "T_agg/path %", "identity µs", "gate util % (identity)", "pipeline wait ns/read"}}
 	sr := report.Series{Name: timing.DepthSeries(m.Controller.Stages)}
 	for _, p := range env.Latency {
-		t.AddRow(p.X, exposure(p.Pair), fmt.Sprintf("%.3f", p.Pair.Identity.RunTime.NS()/1000), pct(100*p.Pair.Identity.LinkUtil),
+		t.AddRow(p.X, exposure(p.Pair), pct(p.ClosedFormPct), fmt.Sprintf("%.3f", p.Pair.Identity.RunTime.NS()/1000), pct(100*p.Pair.Identity.LinkUtil),
 			fmt.Sprintf("%.3f", p.Pair.LowBit.PipeWaitPerLowBitReadNS()))
 		sr.X, sr.Y = append(sr.X, p.X), append(sr.Y, p.Pair.OverheadPct)
 	}
@@ -508,10 +508,10 @@ func fig3b(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (r
 // fig3c: total active footprint / LLC size.
 func fig3c(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
 	t := report.Table{Name: "fig3c-footprint", Title: "Fig. 3(c): exposed overhead % by active footprint / LLC capacity",
-		Columns: []string{"footprint / LLC", "MiB total", "LLC hit %", "overhead %"}}
+		Columns: []string{"footprint / LLC", "MiB total", "LLC hit %", "overhead %", "T_agg/path %"}}
 	sr := report.Series{Name: "overhead"}
 	for _, p := range env.Footprint {
-		t.AddRow(p.X, fmt.Sprintf("%.2f", p.Pair.Identity.FootprintMiB(s.Model.Streams.Passes)), pct(100*p.HitRate), exposure(p.Pair))
+		t.AddRow(p.X, fmt.Sprintf("%.2f", p.Pair.Identity.FootprintMiB(s.Model.Streams.Passes)), pct(100*p.HitRate), exposure(p.Pair), pct(p.ClosedFormPct))
 		sr.X, sr.Y = append(sr.X, p.X), append(sr.Y, p.Pair.OverheadPct)
 	}
 	t.Notes = []string{
