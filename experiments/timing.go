@@ -66,6 +66,9 @@ type TimingResult struct {
 	// Silicon is Table 4 under each silicon device preset
 	// (timing_silicon.go), in siliconPresets' order once merged.
 	Silicon []PresetTable4 `json:"silicon,omitempty"`
+	// SiliconFig3 is the Fig. 3 envelope under each silicon device preset
+	// (standard and full tiers).
+	SiliconFig3 []SiliconEnvelope `json:"silicon_fig3,omitempty"`
 }
 
 func (r *TimingResult) merge(o TimingResult) {
@@ -85,8 +88,12 @@ func (r *TimingResult) merge(o TimingResult) {
 		r.DDR5.merge(*o.DDR5)
 	}
 	r.Silicon = append(r.Silicon, o.Silicon...)
+	r.SiliconFig3 = append(r.SiliconFig3, o.SiliconFig3...)
 	order := siliconPresets()
 	slices.SortStableFunc(r.Silicon, func(a, b PresetTable4) int {
+		return slices.Index(order, a.Preset) - slices.Index(order, b.Preset)
+	})
+	slices.SortStableFunc(r.SiliconFig3, func(a, b SiliconEnvelope) int {
 		return slices.Index(order, a.Preset) - slices.Index(order, b.Preset)
 	})
 }
@@ -144,7 +151,7 @@ func timingUnits(cfg run.Config) ([]run.Unit[TimingResult], error) {
 			cfg.Progressf("timing: Fig. 3 envelope")
 			return runEnvelope(ctx, s)
 		}},
-	}, append(timingDDR5Units(cfg, s), timingSiliconUnits(cfg, s)...)...), nil
+	}, slices.Concat(timingDDR5Units(cfg, s), timingSiliconUnits(cfg, s), timingSiliconFig3Units(cfg, s))...), nil
 }
 
 func runEnvelope(ctx context.Context, s TimingSetup) (TimingResult, error) {
@@ -189,6 +196,12 @@ func TimingLayout(s TimingSetup, r TimingResult) (*report.Result, error) {
 		}
 		out.Tables = append(out.Tables, presetsTable4(cols))
 		out.Tables = append(out.Tables, siliconRunsTables(r.Silicon)...)
+		se, err := siliconEnvelopeLayout(s, r.SiliconFig3)
+		if err != nil {
+			return nil, err
+		}
+		out.Tables, out.Figures = append(out.Tables, se.Tables...), append(out.Figures, se.Figures...)
+		out.Data.(map[string]any)["silicon_fig3"] = r.SiliconFig3
 		out.Data.(map[string]any)["silicon"] = r.Silicon
 		for _, p := range r.Silicon {
 			if g := groupRows(p.Rows, GroupFullMiss); len(g) > 0 {
