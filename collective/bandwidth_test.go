@@ -4,7 +4,7 @@ import "testing"
 
 // TestParseBandwidthRejectsAbsurd: a bandwidth below one byte per second
 // is refused with an error naming it, so no model divides by nearly zero
-// and no plot spans 600 decades (issue 15, item 13).
+// and no plot spans 600 decades.
 func TestParseBandwidthRejectsAbsurd(t *testing.T) {
 	for _, s := range []string{"1e-300Gb/s", "0.5B/s", "1e-10GB/s"} {
 		if bw, err := ParseBandwidth(s); err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/collective"
@@ -77,6 +78,60 @@ type CollectiveOptions struct {
 	// analytical mode for the FP32 network rows (collective.LoadAstra),
 	// and Workers then defaults to the network's NPUs.
 	AstraNetwork, AstraSystem string
+	// LinksFile is a YAML file of extra links (collective.ParseLinksYAML),
+	// read into Links by Validate.
+	LinksFile string
+	// WorkersGiven, PerNodeGiven and ExposureGiven say the user gave
+	// Workers (then at least 2, even 0), PerNode (it must then divide
+	// Workers; the default only leaves out a hierarchical row it cannot
+	// build, with a note) and Exposure (a fraction in [0, 1]).
+	WorkersGiven, PerNodeGiven, ExposureGiven bool
+}
+
+// Validate checks o as a user gave it, with usage errors naming the
+// flags of 'nfabric collective', and reads LinksFile into Links. Zero
+// values take the defaults (Workers 0: 8, or an ASTRA-sim network's NPUs).
+func (o *CollectiveOptions) Validate() error {
+	if (o.WorkersGiven || o.Workers != 0) && o.Workers < 2 {
+		return usage.Errorf("--workers %d: an All-Reduce needs at least 2 workers", o.Workers)
+	}
+	if o.PerNode < 0 || (o.PerNodeGiven && o.PerNode == 0) ||
+		(o.Workers > 0 && o.PerNode > 0 && o.Workers%o.PerNode != 0 && (o.PerNodeGiven || o.Window == "hierarchical")) {
+		return usage.Errorf("--per-node %d must be >= 1 and divide --workers %d (the hierarchical row needs whole nodes)", o.PerNode, o.Workers)
+	}
+	if o.Elements < 0 {
+		return usage.Errorf("--elements %d must be >= 0", o.Elements)
+	}
+	if o.ExposureGiven && !(o.Exposure >= 0 && o.Exposure <= 1) {
+		return usage.Errorf("--exposure %v must be a percentage in [0, 100]", o.Exposure*100)
+	}
+	if o.LinksFile != "" {
+		data, err := os.ReadFile(o.LinksFile)
+		if err != nil {
+			return fmt.Errorf("read links: %w", err)
+		}
+		if o.Links, err = collective.ParseLinksYAML(data, o.LinksFile); err != nil {
+			return err
+		}
+	}
+	d := *o
+	d.defaults()
+	if _, err := collective.LookupLink(d.Net, o.Links); err != nil {
+		return usage.Errorf("--net: %v", err)
+	}
+	if d.Window != "cxl" {
+		if _, err := collective.ParseAlgorithm(d.Window); err != nil {
+			return usage.Errorf("--window %q: want cxl or an algorithm: %v", d.Window, err)
+		}
+	}
+	for _, m := range append([]string{d.Model}, d.Models...) {
+		if _, err := workload.Builtin(m, 0); err != nil {
+			if _, statErr := os.Stat(m); statErr != nil {
+				return usage.Errorf("--model: %v", err)
+			}
+		}
+	}
+	return nil
 }
 
 // DefaultCollectiveOptions is the paper's setting: GPT-2 XL on 8 workers,

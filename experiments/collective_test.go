@@ -3,10 +3,14 @@ package experiments
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/experiments/run"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // The GPT-scale window of ResNet-18 (11,173,962 parameters) through the
@@ -93,5 +97,43 @@ func TestCollectiveSmallPayloadKeepsDigits(t *testing.T) {
 	}
 	if len(res.Figures) != 1 || res.Figures[0].Name != "fig7a-gpt2-xl" {
 		t.Errorf("figures %v; want Fig. 7(a)'s bars", res.Figures)
+	}
+}
+
+// TestCollectiveValidate: options wrong in themselves are usage errors
+// naming the flag; the defaults pass; a links file is read into Links.
+func TestCollectiveValidate(t *testing.T) {
+	def := DefaultCollectiveOptions()
+	if err := def.Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for _, c := range []struct {
+		o    CollectiveOptions
+		want string
+	}{
+		{CollectiveOptions{Workers: 0, WorkersGiven: true}, "--workers 0"},
+		{CollectiveOptions{Workers: 1}, "--workers 1"},
+		{CollectiveOptions{Workers: 8, PerNode: 3, PerNodeGiven: true}, "--per-node 3"},
+		{CollectiveOptions{Workers: 8, PerNode: 3, Window: "hierarchical"}, "--per-node 3"},
+		{CollectiveOptions{Elements: -1}, "--elements"},
+		{CollectiveOptions{Exposure: 1.5, ExposureGiven: true}, "--exposure 150"},
+		{CollectiveOptions{Exposure: -0.01, ExposureGiven: true}, "--exposure"},
+		{CollectiveOptions{Net: "bogus"}, "--net"},
+		{CollectiveOptions{Window: "bogus"}, "--window"},
+		{CollectiveOptions{Models: []string{"nope"}}, "--model"},
+	} {
+		if err := c.o.Validate(); !usage.Is(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want a usage error with %q", c.o, err, c.want)
+		}
+	}
+	links := filepath.Join(t.TempDir(), "l.yaml")
+	os.WriteFile(links, []byte("links:\n  - name: roce\n    bandwidth: 100Gb/s\n    latency: 3us\n"), 0o644)
+	o := CollectiveOptions{LinksFile: links, Net: "roce"}
+	if err := o.Validate(); err != nil || len(o.Links) != 1 || o.Links[0].Bandwidth != 12.5e9 {
+		t.Errorf("links file: %v %+v", err, o.Links)
+	}
+	// Without --per-node the default that does not divide only leaves a row out.
+	if err := (&CollectiveOptions{Workers: 6}).Validate(); err != nil {
+		t.Errorf("6 workers with the default per-node: %v", err)
 	}
 }

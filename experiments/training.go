@@ -148,7 +148,7 @@ func BoundaryOptions(tier run.Tier, seed uint64) TrainOptions {
 }
 
 // BoundaryData is the boundary study's 100-class stand-in, chosen by
-// measurement (issue 24, item 4; seed 1, resnet-standin, FP32 0.1, sign
+// measurement (seed 1, resnet-standin, FP32 0.1, sign
 // rate 3e-4, test 2,000 images; NOTES.md, Training). mnist-stack100, the
 // earlier choice, is too easy with enough steps (all 60,000 pairs x 6
 // epochs: FP32 93.3%, G-Binary 1.8 points behind) and too unstable to
@@ -184,7 +184,7 @@ func (b Budget) apply(o *TrainOptions) {
 }
 
 // The standard tier's budgets, one per study: the one place they are set.
-// Sized by measurement (issue 24; probes in NOTES.md, Training: seed 1,
+// Sized by measurement (probes in NOTES.md, Training: seed 1,
 // test 2,000 images, one process per core on the shared 2-core machine):
 //
 //   - validated, Fashion-MNIST at 10,000 images: FP32 (0.05) reads 64.8,

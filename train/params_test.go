@@ -6,8 +6,8 @@ import (
 )
 
 // TestMaxParams: an MLP width past MaxParams is refused by Validate before
-// any data is loaded (issue 25, item 6: train run --hidden 100000000 ended
-// in an out-of-memory crash); the count is the closed form sum of
+// any data is loaded (unchecked, train run --hidden 100000000 ended in
+// an out-of-memory crash); the count is the closed form sum of
 // (fan-in + 1) x width, by hand.
 func TestMaxParams(t *testing.T) {
 	for _, c := range []struct {

@@ -11,7 +11,7 @@ import (
 
 // TestResumeRefusesOtherData: a checkpoint written on one data set (or one
 // subset of it) is refused when the run resumes on another, so a table
-// never mixes two data sets (issue 15, item 6).
+// never mixes two data sets.
 func TestResumeRefusesOtherData(t *testing.T) {
 	base := synthSets(320, 4)
 	renamed := synthSets(320, 4)
@@ -51,8 +51,7 @@ func subset(d *data.Dataset, n int) *data.Dataset {
 }
 
 // TestCheckpointErrorNamesFileOnce: a checkpoint that cannot be written
-// names its file once ("checkpoint X: checkpoint X:" before; issue 15,
-// item 15).
+// names its file once, not twice ("checkpoint X: checkpoint X:").
 func TestCheckpointErrorNamesFileOnce(t *testing.T) {
 	cfg := baseConfig()
 	cfg.Epochs, cfg.DiagEpochs = 1, nil

@@ -2,14 +2,11 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"os"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/collective"
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/experiments/run"
-	"github.com/neuronfabric/nfabric/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -53,55 +50,10 @@ file given with --links:
 github.com/neuronfabric/nfabric/workload ParseProfileYAML').`
 }
 
-// collectiveOptions checks the flags and fills o's exposure, links and
-// models from them.
-func collectiveOptions(cmd *cobra.Command, o *experiments.CollectiveOptions, exposure float64, links, models string) error {
-	if o.Workers < 2 {
-		return usagef("--workers %d: an All-Reduce needs at least 2 workers", o.Workers)
-	}
-	if !cmd.Flags().Changed("workers") {
-		o.Workers = 0 // the default: 8, or an ASTRA-sim network's NPUs
-	}
-	// The hierarchical row needs whole nodes. A --per-node the user gave
-	// (or the hierarchical window) must divide --workers; the default that
-	// does not only leaves the row out, with a note.
-	if o.PerNode < 1 || (o.Workers > 0 && o.Workers%o.PerNode != 0 && (cmd.Flags().Changed("per-node") || o.Window == "hierarchical")) {
-		return usagef("--per-node %d must be >= 1 and divide --workers %d (the hierarchical row needs whole nodes)", o.PerNode, o.Workers)
-	}
-	if o.Elements < 0 {
-		return usagef("--elements %d must be >= 0", o.Elements)
-	}
-	if cmd.Flags().Changed("exposure") {
-		if math.IsNaN(exposure) || exposure < 0 || exposure > 100 {
-			return usagef("--exposure %v must be a percentage in [0, 100]", exposure)
-		}
-		o.Exposure = exposure / 100
-	} else {
-		o.Exposure = -1
-	}
-	if links != "" {
-		data, err := os.ReadFile(links)
-		if err != nil {
-			return fmt.Errorf("read links: %w", err)
-		}
-		ls, err := collective.ParseLinksYAML(data, links)
-		if err != nil {
-			return err
-		}
-		o.Links = ls
-	}
-	if models != "" {
-		o.Models = strings.Split(models, ",")
-	}
-	return checkCollectiveNames(*o)
-}
-
 func newCollectiveCmd() *cobra.Command {
 	var (
 		o        experiments.CollectiveOptions
-		links    string
 		exposure float64
-		models   string
 		out      string
 		asJSON   bool
 	)
@@ -112,7 +64,15 @@ func newCollectiveCmd() *cobra.Command {
 		Example: collectiveExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := collectiveOptions(cmd, &o, exposure, links, models); err != nil {
+			flags := cmd.Flags()
+			o.WorkersGiven, o.PerNodeGiven, o.ExposureGiven = flags.Changed("workers"), flags.Changed("per-node"), flags.Changed("exposure")
+			if !o.WorkersGiven {
+				o.Workers = 0 // the default: 8, or an ASTRA-sim network's NPUs
+			}
+			if o.Exposure = -1; o.ExposureGiven {
+				o.Exposure = exposure / 100
+			}
+			if err := o.Validate(); err != nil {
 				return err
 			}
 			cfg := run.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
@@ -139,32 +99,11 @@ func newCollectiveCmd() *cobra.Command {
 	f.Float64Var(&exposure, "exposure", 0, "exposed datapath in percent (default: measured by the timing model)")
 	f.Int64Var(&o.Elements, "elements", 0, "override the gradient elements (0: the model's parameters)")
 	f.StringVar(&o.Window, "window", def.Window, "GPT-scale window: cxl (FP32 write+read via the controller) or ring, tree, halving-doubling, hierarchical over --net")
-	f.StringVar(&models, "models", strings.Join(def.Models, ","), "comma-separated models of the GPT-scale check")
-	f.StringVar(&links, "links", "", "YAML file of extra links")
+	f.StringSliceVar(&o.Models, "models", def.Models, "models of the GPT-scale check (comma-separated or repeated)")
+	f.StringVar(&o.LinksFile, "links", "", "YAML file of extra links")
 	f.StringVar(&o.AstraNetwork, "astra-network", "", "ASTRA-sim analytical network YAML (topology, npus_count, bandwidth, latency): price the FP32 network rows in ASTRA-sim's analytical mode (with --astra-system)")
 	f.StringVar(&o.AstraSystem, "astra-system", "", "ASTRA-sim system JSON (preferred-dataset-splits, endpoint-delay, local-mem-bw, implementations), with --astra-network")
 	dirFlag(f, &out, "out", "", "also write JSON, Markdown and SVG into this directory")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-// checkCollectiveNames checks the names the user typed (links, models,
-// the window's algorithm) before any work, so a typo is a usage error.
-func checkCollectiveNames(o experiments.CollectiveOptions) error {
-	if _, err := collective.LookupLink(o.Net, o.Links); err != nil {
-		return usagef("--net: %v", err)
-	}
-	if o.Window != "cxl" {
-		if _, err := collective.ParseAlgorithm(o.Window); err != nil {
-			return usagef("--window %q: want cxl or an algorithm: %v", o.Window, err)
-		}
-	}
-	for _, m := range append([]string{o.Model}, o.Models...) {
-		if _, err := workload.Builtin(m, 0); err != nil {
-			if _, statErr := os.Stat(m); statErr != nil {
-				return usagef("--model: %v", err)
-			}
-		}
-	}
-	return nil
 }

@@ -28,7 +28,7 @@ func TestCollectiveCmd(t *testing.T) {
 	}{
 		{[]string{"collective", "--workers", "0"}, 2},
 		{[]string{"collective", "--exposure", "-1"}, 2},
-		{[]string{"collective", "--model", "nope", "--exposure", "1"}, 2}, // a name typo is a usage error (issue 15, item 14)
+		{[]string{"collective", "--model", "nope", "--exposure", "1"}, 2}, // a name typo is a usage error, found before any work
 		{[]string{"collective", "--links", links, "--exposure", "1"}, 1},
 		{[]string{"collective", "--links", "/no/such.yaml", "--exposure", "1"}, 1},
 	} {

@@ -9,7 +9,7 @@ import (
 )
 
 // TestTraceLimits: the window and the slice count are checked when the
-// tracer is made (issue 25, item 6: --trace-until-ns 1e300 wrapped into a
+// tracer is made (unchecked, --trace-until-ns 1e300 wrapped into a
 // window that kept 0 slices, and --trace-max had no ceiling).
 func TestTraceLimits(t *testing.T) {
 	for _, c := range []struct {
