@@ -138,6 +138,15 @@ func TestErrorsNameTheFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "trace t.json has 2-byte gradient elements") {
 		t.Errorf("err %v; want it to name t.json", err)
 	}
+	// A trace that names no model (a CSV trace) is titled by its file.
+	plan, _ := ParsePlan("fp32")
+	r, err := Run(context.Background(), parse(t, `{"buckets":[{"bytes":4,"ready_us":0}]}`), Options{Workers: 2, Net: slow, CXL: fast, Memory: "ideal", Plan: plan})
+	if err != nil || r.Model != "t.json" {
+		t.Errorf("model %q, %v; want t.json", r.Model, err)
+	}
+	if res, _ := r.Layout(); !strings.HasSuffix(res.Title, "for t.json") {
+		t.Errorf("title %q", res.Title)
+	}
 }
 
 // TestWorkers (a hostile probe's case): a trace's recorded worker count is used

@@ -248,7 +248,11 @@ func Run(ctx context.Context, tr *workload.Trace, o Options) (*Result, error) {
 		return nil, usage.Errorf("--memory: %v", err)
 	}
 	p := &pricing{o: o, w: w, cfg: cfg, cals: map[replay.Mode]*replay.Calibrator{}}
-	res := &Result{Model: tr.Model, Workers: w, CXL: o.CXL.String(), Memory: o.Memory, Plan: o.Plan.Source, Source: tr.Source}
+	model := tr.Model
+	if model == "" {
+		model = name // a trace that names no model is titled by its file
+	}
+	res := &Result{Model: model, Workers: w, CXL: o.CXL.String(), Memory: o.Memory, Plan: o.Plan.Source, Source: tr.Source}
 	if o.Astra != nil {
 		m := o.Astra.Model
 		p.net, p.astra, res.Astra = m, &m, true
