@@ -210,6 +210,8 @@ var measuredCPU = map[string]float64{
 	"timing/loaded-latency/ideal":                0.176,
 	"timing/silicon/table4/asic-pcie5-x8":        8.094,
 	"timing/silicon/table4/fpga-pcie5-x16":       7.705,
+	"timing/silicon/fig3/asic-pcie5-x8":          181.0, // standard tier: nfabric timing envelope --cxl-device asic-pcie5-x8 --quick
+	"timing/silicon/fig3/fpga-pcie5-x16":         153.5, // likewise with --cxl-device fpga-pcie5-x16
 	"timing/loaded-latency/asic-pcie5-x8":        9.971,
 	"timing/loaded-latency/fpga-pcie5-x16":       9.044,
 	"timing/loaded-latency/projection-pcie6-x16": 10.214,

@@ -66,6 +66,9 @@ type TimingResult struct {
 	// Silicon is Table 4 under each silicon device preset
 	// (timing_silicon.go), in siliconPresets' order once merged.
 	Silicon []PresetTable4 `json:"silicon,omitempty"`
+	// SiliconFig3 is the Fig. 3 envelope under each silicon device preset
+	// (standard and full tiers).
+	SiliconFig3 []SiliconEnvelope `json:"silicon_fig3,omitempty"`
 }
 
 func (r *TimingResult) merge(o TimingResult) {
@@ -85,8 +88,12 @@ func (r *TimingResult) merge(o TimingResult) {
 		r.DDR5.merge(*o.DDR5)
 	}
 	r.Silicon = append(r.Silicon, o.Silicon...)
+	r.SiliconFig3 = append(r.SiliconFig3, o.SiliconFig3...)
 	order := siliconPresets()
 	slices.SortStableFunc(r.Silicon, func(a, b PresetTable4) int {
+		return slices.Index(order, a.Preset) - slices.Index(order, b.Preset)
+	})
+	slices.SortStableFunc(r.SiliconFig3, func(a, b SiliconEnvelope) int {
 		return slices.Index(order, a.Preset) - slices.Index(order, b.Preset)
 	})
 }
@@ -144,7 +151,7 @@ func timingUnits(cfg run.Config) ([]run.Unit[TimingResult], error) {
 			cfg.Progressf("timing: Fig. 3 envelope")
 			return runEnvelope(ctx, s)
 		}},
-	}, append(timingDDR5Units(cfg, s), timingSiliconUnits(cfg, s)...)...), nil
+	}, slices.Concat(timingDDR5Units(cfg, s), timingSiliconUnits(cfg, s), timingSiliconFig3Units(cfg, s))...), nil
 }
 
 func runEnvelope(ctx context.Context, s TimingSetup) (TimingResult, error) {
@@ -189,6 +196,12 @@ func TimingLayout(s TimingSetup, r TimingResult) (*report.Result, error) {
 		}
 		out.Tables = append(out.Tables, presetsTable4(cols))
 		out.Tables = append(out.Tables, siliconRunsTables(r.Silicon)...)
+		se, err := siliconEnvelopeLayout(s, r.SiliconFig3)
+		if err != nil {
+			return nil, err
+		}
+		out.Tables, out.Figures = append(out.Tables, se.Tables...), append(out.Figures, se.Figures...)
+		out.Data.(map[string]any)["silicon_fig3"] = r.SiliconFig3
 		out.Data.(map[string]any)["silicon"] = r.Silicon
 		for _, p := range r.Silicon {
 			if g := groupRows(p.Rows, GroupFullMiss); len(g) > 0 {
@@ -489,10 +502,10 @@ func fig3a(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (r
 func fig3b(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
 	m := s.Model
 	t := report.Table{Name: "fig3b-latency", Title: "Fig. 3(b): exposed overhead % by fixed memory-access latency",
-		Columns: []string{"latency ns", "overhead %", "identity µs", "gate util % (identity)", "pipeline wait ns/read"}}
+		Columns: []string{"latency ns", "overhead %", "T_agg/path %", "identity µs", "gate util % (identity)", "pipeline wait ns/read"}}
 	sr := report.Series{Name: timing.DepthSeries(m.Controller.Stages)}
 	for _, p := range env.Latency {
-		t.AddRow(p.X, exposure(p.Pair), fmt.Sprintf("%.3f", p.Pair.Identity.RunTime.NS()/1000), pct(100*p.Pair.Identity.LinkUtil),
+		t.AddRow(p.X, exposure(p.Pair), pct(p.ClosedFormPct), fmt.Sprintf("%.3f", p.Pair.Identity.RunTime.NS()/1000), pct(100*p.Pair.Identity.LinkUtil),
 			fmt.Sprintf("%.3f", p.Pair.LowBit.PipeWaitPerLowBitReadNS()))
 		sr.X, sr.Y = append(sr.X, p.X), append(sr.Y, p.Pair.OverheadPct)
 	}
@@ -508,10 +521,10 @@ func fig3b(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (r
 // fig3c: total active footprint / LLC size.
 func fig3c(s TimingSetup, f TimingForms, env Envelope, budget []report.HLine) (report.Table, report.Figure, error) {
 	t := report.Table{Name: "fig3c-footprint", Title: "Fig. 3(c): exposed overhead % by active footprint / LLC capacity",
-		Columns: []string{"footprint / LLC", "MiB total", "LLC hit %", "overhead %"}}
+		Columns: []string{"footprint / LLC", "MiB total", "LLC hit %", "overhead %", "T_agg/path %"}}
 	sr := report.Series{Name: "overhead"}
 	for _, p := range env.Footprint {
-		t.AddRow(p.X, fmt.Sprintf("%.2f", p.Pair.Identity.FootprintMiB(s.Model.Streams.Passes)), pct(100*p.HitRate), exposure(p.Pair))
+		t.AddRow(p.X, fmt.Sprintf("%.2f", p.Pair.Identity.FootprintMiB(s.Model.Streams.Passes)), pct(100*p.HitRate), exposure(p.Pair), pct(p.ClosedFormPct))
 		sr.X, sr.Y = append(sr.X, p.X), append(sr.Y, p.Pair.OverheadPct)
 	}
 	t.Notes = []string{

@@ -122,7 +122,7 @@ func timingDDR5Units(cfg run.Config, s TimingSetup) []run.Unit[TimingResult] {
 // detailedNote replaces the ideal preset's closed-form notes, which do
 // not hold under the detailed models.
 func detailedNote(m timing.Config) string {
-	return fmt.Sprintf("Model: memory %s, link %s (%s); the ideal preset's closed forms (T_agg / base path) do not hold here. Under the detailed models the bandwidth axis sets the CXL link's raw rate and the latency axis the round-trip port latency; exposure differences come from refresh, row conflicts, flit packing, the datapath's initiation rate and queue back-pressure ('nfabric reproduce --only timing' measures each in its ablation table).",
+	return fmt.Sprintf("Model: memory %s, link %s (%s); T_agg/path is the datapath's latency over this device's idle read, what a read exposes with nothing to overlap it; the ideal preset's other closed forms (saturation bandwidth, base path) do not hold here. Under the detailed models the bandwidth axis sets the CXL link's raw rate and the latency axis the round-trip port latency; exposure differences come from refresh, row conflicts, flit packing, the datapath's initiation rate and queue back-pressure ('nfabric reproduce --only timing' measures each in its ablation table).",
 		m.Memory.Model, m.LinkModel(), m.Device.Link.Preset)
 }
 

@@ -151,15 +151,92 @@ func siliconRunsTables(sil []PresetTable4) []report.Table {
 
 // timingCost is the timing block's cost model: its units as measured at
 // the quick tier (measuredCPU), the silicon Table 4 units times the
-// refresh schedules they average over in the other tiers (siliconSetup).
+// refresh schedules they average over in the other tiers (siliconSetup);
+// the silicon envelopes, which run only there, as measured there.
 func timingCost(cfg run.Config) func(key string) time.Duration {
 	fixed := fixedCost("timing")(cfg)
 	phases := time.Duration(timing.DefaultConfig().Memory.RefreshPhases)
 	return func(key string) time.Duration {
 		c := fixed(key)
-		if strings.HasPrefix(key, "silicon/") && cfg.Tier != run.TierQuick {
+		if strings.HasPrefix(key, "silicon/table4/") && cfg.Tier != run.TierQuick {
 			c *= phases
 		}
 		return c
 	}
+}
+
+// SiliconEnvelope is the Fig. 3 envelope run under one silicon preset.
+type SiliconEnvelope struct {
+	Preset               string   `json:"preset"`
+	Envelope             Envelope `json:"envelope"`
+	FiveCycleUnderBudget bool     `json:"five_cycle_under_budget"`
+}
+
+// siliconEnvelope returns the envelope run under preset, nil when none ran.
+func siliconEnvelope(envs []SiliconEnvelope, preset string) *SiliconEnvelope {
+	i := slices.IndexFunc(envs, func(e SiliconEnvelope) bool { return e.Preset == preset })
+	if i < 0 {
+		return nil
+	}
+	return &envs[i]
+}
+
+// siliconClaimSetup is s under preset, for the claims' closed forms (the
+// paper's setup when the preset is unknown, which siliconPresets never
+// gives).
+func siliconClaimSetup(s TimingSetup, preset string) TimingSetup {
+	if m, err := timing.PresetConfig(preset); err == nil {
+		s.Model = m
+	}
+	return s
+}
+
+// timingSiliconFig3Units run the Fig. 3 envelope under every silicon
+// preset, outside the quick tier (each costs minutes of CPU).
+func timingSiliconFig3Units(cfg run.Config, s TimingSetup) []run.Unit[TimingResult] {
+	if cfg.Tier == run.TierQuick {
+		return nil
+	}
+	var units []run.Unit[TimingResult]
+	for _, p := range siliconPresets() {
+		units = append(units, run.Unit[TimingResult]{Key: "silicon/fig3/" + p, Run: func(ctx context.Context, cfg run.Config) (TimingResult, error) {
+			d, err := siliconSetup(cfg, s, p)
+			if err != nil {
+				return TimingResult{}, err
+			}
+			cfg.Progressf("timing: Fig. 3 envelope under %s", p)
+			r, err := runEnvelope(ctx, d)
+			if err != nil {
+				return TimingResult{}, err
+			}
+			return TimingResult{SiliconFig3: []SiliconEnvelope{{Preset: p, Envelope: *r.Envelope, FiveCycleUnderBudget: r.FiveCycleUnderBudget}}}, nil
+		}})
+	}
+	return units
+}
+
+// siliconEnvelopeLayout lays out the silicon envelopes' panels, each
+// table and figure named for its preset.
+func siliconEnvelopeLayout(s TimingSetup, envs []SiliconEnvelope) (*report.Result, error) {
+	res := &report.Result{}
+	for _, e := range envs {
+		d := siliconClaimSetup(s, e.Preset)
+		env, err := envelopeLayout(d, TimingClosedForms(d), e.Envelope, e.FiveCycleUnderBudget)
+		if err != nil {
+			return nil, err
+		}
+		for i := range env.Tables {
+			t := &env.Tables[i]
+			t.Name += "-" + e.Preset
+			t.Title = e.Preset + ": " + t.Title
+			t.Notes = []string{detailedNote(d.Model)}
+		}
+		for i := range env.Figures {
+			env.Figures[i].Name += "-" + e.Preset
+			env.Figures[i].Title = e.Preset + ": " + env.Figures[i].Title
+		}
+		res.Tables = append(res.Tables, env.Tables...)
+		res.Figures = append(res.Figures, env.Figures...)
+	}
+	return res, nil
 }

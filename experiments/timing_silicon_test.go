@@ -36,12 +36,20 @@ func TestClosedFormPct(t *testing.T) {
 }
 
 // The quick tier runs the silicon Table 4 pairs once on the periodic
-// refresh schedule, the others average over the default schedules; the
-// cost model follows.
+// refresh schedule and no silicon envelope, the others average over the
+// default schedules and run an envelope per preset; the cost model
+// follows.
 func TestSiliconSetupTiers(t *testing.T) {
 	s := DefaultTimingSetup()
 	for _, tier := range []run.Tier{run.TierQuick, run.TierStandard} {
 		cfg := run.Config{Tier: tier}
+		want := len(siliconPresets())
+		if tier == run.TierQuick {
+			want = 0
+		}
+		if us := timingSiliconFig3Units(cfg, s); len(us) != want {
+			t.Errorf("%v: %d silicon envelope units, want %d", tier, len(us), want)
+		}
 		for _, p := range siliconPresets() {
 			d, err := siliconSetup(cfg, s, p)
 			if err != nil {
@@ -55,6 +63,9 @@ func TestSiliconSetupTiers(t *testing.T) {
 				t.Errorf("%v %s: refresh phases %d, preset %s", tier, p, d.Model.Memory.RefreshPhases, d.Model.Device.Preset)
 			}
 			q, c := timingCost(run.Config{Tier: run.TierQuick})("silicon/table4/"+p), timingCost(cfg)("silicon/table4/"+p)
+			if tier != run.TierQuick && timingCost(cfg)("silicon/fig3/"+p) <= 0 {
+				t.Errorf("%v %s: the envelope has no cost", tier, p)
+			}
 			if q <= 0 || (tier != run.TierQuick && c != q*time.Duration(timing.DefaultConfig().Memory.RefreshPhases)) {
 				t.Errorf("%v %s: cost %v (quick %v)", tier, p, c, q)
 			}

@@ -138,6 +138,9 @@ type EnvelopePoint struct {
 	Pair   timing.Pair `json:"pair"`
 	// HitRate is the identity run's LLC hit fraction (panel c).
 	HitRate float64 `json:"hit_rate"`
+	// ClosedFormPct is the point's T_agg / path latency, in percent
+	// (Table4Row.ClosedFormPct).
+	ClosedFormPct float64 `json:"closed_form_pct"`
 }
 
 // DelayPoint is one point of Fig. 3(d).
@@ -192,7 +195,7 @@ func RunEnvelope(ctx context.Context, s TimingSetup) (Envelope, error) {
 	var jobs []timing.PairJob
 	var pts []*EnvelopePoint
 	panel := func(dst *[]EnvelopePoint, series string, x float64, c timing.Config) {
-		*dst = append(*dst, EnvelopePoint{Series: series, X: x})
+		*dst = append(*dst, EnvelopePoint{Series: series, X: x, ClosedFormPct: closedFormPct(c)})
 		jobs = append(jobs, timing.PairJob{Config: c, W: timing.Sweep{}, Window: timing.All})
 	}
 	for _, k := range ex.Depths {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/neuronfabric/nfabric/workload"
@@ -60,22 +58,11 @@ func replayWorkload(cmd *cobra.Command, o *experiments.ReplayOptions, peak, eff,
 	return nil
 }
 
-// splitList splits a comma-separated flag, dropping empty items.
-func splitList(v string) []string {
-	var out []string
-	for _, m := range strings.Split(v, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 func newTimingReplayCmd() *cobra.Command {
 	var (
 		tf         timingFlags
 		o          experiments.ReplayOptions
-		models     string
+		models     []string
 		traces     []string
 		peak, eff  float64
 		bucketMiB  float64
@@ -93,7 +80,7 @@ func newTimingReplayCmd() *cobra.Command {
 				return err
 			}
 			o.Setup = s
-			o.Models = append(o.Models, splitList(models)...)
+			o.Models = append(o.Models, models...)
 			o.Traces = traces
 			if len(o.Models) == 0 && len(o.Traces) == 0 {
 				return usagef("nothing to replay: give --model or --trace")
@@ -114,7 +101,7 @@ func newTimingReplayCmd() *cobra.Command {
 	}
 	tf.add(cmd, true)
 	f := cmd.Flags()
-	f.StringVar(&models, "model", "bert-large,gpt2-xl,gpt3", "comma-separated built-in profiles or YAML profile files")
+	f.StringSliceVar(&models, "model", []string{"bert-large", "gpt2-xl", "gpt3"}, "built-in profiles or YAML profile files (comma-separated or repeated; \"\" for none)")
 	f.StringArrayVar(&traces, "trace", nil, "trace (every kind whatif takes, go doc ./traces); repeatable")
 	f.Float64Var(&peak, "peak-tflops", workload.A100.PeakFLOPS/1e12, "accelerator dense peak (TFLOP/s)")
 	f.Float64Var(&eff, "efficiency", workload.A100.Efficiency, "achieved fraction of the peak")
