@@ -441,11 +441,12 @@ func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint
 
 // sweepFlags are train sweep's flags.
 type sweepFlags struct {
-	of                                optFlags
-	study, family, rates, rules, tier string
-	scheds                            []string
-	asJSON, quiet                     bool
-	out                               string
+	of                  optFlags
+	study, family, tier string
+	rates, rules        []string
+	scheds              []string
+	asJSON, quiet       bool
+	out                 string
 }
 
 func (f *sweepFlags) add(fs *pflag.FlagSet) {
@@ -454,8 +455,8 @@ func (f *sweepFlags) add(fs *pflag.FlagSet) {
 	f.of.add(fs, def)
 	fs.StringVar(&f.study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
 	fs.StringVar(&f.family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
-	fs.StringVar(&f.rates, "lrs", "", "learning rates to try, comma-separated (default "+sweepSignLRs+" for sign, "+sweepFP32LRs+" for fp32)")
-	fs.StringVar(&f.rules, "rules", "g-binary,g-ternary", "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
+	fs.StringSliceVar(&f.rates, "lrs", nil, "learning rates to try, comma-separated (default "+strings.Join(sweepSignLRs, ",")+" for sign, "+strings.Join(sweepFP32LRs, ",")+" for fp32)")
+	fs.StringSliceVar(&f.rules, "rules", []string{"g-binary", "g-ternary"}, "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
 	fs.StringSliceVar(&f.scheds, "schedules", nil, "sweep these learning-rate schedules (see --schedule) instead of a rate, e.g. constant,cosine,cosine:warmup=1,step")
 	fs.StringVar(&f.tier, "tier", "quick", "start from this tier's configuration of the study: quick, standard or full")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
@@ -520,13 +521,13 @@ func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, defaults func(run.Tier, u
 	}
 	rules := f.rules
 	if !cmd.Flags().Changed("rules") {
-		rules = "fp32,g-binary,g-ternary"
+		rules = []string{"fp32", "g-binary", "g-ternary"}
 	}
 	var rs []train.Rule
-	for _, p := range strings.Split(rules, ",") {
+	for _, p := range rules {
 		r, err := train.ParseRule(strings.TrimSpace(p))
 		if err != nil {
-			return usagef("--rules %q: %v", rules, err)
+			return usagef("--rules %q: %v", strings.Join(rules, ","), err)
 		}
 		rs = append(rs, r)
 	}
@@ -551,29 +552,29 @@ func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, defaults func(run.Tier, u
 }
 
 // The sweep's default grids (the ones NOTES.md's Training section ran).
-const (
-	sweepSignLRs = "3e-5,1e-4,3e-4,1e-3"
-	sweepFP32LRs = "0.02,0.05,0.1,0.2,0.4"
+var (
+	sweepSignLRs = []string{"3e-5", "1e-4", "3e-4", "1e-3"}
+	sweepFP32LRs = []string{"0.02", "0.05", "0.1", "0.2", "0.4"}
 )
 
 // sweepRules parses the sweep's --rule, --rules and --lrs flags into the
 // rules to train and the grid of rates.
-func sweepRules(cmd *cobra.Command, family, rules, rates string) ([]train.Rule, []float32, error) {
+func sweepRules(cmd *cobra.Command, family string, rules, rates []string) ([]train.Rule, []float32, error) {
 	var rs []train.Rule
 	switch family {
 	case "sign":
-		if rates == "" {
+		if len(rates) == 0 {
 			rates = sweepSignLRs
 		}
-		for _, p := range strings.Split(rules, ",") {
-			r, err := train.ParseRule(p)
+		for _, p := range rules {
+			r, err := train.ParseRule(strings.TrimSpace(p))
 			if err != nil || !r.Sign() {
-				return nil, nil, usagef("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", rules)
+				return nil, nil, usagef("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", strings.Join(rules, ","))
 			}
 			rs = append(rs, r)
 		}
 	case "fp32":
-		if rates == "" {
+		if len(rates) == 0 {
 			rates = sweepFP32LRs
 		}
 		if cmd.Flags().Changed("rules") {
@@ -583,13 +584,13 @@ func sweepRules(cmd *cobra.Command, family, rules, rates string) ([]train.Rule, 
 	default:
 		return nil, nil, usagef("--rule %q: want sign or fp32", family)
 	}
-	var lrs []float32
-	for _, p := range strings.Split(rates, ",") {
+	lrs := make([]float32, len(rates))
+	for i, p := range rates {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, nil, usagef("--lrs %q: want positive comma-separated rates", rates)
+			return nil, nil, usagef("--lrs %q: want positive comma-separated rates", strings.Join(rates, ","))
 		}
-		lrs = append(lrs, float32(v))
+		lrs[i] = float32(v)
 	}
 	return rs, lrs, nil
 }
