@@ -141,6 +141,9 @@ func ParseBandwidth(s string) (float64, error) {
 	return bw, nil
 }
 
+// UnitsNote is the line every output that prints a bandwidth carries.
+const UnitsNote = "bandwidths: GB/s = 10^9 bytes/s, GiB/s = 2^30 bytes/s"
+
 // FormatBandwidth renders bytes per second in GB/s (and GiB/s when that is
 // a round number).
 func FormatBandwidth(bw float64) string {

@@ -276,11 +276,25 @@ func fixedCost(block string) func(run.Config) func(key string) time.Duration {
 	}
 }
 
-// loopFormatsPilot is the formats pilot's factor on its kernels (its
-// warm-up calibration and its run, with every format's cosines at each
-// diagnostics interval): formats/pilot took 26.0 CPU-s at the quick tier,
-// its kernels 9.0 (4 epochs of the boundary stand-in).
-const loopFormatsPilot = 2.88
+// formatsPilotCost is the formats pilot's estimated CPU time (its warm-up
+// calibration and its run, with every format's cosines at each
+// diagnostics interval, o.Epochs counting both): a part per CPU-second of
+// its kernels and a fixed part, fitted on two measured sizes,
+//
+//	quick:    formats/pilot 26.0 CPU-s, kernels 9.0 (4 epochs of the boundary stand-in, 2,000 images)
+//	standard: formats/pilot 143.1 CPU-s, kernels 105.0 (18 epochs, 5,000 images)
+//
+// (the quick one from the calibration run above, the standard one from
+// `nfabric reproduce --tier standard --shard 0/10`, its shard file's
+// cpu_s), so 1.22 CPU-s per kernel CPU-s and 15.0 fixed. A single factor
+// fitted at the quick size alone (2.88) put the standard pilot at 302.5.
+func formatsPilotCost(o TrainOptions) time.Duration {
+	k := trainCost(o, 1)
+	if k == 0 {
+		return 0
+	}
+	return cpuSeconds(1.22*k.Seconds() + 15.0)
+}
 
 // liveLoopStep is the live loop's measured CPU-seconds per training step
 // on its own workload (resnet-standin-small on mnist-stack100, which no

@@ -55,4 +55,24 @@ func TestTrainCostByHand(t *testing.T) {
 	if got := functionalCost(functionalFull).Seconds(); math.Abs(got-(1.8*8+0.3*16)) > 1e-9 {
 		t.Errorf("full functional tester: %.2f", got)
 	}
+	// The standard formats pilot: 2 epochs of warm-up and 16 of the
+	// boundary budget, 1.22 x 18 x (40 x 0.1328 + 2000 x 0.0002616) + 15
+	// = 143.1 CPU-seconds, what it measured.
+	us, err := formatsUnits(run.Config{Tier: run.TierStandard, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = 1.22*18*(40*0.1328+2000*0.0002616) + 15
+	pilots := 0
+	for _, u := range us {
+		if u.Key == "pilot" {
+			pilots++
+			if math.Abs(u.Cost.Seconds()-want) > 1e-6 {
+				t.Errorf("standard formats pilot: %.3f CPU-s, want %.3f", u.Cost.Seconds(), want)
+			}
+		}
+	}
+	if pilots != 1 {
+		t.Errorf("%d formats pilot units at the standard tier, want 1", pilots)
+	}
 }

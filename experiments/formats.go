@@ -181,7 +181,7 @@ func FormatsUnits(o FormatsOptions) ([]run.Unit[FormatsUnit], error) {
 	}
 	pilotRun := o.Pilot
 	pilotRun.Epochs += o.PilotWarmup // the calibration's warm-up, then the pilot
-	us = append(us, run.Unit[FormatsUnit]{Key: "pilot", Cost: trainCost(pilotRun, loopFormatsPilot), Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
+	us = append(us, run.Unit[FormatsUnit]{Key: "pilot", Cost: formatsPilotCost(pilotRun), Run: func(ctx context.Context, cfg run.Config) (FormatsUnit, error) {
 		p, err := runFormatsPilot(ctx, o, nil, cfg.Logf)
 		return FormatsUnit{Key: "pilot", Pilot: p}, err
 	}})

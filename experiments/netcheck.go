@@ -93,6 +93,7 @@ func NetCheckLayout(us []NetCheckUnit) *report.Result {
 			if u.SameLink != nil {
 				same = astraTable(u.SameLink, collective.RTTemplateNetwork.NPUs)
 				same.Name, same.Title = "astra-same-link", "One link, two models: rt_template's 1 MiB ring All-Reduce through collective.Model (what whatif and collective print for it)"
+				same.Notes = append(same.Notes, collective.UnitsNote)
 			}
 			for _, c := range u.Astra {
 				held := "exact"
@@ -139,6 +140,7 @@ func NS3RingTable(rc *netsim.RingCheck) report.Table {
 	ring.Notes = append(ring.Notes,
 		fmt.Sprintf("Bytes: the hosts sent %d payload bytes for the bucket (the ring's closed form 2(W-1)S = %d) and %d on the wire (headers, ACKs and retransmissions: %+.2f%%).",
 			rc.PayloadBytes, 2*int64(rc.Workers-1)*rc.Bytes, rc.WireBytes, 100*(float64(rc.WireBytes)/float64(rc.PayloadBytes)-1)),
+		collective.UnitsNote,
 		"Why ns-3 differs from alpha-beta: each of the 2(W-1) ring steps waits for the slowest TCP transfer (a barrier per step), and at this rate TCP's window, slow start after each step's idle wait and per-packet headers, not the link rate, set a step's time. ASTRA-sim's switch stores and forwards each whole message, so its ring pays the serialization twice per step.")
 	return ring
 }

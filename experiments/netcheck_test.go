@@ -95,7 +95,7 @@ func TestNetCheckSameLink(t *testing.T) {
 	if s == nil || s.Estimate.Cycles != collective.RTTemplateCycles || math.Abs(s.AlphaBetaS-(7e-6+1.75*(1<<20)/(50.0*(1<<30)))) > 1e-15 {
 		t.Errorf("same link %+v; want ASTRA-sim 117780 cycles and the ring 41.18 us", s)
 	}
-	if !strings.Contains(NetCheckLayout([]NetCheckUnit{astra}).Text(), "One link, two models") {
-		t.Error("the same-link table is missing")
+	if text := NetCheckLayout([]NetCheckUnit{astra}).Text(); !strings.Contains(text, "One link, two models") || !strings.Contains(text, "GiB/s = 2^30 bytes/s") {
+		t.Error("the same-link table, or its units line, is missing")
 	}
 }

@@ -531,7 +531,7 @@ func (p *pricing) assumptions(wline string, encodeKnown bool, ignoredEncode int6
 		fmt.Sprintf("NEURON-Fabric: a gradient collective's admitted groups cross the controller path on %s (collective.CXLPath: written, and read back whole for an all-reduce or as this worker's 1/W shard for a reduce-scatter, 64-byte lines; the bits lowbit stores: G-Binary and G-Ternary, whose positional gate the controller derives, 1 bit an element); its FP32 groups still take the network, at the same time; the collective takes the longer", o.CXL),
 		fmt.Sprintf("the controller path is charged the datapath's busy-time increment measured by replaying the step's low-bit parts through the timing model (%s memory, fast-forward), G-Binary against identity", o.Memory),
 		"collectives are communicated one at a time in launch order, each from when it is ready (from the start of backward) or the previous one is done; step = forward + max(backward, end of communication) + optimizer",
-		"bandwidths: GB/s = 10^9 bytes/s, GiB/s = 2^30 bytes/s",
+		collective.UnitsNote,
 	}
 	if o.Astra != nil {
 		a = append(a, o.Astra.Assumptions()...)
