@@ -8,6 +8,7 @@ import (
 	"github.com/neuronfabric/nfabric/experiments"
 	"github.com/neuronfabric/nfabric/experiments/run"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { subcommands = append(subcommands, newCollectiveCmd) }
@@ -50,45 +51,30 @@ file given with --links:
 github.com/neuronfabric/nfabric/workload ParseProfileYAML').`
 }
 
+// collectiveFlags are collective's flags.
+type collectiveFlags struct {
+	o        experiments.CollectiveOptions
+	exposure float64
+	out      string
+	asJSON   bool
+}
+
 func newCollectiveCmd() *cobra.Command {
-	var (
-		o        experiments.CollectiveOptions
-		exposure float64
-		out      string
-		asJSON   bool
-	)
+	var c collectiveFlags
 	cmd := &cobra.Command{
 		Use:     "collective [--model NAME|FILE.yaml]",
 		Short:   "model one All-Reduce on FP32 and NEURON-Fabric paths (Fig. 7) and the GPT-scale check",
 		Long:    collectiveLong(),
 		Example: collectiveExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			flags := cmd.Flags()
-			o.WorkersGiven, o.PerNodeGiven, o.ExposureGiven = flags.Changed("workers"), flags.Changed("per-node"), flags.Changed("exposure")
-			if !o.WorkersGiven {
-				o.Workers = 0 // the default: 8, or an ASTRA-sim network's NPUs
-			}
-			if o.Exposure = -1; o.ExposureGiven {
-				o.Exposure = exposure / 100
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			cfg := run.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
-			r, err := experiments.RunCollective(cmd.Context(), cfg, o)
-			if err != nil {
-				return err
-			}
-			res, err := experiments.CollectiveLayout(r)
-			if err != nil {
-				return err
-			}
-			return printResult(cmd, res, asJSON, out)
-		},
+		RunE:    c.run,
 	}
-	f := cmd.Flags()
-	def := experiments.DefaultCollectiveOptions()
+	c.add(cmd.Flags())
+	return cmd
+}
+
+func (c *collectiveFlags) add(f *pflag.FlagSet) {
+	o, def := &c.o, experiments.DefaultCollectiveOptions()
 	f.StringVar(&o.Model, "model", def.Model, "model profile: built-in name or YAML file")
 	f.IntVar(&o.Workers, "workers", def.Workers, "number of data-parallel workers")
 	f.StringVar(&o.Net, "net", def.Net, "link of the FP32 software collectives")
@@ -96,14 +82,37 @@ func newCollectiveCmd() *cobra.Command {
 	f.IntVar(&o.PerNode, "per-node", def.PerNode, "workers per node for the hierarchical collective")
 	f.StringVar(&o.CXL, "cxl", def.CXL, "CXL controller link")
 	f.BoolVar(&o.Shared, "shared", false, "workers share one controller port instead of one port each")
-	f.Float64Var(&exposure, "exposure", 0, "exposed datapath in percent (default: measured by the timing model)")
+	f.Float64Var(&c.exposure, "exposure", 0, "exposed datapath in percent (default: measured by the timing model)")
 	f.Int64Var(&o.Elements, "elements", 0, "override the gradient elements (0: the model's parameters)")
 	f.StringVar(&o.Window, "window", def.Window, "GPT-scale window: cxl (FP32 write+read via the controller) or ring, tree, halving-doubling, hierarchical over --net")
 	f.StringSliceVar(&o.Models, "models", def.Models, "models of the GPT-scale check (comma-separated or repeated)")
 	f.StringVar(&o.LinksFile, "links", "", "YAML file of extra links")
 	f.StringVar(&o.AstraNetwork, "astra-network", "", "ASTRA-sim analytical network YAML (topology, npus_count, bandwidth, latency): price the FP32 network rows in ASTRA-sim's analytical mode (with --astra-system)")
 	f.StringVar(&o.AstraSystem, "astra-system", "", "ASTRA-sim system JSON (preferred-dataset-splits, endpoint-delay, local-mem-bw, implementations), with --astra-network")
-	dirFlag(f, &out, "out", "", "also write JSON, Markdown and SVG into this directory")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	dirFlag(f, &c.out, "out", "", "also write JSON, Markdown and SVG into this directory")
+	f.BoolVar(&c.asJSON, "json", false, "print JSON")
+}
+
+func (c *collectiveFlags) run(cmd *cobra.Command, _ []string) error {
+	o, flags := c.o, cmd.Flags()
+	o.WorkersGiven, o.PerNodeGiven, o.ExposureGiven = flags.Changed("workers"), flags.Changed("per-node"), flags.Changed("exposure")
+	if !o.WorkersGiven {
+		o.Workers = 0 // the default: 8, or an ASTRA-sim network's NPUs
+	}
+	if o.Exposure = -1; o.ExposureGiven {
+		o.Exposure = c.exposure / 100
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	cfg := run.Config{Logf: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }}
+	r, err := experiments.RunCollective(cmd.Context(), cfg, o)
+	if err != nil {
+		return err
+	}
+	res, err := experiments.CollectiveLayout(r)
+	if err != nil {
+		return err
+	}
+	return printResult(cmd, res, c.asJSON, c.out)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,15 +24,6 @@ func requirePositive(fs *pflag.FlagSet, names ...string) error {
 		}
 	}
 	return nil
-}
-
-// joinInts writes xs as a comma-separated flag default ("16,32").
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // parsed is a flag whose text a package's parser turns into the value at

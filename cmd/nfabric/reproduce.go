@@ -95,7 +95,7 @@ func listShards(cmd *cobra.Command, bs []run.Block, cfg run.Config, sh run.Shard
 
 // selectBlocks returns the blocks --only names (all when it is not given);
 // an unknown name, or a given --only that names none, is a usage error.
-func selectBlocks(cmd *cobra.Command, only string) ([]run.Block, error) {
+func selectBlocks(cmd *cobra.Command, only []string) ([]run.Block, error) {
 	var names []string
 	if cmd.Flags().Changed("only") {
 		var err error
@@ -113,16 +113,16 @@ func selectBlocks(cmd *cobra.Command, only string) ([]run.Block, error) {
 	return bs, nil
 }
 
-// onlyNames splits --only into block names; none is a usage error.
-func onlyNames(only string) ([]string, error) {
+// onlyNames is --only's block names, blanks dropped; none is a usage error.
+func onlyNames(only []string) ([]string, error) {
 	var names []string
-	for _, n := range strings.Split(only, ",") {
+	for _, n := range only {
 		if n = strings.TrimSpace(n); n != "" {
 			names = append(names, n)
 		}
 	}
 	if len(names) == 0 {
-		return nil, usagef("--only %q names no block (see --list)", only)
+		return nil, usagef("--only %q names no block (see --list)", strings.Join(only, ","))
 	}
 	return names, nil
 }
@@ -139,14 +139,15 @@ func runShard(cmd *cobra.Command, bs []run.Block, cfg run.Config, sh run.Shard, 
 
 // reproduceFlags are reproduce's flags.
 type reproduceFlags struct {
-	only, tierS, out, shard string
-	full, quick, list       bool
-	seed                    uint64
-	seeds, jobs             int
+	only              []string
+	tierS, out, shard string
+	full, quick, list bool
+	seed              uint64
+	seeds, jobs       int
 }
 
 func (f *reproduceFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.only, "only", "", "comma-separated block names to run (see --list)")
+	fs.StringSliceVar(&f.only, "only", nil, "block names to run, comma-separated or repeated (see --list)")
 	fs.StringVar(&f.tierS, "tier", "quick", "budget: quick, standard or full")
 	fs.BoolVar(&f.full, "full", false, "alias of --tier full (long)")
 	fs.BoolVar(&f.quick, "quick", false, "alias of --tier quick (the default)")

@@ -11,6 +11,7 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { subcommands = append(subcommands, newTimingCmd) }
@@ -132,6 +133,24 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (experiments.TimingSetup, error
 			return s, usagef("--%s is empty: give a value (see --help)", name)
 		}
 	}
+	tf.apply(fl, &s)
+	m := &s.Model
+	if err := tf.model.Apply(fl, m); err != nil {
+		return s, err
+	}
+	if err := s.Validate(); err != nil {
+		if tf.config != "" {
+			return s, usagef("configuration (%s and flags): %v", tf.config, err)
+		}
+		return s, usagef("configuration: %v", err)
+	}
+	m.Streams.Layout = m.StreamLayout() // print the layout the run uses
+	return s, nil
+}
+
+// apply sets on s every stream, LLC, link, memory, controller and
+// experiment flag the user set.
+func (tf *timingFlags) apply(fl *pflag.FlagSet, s *experiments.TimingSetup) {
 	set := func(name string, apply func()) {
 		if fl.Changed(name) {
 			apply()
@@ -159,17 +178,6 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (experiments.TimingSetup, error
 	set("congested-share", func() { s.Experiments.CongestedShare = tf.congested })
 	set("step-ms", func() { s.Experiments.StepMS = tf.stepMS })
 	set("load-outstanding", func() { s.Experiments.LoadOutstanding = tf.loadOutstanding })
-	if err := tf.model.Apply(fl, m); err != nil {
-		return s, err
-	}
-	if err := s.Validate(); err != nil {
-		if tf.config != "" {
-			return s, usagef("configuration (%s and flags): %v", tf.config, err)
-		}
-		return s, usagef("configuration: %v", err)
-	}
-	m.Streams.Layout = m.StreamLayout() // print the layout the run uses
-	return s, nil
 }
 
 func (tf *timingFlags) print(cmd *cobra.Command, res *report.Result) error {

@@ -58,59 +58,60 @@ func replayWorkload(cmd *cobra.Command, o *experiments.ReplayOptions, peak, eff,
 	return nil
 }
 
+// timingReplayFlags are replay's flags beyond the timing model's.
+type timingReplayFlags struct {
+	tf                   timingFlags
+	o                    experiments.ReplayOptions
+	models, traces       []string
+	peak, eff, bucketMiB float64
+	bucketMode           string
+}
+
 func newTimingReplayCmd() *cobra.Command {
-	var (
-		tf         timingFlags
-		o          experiments.ReplayOptions
-		models     []string
-		traces     []string
-		peak, eff  float64
-		bucketMiB  float64
-		bucketMode string
-	)
+	var r timingReplayFlags
 	cmd := &cobra.Command{
 		Use:     "replay [--model NAME|FILE.yaml,...] [--trace FILE.json|FILE.csv]",
 		Short:   "replay gradient buckets through the timing model at their backward ready times (Fig. 2)",
 		Long:    timingReplayLong,
 		Example: timingReplayExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := tf.setup(cmd)
-			if err != nil {
-				return err
-			}
-			o.Setup = s
-			o.Models = append(o.Models, models...)
-			o.Traces = traces
-			if len(o.Models) == 0 && len(o.Traces) == 0 {
-				return usagef("nothing to replay: give --model or --trace")
-			}
-			if err := replayWorkload(cmd, &o, peak, eff, bucketMiB, bucketMode); err != nil {
-				return err
-			}
-			cfg := run.Config{Logf: func(f string, a ...any) {
-				cmd.PrintErrf(f+"\n", a...)
-			}}
-			res, err := experiments.Fig2(cmd.Context(), cfg, o)
-			if err != nil {
-				return err
-			}
-			res.Block = "replay"
-			return tf.print(cmd, res)
-		},
+		RunE:    r.run,
 	}
-	tf.add(cmd, true)
+	r.tf.add(cmd, true)
 	f := cmd.Flags()
-	f.StringSliceVar(&models, "model", []string{"bert-large", "gpt2-xl", "gpt3"}, "built-in profiles or YAML profile files (comma-separated or repeated; \"\" for none)")
-	f.StringArrayVar(&traces, "trace", nil, "trace (every kind whatif takes, go doc ./traces); repeatable")
-	f.Float64Var(&peak, "peak-tflops", workload.A100.PeakFLOPS/1e12, "accelerator dense peak (TFLOP/s)")
-	f.Float64Var(&eff, "efficiency", workload.A100.Efficiency, "achieved fraction of the peak")
-	f.IntVar(&o.Batch, "batch", 0, "samples per worker (0: the profile's default)")
-	f.IntVar(&o.Seq, "seq", 0, "tokens per sample for built-in transformers (0: the context length)")
-	f.Float64Var(&bucketMiB, "bucket-mib", 32, "bucket cap in MiB of FP32 gradients")
-	f.StringVar(&bucketMode, "bucket-mode", "split", "split (fixed-size chunks) or whole (PyTorch DDP: whole tensors)")
-	f.BoolVar(&o.Exact, "exact", false, "simulate every line instead of fast-forwarding")
-	f.BoolVar(&o.Validate, "validate", false, "also compare the fast-forward with event simulation on scaled-down traces")
-	f.Int64Var(&o.ValidateScale, "validate-scale", 128, "scale-down factor of the validation traces")
+	f.StringSliceVar(&r.models, "model", []string{"bert-large", "gpt2-xl", "gpt3"}, "built-in profiles or YAML profile files (comma-separated or repeated; \"\" for none)")
+	f.StringArrayVar(&r.traces, "trace", nil, "trace (every kind whatif takes, go doc ./traces); repeatable")
+	f.Float64Var(&r.peak, "peak-tflops", workload.A100.PeakFLOPS/1e12, "accelerator dense peak (TFLOP/s)")
+	f.Float64Var(&r.eff, "efficiency", workload.A100.Efficiency, "achieved fraction of the peak")
+	f.IntVar(&r.o.Batch, "batch", 0, "samples per worker (0: the profile's default)")
+	f.IntVar(&r.o.Seq, "seq", 0, "tokens per sample for built-in transformers (0: the context length)")
+	f.Float64Var(&r.bucketMiB, "bucket-mib", 32, "bucket cap in MiB of FP32 gradients")
+	f.StringVar(&r.bucketMode, "bucket-mode", "split", "split (fixed-size chunks) or whole (PyTorch DDP: whole tensors)")
+	f.BoolVar(&r.o.Exact, "exact", false, "simulate every line instead of fast-forwarding")
+	f.BoolVar(&r.o.Validate, "validate", false, "also compare the fast-forward with event simulation on scaled-down traces")
+	f.Int64Var(&r.o.ValidateScale, "validate-scale", 128, "scale-down factor of the validation traces")
 	return cmd
+}
+
+func (r *timingReplayFlags) run(cmd *cobra.Command, _ []string) error {
+	s, err := r.tf.setup(cmd)
+	if err != nil {
+		return err
+	}
+	r.o.Setup = s
+	r.o.Models = append(r.o.Models, r.models...)
+	r.o.Traces = r.traces
+	if len(r.o.Models) == 0 && len(r.o.Traces) == 0 {
+		return usagef("nothing to replay: give --model or --trace")
+	}
+	if err := replayWorkload(cmd, &r.o, r.peak, r.eff, r.bucketMiB, r.bucketMode); err != nil {
+		return err
+	}
+	cfg := run.Config{Logf: func(f string, a ...any) { cmd.PrintErrf(f+"\n", a...) }}
+	res, err := experiments.Fig2(cmd.Context(), cfg, r.o)
+	if err != nil {
+		return err
+	}
+	res.Block = "replay"
+	return r.tf.print(cmd, res)
 }

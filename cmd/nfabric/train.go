@@ -60,15 +60,16 @@ from their binary files with --data-dir.`,
 
 // optFlags holds the raw flag values of experiments.TrainOptions.
 type optFlags struct {
-	data, dataDir, model, hidden, layout string
-	trainN, testN, perClass              int
-	epochs, batch, workers, seeds        int
-	lr, signLR, momentum, wd             float32
-	schedule                             string
-	seed                                 uint64
-	augment                              bool
-	diagEpoch, diagSteps                 int
-	extensions, allPolicies              bool
+	data, dataDir, model, layout  string
+	hidden                        []int
+	trainN, testN, perClass       int
+	epochs, batch, workers, seeds int
+	lr, signLR, momentum, wd      float32
+	schedule                      string
+	seed                          uint64
+	augment                       bool
+	diagEpoch, diagSteps          int
+	extensions, allPolicies       bool
 }
 
 func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
@@ -78,7 +79,7 @@ func (f *optFlags) add(fs *pflag.FlagSet, o experiments.TrainOptions) {
 	fs.IntVar(&f.testN, "test-n", o.TestN, "keep the first N test images (0: all)")
 	fs.IntVar(&f.perClass, "per-class", o.PerClass, "keep at most N training images per class (0: no limit)")
 	fs.StringVar(&f.model, "model", o.Model, "model: mlp, cnn, resnet18, resnet-mini, resnet-standin (the stand-ins' ResNet) or resnet-standin-small (the earlier one)")
-	fs.StringVar(&f.hidden, "hidden", joinInts(o.Hidden), "MLP hidden widths, comma-separated")
+	fs.IntSliceVar(&f.hidden, "hidden", o.Hidden, "MLP hidden widths, comma-separated")
 	fs.IntVar(&f.epochs, "epochs", o.Epochs, "epochs")
 	fs.IntVar(&f.batch, "batch", o.Batch, "global batch size (split over the workers)")
 	fs.IntVar(&f.workers, "workers", o.Workers, "virtual workers W")
@@ -125,6 +126,21 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	if set("seed") {
 		o.Seed = f.seed
 	}
+	if err := f.applyRates(fs, o); err != nil {
+		return err
+	}
+	if set("augment") {
+		o.Augment = f.augment
+	} else {
+		o.DefaultAugment()
+	}
+	return checkTrainOptions(o)
+}
+
+// applyRates overwrites o's learning rates, schedule and payload layout
+// with the flags the user set.
+func (f *optFlags) applyRates(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
+	set := func(name string) bool { return fs.Changed(name) }
 	for _, kv := range []struct {
 		name string
 		dst  *float32
@@ -148,12 +164,7 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 		}
 		o.Layout = l
 	}
-	if set("augment") {
-		o.Augment = f.augment
-	} else {
-		o.DefaultAugment()
-	}
-	return checkTrainOptions(o)
+	return nil
 }
 
 // applyData overwrites o's data and model fields with the flags the user
@@ -180,14 +191,10 @@ func (f *optFlags) applyData(fs *pflag.FlagSet, o *experiments.TrainOptions) err
 		o.Model = f.model
 	}
 	if set("hidden") {
-		o.Hidden = nil
-		for _, p := range strings.Split(f.hidden, ",") {
-			v, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil || v < 1 {
-				return usagef("--hidden %q: want positive comma-separated widths", f.hidden)
-			}
-			o.Hidden = append(o.Hidden, v)
+		if len(f.hidden) == 0 || slices.Min(f.hidden) < 1 {
+			return usagef("--hidden %v: want positive comma-separated widths", f.hidden)
 		}
+		o.Hidden = f.hidden
 	}
 	return nil
 }
@@ -236,60 +243,62 @@ func checkRunFlags(cmd *cobra.Command, logEvery int, resume bool, checkpoint str
 	return nil
 }
 
+// trainRunFlags are train run's flags.
+type trainRunFlags struct {
+	of                    optFlags
+	policy, checkpoint    string
+	resume, asJSON, quiet bool
+	logEvery              int
+	out                   string
+}
+
 func newTrainRunCmd() *cobra.Command {
-	var (
-		of         optFlags
-		policy     string
-		checkpoint string
-		resume     bool
-		logEvery   int
-		asJSON     bool
-		quiet      bool
-		out        string
-	)
+	var r trainRunFlags
 	def := experiments.RunOptions()
 	cmd := &cobra.Command{
 		Use:   "run --policy POLICY [flags]",
 		Short: "train one policy for one seed; checkpoint after every epoch, resume with --resume",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := def
-			if err := of.apply(cmd.Flags(), &o); err != nil {
-				return err
-			}
-			p, err := train.ParsePolicy(policy)
-			if err != nil {
-				return usagef("--policy: %v", err)
-			}
-			if err := checkRunFlags(cmd, logEvery, resume, checkpoint); err != nil {
-				return err
-			}
-			o.Logf = stderrLogf(cmd, quiet)
-			cfg := o.Config(p, o.Seed)
-			cfg.Checkpoint, cfg.Resume, cfg.LogEvery = checkpoint, resume, logEvery
-			if err := cfg.Validate(); err != nil {
-				return usagef("%v", err)
-			}
-			sets, info, err := o.LoadSets()
-			if err != nil {
-				return err
-			}
-			r, err := train.Run(cmd.Context(), cfg, sets)
-			if err != nil {
-				return err
-			}
-			return printResult(cmd, experiments.TrainRunResult(r, info, o.Seed), asJSON, out)
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return r.run(cmd, def) },
 	}
-	of.add(cmd.Flags(), def)
-	cmd.Flags().StringVar(&policy, "policy", "fp32", "aggregation policy, e.g. g-binary or backbone=g-ternary,head=fp32")
-	fileFlag(cmd.Flags(), &checkpoint, "checkpoint", "", "checkpoint file written after every epoch")
-	cmd.Flags().BoolVar(&resume, "resume", false, "resume from --checkpoint when it exists")
-	cmd.Flags().IntVar(&logEvery, "log-every", 0, "progress line every N steps (0: per epoch)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
-	dirFlag(cmd.Flags(), &out, "out", "", "also write the result's tables (and JSON) into this directory")
+	f := cmd.Flags()
+	r.of.add(f, def)
+	f.StringVar(&r.policy, "policy", "fp32", "aggregation policy, e.g. g-binary or backbone=g-ternary,head=fp32")
+	fileFlag(f, &r.checkpoint, "checkpoint", "", "checkpoint file written after every epoch")
+	f.BoolVar(&r.resume, "resume", false, "resume from --checkpoint when it exists")
+	f.IntVar(&r.logEvery, "log-every", 0, "progress line every N steps (0: per epoch)")
+	f.BoolVar(&r.asJSON, "json", false, "print the result as JSON")
+	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress on stderr")
+	dirFlag(f, &r.out, "out", "", "also write the result's tables (and JSON) into this directory")
 	return cmd
+}
+
+func (r *trainRunFlags) run(cmd *cobra.Command, o experiments.TrainOptions) error {
+	if err := r.of.apply(cmd.Flags(), &o); err != nil {
+		return err
+	}
+	p, err := train.ParsePolicy(r.policy)
+	if err != nil {
+		return usagef("--policy: %v", err)
+	}
+	if err := checkRunFlags(cmd, r.logEvery, r.resume, r.checkpoint); err != nil {
+		return err
+	}
+	o.Logf = stderrLogf(cmd, r.quiet)
+	cfg := o.Config(p, o.Seed)
+	cfg.Checkpoint, cfg.Resume, cfg.LogEvery = r.checkpoint, r.resume, r.logEvery
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	sets, info, err := o.LoadSets()
+	if err != nil {
+		return err
+	}
+	res, err := train.Run(cmd.Context(), cfg, sets)
+	if err != nil {
+		return err
+	}
+	return printResult(cmd, experiments.TrainRunResult(res, info, o.Seed), r.asJSON, r.out)
 }
 
 // trainStudyLong follows a study's Short line in its help.
@@ -432,11 +441,12 @@ func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint
 
 // sweepFlags are train sweep's flags.
 type sweepFlags struct {
-	of                                optFlags
-	study, family, rates, rules, tier string
-	scheds                            []string
-	asJSON, quiet                     bool
-	out                               string
+	of                  optFlags
+	study, family, tier string
+	rates, rules        []string
+	scheds              []string
+	asJSON, quiet       bool
+	out                 string
 }
 
 func (f *sweepFlags) add(fs *pflag.FlagSet) {
@@ -445,8 +455,8 @@ func (f *sweepFlags) add(fs *pflag.FlagSet) {
 	f.of.add(fs, def)
 	fs.StringVar(&f.study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
 	fs.StringVar(&f.family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
-	fs.StringVar(&f.rates, "lrs", "", "learning rates to try, comma-separated (default "+sweepSignLRs+" for sign, "+sweepFP32LRs+" for fp32)")
-	fs.StringVar(&f.rules, "rules", "g-binary,g-ternary", "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
+	fs.StringSliceVar(&f.rates, "lrs", nil, "learning rates to try, comma-separated (default "+strings.Join(sweepSignLRs, ",")+" for sign, "+strings.Join(sweepFP32LRs, ",")+" for fp32)")
+	fs.StringSliceVar(&f.rules, "rules", []string{"g-binary", "g-ternary"}, "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
 	fs.StringSliceVar(&f.scheds, "schedules", nil, "sweep these learning-rate schedules (see --schedule) instead of a rate, e.g. constant,cosine,cosine:warmup=1,step")
 	fs.StringVar(&f.tier, "tier", "quick", "start from this tier's configuration of the study: quick, standard or full")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
@@ -511,13 +521,13 @@ func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, defaults func(run.Tier, u
 	}
 	rules := f.rules
 	if !cmd.Flags().Changed("rules") {
-		rules = "fp32,g-binary,g-ternary"
+		rules = []string{"fp32", "g-binary", "g-ternary"}
 	}
 	var rs []train.Rule
-	for _, p := range strings.Split(rules, ",") {
+	for _, p := range rules {
 		r, err := train.ParseRule(strings.TrimSpace(p))
 		if err != nil {
-			return usagef("--rules %q: %v", rules, err)
+			return usagef("--rules %q: %v", strings.Join(rules, ","), err)
 		}
 		rs = append(rs, r)
 	}
@@ -542,29 +552,29 @@ func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, defaults func(run.Tier, u
 }
 
 // The sweep's default grids (the ones NOTES.md's Training section ran).
-const (
-	sweepSignLRs = "3e-5,1e-4,3e-4,1e-3"
-	sweepFP32LRs = "0.02,0.05,0.1,0.2,0.4"
+var (
+	sweepSignLRs = []string{"3e-5", "1e-4", "3e-4", "1e-3"}
+	sweepFP32LRs = []string{"0.02", "0.05", "0.1", "0.2", "0.4"}
 )
 
 // sweepRules parses the sweep's --rule, --rules and --lrs flags into the
 // rules to train and the grid of rates.
-func sweepRules(cmd *cobra.Command, family, rules, rates string) ([]train.Rule, []float32, error) {
+func sweepRules(cmd *cobra.Command, family string, rules, rates []string) ([]train.Rule, []float32, error) {
 	var rs []train.Rule
 	switch family {
 	case "sign":
-		if rates == "" {
+		if len(rates) == 0 {
 			rates = sweepSignLRs
 		}
-		for _, p := range strings.Split(rules, ",") {
-			r, err := train.ParseRule(p)
+		for _, p := range rules {
+			r, err := train.ParseRule(strings.TrimSpace(p))
 			if err != nil || !r.Sign() {
-				return nil, nil, usagef("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", rules)
+				return nil, nil, usagef("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", strings.Join(rules, ","))
 			}
 			rs = append(rs, r)
 		}
 	case "fp32":
-		if rates == "" {
+		if len(rates) == 0 {
 			rates = sweepFP32LRs
 		}
 		if cmd.Flags().Changed("rules") {
@@ -574,13 +584,13 @@ func sweepRules(cmd *cobra.Command, family, rules, rates string) ([]train.Rule, 
 	default:
 		return nil, nil, usagef("--rule %q: want sign or fp32", family)
 	}
-	var lrs []float32
-	for _, p := range strings.Split(rates, ",") {
+	lrs := make([]float32, len(rates))
+	for i, p := range rates {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, nil, usagef("--lrs %q: want positive comma-separated rates", rates)
+			return nil, nil, usagef("--lrs %q: want positive comma-separated rates", strings.Join(rates, ","))
 		}
-		lrs = append(lrs, float32(v))
+		lrs[i] = float32(v)
 	}
 	return rs, lrs, nil
 }
