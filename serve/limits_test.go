@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,8 +76,12 @@ func TestLimitsRSS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// Wait until the socket accepts, not until its file exists: the file
+	// appears at bind, a moment before listen, and a dial in between is
+	// refused (seen on a loaded machine).
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
+		if conn, err := net.Dial("unix", sock); err == nil {
+			conn.Close()
 			break
 		}
 		if time.Now().After(deadline) {
