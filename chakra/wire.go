@@ -46,32 +46,30 @@ func decodeNode(b []byte, nf *nodeFields) error {
 		b = b[n:]
 		switch {
 		case num == fieldID && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return fmt.Errorf("%w: id: %v", errWire, protowire.ParseError(n))
+			var err error
+			if nf.id, b, err = consumeVarint(b, "id"); err != nil {
+				return err
 			}
-			nf.id, b = v, b[n:]
 		case num == fieldType && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return fmt.Errorf("%w: type: %v", errWire, protowire.ParseError(n))
+			v, rest, err := consumeVarint(b, "type")
+			if err != nil {
+				return err
 			}
-			nf.kind, b = int64(int32(v)), b[n:]
+			nf.kind, b = int64(int32(v)), rest
 		case num == fieldDuration && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return fmt.Errorf("%w: duration_micros: %v", errWire, protowire.ParseError(n))
+			var err error
+			if nf.dur, b, err = consumeVarint(b, "duration_micros"); err != nil {
+				return err
 			}
-			nf.dur, b = v, b[n:]
 		case num == fieldName && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return fmt.Errorf("%w: name: %v", errWire, protowire.ParseError(n))
+			v, rest, err := consumeBytes(b, "name")
+			if err != nil {
+				return err
 			}
 			if !utf8.Valid(v) {
 				return fmt.Errorf("%w: name: invalid UTF-8", errWire)
 			}
-			nameB, b = v, b[n:]
+			nameB, b = v, rest
 		case (num == fieldCtrlDeps || num == fieldDataDeps) && (typ == protowire.VarintType || typ == protowire.BytesType):
 			var err error
 			dst := &data
@@ -82,11 +80,11 @@ func decodeNode(b []byte, nf *nodeFields) error {
 				return err
 			}
 		case num == fieldAttr && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return fmt.Errorf("%w: attr: %v", errWire, protowire.ParseError(n))
+			v, rest, err := consumeBytes(b, "attr")
+			if err != nil {
+				return err
 			}
-			attrs, b = append(attrs, v), b[n:]
+			attrs, b = append(attrs, v), rest
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, b)
 			if n < 0 {
@@ -112,26 +110,45 @@ func decodeNode(b []byte, nf *nodeFields) error {
 // appendUint64s reads a repeated uint64 field, packed (bytes) or not.
 func appendUint64s(b []byte, typ protowire.Type, dst *[]uint64) ([]byte, error) {
 	if typ == protowire.VarintType {
-		v, n := protowire.ConsumeVarint(b)
-		if n < 0 {
-			return nil, fmt.Errorf("%w: dependency: %v", errWire, protowire.ParseError(n))
+		v, rest, err := consumeVarint(b, "dependency")
+		if err != nil {
+			return nil, err
 		}
 		*dst = append(*dst, v)
-		return b[n:], nil
+		return rest, nil
 	}
-	p, n := protowire.ConsumeBytes(b)
-	if n < 0 {
-		return nil, fmt.Errorf("%w: dependencies: %v", errWire, protowire.ParseError(n))
+	p, rest, err := consumeBytes(b, "dependencies")
+	if err != nil {
+		return nil, err
 	}
 	for len(p) > 0 {
-		v, k := protowire.ConsumeVarint(p)
-		if k < 0 {
-			return nil, fmt.Errorf("%w: packed dependency: %v", errWire, protowire.ParseError(k))
+		var v uint64
+		if v, p, err = consumeVarint(p, "packed dependency"); err != nil {
+			return nil, err
 		}
 		*dst = append(*dst, v)
-		p = p[k:]
 	}
-	return b[n:], nil
+	return rest, nil
+}
+
+// consumeVarint reads one varint off the front of b, naming what in its
+// error, and returns the rest.
+func consumeVarint(b []byte, what string) (uint64, []byte, error) {
+	v, n := protowire.ConsumeVarint(b)
+	if n < 0 {
+		return 0, nil, fmt.Errorf("%w: %s: %v", errWire, what, protowire.ParseError(n))
+	}
+	return v, b[n:], nil
+}
+
+// consumeBytes reads one length-delimited value off the front of b, naming
+// what in its error, and returns the value and the rest.
+func consumeBytes(b []byte, what string) ([]byte, []byte, error) {
+	v, n := protowire.ConsumeBytes(b)
+	if n < 0 {
+		return nil, nil, fmt.Errorf("%w: %s: %v", errWire, what, protowire.ParseError(n))
+	}
+	return v, b[n:], nil
 }
 
 // attrWire is the wire type of every AttributeProto field the schema
