@@ -112,6 +112,27 @@ func BenchmarkMLPStep(b *testing.B) {
 	b.ReportMetric(float64(128*b.N)/b.Elapsed().Seconds(), "images/s")
 }
 
+// standInBatch builds a training stand-in (nn.StandInConfig) with c
+// channels and classes outputs as W = 8 replicas, and a batch of random
+// 28×28 images and labels, for the stand-in benchmarks.
+func standInBatch(b *testing.B, c, classes, batch int) ([]*nn.Replica, *nn.Tensor, []int, []nn.ShardResult) {
+	rng := rand.New(rand.NewPCG(1, 0))
+	m, err := nn.NewResNet(rng, nn.StandInConfig(c, 28, 28, classes))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const w = 8
+	x := nn.NewTensor(batch, c, 28, 28)
+	for i := range x.Data {
+		x.Data[i] = float32(rng.NormFloat64())
+	}
+	y := make([]int, batch)
+	for i := range y {
+		y[i] = rng.IntN(classes)
+	}
+	return m.NewReplicas(w), x, y, make([]nn.ShardResult, w)
+}
+
 // BenchmarkStandInStep runs one training step (forward, backward) of the
 // training stand-ins (nn.StandInConfig) on a batch of 128 random 28×28
 // images split over W = 8 replicas, as the reproduce blocks run them:
@@ -122,22 +143,8 @@ func BenchmarkMLPStep(b *testing.B) {
 func BenchmarkStandInStep(b *testing.B) {
 	for _, tt := range []struct{ c, classes int }{{1, 10}, {2, 100}} {
 		b.Run(fmt.Sprintf("C=%d/classes=%d", tt.c, tt.classes), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 0))
-			m, err := nn.NewResNet(rng, nn.StandInConfig(tt.c, 28, 28, tt.classes))
-			if err != nil {
-				b.Fatal(err)
-			}
-			const batch, w = 128, 8
-			reps := m.NewReplicas(w)
-			x := nn.NewTensor(batch, tt.c, 28, 28)
-			for i := range x.Data {
-				x.Data[i] = float32(rng.NormFloat64())
-			}
-			y := make([]int, batch)
-			for i := range y {
-				y[i] = rng.IntN(tt.classes)
-			}
-			res := make([]nn.ShardResult, w)
+			const batch = 128
+			reps, x, y, res := standInBatch(b, tt.c, tt.classes, batch)
 			nn.TrainShards(reps, x, y, res)
 			b.ResetTimer()
 			cpu0 := cpuSeconds()
@@ -163,22 +170,8 @@ func BenchmarkStandInStep(b *testing.B) {
 func BenchmarkStandInEval(b *testing.B) {
 	for _, tt := range []struct{ c, classes int }{{1, 10}, {2, 100}} {
 		b.Run(fmt.Sprintf("C=%d/classes=%d", tt.c, tt.classes), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 0))
-			m, err := nn.NewResNet(rng, nn.StandInConfig(tt.c, 28, 28, tt.classes))
-			if err != nil {
-				b.Fatal(err)
-			}
-			const batch, w = 512, 8
-			reps := m.NewReplicas(w)
-			x := nn.NewTensor(batch, tt.c, 28, 28)
-			for i := range x.Data {
-				x.Data[i] = float32(rng.NormFloat64())
-			}
-			y := make([]int, batch)
-			for i := range y {
-				y[i] = rng.IntN(tt.classes)
-			}
-			res := make([]nn.ShardResult, w)
+			const batch = 512
+			reps, x, y, res := standInBatch(b, tt.c, tt.classes, batch)
 			nn.EvalShards(reps, x, y, res)
 			b.ResetTimer()
 			cpu0 := cpuSeconds()
