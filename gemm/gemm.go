@@ -326,6 +326,46 @@ func (pa *PackedA) Pack(tA bool, m, k int, a []float32, lda int) {
 	}
 }
 
+// PackGathered packs the len(g.Rows)×len(g.Cols) matrix A(i, l) =
+// g.X[g.Rows[i]+g.Cols[l]] into pa, reusing its memory, in the layout of
+// Pack: pa then holds what Pack would give for that matrix stored row by
+// row, without the matrix being formed (a convolution's weights flipped
+// and transposed). It panics when an element would lie outside g.X.
+func (pa *PackedA) PackGathered(g *Gathered) {
+	m, k := len(g.Rows), len(g.Cols)
+	kr := kernelFor(m)
+	pa.kr, pa.m, pa.k, pa.mpad = kr, m, k, roundUp(m, kr.mr)
+	if cap(pa.data) < pa.mpad*k {
+		pa.data = make([]float32, pa.mpad*k)
+	}
+	pa.data = pa.data[:pa.mpad*k]
+	if m == 0 || k == 0 {
+		return
+	}
+	rlo, rhi := bounds(g.Rows)
+	clo, chi := bounds(g.Cols)
+	if rlo+clo < 0 || rhi+chi >= int64(len(g.X)) {
+		panic(fmt.Sprintf("gemm: Gathered offsets %d..%d outside X of %d elements", rlo+clo, rhi+chi, len(g.X)))
+	}
+	mr, x := kr.mr, g.X
+	for pc := 0; pc < k; pc += KC {
+		kc := min(KC, k-pc)
+		blk := pa.data[pc*pa.mpad:]
+		for s := 0; s < m; s += mr {
+			// Element (s+r, pc+l) to d[l*mr+r], as packA puts it.
+			d := blk[s*kc : (s+mr)*kc]
+			rows := g.Rows[s:min(s+mr, m)]
+			for l, base := range g.Cols[pc : pc+kc] {
+				dl := d[l*mr : (l+1)*mr]
+				for r, off := range rows {
+					dl[r] = x[off+base]
+				}
+				clear(dl[len(rows):])
+			}
+		}
+	}
+}
+
 // Mul computes C = alpha·op(A)·op(B) + beta·C with op(A) the m×k matrix
 // last packed into pa, op(B) k×n and C m×n as in ParallelSgemm, with up to
 // workers goroutines.

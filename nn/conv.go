@@ -67,7 +67,7 @@ type Conv2d struct {
 	oh, ow   int
 	y, dx    Tensor
 	fwd, bwd taps          // tap offsets of the forward and of the dx convolution
-	wflip    []float32     // W' of the dx convolution (outside runShards)
+	flip     gemm.Gathered // W' of the dx convolution as offsets into W (X set when packing)
 	pw       *gemm.PackedA // W' packed, for dxFlipped
 	pt, ptd  gemm.Gathered // the GEMMs' patch matrices (fields, so passing them does not allocate)
 }
@@ -83,7 +83,6 @@ type weightPack struct {
 	pass  uint64 // the runShards call the packs belong to
 	packs [packKinds]gemm.PackedA
 	has   [packKinds]bool
-	wflip []float32
 }
 
 // packKind names the three ways a convolution's weights enter a GEMM.
@@ -182,7 +181,7 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 func (cv *Conv2d) packed(kind packKind) *gemm.PackedA {
 	if cv.ws.pass == 0 {
 		// Outside runShards the weights may have changed since any pack.
-		cv.pack(kind, &cv.ws.packed, &cv.wflip)
+		cv.pack(kind, &cv.ws.packed)
 		return &cv.ws.packed
 	}
 	wp := cv.wp
@@ -192,15 +191,14 @@ func (cv *Conv2d) packed(kind packKind) *gemm.PackedA {
 		wp.pass, wp.has = cv.ws.pass, [packKinds]bool{}
 	}
 	if !wp.has[kind] {
-		cv.pack(kind, &wp.packs[kind], &wp.wflip)
+		cv.pack(kind, &wp.packs[kind])
 		wp.has[kind] = true
 	}
 	return &wp.packs[kind]
 }
 
-// pack packs W into pa for the product kind, forming W' in *wflip for
-// packFlip.
-func (cv *Conv2d) pack(kind packKind, pa *gemm.PackedA, wflip *[]float32) {
+// pack packs W into pa for the product kind (see packKind).
+func (cv *Conv2d) pack(kind packKind, pa *gemm.PackedA) {
 	ckk := cv.C * cv.K * cv.K
 	switch kind {
 	case packFwd:
@@ -208,26 +206,32 @@ func (cv *Conv2d) pack(kind packKind, pa *gemm.PackedA, wflip *[]float32) {
 	case packTrans:
 		pa.Pack(true, ckk, cv.F, cv.W, ckk)
 	default:
-		cv.packFlipped(pa, wflip)
+		cv.packFlipped(pa)
 	}
 }
 
-// packFlipped forms W'[c,f,p,q] = W[f,c,K-1-p,K-1-q] (C × F·K·K) in
-// *wflip and packs it into pa.
-func (cv *Conv2d) packFlipped(pa *gemm.PackedA, wflip *[]float32) {
-	k := cv.K
-	fkk := cv.F * k * k
-	wf := grow(wflip, cv.C*fkk)
-	for c := range cv.C { // W' row by row, so that the stores are sequential
+// packFlipped packs W'[c,f,p,q] = W[f,c,K-1-p,K-1-q], the C × F·K·K
+// matrix of the dx convolution, into pa, gathered straight from W: row c
+// of W' starts at c·K·K in W and its column (f, t) with t = p·K+q lies
+// f·C·K·K + K·K-1-t further (gemm.PackedA.PackGathered), so W' is never
+// formed. The packed floats are those of packing a formed W'.
+func (cv *Conv2d) packFlipped(pa *gemm.PackedA) {
+	kk := cv.K * cv.K
+	if len(cv.flip.Rows) != cv.C || len(cv.flip.Cols) != cv.F*kk {
+		cv.flip.Rows = make([]int32, cv.C)
+		for c := range cv.C {
+			cv.flip.Rows[c] = int32(c * kk)
+		}
+		cv.flip.Cols = make([]int32, cv.F*kk)
 		for f := range cv.F {
-			src := cv.W[(f*cv.C+c)*k*k:][:k*k]
-			dst := wf[c*fkk+f*k*k:][:k*k]
-			for t, v := range src {
-				dst[k*k-1-t] = v // (p, q) -> (K-1-p, K-1-q)
+			for t := range kk {
+				cv.flip.Cols[f*kk+t] = int32(f*cv.C*kk + kk - 1 - t)
 			}
 		}
 	}
-	pa.Pack(false, cv.C, fkk, wf, fkk)
+	cv.flip.X = cv.W
+	pa.PackGathered(&cv.flip)
+	cv.flip.X = nil
 }
 
 // keepPad is the most floats of padded input a convolution keeps from
