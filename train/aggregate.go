@@ -106,11 +106,13 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 			return err
 		}
 	}
-	// The mean of the parameters whose rule reads it; Mean forms the rest
-	// only if asked (the diagnostics), so a policy whose FP32 group is the
-	// head does not average the backbone's gradients every step.
+	// The mean of the parameters whose rule reads it: FP32 groups average
+	// straight into dst below, SignOfMean ones into a.mean here. Mean
+	// forms the rest only if asked (the diagnostics), so a policy whose
+	// FP32 group is the head does not average the backbone's gradients
+	// every step.
 	for i, prm := range a.model.Params {
-		if r := a.policy[prm.Group].Rule; r == FormatRule(lowbit.FP32) || r == SignOfMean {
+		if a.policy[prm.Group].Rule == SignOfMean {
 			a.meanOf(i)
 		}
 	}
@@ -125,7 +127,7 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 	for i, prm := range a.model.Params {
 		switch a.policy[prm.Group].Rule {
 		case FormatRule(lowbit.FP32):
-			copy(dst[i], a.mean[i])
+			meanGrad(dst[i], grads, i)
 		case SignOfMean:
 			if err := lowbit.CheckFinite(a.mean[i]); err != nil {
 				return fmt.Errorf("parameter %s: mean gradient: %w", prm.Name, err)
