@@ -67,7 +67,6 @@ type Conv2d struct {
 	oh, ow   int
 	y, dx    Tensor
 	fwd, bwd taps          // tap offsets of the forward and of the dx convolution
-	flip     gemm.Gathered // W' of the dx convolution as offsets into W (X set when packing)
 	pw       *gemm.PackedA // W' packed, for dxFlipped
 	pt, ptd  gemm.Gathered // the GEMMs' patch matrices (fields, so passing them does not allocate)
 }
@@ -83,6 +82,9 @@ type weightPack struct {
 	pass  uint64 // the runShards call the packs belong to
 	packs [packKinds]gemm.PackedA
 	has   [packKinds]bool
+	// flipRows and flipCols are W' (see packFlipped) as offsets into W,
+	// set when the model is built and read-only after.
+	flipRows, flipCols []int32
 }
 
 // packKind names the three ways a convolution's weights enter a GEMM.
@@ -121,6 +123,9 @@ func newConv(b *builder, name string, c, f, k, s, p int, bias bool) *Conv2d {
 		b.rep.lazy[len(b.rep.lazy)-1] = true
 	}
 	cv.wp = b.weightPack()
+	if cv.wp.flipRows == nil {
+		cv.wp.flipRows, cv.wp.flipCols = flipOffsets(c, f, k)
+	}
 	if bias {
 		cv.B, cv.dB = b.param(name+".bias", []int{f}, b.uniform(1/math.Sqrt(float64(c*k*k))))
 	}
@@ -211,27 +216,31 @@ func (cv *Conv2d) pack(kind packKind, pa *gemm.PackedA) {
 }
 
 // packFlipped packs W'[c,f,p,q] = W[f,c,K-1-p,K-1-q], the C × F·K·K
-// matrix of the dx convolution, into pa, gathered straight from W: row c
-// of W' starts at c·K·K in W and its column (f, t) with t = p·K+q lies
-// f·C·K·K + K·K-1-t further (gemm.PackedA.PackGathered), so W' is never
+// matrix of the dx convolution, into pa, gathered straight from W at the
+// offsets of flipOffsets (gemm.PackedA.PackGathered), so W' is never
 // formed. The packed floats are those of packing a formed W'.
 func (cv *Conv2d) packFlipped(pa *gemm.PackedA) {
-	kk := cv.K * cv.K
-	if len(cv.flip.Rows) != cv.C || len(cv.flip.Cols) != cv.F*kk {
-		cv.flip.Rows = make([]int32, cv.C)
-		for c := range cv.C {
-			cv.flip.Rows[c] = int32(c * kk)
-		}
-		cv.flip.Cols = make([]int32, cv.F*kk)
-		for f := range cv.F {
-			for t := range kk {
-				cv.flip.Cols[f*kk+t] = int32(f*cv.C*kk + kk - 1 - t)
-			}
+	g := gemm.Gathered{X: cv.W, Rows: cv.wp.flipRows, Cols: cv.wp.flipCols}
+	pa.PackGathered(&g)
+}
+
+// flipOffsets returns W' of a convolution with c input channels, f
+// filters and k×k kernels as offsets into W (F, C, K, K): row c of W'
+// starts at c·K·K and its column (f, t), t = p·K+q, lies f·C·K·K +
+// K·K-1-t further, so that W'[c, (f, t)] = W[rows[c]+cols[f·K·K+t]].
+func flipOffsets(c, f, k int) (rows, cols []int32) {
+	kk := k * k
+	rows = make([]int32, c)
+	for ci := range c {
+		rows[ci] = int32(ci * kk)
+	}
+	cols = make([]int32, f*kk)
+	for fi := range f {
+		for t := range kk {
+			cols[fi*kk+t] = int32(fi*c*kk + kk - 1 - t)
 		}
 	}
-	cv.flip.X = cv.W
-	pa.PackGathered(&cv.flip)
-	cv.flip.X = nil
+	return rows, cols
 }
 
 // keepPad is the most floats of padded input a convolution keeps from
