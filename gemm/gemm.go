@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -344,18 +345,30 @@ func (pa *PackedA) PackGathered(g *Gathered) {
 	}
 	rlo, rhi := bounds(g.Rows)
 	clo, chi := bounds(g.Cols)
-	if rlo+clo < 0 || rhi+chi >= int64(len(g.X)) {
+	if rlo+clo < 0 || rhi+chi >= int64(len(g.X)) || len(g.X) > math.MaxInt32 {
 		panic(fmt.Sprintf("gemm: Gathered offsets %d..%d outside X of %d elements", rlo+clo, rhi+chi, len(g.X)))
 	}
 	mr, x := kr.mr, g.X
 	for pc := 0; pc < k; pc += KC {
 		kc := min(KC, k-pc)
 		blk := pa.data[pc*pa.mpad:]
+		cols := g.Cols[pc : pc+kc]
 		for s := 0; s < m; s += mr {
 			// Element (s+r, pc+l) to d[l*mr+r], as packA puts it.
 			d := blk[s*kc : (s+mr)*kc]
 			rows := g.Rows[s:min(s+mr, m)]
-			for l, base := range g.Cols[pc : pc+kc] {
+			if len(rows) == 8 && mr == 8 {
+				// A full sliver of the 8-row kernel (a convolution's
+				// channels), unrolled.
+				r := (*[8]int32)(rows)
+				for l, base := range cols {
+					dl := (*[8]float32)(d[l*8:])
+					dl[0], dl[1], dl[2], dl[3] = x[r[0]+base], x[r[1]+base], x[r[2]+base], x[r[3]+base]
+					dl[4], dl[5], dl[6], dl[7] = x[r[4]+base], x[r[5]+base], x[r[6]+base], x[r[7]+base]
+				}
+				continue
+			}
+			for l, base := range cols {
 				dl := d[l*mr : (l+1)*mr]
 				for r, off := range rows {
 					dl[r] = x[off+base]
