@@ -76,7 +76,7 @@ func newCollectiveCmd() *cobra.Command {
 func (c *collectiveFlags) add(f *pflag.FlagSet) {
 	o, def := &c.o, experiments.DefaultCollectiveOptions()
 	f.StringVar(&o.Model, "model", def.Model, "model profile: built-in name or YAML file")
-	f.IntVar(&o.Workers, "workers", def.Workers, "number of data-parallel workers")
+	f.IntVar(&o.Workers, "workers", def.Workers, "number of data-parallel workers (with --astra-network and no --workers: the network's npus_count)")
 	f.StringVar(&o.Net, "net", def.Net, "link of the FP32 software collectives")
 	f.StringVar(&o.Intra, "intra", def.Intra, "intra-node link of the hierarchical collective")
 	f.IntVar(&o.PerNode, "per-node", def.PerNode, "workers per node for the hierarchical collective")

@@ -26,8 +26,10 @@ DDP waits for before it reads the bucket). Modes change only at step boundaries;
 rank 0 before each step's first bucket and its answer is broadcast.
 """
 
+import atexit
 import json
 import time
+import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
@@ -51,6 +53,35 @@ def fsdp_device(t: torch.Tensor) -> torch.device:
     """Where a parameter's data lives (a DTensor's local shard's device)."""
     local = getattr(t, "to_local", None)
     return local().device if callable(local) else t.device
+
+
+# A DDP model's Reducer (C++) holds its process group. Freed with the model
+# while it is the group's last owner, it destroys a gloo group with the GIL
+# held, and the group's destructor joins worker threads, one of which may be
+# waiting for the GIL to free a Python tensor or callback of a collective
+# that has just finished: the process hangs for good (pytorch/pytorch#56297;
+# it happens when the model outlives destroy_process_group(), as in
+# pytorch/examples' DDP tutorial, and our hook's Python buckets and
+# callbacks make it likely). So every DDP model a Fabric binds has its
+# group held from Python too, until the model is gone; the Reducer is then
+# never the last owner, and Python frees the group with the GIL released.
+_held_groups: List[Tuple["weakref.ref[torch.nn.Module]", Any]] = []
+
+
+def _hold_group(model: torch.nn.Module) -> None:
+    """Holds model's process group until model is freed (looked at by the
+    next bind and at exit, never inside the model's own teardown)."""
+    _release_groups()
+    pg = getattr(model, "process_group", None)
+    if pg is not None:
+        _held_groups.append((weakref.ref(model), pg))
+
+
+@atexit.register
+def _release_groups() -> None:
+    """Drops the held groups whose models are gone (at exit too, while the
+    interpreter is whole; a model alive then keeps its group held)."""
+    _held_groups[:] = [(m, pg) for m, pg in _held_groups if m() is not None]
 
 
 def _global_rank(pg: Optional[dist.ProcessGroup], rank: int) -> int:
@@ -237,6 +268,7 @@ class Fabric(ModeState):
         if kind == "ddp":
             self._record_hooks(model)
             model.register_comm_hook(self, _hook)
+            _hold_group(model)
         else:
             from . import fsdp
             self._record_hooks(model)
