@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -323,6 +324,58 @@ func (pa *PackedA) Pack(tA bool, m, k int, a []float32, lda int) {
 	}
 	for pc := 0; pc < k; pc += KC {
 		p.packA(pa.data[pc*pa.mpad:], kr.mr, 0, m, pc, min(KC, k-pc))
+	}
+}
+
+// PackGathered packs the len(g.Rows)×len(g.Cols) matrix A(i, l) =
+// g.X[g.Rows[i]+g.Cols[l]] into pa, reusing its memory, in the layout of
+// Pack: pa then holds what Pack would give for that matrix stored row by
+// row, without the matrix being formed (a convolution's weights flipped
+// and transposed). It panics when an element would lie outside g.X.
+func (pa *PackedA) PackGathered(g *Gathered) {
+	m, k := len(g.Rows), len(g.Cols)
+	kr := kernelFor(m)
+	pa.kr, pa.m, pa.k, pa.mpad = kr, m, k, roundUp(m, kr.mr)
+	if cap(pa.data) < pa.mpad*k {
+		pa.data = make([]float32, pa.mpad*k)
+	}
+	pa.data = pa.data[:pa.mpad*k]
+	if m == 0 || k == 0 {
+		return
+	}
+	rlo, rhi := bounds(g.Rows)
+	clo, chi := bounds(g.Cols)
+	if rlo+clo < 0 || rhi+chi >= int64(len(g.X)) || len(g.X) > math.MaxInt32 {
+		panic(fmt.Sprintf("gemm: Gathered offsets %d..%d outside X of %d elements", rlo+clo, rhi+chi, len(g.X)))
+	}
+	mr, x := kr.mr, g.X
+	for pc := 0; pc < k; pc += KC {
+		kc := min(KC, k-pc)
+		blk := pa.data[pc*pa.mpad:]
+		cols := g.Cols[pc : pc+kc]
+		for s := 0; s < m; s += mr {
+			// Element (s+r, pc+l) to d[l*mr+r], as packA puts it.
+			d := blk[s*kc : (s+mr)*kc]
+			rows := g.Rows[s:min(s+mr, m)]
+			if len(rows) == 8 && mr == 8 {
+				// A full sliver of the 8-row kernel (a convolution's
+				// channels), unrolled.
+				r := (*[8]int32)(rows)
+				for l, base := range cols {
+					dl := (*[8]float32)(d[l*8:])
+					dl[0], dl[1], dl[2], dl[3] = x[r[0]+base], x[r[1]+base], x[r[2]+base], x[r[3]+base]
+					dl[4], dl[5], dl[6], dl[7] = x[r[4]+base], x[r[5]+base], x[r[6]+base], x[r[7]+base]
+				}
+				continue
+			}
+			for l, base := range cols {
+				dl := d[l*mr : (l+1)*mr]
+				for r, off := range rows {
+					dl[r] = x[off+base]
+				}
+				clear(dl[len(rows):])
+			}
+		}
 	}
 }
 

@@ -790,3 +790,55 @@ func TestGatheredPackB(t *testing.T) {
 		}
 	}
 }
+
+// TestPackGathered checks that PackedA.PackGathered gives the pack that
+// Pack gives for the gathered matrix stored row by row, the same floats
+// in the same places (so the products' bits are those of Sgemm), for
+// every kernel size the row count chooses, KC blocks cut anywhere, and a
+// reused PackedA; and that offsets outside X panic.
+func TestPackGathered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	var got, want PackedA
+	for _, sz := range []struct{ m, k int }{
+		{13, KC + 1}, {256, 9 * 40}, {5, 9}, {300, 2*KC + 7}, {8, 1}, {0, 3}, {4, 0},
+	} {
+		// A flipped-convolution layout: A(c, f·9+t) = X[(f·m+c)·9 + 8-t],
+		// with the column offsets shuffled so that no order is assumed.
+		x := make([]float32, (sz.k+8)/9*9*sz.m+9)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		rows := make([]int32, sz.m)
+		for c := range rows {
+			rows[c] = int32(c * 9)
+		}
+		cols := make([]int32, sz.k)
+		for l := range cols {
+			cols[l] = int32((l/9)*sz.m*9 + 8 - l%9)
+		}
+		rng.Shuffle(len(cols), func(i, j int) { cols[i], cols[j] = cols[j], cols[i] })
+		a := make([]float32, sz.m*sz.k)
+		for i := range sz.m {
+			for l := range sz.k {
+				a[i*sz.k+l] = x[rows[i]+cols[l]]
+			}
+		}
+		want.Pack(false, sz.m, sz.k, a, max(sz.k, 1))
+		got.PackGathered(&Gathered{X: x, Rows: rows, Cols: cols})
+		if got.kr != want.kr || got.m != want.m || got.k != want.k || got.mpad != want.mpad || len(got.data) != len(want.data) {
+			t.Fatalf("%dx%d: PackGathered shape %s %d %d %d %d, Pack %s %d %d %d %d", sz.m, sz.k,
+				got.kr.name, got.m, got.k, got.mpad, len(got.data), want.kr.name, want.m, want.k, want.mpad, len(want.data))
+		}
+		for i := range want.data {
+			if math.Float32bits(got.data[i]) != math.Float32bits(want.data[i]) {
+				t.Fatalf("%dx%d: PackGathered %g at %d, Pack %g", sz.m, sz.k, got.data[i], i, want.data[i])
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("offsets outside X did not panic")
+		}
+	}()
+	got.PackGathered(&Gathered{X: make([]float32, 4), Rows: []int32{0, 2}, Cols: []int32{0, 2}})
+}

@@ -67,7 +67,6 @@ type Conv2d struct {
 	oh, ow   int
 	y, dx    Tensor
 	fwd, bwd taps          // tap offsets of the forward and of the dx convolution
-	wflip    []float32     // W' of the dx convolution (outside runShards)
 	pw       *gemm.PackedA // W' packed, for dxFlipped
 	pt, ptd  gemm.Gathered // the GEMMs' patch matrices (fields, so passing them does not allocate)
 }
@@ -83,7 +82,9 @@ type weightPack struct {
 	pass  uint64 // the runShards call the packs belong to
 	packs [packKinds]gemm.PackedA
 	has   [packKinds]bool
-	wflip []float32
+	// flipRows and flipCols are W' (see packFlipped) as offsets into W,
+	// set when the model is built and read-only after.
+	flipRows, flipCols []int32
 }
 
 // packKind names the three ways a convolution's weights enter a GEMM.
@@ -122,6 +123,9 @@ func newConv(b *builder, name string, c, f, k, s, p int, bias bool) *Conv2d {
 		b.rep.lazy[len(b.rep.lazy)-1] = true
 	}
 	cv.wp = b.weightPack()
+	if cv.wp.flipRows == nil {
+		cv.wp.flipRows, cv.wp.flipCols = flipOffsets(c, f, k)
+	}
 	if bias {
 		cv.B, cv.dB = b.param(name+".bias", []int{f}, b.uniform(1/math.Sqrt(float64(c*k*k))))
 	}
@@ -182,7 +186,7 @@ func (cv *Conv2d) Forward(x *Tensor, train bool) *Tensor {
 func (cv *Conv2d) packed(kind packKind) *gemm.PackedA {
 	if cv.ws.pass == 0 {
 		// Outside runShards the weights may have changed since any pack.
-		cv.pack(kind, &cv.ws.packed, &cv.wflip)
+		cv.pack(kind, &cv.ws.packed)
 		return &cv.ws.packed
 	}
 	wp := cv.wp
@@ -192,15 +196,14 @@ func (cv *Conv2d) packed(kind packKind) *gemm.PackedA {
 		wp.pass, wp.has = cv.ws.pass, [packKinds]bool{}
 	}
 	if !wp.has[kind] {
-		cv.pack(kind, &wp.packs[kind], &wp.wflip)
+		cv.pack(kind, &wp.packs[kind])
 		wp.has[kind] = true
 	}
 	return &wp.packs[kind]
 }
 
-// pack packs W into pa for the product kind, forming W' in *wflip for
-// packFlip.
-func (cv *Conv2d) pack(kind packKind, pa *gemm.PackedA, wflip *[]float32) {
+// pack packs W into pa for the product kind (see packKind).
+func (cv *Conv2d) pack(kind packKind, pa *gemm.PackedA) {
 	ckk := cv.C * cv.K * cv.K
 	switch kind {
 	case packFwd:
@@ -208,26 +211,36 @@ func (cv *Conv2d) pack(kind packKind, pa *gemm.PackedA, wflip *[]float32) {
 	case packTrans:
 		pa.Pack(true, ckk, cv.F, cv.W, ckk)
 	default:
-		cv.packFlipped(pa, wflip)
+		cv.packFlipped(pa)
 	}
 }
 
-// packFlipped forms W'[c,f,p,q] = W[f,c,K-1-p,K-1-q] (C × F·K·K) in
-// *wflip and packs it into pa.
-func (cv *Conv2d) packFlipped(pa *gemm.PackedA, wflip *[]float32) {
-	k := cv.K
-	fkk := cv.F * k * k
-	wf := grow(wflip, cv.C*fkk)
-	for c := range cv.C { // W' row by row, so that the stores are sequential
-		for f := range cv.F {
-			src := cv.W[(f*cv.C+c)*k*k:][:k*k]
-			dst := wf[c*fkk+f*k*k:][:k*k]
-			for t, v := range src {
-				dst[k*k-1-t] = v // (p, q) -> (K-1-p, K-1-q)
-			}
+// packFlipped packs W'[c,f,p,q] = W[f,c,K-1-p,K-1-q], the C × F·K·K
+// matrix of the dx convolution, into pa, gathered straight from W at the
+// offsets of flipOffsets (gemm.PackedA.PackGathered), so W' is never
+// formed. The packed floats are those of packing a formed W'.
+func (cv *Conv2d) packFlipped(pa *gemm.PackedA) {
+	g := gemm.Gathered{X: cv.W, Rows: cv.wp.flipRows, Cols: cv.wp.flipCols}
+	pa.PackGathered(&g)
+}
+
+// flipOffsets returns W' of a convolution with c input channels, f
+// filters and k×k kernels as offsets into W (F, C, K, K): row c of W'
+// starts at c·K·K and its column (f, t), t = p·K+q, lies f·C·K·K +
+// K·K-1-t further, so that W'[c, (f, t)] = W[rows[c]+cols[f·K·K+t]].
+func flipOffsets(c, f, k int) (rows, cols []int32) {
+	kk := k * k
+	rows = make([]int32, c)
+	for ci := range c {
+		rows[ci] = int32(ci * kk)
+	}
+	cols = make([]int32, f*kk)
+	for fi := range f {
+		for t := range kk {
+			cols[fi*kk+t] = int32(fi*c*kk + kk - 1 - t)
 		}
 	}
-	pa.Pack(false, cv.C, fkk, wf, fkk)
+	return rows, cols
 }
 
 // keepPad is the most floats of padded input a convolution keeps from

@@ -50,11 +50,25 @@ func padAVX2(dst, src []float32, planes, h, w, p int) {
 // to 8 chunks of 16 columns (wider ones go to padAVX2): the mask table
 // holds, for chunk c, the lanes whose padded column 16c+j is a source
 // column (p <= 16c+j < p+w) and the lanes inside the row (16c+j < w+2p).
+// Padded planes of at most 16 floats (the 2×2 planes of the stand-ins'
+// last stage, 4×4 padded) go to padSmallAVX512, one expanding load and
+// one store a plane instead of a masked load and store a row: expand has
+// the bit of every padded position (i+p)·wp + j+p of a source float.
 func padAVX512(dst, src []float32, planes, h, w, p int) {
 	if !padSpan(dst, src, planes, h, w, p) {
 		return
 	}
 	wp := w + 2*p
+	if np := (h + 2*p) * wp; np <= 16 {
+		var expand uint16
+		for i := range h {
+			for j := range w {
+				expand |= 1 << ((i+p)*wp + j + p)
+			}
+		}
+		padSmallAVX512(&dst[0], &src[0], planes, h*w, np, expand, uint16(1<<np-1))
+		return
+	}
 	chunks := (wp + 15) / 16
 	if chunks > 8 {
 		padPlanesAVX2(&dst[0], &src[0], planes, h, w, p)

@@ -1115,6 +1115,35 @@ pad512_done:
 	VZEROUPPER
 	RET
 
+// func padSmallAVX512(dst *float32, src *float32, planes int, n int, np int, expand uint16, store uint16)
+// Requires: AVX, AVX512F
+TEXT ·padSmallAVX512(SB), NOSPLIT, $0-44
+	MOVQ    dst+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    planes+16(FP), DX
+	MOVQ    n+24(FP), BX
+	MOVQ    np+32(FP), SI
+	SHLQ    $0x02, BX
+	SHLQ    $0x02, SI
+	MOVWLZX expand+40(FP), DI
+	KMOVW   DI, K1
+	MOVWLZX store+42(FP), DI
+	KMOVW   DI, K2
+
+padsmall_plane:
+	TESTQ       DX, DX
+	JZ          padsmall_done
+	VEXPANDPS.Z (CX), K1, Z0
+	VMOVUPS     Z0, K2, (AX)
+	ADDQ        BX, CX
+	ADDQ        SI, AX
+	DECQ        DX
+	JMP         padsmall_plane
+
+padsmall_done:
+	VZEROUPPER
+	RET
+
 // func col2imS2AVX512(dst *float32, src *float32, n int, dImg int, sImg int, rows int, dRow int, sRow int, full int, tail int)
 // Requires: AVX, AVX512F
 TEXT ·col2imS2AVX512(SB), NOSPLIT, $8-80

@@ -78,6 +78,13 @@ func padPlanesAVX2(dst *float32, src *float32, planes int, h int, w int, p int)
 //go:noescape
 func padPlanesAVX512(dst *float32, src *float32, planes int, h int, w int, p int, masks *int32, chunks int)
 
+// padSmallAVX512 copies planes of n floats from src into planes of np <= 16
+// floats of dst, source float i to the lane of the i-th set bit of expand,
+// the other lanes below np zero (store: the np low bits).
+//
+//go:noescape
+func padSmallAVX512(dst *float32, src *float32, planes int, n int, np int, expand uint16, store uint16)
+
 // col2imS2AVX512 sets d[2t] += v[t] for t < 8*full + popcount(tail) over the rows
 // i < rows of the images m < n: d = dst + m*dImg + i*dRow, v = src + m*sImg + i*sRow
 // (strides in floats); tail is the even-lane mask of the last, partial chunk.

@@ -27,7 +27,7 @@ type Aggregator struct {
 	in      [][][]float32 // in[k][i]: worker k's payload source (g, or g + e with EF)
 	pin     [][]float32   // per-worker view for software majority
 	last    [][][]float32 // the gradients of the last Aggregate
-	meanOK  bool          // mean holds the mean of last
+	meanOK  []bool        // meanOK[i]: mean[i] holds the mean of last's parameter i
 }
 
 // NewAggregator returns an aggregator for w workers of m under p. layout
@@ -44,7 +44,7 @@ func NewAggregator(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*Aggrega
 	if layout != lowbit.ElementMajor && layout != lowbit.WorkerMajor {
 		return nil, fmt.Errorf("unknown layout %v", layout)
 	}
-	a := &Aggregator{model: m, policy: p, w: w, mean: m.NewGrads(), pin: make([][]float32, w)}
+	a := &Aggregator{model: m, policy: p, w: w, mean: m.NewGrads(), meanOK: make([]bool, len(m.Params)), pin: make([][]float32, w)}
 	ctrl, err := newCtrlPath(m, p, w, layout)
 	if err != nil {
 		return nil, err
@@ -73,11 +73,21 @@ func NewAggregator(m *nn.Model, p Policy, w int, layout lowbit.Layout) (*Aggrega
 // Aggregate, computing it if that call did not need it. It reads those
 // gradients, so call it before they change.
 func (a *Aggregator) Mean() [][]float32 {
-	if !a.meanOK && a.last != nil {
-		meanGrads(a.mean, a.last)
-		a.meanOK = true
+	if a.last != nil {
+		for i := range a.mean {
+			a.meanOf(i)
+		}
 	}
 	return a.mean
+}
+
+// meanOf sets mean[i] to the FP32 mean of the last gradients of parameter
+// i unless it holds it already.
+func (a *Aggregator) meanOf(i int) {
+	if !a.meanOK[i] {
+		meanGrad(a.mean[i], a.last, i)
+		a.meanOK[i] = true
+	}
 }
 
 // Aggregate writes the update direction of every parameter into dst
@@ -89,14 +99,22 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 	if len(grads) != a.w {
 		return fmt.Errorf("aggregate: %d workers' gradients, want %d", len(grads), a.w)
 	}
-	a.last, a.meanOK = grads, false
+	a.last = grads
+	clear(a.meanOK)
 	if a.latched {
 		if err := a.readLatches(); err != nil {
 			return err
 		}
 	}
-	if a.policy.any(func(s RuleSpec) bool { return s.Rule == FormatRule(lowbit.FP32) || s.Rule == SignOfMean }) {
-		a.Mean()
+	// The mean of the parameters whose rule reads it: FP32 groups average
+	// straight into dst below, SignOfMean ones into a.mean here. Mean
+	// forms the rest only if asked (the diagnostics), so a policy whose
+	// FP32 group is the head does not average the backbone's gradients
+	// every step.
+	for i, prm := range a.model.Params {
+		if a.policy[prm.Group].Rule == SignOfMean {
+			a.meanOf(i)
+		}
 	}
 	if err := a.prepare(grads); err != nil {
 		return err
@@ -109,7 +127,7 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 	for i, prm := range a.model.Params {
 		switch a.policy[prm.Group].Rule {
 		case FormatRule(lowbit.FP32):
-			copy(dst[i], a.mean[i])
+			meanGrad(dst[i], grads, i)
 		case SignOfMean:
 			if err := lowbit.CheckFinite(a.mean[i]); err != nil {
 				return fmt.Errorf("parameter %s: mean gradient: %w", prm.Name, err)
@@ -127,20 +145,58 @@ func (a *Aggregator) Aggregate(grads [][][]float32, dst [][]float32) error {
 	return nil
 }
 
-// meanGrads is nn.MeanGrads on raw slices: the float32 sum in worker
-// order 0..W-1 times 1/W.
+// meanGrads is nn.MeanGrads on raw slices: for every parameter i,
+// meanGrad(dst[i], grads, i).
 func meanGrads(dst [][]float32, grads [][][]float32) {
-	inv := 1 / float32(len(grads))
 	for i := range dst {
-		d := dst[i]
-		copy(d, grads[0][i])
-		for k := 1; k < len(grads); k++ {
-			for j, v := range grads[k][i] {
-				d[j] += v
+		meanGrad(dst[i], grads, i)
+	}
+}
+
+// meanChunk is how many floats of a parameter meanGrad averages at once
+// (4 KB, so that the partial sums stay in L1 while every worker's
+// gradient is added into them).
+const meanChunk = 1024
+
+// meanGrad sets d to the mean of the W workers' gradients of parameter i,
+//
+//	d[j] = (((g₀[j] + g₁[j]) + g₂[j]) + … + g_{W−1}[j]) · (1/W)
+//
+// in float32, the workers added in order 0..W−1 and the sum then scaled,
+// as nn.MeanGrads computes it. Eight workers (the studies' W) are summed
+// element by element in a register; other counts meanChunk elements at a
+// time, all workers' terms into each chunk before the next. Either way d
+// is written once instead of once per worker, and each element's sum is
+// the same sequence of float32 operations, so the bits are the same.
+func meanGrad(d []float32, grads [][][]float32, i int) {
+	inv := 1 / float32(len(grads))
+	if len(grads) == 8 {
+		n := len(d)
+		g0, g1, g2, g3 := grads[0][i][:n], grads[1][i][:n], grads[2][i][:n], grads[3][i][:n]
+		g4, g5, g6, g7 := grads[4][i][:n], grads[5][i][:n], grads[6][i][:n], grads[7][i][:n]
+		for j := range d {
+			s := g0[j] + g1[j]
+			s += g2[j]
+			s += g3[j]
+			s += g4[j]
+			s += g5[j]
+			s += g6[j]
+			s += g7[j]
+			d[j] = s * inv
+		}
+		return
+	}
+	for j0 := 0; j0 < len(d); j0 += meanChunk {
+		dc := d[j0:min(j0+meanChunk, len(d))]
+		copy(dc, grads[0][i][j0:])
+		for _, g := range grads[1:] {
+			gc := g[i][j0 : j0+len(dc)]
+			for j, v := range gc {
+				dc[j] += v
 			}
 		}
-		for j := range d {
-			d[j] *= inv
+		for j := range dc {
+			dc[j] *= inv
 		}
 	}
 }

@@ -338,3 +338,78 @@ func TestPositive(t *testing.T) {
 		}
 	}
 }
+
+// TestMeanGradBits checks meanGrads against the reference loop (the sum
+// in worker order, then the scale, as nn.MeanGrads forms it) bit for bit,
+// for eight workers (the register path) and other counts (the chunked
+// one), with lengths around the chunk size.
+func TestMeanGradBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	lens := []int{1, 7, meanChunk - 1, meanChunk, 2*meanChunk + 3}
+	for _, w := range []int{1, 3, 8} {
+		grads := make([][][]float32, w)
+		for k := range grads {
+			grads[k] = make([][]float32, len(lens))
+			for i, n := range lens {
+				g := make([]float32, n)
+				for j := range g {
+					g[j] = float32(rng.NormFloat64() * math.Exp(4*rng.NormFloat64()))
+				}
+				grads[k][i] = g
+			}
+		}
+		dst := make([][]float32, len(lens))
+		for i, n := range lens {
+			dst[i] = make([]float32, n)
+		}
+		meanGrads(dst, grads)
+		inv := 1 / float32(w)
+		for i, n := range lens {
+			for j := range n {
+				want := grads[0][i][j]
+				for k := 1; k < w; k++ {
+					want += grads[k][i][j]
+				}
+				want *= inv
+				if math.Float32bits(dst[i][j]) != math.Float32bits(want) {
+					t.Fatalf("W=%d param %d element %d: %g, reference %g", w, i, j, dst[i][j], want)
+				}
+			}
+		}
+	}
+}
+
+// TestMeanAfterPartialAggregate checks that Mean after an Aggregate that
+// averaged only the head (backbone=g-binary,head=fp32) gives the mean of
+// every parameter, and that the FP32 head's update is that mean.
+func TestMeanAfterPartialAggregate(t *testing.T) {
+	m := tinyModel()
+	p, err := ParsePolicy("backbone=g-binary,head=fp32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAggregator(m, p, 8, lowbit.WorkerMajor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range 2 {
+		grads := randGrads(m, 8, uint64(step+1))
+		dst := m.NewGrads()
+		if err := a.Aggregate(grads, dst); err != nil {
+			t.Fatal(err)
+		}
+		want := m.NewGrads()
+		meanGrads(want, grads)
+		got := a.Mean()
+		for i, prm := range m.Params {
+			for j := range want[i] {
+				if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+					t.Fatalf("step %d %s[%d]: Mean %g, want %g", step, prm.Name, j, got[i][j], want[i][j])
+				}
+				if prm.Group == nn.Head && dst[i][j] != want[i][j] {
+					t.Fatalf("step %d %s[%d]: update %g, want the mean %g", step, prm.Name, j, dst[i][j], want[i][j])
+				}
+			}
+		}
+	}
+}

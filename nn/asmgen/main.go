@@ -41,6 +41,7 @@ func main() {
 	add()
 	pad()
 	pad512()
+	padSmall512()
 	col2imS2()
 	Generate()
 }
@@ -708,6 +709,44 @@ func pad512() {
 	DECQ(planes)
 	JMP(LabelRef("pad512_plane"))
 	Label("pad512_done")
+	VZEROUPPER()
+	RET()
+}
+
+// padSmall512 writes padSmallAVX512, padPlanes for planes whose padded
+// size (h+2p)×(w+2p) is at most 16 floats (a 2×2 plane padded by 1): each
+// plane is one zero-masked expanding load of its n = h·w source floats
+// into the lanes expand selects (the padded positions of the source, in
+// order) and one store of the np = (h+2p)·(w+2p) lanes store selects, so
+// the border is written as zeros with the plane. The expanding load reads
+// only the n floats of the plane; no masked-off address is accessed.
+func padSmall512() {
+	TEXT("padSmallAVX512", NOSPLIT, "func(dst, src *float32, planes, n, np int, expand, store uint16)")
+	Pragma("noescape")
+	Doc("padSmallAVX512 copies planes of n floats from src into planes of np <= 16",
+		"floats of dst, source float i to the lane of the i-th set bit of expand,",
+		"the other lanes below np zero (store: the np low bits).")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	planes := Load(Param("planes"), GP64())
+	n := Load(Param("n"), GP64())
+	np := Load(Param("np"), GP64())
+	SHLQ(U8(2), n)
+	SHLQ(U8(2), np)
+	ke, ks := K(), K()
+	KMOVW(Load(Param("expand"), GP32()), ke)
+	KMOVW(Load(Param("store"), GP32()), ks)
+	Label("padsmall_plane")
+	TESTQ(planes, planes)
+	JZ(LabelRef("padsmall_done"))
+	v := ZMM()
+	VEXPANDPS_Z(Mem{Base: src}, ke, v)
+	VMOVUPS(v, ks, Mem{Base: dst})
+	ADDQ(n, src)
+	ADDQ(np, dst)
+	DECQ(planes)
+	JMP(LabelRef("padsmall_plane"))
+	Label("padsmall_done")
 	VZEROUPPER()
 	RET()
 }
