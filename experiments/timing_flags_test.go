@@ -88,3 +88,19 @@ func TestTimingFlagDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickSweeps checks that --quick shortens the four Fig. 3 sweeps and
+// leaves every other parameter, as a --config file set it, alone.
+func TestQuickSweeps(t *testing.T) {
+	e := DefaultTimingParams()
+	e.CongestedShare, e.StepMS, e.LoadOutstanding, e.Depths = 0.5, 250, []int{2, 8}, []int{7}
+	want := e
+	want.BandwidthsGiBps = []float64{16, 32, 64, 128, 512}
+	want.LatenciesNS = []float64{50, 200, 800}
+	want.FootprintRatios = []float64{0.5, 1, 2, 4}
+	want.DelaysMS = []float64{0, 1, 10}
+	e.QuickSweeps()
+	if !reflect.DeepEqual(e, want) {
+		t.Errorf("QuickSweeps:\n got %+v\nwant %+v", e, want)
+	}
+}

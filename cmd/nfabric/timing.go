@@ -93,9 +93,7 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (experiments.TimingSetup, error
 		return s, err
 	}
 	if tf.quick {
-		q := experiments.QuickTimingParams()
-		s.Experiments.BandwidthsGiBps, s.Experiments.LatenciesNS = q.BandwidthsGiBps, q.LatenciesNS
-		s.Experiments.FootprintRatios, s.Experiments.DelaysMS = q.FootprintRatios, q.DelaysMS
+		s.Experiments.QuickSweeps()
 	}
 	if err := tf.setupFlags.Apply(cmd.Flags(), &s); err != nil {
 		return s, err
