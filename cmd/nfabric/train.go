@@ -408,12 +408,12 @@ type sweepFlags struct {
 }
 
 func (f *sweepFlags) add(fs *pflag.FlagSet) {
-	def, _ := experiments.SweepOptions(experiments.StudyBoundary, run.TierQuick)
+	def, _ := experiments.SweepOptions(experiments.StudyBoundary, run.TierQuick) // a known study: never an error
 	f.of.add(fs, def)
 	fs.StringVar(&f.study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
 	fs.StringVar(&f.family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
 	fs.StringSliceVar(&f.rates, "lrs", nil, "learning rates to try, comma-separated (default "+strings.Join(experiments.SweepSignLRs, ",")+" for sign, "+strings.Join(experiments.SweepFP32LRs, ",")+" for fp32)")
-	fs.StringSliceVar(&f.rules, "rules", []string{"g-binary", "g-ternary"}, "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
+	fs.StringSliceVar(&f.rules, "rules", []string{"g-binary", "g-ternary"}, "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there "+strings.Join(experiments.SweepScheduleRules, ",")+")")
 	fs.StringSliceVar(&f.scheds, "schedules", nil, "sweep these learning-rate schedules (see --schedule) instead of a rate, e.g. constant,cosine,cosine:warmup=1,step")
 	fs.StringVar(&f.tier, "tier", "quick", "start from this tier's configuration of the study: quick, standard or full")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
