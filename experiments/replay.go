@@ -12,6 +12,7 @@ import (
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/neuronfabric/nfabric/timing/sim"
 	"github.com/neuronfabric/nfabric/traces"
+	"github.com/neuronfabric/nfabric/usage"
 	"github.com/neuronfabric/nfabric/workload"
 )
 
@@ -133,6 +134,46 @@ func (o *ReplayOptions) defaults() {
 	if o.ValidateBuckets == 0 {
 		o.ValidateBuckets = 256
 	}
+}
+
+// Check refuses options no replay could use, before anything runs, as
+// usage errors naming the flags of 'nfabric timing replay'. Unlike Fig2,
+// which reads zero fields as their defaults, it takes the options as the
+// command line filled them: nothing to replay (no model, no trace), an
+// accelerator Validate refuses, a validation scale below 1 (the flag's
+// zero would silently become the default) and a negative batch or
+// sequence length.
+func (o ReplayOptions) Check() error {
+	if len(o.Models) == 0 && len(o.Traces) == 0 {
+		return usage.Errorf("nothing to replay: give --model or --trace")
+	}
+	if err := o.Accel.Validate(); err != nil {
+		return usage.Wrap(err)
+	}
+	if o.ValidateScale < 1 {
+		return usage.Errorf("--validate-scale %d: want at least 1", o.ValidateScale)
+	}
+	if o.Batch < 0 || o.Seq < 0 {
+		return usage.Errorf("--batch and --seq must be >= 0")
+	}
+	return nil
+}
+
+// SetBuckets sets o's bucketing from a cap in MiB of FP32 gradients, in
+// (0, 1048576] (1 TiB at most), and a bucket mode
+// (workload.ParseBucketMode), as 'nfabric timing replay' reads them: a
+// mistake is a usage error naming --bucket-mib or --bucket-mode, and
+// leaves o unchanged.
+func (o *ReplayOptions) SetBuckets(capMiB float64, mode string) error {
+	if !(capMiB > 0) || capMiB > 1<<20 {
+		return usage.Errorf("--bucket-mib %v must be in (0, 1048576]", capMiB)
+	}
+	m, err := workload.ParseBucketMode(mode)
+	if err != nil {
+		return usage.Errorf("--bucket-mode: %v", err)
+	}
+	o.Buckets.CapBytes, o.Buckets.Mode = int64(capMiB*workload.MiB), m
+	return nil
 }
 
 // profileInput bucketizes a profile's step under o's compute model.

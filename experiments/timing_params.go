@@ -77,6 +77,17 @@ func QuickTimingParams() TimingParams {
 	return e
 }
 
+// QuickSweeps shortens e's Fig. 3 sweeps (bandwidths, latencies,
+// footprint ratios, update delays) to QuickTimingParams' values, which keep
+// the same end points: 'nfabric timing --quick'. Everything else,
+// the loaded-latency limits included, stays e's, so a --config file's
+// other values survive --quick.
+func (e *TimingParams) QuickSweeps() {
+	q := QuickTimingParams()
+	e.BandwidthsGiBps, e.LatenciesNS = q.BandwidthsGiBps, q.LatenciesNS
+	e.FootprintRatios, e.DelaysMS = q.FootprintRatios, q.DelaysMS
+}
+
 func checkList[T int | float64](field string, vs []T, lo, hi T) error {
 	if len(vs) == 0 || len(vs) > 64 {
 		return fmt.Errorf("%s: want 1 to 64 values, got %d", field, len(vs))

@@ -17,6 +17,7 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 func init() {
@@ -328,6 +329,28 @@ func (o TrainOptions) Config(p train.Policy, seed uint64) train.Config {
 	}
 	c.DiagEpochs = []int{d}
 	return c
+}
+
+// Check refuses options no run could use, before any data is loaded, as
+// usage errors naming the flags of 'nfabric train' (and of the pilots,
+// which share them): seeds outside [1, 100], negative subset sizes, a
+// diagnostics epoch past the last, and whatever train.Config.Validate
+// refuses of one run's configuration (with no rule: each command checks
+// its own rules).
+func (o TrainOptions) Check() error {
+	if o.Seeds < 1 || o.Seeds > 100 {
+		return usage.Errorf("--seeds %d out of range [1, 100]", o.Seeds)
+	}
+	if o.TrainN < 0 || o.TestN < 0 || o.PerClass < 0 {
+		return usage.Errorf("--train-n, --test-n and --per-class must be >= 0")
+	}
+	if o.DiagEpoch < 0 || o.DiagEpoch > o.Epochs {
+		return usage.Errorf("--diag-epoch %d out of range [0, %d]", o.DiagEpoch, o.Epochs)
+	}
+	if err := o.Config(train.Uniform(train.RuleSpec{}), o.Seed).Validate(); err != nil {
+		return usage.Wrap(err)
+	}
+	return nil
 }
 
 // LoadSets loads and trims the options' data set and describes what it

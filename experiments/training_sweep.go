@@ -3,11 +3,17 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/neuronfabric/nfabric/data"
+	"github.com/neuronfabric/nfabric/experiments/run"
+	"github.com/neuronfabric/nfabric/lowbit"
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/stats"
 	"github.com/neuronfabric/nfabric/train"
+	"github.com/neuronfabric/nfabric/usage"
 )
 
 // SweepResult is one run of a sweep.
@@ -173,4 +179,114 @@ func sweepRuns(ctx context.Context, o TrainOptions, sets *data.Sets, rule train.
 		}
 	}
 	return per, runs, nil
+}
+
+// The sweep's default grids (the ones NOTES.md's Training section ran), as
+// 'nfabric train sweep --lrs' spells them.
+var (
+	SweepSignLRs = []string{"3e-5", "1e-4", "3e-4", "1e-3"}
+	SweepFP32LRs = []string{"0.02", "0.05", "0.1", "0.2", "0.4"}
+)
+
+// SweepScheduleRules are the rules a schedule sweep trains unless told
+// otherwise: FP32 and the paper's two sign rules, since a schedule
+// multiplies every rule's rate.
+var SweepScheduleRules = []string{"fp32", "g-binary", "g-ternary"}
+
+// SweepOptions are a sweep's starting options: the study's configuration
+// for tier with one seed (a sweep compares rates, not seeds, unless asked).
+// An unknown study is a usage error naming --study.
+func SweepOptions(study string, tier run.Tier) (TrainOptions, error) {
+	var o TrainOptions
+	switch study {
+	case StudyValidated:
+		o = ValidatedOptions(tier, 1)
+	case StudyBoundary:
+		o = BoundaryOptions(tier, 1)
+	default:
+		return o, usage.Errorf("--study %q: want validated or boundary", study)
+	}
+	o.Seeds = 1
+	return o, nil
+}
+
+// SweepRates parses a learning-rate sweep as 'nfabric train sweep' asks
+// for it: family "sign" sweeps the sign rate over the sign rules named in
+// rules, "fp32" the FP32 rate over FP32 alone (rules must then not be
+// given: rulesGiven); rates are the grid (empty: SweepSignLRs or
+// SweepFP32LRs). Mistakes are usage errors naming --rule, --rules or --lrs.
+func SweepRates(family string, rules []string, rulesGiven bool, rates []string) ([]train.Rule, []float32, error) {
+	var rs []train.Rule
+	switch family {
+	case "sign":
+		if len(rates) == 0 {
+			rates = SweepSignLRs
+		}
+		for _, p := range rules {
+			r, err := train.ParseRule(strings.TrimSpace(p))
+			if err != nil || !r.Sign() {
+				return nil, nil, usage.Errorf("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", strings.Join(rules, ","))
+			}
+			rs = append(rs, r)
+		}
+	case "fp32":
+		if len(rates) == 0 {
+			rates = SweepFP32LRs
+		}
+		if rulesGiven {
+			return nil, nil, usage.Errorf("--rules is for --rule sign; --rule fp32 trains FP32 alone")
+		}
+		rs = []train.Rule{train.FormatRule(lowbit.FP32)}
+	default:
+		return nil, nil, usage.Errorf("--rule %q: want sign or fp32", family)
+	}
+	lrs := make([]float32, len(rates))
+	for i, p := range rates {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, nil, usage.Errorf("--lrs %q: want positive comma-separated rates", strings.Join(rates, ","))
+		}
+		lrs[i] = float32(v)
+	}
+	return rs, lrs, nil
+}
+
+// SweepSchedules parses a schedule sweep as 'nfabric train sweep
+// --schedules' asks for it: the rules to train (any rule) and the
+// schedules to try. A rule it cannot read is a usage error naming
+// --rules; a schedule, train.ParseSchedule's error under --schedules.
+func SweepSchedules(rules, schedules []string) ([]train.Rule, []train.Schedule, error) {
+	var rs []train.Rule
+	for _, p := range rules {
+		r, err := train.ParseRule(strings.TrimSpace(p))
+		if err != nil {
+			return nil, nil, usage.Errorf("--rules %q: %v", strings.Join(rules, ","), err)
+		}
+		rs = append(rs, r)
+	}
+	var ss []train.Schedule
+	for _, t := range schedules {
+		sc, err := train.ParseSchedule(t)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--schedules: %w", err)
+		}
+		ss = append(ss, sc)
+	}
+	return rs, ss, nil
+}
+
+// CheckSweep refuses, before anything runs, options a sweep over rules
+// cannot use: no training subset (the held-out images follow it, so
+// --train-n must be set) or a rule whose own limits the options break
+// (element-major carries 8 workers), as usage errors.
+func (o TrainOptions) CheckSweep(rules []train.Rule) error {
+	if o.TrainN < 1 {
+		return usage.Errorf("--train-n must be at least 1: the held-out images follow the training subset")
+	}
+	for _, r := range rules {
+		if err := o.Config(train.Uniform(train.RuleSpec{Rule: r}), o.Seed).Validate(); err != nil {
+			return usage.Wrap(err)
+		}
+	}
+	return nil
 }

@@ -58,9 +58,6 @@ func (ff *formatsPilotFlags) run(cmd *cobra.Command, o experiments.FormatsOption
 	if err := ff.of.apply(cmd.Flags(), &o.Pilot); err != nil {
 		return err
 	}
-	if err := checkTrainOptions(&o.Pilot); err != nil {
-		return err
-	}
 	o.PilotWarmup, o.CalibrationSeed = ff.warmup, ff.calSeed
 	var r control.Ladder
 	if ff.rungs != "calibrate" {

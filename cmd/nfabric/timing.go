@@ -11,7 +11,6 @@ import (
 	"github.com/neuronfabric/nfabric/report"
 	"github.com/neuronfabric/nfabric/timing"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 func init() { subcommands = append(subcommands, newTimingCmd) }
@@ -48,19 +47,14 @@ rejected); flags override the file.`,
 	return cmd
 }
 
-// timingFlags are the flags shared by the timing subcommands.
+// timingFlags are the flags shared by the timing subcommands: the
+// setup's (experiments.AddTimingFlags) and how to read and print it.
 type timingFlags struct {
-	config string
-	json   bool
-	quick  bool
-	out    string
-
-	streams, outstanding, passes, ways, stacks, interleave, stages, initiation int
-	footprint, llcMiB, llcLat, bw, share, lat, clock, issue                    float64
-	pattern, layout                                                            string
-	congested, stepMS                                                          float64
-	model                                                                      *timing.Flags
-	loadOutstanding                                                            []int
+	config     string
+	json       bool
+	quick      bool
+	out        string
+	setupFlags *experiments.TimingFlags
 }
 
 func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
@@ -71,30 +65,7 @@ func (tf *timingFlags) add(cmd *cobra.Command, withOut bool) {
 	if withOut {
 		dirFlag(f, &tf.out, "out", "", "also write JSON, Markdown and SVG figures into this directory")
 	}
-	d := experiments.DefaultTimingSetup()
-	m := d.Model
-	f.IntVar(&tf.streams, "streams", m.Streams.Count, "request streams W (virtual workers)")
-	f.IntVar(&tf.outstanding, "outstanding", m.Streams.Outstanding, "outstanding requests per stream")
-	f.Float64Var(&tf.issue, "issue-interval-ns", m.Streams.IssueIntervalNS, "minimum ns between two issues of a stream")
-	f.Float64Var(&tf.footprint, "footprint-mib", m.Streams.FootprintMiB, "active footprint per stream (MiB)")
-	f.IntVar(&tf.passes, "passes", m.Streams.Passes, "sweeps over each stream's footprint")
-	f.StringVar(&tf.pattern, "pattern", m.Streams.Pattern, "issue pattern: read or write-read")
-	f.StringVar(&tf.layout, "layout", m.Streams.Layout, "streams' buffers in physical memory: contiguous (aligned regions) or scattered (4 KiB pages on shuffled frames); default scattered under a CXL device (--memory dram), contiguous under ideal")
-	f.Float64Var(&tf.llcMiB, "llc-mib", m.LLC.SizeMiB, "LLC size (MiB)")
-	f.IntVar(&tf.ways, "llc-ways", m.LLC.Ways, "LLC associativity")
-	f.Float64Var(&tf.llcLat, "llc-latency-ns", m.LLC.HitLatencyNS, "LLC lookup latency (ns)")
-	f.Float64Var(&tf.bw, "bandwidth-gibps", m.Link.BandwidthGiBps, "CXL link bandwidth per stack (GiB/s)")
-	f.Float64Var(&tf.share, "share", m.Link.Share, "fraction of the link left to gradient lines (1 = healthy)")
-	f.Float64Var(&tf.lat, "latency-ns", m.Memory.LatencyNS, "fixed memory-access latency (ns)")
-	f.IntVar(&tf.stacks, "stacks", m.Controller.Stacks, "controller stacks N")
-	f.IntVar(&tf.interleave, "interleave-bytes", m.Controller.InterleaveBytes, "address-interleaving granule across stacks (bytes)")
-	f.IntVar(&tf.stages, "stages", m.Controller.Stages, "aggregation pipeline stages")
-	f.Float64Var(&tf.clock, "clock-ghz", m.Controller.ClockGHz, "controller clock (GHz)")
-	f.IntVar(&tf.initiation, "initiation-cycles", m.Controller.InitiationCycles, "cycles between two lines entering the pipeline")
-	f.Float64Var(&tf.congested, "congested-share", d.Experiments.CongestedShare, "link share in the congested rows")
-	f.Float64Var(&tf.stepMS, "step-ms", d.Experiments.StepMS, "training-step time for Fig. 3(d) (ms)")
-	f.IntSliceVar(&tf.loadOutstanding, "load-outstanding", d.Experiments.LoadOutstanding, "per-stream outstanding limits the loaded-latency curve sweeps")
-	tf.model = timing.AddFlags(f, m)
+	tf.setupFlags = experiments.AddTimingFlags(f, experiments.DefaultTimingSetup())
 }
 
 // base is the default setup, or --config's.
@@ -122,20 +93,9 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (experiments.TimingSetup, error
 		return s, err
 	}
 	if tf.quick {
-		q := experiments.QuickTimingParams()
-		s.Experiments.BandwidthsGiBps, s.Experiments.LatenciesNS = q.BandwidthsGiBps, q.LatenciesNS
-		s.Experiments.FootprintRatios, s.Experiments.DelaysMS = q.FootprintRatios, q.DelaysMS
+		s.Experiments.QuickSweeps()
 	}
-	fl := cmd.Flags()
-	// '' is never a model choice: --memory '' used to mean the default.
-	for _, name := range []string{"memory", "link", "layout", "pattern", "cxl-device", "cxl-link", "dram-preset", "dram-protocol", "dram-page-policy", "dram-mapping", "dram-bank-hash"} {
-		if f := fl.Lookup(name); f != nil && fl.Changed(name) && f.Value.String() == "" {
-			return s, usagef("--%s is empty: give a value (see --help)", name)
-		}
-	}
-	tf.apply(fl, &s)
-	m := &s.Model
-	if err := tf.model.Apply(fl, m); err != nil {
+	if err := tf.setupFlags.Apply(cmd.Flags(), &s); err != nil {
 		return s, err
 	}
 	if err := s.Validate(); err != nil {
@@ -144,40 +104,8 @@ func (tf *timingFlags) setup(cmd *cobra.Command) (experiments.TimingSetup, error
 		}
 		return s, usagef("configuration: %v", err)
 	}
-	m.Streams.Layout = m.StreamLayout() // print the layout the run uses
+	s.Model.Streams.Layout = s.Model.StreamLayout() // print the layout the run uses
 	return s, nil
-}
-
-// apply sets on s every stream, LLC, link, memory, controller and
-// experiment flag the user set.
-func (tf *timingFlags) apply(fl *pflag.FlagSet, s *experiments.TimingSetup) {
-	set := func(name string, apply func()) {
-		if fl.Changed(name) {
-			apply()
-		}
-	}
-	m := &s.Model
-	set("streams", func() { m.Streams.Count = tf.streams })
-	set("outstanding", func() { m.Streams.Outstanding = tf.outstanding })
-	set("issue-interval-ns", func() { m.Streams.IssueIntervalNS = tf.issue })
-	set("footprint-mib", func() { m.Streams.FootprintMiB = tf.footprint })
-	set("passes", func() { m.Streams.Passes = tf.passes })
-	set("pattern", func() { m.Streams.Pattern = tf.pattern })
-	set("layout", func() { m.Streams.Layout = tf.layout })
-	set("llc-mib", func() { m.LLC.SizeMiB = tf.llcMiB })
-	set("llc-ways", func() { m.LLC.Ways = tf.ways })
-	set("llc-latency-ns", func() { m.LLC.HitLatencyNS = tf.llcLat })
-	set("bandwidth-gibps", func() { m.Link.BandwidthGiBps = tf.bw })
-	set("share", func() { m.Link.Share = tf.share })
-	set("latency-ns", func() { m.Memory.LatencyNS = tf.lat })
-	set("stacks", func() { m.Controller.Stacks = tf.stacks })
-	set("interleave-bytes", func() { m.Controller.InterleaveBytes = tf.interleave })
-	set("stages", func() { m.Controller.Stages = tf.stages })
-	set("clock-ghz", func() { m.Controller.ClockGHz = tf.clock })
-	set("initiation-cycles", func() { m.Controller.InitiationCycles = tf.initiation })
-	set("congested-share", func() { s.Experiments.CongestedShare = tf.congested })
-	set("step-ms", func() { s.Experiments.StepMS = tf.stepMS })
-	set("load-outstanding", func() { s.Experiments.LoadOutstanding = tf.loadOutstanding })
 }
 
 func (tf *timingFlags) print(cmd *cobra.Command, res *report.Result) error {

@@ -31,33 +31,6 @@ const timingReplayExample = `  nfabric timing replay
   nfabric timing replay --model bert-large --exact --json
   nfabric timing replay --trace my-buckets.csv --model "" --out results`
 
-// replayWorkload checks the accelerator and bucketing flags and sets them
-// on o.
-func replayWorkload(cmd *cobra.Command, o *experiments.ReplayOptions, peak, eff, bucketMiB float64, bucketMode string) error {
-	o.Accel = workload.Accelerator{Name: "custom", PeakFLOPS: peak * 1e12, Efficiency: eff}
-	if !cmd.Flags().Changed("peak-tflops") && !cmd.Flags().Changed("efficiency") {
-		o.Accel = workload.A100
-	}
-	if err := o.Accel.Validate(); err != nil {
-		return usagef("%v", err)
-	}
-	if err := requirePositive(cmd.Flags(), "validate-scale"); err != nil {
-		return err
-	}
-	if o.Batch < 0 || o.Seq < 0 {
-		return usagef("--batch and --seq must be >= 0")
-	}
-	if !(bucketMiB > 0) || bucketMiB > 1<<20 {
-		return usagef("--bucket-mib %v must be in (0, 1048576]", bucketMiB)
-	}
-	o.Buckets.CapBytes = int64(bucketMiB * workload.MiB)
-	var err error
-	if o.Buckets.Mode, err = workload.ParseBucketMode(bucketMode); err != nil {
-		return usagef("--bucket-mode: %v", err)
-	}
-	return nil
-}
-
 // timingReplayFlags are replay's flags beyond the timing model's.
 type timingReplayFlags struct {
 	tf                   timingFlags
@@ -101,10 +74,14 @@ func (r *timingReplayFlags) run(cmd *cobra.Command, _ []string) error {
 	r.o.Setup = s
 	r.o.Models = append(r.o.Models, r.models...)
 	r.o.Traces = r.traces
-	if len(r.o.Models) == 0 && len(r.o.Traces) == 0 {
-		return usagef("nothing to replay: give --model or --trace")
+	r.o.Accel = workload.Accelerator{Name: "custom", PeakFLOPS: r.peak * 1e12, Efficiency: r.eff}
+	if !cmd.Flags().Changed("peak-tflops") && !cmd.Flags().Changed("efficiency") {
+		r.o.Accel = workload.A100
 	}
-	if err := replayWorkload(cmd, &r.o, r.peak, r.eff, r.bucketMiB, r.bucketMode); err != nil {
+	if err := r.o.Check(); err != nil {
+		return err
+	}
+	if err := r.o.SetBuckets(r.bucketMiB, r.bucketMode); err != nil {
 		return err
 	}
 	cfg := run.Config{Logf: func(f string, a ...any) { cmd.PrintErrf(f+"\n", a...) }}

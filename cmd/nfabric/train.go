@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/neuronfabric/nfabric/data"
@@ -134,7 +132,7 @@ func (f *optFlags) apply(fs *pflag.FlagSet, o *experiments.TrainOptions) error {
 	} else {
 		o.DefaultAugment()
 	}
-	return checkTrainOptions(o)
+	return o.Check()
 }
 
 // applyRates overwrites o's learning rates, schedule and payload layout
@@ -195,26 +193,6 @@ func (f *optFlags) applyData(fs *pflag.FlagSet, o *experiments.TrainOptions) err
 			return usagef("--hidden %v: want positive comma-separated widths", f.hidden)
 		}
 		o.Hidden = f.hidden
-	}
-	return nil
-}
-
-// checkTrainOptions refuses options no run could use, as usage errors,
-// before any data is loaded.
-func checkTrainOptions(o *experiments.TrainOptions) error {
-	if o.Seeds < 1 || o.Seeds > 100 {
-		return usagef("--seeds %d out of range [1, 100]", o.Seeds)
-	}
-	if o.TrainN < 0 || o.TestN < 0 || o.PerClass < 0 {
-		return usagef("--train-n, --test-n and --per-class must be >= 0")
-	}
-	if o.DiagEpoch < 0 || o.DiagEpoch > o.Epochs {
-		return usagef("--diag-epoch %d out of range [0, %d]", o.DiagEpoch, o.Epochs)
-	}
-	// Everything else is checked by train.Config.Validate; report it as
-	// a usage error before loading any data.
-	if err := o.Config(train.Uniform(train.RuleSpec{}), o.Seed).Validate(); err != nil {
-		return usagef("%v", err)
 	}
 	return nil
 }
@@ -419,26 +397,6 @@ never train on (images --train-n .. --train-n + --test-n of the training split,
 never the test split), and the rate or schedule with the highest mean held-out
 accuracy over the rules and seeds is chosen.`
 
-// sweepOptions returns the sweep's options: defaults' quick tier with one
-// seed, overwritten by the flags, checked for a held-out subset and for
-// each rule of rs's own limits before anything runs.
-func sweepOptions(cmd *cobra.Command, of *optFlags, defaults func(run.Tier, uint64) experiments.TrainOptions, tier run.Tier, rs []train.Rule) (experiments.TrainOptions, error) {
-	o := defaults(tier, 1)
-	o.Seeds = 1
-	if err := of.apply(cmd.Flags(), &o); err != nil {
-		return o, err
-	}
-	if o.TrainN < 1 {
-		return o, usagef("--train-n must be at least 1: the held-out images follow the training subset")
-	}
-	for _, r := range rs { // each rule's own limits (element-major carries 8 workers), before any run
-		if err := o.Config(train.Uniform(train.RuleSpec{Rule: r}), o.Seed).Validate(); err != nil {
-			return o, usagef("%v", err)
-		}
-	}
-	return o, nil
-}
-
 // sweepFlags are train sweep's flags.
 type sweepFlags struct {
 	of                  optFlags
@@ -450,13 +408,12 @@ type sweepFlags struct {
 }
 
 func (f *sweepFlags) add(fs *pflag.FlagSet) {
-	def := experiments.BoundaryOptions(run.TierQuick, 1)
-	def.Seeds = 1
+	def, _ := experiments.SweepOptions(experiments.StudyBoundary, run.TierQuick) // a known study: never an error
 	f.of.add(fs, def)
 	fs.StringVar(&f.study, "study", experiments.StudyBoundary, "whose options: validated or boundary")
 	fs.StringVar(&f.family, "rule", "sign", "whose rate to sweep: sign (the sign rules' rate) or fp32 (FP32's rate)")
-	fs.StringSliceVar(&f.rates, "lrs", nil, "learning rates to try, comma-separated (default "+strings.Join(sweepSignLRs, ",")+" for sign, "+strings.Join(sweepFP32LRs, ",")+" for fp32)")
-	fs.StringSliceVar(&f.rules, "rules", []string{"g-binary", "g-ternary"}, "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there fp32,g-binary,g-ternary)")
+	fs.StringSliceVar(&f.rates, "lrs", nil, "learning rates to try, comma-separated (default "+strings.Join(experiments.SweepSignLRs, ",")+" for sign, "+strings.Join(experiments.SweepFP32LRs, ",")+" for fp32)")
+	fs.StringSliceVar(&f.rules, "rules", []string{"g-binary", "g-ternary"}, "the rules to train, comma-separated: with --rule sign, sign rules; with --schedules, any (default there "+strings.Join(experiments.SweepScheduleRules, ",")+")")
 	fs.StringSliceVar(&f.scheds, "schedules", nil, "sweep these learning-rate schedules (see --schedule) instead of a rate, e.g. constant,cosine,cosine:warmup=1,step")
 	fs.StringVar(&f.tier, "tier", "quick", "start from this tier's configuration of the study: quick, standard or full")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
@@ -470,32 +427,39 @@ func (f *sweepFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	var defaults func(run.Tier, uint64) experiments.TrainOptions
-	switch f.study {
-	case experiments.StudyValidated:
-		defaults = experiments.ValidatedOptions
-	case experiments.StudyBoundary:
-		defaults = experiments.BoundaryOptions
-	default:
-		return usagef("--study %q: want validated or boundary", f.study)
+	o, err := experiments.SweepOptions(f.study, tier)
+	if err != nil {
+		return err
 	}
 	if len(f.scheds) > 0 {
-		return f.scheduleSweep(cmd, defaults, tier)
+		return f.scheduleSweep(cmd, o)
 	}
-	rs, grid, err := sweepRules(cmd, f.family, f.rules, f.rates)
+	rs, grid, err := experiments.SweepRates(f.family, f.rules, cmd.Flags().Changed("rules"), f.rates)
 	if err != nil {
 		return err
 	}
-	o, err := sweepOptions(cmd, &f.of, defaults, tier, rs)
-	if err != nil {
+	if err := f.options(cmd, &o, rs); err != nil {
 		return err
 	}
-	o.Logf = stderrLogf(cmd, f.quiet)
 	res, _, err := experiments.LRSweep(cmd.Context(), f.study, o, grid, rs)
 	if err != nil {
 		return err
 	}
 	return printResult(cmd, res, f.asJSON, f.out)
+}
+
+// options overwrites the sweep's starting options o with the flags the
+// user set, checks them for a sweep over rs before anything runs, and
+// sets the progress log.
+func (f *sweepFlags) options(cmd *cobra.Command, o *experiments.TrainOptions, rs []train.Rule) error {
+	if err := f.of.apply(cmd.Flags(), o); err != nil {
+		return err
+	}
+	if err := o.CheckSweep(rs); err != nil {
+		return err
+	}
+	o.Logf = stderrLogf(cmd, f.quiet)
+	return nil
 }
 
 func newTrainSweepCmd() *cobra.Command {
@@ -511,9 +475,9 @@ func newTrainSweepCmd() *cobra.Command {
 	return cmd
 }
 
-// scheduleSweep runs train sweep --schedules: every rule of --rules under
-// every schedule, at the options' rates.
-func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, defaults func(run.Tier, uint64) experiments.TrainOptions, tier run.Tier) error {
+// scheduleSweep runs train sweep --schedules from the starting options
+// o: every rule of --rules under every schedule, at the options' rates.
+func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, o experiments.TrainOptions) error {
 	for _, name := range []string{"rule", "lrs", "schedule"} {
 		if cmd.Flags().Changed(name) {
 			return usagef("--%s does not apply to a schedule sweep (--schedules)", name)
@@ -521,76 +485,18 @@ func (f *sweepFlags) scheduleSweep(cmd *cobra.Command, defaults func(run.Tier, u
 	}
 	rules := f.rules
 	if !cmd.Flags().Changed("rules") {
-		rules = []string{"fp32", "g-binary", "g-ternary"}
+		rules = experiments.SweepScheduleRules
 	}
-	var rs []train.Rule
-	for _, p := range rules {
-		r, err := train.ParseRule(strings.TrimSpace(p))
-		if err != nil {
-			return usagef("--rules %q: %v", strings.Join(rules, ","), err)
-		}
-		rs = append(rs, r)
-	}
-	var ss []train.Schedule
-	for _, t := range f.scheds {
-		sc, err := train.ParseSchedule(t)
-		if err != nil {
-			return fmt.Errorf("--schedules: %w", err)
-		}
-		ss = append(ss, sc)
-	}
-	o, err := sweepOptions(cmd, &f.of, defaults, tier, rs)
+	rs, ss, err := experiments.SweepSchedules(rules, f.scheds)
 	if err != nil {
 		return err
 	}
-	o.Logf = stderrLogf(cmd, f.quiet)
+	if err := f.options(cmd, &o, rs); err != nil {
+		return err
+	}
 	res, _, err := experiments.ScheduleSweep(cmd.Context(), f.study, o, ss, rs)
 	if err != nil {
 		return err
 	}
 	return printResult(cmd, res, f.asJSON, f.out)
-}
-
-// The sweep's default grids (the ones NOTES.md's Training section ran).
-var (
-	sweepSignLRs = []string{"3e-5", "1e-4", "3e-4", "1e-3"}
-	sweepFP32LRs = []string{"0.02", "0.05", "0.1", "0.2", "0.4"}
-)
-
-// sweepRules parses the sweep's --rule, --rules and --lrs flags into the
-// rules to train and the grid of rates.
-func sweepRules(cmd *cobra.Command, family string, rules, rates []string) ([]train.Rule, []float32, error) {
-	var rs []train.Rule
-	switch family {
-	case "sign":
-		if len(rates) == 0 {
-			rates = sweepSignLRs
-		}
-		for _, p := range rules {
-			r, err := train.ParseRule(strings.TrimSpace(p))
-			if err != nil || !r.Sign() {
-				return nil, nil, usagef("--rules %q: want comma-separated sign rules (g-binary, g-ternary, majority-sign, sign-of-mean)", strings.Join(rules, ","))
-			}
-			rs = append(rs, r)
-		}
-	case "fp32":
-		if len(rates) == 0 {
-			rates = sweepFP32LRs
-		}
-		if cmd.Flags().Changed("rules") {
-			return nil, nil, usagef("--rules is for --rule sign; --rule fp32 trains FP32 alone")
-		}
-		rs = []train.Rule{train.FormatRule(lowbit.FP32)}
-	default:
-		return nil, nil, usagef("--rule %q: want sign or fp32", family)
-	}
-	lrs := make([]float32, len(rates))
-	for i, p := range rates {
-		v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, nil, usagef("--lrs %q: want positive comma-separated rates", strings.Join(rates, ","))
-		}
-		lrs[i] = float32(v)
-	}
-	return rs, lrs, nil
 }
