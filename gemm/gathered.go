@@ -63,11 +63,7 @@ func runsOf(runs *[2 * maxRuns]int32, idx []int32) int {
 // when an element of the block it packs would lie outside X.
 func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
 	rows, cols := g.Rows[pc:pc+kc], g.Cols[jc:jc+nc]
-	rlo, rhi := bounds(rows)
-	clo, chi := bounds(cols)
-	if rlo+clo < 0 || rhi+chi >= int64(len(g.X)) || len(g.X) > math.MaxInt32 {
-		panic(fmt.Sprintf("gemm: Gathered offsets %d..%d outside X of %d elements", rlo+clo, rhi+chi, len(g.X)))
-	}
+	checkGathered(g.X, rows, cols)
 	x := g.X
 	for s := 0; s < nc; s += nr {
 		d := dst[s*kc : (s+nr)*kc]
@@ -110,6 +106,17 @@ func (g *Gathered) PackB(dst []float32, nr, pc, kc, jc, nc int) {
 			}
 			clear(dl[n:])
 		}
+	}
+}
+
+// checkGathered panics unless every x[r+c], r in rows and c in cols (both
+// non-empty), lies inside x, and x is short enough for the int32 offset
+// sums the packers form not to overflow.
+func checkGathered(x []float32, rows, cols []int32) {
+	rlo, rhi := bounds(rows)
+	clo, chi := bounds(cols)
+	if rlo+clo < 0 || rhi+chi >= int64(len(x)) || len(x) > math.MaxInt32 {
+		panic(fmt.Sprintf("gemm: Gathered offsets %d..%d outside X of %d elements", rlo+clo, rhi+chi, len(x)))
 	}
 }
 

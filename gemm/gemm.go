@@ -2,7 +2,6 @@ package gemm
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -343,11 +342,7 @@ func (pa *PackedA) PackGathered(g *Gathered) {
 	if m == 0 || k == 0 {
 		return
 	}
-	rlo, rhi := bounds(g.Rows)
-	clo, chi := bounds(g.Cols)
-	if rlo+clo < 0 || rhi+chi >= int64(len(g.X)) || len(g.X) > math.MaxInt32 {
-		panic(fmt.Sprintf("gemm: Gathered offsets %d..%d outside X of %d elements", rlo+clo, rhi+chi, len(g.X)))
-	}
+	checkGathered(g.X, g.Rows, g.Cols)
 	mr, x := kr.mr, g.X
 	for pc := 0; pc < k; pc += KC {
 		kc := min(KC, k-pc)
